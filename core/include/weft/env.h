@@ -1,0 +1,21 @@
+// weft core — typed reads of WEFT_* environment settings. Every setting weft reads is listed in
+// README.md. A malformed value raises weft::Error naming the variable, the value and the expected
+// form (it is never silently ignored).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace weft {
+
+/// The variable's value, or nullopt when unset or empty.
+std::optional<std::string> GetEnv(const char* name);
+/// String setting with a default.
+std::string GetEnvString(const char* name, const std::string& fallback);
+/// Integer setting with a default. Throws weft::Error when set but not an integer.
+int64_t GetEnvInt(const char* name, int64_t fallback);
+/// Boolean setting: 1/0, true/false, yes/no, on/off (any case). Throws on anything else.
+bool GetEnvBool(const char* name, bool fallback);
+
+}  // namespace weft

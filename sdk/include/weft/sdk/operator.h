@@ -1,0 +1,199 @@
+/* weft SDK — operator definitions and kernels.
+ *
+ * A *definition* says what an op is: its name, attributes, inputs/outputs/aux states, shape and
+ * dtype inference, gradient, in-place options and resource needs. Core defines the built-in ops
+ * (MXNet's names and semantics); an operator plugin may add new ones.
+ * A *kernel* computes an op on one device type for a set of dtypes. Device plugins provide kernels
+ * for the ops they support; an operator plugin may add kernels for built-in or new ops.
+ * The two register separately: a third party can add a kernel for a built-in op on its own device,
+ * or a new op with kernels for several devices.
+ *
+ * Gradients follow one convention for built-in and plugin ops alike. The definition of op X
+ * names its backward op (by MXNet custom "_backward_X") and which forward values backward reads
+ * (WEFT_OP_BACKWARD_USES_*). The backward op's inputs are, in order:
+ *     the gradients of X's outputs (num_outputs of them),
+ *     X's inputs           (num_inputs, only if USES_INPUTS),
+ *     X's outputs          (num_outputs, only if USES_OUTPUTS),
+ *     X's aux states       (num_aux, only if USES_AUX);
+ * its outputs are the gradients of X's inputs, in input order, with X's input shapes and dtypes.
+ * A plugin need not define the backward op: core derives that definition from X's. It only
+ * registers a kernel under the backward op's name.
+ *
+ * Attributes travel as strings exactly as in MXNet's symbol JSON ("(3, 3)", "True", "relu", "64").
+ * sdk/cpp/attrs.hpp parses them.
+ *
+ * Tensors are dense, row-major (C order), contiguous.
+ */
+#ifndef WEFT_SDK_OPERATOR_H_
+#define WEFT_SDK_OPERATOR_H_
+
+#include "weft/sdk/device.h"
+#include "weft/sdk/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Write request for each output of a kernel (MXNet OpReqType; same values). */
+#define WEFT_REQ_NULL 0          /* do not touch the output */
+#define WEFT_REQ_WRITE 1         /* overwrite the output */
+#define WEFT_REQ_WRITE_INPLACE 2 /* overwrite; the output may alias an input (see inplace pairs) */
+#define WEFT_REQ_ADD 3           /* add the result to what the output holds */
+
+/* A dense tensor on a device. Shape is in elements; offset is in bytes from `data`. */
+typedef struct weft_tensor {
+  size_t struct_size;
+  weft_device_ptr data;
+  uint64_t offset;      /* bytes */
+  int32_t dtype;        /* WEFT_DTYPE_* */
+  int32_t device;       /* device index within the kernel's plugin */
+  int32_t ndim;         /* 0 for a scalar */
+  const int64_t* shape; /* ndim extents, borrowed for the duration of the call */
+} weft_tensor;
+
+/* A shape during inference. ndim == -1: unknown. An extent of -1: that axis is unknown. */
+#define WEFT_MAX_NDIM 8
+typedef struct weft_shape {
+  int32_t ndim;
+  int64_t dims[WEFT_MAX_NDIM];
+} weft_shape;
+
+/* ---------------------------------------------------------------------------------------------
+ * Definitions
+ * ------------------------------------------------------------------------------------------- */
+
+/* Which forward values the backward op reads (lets the executor free the rest early). */
+#define WEFT_OP_BACKWARD_USES_INPUTS (1u << 0)
+#define WEFT_OP_BACKWARD_USES_OUTPUTS (1u << 1)
+#define WEFT_OP_BACKWARD_USES_AUX (1u << 2)
+
+/* Resources a kernel may ask for. */
+#define WEFT_OP_RESOURCE_TEMP_SPACE (1u << 0) /* a workspace, sized by the kernel (weft_kernel_state_args) */
+#define WEFT_OP_RESOURCE_RANDOM (1u << 1)     /* a per-call seed in weft_kernel_args.seed */
+
+/* Flags of a definition. */
+#define WEFT_OP_FLAG_LOSS (1u << 0) /* the op makes its own head gradient (like SoftmaxOutput):
+                                       backward needs no out-grad from the user */
+
+/* One attribute of an op. */
+typedef struct weft_attr_def {
+  size_t struct_size;
+  const char* name;          /* MXNet attribute name, e.g. "num_hidden" */
+  const char* type;          /* informational: "int", "float", "bool", "shape", "string", "enum" */
+  const char* default_value; /* string form; NULL = required */
+  const char* doc;           /* one line */
+} weft_attr_def;
+
+typedef struct weft_infer_args {
+  size_t struct_size;
+  const char* op_name;
+  int32_t num_attrs;
+  const weft_kv* attrs;          /* every attribute, defaults filled in */
+  int32_t num_inputs;
+  weft_shape* input_shapes;      /* in/out: the callee may fill unknown input shapes */
+  int32_t* input_dtypes;         /* in/out: -1 = unknown */
+  int32_t num_outputs;
+  weft_shape* output_shapes;     /* out */
+  int32_t* output_dtypes;        /* out */
+  int32_t num_aux;
+  weft_shape* aux_shapes;        /* in/out */
+  int32_t* aux_dtypes;           /* in/out */
+} weft_infer_args;
+
+typedef struct weft_op_def {
+  size_t struct_size;
+  const char* name;        /* globally unique op name; registering an existing name is an error */
+  const char* description; /* one paragraph */
+  int32_t num_inputs;
+  const char* const* input_names; /* e.g. {"data", "weight", "bias"}; variables created for
+                                     inputs not given are named "<node>_<input name>" */
+  int32_t num_outputs;
+  const char* const* output_names; /* e.g. {"output"} */
+  int32_t num_aux;
+  const char* const* aux_names;    /* e.g. {"moving_mean", "moving_var"} */
+  int32_t num_attrs;
+  const weft_attr_def* attrs;
+  uint32_t flags;           /* WEFT_OP_FLAG_* */
+  uint32_t resources;       /* WEFT_OP_RESOURCE_* */
+  /* Shape inference (required) and dtype inference (NULL: every output and unknown input takes
+   * the dtype of the first known input). Both may be partial: fill what can be inferred and
+   * return NULL. Inconsistent shapes return WEFT_ERR_INVALID_ARGUMENT whose message names the
+   * input and both shapes. */
+  weft_error* (*infer_shape)(void* plugin_state, weft_infer_args* args);
+  weft_error* (*infer_type)(void* plugin_state, weft_infer_args* args);
+  /* Name of the backward op (see the convention above); NULL = not differentiable. */
+  const char* backward_op;
+  uint32_t backward_uses; /* WEFT_OP_BACKWARD_USES_* */
+  /* In-place options: `num_inplace` pairs (input index, output index) that may share memory. */
+  int32_t num_inplace;
+  const int32_t* inplace_pairs;
+} weft_op_def;
+
+/* ---------------------------------------------------------------------------------------------
+ * Kernels
+ * ------------------------------------------------------------------------------------------- */
+
+/* Arguments of create_state: called once per node when a graph is bound (or once per imperative
+ * call), so attribute parsing and algorithm choice happen once. */
+typedef struct weft_kernel_state_args {
+  size_t struct_size;
+  const char* op_name;
+  int32_t device;            /* device index the kernel will run on */
+  int32_t num_attrs;
+  const weft_kv* attrs;      /* every attribute, defaults filled in */
+  int32_t num_inputs;
+  const weft_shape* input_shapes;
+  const int32_t* input_dtypes;
+  int32_t num_outputs;
+  const weft_shape* output_shapes;
+  const int32_t* output_dtypes;
+  int32_t num_aux;
+  const weft_shape* aux_shapes;
+  const int32_t* aux_dtypes;
+  void* state;               /* out: kernel state passed to compute (may stay NULL) */
+  uint64_t workspace_bytes;  /* out: temp space compute needs (bytes, device memory) */
+} weft_kernel_state_args;
+
+typedef struct weft_kernel_args {
+  size_t struct_size;
+  void* state;                   /* from create_state */
+  int32_t device;
+  int32_t num_inputs;
+  const weft_tensor* inputs;
+  int32_t num_outputs;
+  const weft_tensor* outputs;
+  const int32_t* req;            /* one WEFT_REQ_* per output */
+  int32_t num_aux;
+  const weft_tensor* aux;        /* aux states; forward kernels may update them (BatchNorm) */
+  weft_tensor workspace;         /* workspace_bytes of device memory (data 0 when none asked) */
+  weft_stream stream;            /* NULL = run synchronously */
+  int32_t is_train;              /* 1 in training mode (Dropout, BatchNorm) */
+  uint64_t seed;                 /* per-call seed when WEFT_OP_RESOURCE_RANDOM was asked */
+} weft_kernel_args;
+
+typedef struct weft_kernel_def {
+  size_t struct_size;
+  const char* op_name;     /* op it computes, e.g. "FullyConnected" or "_backward_FullyConnected" */
+  const char* device_type; /* the device plugin's device_type it runs on, e.g. "cpu" */
+  uint64_t dtypes;         /* WEFT_DTYPE_BIT mask of accepted dtypes (of the first input) */
+  /* Optional (NULL = stateless, no workspace). Returns WEFT_ERR_UNSUPPORTED for attribute values
+   * or shapes the kernel cannot handle; the message says which. */
+  weft_error* (*create_state)(void* plugin_state, weft_kernel_state_args* args);
+  void (*destroy_state)(void* plugin_state, void* state);
+  /* Runs the kernel. Must honour req[i] for every output. */
+  weft_error* (*compute)(void* plugin_state, const weft_kernel_args* args);
+} weft_kernel_def;
+
+typedef struct weft_operator_api {
+  size_t struct_size;
+  int32_t num_op_defs;
+  const weft_op_def* const* op_defs;    /* plugin-owned, valid until shutdown */
+  int32_t num_kernels;
+  const weft_kernel_def* const* kernels; /* plugin-owned, valid until shutdown */
+} weft_operator_api;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_SDK_OPERATOR_H_ */

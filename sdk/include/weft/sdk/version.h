@@ -1,0 +1,25 @@
+/* weft SDK — version of the plugin C ABI.
+ *
+ * The SDK version is independent of the core (libweft) version. Rules:
+ *   MAJOR changes break binary compatibility: a host and a plugin with different majors never load
+ *         each other.
+ *   MINOR changes are append-only: new fields go at the end of structs (found through struct_size),
+ *         new function pointers go at the end of tables. A plugin built against 1.x loads in every
+ *         host 1.y; fields newer than the plugin are absent and read as NULL / unsupported.
+ *   PATCH changes only documentation or fix header mistakes that do not change the layout.
+ * Negotiation is two-sided (see plugin.h): never an exact-version match.
+ */
+#ifndef WEFT_SDK_VERSION_H_
+#define WEFT_SDK_VERSION_H_
+
+#define WEFT_SDK_VERSION_MAJOR 1
+#define WEFT_SDK_VERSION_MINOR 0
+#define WEFT_SDK_VERSION_PATCH 0
+
+/* Packs (major, minor) into one comparable integer: 1.2 -> 0x00010002. */
+#define WEFT_SDK_MAKE_VERSION(major, minor) ((((unsigned)(major)) << 16) | ((unsigned)(minor)&0xffffu))
+#define WEFT_SDK_VERSION_MAJOR_OF(v) (((unsigned)(v)) >> 16)
+#define WEFT_SDK_VERSION_MINOR_OF(v) (((unsigned)(v)) & 0xffffu)
+#define WEFT_SDK_VERSION WEFT_SDK_MAKE_VERSION(WEFT_SDK_VERSION_MAJOR, WEFT_SDK_VERSION_MINOR)
+
+#endif /* WEFT_SDK_VERSION_H_ */
