@@ -24,6 +24,7 @@ function(weft_add_plugin target)
   target_link_options(${target} PRIVATE
     -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map -Wl,--no-undefined)
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/plugin.map)
+  set_property(GLOBAL APPEND PROPERTY WEFT_PLUGIN_TARGETS ${target})
   if(NOT P_NO_INSTALL)
     install(TARGETS ${target} LIBRARY DESTINATION ${WEFT_PLUGIN_INSTALL_DIR})
   endif()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The README's test command: installs missing Debian packages, builds, and runs the whole test
+# suite — first the optimised build, then the whole suite under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then the concurrency-heavy labels (engine, storage, ndarray,
+# kvstore) under ThreadSanitizer.
+#   WEFT_TEST_SANITIZERS=0 skips the two sanitizer passes (for quick local runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/weft-ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+step "default build"
+cmake --preset default
+cmake --build --preset default
+step "default tests"
+ctest --preset default
+
+if [[ "${WEFT_TEST_SANITIZERS:-1}" != 0 ]]; then
+  step "AddressSanitizer + UBSan build"
+  cmake --preset asan
+  cmake --build --preset asan
+  step "AddressSanitizer + UBSan tests"
+  ctest --preset asan
+
+  step "ThreadSanitizer build (engine, storage, ndarray, kvstore tests)"
+  cmake --preset tsan
+  tsan_targets=()
+  for l in engine storage ndarray kvstore; do
+    if cmake --build --preset tsan --target help | grep -q "^tests-$l:"; then tsan_targets+=("tests-$l"); fi
+  done
+  if ((${#tsan_targets[@]})); then
+    cmake --build --preset tsan --target "${tsan_targets[@]}"
+    step "ThreadSanitizer tests"
+    ctest --preset tsan
+  fi
+fi
+step "all tests passed"
