@@ -1,0 +1,204 @@
+// weft core — NDArray: an n-dimensional array on a device, in the style of mxnet-cpp's NDArray
+// (include/mxnet-cpp/ndarray.h; method names match it so ported programs compile unchanged).
+//
+// Model (MXNet's): an NDArray is a view — shape, dtype and a byte offset — of a shared *chunk*:
+// one storage block (weft/storage.h) on one Context plus one engine variable (weft/engine.h).
+// Copying an NDArray object copies the view, not the data. Slice and Reshape make new views of
+// the same chunk, so writes through one are seen through the others. The chunk's memory is
+// returned to the storage pool after the last view is gone *and* every engine operation
+// pushed on it has completed (Engine::DeleteVariable orders this).
+//
+// Every read or write of the data goes through the engine: copies are pushed as engine
+// operations that read the source's variable and write the destination's, and return at once
+// (CopyTo, Copy); the Sync* functions and WaitToRead/WaitToWrite block until the data is
+// ready. An error raised by an operation that wrote the array (a failed copy, a failed kernel)
+// is rethrown by the next Sync* read or Wait call on it, as the engine describes.
+//
+// Layout: C order (row-major), densely packed; element type `GetDType()`. Sizes are in elements
+// unless a name says bytes.
+//
+// Thread-safety: distinct NDArray objects may be used from distinct threads, also when they
+// view the same chunk (the engine orders their operations). One NDArray object must not be
+// assigned to while another thread uses it (as for any C++ value).
+//
+// Arithmetic (operator+, ...) and random sampling from mxnet-cpp are operators: they live in the
+// operator module and are not declared here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "weft/base.h"
+#include "weft/context.h"
+#include "weft/engine.h"
+#include "weft/storage.h"
+
+namespace weft {
+
+namespace ndarray_detail {
+struct Chunk;
+}
+
+class NDArray {
+ public:
+  /// The "none" array: no shape, no data, no device (MXNet's empty NDArray). is_none() is true;
+  /// every data access throws weft::Error.
+  NDArray();
+  /// An array of `shape` and `dtype` on `context`. With delay_alloc (the default, as in
+  /// mxnet-cpp) memory is taken from the pool on first use (CheckAndAlloc); otherwise now.
+  /// Contents are unspecified until written. Throws weft::Error for a negative extent or a
+  /// Context without a loaded device (now, or at first use with delay_alloc).
+  NDArray(const Shape& shape, const Context& context, bool delay_alloc = true, DType dtype = DType::kFloat32);
+  /// A float32 array of `shape` on `context` holding `data` (shape.Size() elements, C order).
+  /// Blocks until the copy is done. Throws weft::Error when data.size() != shape.Size().
+  NDArray(const std::vector<float>& data, const Shape& shape, const Context& context);
+  /// Same, from shape.Size() floats at `data`.
+  NDArray(const float* data, const Shape& shape, const Context& context);
+  /// A 1-d float32 array on cpu(0) holding `size` floats from `data` (mxnet-cpp's form).
+  NDArray(const float* data, size_t size);
+  /// A 1-d float32 array on cpu(0) holding `data`.
+  explicit NDArray(const std::vector<float>& data);
+
+  // ---- what it is -------------------------------------------------------------------------
+  /// True for NDArray() (and arrays loaded from MXNet's empty records).
+  bool is_none() const noexcept { return chunk_ == nullptr; }
+  /// The shape (mxnet-cpp returns std::vector<mx_uint>; weft::Shape indexes and iterates the
+  /// same way). Empty Shape for a none array.
+  Shape GetShape() const { return shape_; }
+  DType GetDType() const noexcept { return dtype_; }
+  /// The device the data lives on. Throws weft::Error for a none array.
+  Context GetContext() const;
+  /// Number of elements (shape.Size(); 0 for a none array).
+  size_t Size() const noexcept;
+  /// Number of bytes of data: Size() * DTypeSize(GetDType()).
+  size_t Bytes() const noexcept;
+
+  // ---- copies -------------------------------------------------------------------------------
+  /// Writes Size() float32 elements from `data` into the array and waits until done. Throws
+  /// weft::Error when `size` != Size() or the dtype is not float32 (use SyncCopyFromCPUBytes).
+  void SyncCopyFromCPU(const float* data, size_t size);
+  void SyncCopyFromCPU(const std::vector<float>& data);
+  /// Writes exactly Bytes() bytes (elements of GetDType(), C order) and waits until done.
+  void SyncCopyFromCPUBytes(const void* data, size_t bytes);
+  /// Waits for pending writes, then copies Size() float32 elements to `data`. `size` 0 means
+  /// Size(); any other value must equal Size(). Throws weft::Error for another dtype, or the
+  /// error of a failed operation that wrote this array.
+  void SyncCopyToCPU(float* data, size_t size = 0) const;
+  /// Resizes *data to Size() and fills it (same rules).
+  void SyncCopyToCPU(std::vector<float>* data, size_t size = 0) const;
+  /// Copies exactly Bytes() bytes (elements of GetDType()) to `data`.
+  void SyncCopyToCPUBytes(void* data, size_t bytes) const;
+  /// Pushes a copy of this array into *other (same shape and dtype required; any two devices:
+  /// a device copy within one plugin, through host memory between plugins) and returns *other
+  /// at once; the engine orders later uses of either array after the copy. Throws weft::Error
+  /// naming both shapes/dtypes on a mismatch, or when either array is none.
+  NDArray CopyTo(NDArray* other) const;
+  /// A new array on `context` with a copy of this array's data (pushed; returns at once).
+  NDArray Copy(const Context& context) const;
+  /// Pushes a copy from `from` to `to` (same rules as CopyTo). `priority` as Engine::Push.
+  static void CopyFromTo(const NDArray& from, const NDArray& to, int priority = 0);
+  /// Sets every element to `scalar` (converted to the dtype) — pushed, returns at once.
+  NDArray& operator=(float scalar);
+
+  // ---- element access (host reads; they wait for pending writes) ------------------------------
+  /// Offset in elements of [h][w] of a 2-d array, and of [c][h][w] of a 3-d array.
+  size_t Offset(size_t h, size_t w) const;
+  size_t Offset(size_t c, size_t h, size_t w) const;
+  /// The element at flat `index` / [h][w] / [c][h][w], converted to float. Waits for pending
+  /// writes; works on any device (non-host devices copy the one element). Throws weft::Error for
+  /// an index out of range.
+  float At(size_t index) const;
+  float At(size_t h, size_t w) const;
+  float At(size_t c, size_t h, size_t w) const;
+  /// Host pointer to the float32 data, for host-addressable devices (cpu) only; does not wait
+  /// (call WaitToRead first, as in mxnet-cpp). Throws weft::Error naming the device otherwise,
+  /// or for another dtype (use GetRawData).
+  const float* GetData() const;
+  /// Host pointer to the data of any dtype (host-addressable devices only; does not wait).
+  const void* GetRawData() const;
+
+  // ---- views ----------------------------------------------------------------------------------
+  /// Rows [begin, end) along the first axis, sharing memory. Throws weft::Error unless
+  /// begin <= end <= GetShape()[0] and ndim >= 1.
+  NDArray Slice(size_t begin, size_t end) const;
+  /// The same data seen with `new_shape` (sharing memory). One extent may be -1 (inferred).
+  /// Throws weft::Error when the sizes differ.
+  NDArray Reshape(const Shape& new_shape) const;
+  /// A view of the chunk from this array's offset with another shape and dtype (MXNet's
+  /// NDArray::AsArray; executors carve planned memory this way). Throws weft::Error when the view
+  /// needs more bytes than the chunk has past the offset.
+  NDArray AsArray(const Shape& shape, DType dtype) const;
+
+  // ---- waiting --------------------------------------------------------------------------------
+  /// Blocks until every pending write to the array has completed; rethrows its error, if any.
+  void WaitToRead() const;
+  /// Blocks until every pending read and write has completed; rethrows an error, if any.
+  void WaitToWrite() const;
+  /// Engine::WaitForAll.
+  static void WaitAll();
+
+  // ---- files (the MXNet NDArray list format, weft/ndarray_format.h) ----------------------------
+  /// Saves the arrays with names (mx.nd.save of a dict; checkpoints use "arg:x"/"aux:x").
+  /// Waits for pending writes. Records say the array's device as MXNet would: cpu(i), gpu(i) for
+  /// cuda/hip, cpu(0) for other device types. Writes atomically (temp file + rename). Throws
+  /// weft::Error naming the file on I/O errors or a none array.
+  static void Save(const std::string& file_name, const std::map<std::string, NDArray>& array_map);
+  /// Saves the arrays without names.
+  static void Save(const std::string& file_name, const std::vector<NDArray>& array_list);
+  /// Loads a file written by weft or MXNet (record versions 0..3, dense only). Arrays land on
+  /// cpu(0), or on the device they were saved from when that device exists here (a gpu(0)
+  /// record loads onto cpu(0) on a machine without GPUs). Fills *array_list with every array
+  /// (when given) and *array_map with name -> array (when given and the file has names).
+  /// Throws weft::Error naming the file, record and problem (see ParseNDArrayList).
+  static void Load(const std::string& file_name, std::vector<NDArray>* array_list = nullptr,
+                   std::map<std::string, NDArray>* array_map = nullptr);
+  /// Loads a file with names. Throws weft::Error when it holds unnamed arrays (use LoadToList).
+  static std::map<std::string, NDArray> LoadToMap(const std::string& file_name);
+  static std::vector<NDArray> LoadToList(const std::string& file_name);
+  /// As Load, from a whole file's bytes in memory.
+  static void LoadFromBuffer(const void* buffer, size_t size, std::vector<NDArray>* array_list = nullptr,
+                             std::map<std::string, NDArray>* array_map = nullptr);
+  static std::map<std::string, NDArray> LoadFromBufferToMap(const void* buffer, size_t size);
+  static std::vector<NDArray> LoadFromBufferToList(const void* buffer, size_t size);
+  /// One array as a single record (MXNet's MXNDArraySaveRawBytes; used when pickling), and back.
+  std::vector<uint8_t> SaveToRawBytes() const;
+  static NDArray LoadFromRawBytes(const void* buffer, size_t size);
+
+  // ---- internals for operators and executors ------------------------------------------------
+  /// The engine variable guarding the data (shared by all views of the chunk). Push operations
+  /// reading the array with it in const_vars, writing it in mutable_vars. Null for none.
+  VarHandle var() const;
+  /// Allocates the chunk's memory now if it was delayed. Thread-safe; no-op when allocated.
+  /// Call before pushing an operation that uses dptr() (pushing code must not allocate inside
+  /// the engine function). Throws weft::Error / OutOfMemoryError from Storage::Alloc.
+  void CheckAndAlloc() const;
+  /// The chunk's device address (after CheckAndAlloc; 0 before, and for empty arrays) and this
+  /// view's byte offset into it: the data starts at dptr() + offset() on the device.
+  weft_device_ptr dptr() const;
+  uint64_t offset() const noexcept { return offset_; }
+  /// The chunk's storage block (null before allocation).
+  Storage::Handle storage_handle() const;
+  /// True when both arrays view the same chunk.
+  bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
+
+ private:
+  NDArray(std::shared_ptr<ndarray_detail::Chunk> chunk, Shape shape, DType dtype, uint64_t offset);
+  void CheckNotNone(const char* what) const;
+  void CopyFromHostSync(const void* data, size_t bytes);
+  void CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) const;
+
+  std::shared_ptr<ndarray_detail::Chunk> chunk_;
+  Shape shape_;
+  DType dtype_ = DType::kFloat32;
+  uint64_t offset_ = 0;  // bytes into the chunk
+};
+
+/// Prints the data like mxnet-cpp: "[1, 2, 3, ]" (every element followed by ", "; waits for
+/// pending writes; a none array prints "[]").
+std::ostream& operator<<(std::ostream& out, const NDArray& array);
+
+}  // namespace weft

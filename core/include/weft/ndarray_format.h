@@ -1,0 +1,103 @@
+// weft core — the MXNet NDArray list format (`mx.nd.save` / `.params` files), as pure functions
+// over bytes. Nothing here touches a device: NDArray::Save/Load (ndarray.h) stage arrays through
+// these records, and a fuzzer can drive the parser directly.
+//
+// Layout (all little-endian, no padding; see /work/shared/design/formats.md, facts from MXNet
+// 1.9 src/ndarray/ndarray.cc):
+//   file:   u64 0x112 | u64 0 (reserved) | u64 N | N x record | u64 K (0 or N) |
+//           K x (u64 length, length bytes of name)
+//   record v2 (magic 0xF993FAC9) / v3 (0xF993FACA, numpy-shape semantics):
+//           u32 magic | i32 storage type | shape | i32 dev_type | i32 dev_id | i32 dtype | data
+//           shape = i32 ndim, ndim x i64 extents
+//   record v1: u32 0xF993FAC8 | shape (as v2) | dev_type | dev_id | dtype | data
+//   record v0: u32 ndim | ndim x u32 extents | dev_type | dev_id | dtype | data
+//   data = shape.Size() * DTypeSize(dtype) bytes, C order.
+// A record with an unknown shape ("none": v0/v1/v2 ndim 0, v2 any extent 0, v3 ndim -1 or any
+// extent -1) ends after its shape and stands for MXNet's empty NDArray(). In v3 ndim 0 is a
+// scalar (one element) and extent 0 an array with no elements.
+//
+// Only dense records are supported; a row_sparse or csr record is rejected with an error naming
+// its storage type. Hostile input never causes an allocation larger than the input itself: every
+// count and size is checked against the bytes that remain before anything is reserved, ndim is
+// capped at kMaxNDim, and extent products are checked for overflow.
+//
+// Thread-safety: all functions are reentrant; they share no state.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/base.h"
+
+namespace weft {
+
+/// Magic of a list file (first u64).
+inline constexpr uint64_t kNDArrayListMagic = 0x112;
+/// Record magics. v0 records have none (their first u32 is ndim).
+inline constexpr uint32_t kNDArrayRecordMagicV1 = 0xF993FAC8u;
+inline constexpr uint32_t kNDArrayRecordMagicV2 = 0xF993FAC9u;
+inline constexpr uint32_t kNDArrayRecordMagicV3 = 0xF993FACAu;
+/// Largest ndim a record may declare (MXNet's own limit is 32 too).
+inline constexpr int32_t kNDArrayMaxNDim = 32;
+
+/// MXNet's device type codes as stored in records (mxnet::Context::DeviceType).
+enum class SavedDeviceType : int32_t { kCPU = 1, kGPU = 2, kCPUPinned = 3, kCPUShared = 5 };
+
+/// One dense array as stored in a record.
+struct NDArrayRecord {
+  /// MXNet's empty NDArray (unknown shape); shape, device, dtype and data are then unused.
+  bool none = false;
+  Shape shape;
+  DType dtype = DType::kFloat32;
+  /// The device the array was saved from, as MXNet codes it (SavedDeviceType values; readers
+  /// accept any code, writers write what is given).
+  int32_t dev_type = static_cast<int32_t>(SavedDeviceType::kCPU);
+  int32_t dev_id = 0;
+  /// shape.Size() * DTypeSize(dtype) bytes, C order, little-endian elements.
+  std::vector<uint8_t> data;
+  /// Record version it was read as (0..3). Writers ignore it: see SerializeNDArrayRecord.
+  int version = 2;
+};
+
+/// The content of a list file: arrays, and either no names or one name per array.
+struct NDArrayListData {
+  std::vector<NDArrayRecord> arrays;
+  std::vector<std::string> names;
+};
+
+/// Parses a whole list file held in `bytes`. `source` names the input in errors (a path).
+/// Throws weft::Error "<source>: record <i> of <N> at byte <offset>: <what was wrong>" (or
+/// "<source>: header ..."/"names ...") for a truncated or malformed input, an unknown magic, a
+/// sparse record ("unsupported storage type row_sparse"), an invalid dtype code, ndim above
+/// kNDArrayMaxNDim, extents whose data could not fit in the input, a name count other than 0 or
+/// N, or trailing bytes after the names.
+NDArrayListData ParseNDArrayList(std::span<const uint8_t> bytes, std::string_view source);
+
+/// Parses exactly one record (any version) that fills `bytes` — MXNet's NDArray raw bytes, as in
+/// pickled arrays. Errors as ParseNDArrayList.
+NDArrayRecord ParseNDArrayRecord(std::span<const uint8_t> bytes, std::string_view source);
+
+/// Serialises one record. Writes v2 (what MXNet 1.x writes outside numpy mode) unless v2 cannot
+/// represent the shape — a scalar (ndim 0) or an extent of 0 — in which case it writes v3.
+/// A `none` record is written as v2 with ndim 0. Throws weft::Error when data.size() does not
+/// equal shape.Size() * DTypeSize(dtype), when an extent is negative or ndim > kNDArrayMaxNDim.
+std::vector<uint8_t> SerializeNDArrayRecord(const NDArrayRecord& record);
+
+/// Serialises a list file. `list.names` must be empty or hold one name per array (else
+/// weft::Error).
+std::vector<uint8_t> SerializeNDArrayList(const NDArrayListData& list);
+
+/// Reads and parses the file at `path` (errors name the path; a file that cannot be opened or
+/// read raises weft::Error naming the path and the system's reason).
+NDArrayListData ReadNDArrayListFile(const std::string& path);
+
+/// Writes `list` to `path` atomically: the bytes go to a temporary file in the same directory,
+/// which is flushed to disk and renamed over `path`, so readers see the old or the new file,
+/// never a partial one. Throws weft::Error naming the path on any I/O failure (the temporary
+/// file is removed).
+void WriteNDArrayListFile(const std::string& path, const NDArrayListData& list);
+
+}  // namespace weft

@@ -1,0 +1,39 @@
+// The shared part of NDArray views: one storage block and one engine variable. Internal to the
+// ndarray module.
+#pragma once
+
+#include <mutex>
+
+#include "weft/device.h"
+#include "weft/engine.h"
+#include "weft/storage.h"
+
+namespace weft::ndarray_detail {
+
+struct Chunk {
+  /// Looks the device up (throws weft::Error when `ctx` names none) and creates the variable;
+  /// allocates `bytes` now unless delay_alloc.
+  Chunk(const Context& ctx, uint64_t bytes, bool delay_alloc);
+  /// Frees the block through Engine::DeleteVariable, i.e. after every operation pushed on the
+  /// variable has completed.
+  ~Chunk();
+  Chunk(const Chunk&) = delete;
+  Chunk& operator=(const Chunk&) = delete;
+
+  /// Allocates the block if that was delayed. Thread-safe.
+  void CheckAndAlloc();
+  /// The block (null until allocated). Thread-safe.
+  Storage::Handle handle() const;
+
+  const Context ctx;
+  const uint64_t bytes;  ///< capacity of the block
+  Device* const device;
+  const VarHandle var;
+
+ private:
+  mutable std::mutex mu_;
+  bool allocated_ = false;
+  Storage::Handle handle_;
+};
+
+}  // namespace weft::ndarray_detail

@@ -1,0 +1,380 @@
+// NDArray: construction, views, copies through the engine, waits and element access.
+// Save/Load live in ndarray_io.cc.
+#include "weft/ndarray.h"
+
+#include <cstring>
+
+#include "chunk.h"
+#include "dtype_convert.h"
+
+namespace weft {
+
+using ndarray_detail::Chunk;
+
+namespace {
+
+uint64_t CheckedBytes(const Shape& shape, DType dtype) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    WEFT_CHECK(d >= 0, "cannot create an array of shape {}: extents cannot be negative", shape);
+    WEFT_CHECK(d == 0 || n <= (uint64_t{1} << 62) / static_cast<uint64_t>(d),
+               "cannot create an array of shape {}: it is too large", shape);
+    n *= static_cast<uint64_t>(d);
+  }
+  const uint64_t elem = DTypeSize(dtype);
+  WEFT_CHECK(n <= (uint64_t{1} << 62) / elem, "cannot create an array of shape {}: it is too large", shape);
+  return n * elem;
+}
+
+bool IsCpu(const Context& ctx) { return ctx.GetDeviceType() == "cpu"; }
+
+// Removes a temporary engine variable when the scope ends (also on exceptions).
+struct ScopedVar {
+  ScopedVar(const Context& c) : ctx(c), var(Engine::Get()->NewVariable()) {}
+  ~ScopedVar() { Engine::Get()->DeleteVariable(nullptr, ctx, var); }
+  Context ctx;
+  VarHandle var;
+};
+
+}  // namespace
+
+// ---- construction ------------------------------------------------------------------------------
+
+NDArray::NDArray() = default;
+
+NDArray::NDArray(const Shape& shape, const Context& context, bool delay_alloc, DType dtype)
+    : chunk_(std::make_shared<Chunk>(context, CheckedBytes(shape, dtype), delay_alloc)), shape_(shape), dtype_(dtype) {}
+
+NDArray::NDArray(const std::vector<float>& data, const Shape& shape, const Context& context)
+    : NDArray(shape, context, false, DType::kFloat32) {
+  SyncCopyFromCPU(data);
+}
+
+NDArray::NDArray(const float* data, const Shape& shape, const Context& context)
+    : NDArray(shape, context, false, DType::kFloat32) {
+  SyncCopyFromCPU(data, static_cast<size_t>(shape.Size()));
+}
+
+NDArray::NDArray(const float* data, size_t size) : NDArray(data, Shape(static_cast<int64_t>(size)), Context::cpu(0)) {}
+
+NDArray::NDArray(const std::vector<float>& data) : NDArray(data.data(), data.size()) {}
+
+NDArray::NDArray(std::shared_ptr<Chunk> chunk, Shape shape, DType dtype, uint64_t offset)
+    : chunk_(std::move(chunk)), shape_(std::move(shape)), dtype_(dtype), offset_(offset) {}
+
+void NDArray::CheckNotNone(const char* what) const {
+  WEFT_CHECK(chunk_ != nullptr, "{}: the array is none (default-constructed or loaded from an empty record)", what);
+}
+
+Context NDArray::GetContext() const {
+  CheckNotNone("GetContext");
+  return chunk_->ctx;
+}
+
+size_t NDArray::Size() const noexcept { return chunk_ ? static_cast<size_t>(shape_.Size()) : 0; }
+
+size_t NDArray::Bytes() const noexcept { return chunk_ ? Size() * DTypeSize(dtype_) : 0; }
+
+VarHandle NDArray::var() const { return chunk_ ? chunk_->var : nullptr; }
+
+void NDArray::CheckAndAlloc() const {
+  CheckNotNone("CheckAndAlloc");
+  chunk_->CheckAndAlloc();
+}
+
+weft_device_ptr NDArray::dptr() const { return chunk_ ? chunk_->handle().dptr : 0; }
+
+Storage::Handle NDArray::storage_handle() const { return chunk_ ? chunk_->handle() : Storage::Handle{}; }
+
+// ---- host <-> array ----------------------------------------------------------------------------
+
+void NDArray::CopyFromHostSync(const void* data, size_t bytes) {
+  CheckAndAlloc();
+  const weft_device_ptr base = dptr();
+  const uint64_t off = offset_;
+  Device* dev = chunk_->device;
+  Engine* engine = Engine::Get();
+  engine->PushSync(
+      [=](RunContext rctx) {
+        if (bytes) dev->CopyFromHost(base, off, data, bytes, rctx.stream);
+      },
+      chunk_->ctx, {}, {chunk_->var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyToDevice, 0,
+      "SyncCopyFromCPU");
+  engine->WaitForVar(chunk_->var);
+}
+
+void NDArray::CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) const {
+  CheckAndAlloc();
+  const weft_device_ptr base = dptr();
+  const uint64_t off = offset_ + extra_offset;
+  Device* dev = chunk_->device;
+  // WaitForVar does not wait for pending reads, so the read writes a private variable to wait on.
+  ScopedVar done(chunk_->ctx);
+  Engine* engine = Engine::Get();
+  engine->PushSync(
+      [=](RunContext rctx) {
+        if (bytes) dev->CopyToHost(data, base, off, bytes, rctx.stream);
+      },
+      chunk_->ctx, {chunk_->var}, {done.var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyFromDevice, 0,
+      "SyncCopyToCPU");
+  engine->WaitForVar(done.var);
+}
+
+void NDArray::SyncCopyFromCPU(const float* data, size_t size) {
+  CheckNotNone("SyncCopyFromCPU");
+  WEFT_CHECK(dtype_ == DType::kFloat32,
+             "SyncCopyFromCPU(const float*): the array is {}, not float32; use "
+             "SyncCopyFromCPUBytes",
+             DTypeName(dtype_));
+  WEFT_CHECK(size == Size(), "SyncCopyFromCPU: {} floats given for an array of shape {} ({} elements)", size, shape_,
+             Size());
+  CopyFromHostSync(data, size * sizeof(float));
+}
+
+void NDArray::SyncCopyFromCPU(const std::vector<float>& data) { SyncCopyFromCPU(data.data(), data.size()); }
+
+void NDArray::SyncCopyFromCPUBytes(const void* data, size_t bytes) {
+  CheckNotNone("SyncCopyFromCPUBytes");
+  WEFT_CHECK(bytes == Bytes(), "SyncCopyFromCPUBytes: {} bytes given for an array of shape {} {} ({} bytes)", bytes,
+             shape_, DTypeName(dtype_), Bytes());
+  CopyFromHostSync(data, bytes);
+}
+
+void NDArray::SyncCopyToCPU(float* data, size_t size) const {
+  CheckNotNone("SyncCopyToCPU");
+  WEFT_CHECK(dtype_ == DType::kFloat32,
+             "SyncCopyToCPU(float*): the array is {}, not float32; use "
+             "SyncCopyToCPUBytes",
+             DTypeName(dtype_));
+  if (size == 0) size = Size();
+  WEFT_CHECK(size == Size(), "SyncCopyToCPU: room for {} floats given for an array of shape {} ({} elements)", size,
+             shape_, Size());
+  CopyToHostSync(data, size * sizeof(float), 0);
+}
+
+void NDArray::SyncCopyToCPU(std::vector<float>* data, size_t size) const {
+  WEFT_CHECK(data != nullptr, "SyncCopyToCPU: the output vector is null");
+  CheckNotNone("SyncCopyToCPU");
+  data->resize(Size());
+  SyncCopyToCPU(data->data(), size);
+}
+
+void NDArray::SyncCopyToCPUBytes(void* data, size_t bytes) const {
+  CheckNotNone("SyncCopyToCPUBytes");
+  WEFT_CHECK(bytes == Bytes(), "SyncCopyToCPUBytes: room for {} bytes given for an array of shape {} {} ({} bytes)",
+             bytes, shape_, DTypeName(dtype_), Bytes());
+  CopyToHostSync(data, bytes, 0);
+}
+
+// ---- array <-> array ---------------------------------------------------------------------------
+
+void NDArray::CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
+  WEFT_CHECK(!from.is_none() && !to.is_none(), "CopyTo: cannot copy {} a none array", from.is_none() ? "from" : "to");
+  WEFT_CHECK(from.shape_ == to.shape_ && from.dtype_ == to.dtype_,
+             "CopyTo: source {} {} on {} and destination {} {} on {} differ in shape or dtype", from.shape_,
+             DTypeName(from.dtype_), from.chunk_->ctx, to.shape_, DTypeName(to.dtype_), to.chunk_->ctx);
+  from.CheckAndAlloc();
+  to.CheckAndAlloc();
+  const uint64_t bytes = from.Bytes();
+  Device* src = from.chunk_->device;
+  Device* dst = to.chunk_->device;
+  const weft_device_ptr sp = from.dptr(), dp = to.dptr();
+  const uint64_t so = from.offset_, doff = to.offset_;
+  const Context& sctx = from.chunk_->ctx;
+  const Context& dctx = to.chunk_->ctx;
+  const FnProperty from_prop = IsCpu(sctx) ? FnProperty::kNormal : FnProperty::kCopyFromDevice;
+  const FnProperty to_prop = IsCpu(dctx) ? FnProperty::kNormal : FnProperty::kCopyToDevice;
+  const std::vector<VarHandle> reads{from.chunk_->var}, writes{to.chunk_->var};
+  Engine* engine = Engine::Get();
+  if (&src->plugin() == &dst->plugin()) {
+    // One plugin: its own device-to-device copy (same device or a peer). A peer copy runs
+    // synchronously: the worker's stream belongs to the source device only.
+    const bool same = sctx == dctx;
+    engine->PushSync(
+        [=](RunContext rctx) {
+          if (bytes) dst->CopyFromDevice(dp, doff, *src, sp, so, bytes, same ? rctx.stream : nullptr);
+        },
+        sctx, reads, writes, from_prop, priority, "CopyDeviceToDevice");
+  } else if (src->host_addressable()) {
+    engine->PushSync(
+        [=](RunContext rctx) {
+          if (bytes) dst->CopyFromHost(dp, doff, reinterpret_cast<const void*>(sp + so), bytes, rctx.stream);
+        },
+        dctx, reads, writes, to_prop, priority, "CopyHostToDevice");
+  } else if (dst->host_addressable()) {
+    engine->PushSync(
+        [=](RunContext rctx) {
+          if (bytes) src->CopyToHost(reinterpret_cast<void*>(dp + doff), sp, so, bytes, rctx.stream);
+        },
+        sctx, reads, writes, from_prop, priority, "CopyDeviceToHost");
+  } else {
+    // Two plugins that cannot reach each other's memory: stage through host memory.
+    engine->PushSync(
+        [=](RunContext) {
+          if (!bytes) return;
+          std::vector<uint8_t> staging(bytes);
+          src->CopyToHost(staging.data(), sp, so, bytes, nullptr);
+          dst->CopyFromHost(dp, doff, staging.data(), bytes, nullptr);
+        },
+        sctx, reads, writes, from_prop, priority, "CopyThroughHost");
+  }
+}
+
+NDArray NDArray::CopyTo(NDArray* other) const {
+  WEFT_CHECK(other != nullptr, "CopyTo: the destination is null");
+  CopyFromTo(*this, *other);
+  return *other;
+}
+
+NDArray NDArray::Copy(const Context& context) const {
+  CheckNotNone("Copy");
+  NDArray out(shape_, context, false, dtype_);
+  CopyFromTo(*this, out);
+  return out;
+}
+
+NDArray& NDArray::operator=(float scalar) {
+  CheckNotNone("operator=(float)");
+  CheckAndAlloc();
+  const size_t elem = DTypeSize(dtype_);
+  std::vector<uint8_t> value(elem);
+  ndarray_detail::StoreFromDouble(scalar, dtype_, value.data());
+  bool uniform = true;
+  for (uint8_t b : value) uniform = uniform && b == value[0];
+  const uint64_t bytes = Bytes();
+  const weft_device_ptr base = dptr();
+  const uint64_t off = offset_;
+  Device* dev = chunk_->device;
+  const size_t n = Size();
+  Engine::Get()->PushSync(
+      [=](RunContext rctx) {
+        if (!bytes) return;
+        if (uniform) {
+          dev->Memset(base, off, bytes, value[0], rctx.stream);
+          return;
+        }
+        std::vector<uint8_t> host(bytes);
+        for (size_t i = 0; i < n; ++i) std::memcpy(host.data() + i * elem, value.data(), elem);
+        dev->CopyFromHost(base, off, host.data(), bytes, nullptr);  // host buffer dies with this call
+      },
+      chunk_->ctx, {}, {chunk_->var}, FnProperty::kNormal, 0, "Fill");
+  return *this;
+}
+
+// ---- element access ----------------------------------------------------------------------------
+
+size_t NDArray::Offset(size_t h, size_t w) const {
+  WEFT_CHECK(shape_.ndim() == 2, "Offset(h, w) needs a 2-d array; this one has shape {}", shape_);
+  return h * static_cast<size_t>(shape_[1]) + w;
+}
+
+size_t NDArray::Offset(size_t c, size_t h, size_t w) const {
+  WEFT_CHECK(shape_.ndim() == 3, "Offset(c, h, w) needs a 3-d array; this one has shape {}", shape_);
+  return (c * static_cast<size_t>(shape_[1]) + h) * static_cast<size_t>(shape_[2]) + w;
+}
+
+float NDArray::At(size_t index) const {
+  CheckNotNone("At");
+  WEFT_CHECK(index < Size(), "At: index {} is out of range for an array of shape {} ({} elements)", index, shape_,
+             Size());
+  uint8_t buf[8];
+  const size_t elem = DTypeSize(dtype_);
+  CopyToHostSync(buf, elem, index * elem);
+  return static_cast<float>(ndarray_detail::LoadAsDouble(buf, dtype_));
+}
+
+float NDArray::At(size_t h, size_t w) const {
+  WEFT_CHECK(shape_.ndim() == 2 && h < static_cast<size_t>(shape_[0]) && w < static_cast<size_t>(shape_[1]),
+             "At({}, {}) is out of range for an array of shape {}", h, w, shape_);
+  return At(Offset(h, w));
+}
+
+float NDArray::At(size_t c, size_t h, size_t w) const {
+  WEFT_CHECK(shape_.ndim() == 3 && c < static_cast<size_t>(shape_[0]) && h < static_cast<size_t>(shape_[1]) &&
+                 w < static_cast<size_t>(shape_[2]),
+             "At({}, {}, {}) is out of range for an array of shape {}", c, h, w, shape_);
+  return At(Offset(c, h, w));
+}
+
+const void* NDArray::GetRawData() const {
+  CheckNotNone("GetData");
+  WEFT_CHECK(chunk_->device->host_addressable(),
+             "GetData: the array is on {}, whose memory the host cannot read; copy it with Copy(Context::cpu()) or "
+             "SyncCopyToCPU",
+             chunk_->ctx);
+  CheckAndAlloc();
+  return reinterpret_cast<const void*>(dptr() + offset_);
+}
+
+const float* NDArray::GetData() const {
+  CheckNotNone("GetData");
+  WEFT_CHECK(dtype_ == DType::kFloat32, "GetData: the array is {}, not float32; use GetRawData", DTypeName(dtype_));
+  return static_cast<const float*>(GetRawData());
+}
+
+// ---- views -------------------------------------------------------------------------------------
+
+NDArray NDArray::Slice(size_t begin, size_t end) const {
+  CheckNotNone("Slice");
+  WEFT_CHECK(shape_.ndim() >= 1, "Slice: a scalar (shape ()) has no first axis to slice");
+  const auto rows = static_cast<size_t>(shape_[0]);
+  WEFT_CHECK(begin <= end && end <= rows, "Slice({}, {}) is out of range for an array of shape {}", begin, end, shape_);
+  uint64_t row_elems = 1;
+  for (size_t i = 1; i < shape_.ndim(); ++i) row_elems *= static_cast<uint64_t>(shape_[i]);
+  Shape s = shape_;
+  s[0] = static_cast<int64_t>(end - begin);
+  return NDArray(chunk_, std::move(s), dtype_, offset_ + begin * row_elems * DTypeSize(dtype_));
+}
+
+NDArray NDArray::Reshape(const Shape& new_shape) const {
+  CheckNotNone("Reshape");
+  Shape s = new_shape;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < s.ndim(); ++i) {
+    if (s[i] == -1) {
+      WEFT_CHECK(infer < 0, "Reshape to {}: at most one extent may be -1", new_shape);
+      infer = static_cast<int>(i);
+    } else {
+      WEFT_CHECK(s[i] >= 0, "Reshape to {}: extents must be >= 0 (or one -1 to infer)", new_shape);
+      known *= s[i];
+    }
+  }
+  const auto size = static_cast<int64_t>(Size());
+  if (infer >= 0) {
+    WEFT_CHECK(known > 0 && size % known == 0, "Reshape: cannot infer the -1 in {} for an array of shape {}", new_shape,
+               shape_);
+    s[static_cast<size_t>(infer)] = size / known;
+  }
+  WEFT_CHECK(s.Size() == size, "Reshape: shape {} has {} elements but the array of shape {} has {}", new_shape,
+             s.Size(), shape_, size);
+  return NDArray(chunk_, std::move(s), dtype_, offset_);
+}
+
+NDArray NDArray::AsArray(const Shape& shape, DType dtype) const {
+  CheckNotNone("AsArray");
+  const uint64_t need = CheckedBytes(shape, dtype);
+  WEFT_CHECK(offset_ + need <= chunk_->bytes,
+             "AsArray: a view of shape {} {} needs {} bytes but only {} remain in the array's memory", shape,
+             DTypeName(dtype), need, chunk_->bytes - offset_);
+  return NDArray(chunk_, shape, dtype, offset_);
+}
+
+// ---- waiting -----------------------------------------------------------------------------------
+
+void NDArray::WaitToRead() const {
+  CheckNotNone("WaitToRead");
+  Engine::Get()->WaitForVar(chunk_->var);
+}
+
+void NDArray::WaitToWrite() const {
+  CheckNotNone("WaitToWrite");
+  // An empty write waits behind every pending read and write (MXNet does the same).
+  Engine* engine = Engine::Get();
+  engine->PushSync([](RunContext) {}, chunk_->ctx, {}, {chunk_->var}, FnProperty::kNormal, 0, "WaitToWrite");
+  engine->WaitForVar(chunk_->var);
+}
+
+void NDArray::WaitAll() { Engine::Get()->WaitForAll(); }
+
+}  // namespace weft

@@ -1,0 +1,321 @@
+#include "weft/ndarray_format.h"
+
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <random>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace weft {
+
+static_assert(std::endian::native == std::endian::little,
+              "the NDArray list format is little-endian; a big-endian port must byte-swap here");
+
+namespace {
+
+// Cursor over the input that turns every short read into an error naming where it happened.
+class ByteReader {
+ public:
+  ByteReader(std::span<const uint8_t> bytes, std::string_view source) : bytes_(bytes), source_(source) {}
+
+  size_t offset() const { return pos_; }
+  size_t remaining() const { return bytes_.size() - pos_; }
+  // Prefix for errors: "<source>: <where>" where `where` is set by the caller.
+  void SetWhere(std::string where) { where_ = std::move(where); }
+
+  template <typename... Args>
+  [[noreturn]] void Bad(fmt::format_string<Args...> f, Args&&... args) const {
+    Fail("{}: {}: {}", source_, where_, fmt::format(f, std::forward<Args>(args)...));
+  }
+
+  template <typename T>
+  T Read(std::string_view what) {
+    if (remaining() < sizeof(T))
+      Bad("truncated: {} needs {} bytes at byte {} but only {} remain", what, sizeof(T), pos_, remaining());
+    T v;
+    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+
+  std::span<const uint8_t> Take(uint64_t n, std::string_view what) {
+    if (remaining() < n) Bad("truncated: {} needs {} bytes at byte {} but only {} remain", what, n, pos_, remaining());
+    auto s = bytes_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  std::span<const uint8_t> bytes_;
+  std::string_view source_;
+  std::string where_;
+  size_t pos_ = 0;
+};
+
+std::string_view StorageTypeName(int32_t stype) {
+  switch (stype) {
+    case 1:
+      return "row_sparse";
+    case 2:
+      return "csr";
+    default:
+      return "unknown";
+  }
+}
+
+// Reads a v1+ shape (i32 ndim, ndim x i64). Returns false when the shape is "none" under the
+// record's semantics; `r.shape` is set otherwise.
+bool ReadShape(ByteReader& in, int version, NDArrayRecord& r) {
+  const auto ndim = in.Read<int32_t>("ndim");
+  if (version == 3 && ndim == -1) return false;
+  if (ndim < 0 || ndim > kNDArrayMaxNDim)
+    in.Bad("ndim {} is out of range (0..{}); the file is corrupt", ndim, kNDArrayMaxNDim);
+  if (version < 3 && ndim == 0) return false;
+  std::vector<int64_t> dims(static_cast<size_t>(ndim));
+  bool none = false;
+  for (int32_t i = 0; i < ndim; ++i) {
+    dims[i] = in.Read<int64_t>("shape extent");
+    if (version == 3 && dims[i] == -1) {
+      none = true;
+    } else if (dims[i] < 0) {
+      in.Bad("extent {} of the shape is {}; extents cannot be negative", i, dims[i]);
+    } else if (version == 2 && dims[i] == 0) {
+      none = true;  // MXNet's legacy shapes use 0 for "unknown"
+    }
+  }
+  r.shape = Shape(std::move(dims));
+  return !none;
+}
+
+bool ReadLegacyShape(ByteReader& in, uint32_t ndim, NDArrayRecord& r) {
+  if (ndim > static_cast<uint32_t>(kNDArrayMaxNDim))
+    in.Bad("ndim {} is out of range (0..{}), or the record magic is unknown; the file is corrupt", ndim,
+           kNDArrayMaxNDim);
+  if (ndim == 0) return false;
+  std::vector<int64_t> dims(ndim);
+  bool none = false;
+  for (uint32_t i = 0; i < ndim; ++i) {
+    dims[i] = in.Read<uint32_t>("shape extent");
+    if (dims[i] == 0) none = true;
+  }
+  r.shape = Shape(std::move(dims));
+  return !none;
+}
+
+NDArrayRecord ReadRecord(ByteReader& in) {
+  NDArrayRecord r;
+  const auto magic = in.Read<uint32_t>("record magic");
+  bool known_shape = false;
+  switch (magic) {
+    case kNDArrayRecordMagicV2:
+    case kNDArrayRecordMagicV3: {
+      r.version = magic == kNDArrayRecordMagicV2 ? 2 : 3;
+      const auto stype = in.Read<int32_t>("storage type");
+      if (stype != 0) {
+        in.Bad(
+            "unsupported storage type {} (code {}); weft loads dense arrays only — convert the array with "
+            "tostype('default') before saving",
+            StorageTypeName(stype), stype);
+      }
+      known_shape = ReadShape(in, r.version, r);
+      break;
+    }
+    case kNDArrayRecordMagicV1:
+      r.version = 1;
+      known_shape = ReadShape(in, 1, r);
+      break;
+    default:
+      r.version = 0;
+      known_shape = ReadLegacyShape(in, magic, r);
+      break;
+  }
+  if (!known_shape) {
+    r.none = true;
+    r.shape = Shape();
+    return r;
+  }
+  r.dev_type = in.Read<int32_t>("device type");
+  r.dev_id = in.Read<int32_t>("device id");
+  const auto dtype = in.Read<int32_t>("dtype");
+  if (!IsValidDType(dtype)) in.Bad("dtype code {} is not a known dtype (valid codes are 0..12)", dtype);
+  r.dtype = static_cast<DType>(dtype);
+  // Each extent was checked non-negative; the product may still overflow, so bound it by the
+  // bytes that remain (an element is at least one byte) step by step.
+  const uint64_t elem = DTypeSize(r.dtype);
+  uint64_t count = 1;
+  const uint64_t limit = in.remaining() / elem;
+  for (int64_t d : r.shape) {
+    if (d != 0 && count > limit / static_cast<uint64_t>(d)) {
+      in.Bad("shape {} of {} needs more data than the {} bytes left in the input; the file is truncated or corrupt",
+             r.shape, DTypeName(r.dtype), in.remaining());
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  auto data = in.Take(count * elem, fmt::format("the data of shape {} {}", r.shape, DTypeName(r.dtype)));
+  r.data.assign(data.begin(), data.end());
+  return r;
+}
+
+void AppendBytes(std::vector<uint8_t>& out, const void* p, size_t n) {
+  auto b = static_cast<const uint8_t*>(p);
+  out.insert(out.end(), b, b + n);
+}
+template <typename T>
+void Append(std::vector<uint8_t>& out, T v) {
+  AppendBytes(out, &v, sizeof(T));
+}
+
+void AppendRecord(std::vector<uint8_t>& out, const NDArrayRecord& r) {
+  if (r.none) {
+    Append<uint32_t>(out, kNDArrayRecordMagicV2);
+    Append<int32_t>(out, 0);
+    Append<int32_t>(out, 0);
+    return;
+  }
+  const auto ndim = r.shape.ndim();
+  WEFT_CHECK(ndim <= static_cast<size_t>(kNDArrayMaxNDim), "cannot save an array of {} dimensions (at most {})", ndim,
+             kNDArrayMaxNDim);
+  bool v2_ok = ndim > 0;
+  for (int64_t d : r.shape) {
+    WEFT_CHECK(d >= 0, "cannot save an array of shape {}: extents cannot be negative", r.shape);
+    if (d == 0) v2_ok = false;
+  }
+  const uint64_t expected = static_cast<uint64_t>(r.shape.Size()) * DTypeSize(r.dtype);
+  WEFT_CHECK(r.data.size() == expected, "cannot save an array of shape {} {}: it has {} bytes of data, expected {}",
+             r.shape, DTypeName(r.dtype), r.data.size(), expected);
+  Append<uint32_t>(out, v2_ok ? kNDArrayRecordMagicV2 : kNDArrayRecordMagicV3);
+  Append<int32_t>(out, 0);  // dense
+  Append<int32_t>(out, static_cast<int32_t>(ndim));
+  for (int64_t d : r.shape) Append<int64_t>(out, d);
+  Append<int32_t>(out, r.dev_type);
+  Append<int32_t>(out, r.dev_id);
+  Append<int32_t>(out, static_cast<int32_t>(r.dtype));
+  AppendBytes(out, r.data.data(), r.data.size());
+}
+
+}  // namespace
+
+NDArrayListData ParseNDArrayList(std::span<const uint8_t> bytes, std::string_view source) {
+  ByteReader in(bytes, source);
+  in.SetWhere("header");
+  if (bytes.empty()) in.Bad("the input is empty; an NDArray list file starts with the magic 0x112");
+  const auto magic = in.Read<uint64_t>("file magic");
+  if (magic != kNDArrayListMagic)
+    in.Bad("unknown magic 0x{:x}; not an MXNet NDArray list file (expected 0x{:x})", magic, kNDArrayListMagic);
+  in.Read<uint64_t>("reserved field");
+  const auto n = in.Read<uint64_t>("array count");
+  // The smallest record (a v0 "none") is 4 bytes, so a count beyond remaining/4 cannot be real.
+  if (n > in.remaining() / 4)
+    in.Bad("the header declares {} arrays but only {} bytes follow; the file is truncated or corrupt", n,
+           in.remaining());
+  NDArrayListData out;
+  out.arrays.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    in.SetWhere(fmt::format("record {} of {} at byte {}", i, n, in.offset()));
+    out.arrays.push_back(ReadRecord(in));
+  }
+  in.SetWhere(fmt::format("names after {} records at byte {}", n, in.offset()));
+  const auto k = in.Read<uint64_t>("name count");
+  if (k != 0 && k != n) in.Bad("there are {} names for {} arrays; expected 0 or {}", k, n, n);
+  out.names.reserve(k);
+  for (uint64_t i = 0; i < k; ++i) {
+    in.SetWhere(fmt::format("name {} of {} at byte {}", i, k, in.offset()));
+    const auto len = in.Read<uint64_t>("name length");
+    auto s = in.Take(len, "the name");
+    out.names.emplace_back(reinterpret_cast<const char*>(s.data()), s.size());
+  }
+  if (in.remaining() != 0) {
+    in.SetWhere("end of file");
+    in.Bad("{} unexpected bytes after the names at byte {}; the file is corrupt", in.remaining(), in.offset());
+  }
+  return out;
+}
+
+NDArrayRecord ParseNDArrayRecord(std::span<const uint8_t> bytes, std::string_view source) {
+  ByteReader in(bytes, source);
+  in.SetWhere("record 0 of 1 at byte 0");
+  NDArrayRecord r = ReadRecord(in);
+  if (in.remaining() != 0) in.Bad("{} unexpected bytes after the record at byte {}", in.remaining(), in.offset());
+  return r;
+}
+
+std::vector<uint8_t> SerializeNDArrayRecord(const NDArrayRecord& record) {
+  std::vector<uint8_t> out;
+  AppendRecord(out, record);
+  return out;
+}
+
+std::vector<uint8_t> SerializeNDArrayList(const NDArrayListData& list) {
+  WEFT_CHECK(list.names.empty() || list.names.size() == list.arrays.size(),
+             "cannot save {} arrays with {} names: give no names or one per array", list.arrays.size(),
+             list.names.size());
+  std::vector<uint8_t> out;
+  Append<uint64_t>(out, kNDArrayListMagic);
+  Append<uint64_t>(out, 0);
+  Append<uint64_t>(out, list.arrays.size());
+  for (const auto& r : list.arrays) AppendRecord(out, r);
+  Append<uint64_t>(out, list.names.size());
+  for (const auto& name : list.names) {
+    Append<uint64_t>(out, name.size());
+    AppendBytes(out, name.data(), name.size());
+  }
+  return out;
+}
+
+NDArrayListData ReadNDArrayListFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) Fail("cannot open NDArray file '{}': {}", path, std::strerror(errno));
+  std::vector<uint8_t> bytes;
+  uint8_t buf[1 << 16];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
+  const bool failed = std::ferror(f);
+  const int err = errno;
+  std::fclose(f);
+  if (failed) Fail("cannot read NDArray file '{}': {}", path, std::strerror(err));
+  return ParseNDArrayList(bytes, path);
+}
+
+void WriteNDArrayListFile(const std::string& path, const NDArrayListData& list) {
+  const std::vector<uint8_t> bytes = SerializeNDArrayList(list);
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::random_device rd;
+  const fs::path tmp = dir / fmt::format(".{}.tmp-{}-{:08x}", target.filename().string(), getpid(), rd());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) Fail("cannot save NDArray file '{}': creating '{}': {}", path, tmp.string(), std::strerror(errno));
+  auto fail = [&](const char* step) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    Fail("cannot save NDArray file '{}': {} '{}': {}", path, step, tmp.string(), std::strerror(err));
+  };
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail("writing");
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (::fsync(fd) != 0) fail("flushing");
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    Fail("cannot save NDArray file '{}': closing '{}': {}", path, tmp.string(), std::strerror(err));
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    Fail("cannot save NDArray file '{}': renaming '{}' over it: {}", path, tmp.string(), std::strerror(err));
+  }
+}
+
+}  // namespace weft

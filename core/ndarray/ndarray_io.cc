@@ -1,0 +1,148 @@
+// NDArray Save/Load over the MXNet NDArray list format, and printing.
+#include <ostream>
+
+#include "dtype_convert.h"
+#include "weft/ndarray.h"
+#include "weft/ndarray_format.h"
+#include "weft/runtime.h"
+
+namespace weft {
+namespace {
+
+NDArrayRecord ToRecord(const NDArray& a) {
+  NDArrayRecord r;
+  if (a.is_none()) {
+    r.none = true;
+    return r;
+  }
+  r.shape = a.GetShape();
+  r.dtype = a.GetDType();
+  const Context ctx = a.GetContext();
+  // MXNet knows cpu and gpu only; arrays of other device types are recorded as cpu(0) so that
+  // MXNet can read the file.
+  const std::string& type = ctx.GetDeviceType();
+  if (type == "cpu") {
+    r.dev_type = static_cast<int32_t>(SavedDeviceType::kCPU);
+    r.dev_id = ctx.GetDeviceId();
+  } else if (type == "cuda" || type == "hip") {
+    r.dev_type = static_cast<int32_t>(SavedDeviceType::kGPU);
+    r.dev_id = ctx.GetDeviceId();
+  } else {
+    r.dev_type = static_cast<int32_t>(SavedDeviceType::kCPU);
+    r.dev_id = 0;
+  }
+  r.data.resize(a.Bytes());
+  a.SyncCopyToCPUBytes(r.data.data(), r.data.size());
+  return r;
+}
+
+// The device a record goes to: the one it was saved from when it exists here, else cpu(0).
+Context TargetContext(const NDArrayRecord& r) {
+  Context want = Context::cpu(0);
+  if (r.dev_type == static_cast<int32_t>(SavedDeviceType::kGPU)) {
+    want = Context::gpu(r.dev_id);
+  } else if (r.dev_type == static_cast<int32_t>(SavedDeviceType::kCPU)) {
+    want = Context::cpu(r.dev_id);
+  }
+  return Runtime::Get().HasDevice(want) ? want : Context::cpu(0);
+}
+
+NDArray FromRecord(const NDArrayRecord& r) {
+  if (r.none) return NDArray();
+  NDArray cpu(r.shape, Context::cpu(0), false, r.dtype);
+  cpu.SyncCopyFromCPUBytes(r.data.data(), r.data.size());
+  const Context target = TargetContext(r);
+  return target == Context::cpu(0) ? cpu : cpu.Copy(target);
+}
+
+void Distribute(NDArrayListData&& list, std::vector<NDArray>* array_list, std::map<std::string, NDArray>* array_map) {
+  std::vector<NDArray> arrays;
+  arrays.reserve(list.arrays.size());
+  for (auto& r : list.arrays) {
+    arrays.push_back(FromRecord(r));
+    r.data = {};  // the host copy is no longer needed
+  }
+  if (array_map) {
+    for (size_t i = 0; i < list.names.size(); ++i) (*array_map)[list.names[i]] = arrays[i];
+  }
+  if (array_list) *array_list = std::move(arrays);
+}
+
+std::map<std::string, NDArray> ToMap(NDArrayListData&& list, std::string_view source) {
+  WEFT_CHECK(list.arrays.empty() || !list.names.empty(),
+             "{}: the file holds {} unnamed arrays; load it with LoadToList (or Load with a list)", source,
+             list.arrays.size());
+  std::map<std::string, NDArray> out;
+  Distribute(std::move(list), nullptr, &out);
+  return out;
+}
+
+}  // namespace
+
+void NDArray::Save(const std::string& file_name, const std::map<std::string, NDArray>& array_map) {
+  NDArrayListData list;
+  for (const auto& [name, array] : array_map) {
+    list.names.push_back(name);
+    list.arrays.push_back(ToRecord(array));
+  }
+  WriteNDArrayListFile(file_name, list);
+}
+
+void NDArray::Save(const std::string& file_name, const std::vector<NDArray>& array_list) {
+  NDArrayListData list;
+  for (const auto& array : array_list) list.arrays.push_back(ToRecord(array));
+  WriteNDArrayListFile(file_name, list);
+}
+
+void NDArray::Load(const std::string& file_name, std::vector<NDArray>* array_list,
+                   std::map<std::string, NDArray>* array_map) {
+  Distribute(ReadNDArrayListFile(file_name), array_list, array_map);
+}
+
+std::map<std::string, NDArray> NDArray::LoadToMap(const std::string& file_name) {
+  return ToMap(ReadNDArrayListFile(file_name), file_name);
+}
+
+std::vector<NDArray> NDArray::LoadToList(const std::string& file_name) {
+  std::vector<NDArray> out;
+  Load(file_name, &out, nullptr);
+  return out;
+}
+
+void NDArray::LoadFromBuffer(const void* buffer, size_t size, std::vector<NDArray>* array_list,
+                             std::map<std::string, NDArray>* array_map) {
+  WEFT_CHECK(buffer != nullptr || size == 0, "LoadFromBuffer: the buffer is null");
+  Distribute(ParseNDArrayList({static_cast<const uint8_t*>(buffer), size}, "<buffer>"), array_list, array_map);
+}
+
+std::map<std::string, NDArray> NDArray::LoadFromBufferToMap(const void* buffer, size_t size) {
+  WEFT_CHECK(buffer != nullptr || size == 0, "LoadFromBufferToMap: the buffer is null");
+  return ToMap(ParseNDArrayList({static_cast<const uint8_t*>(buffer), size}, "<buffer>"), "<buffer>");
+}
+
+std::vector<NDArray> NDArray::LoadFromBufferToList(const void* buffer, size_t size) {
+  std::vector<NDArray> out;
+  LoadFromBuffer(buffer, size, &out, nullptr);
+  return out;
+}
+
+std::vector<uint8_t> NDArray::SaveToRawBytes() const { return SerializeNDArrayRecord(ToRecord(*this)); }
+
+NDArray NDArray::LoadFromRawBytes(const void* buffer, size_t size) {
+  WEFT_CHECK(buffer != nullptr || size == 0, "LoadFromRawBytes: the buffer is null");
+  return FromRecord(ParseNDArrayRecord({static_cast<const uint8_t*>(buffer), size}, "<raw bytes>"));
+}
+
+std::ostream& operator<<(std::ostream& out, const NDArray& array) {
+  out << '[';
+  if (!array.is_none()) {
+    std::vector<uint8_t> host(array.Bytes());
+    array.SyncCopyToCPUBytes(host.data(), host.size());
+    const size_t elem = DTypeSize(array.GetDType());
+    for (size_t i = 0; i < array.Size(); ++i)
+      out << ndarray_detail::LoadAsDouble(host.data() + i * elem, array.GetDType()) << ", ";
+  }
+  return out << ']';
+}
+
+}  // namespace weft

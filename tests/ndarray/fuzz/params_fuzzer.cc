@@ -1,0 +1,45 @@
+// libFuzzer target for the NDArray list (.params) reader. Any input must either parse or raise
+// weft::Error — never crash, hang or allocate more than the input holds (run with
+// -malloc_limit_mb to enforce the latter). What parses must survive a write/read round trip.
+// Build: -DWEFT_BUILD_FUZZERS=ON with CC=clang CXX=clang++. Run:
+//   ndarray_params_fuzzer -malloc_limit_mb=64 -max_total_time=60 <corpus dir> <seed dir>
+// Seeds: the MXNet fixture legacy_ndarray.v0 (WEFT_SHARED_DIR/fixtures/mxnet).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "weft/ndarray_format.h"
+
+namespace {
+
+void CheckRoundTrip(const weft::NDArrayListData& list) {
+  const std::vector<uint8_t> bytes = weft::SerializeNDArrayList(list);
+  const weft::NDArrayListData back = weft::ParseNDArrayList(bytes, "round trip");
+  if (back.arrays.size() != list.arrays.size() || back.names != list.names) std::abort();
+  for (size_t i = 0; i < list.arrays.size(); ++i) {
+    const auto& a = list.arrays[i];
+    const auto& b = back.arrays[i];
+    if (a.none != b.none) std::abort();
+    if (a.none) continue;
+    if (!(a.shape == b.shape) || a.dtype != b.dtype || a.data != b.data || a.dev_type != b.dev_type ||
+        a.dev_id != b.dev_id)
+      std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::span<const uint8_t> bytes(data, size);
+  try {
+    CheckRoundTrip(weft::ParseNDArrayList(bytes, "fuzz"));
+  } catch (const weft::Error&) {
+  }
+  try {
+    weft::NDArrayListData one;
+    one.arrays.push_back(weft::ParseNDArrayRecord(bytes, "fuzz record"));
+    CheckRoundTrip(one);
+  } catch (const weft::Error&) {
+  }
+  return 0;
+}
