@@ -1,0 +1,70 @@
+// Every plugin the build produces exports exactly weft_plugin_entry (sdk.md principle 2: hidden
+// visibility plus the version script). Reads each file's .dynsym directly (ELF64, host byte order).
+#include <elf.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Names of the symbols a shared object defines in its dynamic symbol table (global or weak).
+std::set<std::string> DefinedDynamicSymbols(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::set<std::string> names;
+  if (bytes.size() < sizeof(Elf64_Ehdr)) {
+    ADD_FAILURE() << path << " is too short for an ELF header";
+    return names;
+  }
+  auto at = [&](size_t off, size_t len) {
+    if (off + len > bytes.size()) throw std::out_of_range(path + ": truncated");
+    return bytes.data() + off;
+  };
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(bytes.data());
+  EXPECT_EQ(eh->e_ident[EI_CLASS], ELFCLASS64) << path;
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    const auto* sh = reinterpret_cast<const Elf64_Shdr*>(at(eh->e_shoff + i * eh->e_shentsize, sizeof(Elf64_Shdr)));
+    if (sh->sh_type != SHT_DYNSYM) continue;
+    const auto* strtab =
+        reinterpret_cast<const Elf64_Shdr*>(at(eh->e_shoff + sh->sh_link * eh->e_shentsize, sizeof(Elf64_Shdr)));
+    for (size_t off = 0; off + sizeof(Elf64_Sym) <= sh->sh_size; off += sizeof(Elf64_Sym)) {
+      const auto* sym = reinterpret_cast<const Elf64_Sym*>(at(sh->sh_offset + off, sizeof(Elf64_Sym)));
+      int bind = ELF64_ST_BIND(sym->st_info);
+      if (sym->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)) continue;
+      names.insert(at(strtab->sh_offset + sym->st_name, 1));
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> SharedObjects(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".so") out.push_back(e.path().string());
+  return out;
+}
+
+TEST(PluginExports, OnlyTheEntrySymbol) {
+  std::vector<std::string> files = SharedObjects(WEFT_TEST_PLUGIN_DIR);
+  for (const auto& f : SharedObjects(LOADER_FIXTURE_DIR))
+    if (f.find("fixture_no_entry") == std::string::npos) files.push_back(f);
+  ASSERT_FALSE(files.empty());
+  for (const auto& f : files) {
+    EXPECT_EQ(DefinedDynamicSymbols(f), std::set<std::string>{"weft_plugin_entry"}) << f;
+  }
+}
+
+TEST(PluginExports, TheReaderSeesWhatAnUnscriptedLibraryExports) {
+  // The fixture dependency library is built without the version script and exports its function.
+  auto names = DefinedDynamicSymbols(std::string(WEFT_TEST_FIXTURE_DIR) + "/hidden-deps/libweft_fixture_dep.so");
+  EXPECT_EQ(names.count("fixture_dep_value"), 1u);
+  EXPECT_EQ(DefinedDynamicSymbols(std::string(LOADER_FIXTURE_DIR) + "/libfixture_no_entry.so").size(), 0u);
+}
+
+}  // namespace
