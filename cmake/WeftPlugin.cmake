@@ -3,7 +3,8 @@
 # Builds a weft plugin: a MODULE library that sees only sdk/ (never core), exports exactly the
 # entry symbol (hidden visibility + a linker version script), and resolves every symbol at link
 # time (-Wl,--no-undefined) so that a missing dependency is a build error, not a load error.
-# Output name: libweft-<target without the weft_plugin_ prefix>.so in lib/weft/plugins.
+# Output: lib<OUTPUT_NAME or target>.so in lib/weft/plugins (shipped plugins name themselves
+# weft-<name>, e.g. libweft-cpu.so).
 function(weft_add_plugin target)
   cmake_parse_arguments(P "NO_INSTALL" "OUTPUT_DIR;OUTPUT_NAME" "SOURCES;LINK" ${ARGN})
   add_library(${target} MODULE ${P_SOURCES})
