@@ -30,9 +30,17 @@ using ShapeSlot = std::optional<Shape>;
 /// One declared attribute.
 struct AttrSpec {
   std::string name;
-  std::string type;                    // "int", "float", "bool", "shape", "string", "enum", "dtype"
+  std::string type;                          // "int", "float", "bool", "shape", "string", "enum", "dtype"
   std::optional<std::string> default_value;  // nullopt = required
   std::string doc;
+  // Added by core/operator: the allowed words of an "enum" attribute ("None" allowed when it is
+  // the default), and how the op uses the attribute.
+  std::vector<std::string> choices;
+  enum class Use {
+    kUsed,         // part of the op's semantics (OPS.md)
+    kIgnored,      // accepted for MXNet JSON compatibility, any valid value (cudnn_off, workspace)
+    kDefaultOnly,  // MXNet semantics weft does not implement: only the default value is accepted
+  } use = Use::kUsed;
 };
 
 /// How gradients flow through an op.
@@ -86,6 +94,12 @@ struct OpDef {
   /// Throws weft::Error for an unknown attribute name (listing the op's attributes) or a
   /// missing required one.
   AttrMap Normalize(const AttrMap& given) const;
+
+  // Added by core/operator: op-specific checks of the (defaulted) attributes run by Normalize
+  // (e.g. Concat's num_args >= 1). Unset = none. Throws weft::Error.
+  std::function<void(const AttrMap&)> validate;
+  /// The spec of attribute `name`, nullptr when the op has none.
+  const AttrSpec* FindAttr(std::string_view attr_name) const;
 };
 
 /// The registry of op definitions (built-in + plugins).
@@ -100,6 +114,22 @@ class OpRegistry {
   void Register(OpDef def);
   void AddAlias(std::string alias, std::string target);
   std::vector<std::string> ListNames() const;
+
+  // Added by core/operator.
+  /// The op an alias stands for ("ElementWiseSum" -> "add_n"); `name` itself when not an alias.
+  std::string ResolveAlias(std::string_view name) const;
+  /// Registered aliases as (alias, target) pairs, sorted by alias.
+  std::vector<std::pair<std::string, std::string>> ListAliases() const;
+
+  OpRegistry(const OpRegistry&) = delete;
+  OpRegistry& operator=(const OpRegistry&) = delete;
+
+ private:
+  OpRegistry();
+  ~OpRegistry();
+  const OpDef* FindNoWait(std::string_view name) const;
+  struct Impl;
+  Impl* impl_;  // never freed: the registry lives for the whole process (plugins may use it at exit)
 };
 
 }  // namespace weft

@@ -1,0 +1,27 @@
+// weft core — registration of the built-in op definitions (OPS.md), one function per family.
+// Called once, from OpRegistry::Get().
+#pragma once
+
+#include "operator/op_def.h"
+
+namespace weft::opdef {
+
+void RegisterNnOps(OpRegistry& r);         // defs/nn.cc
+void RegisterLossOps(OpRegistry& r);       // defs/loss.cc
+void RegisterTensorOps(OpRegistry& r);     // defs/tensor.cc
+void RegisterShapeOps(OpRegistry& r);      // defs/shape.cc
+void RegisterReduceOps(OpRegistry& r);     // defs/reduce.cc
+void RegisterElemwiseOps(OpRegistry& r);   // defs/elemwise.cc
+void RegisterOptimizerOps(OpRegistry& r);  // defs/optimizer.cc
+
+inline void RegisterBuiltinOps(OpRegistry& r) {
+  RegisterNnOps(r);
+  RegisterLossOps(r);
+  RegisterTensorOps(r);
+  RegisterShapeOps(r);
+  RegisterReduceOps(r);
+  RegisterElemwiseOps(r);
+  RegisterOptimizerOps(r);
+}
+
+}  // namespace weft::opdef

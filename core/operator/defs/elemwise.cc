@@ -1,0 +1,165 @@
+// Element-wise ops: add_n, elemwise_* (same shapes), broadcast_* (NumPy broadcasting), the
+// scalar ops and the unary math ops. Shape rules are MXNet 1.9's (elemwise_binary_broadcast_op.h).
+#include <algorithm>
+
+#include "operator/defs/builtin.h"
+#include "operator/op_util.h"
+
+namespace weft::opdef {
+namespace {
+
+OpDef AddN() {
+  OpDef d;
+  d.name = "add_n";
+  d.description = "Sum of num_args arrays of one shape.";
+  d.attrs = {Req("num_args", "int", "number of inputs")};
+  d.list_inputs = Numbered("arg", "num_args");
+  d.list_outputs = Fixed({"output"});
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetInt("num_args") >= 1, "num_args must be at least 1, got {}", a.GetInt("num_args"));
+  };
+  SetShapeFn(d, SameShapeAll);
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_add_n";
+  d.inplace = InplacePairs({{0, 0}});
+  return d;
+}
+
+// lhs, rhs -> output; the gradient of `name` is _backward_<name>.
+OpDef Binary(std::string name, std::string description, uint32_t uses) {
+  OpDef d;
+  d.name = name;
+  d.description = std::move(description);
+  d.list_inputs = Fixed({"lhs", "rhs"});
+  d.list_outputs = Fixed({"output"});
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_" + name;
+  d.backward_uses = uses;
+  return d;
+}
+
+OpDef Elemwise(const std::string& name, const std::string& formula, uint32_t uses) {
+  OpDef d = Binary(name, "output = " + formula + " element by element; lhs and rhs have one shape.", uses);
+  SetShapeFn(d, SameShapeAll);
+  d.inplace = InplacePairs({{0, 0}, {1, 0}});
+  return d;
+}
+
+// NumPy broadcasting: align from the right; extents must match or one of them be 1.
+void BroadcastShape(ShapeIO& io) {
+  if (!io.in(0) || !io.in(1)) return;
+  const Shape& l = *io.in(0);
+  const Shape& r = *io.in(1);
+  if (l == r) {
+    io.AssignOut(0, l);
+    return;
+  }
+  const size_t n = std::max(l.ndim(), r.ndim());
+  Shape out = UnknownShape(n);
+  const size_t bl = n - l.ndim(), br = n - r.ndim();
+  for (size_t i = 0; i < n; ++i) {
+    int64_t a = i >= bl ? l[i - bl] : 1;
+    int64_t b = i >= br ? r[i - br] : 1;
+    if (a < 0 || b < 0) continue;  // MXNet leaves the extent unknown
+    if (a != b && a != 1 && b != 1) {
+      io.Fail(fmt::format("inputs 'lhs' {} and 'rhs' {} cannot be broadcast together (axis {}: {} vs {})", l.ToString(),
+                          r.ToString(), i, a, b));
+    }
+    out[i] = a == 1 ? b : a;
+  }
+  io.AssignOut(0, out);
+}
+
+OpDef Broadcast(const std::string& name, const std::string& formula, uint32_t uses) {
+  OpDef d = Binary(name, "output = " + formula + " with NumPy broadcasting of lhs and rhs.", uses);
+  SetShapeFn(d, BroadcastShape);
+  // Backward sums the gradient over broadcast axes.
+  d.resources = kResourceTempSpace;
+  return d;
+}
+
+// data -> output of the same shape, in place allowed, gradient _backward_<name>.
+OpDef Unary(const std::string& name, std::string description, uint32_t uses) {
+  OpDef d;
+  d.name = name;
+  d.description = std::move(description);
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, SameShapeAll);
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_" + name;
+  d.backward_uses = uses;
+  d.inplace = InplacePairs({{0, 0}});
+  return d;
+}
+
+struct ScalarOp {
+  const char* name;
+  const char* formula;
+  uint32_t uses;
+  const char* legacy;  // MXNet 0.x name kept as an alias
+};
+
+const ScalarOp kScalarOps[] = {
+    {"_plus_scalar", "data + scalar", 0, "_PlusScalar"},
+    {"_minus_scalar", "data − scalar", 0, "_MinusScalar"},
+    {"_rminus_scalar", "scalar − data", 0, "_RMinusScalar"},
+    {"_mul_scalar", "data · scalar", 0, "_MulScalar"},
+    {"_div_scalar", "data / scalar", 0, "_DivScalar"},
+    {"_rdiv_scalar", "scalar / data", kUsesInputs, "_RDivScalar"},
+    {"_power_scalar", "data ^ scalar", kUsesInputs, "_PowerScalar"},
+};
+
+OpDef Scalar(const ScalarOp& op) {
+  OpDef d = Unary(op.name, std::string("output = ") + op.formula + " element by element.", op.uses);
+  d.backward_op = std::string("_backward") + op.name;  // MXNet: _mul_scalar -> _backward_mul_scalar
+  d.attrs = {Req("scalar", "float", "the scalar operand"),
+             Ignored(Opt("is_int", "bool", "True", "MXNet 1.9: whether scalar was given as an integer"))};
+  return d;
+}
+
+struct UnaryMath {
+  const char* name;
+  const char* formula;
+};
+
+const UnaryMath kUnaryMath[] = {
+    {"sin", "sin(x)"},   {"cos", "cos(x)"}, {"exp", "exp(x)"},  {"log", "ln(x)"},      {"sqrt", "√x"},
+    {"square", "x²"},    {"abs", "|x|"},    {"negative", "−x"}, {"relu", "max(x, 0)"}, {"sigmoid", "1 / (1 + exp(−x))"},
+    {"tanh", "tanh(x)"},
+};
+
+}  // namespace
+
+void RegisterElemwiseOps(OpRegistry& r) {
+  r.Register(AddN());
+  r.AddAlias("ElementWiseSum", "add_n");
+  r.AddAlias("_sum", "add_n");
+
+  r.Register(Elemwise("elemwise_add", "lhs + rhs", 0));
+  r.Register(Elemwise("elemwise_sub", "lhs − rhs", 0));
+  r.Register(Elemwise("elemwise_mul", "lhs · rhs", kUsesInputs));
+  r.Register(Elemwise("elemwise_div", "lhs / rhs", kUsesInputs));
+  for (const char* a : {"_add", "_plus", "_Plus"}) r.AddAlias(a, "elemwise_add");
+  for (const char* a : {"_sub", "_minus", "_Minus"}) r.AddAlias(a, "elemwise_sub");
+  for (const char* a : {"_mul", "_Mul"}) r.AddAlias(a, "elemwise_mul");
+  for (const char* a : {"_div", "_Div"}) r.AddAlias(a, "elemwise_div");
+
+  r.Register(Broadcast("broadcast_add", "lhs + rhs", 0));
+  r.Register(Broadcast("broadcast_sub", "lhs − rhs", 0));
+  r.Register(Broadcast("broadcast_mul", "lhs · rhs", kUsesInputs));
+  r.Register(Broadcast("broadcast_div", "lhs / rhs", kUsesInputs));
+  r.AddAlias("broadcast_plus", "broadcast_add");
+  r.AddAlias("broadcast_minus", "broadcast_sub");
+
+  for (const ScalarOp& op : kScalarOps) {
+    r.Register(Scalar(op));
+    r.AddAlias(op.legacy, op.name);
+  }
+  for (const UnaryMath& op : kUnaryMath) {
+    r.Register(
+        Unary(op.name, std::string("output = ") + op.formula + " element by element.", kUsesInputs | kUsesOutputs));
+  }
+}
+
+}  // namespace weft::opdef

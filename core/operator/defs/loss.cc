@@ -1,0 +1,148 @@
+// Softmax family and loss heads: SoftmaxOutput, softmax, log_softmax, LinearRegressionOutput,
+// MakeLoss, BlockGrad. Shape rules are MXNet 1.9's (softmax_output.cc, regression_output.cc).
+#include "operator/defs/builtin.h"
+#include "operator/op_util.h"
+
+namespace weft::opdef {
+namespace {
+
+OpDef SoftmaxOutput() {
+  OpDef d;
+  d.name = "SoftmaxOutput";
+  d.description =
+      "Softmax over the last axis of (N, rest) data in forward; backward makes its own gradient "
+      "(softmax − one_hot(label))·grad_scale (see OPS.md).";
+  d.attrs = {Opt("grad_scale", "float", "1", "scales the gradient"),
+             Opt("ignore_label", "float", "-1", "label value ignored when use_ignore"),
+             DefaultOnly(Opt("multi_output", "bool", "False", "softmax over axis 1 of (N, C, ...) data")),
+             Opt("use_ignore", "bool", "False", "give rows labelled ignore_label zero gradient"),
+             DefaultOnly(Opt("preserve_shape", "bool", "False", "softmax over the last axis keeping the shape")),
+             Enum("normalization", {"null", "batch", "valid"}, "null",
+                  "gradient divided by nothing, N, or the count of non-ignored labels"),
+             DefaultOnly(Opt("out_grad", "bool", "False", "multiply by the incoming head gradient")),
+             DefaultOnly(Opt("smooth_alpha", "float", "0", "label smoothing"))};
+  d.list_inputs = Fixed({"data", "label"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
+    if (!io.in(0)) return;
+    const Shape& data = *io.in(0);
+    // A label of the data's shape holds probabilities; otherwise it is data's shape without
+    // the last axis (MXNet, multi_output=False).
+    if (!(io.in(1) && *io.in(1) == data) && data.ndim() > 0) {
+      io.AssignIn(1, Shape(std::vector<int64_t>(data.begin(), data.end() - 1)));
+    }
+    io.AssignOut(0, data);
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_SoftmaxOutput";
+  d.backward_uses = kUsesInputs | kUsesOutputs;
+  d.is_loss = true;
+  return d;
+}
+
+// softmax and log_softmax differ only in name and formula.
+OpDef SoftmaxLike(const std::string& name, const std::string& formula) {
+  OpDef d;
+  d.name = name;
+  d.description = formula + " along `axis`, inputs divided by `temperature` first.";
+  d.attrs = {Opt("axis", "int", "-1", "axis to normalise over"),
+             Opt("temperature", "float", "None", "divides the input (None = 1)"),
+             DefaultOnly(Enum("dtype", {"None", "float16", "float32", "float64"}, "None", "output dtype")),
+             DefaultOnly(Opt("use_length", "bool", "False", "take a `length` input"))};
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    SameShapeAll(io);
+    if (io.in(0)) {
+      NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(io.in(0)->ndim()), "axis");
+    }
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_" + name;
+  d.backward_uses = kUsesOutputs;
+  return d;
+}
+
+OpDef LinearRegressionOutput() {
+  OpDef d;
+  d.name = "LinearRegressionOutput";
+  d.description =
+      "Identity in forward; backward makes its own gradient (output − label)·grad_scale/ "
+      "(elements per sample) as MXNet.";
+  d.attrs = {Opt("grad_scale", "float", "1", "scales the gradient")};
+  d.list_inputs = Fixed({"data", "label"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
+    if (!io.in(0)) return;
+    const Shape& data = *io.in(0);
+    if (!io.in(1)) {
+      // MXNet: a (N, 1) output takes an (N,) label.
+      io.AssignIn(1, data.ndim() == 2 && data[1] == 1 ? Shape{data[0]} : data);
+    } else {
+      const Shape& label = *io.in(1);
+      bool same_batch = label.ndim() > 0 && data.ndim() > 0 && (label[0] < 0 || data[0] < 0 || label[0] == data[0]);
+      bool same_size = !FullyKnown(label) || !FullyKnown(data) || label.Size() == data.Size();
+      if (!same_batch || !same_size) {
+        io.Fail(
+            fmt::format("shape mismatch for input 'label': has {}, expected {} (or the same batch size and "
+                        "element count)",
+                        label.ToString(), data.ToString()));
+      }
+    }
+    io.AssignOut(0, data);
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_LinearRegressionOutput";
+  d.backward_uses = kUsesInputs | kUsesOutputs;
+  d.is_loss = true;
+  return d;
+}
+
+OpDef MakeLoss() {
+  OpDef d;
+  d.name = "MakeLoss";
+  d.description =
+      "Identity in forward; its gradient is grad_scale (normalised per `normalization`): turns any "
+      "expression into a loss.";
+  d.attrs = {Opt("grad_scale", "float", "1", "the gradient value"),
+             DefaultOnly(Opt("valid_thresh", "float", "0", "threshold for normalization=valid")),
+             Enum("normalization", {"null", "batch", "valid"}, "null",
+                  "gradient divided by nothing, N, or the count of elements above valid_thresh")};
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, SameShapeAll);
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_MakeLoss";
+  d.inplace = InplacePairs({{0, 0}});
+  d.is_loss = true;
+  return d;
+}
+
+OpDef BlockGrad() {
+  OpDef d;
+  d.name = "BlockGrad";
+  d.description = "Identity in forward; stops the gradient (the input gets zeros).";
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, SameShapeAll);
+  d.grad = GradKind::kZero;
+  d.inplace = InplacePairs({{0, 0}});
+  return d;
+}
+
+}  // namespace
+
+void RegisterLossOps(OpRegistry& r) {
+  r.Register(SoftmaxOutput());
+  r.Register(SoftmaxLike("softmax", "exp(x) / sum(exp(x))"));
+  r.Register(SoftmaxLike("log_softmax", "x − log(sum(exp(x)))"));
+  r.Register(LinearRegressionOutput());
+  r.Register(MakeLoss());
+  r.Register(BlockGrad());
+  r.AddAlias("Softmax", "SoftmaxOutput");  // MXNet's deprecated name
+  r.AddAlias("stop_gradient", "BlockGrad");
+}
+
+}  // namespace weft::opdef

@@ -1,0 +1,92 @@
+// Reductions: sum, mean, max over `axis` (with keepdims) and argmax. Shape rules are MXNet
+// 1.9's legacy (non-NumPy) mode: reducing every axis without keepdims gives (1,), not ().
+#include <algorithm>
+
+#include "operator/defs/builtin.h"
+#include "operator/op_util.h"
+
+namespace weft::opdef {
+namespace {
+
+// MXNet's ReduceAxesShapeImpl without `exclude` (which weft accepts only at its default).
+Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims) {
+  const size_t nd = in.ndim();
+  if (axes.empty()) return keepdims ? Shape(std::vector<int64_t>(nd, 1)) : Shape{1};
+  for (int64_t& a : axes) a = NormalizeAxis(io, a, static_cast<int64_t>(nd), "axis");
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    io.Fail(fmt::format("axis {} names an axis twice", io.attrs().GetString("axis")));
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < nd; ++i) {
+    bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
+    if (!reduced) {
+      out.push_back(in[i]);
+    } else if (keepdims) {
+      out.push_back(1);
+    }
+  }
+  if (out.empty()) out.push_back(1);
+  return Shape(std::move(out));
+}
+
+// sum, mean and max share attributes and shape rule; they differ in gradient.
+OpDef Reduce(std::string name, std::string what, uint32_t uses) {
+  OpDef d;
+  d.name = name;
+  d.description = "The " + what +
+                  " of the elements over `axis` (every axis when empty), keeping reduced axes with "
+                  "length 1 when keepdims.";
+  d.attrs = {Opt("axis", "shape", "()", "axes to reduce; () or None = all"),
+             Opt("keepdims", "bool", "False", "keep reduced axes with length 1"),
+             DefaultOnly(Opt("exclude", "bool", "False", "reduce the axes not listed"))};
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    // "None" and "()" both mean every axis.
+    std::vector<int64_t> axes = io.attrs().GetTuple("axis", {});
+    io.AssignOut(0, ReducedShape(io, *io.in(0), axes, io.attrs().GetBool("keepdims")));
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_" + name;
+  d.backward_uses = uses;
+  d.resources = kResourceTempSpace;
+  return d;
+}
+
+OpDef Argmax() {
+  OpDef d;
+  d.name = "argmax";
+  d.description =
+      "Index of the largest element along `axis` (of the flattened input when None), as a value of the "
+      "input's dtype (MXNet).";
+  d.attrs = {Opt("axis", "int", "None", "axis to search; None = all elements"),
+             Opt("keepdims", "bool", "False", "keep the axis with length 1")};
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    const Shape& in = *io.in(0);
+    std::optional<int64_t> axis = io.attrs().GetOptionalInt("axis");
+    std::vector<int64_t> axes;
+    if (axis) axes.push_back(*axis);
+    io.AssignOut(0, ReducedShape(io, in, axes, io.attrs().GetBool("keepdims")));
+  });
+  d.grad = GradKind::kNone;
+  d.resources = kResourceTempSpace;
+  return d;
+}
+
+}  // namespace
+
+void RegisterReduceOps(OpRegistry& r) {
+  r.Register(Reduce("sum", "sum", 0));
+  r.Register(Reduce("mean", "mean", 0));
+  r.Register(Reduce("max", "maximum", kUsesInputs | kUsesOutputs));
+  r.Register(Argmax());
+  r.AddAlias("sum_axis", "sum");
+  r.AddAlias("max_axis", "max");
+}
+
+}  // namespace weft::opdef

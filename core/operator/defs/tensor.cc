@@ -1,0 +1,178 @@
+// Products, dtype and fill ops: dot, batch_dot, Cast, zeros_like, ones_like, one_hot. Shape rules
+// are MXNet 1.9's (src/operator/tensor/dot-inl.h, elemwise_unary_op.h, indexing_op.h).
+#include "operator/defs/builtin.h"
+#include "operator/op_util.h"
+
+namespace weft::opdef {
+namespace {
+
+std::string DotError(const ShapeIO& io, const Shape& l, const Shape& r) {
+  return fmt::format("shape mismatch between input 'lhs' {} and input 'rhs' {} (transpose_a={}, transpose_b={})",
+                     l.ToString(), r.ToString(), io.attrs().GetString("transpose_a"),
+                     io.attrs().GetString("transpose_b"));
+}
+
+// lhs and rhs with the common attributes of dot and batch_dot.
+OpDef ProductOp(std::string name, std::string description) {
+  OpDef d;
+  d.name = name;
+  d.description = std::move(description);
+  d.attrs = {Opt("transpose_a", "bool", "False", "use lhs transposed"),
+             Opt("transpose_b", "bool", "False", "use rhs transposed"),
+             Ignored(Enum("forward_stype", {"None", "default", "csr", "row_sparse"}, "None", ""))};
+  d.list_inputs = Fixed({"lhs", "rhs"});
+  d.list_outputs = Fixed({"output"});
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_" + name;
+  d.backward_uses = kUsesInputs;
+  d.resources = kResourceTempSpace;
+  return d;
+}
+
+// dot: lhs (..., K) · rhs (K, ...) contracting lhs's last axis with rhs's first (first/last
+// with the transposes); two vectors give (1,).
+OpDef Dot() {
+  OpDef d = ProductOp("dot",
+                      "Tensor product contracting the last axis of lhs with the first axis of rhs "
+                      "(the first of lhs with transpose_a, the last of rhs with transpose_b).");
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0) || !io.in(1)) return;
+    const Shape& l = *io.in(0);
+    const Shape& r = *io.in(1);
+    const bool ta = io.attrs().GetBool("transpose_a"), tb = io.attrs().GetBool("transpose_b");
+    if (l.ndim() == 0 || r.ndim() == 0) io.Fail("scalar inputs are not supported");
+    if (l.ndim() == 1 && r.ndim() == 1) {
+      if (ta || tb) io.Fail("cannot transpose vectors");
+      if (l[0] >= 0 && r[0] >= 0 && l[0] != r[0]) io.Fail(DotError(io, l, r));
+      io.AssignOut(0, Shape{1});
+      return;
+    }
+    // Split each side into (kept axes, contracted axes) as MXNet does.
+    const size_t ln = l.ndim(), rn = r.ndim();
+    std::vector<int64_t> lkeep, rkeep;
+    int64_t lk, rk;
+    if (ta) {
+      lk = l[0];
+      lkeep.assign(l.begin() + 1, l.end());
+    } else {
+      lk = ln > 1 ? l[ln - 1] : l[0];
+      lkeep.assign(l.begin(), l.end() - 1);
+    }
+    if (tb) {
+      rk = r[rn - 1];
+      rkeep.assign(r.begin(), r.end() - 1);
+    } else {
+      rk = r[0];
+      rkeep.assign(r.begin() + 1, r.end());
+    }
+    if (lk >= 0 && rk >= 0 && lk != rk) io.Fail(DotError(io, l, r));
+    std::vector<int64_t> out;
+    if (ln > 1) out.insert(out.end(), lkeep.begin(), lkeep.end());
+    if (rn > 1) out.insert(out.end(), rkeep.begin(), rkeep.end());
+    io.AssignOut(0, Shape(out));
+  });
+  return d;
+}
+
+OpDef BatchDot() {
+  OpDef d = ProductOp("batch_dot",
+                      "Batched matrix product: (B..., M, K) · (B..., K, N) -> (B..., M, N) with equal "
+                      "batch axes, N-d inputs with N >= 3.");
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0) || !io.in(1)) return;
+    const Shape& l = *io.in(0);
+    const Shape& r = *io.in(1);
+    const bool ta = io.attrs().GetBool("transpose_a"), tb = io.attrs().GetBool("transpose_b");
+    const size_t n = l.ndim();
+    if (n < 3 || r.ndim() != n) {
+      io.Fail(fmt::format("inputs must have the same number of axes, at least 3; got 'lhs' {} and 'rhs' {}",
+                          l.ToString(), r.ToString()));
+    }
+    std::vector<int64_t> out;
+    for (size_t i = 0; i + 2 < n; ++i) {
+      if (l[i] >= 0 && r[i] >= 0 && l[i] != r[i]) io.Fail(DotError(io, l, r) + ": batch axes differ");
+      out.push_back(l[i] >= 0 ? l[i] : r[i]);
+    }
+    const int64_t m = ta ? l[n - 1] : l[n - 2], lk = ta ? l[n - 2] : l[n - 1];
+    const int64_t nn = tb ? r[n - 2] : r[n - 1], rk = tb ? r[n - 1] : r[n - 2];
+    if (lk >= 0 && rk >= 0 && lk != rk) io.Fail(DotError(io, l, r));
+    out.push_back(m);
+    out.push_back(nn);
+    io.AssignOut(0, Shape(out));
+  });
+  return d;
+}
+
+// One input, one output of the same shape.
+OpDef SameShapeUnary(std::string name, std::string description) {
+  OpDef d;
+  d.name = std::move(name);
+  d.description = std::move(description);
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, SameShapeAll);
+  return d;
+}
+
+const std::vector<std::string> kCastDTypes = {"float32", "float64", "float16", "bfloat16", "uint8",
+                                              "int8",    "int32",   "int64",   "bool"};
+
+OpDef Cast() {
+  OpDef d = SameShapeUnary("Cast", "Converts elements to `dtype` (C++ conversion rules).");
+  d.attrs = {Enum("dtype", kCastDTypes, "", "output dtype")};
+  d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
+    AssignType("Cast", "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+  };
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_Cast";
+  return d;
+}
+
+OpDef FillLike(std::string name, std::string value) {
+  OpDef d = SameShapeUnary(std::move(name), "An array of " + value + " with the input's shape and dtype.");
+  d.grad = GradKind::kZero;
+  return d;
+}
+
+OpDef OneHot() {
+  OpDef d;
+  d.name = "one_hot";
+  d.description =
+      "output[..., j] = on_value if j == indices[...] else off_value; indices out of [0, depth) give a "
+      "row of off_value.";
+  d.attrs = {Req("depth", "int", "length of the new last axis"), Opt("on_value", "float", "1", "value at the index"),
+             Opt("off_value", "float", "0", "value elsewhere"),
+             Enum("dtype", {"float32", "float64", "float16", "bfloat16", "uint8", "int8", "int32", "int64"}, "float32",
+                  "output dtype")};
+  d.list_inputs = Fixed({"indices"});
+  d.list_outputs = Fixed({"output"});
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetInt("depth") >= 0, "depth must be non-negative, got {}", a.GetInt("depth"));
+  };
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    std::vector<int64_t> s = io.in(0)->dims();
+    s.push_back(io.attrs().GetInt("depth"));
+    io.AssignOut(0, Shape(s));
+  });
+  // The indices keep their own dtype (MXNet needs it known; weft leaves it to the caller).
+  d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
+    AssignType("one_hot", "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+  };
+  d.grad = GradKind::kNone;
+  return d;
+}
+
+}  // namespace
+
+void RegisterTensorOps(OpRegistry& r) {
+  r.Register(Dot());
+  r.Register(BatchDot());
+  r.Register(Cast());
+  r.Register(FillLike("zeros_like", "zeros"));
+  r.Register(FillLike("ones_like", "ones"));
+  r.Register(OneHot());
+  r.AddAlias("cast", "Cast");
+}
+
+}  // namespace weft::opdef

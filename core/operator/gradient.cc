@@ -1,0 +1,44 @@
+#include "operator/gradient.h"
+
+#include "operator/infer.h"
+
+namespace weft {
+
+std::optional<BackwardNode> DescribeBackward(const OpDef& def, const AttrMap& attrs, int num_inputs, int num_outputs,
+                                             int num_aux) {
+  const size_t ni = OpInputNames(def, attrs).size(), no = OpOutputNames(def, attrs).size(),
+               na = OpAuxNames(def, attrs).size();
+  WEFT_CHECK(static_cast<size_t>(num_inputs) == ni && static_cast<size_t>(num_outputs) == no &&
+                 static_cast<size_t>(num_aux) == na,
+             "{}: a node with {} inputs, {} outputs and {} aux states does not fit the definition ({}, {}, {})",
+             def.name, num_inputs, num_outputs, num_aux, ni, no, na);
+  if (def.grad != GradKind::kOp) return std::nullopt;
+  BackwardNode node;
+  node.op = def.backward_op;
+  node.num_outputs = num_inputs;
+  node.resources = def.resources & kResourceTempSpace;
+  auto add = [&](BackwardSource s, int n) {
+    for (int i = 0; i < n; ++i) node.inputs.push_back({s, i});
+  };
+  add(BackwardSource::kOutGrad, num_outputs);
+  if (def.backward_uses & kUsesInputs) add(BackwardSource::kInput, num_inputs);
+  if (def.backward_uses & kUsesOutputs) add(BackwardSource::kOutput, num_outputs);
+  if (def.backward_uses & kUsesAux) add(BackwardSource::kAux, num_aux);
+  return node;
+}
+
+const char* BackwardSourceName(BackwardSource s) noexcept {
+  switch (s) {
+    case BackwardSource::kOutGrad:
+      return "out_grad";
+    case BackwardSource::kInput:
+      return "input";
+    case BackwardSource::kOutput:
+      return "output";
+    case BackwardSource::kAux:
+      return "aux";
+  }
+  return "?";
+}
+
+}  // namespace weft

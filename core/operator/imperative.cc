@@ -1,0 +1,226 @@
+// weft core — imperative invoke and NDArray arithmetic (see weft/imperative.h).
+#include "weft/imperative.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "operator/infer.h"
+#include "operator/kernel_runner.h"
+#include "operator/op_def.h"
+#include "weft/sdk/operator.h"
+
+namespace weft {
+namespace {
+
+// Places positional and named arrays into the input + aux slots of the node.
+std::vector<NDArray> PlaceInputs(const ImperativeCall& call, const std::string& op, size_t num_in,
+                                 const std::vector<std::string>& slot_names) {
+  WEFT_CHECK(call.inputs.size() <= slot_names.size(), "{}: {} inputs given, the op takes {} (inputs and aux states)",
+             op, call.inputs.size(), slot_names.size());
+  std::vector<NDArray> slots(slot_names.size());
+  std::vector<bool> given(slot_names.size(), false);
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    slots[i] = call.inputs[i];
+    given[i] = true;
+  }
+  for (const auto& [name, array] : call.named_inputs) {
+    size_t j = 0;
+    while (j < slot_names.size() && slot_names[j] != name) ++j;
+    if (j == slot_names.size()) {
+      std::string known;
+      for (const std::string& n : slot_names) known += (known.empty() ? "" : ", ") + n;
+      Fail("{}: no input named '{}' (inputs and aux states: {})", op, name, known);
+    }
+    WEFT_CHECK(!given[j], "{}: input '{}' given twice", op, name);
+    slots[j] = array;
+    given[j] = true;
+  }
+  for (size_t j = 0; j < slots.size(); ++j)
+    WEFT_CHECK(given[j] && !slots[j].is_none(), "{}: {} '{}' is missing", op, j < num_in ? "input" : "aux state",
+               slot_names[j]);
+  return slots;
+}
+
+std::string ShapeSlotString(const ShapeSlot& s) { return s ? s->ToString() : "unknown"; }
+
+}  // namespace
+
+void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
+  WEFT_CHECK(outputs != nullptr, "Invoke({}): outputs is null", call.op);
+  const OpDef& def = OpRegistry::Get().Lookup(call.op);
+  AttrMap given{call.params};
+  if (def.FindAttr("num_args") != nullptr && !given.Has("num_args"))
+    given.Set("num_args", std::to_string(call.inputs.size() + call.named_inputs.size()));
+  const AttrMap attrs = def.Normalize(given);
+
+  std::vector<std::string> in_names = OpInputNames(def, attrs), aux_names = OpAuxNames(def, attrs);
+  const std::vector<std::string> out_names = OpOutputNames(def, attrs);
+  const size_t num_in = in_names.size(), num_aux = aux_names.size(), num_out = out_names.size();
+  const size_t num_visible = static_cast<size_t>(OpNumVisibleOutputs(def, attrs));
+  std::vector<std::string> slot_names = in_names;
+  slot_names.insert(slot_names.end(), aux_names.begin(), aux_names.end());
+  std::vector<NDArray> slots = PlaceInputs(call, def.name, num_in, slot_names);
+  std::vector<NDArray> in(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(num_in));
+  std::vector<NDArray> aux(slots.begin() + static_cast<std::ptrdiff_t>(num_in), slots.end());
+
+  // Outputs given by the caller: visible ones or all of them.
+  std::vector<NDArray> out(num_out);
+  if (!outputs->empty()) {
+    WEFT_CHECK(outputs->size() == num_visible || outputs->size() == num_out,
+               "{}: {} output arrays given, the op has {} outputs", def.name, outputs->size(), num_visible);
+    for (size_t i = 0; i < outputs->size(); ++i) out[i] = (*outputs)[i];
+  }
+
+  // Device: the inputs', else the given outputs', else cpu(0).
+  std::optional<Context> ctx;
+  for (const std::vector<NDArray>* group : {&slots, &out})
+    for (const NDArray& a : *group)
+      if (!a.is_none() && !ctx) ctx = a.GetContext();
+  if (!ctx) ctx = Context::cpu(0);
+  for (size_t j = 0; j < slots.size(); ++j)
+    WEFT_CHECK(slots[j].GetContext() == *ctx, "{}: '{}' is on {} but the other arrays are on {}", def.name,
+               slot_names[j], slots[j].GetContext().ToString(), ctx->ToString());
+
+  // Inference.
+  std::vector<ShapeSlot> in_s(num_in), out_s(num_out), aux_s(num_aux);
+  std::vector<int> in_t(num_in), out_t(num_out, -1), aux_t(num_aux);
+  for (size_t i = 0; i < num_in; ++i) in_s[i] = in[i].GetShape(), in_t[i] = static_cast<int>(in[i].GetDType());
+  for (size_t i = 0; i < num_aux; ++i) aux_s[i] = aux[i].GetShape(), aux_t[i] = static_cast<int>(aux[i].GetDType());
+  InferShapes(def, attrs, in_s, out_s, aux_s);
+  InferTypes(def, attrs, in_t, out_t, aux_t);
+
+  NodeSignature sig;
+  for (size_t i = 0; i < num_in; ++i) {
+    WEFT_CHECK(in_s[i] && *in_s[i] == in[i].GetShape(), "{}: input '{}' has shape {}, the op needs {}", def.name,
+               in_names[i], in[i].GetShape().ToString(), ShapeSlotString(in_s[i]));
+    sig.in_shapes.push_back(in[i].GetShape());
+    sig.in_dtypes.push_back(in[i].GetDType());
+  }
+  for (size_t i = 0; i < num_aux; ++i) {
+    WEFT_CHECK(aux_s[i] && *aux_s[i] == aux[i].GetShape(), "{}: aux state '{}' has shape {}, the op needs {}", def.name,
+               aux_names[i], aux[i].GetShape().ToString(), ShapeSlotString(aux_s[i]));
+    sig.aux_shapes.push_back(aux[i].GetShape());
+    sig.aux_dtypes.push_back(aux[i].GetDType());
+  }
+  for (size_t i = 0; i < num_out; ++i) {
+    bool known = out_s[i].has_value();
+    if (known)
+      for (int64_t d : *out_s[i]) known = known && d >= 0;
+    WEFT_CHECK(known && out_t[i] >= 0, "{}: cannot infer output '{}' (shape {}) from the inputs", def.name,
+               out_names[i], ShapeSlotString(out_s[i]));
+    const DType dt = static_cast<DType>(out_t[i]);
+    if (out[i].is_none()) {
+      out[i] = NDArray(*out_s[i], *ctx, true, dt);
+    } else {
+      WEFT_CHECK(out[i].GetShape() == *out_s[i] && out[i].GetDType() == dt,
+                 "{}: output '{}' array has shape {} and dtype {}, the op makes {} {}", def.name, out_names[i],
+                 out[i].GetShape().ToString(), DTypeName(out[i].GetDType()), out_s[i]->ToString(), DTypeName(dt));
+    }
+    sig.out_shapes.push_back(*out_s[i]);
+    sig.out_dtypes.push_back(dt);
+  }
+
+  // An output that shares memory with an input is computed in place when the op allows that pair
+  // with the very same view (a += b), else into a temporary that is then copied over.
+  std::vector<int32_t> req(num_out, WEFT_REQ_WRITE);
+  std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temporary, caller's array)
+  const std::vector<std::pair<int, int>> pairs = OpInplacePairs(def, attrs);
+  for (size_t o = 0; o < num_out; ++o) {
+    for (size_t i = 0; i < num_in && req[o] == WEFT_REQ_WRITE; ++i) {
+      if (!in[i].SharesChunkWith(out[o])) continue;
+      const bool allowed = in[i].offset() == out[o].offset() &&
+                           std::find(pairs.begin(), pairs.end(),
+                                     std::pair<int, int>(static_cast<int>(i), static_cast<int>(o))) != pairs.end();
+      if (allowed) {
+        req[o] = WEFT_REQ_WRITE_INPLACE;
+      } else {
+        NDArray tmp(sig.out_shapes[o], *ctx, true, sig.out_dtypes[o]);
+        copy_back.emplace_back(tmp, out[o]);
+        out[o] = tmp;
+        break;
+      }
+    }
+  }
+
+  KernelRunner runner(def.name, attrs, *ctx, sig, def.resources);
+  runner.Run(in, out, req, aux, call.is_train);
+  for (auto& [tmp, dst] : copy_back) {
+    NDArray::CopyFromTo(tmp, dst);
+    for (NDArray& o : out)
+      if (o.SharesChunkWith(tmp)) o = dst;
+  }
+
+  if (outputs->empty()) {
+    outputs->assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(num_visible));
+  } else {
+    for (size_t i = 0; i < outputs->size(); ++i) (*outputs)[i] = out[i];
+  }
+}
+
+std::vector<NDArray> Invoke(const ImperativeCall& call) {
+  std::vector<NDArray> out;
+  Invoke(call, &out);
+  return out;
+}
+
+NDArray InvokeOne(const std::string& op, const std::vector<NDArray>& inputs,
+                  const std::map<std::string, std::string>& params) {
+  ImperativeCall call;
+  call.op = op;
+  call.params = params;
+  call.inputs = inputs;
+  return Invoke(call).at(0);
+}
+
+namespace {
+
+NDArray Binary(const char* op, const NDArray& lhs, const NDArray& rhs) { return InvokeOne(op, {lhs, rhs}); }
+NDArray Scalar(const char* op, const NDArray& a, float s) {
+  return InvokeOne(op, {a}, {{"scalar", fmt::format("{}", s)}});
+}
+// In place into `lhs`.
+NDArray& Into(NDArray& lhs, const char* op, std::vector<NDArray> inputs, std::map<std::string, std::string> params) {
+  ImperativeCall call;
+  call.op = op;
+  call.params = std::move(params);
+  call.inputs = std::move(inputs);
+  std::vector<NDArray> out{lhs};
+  Invoke(call, &out);
+  return lhs;
+}
+
+}  // namespace
+
+NDArray operator+(const NDArray& lhs, const NDArray& rhs) { return Binary("elemwise_add", lhs, rhs); }
+NDArray operator-(const NDArray& lhs, const NDArray& rhs) { return Binary("elemwise_sub", lhs, rhs); }
+NDArray operator*(const NDArray& lhs, const NDArray& rhs) { return Binary("elemwise_mul", lhs, rhs); }
+NDArray operator/(const NDArray& lhs, const NDArray& rhs) { return Binary("elemwise_div", lhs, rhs); }
+NDArray operator+(const NDArray& lhs, float s) { return Scalar("_plus_scalar", lhs, s); }
+NDArray operator-(const NDArray& lhs, float s) { return Scalar("_minus_scalar", lhs, s); }
+NDArray operator*(const NDArray& lhs, float s) { return Scalar("_mul_scalar", lhs, s); }
+NDArray operator/(const NDArray& lhs, float s) { return Scalar("_div_scalar", lhs, s); }
+NDArray operator+(float s, const NDArray& rhs) { return Scalar("_plus_scalar", rhs, s); }
+NDArray operator-(float s, const NDArray& rhs) { return Scalar("_rminus_scalar", rhs, s); }
+NDArray operator*(float s, const NDArray& rhs) { return Scalar("_mul_scalar", rhs, s); }
+NDArray operator/(float s, const NDArray& rhs) { return Scalar("_rdiv_scalar", rhs, s); }
+NDArray operator-(const NDArray& a) { return InvokeOne("negative", {a}); }
+NDArray& operator+=(NDArray& lhs, const NDArray& rhs) { return Into(lhs, "elemwise_add", {lhs, rhs}, {}); }
+NDArray& operator-=(NDArray& lhs, const NDArray& rhs) { return Into(lhs, "elemwise_sub", {lhs, rhs}, {}); }
+NDArray& operator*=(NDArray& lhs, const NDArray& rhs) { return Into(lhs, "elemwise_mul", {lhs, rhs}, {}); }
+NDArray& operator/=(NDArray& lhs, const NDArray& rhs) { return Into(lhs, "elemwise_div", {lhs, rhs}, {}); }
+NDArray& operator+=(NDArray& lhs, float s) {
+  return Into(lhs, "_plus_scalar", {lhs}, {{"scalar", fmt::format("{}", s)}});
+}
+NDArray& operator-=(NDArray& lhs, float s) {
+  return Into(lhs, "_minus_scalar", {lhs}, {{"scalar", fmt::format("{}", s)}});
+}
+NDArray& operator*=(NDArray& lhs, float s) {
+  return Into(lhs, "_mul_scalar", {lhs}, {{"scalar", fmt::format("{}", s)}});
+}
+NDArray& operator/=(NDArray& lhs, float s) {
+  return Into(lhs, "_div_scalar", {lhs}, {{"scalar", fmt::format("{}", s)}});
+}
+
+void RandomSeed(uint64_t seed) { SetRandomSeed(seed); }
+
+}  // namespace weft

@@ -1,0 +1,318 @@
+// weft core — KernelRunner (see kernel_runner.h).
+#include "operator/kernel_runner.h"
+
+#include <atomic>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "weft/runtime.h"
+#include "weft/sdk/operator.h"
+#include "weft/storage.h"
+
+namespace weft {
+namespace {
+
+// splitmix64 (Steele, Lea, Flood 2014): turns a counter into well-mixed 64-bit seeds.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+struct SeedSequence {
+  std::mutex mu;
+  uint64_t base = 0;
+  uint64_t counter = 0;
+};
+SeedSequence& Seeds() {
+  static SeedSequence s;
+  return s;
+}
+
+weft_shape ToWeftShape(const Shape& s, const std::string& what) {
+  WEFT_CHECK(s.ndim() <= WEFT_MAX_NDIM, "{} has {} axes; kernels take at most {}", what, s.ndim(), WEFT_MAX_NDIM);
+  weft_shape out{};
+  out.ndim = static_cast<int32_t>(s.ndim());
+  for (size_t i = 0; i < s.ndim(); ++i) out.dims[i] = s[i];
+  return out;
+}
+
+// "cpu (float32, float64), simdev (float32)" — who has a kernel for `op`.
+std::string KernelOwners(const std::string& op) {
+  std::string list;
+  Runtime& rt = Runtime::Get();
+  for (const std::string& type : rt.DeviceTypes()) {
+    std::string dtypes;
+    for (int d = 0; d < WEFT_DTYPE_COUNT; ++d) {
+      if (rt.FindKernel(op, type, static_cast<DType>(d)) == nullptr) continue;
+      if (!dtypes.empty()) dtypes += ", ";
+      dtypes += DTypeName(static_cast<DType>(d));
+    }
+    if (dtypes.empty()) continue;
+    if (!list.empty()) list += ", ";
+    list += fmt::format("{} ({})", type, dtypes);
+  }
+  return list.empty() ? "no loaded plugin has one" : "kernels exist for " + list;
+}
+
+}  // namespace
+
+struct KernelRunner::State {
+  std::string op;
+  std::string label;  // "FullyConnected on cpu(0)"
+  Context ctx;
+  NodeSignature sig;
+  const KernelInfo* kernel = nullptr;
+  void* kernel_state = nullptr;
+  Storage::Handle workspace;
+  bool random = false;
+  VarHandle var = nullptr;  // serialises runs: they share the workspace
+  // Shapes as int64 arrays the weft_tensors borrow.
+  std::vector<std::vector<int64_t>> in_dims, out_dims, aux_dims;
+
+  ~State() {
+    if (kernel != nullptr && kernel->def->destroy_state != nullptr && kernel_state != nullptr)
+      kernel->def->destroy_state(kernel->plugin_state, kernel_state);
+    if (!workspace.is_null()) Storage::Get()->Free(workspace);
+    if (var != nullptr) Engine::Get()->DeleteVariable(SyncFn(), ctx, var);
+  }
+
+  void Check(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
+             const std::vector<NDArray>& aux) const;
+  void Compute(weft_stream stream, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+               const std::vector<int32_t>& req, const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const;
+};
+
+namespace {
+
+void CheckSlots(const KernelRunner::State& s, const char* kind, const std::vector<NDArray>& arrays,
+                const std::vector<Shape>& shapes, const std::vector<DType>& dtypes, const std::vector<int32_t>* req) {
+  WEFT_CHECK(arrays.size() == shapes.size(), "{}: expects {} {}, got {}", s.label, shapes.size(), kind, arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const NDArray& a = arrays[i];
+    if (a.is_none()) {
+      WEFT_CHECK(req != nullptr && (*req)[i] == WEFT_REQ_NULL, "{}: {} {} is a none array", s.label, kind, i);
+      continue;
+    }
+    WEFT_CHECK(a.GetContext() == s.ctx, "{}: {} {} lives on {}, the kernel runs on {}", s.label, kind, i,
+               a.GetContext().ToString(), s.ctx.ToString());
+    WEFT_CHECK(a.GetShape() == shapes[i], "{}: {} {} has shape {}, the node was prepared for {}", s.label, kind, i,
+               a.GetShape().ToString(), shapes[i].ToString());
+    WEFT_CHECK(a.GetDType() == dtypes[i], "{}: {} {} has dtype {}, the node was prepared for {}", s.label, kind, i,
+               DTypeName(a.GetDType()), DTypeName(dtypes[i]));
+  }
+}
+
+void AddVars(const std::vector<NDArray>& arrays, std::vector<VarHandle>* vars) {
+  for (const NDArray& a : arrays)
+    if (!a.is_none()) vars->push_back(a.var());
+}
+
+void Alloc(const std::vector<NDArray>& arrays) {
+  for (const NDArray& a : arrays)
+    if (!a.is_none()) a.CheckAndAlloc();
+}
+
+std::vector<weft_tensor> Tensors(const std::vector<NDArray>& arrays, const std::vector<std::vector<int64_t>>& dims,
+                                 int32_t device) {
+  std::vector<weft_tensor> out(arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    weft_tensor& t = out[i];
+    t.struct_size = WEFT_STRUCT_SIZE(weft_tensor, shape);
+    t.device = device;
+    t.ndim = static_cast<int32_t>(dims[i].size());
+    t.shape = dims[i].data();
+    if (arrays[i].is_none()) continue;
+    t.data = arrays[i].dptr();
+    t.offset = arrays[i].offset();
+    t.dtype = static_cast<int32_t>(arrays[i].GetDType());
+  }
+  return out;
+}
+
+}  // namespace
+
+void KernelRunner::State::Check(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+                                const std::vector<int32_t>& req, const std::vector<NDArray>& aux) const {
+  WEFT_CHECK(req.size() == sig.out_shapes.size(), "{}: expects {} write requests (one per output), got {}", label,
+             sig.out_shapes.size(), req.size());
+  for (size_t i = 0; i < req.size(); ++i)
+    WEFT_CHECK(req[i] >= WEFT_REQ_NULL && req[i] <= WEFT_REQ_ADD,
+               "{}: write request {} of output {} is not one of null (0), write (1), inplace (2), add (3)", label,
+               req[i], i);
+  CheckSlots(*this, "inputs", inputs, sig.in_shapes, sig.in_dtypes, nullptr);
+  CheckSlots(*this, "outputs", outputs, sig.out_shapes, sig.out_dtypes, &req);
+  CheckSlots(*this, "aux states", aux, sig.aux_shapes, sig.aux_dtypes, nullptr);
+}
+
+void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>& inputs,
+                                  const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
+                                  const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const {
+  const int32_t device = static_cast<int32_t>(ctx.GetDeviceId());
+  std::vector<weft_tensor> in = Tensors(inputs, in_dims, device);
+  std::vector<weft_tensor> out = Tensors(outputs, out_dims, device);
+  std::vector<weft_tensor> ax = Tensors(aux, aux_dims, device);
+  weft_kernel_args args{};
+  args.struct_size = WEFT_STRUCT_SIZE(weft_kernel_args, seed);
+  args.state = kernel_state;
+  args.device = device;
+  args.num_inputs = static_cast<int32_t>(in.size());
+  args.inputs = in.data();
+  args.num_outputs = static_cast<int32_t>(out.size());
+  args.outputs = out.data();
+  args.req = req.data();
+  args.num_aux = static_cast<int32_t>(ax.size());
+  args.aux = ax.data();
+  static const int64_t kWorkspaceDims[1] = {0};
+  int64_t ws_dims[1] = {static_cast<int64_t>(workspace.size)};
+  args.workspace.struct_size = WEFT_STRUCT_SIZE(weft_tensor, shape);
+  args.workspace.data = workspace.dptr;
+  args.workspace.dtype = WEFT_DTYPE_UINT8;
+  args.workspace.device = device;
+  args.workspace.ndim = 1;
+  args.workspace.shape = workspace.is_null() ? kWorkspaceDims : ws_dims;
+  args.stream = stream;
+  args.is_train = is_train ? 1 : 0;
+  args.seed = seed;
+  ThrowIfError(kernel->def->compute(kernel->plugin_state, &args), label);
+}
+
+KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx, const NodeSignature& sig,
+                           uint32_t resources)
+    : state_(std::make_shared<State>()) {
+  State& s = *state_;
+  const OpDef* def = OpRegistry::Get().Find(op);
+  s.op = def != nullptr ? def->name : op;
+  if (def != nullptr) resources |= def->resources;
+  s.ctx = ctx;
+  s.sig = sig;
+  s.label = fmt::format("{} on {}", s.op, ctx.ToString());
+  s.random = (resources & kResourceRandom) != 0;
+  WEFT_CHECK(sig.in_shapes.size() == sig.in_dtypes.size() && sig.out_shapes.size() == sig.out_dtypes.size() &&
+                 sig.aux_shapes.size() == sig.aux_dtypes.size(),
+             "{}: shape and dtype lists differ in length (inputs {}/{}, outputs {}/{}, aux {}/{})", s.label,
+             sig.in_shapes.size(), sig.in_dtypes.size(), sig.out_shapes.size(), sig.out_dtypes.size(),
+             sig.aux_shapes.size(), sig.aux_dtypes.size());
+  Runtime& rt = Runtime::Get();
+  rt.GetDevice(ctx);  // a clear error for a missing device comes before "no kernel"
+  const DType key = !sig.in_dtypes.empty()    ? sig.in_dtypes[0]
+                    : !sig.out_dtypes.empty() ? sig.out_dtypes[0]
+                                              : DType::kFloat32;
+  s.kernel = rt.FindKernel(s.op, ctx.GetDeviceType(), key);
+  if (s.kernel == nullptr)
+    Fail("no kernel for operator '{}' on device type '{}' with dtype {}: {}", s.op, ctx.GetDeviceType(), DTypeName(key),
+         KernelOwners(s.op));
+
+  auto dims = [](const std::vector<Shape>& shapes) {
+    std::vector<std::vector<int64_t>> d;
+    for (const Shape& x : shapes) d.push_back(x.dims());
+    return d;
+  };
+  s.in_dims = dims(sig.in_shapes);
+  s.out_dims = dims(sig.out_shapes);
+  s.aux_dims = dims(sig.aux_shapes);
+
+  if (s.kernel->def->create_state != nullptr) {
+    std::vector<weft_kv> kv;
+    for (const auto& [k, v] : attrs.values())
+      if (!k.starts_with("__")) kv.push_back(weft_kv{k.c_str(), v.c_str()});
+    auto shapes = [&](const std::vector<Shape>& in, const char* what) {
+      std::vector<weft_shape> out;
+      for (size_t i = 0; i < in.size(); ++i)
+        out.push_back(ToWeftShape(in[i], fmt::format("{} {} {}", s.label, what, i)));
+      return out;
+    };
+    auto codes = [](const std::vector<DType>& in) {
+      std::vector<int32_t> out;
+      for (DType d : in) out.push_back(static_cast<int32_t>(d));
+      return out;
+    };
+    std::vector<weft_shape> is = shapes(sig.in_shapes, "input"), os = shapes(sig.out_shapes, "output"),
+                            as = shapes(sig.aux_shapes, "aux state");
+    std::vector<int32_t> id = codes(sig.in_dtypes), od = codes(sig.out_dtypes), ad = codes(sig.aux_dtypes);
+    weft_kernel_state_args a{};
+    a.struct_size = WEFT_STRUCT_SIZE(weft_kernel_state_args, workspace_bytes);
+    a.op_name = s.op.c_str();
+    a.device = static_cast<int32_t>(ctx.GetDeviceId());
+    a.num_attrs = static_cast<int32_t>(kv.size());
+    a.attrs = kv.data();
+    a.num_inputs = static_cast<int32_t>(is.size());
+    a.input_shapes = is.data();
+    a.input_dtypes = id.data();
+    a.num_outputs = static_cast<int32_t>(os.size());
+    a.output_shapes = os.data();
+    a.output_dtypes = od.data();
+    a.num_aux = static_cast<int32_t>(as.size());
+    a.aux_shapes = as.data();
+    a.aux_dtypes = ad.data();
+    ThrowIfError(s.kernel->def->create_state(s.kernel->plugin_state, &a), s.label);
+    s.kernel_state = a.state;
+    if (a.workspace_bytes > 0) s.workspace = Storage::Get()->Alloc(a.workspace_bytes, ctx);
+  }
+  s.var = Engine::Get()->NewVariable();
+}
+
+KernelRunner::~KernelRunner() = default;
+
+void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+                       const std::vector<int32_t>& req, const std::vector<NDArray>& aux, bool is_train,
+                       int priority) const {
+  state_->Check(inputs, outputs, req, aux);
+  Alloc(inputs);
+  Alloc(outputs);
+  Alloc(aux);
+  std::vector<VarHandle> reads, writes;
+  AddVars(inputs, &reads);
+  AddVars(outputs, &writes);
+  AddVars(aux, &writes);
+  writes.push_back(state_->var);
+  const uint64_t seed = state_->random ? NextRandomSeed() : 0;
+  std::shared_ptr<const State> s = state_;
+  Engine::Get()->PushSync([s, inputs, outputs, req, aux, is_train, seed](
+                              RunContext rctx) { s->Compute(rctx.stream, inputs, outputs, req, aux, is_train, seed); },
+                          state_->ctx, reads, writes, FnProperty::kNormal, priority, state_->op.c_str());
+}
+
+void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>& inputs,
+                             const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
+                             const std::vector<NDArray>& aux, bool is_train) const {
+  state_->Check(inputs, outputs, req, aux);
+  auto check_alloc = [&](const std::vector<NDArray>& arrays, const char* kind) {
+    for (size_t i = 0; i < arrays.size(); ++i)
+      WEFT_CHECK(arrays[i].is_none() || arrays[i].Size() == 0 || arrays[i].dptr() != 0,
+                 "{}: {} {} is not allocated (call CheckAndAlloc before pushing the enclosing operation)",
+                 state_->label, kind, i);
+  };
+  check_alloc(inputs, "input");
+  check_alloc(outputs, "output");
+  check_alloc(aux, "aux state");
+  state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? NextRandomSeed() : 0);
+}
+
+const std::string& KernelRunner::op() const { return state_->op; }
+const Context& KernelRunner::context() const { return state_->ctx; }
+const NodeSignature& KernelRunner::signature() const { return state_->sig; }
+uint64_t KernelRunner::workspace_bytes() const { return state_->workspace.size; }
+const std::string& KernelRunner::plugin_name() const { return state_->kernel->plugin->name(); }
+bool KernelRunner::uses_random() const { return state_->random; }
+
+bool HasKernel(const std::string& op, const std::string& device_type, DType dtype) {
+  return Runtime::Get().FindKernel(op, device_type, dtype) != nullptr;
+}
+
+void SetRandomSeed(uint64_t seed) {
+  SeedSequence& s = Seeds();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.base = seed;
+  s.counter = 0;
+}
+
+uint64_t NextRandomSeed() {
+  SeedSequence& s = Seeds();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return Mix(s.base ^ Mix(s.counter++));
+}
+
+}  // namespace weft

@@ -1,0 +1,118 @@
+// weft core — a prepared kernel for one node: where an op definition, a device plugin's kernel and
+// NDArrays meet. The executor keeps one KernelRunner per graph node; imperative invoke makes one
+// per call.
+//
+// Preparing (the constructor) finds the kernel for (op, device type, dtype of the first input —
+// else of the first output) through Runtime::FindKernel, calls its create_state once with the
+// node's attributes and the shapes/dtypes of every input, output and aux state, and takes the
+// workspace the kernel asked for from Storage (one block per runner, on the runner's device).
+// The kernel state and the workspace live until the runner *and* every run pushed through it are
+// gone: pushed work holds a reference, so destroying a runner with runs still pending is safe.
+//
+// Running:
+//   Run(...)       pushes one engine operation on the runner's Context that reads the inputs'
+//                  variables and writes the outputs' and aux states' variables (plus the
+//                  runner's own variable, which serialises runs of one runner: they share the
+//                  workspace). Returns at once; errors of the kernel are stored on the written
+//                  variables (weft::Error "<op> on <device>: <plugin message>", rethrown by the
+//                  next WaitToRead / SyncCopyToCPU of an output).
+//   RunInline(...) computes synchronously in the calling thread, which must be inside an engine
+//                  operation that already holds the right dependencies (the executor's bulked
+//                  segments). Errors are thrown as weft::Error.
+// Both build weft_tensor views (chunk address + byte offset, dtype, shape, device index) of the
+// NDArrays given, so views made with Slice/Reshape/AsArray compute in place.
+//
+// Write requests are WEFT_REQ_* values (sdk/operator.h; MXNet's OpReqType kNullOp = 0,
+// kWriteTo = 1, kWriteInplace = 2, kAddTo = 3), one per output.
+//
+// Random numbers: for ops whose definition asks for WEFT_OP_RESOURCE_RANDOM, every run gets a
+// fresh 64-bit seed drawn when the run is pushed (RunInline: when it runs) from a process-wide
+// sequence started by SetRandomSeed (MXNet's mx.random.seed), so a program that seeds and then
+// pushes in a fixed order gets the same numbers every time.
+//
+// Thread-safety: a KernelRunner may be run from several threads at once (runs are ordered by the
+// engine). Construction and destruction are not synchronised with other uses of the same object.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "operator/op_def.h"
+#include "weft/base.h"
+#include "weft/context.h"
+#include "weft/engine.h"
+#include "weft/ndarray.h"
+
+namespace weft {
+
+/// Shapes and dtypes of one node's slots, in the order of the op's input / output (hidden ones
+/// included) / aux-state names.
+struct NodeSignature {
+  std::vector<Shape> in_shapes, out_shapes, aux_shapes;
+  std::vector<DType> in_dtypes, out_dtypes, aux_dtypes;
+};
+
+class KernelRunner {
+ public:
+  /// Prepares `op` (a definition name or alias; backward ops such as "_backward_FullyConnected"
+  /// too) on device `ctx`. `attrs` are passed to the kernel as given, except that attributes whose
+  /// name starts with "__" are dropped (normalise them first with OpDef::Normalize; backward nodes
+  /// carry the forward node's normalised attributes). `resources`: kResource* bits (an op's
+  /// OpDef::resources, a backward node's BackwardNode::resources); the constructor adds those of
+  /// the op's own definition when it has one.
+  ///
+  /// Throws weft::Error when no loaded plugin has a kernel for (op, ctx's device type, dtype) —
+  /// the message names the op, device and dtype and lists the device types (and dtypes) that do
+  /// have one; when `ctx` names no loaded device; when a shape/dtype vector's size differs from its
+  /// partner; or with the kernel's own message when create_state refuses the node
+  /// ("<op> on <device>: <message>"). weft::OutOfMemoryError when the workspace cannot be had.
+  KernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx, const NodeSignature& sig,
+               uint32_t resources = 0);
+  ~KernelRunner();
+  KernelRunner(const KernelRunner&) = delete;
+  KernelRunner& operator=(const KernelRunner&) = delete;
+
+  /// Pushes one run (see the top of this file). The arrays must be on this runner's Context with
+  /// the prepared shapes and dtypes (an array of the prepared size in a different shape is
+  /// refused too), and `req` must have one entry per output; otherwise weft::Error naming the op,
+  /// the slot and both shapes / dtypes, and nothing is pushed. Outputs with req WEFT_REQ_NULL may
+  /// be none arrays. Allocates delayed arrays before pushing (may throw OutOfMemoryError).
+  /// `priority` as Engine::Push.
+  void Run(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
+           const std::vector<NDArray>& aux, bool is_train, int priority = 0) const;
+
+  /// Computes synchronously on `rctx.stream` (see the top of this file). Same checks as Run, and
+  /// every array must already be allocated (CheckAndAlloc before the enclosing push). Throws
+  /// weft::Error (or OutOfMemoryError) with the kernel's message on failure.
+  void RunInline(const RunContext& rctx, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+                 const std::vector<int32_t>& req, const std::vector<NDArray>& aux, bool is_train) const;
+
+  /// The op name the kernel was found under (aliases resolved), e.g. "add_n".
+  const std::string& op() const;
+  const Context& context() const;
+  const NodeSignature& signature() const;
+  /// Bytes of workspace the kernel asked for (0 when none).
+  uint64_t workspace_bytes() const;
+  /// Name of the plugin that provided the kernel.
+  const std::string& plugin_name() const;
+  /// True when runs get a per-call seed (WEFT_OP_RESOURCE_RANDOM).
+  bool uses_random() const;
+
+  struct State;  // shared with pushed runs; defined in kernel_runner.cc
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// True when some loaded plugin has a kernel for (op, device type, dtype).
+bool HasKernel(const std::string& op, const std::string& device_type, DType dtype);
+
+/// Restarts the process-wide seed sequence of WEFT_OP_RESOURCE_RANDOM ops (MXNet's
+/// mx.random.seed / mxnet-cpp's MXRandomSeed). Thread-safe.
+void SetRandomSeed(uint64_t seed);
+/// The next seed of that sequence (what the next random run gets). Thread-safe.
+uint64_t NextRandomSeed();
+
+}  // namespace weft

@@ -1,0 +1,194 @@
+// Gradient, in-place, resource and loss columns of OPS.md, checked against the definitions, and
+// the backward-node description the executor uses.
+#include <set>
+
+#include "operator/gradient.h"
+#include "test_util.h"
+
+namespace weft {
+namespace {
+
+using test::ErrorOf;
+using test::ExpectContains;
+using test::Norm;
+using Pairs = std::vector<std::pair<int, int>>;
+
+constexpr uint32_t I = kUsesInputs, O = kUsesOutputs, A = kUsesAux;
+
+struct Row {
+  std::string op;
+  test::Attrs attrs;  // required attributes, to ask for attribute-dependent columns
+  GradKind grad;
+  std::string backward;
+  uint32_t uses;
+  Pairs inplace;
+  bool loss = false;
+  bool random = false;
+};
+
+// Transcribed from core/operator/OPS.md.
+const std::vector<Row>& Table() {
+  static const std::vector<Row> rows = [] {
+    const GradKind K = GradKind::kOp, Z = GradKind::kZero, N = GradKind::kNone;
+    std::vector<Row> r = {
+        {"FullyConnected", {{"num_hidden", "1"}}, K, "_backward_FullyConnected", I, {}},
+        {"Convolution", {{"kernel", "(1, 1)"}, {"num_filter", "1"}}, K, "_backward_Convolution", I, {}},
+        {"Pooling", {}, K, "_backward_Pooling", I | O, {}},
+        {"Activation", {{"act_type", "relu"}}, K, "_backward_Activation", I | O, {{0, 0}}},
+        {"LeakyReLU", {}, K, "_backward_LeakyReLU", I | O, {}, false, true},
+        {"BatchNorm", {}, K, "_backward_BatchNorm", I | O | A, {}},
+        {"Dropout", {}, K, "_backward_Dropout", O, {}, false, true},
+        {"SoftmaxOutput", {}, K, "_backward_SoftmaxOutput", I | O, {}, true},
+        {"softmax", {}, K, "_backward_softmax", O, {}},
+        {"log_softmax", {}, K, "_backward_log_softmax", O, {}},
+        {"LinearRegressionOutput", {}, K, "_backward_LinearRegressionOutput", I | O, {}, true},
+        {"MakeLoss", {}, K, "_backward_MakeLoss", 0, {{0, 0}}, true},
+        {"BlockGrad", {}, Z, "", 0, {{0, 0}}},
+        {"Flatten", {}, K, "_backward_copy", 0, {{0, 0}}},
+        {"Reshape", {{"shape", "(-1,)"}}, K, "_backward_copy", 0, {{0, 0}}},
+        {"expand_dims", {{"axis", "0"}}, K, "_backward_copy", 0, {{0, 0}}},
+        {"_copy", {}, K, "_backward_copy", 0, {}},
+        {"Concat", {{"num_args", "2"}}, K, "_backward_Concat", 0, {}},
+        {"SliceChannel", {{"num_outputs", "2"}}, K, "_backward_SliceChannel", 0, {}},
+        {"transpose", {}, K, "_backward_transpose", 0, {}},
+        {"dot", {}, K, "_backward_dot", I, {}},
+        {"batch_dot", {}, K, "_backward_batch_dot", I, {}},
+        {"Cast", {{"dtype", "float16"}}, K, "_backward_Cast", 0, {}},
+        {"zeros_like", {}, Z, "", 0, {}},
+        {"ones_like", {}, Z, "", 0, {}},
+        {"one_hot", {{"depth", "2"}}, N, "", 0, {}},
+        {"argmax", {}, N, "", 0, {}},
+        {"sum", {}, K, "_backward_sum", 0, {}},
+        {"mean", {}, K, "_backward_mean", 0, {}},
+        {"max", {}, K, "_backward_max", I | O, {}},
+        {"add_n", {{"num_args", "2"}}, K, "_backward_add_n", 0, {{0, 0}}},
+        {"elemwise_add", {}, K, "_backward_elemwise_add", 0, {{0, 0}, {1, 0}}},
+        {"elemwise_sub", {}, K, "_backward_elemwise_sub", 0, {{0, 0}, {1, 0}}},
+        {"elemwise_mul", {}, K, "_backward_elemwise_mul", I, {{0, 0}, {1, 0}}},
+        {"elemwise_div", {}, K, "_backward_elemwise_div", I, {{0, 0}, {1, 0}}},
+        {"broadcast_add", {}, K, "_backward_broadcast_add", 0, {}},
+        {"broadcast_sub", {}, K, "_backward_broadcast_sub", 0, {}},
+        {"broadcast_mul", {}, K, "_backward_broadcast_mul", I, {}},
+        {"broadcast_div", {}, K, "_backward_broadcast_div", I, {}},
+        {"sgd_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
+        {"sgd_mom_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
+        {"adam_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
+    };
+    for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"}) {
+      r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, 0, {{0, 0}}});
+    }
+    for (const char* op : {"_rdiv_scalar", "_power_scalar"}) {
+      r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, I, {{0, 0}}});
+    }
+    for (const char* op :
+         {"sin", "cos", "exp", "log", "sqrt", "square", "abs", "negative", "relu", "sigmoid", "tanh"}) {
+      r.push_back({op, {}, K, std::string("_backward_") + op, I | O, {{0, 0}}});
+    }
+    return r;
+  }();
+  return rows;
+}
+
+TEST(GradientTable, MatchesOpsMd) {
+  for (const Row& row : Table()) {
+    SCOPED_TRACE(row.op);
+    const OpDef& def = OpRegistry::Get().Lookup(row.op);
+    AttrMap a = def.Normalize(AttrMap(row.attrs));
+    EXPECT_EQ(def.grad, row.grad);
+    EXPECT_EQ(def.backward_op, row.backward);
+    EXPECT_EQ(def.backward_uses, row.uses);
+    EXPECT_EQ(OpInplacePairs(def, a), row.inplace);
+    EXPECT_EQ(def.is_loss, row.loss);
+    EXPECT_EQ((def.resources & kResourceRandom) != 0, row.random);
+  }
+}
+
+TEST(GradientTable, CoversEveryBuiltinOp) {
+  std::set<std::string> rows;
+  for (const Row& row : Table()) rows.insert(row.op);
+  for (const std::string& name : OpRegistry::Get().ListNames()) {
+    if (OpRegistry::Get().Lookup(name).source == "core") {
+      EXPECT_TRUE(rows.count(name)) << name;
+    }
+  }
+  EXPECT_EQ(rows.size(), 60u);
+}
+
+using B = BackwardInput;
+constexpr BackwardSource G = BackwardSource::kOutGrad, In = BackwardSource::kInput, Out = BackwardSource::kOutput,
+                         Ax = BackwardSource::kAux;
+
+std::optional<BackwardNode> Describe(const std::string& op, const test::Attrs& attrs) {
+  const OpDef& def = OpRegistry::Get().Lookup(op);
+  AttrMap a = def.Normalize(AttrMap(attrs));
+  return DescribeBackward(def, a, static_cast<int>(OpInputNames(def, a).size()),
+                          static_cast<int>(OpOutputNames(def, a).size()), static_cast<int>(OpAuxNames(def, a).size()));
+}
+
+TEST(BackwardNode, FullyConnectedWithAndWithoutBias) {
+  auto n = Describe("FullyConnected", {{"num_hidden", "4"}, {"no_bias", "True"}});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->op, "_backward_FullyConnected");
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {In, 0}, {In, 1}}));
+  EXPECT_EQ(n->num_outputs, 2);
+  n = Describe("FullyConnected", {{"num_hidden", "4"}});
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {In, 0}, {In, 1}, {In, 2}}));
+  EXPECT_EQ(n->num_outputs, 3);
+}
+
+TEST(BackwardNode, BatchNormReadsEverythingIncludingHiddenOutputs) {
+  auto n = Describe("BatchNorm", {});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->inputs,
+            (std::vector<B>{
+                {G, 0}, {G, 1}, {G, 2}, {In, 0}, {In, 1}, {In, 2}, {Out, 0}, {Out, 1}, {Out, 2}, {Ax, 0}, {Ax, 1}}));
+  EXPECT_EQ(n->num_outputs, 3);
+}
+
+TEST(BackwardNode, DropoutReadsItsMask) {
+  auto n = Describe("Dropout", {});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {G, 1}, {Out, 0}, {Out, 1}}));
+  EXPECT_EQ(n->num_outputs, 1);
+}
+
+TEST(BackwardNode, MultiInputMultiOutputOps) {
+  auto n = Describe("Concat", {{"num_args", "3"}});
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}}));
+  EXPECT_EQ(n->num_outputs, 3);
+  n = Describe("SliceChannel", {{"num_outputs", "3"}});
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {G, 1}, {G, 2}}));
+  EXPECT_EQ(n->num_outputs, 1);
+  n = Describe("Reshape", {{"shape", "(-1,)"}});
+  EXPECT_EQ(n->op, "_backward_copy");
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}}));
+}
+
+TEST(BackwardNode, NoneForZeroAndNoGradient) {
+  EXPECT_FALSE(Describe("BlockGrad", {}));
+  EXPECT_FALSE(Describe("zeros_like", {}));
+  EXPECT_FALSE(Describe("argmax", {}));
+  EXPECT_FALSE(Describe("sgd_update", {{"lr", "1"}}));
+}
+
+TEST(BackwardNode, CountsMustFitTheDefinition) {
+  const OpDef& def = OpRegistry::Get().Lookup("FullyConnected");
+  AttrMap a = def.Normalize(AttrMap(test::Attrs{{"num_hidden", "4"}, {"no_bias", "True"}}));
+  ExpectContains(ErrorOf([&] { DescribeBackward(def, a, 3, 1, 0); }), {"FullyConnected", "3 inputs"});
+}
+
+TEST(BackwardNode, GatherPicksForwardValues) {
+  auto n = Describe("elemwise_mul", {});
+  ASSERT_TRUE(n);
+  std::vector<std::string> got = GatherBackwardInputs<std::string>(*n, {"dy"}, {"a", "b"}, {"y"}, {});
+  EXPECT_EQ(got, (std::vector<std::string>{"dy", "a", "b"}));
+  n = Describe("sigmoid", {});
+  got = GatherBackwardInputs<std::string>(*n, {"dy"}, {"x"}, {"y"}, {});
+  EXPECT_EQ(got, (std::vector<std::string>{"dy", "x", "y"}));
+  ExpectContains(ErrorOf([&] { GatherBackwardInputs<std::string>(*n, {"dy"}, {}, {"y"}, {}); }),
+                 {"_backward_sigmoid", "out of range"});
+  EXPECT_STREQ(BackwardSourceName(BackwardSource::kAux), "aux");
+}
+
+}  // namespace
+}  // namespace weft
