@@ -1,0 +1,56 @@
+// weft CPU kernels: the operator API of the CPU plugin (fp32 kernels for the ops in
+// core/operator/OPS.md), built as the static library weft_cpu_kernels.
+//
+// Threading. The engine owns CPU parallelism: it runs kernels on its own worker threads, often
+// several at once. The math libraries are therefore capped so they do not oversubscribe the
+// machine (see shared/design/pitfalls.md): OpenBLAS (pthread build) and oneDNN (OpenMP) use
+// WEFT_CPU_MATH_THREADS threads per kernel call, read through the host's config_get (an
+// environment variable of that name, else the runtime option), default 1. OpenBLAS's count is
+// process-wide and set by weft_cpu_operator_api(); the OpenMP count is per calling thread and set
+// by each oneDNN/OpenMP kernel the first time it runs on a thread.
+//
+// Kernels are stateless across calls apart from their per-node setup, and their Compute is safe
+// to run concurrently (sdk/cpp/kernel.hpp's contract).
+//
+// Other settings (host config, else environment): WEFT_CPU_CONV_ALGO = im2col | dnnl forces the
+// convolution algorithm (default: chosen per pass, see nn_convolution.cc).
+//
+// NN kernels (nn_*.cc, float32; each forward with its _backward_ op): FullyConnected,
+// Convolution (1-D/2-D, groups, dilation), Pooling (max/avg/sum, 1-D/2-D, valid/full, global),
+// Activation, LeakyReLU (leaky, elu), BatchNorm, Dropout, SoftmaxOutput, softmax, log_softmax,
+// LinearRegressionOutput, MakeLoss; sgd_update, sgd_mom_update, adam_update. Setup reports
+// WEFT_ERR_UNSUPPORTED (naming the attribute) for: other dtypes, 3-D convolution/pooling,
+// non-NC(H)W layouts, pool_type lp, pooling_convention same, LeakyReLU prelu/rrelu/selu/gelu,
+// SoftmaxOutput multi_output/preserve_shape, Dropout axes or mode always, MakeLoss
+// normalization valid. Deviations from MXNet: a pooling window lying wholly in the padding
+// (full convention) yields 0 instead of NaN / the lowest float.
+#pragma once
+
+#include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/operator.h"
+
+/// The CPU plugin's operator API: every CPU kernel, device type "cpu", host-addressable pointers.
+/// Call after the plugin's init has set the host (weft::sdk::SetHost): it reads
+/// WEFT_CPU_MATH_THREADS and caps OpenBLAS. The table is built on the first call (thread-safe) and
+/// lives until the process exits. Never returns NULL; a registration bug throws from the first
+/// call (wrap it in weft::sdk::Guard in the plugin).
+const weft_operator_api* weft_cpu_operator_api();
+
+namespace weft::cpu {
+
+/// Registers every CPU kernel into `table`. A device whose memory the host can reach through a
+/// resolver (the simulated device) calls this with its own table to reuse all CPU kernels.
+void RegisterAllKernels(weft::sdk::KernelTable& table);
+
+/// Family registration hooks, one per source family, called by RegisterAllKernels.
+void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers)
+void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wise/reduction kernels
+
+/// WEFT_CPU_MATH_THREADS (host config, else environment), at least 1; default 1. Read once.
+int MathThreads();
+
+/// Caps the calling thread's OpenMP team to MathThreads(); cheap after the first call on a
+/// thread. Kernels that use oneDNN or OpenMP call it at the top of Compute.
+void PrepareMathThread();
+
+}  // namespace weft::cpu

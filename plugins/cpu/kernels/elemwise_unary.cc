@@ -1,0 +1,194 @@
+// Unary math (sin cos exp log sqrt square abs negative relu sigmoid tanh) and the scalar ops
+// (_plus_scalar ... _power_scalar), forward and backward, float32 / float64.
+//
+// Each op is a small struct: Fwd(x[, s]) and the derivative Grad(x, y[, s]) in terms of the input
+// x and output y (backward inputs per OPS.md: unary ops get out_grad, data, output; scalar ops
+// get out_grad and, for _rdiv_scalar and _power_scalar, data). Four kernel templates serve them
+// all through the Map driver. Derivatives at non-smooth points follow MXNet: relu'(0) = 0,
+// abs'(0) = 0.
+#include <cmath>
+
+#include "elemwise_driver.h"
+#include "tensor_kernels.h"
+
+namespace weft::cpu::tensor {
+namespace {
+
+// clang-format off
+struct Sin      { template <typename T> static T Fwd(T x) { return std::sin(x); }
+                  template <typename T> static T Grad(T x, T) { return std::cos(x); } };
+struct Cos      { template <typename T> static T Fwd(T x) { return std::cos(x); }
+                  template <typename T> static T Grad(T x, T) { return -std::sin(x); } };
+struct Exp      { template <typename T> static T Fwd(T x) { return std::exp(x); }
+                  template <typename T> static T Grad(T, T y) { return y; } };
+struct Log      { template <typename T> static T Fwd(T x) { return std::log(x); }
+                  template <typename T> static T Grad(T x, T) { return T(1) / x; } };
+struct Sqrt     { template <typename T> static T Fwd(T x) { return std::sqrt(x); }
+                  template <typename T> static T Grad(T, T y) { return T(0.5) / y; } };
+struct Square   { template <typename T> static T Fwd(T x) { return x * x; }
+                  template <typename T> static T Grad(T x, T) { return T(2) * x; } };
+struct Abs      { template <typename T> static T Fwd(T x) { return std::abs(x); }
+                  template <typename T> static T Grad(T x, T) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)); } };
+struct Negative { template <typename T> static T Fwd(T x) { return -x; }
+                  template <typename T> static T Grad(T, T) { return T(-1); } };
+struct Relu     { template <typename T> static T Fwd(T x) { return x > T(0) ? x : T(0); }
+                  template <typename T> static T Grad(T x, T) { return x > T(0) ? T(1) : T(0); } };
+struct Sigmoid  { template <typename T> static T Fwd(T x) { return T(1) / (T(1) + std::exp(-x)); }
+                  template <typename T> static T Grad(T, T y) { return y * (T(1) - y); } };
+struct Tanh     { template <typename T> static T Fwd(T x) { return std::tanh(x); }
+                  template <typename T> static T Grad(T, T y) { return T(1) - y * y; } };
+
+// Scalar ops: kUsesData says whether the backward gets the forward input.
+struct PlusScalar   { static constexpr bool kUsesData = false;
+                      template <typename T> static T Fwd(T x, T s) { return x + s; }
+                      template <typename T> static T Grad(T, T) { return T(1); } };
+struct MinusScalar  { static constexpr bool kUsesData = false;
+                      template <typename T> static T Fwd(T x, T s) { return x - s; }
+                      template <typename T> static T Grad(T, T) { return T(1); } };
+struct RMinusScalar { static constexpr bool kUsesData = false;
+                      template <typename T> static T Fwd(T x, T s) { return s - x; }
+                      template <typename T> static T Grad(T, T) { return T(-1); } };
+struct MulScalar    { static constexpr bool kUsesData = false;
+                      template <typename T> static T Fwd(T x, T s) { return x * s; }
+                      template <typename T> static T Grad(T, T s) { return s; } };
+struct DivScalar    { static constexpr bool kUsesData = false;
+                      template <typename T> static T Fwd(T x, T s) { return x / s; }
+                      template <typename T> static T Grad(T, T s) { return T(1) / s; } };
+struct RDivScalar   { static constexpr bool kUsesData = true;
+                      template <typename T> static T Fwd(T x, T s) { return s / x; }
+                      template <typename T> static T Grad(T x, T s) { return -s / (x * x); } };
+struct PowerScalar  { static constexpr bool kUsesData = true;
+                      template <typename T> static T Fwd(T x, T s) { return std::pow(x, s); }
+                      template <typename T> static T Grad(T x, T s) { return s * std::pow(x, s - T(1)); } };
+// clang-format on
+
+// Shared setup: one input (plus backward extras) of the output's element count and dtype.
+void CheckElementwise(const KernelSetup& s, int inputs) {
+  s.ExpectCounts(inputs, 1);
+  RequireSameDType(s);
+  DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    if (s.inputs[i].size() != s.outputs[0].size()) {
+      Invalid(s, "input " + std::to_string(i) + " has shape " + sdk::FormatTuple(s.inputs[i].shape) + ", output " +
+                     sdk::FormatTuple(s.outputs[0].shape) + "; element-wise ops keep the shape");
+    }
+  }
+}
+
+template <typename T>
+const T* In(const KernelCall& c, size_t i) {
+  return static_cast<const T*>(c.inputs[i].raw());
+}
+template <typename T>
+T* Out(const KernelCall& c) {
+  return static_cast<T*>(c.outputs[0].raw());
+}
+
+template <typename Op>
+class UnaryKernel {
+ public:
+  explicit UnaryKernel(const KernelSetup& s) { CheckElementwise(s, 1); }
+  void Compute(const KernelCall& c) const {
+    DispatchFloat("unary", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Map(
+          Out<T>(c), c.outputs[0].size(), c.req[0], [](T x) { return Op::Fwd(x); }, In<T>(c, 0));
+    });
+  }
+};
+
+// Inputs: out_grad, data, output.
+template <typename Op>
+class UnaryBackwardKernel {
+ public:
+  explicit UnaryBackwardKernel(const KernelSetup& s) { CheckElementwise(s, 3); }
+  void Compute(const KernelCall& c) const {
+    DispatchFloat("unary backward", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Map(
+          Out<T>(c), c.outputs[0].size(), c.req[0], [](T g, T x, T y) { return g * Op::Grad(x, y); }, In<T>(c, 0),
+          In<T>(c, 1), In<T>(c, 2));
+    });
+  }
+};
+
+template <typename Op>
+class ScalarKernel {
+ public:
+  explicit ScalarKernel(const KernelSetup& s) : scalar_(s.attrs.GetFloat("scalar")) { CheckElementwise(s, 1); }
+  void Compute(const KernelCall& c) const {
+    DispatchFloat("scalar op", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T s = static_cast<T>(scalar_);
+      Map(
+          Out<T>(c), c.outputs[0].size(), c.req[0], [s](T x) { return Op::Fwd(x, s); }, In<T>(c, 0));
+    });
+  }
+
+ private:
+  double scalar_;
+};
+
+// Inputs: out_grad[, data].
+template <typename Op>
+class ScalarBackwardKernel {
+ public:
+  explicit ScalarBackwardKernel(const KernelSetup& s) : scalar_(s.attrs.GetFloat("scalar")) {
+    CheckElementwise(s, Op::kUsesData ? 2 : 1);
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchFloat("scalar op backward", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T s = static_cast<T>(scalar_);
+      const int64_t n = c.outputs[0].size();
+      if constexpr (Op::kUsesData) {
+        Map(
+            Out<T>(c), n, c.req[0], [s](T g, T x) { return g * Op::Grad(x, s); }, In<T>(c, 0), In<T>(c, 1));
+      } else {
+        const T d = Op::Grad(T(0), s);
+        Map(
+            Out<T>(c), n, c.req[0], [d](T g) { return g * d; }, In<T>(c, 0));
+      }
+    });
+  }
+
+ private:
+  double scalar_;
+};
+
+template <typename Op>
+void AddUnary(KernelTable& t, const std::string& name) {
+  t.Add<UnaryKernel<Op>>(name, kFloatMask);
+  t.Add<UnaryBackwardKernel<Op>>("_backward_" + name, kFloatMask);
+}
+
+template <typename Op>
+void AddScalar(KernelTable& t, const std::string& name) {
+  t.Add<ScalarKernel<Op>>(name, kFloatMask);
+  t.Add<ScalarBackwardKernel<Op>>("_backward" + name, kFloatMask);
+}
+
+}  // namespace
+
+void RegisterUnaryKernels(KernelTable& t) {
+  AddUnary<Sin>(t, "sin");
+  AddUnary<Cos>(t, "cos");
+  AddUnary<Exp>(t, "exp");
+  AddUnary<Log>(t, "log");
+  AddUnary<Sqrt>(t, "sqrt");
+  AddUnary<Square>(t, "square");
+  AddUnary<Abs>(t, "abs");
+  AddUnary<Negative>(t, "negative");
+  AddUnary<Relu>(t, "relu");
+  AddUnary<Sigmoid>(t, "sigmoid");
+  AddUnary<Tanh>(t, "tanh");
+  AddScalar<PlusScalar>(t, "_plus_scalar");
+  AddScalar<MinusScalar>(t, "_minus_scalar");
+  AddScalar<RMinusScalar>(t, "_rminus_scalar");
+  AddScalar<MulScalar>(t, "_mul_scalar");
+  AddScalar<DivScalar>(t, "_div_scalar");
+  AddScalar<RDivScalar>(t, "_rdiv_scalar");
+  AddScalar<PowerScalar>(t, "_power_scalar");
+}
+
+}  // namespace weft::cpu::tensor

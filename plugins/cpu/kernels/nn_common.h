@@ -1,0 +1,47 @@
+// Helpers shared by the neural-network kernel files (nn_*.cc); internal to weft_cpu_kernels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cpu_kernels.h"
+#include "weft/sdk/cpp/kernel.hpp"
+
+namespace weft::cpu {
+
+using weft::sdk::Error;
+using weft::sdk::KernelCall;
+using weft::sdk::KernelSetup;
+using weft::sdk::KernelTable;
+using weft::sdk::Tensor;
+using weft::sdk::TensorDesc;
+
+inline constexpr uint64_t kF32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
+
+/// Throws WEFT_ERR_UNSUPPORTED naming the op unless every input/output/aux is float32.
+void RequireFloat32(const KernelSetup& s);
+
+/// "op: message" as WEFT_ERR_INVALID_ARGUMENT.
+[[noreturn]] void Invalid(const KernelSetup& s, const std::string& message);
+/// "op: message" as WEFT_ERR_UNSUPPORTED.
+[[noreturn]] void Unsupported(const KernelSetup& s, const std::string& message);
+
+/// "(2, 3)" for messages.
+std::string ShapeString(const TensorDesc& t);
+
+/// Row-major C = alpha * op(A) * op(B) + beta * C, op(A) M x K, op(B) K x N (OpenBLAS sgemm).
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Registration of each nn family (called by RegisterNNKernels).
+void RegisterFullyConnected(KernelTable& t);
+void RegisterConvolution(KernelTable& t);
+void RegisterPooling(KernelTable& t);
+void RegisterActivation(KernelTable& t);
+void RegisterBatchNorm(KernelTable& t);
+void RegisterDropout(KernelTable& t);
+void RegisterSoftmax(KernelTable& t);
+void RegisterLoss(KernelTable& t);
+void RegisterOptimizer(KernelTable& t);
+
+}  // namespace weft::cpu

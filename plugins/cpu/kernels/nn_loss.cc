@@ -1,0 +1,87 @@
+// LinearRegressionOutput and MakeLoss (MXNet 1.9): identity forward; backward makes its own head
+// gradient and ignores out_grad.
+//   LinearRegressionOutput: gdata = (output − label) · grad_scale / (label.size / N).
+//   MakeLoss: gdata = grad_scale (normalization null) or grad_scale / N (batch).
+#include <algorithm>
+
+#include "nn_common.h"
+
+namespace weft::cpu {
+namespace {
+
+// Forward of both: output = data (inputs data[, label]).
+class IdentityLossForward {
+ public:
+  explicit IdentityLossForward(const KernelSetup& s) {
+    RequireFloat32(s);
+    if (s.inputs.empty() || s.outputs.size() != 1) Invalid(s, "expects data and one output");
+    if (s.outputs[0].size() != s.inputs[0].size()) Invalid(s, "output and data differ in size");
+    if (s.inputs.size() == 2 && s.inputs[1].size() != s.inputs[0].size())
+      Invalid(s,
+              "label " + ShapeString(s.inputs[1]) + " must have as many elements as data " + ShapeString(s.inputs[0]));
+  }
+  void Compute(const KernelCall& c) const {
+    weft::sdk::StoreReq(c.req[0], c.outputs[0].data<float>(), c.inputs[0].data<float>(), c.inputs[0].size());
+  }
+};
+
+// Inputs: out_grad, data, label, output; outputs: data grad, label grad (0).
+class RegressionBackward {
+ public:
+  explicit RegressionBackward(const KernelSetup& s) {
+    s.ExpectCounts(4, 2);
+    RequireFloat32(s);
+    const TensorDesc& label = s.inputs[2];
+    if (label.size() != s.inputs[3].size()) Invalid(s, "label and output differ in size");
+    int64_t n = label.ndim() > 0 ? label.dim(0) : 1;
+    int64_t per_row = n > 0 ? label.size() / n : 1;
+    scale_ =
+        static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0)) / static_cast<float>(std::max<int64_t>(per_row, 1));
+  }
+  void Compute(const KernelCall& c) const {
+    const float* label = c.inputs[2].data<float>();
+    const float* y = c.inputs[3].data<float>();
+    float* gx = c.outputs[0].data<float>();
+    int64_t n = c.inputs[3].size();
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t i = 0; i < n; ++i) assign(gx[i], (y[i] - label[i]) * scale_);
+    });
+    weft::sdk::FillReq(c.req[1], c.outputs[1].data<float>(), 0.0f, c.outputs[1].size());
+  }
+
+ private:
+  float scale_ = 1.0f;
+};
+
+// Inputs: out_grad (ignored); output: data grad.
+class MakeLossBackward {
+ public:
+  explicit MakeLossBackward(const KernelSetup& s) {
+    s.ExpectCounts(1, 1);
+    RequireFloat32(s);
+    std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
+    if (norm == "valid")
+      Unsupported(
+          s, "normalization='valid' needs the data, which MakeLoss's backward does not receive; use null or batch");
+    value_ = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
+    const TensorDesc& g = s.outputs[0];
+    if (norm == "batch" && g.ndim() > 0 && g.dim(0) > 0) value_ /= static_cast<float>(g.dim(0));
+  }
+  void Compute(const KernelCall& c) const {
+    weft::sdk::FillReq(c.req[0], c.outputs[0].data<float>(), value_, c.outputs[0].size());
+  }
+
+ private:
+  float value_ = 1.0f;
+};
+
+}  // namespace
+
+void RegisterLoss(KernelTable& t) {
+  t.Add<IdentityLossForward>("LinearRegressionOutput", kF32);
+  t.Add<RegressionBackward>("_backward_LinearRegressionOutput", kF32);
+  t.Add<IdentityLossForward>("MakeLoss", kF32);
+  t.Add<MakeLossBackward>("_backward_MakeLoss", kF32);
+}
+
+}  // namespace weft::cpu

@@ -1,0 +1,181 @@
+// Pooling (MXNet 1.9): max / avg / sum over 1-D (NCW) and 2-D (NCHW) windows; global_pool;
+// pooling_convention valid (floor) or full (ceil); stride; zero padding; count_include_pad for
+// avg. Window geometry follows MXNet's pool.h: a window starts at o·stride − pad, is cut at
+// in + pad, and (for avg with count_include_pad) is divided by that cut size before being clipped
+// to the real input. Backward sends max's gradient to the first maximum of the window. A window
+// lying wholly in the padding (full convention) yields 0, where MXNet yields NaN or the lowest
+// float.
+#include <algorithm>
+#include <cmath>
+
+#include "nn_common.h"
+
+namespace weft::cpu {
+namespace {
+
+enum class PoolType { kMax, kAvg, kSum };
+
+struct PoolGeom {
+  PoolType type = PoolType::kMax;
+  bool count_include_pad = true;
+  int64_t n = 0, c = 0, ih = 1, iw = 1, oh = 1, ow = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+};
+
+int64_t OutSize(int64_t in, int64_t k, int64_t s, int64_t p, bool full) {
+  int64_t span = in + 2 * p - k;
+  if (span < 0) return 0;
+  return (full ? (span + s - 1) / s : span / s) + 1;
+}
+
+PoolGeom ParsePooling(const KernelSetup& s, const TensorDesc& x, const TensorDesc& y) {
+  PoolGeom g;
+  std::string t = s.attrs.GetEnum("pool_type", {"max", "avg", "sum", "lp"}, "max");
+  if (t == "lp") Unsupported(s, "pool_type 'lp' is not implemented on cpu");
+  g.type = t == "max" ? PoolType::kMax : t == "avg" ? PoolType::kAvg : PoolType::kSum;
+  std::string conv = s.attrs.GetEnum("pooling_convention", {"valid", "full", "same"}, "valid");
+  if (conv == "same") Unsupported(s, "pooling_convention 'same' is not implemented on cpu");
+  if (s.attrs.GetString("layout", "NCHW") != "NCHW" && s.attrs.GetString("layout", "NCW") != "NCW")
+    Unsupported(s, "layout " + s.attrs.GetString("layout", "") + " is not implemented on cpu (NCW/NCHW are)");
+  g.count_include_pad = s.attrs.GetBool("count_include_pad", true);
+  bool global = s.attrs.GetBool("global_pool", false);
+  int sp = x.ndim() - 2;
+  if (sp != 1 && sp != 2) Unsupported(s, "data " + ShapeString(x) + ": only 1-D (NCW) and 2-D (NCHW) pooling on cpu");
+  g.n = x.dim(0);
+  g.c = x.dim(1);
+  g.ih = sp == 2 ? x.dim(2) : 1;
+  g.iw = x.dim(-1);
+  auto tuple = [&](const char* name, int64_t dflt) {
+    std::vector<int64_t> v = s.attrs.GetTuple(name, {});
+    if (v.empty()) v.assign(static_cast<size_t>(sp), dflt);
+    if (v.size() != static_cast<size_t>(sp))
+      Invalid(s, std::string(name) + " " + weft::sdk::FormatTuple(v) + " must have " + std::to_string(sp) +
+                     " entries for data " + ShapeString(x));
+    return sp == 2 ? std::pair{v[0], v[1]} : std::pair{int64_t{1}, v[0]};
+  };
+  if (global) {
+    g.kh = g.ih, g.kw = g.iw;
+  } else {
+    if (s.attrs.GetTuple("kernel", {}).empty()) Invalid(s, "kernel is required unless global_pool=True");
+    std::tie(g.kh, g.kw) = tuple("kernel", 1);
+    std::tie(g.sh, g.sw) = tuple("stride", 1);
+    std::tie(g.ph, g.pw) = tuple("pad", 0);
+    if (sp == 1) g.sh = 1, g.ph = 0;
+  }
+  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0)
+    Invalid(s, "kernel and stride must be positive and pad non-negative");
+  if (g.kh > g.ih + 2 * g.ph || g.kw > g.iw + 2 * g.pw)
+    Invalid(s, "kernel larger than the padded input " + ShapeString(x));
+  bool full = conv == "full";
+  g.oh = global ? 1 : OutSize(g.ih, g.kh, g.sh, g.ph, full);
+  g.ow = global ? 1 : OutSize(g.iw, g.kw, g.sw, g.pw, full);
+  if (y.size() != g.n * g.c * g.oh * g.ow)
+    Invalid(s, "output " + ShapeString(y) + " does not match the pooled size (" + std::to_string(g.oh) + ", " +
+                   std::to_string(g.ow) + ")");
+  return g;
+}
+
+// One output position's window: clipped bounds and the divisor for avg.
+struct Window {
+  int64_t h0, h1, w0, w1;
+  float div;
+};
+
+inline Window WindowAt(const PoolGeom& g, int64_t oy, int64_t ox) {
+  int64_t h0 = oy * g.sh - g.ph, w0 = ox * g.sw - g.pw;
+  int64_t h1 = std::min(h0 + g.kh, g.ih + g.ph), w1 = std::min(w0 + g.kw, g.iw + g.pw);
+  int64_t padded = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, g.ih), w1 = std::min(w1, g.iw);
+  int64_t real = std::max<int64_t>(h1 - h0, 0) * std::max<int64_t>(w1 - w0, 0);
+  int64_t cnt = g.type == PoolType::kAvg ? (g.count_include_pad ? padded : real) : 1;
+  return {h0, h1, w0, w1, cnt > 0 ? 1.0f / static_cast<float>(cnt) : 0.0f};
+}
+
+class PoolingForward {
+ public:
+  explicit PoolingForward(const KernelSetup& s) {
+    s.ExpectCounts(1, 1);
+    RequireFloat32(s);
+    g_ = ParsePooling(s, s.inputs[0], s.outputs[0]);
+  }
+  void Compute(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    float* y = c.outputs[0].data<float>();
+    const PoolGeom& g = g_;
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t p = 0; p < g.n * g.c; ++p) {
+        const float* xp = x + p * g.ih * g.iw;
+        float* yp = y + p * g.oh * g.ow;
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+          for (int64_t ox = 0; ox < g.ow; ++ox) {
+            Window w = WindowAt(g, oy, ox);
+            float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
+            for (int64_t h = w.h0; h < w.h1; ++h)
+              for (int64_t q = w.w0; q < w.w1; ++q) {
+                float v = xp[h * g.iw + q];
+                acc = g.type == PoolType::kMax ? std::max(acc, v) : acc + v;
+              }
+            if (g.type == PoolType::kAvg) acc *= w.div;
+            if (w.h0 >= w.h1 || w.w0 >= w.w1) acc = 0.0f;  // window entirely in padding
+            assign(yp[oy * g.ow + ox], acc);
+          }
+      }
+    });
+  }
+
+ private:
+  PoolGeom g_;
+};
+
+// _backward_Pooling: inputs out_grad, data, output; output data grad.
+class PoolingBackward {
+ public:
+  explicit PoolingBackward(const KernelSetup& s) {
+    s.ExpectCounts(3, 1);
+    RequireFloat32(s);
+    g_ = ParsePooling(s, s.inputs[1], s.inputs[0]);
+  }
+  void Compute(const KernelCall& c) const {
+    if (weft::sdk::IsNull(c.req[0])) return;
+    const float* gy = c.inputs[0].data<float>();
+    const float* x = c.inputs[1].data<float>();
+    float* gx = c.outputs[0].data<float>();
+    const PoolGeom& g = g_;
+    if (c.req[0] != WEFT_REQ_ADD) std::fill(gx, gx + c.outputs[0].size(), 0.0f);
+    for (int64_t p = 0; p < g.n * g.c; ++p) {
+      const float* xp = x + p * g.ih * g.iw;
+      float* gp = gx + p * g.ih * g.iw;
+      const float* gyp = gy + p * g.oh * g.ow;
+      for (int64_t oy = 0; oy < g.oh; ++oy)
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          Window w = WindowAt(g, oy, ox);
+          float go = gyp[oy * g.ow + ox];
+          if (g.type == PoolType::kMax) {
+            int64_t best = -1;
+            float mx = -INFINITY;
+            for (int64_t h = w.h0; h < w.h1; ++h)
+              for (int64_t q = w.w0; q < w.w1; ++q)
+                if (best < 0 || xp[h * g.iw + q] > mx) mx = xp[h * g.iw + q], best = h * g.iw + q;
+            if (best >= 0) gp[best] += go;
+          } else {
+            float v = g.type == PoolType::kAvg ? go * w.div : go;
+            for (int64_t h = w.h0; h < w.h1; ++h)
+              for (int64_t q = w.w0; q < w.w1; ++q) gp[h * g.iw + q] += v;
+          }
+        }
+    }
+  }
+
+ private:
+  PoolGeom g_;
+};
+
+}  // namespace
+
+void RegisterPooling(KernelTable& t) {
+  t.Add<PoolingForward>("Pooling", kF32);
+  t.Add<PoolingBackward>("_backward_Pooling", kF32);
+}
+
+}  // namespace weft::cpu

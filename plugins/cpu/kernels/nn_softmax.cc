@@ -1,0 +1,223 @@
+// softmax / log_softmax (axis, temperature) and SoftmaxOutput, forward and backward.
+// softmax(x)_i = exp((x_i − max)/T) / Σ_j exp((x_j − max)/T); log_softmax = log of it.
+// Backward (MXNet 1.9): softmax gx = y ⊙ (gy − Σ gy⊙y) / T; log_softmax gx = (gy − e^y Σ gy) / T.
+// SoftmaxOutput is a loss: its backward ignores out_grad and makes (softmax − one_hot(label)) ·
+// grad_scale / norm (see OPS.md).
+#include <algorithm>
+#include <cmath>
+
+#include "nn_common.h"
+
+namespace weft::cpu {
+namespace {
+
+// A tensor viewed as (outer, len, inner) around one axis.
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+AxisView ViewAround(const KernelSetup& s, const TensorDesc& t, int64_t axis) {
+  int nd = t.ndim();
+  if (nd == 0) Invalid(s, "data must have at least one axis");
+  if (axis < -nd || axis >= nd) Invalid(s, "axis " + std::to_string(axis) + " out of range for " + ShapeString(t));
+  if (axis < 0) axis += nd;
+  AxisView v;
+  for (int i = 0; i < nd; ++i) {
+    if (i < axis)
+      v.outer *= t.dim(i);
+    else if (i == axis)
+      v.len = t.dim(i);
+    else
+      v.inner *= t.dim(i);
+  }
+  return v;
+}
+
+// Softmax (or log-softmax) of one strided row of `len` elements into `out` via assign.
+template <bool kLog, typename Assign>
+void SoftmaxRow(const float* x, float* out, int64_t len, int64_t stride, float inv_t, Assign assign) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < len; ++j) mx = std::max(mx, x[j * stride]);
+  double sum = 0;
+  for (int64_t j = 0; j < len; ++j) sum += std::exp((x[j * stride] - mx) * inv_t);
+  if constexpr (kLog) {
+    float lse = static_cast<float>(std::log(sum));
+    for (int64_t j = 0; j < len; ++j) assign(out[j * stride], (x[j * stride] - mx) * inv_t - lse);
+  } else {
+    float inv = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < len; ++j) assign(out[j * stride], std::exp((x[j * stride] - mx) * inv_t) * inv);
+  }
+}
+
+template <bool kLog>
+class SoftmaxForward {
+ public:
+  explicit SoftmaxForward(const KernelSetup& s) {
+    s.ExpectCounts(1, 1);
+    RequireFloat32(s);
+    v_ = ViewAround(s, s.inputs[0], s.attrs.GetInt("axis", -1));
+    double t = s.attrs.GetFloat("temperature", 1.0);
+    if (!(t > 0)) Invalid(s, "temperature must be positive, got " + std::to_string(t));
+    inv_t_ = static_cast<float>(1.0 / t);
+  }
+  void Compute(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    float* y = c.outputs[0].data<float>();
+    if (weft::sdk::IsNull(c.req[0])) return;
+    // In-place is safe: each row is fully read (max, sum) before it is written, except the final
+    // pass, which reads and writes the same element.
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t o = 0; o < v_.outer; ++o)
+        for (int64_t i = 0; i < v_.inner; ++i) {
+          int64_t base = o * v_.len * v_.inner + i;
+          SoftmaxRow<kLog>(x + base, y + base, v_.len, v_.inner, inv_t_, assign);
+        }
+    });
+  }
+
+ private:
+  AxisView v_;
+  float inv_t_ = 1.0f;
+};
+
+// _backward_softmax / _backward_log_softmax: inputs out_grad, output; output data grad.
+template <bool kLog>
+class SoftmaxBackward {
+ public:
+  explicit SoftmaxBackward(const KernelSetup& s) {
+    s.ExpectCounts(2, 1);
+    RequireFloat32(s);
+    if (s.inputs[1].size() != s.inputs[0].size()) Invalid(s, "out_grad and output differ in size");
+    v_ = ViewAround(s, s.inputs[1], s.attrs.GetInt("axis", -1));
+    inv_t_ = static_cast<float>(1.0 / s.attrs.GetFloat("temperature", 1.0));
+  }
+  void Compute(const KernelCall& c) const {
+    const float* gy = c.inputs[0].data<float>();
+    const float* y = c.inputs[1].data<float>();
+    float* gx = c.outputs[0].data<float>();
+    const int64_t st = v_.inner;
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t o = 0; o < v_.outer; ++o)
+        for (int64_t i = 0; i < v_.inner; ++i) {
+          int64_t b = o * v_.len * v_.inner + i;
+          double dot = 0;
+          for (int64_t j = 0; j < v_.len; ++j)
+            dot += kLog ? static_cast<double>(gy[b + j * st]) : static_cast<double>(gy[b + j * st]) * y[b + j * st];
+          float d = static_cast<float>(dot);
+          for (int64_t j = 0; j < v_.len; ++j) {
+            int64_t k = b + j * st;
+            float g = kLog ? gy[k] - std::exp(y[k]) * d : y[k] * (gy[k] - d);
+            assign(gx[k], g * inv_t_);
+          }
+        }
+    });
+  }
+
+ private:
+  AxisView v_;
+  float inv_t_ = 1.0f;
+};
+
+struct SoftmaxOutputParams {
+  int64_t n = 0, c = 0;
+  float grad_scale = 1.0f, ignore_label = -1.0f;
+  bool use_ignore = false;
+  enum class Norm { kNull, kBatch, kValid } norm = Norm::kNull;
+};
+
+SoftmaxOutputParams ParseSoftmaxOutput(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
+  SoftmaxOutputParams p;
+  if (s.attrs.GetBool("multi_output", false)) Unsupported(s, "multi_output=True is not implemented on cpu");
+  if (s.attrs.GetBool("preserve_shape", false)) Unsupported(s, "preserve_shape=True is not implemented on cpu");
+  if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
+  p.n = data.dim(0);
+  p.c = p.n == 0 ? 0 : data.size() / p.n;
+  if (data.ndim() == 1) p.n = 1, p.c = data.dim(0);
+  if (label.size() != p.n)
+    Invalid(s, "label " + ShapeString(label) + " must hold one class per row of data " + ShapeString(data));
+  p.grad_scale = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
+  p.ignore_label = static_cast<float>(s.attrs.GetFloat("ignore_label", -1.0));
+  p.use_ignore = s.attrs.GetBool("use_ignore", false);
+  std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
+  p.norm = norm == "batch"   ? SoftmaxOutputParams::Norm::kBatch
+           : norm == "valid" ? SoftmaxOutputParams::Norm::kValid
+                             : SoftmaxOutputParams::Norm::kNull;
+  return p;
+}
+
+// Forward: inputs data, label; output softmax of data viewed as (N, rest).
+class SoftmaxOutputForward {
+ public:
+  explicit SoftmaxOutputForward(const KernelSetup& s) {
+    s.ExpectCounts(2, 1);
+    RequireFloat32(s);
+    p_ = ParseSoftmaxOutput(s, s.inputs[0], s.inputs[1]);
+  }
+  void Compute(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    float* y = c.outputs[0].data<float>();
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t i = 0; i < p_.n; ++i) SoftmaxRow<false>(x + i * p_.c, y + i * p_.c, p_.c, 1, 1.0f, assign);
+    });
+  }
+
+ private:
+  SoftmaxOutputParams p_;
+};
+
+// Backward: inputs out_grad (ignored), data, label, output; outputs data grad, label grad (0).
+class SoftmaxOutputBackward {
+ public:
+  explicit SoftmaxOutputBackward(const KernelSetup& s) {
+    s.ExpectCounts(4, 2);
+    RequireFloat32(s);
+    p_ = ParseSoftmaxOutput(s, s.inputs[1], s.inputs[2]);
+  }
+  void Compute(const KernelCall& c) const {
+    const float* label = c.inputs[2].data<float>();
+    const float* y = c.inputs[3].data<float>();
+    float* gx = c.outputs[0].data<float>();
+    int64_t valid = 0;
+    for (int64_t i = 0; i < p_.n; ++i) {
+      bool ignored = p_.use_ignore && label[i] == p_.ignore_label;
+      int64_t k = static_cast<int64_t>(label[i]);
+      if (!ignored && (k < 0 || k >= p_.c))
+        throw Error(WEFT_ERR_INVALID_ARGUMENT, "SoftmaxOutput: label " + std::to_string(label[i]) + " of row " +
+                                                   std::to_string(i) + " is outside [0, " + std::to_string(p_.c) +
+                                                   ") (set use_ignore/ignore_label to skip rows)");
+      valid += ignored ? 0 : 1;
+    }
+    float scale = p_.grad_scale;
+    if (p_.norm == SoftmaxOutputParams::Norm::kBatch && p_.n > 0) scale /= static_cast<float>(p_.n);
+    if (p_.norm == SoftmaxOutputParams::Norm::kValid) scale /= static_cast<float>(std::max<int64_t>(valid, 1));
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t i = 0; i < p_.n; ++i) {
+        const float* yr = y + i * p_.c;
+        float* gr = gx + i * p_.c;
+        if (p_.use_ignore && label[i] == p_.ignore_label) {
+          for (int64_t j = 0; j < p_.c; ++j) assign(gr[j], 0.0f);
+          continue;
+        }
+        int64_t k = static_cast<int64_t>(label[i]);
+        for (int64_t j = 0; j < p_.c; ++j) assign(gr[j], (yr[j] - (j == k ? 1.0f : 0.0f)) * scale);
+      }
+    });
+    weft::sdk::FillReq(c.req[1], c.outputs[1].data<float>(), 0.0f, c.outputs[1].size());
+  }
+
+ private:
+  SoftmaxOutputParams p_;
+};
+
+}  // namespace
+
+void RegisterSoftmax(KernelTable& t) {
+  t.Add<SoftmaxForward<false>>("softmax", kF32);
+  t.Add<SoftmaxBackward<false>>("_backward_softmax", kF32);
+  t.Add<SoftmaxForward<true>>("log_softmax", kF32);
+  t.Add<SoftmaxBackward<true>>("_backward_log_softmax", kF32);
+  t.Add<SoftmaxOutputForward>("SoftmaxOutput", kF32);
+  t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", kF32);
+}
+
+}  // namespace weft::cpu

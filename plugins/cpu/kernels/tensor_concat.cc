@@ -1,0 +1,106 @@
+// Concat / _backward_Concat and SliceChannel / _backward_SliceChannel: joining tensors along an
+// axis and splitting one along an axis are the same block copies in opposite directions.
+//
+// Row-major layout makes both simple: with outer = product of the extents before the axis, each
+// part is `outer` contiguous blocks of (its size / outer) elements, and the whole is those
+// blocks interleaved part by part. SliceChannel's squeeze_axis only changes the parts' shapes.
+#include <vector>
+
+#include "tensor_kernels.h"
+
+namespace weft::cpu::tensor {
+namespace {
+
+// Axis geometry shared by both directions: the block length of each part in elements.
+struct Blocks {
+  int64_t outer = 1;
+  std::vector<int64_t> part;  // elements per block of each part
+  int64_t whole = 0;          // elements per block of the whole (sum of part)
+};
+
+Blocks MakeBlocks(const KernelSetup& s, const TensorDesc& whole, const std::vector<TensorDesc>& parts,
+                  const char* axis_attr, int64_t axis_default) {
+  RequireSameDType(s);
+  if (parts.empty()) Invalid(s, "needs at least one part");
+  const int axis = NormalizeAxis(s, s.attrs.GetInt(axis_attr, axis_default), whole.ndim(), axis_attr);
+  Blocks b;
+  for (int a = 0; a < axis; ++a) b.outer *= whole.shape[static_cast<size_t>(a)];
+  for (const TensorDesc& p : parts) {
+    if (b.outer == 0) {
+      b.part.push_back(0);
+      continue;
+    }
+    if (p.size() % b.outer != 0) Invalid(s, "a part does not split evenly along " + std::string(axis_attr));
+    b.part.push_back(p.size() / b.outer);
+    b.whole += b.part.back();
+  }
+  if (b.outer != 0 && b.whole * b.outer != whole.size()) {
+    Invalid(s, "the parts hold " + std::to_string(b.whole * b.outer) + " elements, the whole " +
+                   std::to_string(whole.size()));
+  }
+  return b;
+}
+
+// Joins parts (inputs) into whole (outputs[0]) or splits whole (inputs[0]) into parts (outputs).
+class AxisCopyKernel {
+ public:
+  explicit AxisCopyKernel(const KernelSetup& s) {
+    join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel";
+    const bool concat_attrs = s.op_name == "Concat" || s.op_name == "_backward_Concat";
+    const char* attr = concat_attrs ? "dim" : "axis";
+    const int64_t n = s.attrs.GetInt(concat_attrs ? "num_args" : "num_outputs", -1);
+    if (join_) {
+      s.ExpectCounts(-1, 1);
+      if (n >= 0 && n != static_cast<int64_t>(s.inputs.size())) Invalid(s, "num attribute disagrees with inputs");
+      blocks_ = MakeBlocks(s, s.outputs[0], s.inputs, attr, 1);
+    } else {
+      s.ExpectCounts(1, -1);
+      if (n >= 0 && n != static_cast<int64_t>(s.outputs.size())) Invalid(s, "num attribute disagrees with outputs");
+      blocks_ = MakeBlocks(s, s.inputs[0], s.outputs, attr, 1);
+    }
+  }
+
+  void Compute(const KernelCall& c) const {
+    const int32_t dtype = c.inputs[0].dtype();
+    DispatchAll("Concat", dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const size_t parts = blocks_.part.size();
+      for (size_t p = 0; p < parts; ++p) {
+        const int32_t req = join_ ? c.req[0] : c.req[p];
+        const int64_t len = blocks_.part[p];
+        if (len == 0) continue;
+        int64_t offset = 0;
+        for (size_t q = 0; q < p; ++q) offset += blocks_.part[q];
+        T* whole = static_cast<T*>(join_ ? c.outputs[0].raw() : c.inputs[0].raw());
+        T* part = static_cast<T*>(join_ ? c.inputs[p].raw() : c.outputs[p].raw());
+        sdk::WithReq(req, [&](auto assign) {
+          for (int64_t o = 0; o < blocks_.outer; ++o) {
+            T* w = whole + o * blocks_.whole + offset;
+            T* q = part + o * len;
+            T* dst = join_ ? w : q;
+            const T* src = join_ ? q : w;
+            if constexpr (decltype(assign)::kAdd) {
+              for (int64_t i = 0; i < len; ++i) dst[i] += src[i];
+            } else {
+              std::memcpy(dst, src, static_cast<size_t>(len) * sizeof(T));
+            }
+          }
+        });
+      }
+    });
+  }
+
+ private:
+  bool join_ = false;
+  Blocks blocks_;
+};
+
+}  // namespace
+
+void RegisterConcatKernels(KernelTable& t) {
+  for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"}) {
+    t.Add<AxisCopyKernel>(op, kAllMask);
+  }
+}
+
+}  // namespace weft::cpu::tensor

@@ -1,0 +1,124 @@
+// one_hot and argmax: ops whose values are indices.
+//
+// one_hot (MXNet): output[..., j] = on_value where j == int(indices[...]), off_value elsewhere;
+// an index outside [0, depth) gives a row of off_value. Indices of a float dtype are truncated
+// toward zero. The output dtype is the output tensor's (the definition maps the `dtype` attribute).
+//
+// argmax (MXNet): the index of the largest value along `axis` (None: over the flattened array),
+// the first one on ties, a NaN counting as the largest; stored in the output's dtype (MXNet keeps
+// the input's). keepdims only changes the output shape.
+#include <vector>
+
+#include "tensor_kernels.h"
+
+namespace weft::cpu::tensor {
+namespace {
+
+class OneHotKernel {
+ public:
+  explicit OneHotKernel(const KernelSetup& s) {
+    s.ExpectCounts(1, 1);
+    depth_ = s.attrs.GetInt("depth");
+    if (depth_ < 0) Invalid(s, "depth=" + std::to_string(depth_) + " must be >= 0");
+    on_ = s.attrs.GetFloat("on_value", 1.0);
+    off_ = s.attrs.GetFloat("off_value", 0.0);
+    DispatchIndex(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    DispatchAll(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
+    if (s.outputs[0].size() != s.inputs[0].size() * depth_) {
+      Invalid(s, "output has " + std::to_string(s.outputs[0].size()) +
+                     " elements, expected indices x depth = " + std::to_string(s.inputs[0].size() * depth_));
+    }
+  }
+
+  void Compute(const KernelCall& c) const {
+    const Tensor& in = c.inputs[0];
+    const Tensor& out = c.outputs[0];
+    const int64_t n = in.size();
+    DispatchIndex("one_hot", in.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      const I* idx = static_cast<const I*>(in.raw());
+      DispatchAll("one_hot", out.dtype(), [&](auto otag) {
+        using T = typename decltype(otag)::type;
+        const T on = Convert<T>(on_), off = Convert<T>(off_);
+        T* y = static_cast<T*>(out.raw());
+        sdk::WithReq(c.req[0], [&](auto assign) {
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t hot = Convert<int64_t>(idx[i]);
+            T* row = y + i * depth_;
+            for (int64_t j = 0; j < depth_; ++j) assign(row[j], j == hot ? on : off);
+          }
+        });
+      });
+    });
+  }
+
+ private:
+  int64_t depth_ = 0;
+  double on_ = 1, off_ = 0;
+};
+
+class ArgmaxKernel {
+ public:
+  explicit ArgmaxKernel(const KernelSetup& s) {
+    s.ExpectCounts(1, 1);
+    DispatchIndex(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    DispatchIndex(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
+    const TensorDesc& x = s.inputs[0];
+    std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis");
+    if (axis) {
+      const int a = NormalizeAxis(s, *axis, x.ndim(), "axis");
+      for (int d = 0; d < a; ++d) outer_ *= x.shape[static_cast<size_t>(d)];
+      n_ = x.shape[static_cast<size_t>(a)];
+      for (int d = a + 1; d < x.ndim(); ++d) inner_ *= x.shape[static_cast<size_t>(d)];
+    } else {
+      n_ = x.size();
+    }
+    if (n_ == 0 && outer_ * inner_ > 0) Invalid(s, "argmax over an empty axis");
+    if (s.outputs[0].size() != outer_ * inner_) {
+      Invalid(s, "output has " + std::to_string(s.outputs[0].size()) + " elements, expected " +
+                     std::to_string(outer_ * inner_));
+    }
+  }
+
+  void Compute(const KernelCall& c) const {
+    const Tensor& in = c.inputs[0];
+    const Tensor& out = c.outputs[0];
+    DispatchIndex("argmax", in.dtype(), [&](auto xtag) {
+      using X = typename decltype(xtag)::type;
+      DispatchIndex("argmax", out.dtype(), [&](auto ytag) {
+        using Y = typename decltype(ytag)::type;
+        const X* x = static_cast<const X*>(in.raw());
+        Y* y = static_cast<Y*>(out.raw());
+        // Walk the reduced axis outermost so the inner loop runs over contiguous memory.
+        std::vector<X> best(static_cast<size_t>(inner_));
+        std::vector<int64_t> at(static_cast<size_t>(inner_));
+        sdk::WithReq(c.req[0], [&](auto assign) {
+          for (int64_t o = 0; o < outer_; ++o) {
+            const X* base = x + o * n_ * inner_;
+            for (int64_t j = 0; j < inner_; ++j) best[j] = base[j], at[j] = 0;
+            for (int64_t k = 1; k < n_; ++k) {
+              const X* row = base + k * inner_;
+              for (int64_t j = 0; j < inner_; ++j) {
+                // Strictly greater keeps the first maximum; NaN wins once and stays.
+                if (row[j] > best[j] || (IsNan(row[j]) && !IsNan(best[j]))) best[j] = row[j], at[j] = k;
+              }
+            }
+            for (int64_t j = 0; j < inner_; ++j) assign(y[o * inner_ + j], static_cast<Y>(at[j]));
+          }
+        });
+      });
+    });
+  }
+
+ private:
+  int64_t outer_ = 1, n_ = 1, inner_ = 1;
+};
+
+}  // namespace
+
+void RegisterIndexKernels(KernelTable& t) {
+  t.Add<OneHotKernel>("one_hot", kIndexMask);
+  t.Add<ArgmaxKernel>("argmax", kIndexMask);
+}
+
+}  // namespace weft::cpu::tensor

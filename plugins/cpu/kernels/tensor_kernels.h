@@ -1,0 +1,43 @@
+// weft CPU kernels — tensor, element-wise and reduction ops (core/operator/OPS.md), internal to
+// weft_cpu_kernels. weft::cpu::RegisterTensorKernels (cpu_kernels.h) calls every family below.
+//
+// dtypes: math (element-wise, reductions, dot) in float32 and float64; data movement (copy,
+// reshape, concat, split, transpose, zeros_like / ones_like) and Cast in float32, float64,
+// float16, uint8, int8, int32, int64; one_hot indices and argmax in float32, float64, int32,
+// int64. Every kernel honours req (write, write-inplace, add-to, null).
+#pragma once
+
+#include <string>
+
+#include "tensor_util.h"
+#include "weft/sdk/cpp/kernel.hpp"
+
+namespace weft::cpu::tensor {
+
+using sdk::KernelCall;
+using sdk::KernelSetup;
+using sdk::KernelTable;
+using sdk::Tensor;
+using sdk::TensorDesc;
+
+/// "op: message" as WEFT_ERR_INVALID_ARGUMENT (inconsistent shapes or counts).
+[[noreturn]] void Invalid(const KernelSetup& s, const std::string& message);
+/// "op: message" as WEFT_ERR_UNSUPPORTED (values the kernels do not implement).
+[[noreturn]] void Unsupported(const KernelSetup& s, const std::string& message);
+/// Throws Invalid unless every input and output has the dtype of input 0.
+void RequireSameDType(const KernelSetup& s);
+/// An axis attribute value in [-ndim, ndim) made non-negative; Invalid otherwise.
+int NormalizeAxis(const KernelSetup& s, int64_t axis, int ndim, const char* attr);
+
+// One registration function per source file.
+void RegisterCopyKernels(KernelTable& t);       // tensor_copy.cc: _copy, Flatten, Reshape, ...
+void RegisterCastKernels(KernelTable& t);       // tensor_cast.cc: Cast, _backward_Cast
+void RegisterConcatKernels(KernelTable& t);     // tensor_concat.cc: Concat, SliceChannel
+void RegisterTransposeKernels(KernelTable& t);  // tensor_transpose.cc
+void RegisterDotKernels(KernelTable& t);        // tensor_dot.cc: dot, batch_dot
+void RegisterIndexKernels(KernelTable& t);      // tensor_index.cc: one_hot, argmax
+void RegisterReduceKernels(KernelTable& t);     // reduce_kernels.cc: sum, mean, max
+void RegisterUnaryKernels(KernelTable& t);      // elemwise_unary.cc: sin ... tanh, scalar ops
+void RegisterBinaryKernels(KernelTable& t);     // elemwise_binary.cc: elemwise_*, broadcast_*, add_n
+
+}  // namespace weft::cpu::tensor

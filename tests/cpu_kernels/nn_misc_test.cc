@@ -1,0 +1,189 @@
+// BatchNorm, Dropout and the optimizer updates against references, finite differences and req
+// modes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "nn_test_util.h"
+
+namespace wtest {
+namespace {
+
+struct BnCase {
+  std::vector<int64_t> shape;
+  int axis;
+  bool fix_gamma;
+};
+
+TEST(NNKernels, BatchNormTrainingInferenceAndGradients) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const std::vector<BnCase> cases = {{{4, 3}, 1, false},     {{2, 3, 4, 5}, 1, false}, {{3, 2, 5}, 1, true},
+                                     {{2, 4, 3}, -1, false}, {{5, 1, 2, 2}, 1, false}, {{1, 2, 1, 3}, 1, false}};
+  for (const BnCase& bc : cases) {
+    SCOPED_TRACE(::testing::PrintToString(bc.shape) + " axis " + std::to_string(bc.axis));
+    int nd = static_cast<int>(bc.shape.size());
+    int ax = bc.axis < 0 ? bc.axis + nd : bc.axis;
+    int64_t c = bc.shape[static_cast<size_t>(ax)], inner = 1;
+    for (int i = ax + 1; i < nd; ++i) inner *= bc.shape[static_cast<size_t>(i)];
+    Attrs a = {{"eps", "0.001"},
+               {"momentum", "0.8"},
+               {"fix_gamma", bc.fix_gamma ? "True" : "False"},
+               {"axis", std::to_string(bc.axis)}};
+    Buf x = Buf::F(bc.shape, Random(rng, Prod(bc.shape), -2, 3));
+    Buf gamma = Buf::F({c}, Random(rng, c, 0.5f, 1.5f)), beta = Buf::F({c}, Random(rng, c));
+    std::vector<Buf> aux = {Buf::F({c}, Random(rng, c)), Buf::F({c}, Random(rng, c, 0.5f, 2.0f))};
+    const std::vector<Buf> aux0 = aux;
+    std::vector<std::vector<int64_t>> oshapes = {bc.shape, {c}, {c}};
+    auto out = RunOp("BatchNorm", a, {x, gamma, beta}, oshapes, &aux, true);
+    // Reference in double.
+    std::vector<double> mean(static_cast<size_t>(c), 0), var(static_cast<size_t>(c), 0);
+    const int64_t m = x.size() / c;
+    for (int64_t i = 0; i < x.size(); ++i) mean[static_cast<size_t>((i / inner) % c)] += x.as<float>()[i] / double(m);
+    for (int64_t i = 0; i < x.size(); ++i) {
+      double d = x.as<float>()[i] - mean[static_cast<size_t>((i / inner) % c)];
+      var[static_cast<size_t>((i / inner) % c)] += d * d / double(m);
+    }
+    std::vector<float> ref(static_cast<size_t>(x.size())), ref_inf(static_cast<size_t>(x.size()));
+    for (int64_t i = 0; i < x.size(); ++i) {
+      size_t ch = static_cast<size_t>((i / inner) % c);
+      double gm = bc.fix_gamma ? 1.0 : gamma.as<float>()[ch];
+      ref[static_cast<size_t>(i)] =
+          static_cast<float>(gm * (x.as<float>()[i] - mean[ch]) / std::sqrt(var[ch] + 1e-3) + beta.as<float>()[ch]);
+      ref_inf[static_cast<size_t>(i)] = static_cast<float>(gm * (x.as<float>()[i] - aux0[0].as<float>()[ch]) /
+                                                               std::sqrt(aux0[1].as<float>()[ch] + 1e-3) +
+                                                           beta.as<float>()[ch]);
+    }
+    EXPECT_LE(Nmse(ref, out[0].floats()), 1e-7);
+    for (size_t ch = 0; ch < static_cast<size_t>(c); ++ch) {
+      EXPECT_NEAR(out[1].as<float>()[ch], mean[ch], 1e-5);
+      EXPECT_NEAR(out[2].as<float>()[ch], 1.0 / std::sqrt(var[ch] + 1e-3), 1e-4);
+      EXPECT_NEAR(aux[0].as<float>()[ch], 0.8 * aux0[0].as<float>()[ch] + 0.2 * mean[ch], 1e-5);
+      EXPECT_NEAR(aux[1].as<float>()[ch], 0.8 * aux0[1].as<float>()[ch] + 0.2 * var[ch], 1e-5);
+    }
+    // Inference (is_train = 0) and use_global_stats use the moving statistics and leave them.
+    for (bool global : {false, true}) {
+      Attrs b = a;
+      if (global) b["use_global_stats"] = "True";
+      std::vector<Buf> ax = aux0;
+      auto inf = RunOp("BatchNorm", b, {x, gamma, beta}, oshapes, &ax, global);
+      EXPECT_LE(Nmse(ref_inf, inf[0].floats()), 1e-7) << (global ? "use_global_stats" : "is_train=0");
+      EXPECT_EQ(ax[0].bytes, aux0[0].bytes);
+      EXPECT_EQ(ax[1].bytes, aux0[1].bytes);
+    }
+    CheckReqModes("BatchNorm", a, {x, gamma, beta}, oshapes, aux0, true, seed);
+    for (bool global : {false, true}) {
+      Attrs b = a;
+      if (global) b["use_global_stats"] = "True";
+      GradCase g("BatchNorm", "_backward_BatchNorm", b, {x, gamma, beta}, oshapes, aux0);
+      g.uses_outputs = g.uses_aux = true;
+      g.seed = seed;
+      auto grads = CheckGradient(g);
+      if (bc.fix_gamma) {
+        for (float v : grads[1].floats()) EXPECT_EQ(v, 0.0f) << "fix_gamma gives gamma no gradient";
+      }
+    }
+  }
+}
+
+TEST(NNKernels, DropoutMaskIsSeededScaledAndOffInInference) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const int64_t n = 20000;
+  Buf x = Buf::F({n}, Random(rng, n, 0.5f, 1.5f));
+  Attrs a = {{"p", "0.3"}};
+  auto o1 = RunOp("Dropout", a, {x}, {{n}, {n}}, nullptr, true, seed);
+  auto o2 = RunOp("Dropout", a, {x}, {{n}, {n}}, nullptr, true, seed);
+  auto o3 = RunOp("Dropout", a, {x}, {{n}, {n}}, nullptr, true, seed + 1);
+  EXPECT_EQ(o1[1].bytes, o2[1].bytes) << "same seed, same mask";
+  EXPECT_NE(o1[1].bytes, o3[1].bytes) << "another seed, another mask";
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float mk = o1[1].as<float>()[i];
+    ASSERT_TRUE(mk == 0.0f || std::fabs(mk - 1.0f / 0.7f) < 1e-6f) << mk;
+    kept += mk != 0.0f;
+    EXPECT_FLOAT_EQ(o1[0].as<float>()[i], x.as<float>()[i] * mk);
+  }
+  EXPECT_NEAR(static_cast<double>(kept) / n, 0.7, 0.02);
+  auto inf = RunOp("Dropout", a, {x}, {{n}, {n}}, nullptr, false, seed);
+  EXPECT_EQ(inf[0].bytes, x.bytes);
+  CheckReqModes("Dropout", a, {x}, {{n}, {n}}, {}, true, seed);
+  GradCase g("Dropout", "_backward_Dropout", a, {Buf::F({3, 7}, Random(rng, 21))}, {{3, 7}, {3, 7}});
+  g.uses_inputs = false;
+  g.uses_outputs = true;
+  g.seed = seed;
+  CheckGradient(g);
+}
+
+// ------------------------------------------------------------------ optimizers
+float Clip(float g, float c) { return c >= 0 ? std::min(std::max(g, -c), c) : g; }
+
+TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const int64_t n = 37;
+  for (const char* clip : {"-1", "0.3"}) {
+    SCOPED_TRACE(std::string("clip ") + clip);
+    const float cg = std::stof(clip);
+    Buf w = Buf::F({n}, Random(rng, n)), g = Buf::F({n}, Random(rng, n, -2, 2));
+    Attrs common = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", clip}};
+    {  // sgd
+      auto out = RunOp("sgd_update", common, {w, g}, {{n}});
+      std::vector<float> ref(n);
+      for (int64_t i = 0; i < n; ++i)
+        ref[i] = (1 - 0.1f * 0.01f) * w.as<float>()[i] - 0.1f * Clip(0.5f * g.as<float>()[i], cg);
+      EXPECT_LE(Nmse(ref, out[0].floats()), 1e-10);
+      CheckReqModes("sgd_update", common, {w, g}, {{n}}, {}, true, seed, 0);
+    }
+    {  // sgd with momentum, two steps so the state matters
+      Attrs a = common;
+      a["momentum"] = "0.9";
+      std::vector<Buf> mom = {Buf::F({n}, Random(rng, n, -0.1f, 0.1f))};
+      std::vector<float> rm = mom[0].floats(), rw = w.floats();
+      Buf cur = w;
+      for (int step = 0; step < 2; ++step) {
+        auto out = RunOp("sgd_mom_update", a, {cur, g}, {{n}}, &mom);
+        for (int64_t i = 0; i < n; ++i) {
+          rm[i] = 0.9f * rm[i] - 0.1f * 0.01f * rw[i] - 0.1f * Clip(0.5f * g.as<float>()[i], cg);
+          rw[i] += rm[i];
+        }
+        cur = out[0];
+        EXPECT_LE(Nmse(rm, mom[0].floats()), 1e-10);
+        EXPECT_LE(Nmse(rw, cur.floats()), 1e-10);
+      }
+      CheckReqModes("sgd_mom_update", a, {w, g}, {{n}}, mom, true, seed, 0);
+    }
+    {  // adam: MXNet clips after adding weight decay
+      Attrs a = common;
+      a["beta1"] = "0.8";
+      a["beta2"] = "0.95";
+      a["epsilon"] = "1e-6";
+      std::vector<Buf> st = {Buf::F({n}, Random(rng, n, -0.1f, 0.1f)), Buf::F({n}, Random(rng, n, 0.0f, 0.1f))};
+      std::vector<float> rm = st[0].floats(), rv = st[1].floats(), rw = w.floats();
+      auto out = RunOp("adam_update", a, {w, g}, {{n}}, &st);
+      for (int64_t i = 0; i < n; ++i) {
+        float gi = Clip(0.5f * g.as<float>()[i] + 0.01f * rw[i], cg);
+        rm[i] = 0.8f * rm[i] + 0.2f * gi;
+        rv[i] = 0.95f * rv[i] + 0.05f * gi * gi;
+        rw[i] -= 0.1f * rm[i] / (std::sqrt(rv[i]) + 1e-6f);
+      }
+      EXPECT_LE(Nmse(rm, st[0].floats()), 1e-10);
+      EXPECT_LE(Nmse(rv, st[1].floats()), 1e-10);
+      EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
+      CheckReqModes("adam_update", a, {w, g}, {{n}}, st, true, seed, 0);
+    }
+  }
+}
+
+TEST(NNKernels, OptimizerRequiresLearningRate) {
+  Kernel k("sgd_update", {}, {Buf::F({3}), Buf::F({3})}, {Buf::F({3})});
+  EXPECT_FALSE(k.ok());
+  EXPECT_NE(k.error().find("lr"), std::string::npos) << k.error();
+}
+
+}  // namespace
+}  // namespace wtest
