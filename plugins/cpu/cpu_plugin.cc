@@ -1,0 +1,45 @@
+// CPU plugin — entry point: the "cpu" devices (cpu_device.h) and the CPU kernels
+// (plugins/cpu/kernels, run on the devices' streams through sdk QueuedKernels).
+//
+// Configuration: WEFT_CPU_DEVICES — number of virtual cpu devices (1..1024, default 4).
+#include "cpu_device.h"
+#include "weft/sdk/cpp/plugin.hpp"
+#include "weft/sdk/cpp/queued_kernels.hpp"
+
+#if defined(WEFT_CPU_HAS_KERNELS)
+#include "kernels/cpu_kernels.h"
+#endif
+
+namespace weft::cpu {
+namespace {
+
+const weft_operator_api* CpuKernels() {
+#if defined(WEFT_CPU_HAS_KERNELS)
+  return weft_cpu_operator_api();
+#else
+  return nullptr;  // kernels not built into this plugin yet: an empty operator table
+#endif
+}
+
+class CpuPlugin final : public sdk::Plugin {
+ public:
+  CpuPlugin()
+      : device_(static_cast<int32_t>(sdk::ConfigInt("WEFT_CPU_DEVICES", kDefaultDevices, 1, 1024))),
+        kernels_(CpuKernels(), &device_, "cpu") {
+    Provide(&device_);
+    Provide(kernels_.api());
+  }
+  // Queued kernels must finish before the kernel tables (destroyed first) go.
+  ~CpuPlugin() override { device_.DrainStreams(); }
+
+ private:
+  CpuDevice device_;
+  sdk::QueuedKernels kernels_;
+};
+
+}  // namespace
+}  // namespace weft::cpu
+
+WEFT_SDK_PLUGIN(weft::cpu::CpuPlugin, "cpu", "0.1.0",
+                "host CPU devices: shared host memory, threaded streams, CPU kernels",
+                WEFT_PLUGIN_PROVIDES_DEVICE | WEFT_PLUGIN_PROVIDES_OPERATORS)
