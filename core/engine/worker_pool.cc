@@ -1,0 +1,113 @@
+#include "worker_pool.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "weft/device.h"
+#include "weft/logging.h"
+#include "weft/profiler.h"
+
+namespace weft::engine_detail {
+
+WorkerPool::WorkerPool(EngineImpl* engine, Context ctx, std::string label, int nthreads, Device* device,
+                       int spin_rounds)
+    : engine_(engine), ctx_(std::move(ctx)), label_(std::move(label)), device_(device), spin_rounds_(spin_rounds) {
+  if (nthreads < 1) nthreads = 1;
+  threads_.reserve(static_cast<size_t>(nthreads));
+  for (int i = 0; i < nthreads; ++i) threads_.emplace_back([this, i] { Run(i); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::Push(OprBlock* block) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_[block->priority].push_back(block);
+    queued_.store(queued_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    wake = idle_ > 0;
+  }
+  if (wake) cv_.notify_one();
+}
+
+OprBlock* WorkerPool::PopLocked() {
+  auto it = queue_.begin();
+  while (it->second.empty()) ++it;  // only the kept default bucket can be empty
+  OprBlock* block = it->second.front();
+  it->second.pop_front();
+  // Keep the default-priority bucket: re-creating a deque on every drain would cost an
+  // allocation per op when the workers keep up with the pusher.
+  if (it->second.empty() && it->first != 0) queue_.erase(it);
+  queued_.store(queued_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  return block;
+}
+
+void WorkerPool::Run(int index) {
+  std::string name = fmt::format("{} {}", label_, index);
+  // Linux limits thread names to 15 characters; the trace gets the full name.
+  pthread_setname_np(pthread_self(), fmt::format("weft-{}", label_).substr(0, 15).c_str());
+  Profiler::SetThreadName(name);
+  CurrentWorkerEngine() = engine_;
+
+  weft_stream stream = nullptr;
+  if (device_) {
+    try {
+      stream = device_->CreateStream();
+    } catch (const std::exception& e) {
+      LogWarning("engine: {}: cannot create a stream ({}); this worker runs device work synchronously", name, e.what());
+    }
+  }
+  RunContext rctx{ctx_, stream, index};
+
+  int spin_budget = spin_rounds_;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (queued_.load(std::memory_order_relaxed) == 0) {
+      if (stop_) break;
+      // Spin briefly before sleeping: when ops arrive back to back this saves the pusher a
+      // futex wake-up per op (the dominant cost of a push otherwise). The budget adapts like
+      // glibc's adaptive mutexes: it doubles when a spin finds work and halves when it does
+      // not, so a push-then-wait pattern (where spinning only steals the CPU the waiting
+      // thread needs) quickly stops spinning.
+      lock.unlock();
+      bool arrived = false;
+      for (int i = 0; i < spin_budget && !arrived; ++i) {
+        if (queued_.load(std::memory_order_acquire) > 0) arrived = true;
+        CpuRelax();
+      }
+      spin_budget = arrived ? std::min(spin_rounds_, spin_budget * 2 + 16) : spin_budget / 2;
+      lock.lock();
+      if (arrived) continue;
+      ++idle_;
+      cv_.wait(lock, [this] { return queued_.load(std::memory_order_relaxed) > 0 || stop_; });
+      --idle_;
+      continue;
+    }
+    OprBlock* block = PopLocked();
+    lock.unlock();
+    engine_->Execute(block, rctx, stream ? device_ : nullptr);
+    lock.lock();
+  }
+  lock.unlock();
+
+  if (stream) {
+    try {
+      device_->SynchronizeStream(stream);
+      device_->DestroyStream(stream);
+    } catch (const std::exception& e) {
+      LogWarning("engine: {}: releasing its stream failed: {}", name, e.what());
+    }
+  }
+  CurrentWorkerEngine() = nullptr;
+}
+
+}  // namespace weft::engine_detail
