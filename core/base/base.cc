@@ -55,3 +55,7 @@ std::string Shape::ToString() const {
 }
 
 }  // namespace weft
+
+namespace weft {
+const char* CoreVersion() noexcept { return WEFT_CORE_VERSION_STRING; }
+}  // namespace weft
