@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/weft-ccache}
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+# Paths relative to the checkout in ccache's hashes, so a fresh clone reuses earlier builds.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 
 step() { printf '\n==== %s ====\n' "$*"; }
 
