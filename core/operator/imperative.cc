@@ -43,10 +43,43 @@ std::vector<NDArray> PlaceInputs(const ImperativeCall& call, const std::string& 
 
 std::string ShapeSlotString(const ShapeSlot& s) { return s ? s->ToString() : "unknown"; }
 
+// An op with kernels but no definition (backward ops): the caller's arrays are the signature.
+void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs) {
+  WEFT_CHECK(call.named_inputs.empty(), "{}: has no definition, so its inputs can only be given by position", call.op);
+  WEFT_CHECK(!call.inputs.empty(), "{}: has no definition and no inputs were given", call.op);
+  const Context ctx = call.inputs[0].GetContext();
+  NodeSignature sig;
+  for (const NDArray& a : call.inputs) {
+    WEFT_CHECK(!a.is_none(), "{}: an input is a none array", call.op);
+    sig.in_shapes.push_back(a.GetShape());
+    sig.in_dtypes.push_back(a.GetDType());
+  }
+  std::vector<int32_t> req;
+  for (const NDArray& a : *outputs) {
+    sig.out_shapes.push_back(a.GetShape());
+    sig.out_dtypes.push_back(a.GetDType());
+    int32_t r = WEFT_REQ_WRITE;
+    for (const NDArray& in : call.inputs)
+      if (in.SharesChunkWith(a)) {
+        WEFT_CHECK(in.offset() == a.offset() && in.GetShape() == a.GetShape(),
+                   "{}: an output overlaps an input without being the same view", call.op);
+        r = WEFT_REQ_WRITE_INPLACE;
+      }
+    req.push_back(r);
+  }
+  KernelRunner runner(call.op, AttrMap{call.params}, ctx, sig);
+  runner.Run(call.inputs, *outputs, req, {}, call.is_train);
+}
+
 }  // namespace
 
 void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   WEFT_CHECK(outputs != nullptr, "Invoke({}): outputs is null", call.op);
+  if (OpRegistry::Get().Find(call.op) == nullptr && !outputs->empty() &&
+      std::none_of(outputs->begin(), outputs->end(), [](const NDArray& a) { return a.is_none(); })) {
+    InvokeKernelOnly(call, outputs);
+    return;
+  }
   const OpDef& def = OpRegistry::Get().Lookup(call.op);
   AttrMap given{call.params};
   if (def.FindAttr("num_args") != nullptr && !given.Has("num_args"))

@@ -1,0 +1,96 @@
+// weft — running operators on NDArrays right away (MXNet's imperative mode; mxnet-cpp's
+// `Operator("FullyConnected").SetParam(...).PushInput(nd)...Invoke(outputs)` and NDArray
+// arithmetic).
+//
+// An imperative call normalises the attributes against the op's definition (defaults filled in,
+// unknown names and bad values refused), infers the output shapes and dtypes from the inputs'
+// (core/operator/OPS.md), allocates the outputs that were not given on the inputs' device,
+// prepares the device's kernel and pushes one engine operation. It returns as soon as the
+// operation is pushed: reading an output (SyncCopyToCPU, WaitToRead, At) waits for it, and a
+// failure of the kernel is rethrown there (as for any engine operation, engine.h).
+//
+// Inputs, as in MXNet's NDArray API, are the op's inputs followed by its aux states (BatchNorm:
+// data, gamma, beta, moving_mean, moving_var); a kernel that updates aux states (BatchNorm in
+// training) writes those arrays. Every array of one call must be on the same device.
+// Outputs are the op's visible outputs (hidden ones, OPS.md, are allocated and dropped).
+//
+// Thread-safety: calls from several threads are fine (the engine orders them by their arrays).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/base.h"
+#include "weft/context.h"
+#include "weft/ndarray.h"
+
+namespace weft {
+
+/// The arguments of one imperative call.
+struct ImperativeCall {
+  std::string op;                                             // op name or alias ("FullyConnected", "_plus_scalar")
+  std::map<std::string, std::string> params;                  // attribute strings as in MXNet JSON ("(3, 3)", "True")
+  std::vector<NDArray> inputs;                                // positional: op inputs, then aux states
+  std::vector<std::pair<std::string, NDArray>> named_inputs;  // by input or aux-state name
+  bool is_train = false;                                      // training mode (Dropout, BatchNorm)
+};
+
+/// Runs `call`, writing into *outputs when it holds arrays (one per visible output, or one per
+/// output hidden ones included; none arrays are allocated in place), otherwise filling *outputs
+/// with new arrays. An output that is the same view as an input is computed in place. For ops
+/// with a `num_args` attribute (Concat, add_n) it defaults to the number of positional inputs.
+///
+/// Throws weft::Error (nothing is pushed) for an unknown op, bad attributes (OpDef::Normalize's
+/// messages), an unknown or twice-given input name, a missing input (its name is in the
+/// message), inputs on different devices, shapes or dtypes the op refuses (the inference message
+/// names op, slot and both shapes), outputs of the wrong shape / dtype / device, or no kernel for
+/// the device (kernel_runner.h's message). weft::OutOfMemoryError when outputs cannot be allocated.
+///
+/// Ops that have kernels but no definition (backward ops such as "_backward_FullyConnected",
+/// whose inputs and outputs follow OPS.md's convention) run when every output array is given:
+/// the arrays' shapes and dtypes are the node's, `params` go to the kernel as given (pass the
+/// forward node's attributes), inputs are positional only and there are no aux states.
+void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs);
+/// Same, returning new output arrays.
+std::vector<NDArray> Invoke(const ImperativeCall& call);
+/// Shorthand: op on positional inputs with attributes, returning its first output.
+NDArray InvokeOne(const std::string& op, const std::vector<NDArray>& inputs,
+                  const std::map<std::string, std::string>& params = {});
+
+// ---- NDArray arithmetic (mxnet-cpp's NDArray operators) ----------------------------------------
+// Element-wise on arrays of equal shape (elemwise_add/sub/mul/div; use broadcast_* for
+// broadcasting) or with a scalar (_plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar,
+// _div_scalar, _rdiv_scalar). The result is a new array on the operands' device; the compound
+// assignments compute in place into the left operand. All are pushed and return at once. Errors
+// as Invoke (e.g. shapes differ: the message names both).
+NDArray operator+(const NDArray& lhs, const NDArray& rhs);
+NDArray operator-(const NDArray& lhs, const NDArray& rhs);
+NDArray operator*(const NDArray& lhs, const NDArray& rhs);
+NDArray operator/(const NDArray& lhs, const NDArray& rhs);
+NDArray operator+(const NDArray& lhs, float scalar);
+NDArray operator-(const NDArray& lhs, float scalar);
+NDArray operator*(const NDArray& lhs, float scalar);
+NDArray operator/(const NDArray& lhs, float scalar);
+NDArray operator+(float scalar, const NDArray& rhs);
+NDArray operator-(float scalar, const NDArray& rhs);
+NDArray operator*(float scalar, const NDArray& rhs);
+NDArray operator/(float scalar, const NDArray& rhs);
+/// -a (negative).
+NDArray operator-(const NDArray& a);
+NDArray& operator+=(NDArray& lhs, const NDArray& rhs);
+NDArray& operator-=(NDArray& lhs, const NDArray& rhs);
+NDArray& operator*=(NDArray& lhs, const NDArray& rhs);
+NDArray& operator/=(NDArray& lhs, const NDArray& rhs);
+NDArray& operator+=(NDArray& lhs, float scalar);
+NDArray& operator-=(NDArray& lhs, float scalar);
+NDArray& operator*=(NDArray& lhs, float scalar);
+NDArray& operator/=(NDArray& lhs, float scalar);
+
+/// Seeds the random sequence of ops that ask for random numbers (Dropout): MXNet's
+/// mx.random.seed / mxnet-cpp's MXRandomSeed. Thread-safe.
+void RandomSeed(uint64_t seed);
+
+}  // namespace weft

@@ -1,0 +1,77 @@
+// The sample operator plugin (samples/custom_op: "Swish", SDK only) loaded at run time: its
+// definition joins the registry, its kernels run through imperative invoke, and a second plugin
+// defining the same op name is refused with a message naming both plugins.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "operator/op_def.h"
+#include "operator/plugin_ops.h"
+#include "weft/imperative.h"
+#include "weft/ndarray.h"
+#include "weft/runtime.h"
+
+namespace {
+
+const std::string kDir = std::string(WEFT_TEST_FIXTURE_DIR) + "/custom_op/";
+
+weft::PluginRecord Load(const std::string& file) {
+  weft::OpRegistry::Get();  // connect the registry first: definitions register as plugins load
+  return weft::Runtime::Get().LoadPlugin(kDir + file);
+}
+
+TEST(CustomOp, PluginDefinitionAndKernelsWork) {
+  const weft::PluginRecord rec = Load("libswish_op.so");
+  ASSERT_TRUE(rec.accepted) << rec.reason;
+  const weft::OpDef* def = weft::OpRegistry::Get().Find("Swish");
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->source, "swish");
+  EXPECT_EQ(def->backward_op, "_backward_Swish");
+
+  const std::vector<float> xs = {-2.0f, -0.5f, 0.0f, 0.25f, 1.5f, 3.0f};
+  const weft::NDArray x(xs, weft::Shape{2, 3}, weft::Context::cpu(0));
+  weft::ImperativeCall call;
+  call.op = "Swish";
+  call.params = {{"beta", "2"}};
+  call.inputs = {x};
+  const weft::NDArray y = weft::Invoke(call).at(0);
+  EXPECT_EQ(y.GetShape(), (weft::Shape{2, 3}));
+  std::vector<float> got;
+  y.SyncCopyToCPU(&got);
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], xs[i] / (1.0f + std::exp(-2.0f * xs[i])), 1e-6f) << i;
+
+  call.params = {{"gamma", "2"}};
+  try {
+    weft::Invoke(call);
+    ADD_FAILURE() << "an unknown attribute was accepted";
+  } catch (const weft::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gamma"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CustomOp, DuplicateOpNameIsRefusedNamingBothPlugins) {
+  ASSERT_TRUE(Load("libswish_op.so").accepted);
+  const weft::PluginRecord dup = Load("libswish_dup.so");
+  ASSERT_TRUE(dup.accepted) << dup.reason;  // the plugin stays usable; only its definition is refused
+  EXPECT_EQ(weft::OpRegistry::Get().Find("Swish")->source, "swish");
+
+  const weft::PluginOpDef* from_dup = nullptr;
+  std::vector<weft::PluginOpDef> defs = weft::Runtime::Get().OpDefs();
+  for (const weft::PluginOpDef& d : defs)
+    if (d.plugin->name() == "swish_dup") from_dup = &d;
+  ASSERT_NE(from_dup, nullptr);
+  try {
+    weft::OpRegistry::Get().Register(
+        weft::opdef::AdaptPluginOpDef(*from_dup->def, from_dup->plugin_state, "swish_dup"));
+    ADD_FAILURE() << "a second definition of Swish was registered";
+  } catch (const weft::Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("Swish"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'swish'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("swish_dup"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace

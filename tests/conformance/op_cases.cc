@@ -1,0 +1,151 @@
+#include "op_cases.h"
+
+#include <utility>
+
+namespace wconf {
+namespace {
+
+const Domain kSigned{};
+const Domain kPositive{0.2, 2.0};
+const Domain kAwayFromZero{-1, 1, false, 0.05};
+const Domain kDistinct{-3, 3, false, 0, true};
+
+Input In(Shape s, Domain d = kSigned) { return Input{std::move(s), d}; }
+
+OpCase Case(std::string op, std::map<std::string, std::string> attrs, std::vector<Input> in,
+            std::vector<Input> aux = {}) {
+  OpCase c;
+  c.op = std::move(op);
+  c.attrs = std::move(attrs);
+  c.in = std::move(in);
+  c.aux = std::move(aux);
+  return c;
+}
+
+OpCase NoGrad(OpCase c) {
+  c.fd_grad = false;
+  return c;
+}
+
+std::vector<OpCase> Build() {
+  std::vector<OpCase> v;
+  const std::vector<Shape> kShapes = {Shape{1}, Shape{7}, Shape{3, 1, 5}, Shape{2, 3, 4}};
+  // Element-wise unary ops.
+  for (const char* op : {"sin", "cos", "exp", "square", "negative", "sigmoid", "tanh"})
+    for (const Shape& s : kShapes) v.push_back(Case(op, {}, {In(s)}));
+  for (const char* op : {"log", "sqrt"})
+    for (const Shape& s : kShapes) v.push_back(Case(op, {}, {In(s, kPositive)}));
+  for (const char* op : {"abs", "relu"})
+    for (const Shape& s : kShapes) v.push_back(Case(op, {}, {In(s, kAwayFromZero)}));
+  // Scalar ops.
+  for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"})
+    for (const Shape& s : {Shape{7}, Shape{3, 1, 5}}) v.push_back(Case(op, {{"scalar", "0.75"}}, {In(s)}));
+  for (const char* op : {"_rdiv_scalar", "_power_scalar"})
+    for (const Shape& s : {Shape{7}, Shape{3, 1, 5}}) v.push_back(Case(op, {{"scalar", "1.5"}}, {In(s, kPositive)}));
+  // Binary ops.
+  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul"})
+    for (const Shape& s : {Shape{1}, Shape{5, 3}, Shape{2, 1, 3}}) v.push_back(Case(op, {}, {In(s), In(s)}));
+  for (const Shape& s : {Shape{1}, Shape{5, 3}}) v.push_back(Case("elemwise_div", {}, {In(s), In(s, kPositive)}));
+  const std::vector<std::pair<Shape, Shape>> kBroadcast = {
+      {Shape{2, 3, 4}, Shape{1, 3, 1}}, {Shape{5, 1}, Shape{1, 4}}, {Shape{3}, Shape{1}}, {Shape{2, 3}, Shape{2, 3}}};
+  for (const char* op : {"broadcast_add", "broadcast_sub", "broadcast_mul"})
+    for (const auto& [a, b] : kBroadcast) v.push_back(Case(op, {}, {In(a), In(b)}));
+  for (const auto& [a, b] : kBroadcast) v.push_back(Case("broadcast_div", {}, {In(a), In(b, kPositive)}));
+  v.push_back(Case("add_n", {{"num_args", "3"}}, {In(Shape{3, 5}), In(Shape{3, 5}), In(Shape{3, 5})}));
+  v.push_back(Case("add_n", {{"num_args", "1"}}, {In(Shape{7})}));
+  // Layers.
+  for (const char* act : {"sigmoid", "tanh", "softrelu", "softsign"})
+    v.push_back(Case("Activation", {{"act_type", act}}, {In(Shape{3, 5})}));
+  v.push_back(Case("Activation", {{"act_type", "relu"}}, {In(Shape{2, 1, 3}, kAwayFromZero)}));
+  v.push_back(Case("LeakyReLU", {{"act_type", "leaky"}, {"slope", "0.1"}}, {In(Shape{4, 3}, kAwayFromZero)}));
+  v.push_back(Case("LeakyReLU", {{"act_type", "elu"}}, {In(Shape{4, 3}, kAwayFromZero)}));
+  v.push_back(Case("FullyConnected", {{"num_hidden", "3"}}, {In(Shape{4, 5}), In(Shape{3, 5}), In(Shape{3})}));
+  v.push_back(Case("FullyConnected", {{"num_hidden", "1"}, {"no_bias", "True"}}, {In(Shape{1, 5}), In(Shape{1, 5})}));
+  v.push_back(Case("FullyConnected", {{"num_hidden", "6"}}, {In(Shape{2, 3, 4}), In(Shape{6, 12}), In(Shape{6})}));
+  v.push_back(Case("FullyConnected", {{"num_hidden", "2"}, {"flatten", "False"}},
+                   {In(Shape{2, 3, 4}), In(Shape{2, 4}), In(Shape{2})}));
+  v.push_back(Case("Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "4"}},
+                   {In(Shape{2, 3, 7, 6}), In(Shape{4, 3, 3, 3}), In(Shape{4})}));
+  v.push_back(Case("Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "2"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}},
+                   {In(Shape{1, 3, 5, 5}), In(Shape{2, 3, 3, 3}), In(Shape{2})}));
+  v.push_back(Case("Convolution", {{"kernel", "(1, 3)"}, {"num_filter", "4"}, {"num_group", "2"}, {"no_bias", "True"}},
+                   {In(Shape{1, 4, 3, 5}), In(Shape{4, 2, 1, 3})}));
+  v.push_back(Case("Pooling", {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}},
+                   {In(Shape{2, 3, 7, 6}, kDistinct)}));
+  v.push_back(
+      Case("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "avg"}, {"pad", "(1, 1)"}}, {In(Shape{1, 2, 5, 5})}));
+  v.push_back(Case("Pooling", {{"global_pool", "True"}, {"pool_type", "avg"}}, {In(Shape{2, 3, 4, 5})}));
+  v.push_back(Case("BatchNorm", {{"fix_gamma", "False"}}, {In(Shape{4, 3, 5}), In(Shape{3}, kPositive), In(Shape{3})},
+                   {In(Shape{3}), In(Shape{3}, kPositive)}));
+  v.push_back(Case("BatchNorm", {}, {In(Shape{6, 2}), In(Shape{2}, kPositive), In(Shape{2})},
+                   {In(Shape{2}), In(Shape{2}, kPositive)}));
+  {
+    OpCase c = NoGrad(Case("Dropout", {{"p", "0.5"}}, {In(Shape{4, 5})}));
+    c.is_train = false;
+    v.push_back(c);
+  }
+  v.push_back(NoGrad(Case("SoftmaxOutput", {}, {In(Shape{4, 5}), In(Shape{4}, Domain{0, 5, true})})));
+  v.push_back(NoGrad(Case("SoftmaxOutput", {{"normalization", "batch"}, {"grad_scale", "2"}},
+                          {In(Shape{1, 3}), In(Shape{1}, Domain{0, 3, true})})));
+  for (const char* op : {"softmax", "log_softmax"}) {
+    v.push_back(Case(op, {}, {In(Shape{3, 7})}));
+    v.push_back(Case(op, {{"axis", "1"}}, {In(Shape{2, 3, 4})}));
+  }
+  v.push_back(NoGrad(Case("LinearRegressionOutput", {}, {In(Shape{4, 3}), In(Shape{4, 3})})));
+  v.push_back(NoGrad(Case("MakeLoss", {}, {In(Shape{4, 3})})));
+  v.push_back(NoGrad(Case("BlockGrad", {}, {In(Shape{4, 3})})));
+  // Shapes and copies.
+  v.push_back(Case("Flatten", {}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("Reshape", {{"shape", "(4, -1)"}}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("expand_dims", {{"axis", "1"}}, {In(Shape{2, 3})}));
+  v.push_back(Case("_copy", {}, {In(Shape{3, 1, 5})}));
+  v.push_back(Case("Concat", {{"num_args", "2"}, {"dim", "1"}}, {In(Shape{2, 3}), In(Shape{2, 5})}));
+  v.push_back(Case("Concat", {{"num_args", "3"}, {"dim", "0"}}, {In(Shape{1, 3}), In(Shape{2, 3}), In(Shape{1, 3})}));
+  v.push_back(Case("SliceChannel", {{"num_outputs", "3"}}, {In(Shape{2, 6})}));
+  v.push_back(Case("SliceChannel", {{"num_outputs", "2"}, {"axis", "0"}, {"squeeze_axis", "True"}}, {In(Shape{2, 3})}));
+  v.push_back(Case("transpose", {}, {In(Shape{3, 5})}));
+  v.push_back(Case("transpose", {{"axes", "(2, 0, 1)"}}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("dot", {}, {In(Shape{3, 4}), In(Shape{4, 5})}));
+  v.push_back(Case("dot", {{"transpose_a", "True"}}, {In(Shape{4, 3}), In(Shape{4, 5})}));
+  v.push_back(Case("dot", {{"transpose_b", "True"}}, {In(Shape{1, 4}), In(Shape{5, 4})}));
+  v.push_back(Case("batch_dot", {}, {In(Shape{2, 3, 4}), In(Shape{2, 4, 5})}));
+  v.push_back(Case("batch_dot", {{"transpose_b", "True"}}, {In(Shape{3, 1, 4}), In(Shape{3, 2, 4})}));
+  v.push_back(NoGrad(Case("Cast", {{"dtype", "float64"}}, {In(Shape{3, 4})})));
+  v.push_back(NoGrad(Case("zeros_like", {}, {In(Shape{3, 4})})));
+  v.push_back(NoGrad(Case("ones_like", {}, {In(Shape{3, 4})})));
+  v.push_back(NoGrad(Case("one_hot", {{"depth", "4"}}, {In(Shape{5}, Domain{0, 4, true})})));
+  v.push_back(NoGrad(Case("argmax", {{"axis", "1"}}, {In(Shape{3, 5})})));
+  for (const char* op : {"sum", "mean", "max"}) {
+    v.push_back(Case(op, {{"axis", "(1,)"}}, {In(Shape{2, 3, 4}, kDistinct)}));
+    v.push_back(Case(op, {}, {In(Shape{3, 5}, kDistinct)}));
+    v.push_back(Case(op, {{"axis", "(0, 2)"}, {"keepdims", "True"}}, {In(Shape{2, 1, 3}, kDistinct)}));
+  }
+  // Optimizer updates.
+  v.push_back(NoGrad(Case("sgd_update", {{"lr", "0.1"}, {"wd", "0.01"}}, {In(Shape{5, 3}), In(Shape{5, 3})})));
+  v.push_back(NoGrad(Case("sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}}, {In(Shape{5, 3}), In(Shape{5, 3})},
+                          {In(Shape{5, 3})})));
+  v.push_back(NoGrad(Case("adam_update", {{"lr", "0.01"}, {"clip_gradient", "0.5"}}, {In(Shape{4}), In(Shape{4})},
+                          {In(Shape{4}), In(Shape{4}, kPositive)})));
+  return v;
+}
+
+}  // namespace
+
+std::string OpCase::Label() const {
+  std::string s = op + "(";
+  bool first = true;
+  for (const auto& [k, val] : attrs) {
+    s += (first ? "" : ", ") + k + "=" + val;
+    first = false;
+  }
+  s += ") on ";
+  for (size_t i = 0; i < in.size(); ++i) s += (i ? ", " : "") + in[i].shape.ToString();
+  return s;
+}
+
+const std::vector<OpCase>& AllCases() {
+  static const std::vector<OpCase> cases = Build();
+  return cases;
+}
+
+}  // namespace wconf

@@ -1,0 +1,31 @@
+// The conformance suite's cases: for each built-in forward op, attribute sets and input shapes
+// (size-1 axes, odd extents, broadcasting) with the value domains the op needs. Backward ops are
+// tested through the forward cases of the op they differentiate.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "conformance_util.h"
+
+namespace wconf {
+
+struct Input {
+  Shape shape;
+  Domain domain;
+};
+
+struct OpCase {
+  std::string op;
+  std::map<std::string, std::string> attrs;
+  std::vector<Input> in, aux;
+  bool fd_grad = true;   // check the CPU backward against central finite differences
+  bool is_train = true;  // false for ops that draw random numbers (results differ across devices)
+  std::string Label() const;
+};
+
+/// Every case, in a fixed order.
+const std::vector<OpCase>& AllCases();
+
+}  // namespace wconf
