@@ -1,6 +1,8 @@
 // weft::Operator (symbol composition) and NameManager.
 #include "weft/operator.h"
 
+#include "weft/imperative.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -108,6 +110,29 @@ Symbol Operator::CreateSymbol(const std::string& name) {
   std::vector<graph::Entry> outs;
   for (uint32_t i = 0; i < node->num_visible_outputs; ++i) outs.push_back(graph::Entry{node, i, 0});
   return Symbol::FromOutputs(std::move(outs));
+}
+
+Operator& Operator::SetInput(const std::string& name, const NDArray& array) {
+  nd_named_.emplace_back(name, array);
+  return *this;
+}
+
+void Operator::PushInput(const NDArray& array) { nd_positional_.push_back(array); }
+
+void Operator::Invoke(std::vector<NDArray>& outputs) {
+  ImperativeCall call{op_name_, params_, nd_positional_, nd_named_, false};
+  weft::Invoke(call, &outputs);
+}
+
+void Operator::Invoke(NDArray& output) {
+  std::vector<NDArray> outputs{output};
+  Invoke(outputs);
+}
+
+std::vector<NDArray> Operator::Invoke() {
+  std::vector<NDArray> outputs;
+  Invoke(outputs);
+  return outputs;
 }
 
 }  // namespace weft

@@ -11,6 +11,7 @@
 #include "weft/engine.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
+#include "weft/operator.h"
 #include "weft/runtime.h"
 #include "weft/sdk/operator.h"
 
@@ -221,6 +222,27 @@ TEST(KernelRunner, RandomOpsGetReproducibleSeeds) {
   for (float v : first) zeros += v == 0.0f;
   EXPECT_GT(zeros, 64);
   EXPECT_LT(zeros, 192);
+}
+
+// mxnet-cpp's imperative form: Operator(...).SetParam(...).PushInput/SetInput(nd).Invoke().
+TEST(Imperative, OperatorInvokeFollowsMxnetCpp) {
+  NDArray data(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape(2, 3), Context::cpu());
+  NDArray weight(std::vector<float>{1, 0, 1, 0, 1, 0}, Shape(2, 3), Context::cpu());
+  NDArray bias(std::vector<float>{10, 20}, Shape(2), Context::cpu());
+  std::vector<NDArray> out = weft::Operator("FullyConnected")
+                                 .SetParam("num_hidden", 2)
+                                 .SetInput("weight", weight)
+                                 .SetInput("bias", bias)(data)
+                                 .Invoke();
+  ASSERT_EQ(out.size(), 1u);
+  // Rows of data dotted with weight rows (1,0,1) and (0,1,0), plus bias.
+  EXPECT_EQ(Read(out[0]), (std::vector<float>{14, 22, 20, 25}));
+
+  NDArray target(Shape(2, 3), Context::cpu());
+  weft::Operator("_mul_scalar").SetParam("scalar", 2)(data).Invoke(target);
+  EXPECT_EQ(Read(target), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+
+  EXPECT_NE(ErrorOf([&] { weft::Operator("NoSuchOp")(data).Invoke(); }).find("NoSuchOp"), std::string::npos);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "weft/base.h"
+#include "weft/ndarray.h"
 #include "weft/symbol.h"
 
 namespace weft {
@@ -125,6 +126,24 @@ class Operator {
     return *this;
   }
 
+  /// Imperative use (mxnet-cpp): NDArray inputs, by name or position (op inputs, then aux
+  /// states), run at once by Invoke. An Operator holds either Symbol or NDArray inputs.
+  Operator& SetInput(const std::string& name, const NDArray& array);
+  void PushInput(const NDArray& array);
+  Operator& operator()(const NDArray& array) {
+    PushInput(array);
+    return *this;
+  }
+  /// Runs the op on the NDArray inputs (pushed to the engine; returns at once). With `outputs`
+  /// holding arrays the results go there (an output that is an input runs in place), otherwise
+  /// new arrays are appended. Errors as weft::Invoke (weft/imperative.h): unknown op, bad
+  /// attributes, missing or unknown inputs, shapes the op refuses, no kernel on the device.
+  void Invoke(std::vector<NDArray>& outputs);
+  /// Runs the op into one given output array.
+  void Invoke(NDArray& output);
+  /// Runs the op and returns its outputs.
+  std::vector<NDArray> Invoke();
+
   /// Builds the node. `name` empty = NameManager name from the op name as given. Throws
   /// weft::Error naming the node for bad attributes, unknown input names, an input given twice,
   /// too many inputs, or an input symbol with more than one output.
@@ -136,6 +155,8 @@ class Operator {
   std::map<std::string, std::string> params_;
   std::vector<Symbol> positional_;
   std::vector<std::pair<std::string, Symbol>> named_;
+  std::vector<NDArray> nd_positional_;
+  std::vector<std::pair<std::string, NDArray>> nd_named_;
 };
 
 }  // namespace weft
