@@ -30,8 +30,12 @@
 #include <vector>
 
 #include "weft/base.h"
+#include "weft/ndarray.h"
 
 namespace weft {
+
+class Executor;        // weft/executor.h
+enum OpReqType : int;  // weft/executor.h: kNullOp, kWriteTo, kWriteInplace, kAddTo
 
 /// mxnet-cpp's scalar types (mx_uint for shape extents, mx_float for scalars).
 using mx_uint = uint32_t;
@@ -163,6 +167,23 @@ class Symbol {
   Symbol operator/(mx_float scalar) const;
   /// -x as MXNet's Python front end builds it: x * -1 (_mul_scalar).
   Symbol operator-() const;
+
+  /// mxnet-cpp's SimpleBind (defined in the executor module; include weft/executor.h). Arguments
+  /// and aux states not in args_map / aux_map are allocated on `context` and zero-filled; their
+  /// shapes are inferred from the given arrays (weft::Error lists those that stay unknown).
+  /// Gradient arrays not in arg_grad_store are allocated; a request not in grad_req_type is
+  /// kNullOp for arguments whose name ends in "data" or "label" and kWriteTo otherwise (as
+  /// mxnet-cpp). A name in any map that the symbol does not have raises weft::Error naming it.
+  /// The caller owns the returned executor.
+  Executor* SimpleBind(const Context& context, const std::map<std::string, NDArray>& args_map,
+                       const std::map<std::string, NDArray>& arg_grad_store = {},
+                       const std::map<std::string, OpReqType>& grad_req_type = {},
+                       const std::map<std::string, NDArray>& aux_map = {}) const;
+  /// mxnet-cpp's Bind: new Executor(*this, context, ...) (see weft/executor.h). Caller owns it.
+  Executor* Bind(const Context& context, const std::vector<NDArray>& arg_arrays,
+                 const std::vector<NDArray>& grad_arrays, const std::vector<OpReqType>& grad_reqs,
+                 const std::vector<NDArray>& aux_arrays, const std::map<std::string, Context>& group_to_ctx = {},
+                 Executor* shared_exec = nullptr) const;
 
   /// The graph outputs (internal; for the executor and weft::Operator).
   const std::vector<graph::Entry>& outputs() const;

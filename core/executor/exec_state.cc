@@ -1,0 +1,243 @@
+// Binding: checks, inference, graph, plan, allocation, kernel preparation; and running nodes.
+#include "executor/exec_state.h"
+
+#include <fmt/ranges.h>
+
+#include "symbol/infer.h"
+#include "weft/sdk/operator.h"
+
+namespace weft::exec {
+namespace {
+
+void CheckArrays(const char* what, const std::vector<NDArray>& arrays, const std::vector<std::string>& names,
+                 const Context& ctx, bool any_device) {
+  WEFT_CHECK(arrays.size() == names.size(), "Executor::Bind: expects {} {} arrays ({}), got {}", names.size(), what,
+             fmt::join(names, ", "), arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    WEFT_CHECK(!arrays[i].is_none(), "Executor::Bind: the array for {} '{}' is a none array", what, names[i]);
+    WEFT_CHECK(any_device || arrays[i].GetContext() == ctx,
+               "Executor::Bind: the array for {} '{}' lives on {}, the executor on {}", what, names[i],
+               arrays[i].GetContext().ToString(), ctx.ToString());
+  }
+}
+
+std::string ShapeList(const std::vector<std::string>& names, const std::vector<NDArray>& arrays) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < arrays.size(); ++i) {
+    if (!s.empty()) s += ", ";
+    s += names[i] + "=" + arrays[i].GetShape().ToString();
+  }
+  return s;
+}
+
+}  // namespace
+
+void ExecState::Init(const Symbol& sym, const Context& context, const std::vector<NDArray>& args,
+                     const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs,
+                     const std::vector<NDArray>& aux, const std::map<std::string, Context>& groups) {
+  WEFT_CHECK(!sym.IsEmpty(), "Executor::Bind: the symbol is empty");
+  symbol = sym;
+  ctx = context;
+  group2ctx = groups;
+  const bool placed = !groups.empty();
+  graph::IndexedGraph ig = graph::Index(sym.outputs());
+  std::vector<std::string> arg_names, aux_names;
+  for (uint32_t nid : ig.arg_nodes) arg_names.push_back(ig.nodes[nid].node->name);
+  for (uint32_t nid : ig.aux_nodes) aux_names.push_back(ig.nodes[nid].node->name);
+  CheckArrays("argument", args, arg_names, ctx, placed);
+  CheckArrays("auxiliary state", aux, aux_names, ctx, placed);
+
+  // Requests: one per argument, one for all, or none (write when gradients are given).
+  grad_reqs.clear();
+  if (reqs.size() == arg_names.size()) {
+    grad_reqs = reqs;
+  } else if (reqs.size() == 1 || reqs.empty()) {
+    grad_reqs.assign(arg_names.size(), reqs.empty() ? (grads.empty() ? kNullOp : kWriteTo) : reqs[0]);
+  } else {
+    Fail("Executor::Bind: expects {} grad requests (one per argument: {}), or one for all; got {}", arg_names.size(),
+         fmt::join(arg_names, ", "), reqs.size());
+  }
+  WEFT_CHECK(grads.empty() || grads.size() == arg_names.size(),
+             "Executor::Bind: expects {} gradient arrays (one per argument: {}; none arrays where the request is "
+             "null), got {}",
+             arg_names.size(), fmt::join(arg_names, ", "), grads.size());
+  std::vector<int32_t> req_codes;
+  for (size_t i = 0; i < grad_reqs.size(); ++i) {
+    const int r = static_cast<int>(grad_reqs[i]);
+    WEFT_CHECK(r >= kNullOp && r <= kAddTo,
+               "Executor::Bind: grad request {} for argument '{}' is not one of kNullOp (0), kWriteTo (1), "
+               "kWriteInplace (2), kAddTo (3)",
+               r, arg_names[i]);
+    if (grad_reqs[i] == kWriteInplace) grad_reqs[i] = kWriteTo;
+    if (grad_reqs[i] != kNullOp) {
+      WEFT_CHECK(!grads.empty() && !grads[i].is_none(),
+                 "Executor::Bind: argument '{}' has grad request {} but no gradient array; give one or use kNullOp",
+                 arg_names[i], OpReqTypeName(grad_reqs[i]));
+      WEFT_CHECK(grads[i].GetShape() == args[i].GetShape() && grads[i].GetDType() == args[i].GetDType(),
+                 "Executor::Bind: the gradient array of '{}' is {} {}, the argument is {} {}", arg_names[i],
+                 grads[i].GetShape().ToString(), DTypeName(grads[i].GetDType()), args[i].GetShape().ToString(),
+                 DTypeName(args[i].GetDType()));
+      WEFT_CHECK(grads[i].GetContext() == args[i].GetContext(),
+                 "Executor::Bind: the gradient array of '{}' lives on {}, the argument on {}", arg_names[i],
+                 grads[i].GetContext().ToString(), args[i].GetContext().ToString());
+    }
+    req_codes.push_back(static_cast<int32_t>(grad_reqs[i]));
+  }
+
+  // Inference from the bound arrays.
+  std::map<std::string, Shape> known_shapes;
+  std::map<std::string, int> known_types;
+  for (size_t i = 0; i < args.size(); ++i) {
+    known_shapes[arg_names[i]] = args[i].GetShape();
+    known_types[arg_names[i]] = static_cast<int>(args[i].GetDType());
+  }
+  for (size_t i = 0; i < aux.size(); ++i) {
+    known_shapes[aux_names[i]] = aux[i].GetShape();
+    known_types[aux_names[i]] = static_cast<int>(aux[i].GetDType());
+  }
+  std::vector<ShapeSlot> shapes;
+  std::vector<int> types;
+  try {
+    shapes = graph::InferShapes(ig, known_shapes);
+    types = graph::InferTypes(ig, known_types);
+  } catch (const Error& e) {
+    Fail("Executor::Bind: the bound arrays do not fit the graph (arguments: {}; aux states: {}): {}",
+         ShapeList(arg_names, args), ShapeList(aux_names, aux), e.what());
+  }
+  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
+    const graph::Node& n = *ig.nodes[nid].node;
+    for (uint32_t k = 0; k < n.num_outputs; ++k) {
+      const uint32_t eid = ig.entry_id(nid, k);
+      WEFT_CHECK(graph::FullyKnown(shapes[eid]) && types[eid] >= 0,
+                 "Executor::Bind: cannot infer the shape/dtype of output {} of {} from the bound arrays", k,
+                 n.Describe());
+    }
+  }
+  auto check_var = [&](uint32_t nid, const NDArray& a, const char* what) {
+    const uint32_t eid = ig.entry_id(nid, 0);
+    WEFT_CHECK(*shapes[eid] == a.GetShape(),
+               "Executor::Bind: {} '{}' is bound to an array of shape {} but the graph needs {}", what,
+               ig.nodes[nid].node->name, a.GetShape().ToString(), shapes[eid]->ToString());
+  };
+  for (size_t i = 0; i < args.size(); ++i) check_var(ig.arg_nodes[i], args[i], "argument");
+  for (size_t i = 0; i < aux.size(); ++i) check_var(ig.aux_nodes[i], aux[i], "auxiliary state");
+
+  // Placement: nodes by their __ctx_group__ attribute, variables where their arrays are.
+  Placement place;
+  place.contexts = {ctx};
+  auto dev_of = [&](const Context& c) {
+    for (size_t i = 0; i < place.contexts.size(); ++i)
+      if (place.contexts[i] == c) return static_cast<int32_t>(i);
+    place.contexts.push_back(c);
+    return static_cast<int32_t>(place.contexts.size() - 1);
+  };
+  place.node_dev.assign(ig.nodes.size(), 0);
+  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
+    const graph::Node& n = *ig.nodes[nid].node;
+    auto g = n.attrs.find("__ctx_group__");
+    if (n.is_variable() || g == n.attrs.end()) continue;
+    auto it = groups.find(g->second);
+    if (it != groups.end()) place.node_dev[nid] = dev_of(it->second);
+  }
+  for (const NDArray& a : args) place.arg_dev.push_back(dev_of(a.GetContext()));
+  for (const NDArray& a : aux) place.aux_dev.push_back(dev_of(a.GetContext()));
+
+  graph = BuildExecGraph(std::move(ig), shapes, types, req_codes, place);
+  plan = PlanMemory(graph);
+
+  // Memory.
+  blocks.clear();
+  for (size_t b = 0; b < plan.block_bytes.size(); ++b)
+    blocks.emplace_back(Shape{static_cast<int64_t>(plan.block_bytes[b])},
+                        graph.contexts[static_cast<size_t>(plan.block_dev[b])], false, DType::kUint8);
+  entries.assign(graph.entries.size(), NDArray());
+  for (size_t e = 0; e < graph.entries.size(); ++e) {
+    const EntryInfo& info = graph.entries[e];
+    const Context& ectx = graph.contexts[static_cast<size_t>(info.dev)];
+    switch (info.kind) {
+      case EntryKind::kArg:
+        entries[e] = args[info.index];
+        break;
+      case EntryKind::kAux:
+        entries[e] = aux[info.index];
+        break;
+      case EntryKind::kArgGrad:
+        entries[e] = grads[info.index];
+        break;
+      case EntryKind::kZero:
+        entries[e] = NDArray(info.shape, ectx, false, info.dtype);
+        entries[e] = 0.0f;
+        break;
+      case EntryKind::kHeadGrad:
+        entries[e] = NDArray(info.shape, ectx, false, info.dtype);
+        break;
+      case EntryKind::kInternal:
+        entries[e] = plan.storage[e] >= 0 ? blocks[static_cast<size_t>(plan.storage[e])].AsArray(info.shape, info.dtype)
+                                          : NDArray(info.shape, ectx, false, info.dtype);
+        break;
+    }
+  }
+
+  // Kernels.
+  runs.clear();
+  runs.resize(graph.nodes.size());
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const ExecNode& x = graph.nodes[k];
+    NodeRun& r = runs[k];
+    NodeSignature sig;
+    for (uint32_t e : x.inputs) {
+      r.inputs.push_back(entries[e]);
+      sig.in_shapes.push_back(graph.entries[e].shape);
+      sig.in_dtypes.push_back(graph.entries[e].dtype);
+    }
+    for (size_t o = 0; o < x.outputs.size(); ++o) {
+      r.outputs.push_back(x.outputs[o] == kNoEntry ? NDArray() : entries[x.outputs[o]]);
+      sig.out_shapes.push_back(graph.entries[x.out_like[o]].shape);
+      sig.out_dtypes.push_back(graph.entries[x.out_like[o]].dtype);
+    }
+    for (uint32_t e : x.aux) {
+      r.aux.push_back(entries[e]);
+      sig.aux_shapes.push_back(graph.entries[e].shape);
+      sig.aux_dtypes.push_back(graph.entries[e].dtype);
+    }
+    if (x.is_copy) continue;
+    try {
+      r.runner =
+          std::make_unique<KernelRunner>(x.op, x.params, graph.contexts[static_cast<size_t>(x.dev)], sig, x.resources);
+    } catch (const OutOfMemoryError&) {
+      throw;
+    } catch (const Error& e) {
+      Fail("Executor::Bind: node '{}': {}", x.name, e.what());
+    }
+  }
+}
+
+void ExecState::RunNodes(size_t begin, size_t end, bool is_train) const {
+  for (size_t k = begin; k < end; ++k) {
+    const ExecNode& x = graph.nodes[k];
+    const NodeRun& r = runs[k];
+    // Inputs are reported before the node runs: it may overwrite them in place.
+    if (monitor && monitor_all && x.fwd != nullptr && !x.backward) {
+      for (size_t i = 0; i < r.inputs.size(); ++i) {
+        r.inputs[i].WaitToRead();
+        monitor(x.name + "_" + x.fwd->input_names[i], r.inputs[i]);
+      }
+    }
+    if (x.is_copy) {
+      NDArray::CopyFromTo(r.inputs[0], r.outputs[0]);
+    } else {
+      r.runner->Run(r.inputs, r.outputs, x.req, r.aux, is_train);
+    }
+    if (!monitor) continue;
+    const size_t visible = (!x.backward && x.fwd != nullptr) ? x.fwd->num_visible_outputs : r.outputs.size();
+    for (size_t o = 0; o < visible && o < r.outputs.size(); ++o) {
+      if (r.outputs[o].is_none()) continue;
+      r.outputs[o].WaitToRead();
+      std::string name = (!x.backward && x.fwd != nullptr) ? x.name + "_" + x.fwd->output_names[o]
+                                                           : x.name + "_output" + std::to_string(o);
+      monitor(name, r.outputs[o]);
+    }
+  }
+}
+
+}  // namespace weft::exec

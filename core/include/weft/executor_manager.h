@@ -1,0 +1,83 @@
+// weft — data parallelism over several devices (MXNet 1.1's DataParallelExecutorManager /
+// DataParallelExecutorGroup, python/mxnet/executor_manager.py): one executor per device, each
+// bound to a slice of the batch, parameters replicated on every device.
+//
+// The batch (axis 0 of every data/label array) is split by `work_load_list` as MXNet's
+// _split_input_slice does: device i gets round(work_load[i] * batch / sum(work_load)) rows, the
+// last device takes what rounding left over; a device with an empty slice is an error.
+//
+// Parameters are not kept in sync here: after Backward, each device holds its own gradient in
+// grad_arrays()[param][device]; a KVStore (or the caller) reduces them and writes the updated
+// weights back into param_arrays()[param][device] (MXNet's model.py _update_params flow).
+//
+// Thread-safety: as Executor — one manager must not be used from two threads at once.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/executor.h"
+
+namespace weft {
+
+/// MXNet's _split_input_slice: [begin, end) rows per device. Throws weft::Error for an empty
+/// work-load list, a non-positive load, or when some device would get no rows.
+std::vector<std::pair<size_t, size_t>> SplitInputSlice(size_t batch_size, const std::vector<double>& work_load_list);
+
+class DataParallelExecutorManager {
+ public:
+  /// Binds `symbol` once per context. `data_shapes`: every data and label input with its
+  /// full-batch shape (axis 0 = batch; all must agree on it). `param_names`: the trainable
+  /// arguments (gradient "write"); empty = every argument not in data_shapes. Other arguments get
+  /// no gradient. `work_load_list`: one positive weight per context (empty = equal). Parameters
+  /// and aux states start as zeros (use SetParams). Throws weft::Error for an empty context list,
+  /// a work-load list of another length, unknown names, or any Executor::SimpleBind error.
+  DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
+                              const std::map<std::string, Shape>& data_shapes,
+                              const std::vector<std::string>& param_names = {},
+                              const std::vector<double>& work_load_list = {},
+                              const std::map<std::string, DType>& dtypes = {});
+  ~DataParallelExecutorManager();
+
+  /// Copies each named array's rows of every slice into that device's executor (pushed copies).
+  /// Throws weft::Error for a name not in data_shapes or an array of another shape.
+  void LoadDataBatch(const std::map<std::string, NDArray>& batch);
+  /// Forward / Backward on every device (pushed; returns at once).
+  void Forward(bool is_train = false);
+  void Backward(const std::vector<std::vector<NDArray>>& head_grads_per_device = {});
+
+  /// Copies `arg_params` / `aux_params` (by name) to every device. Names that are not parameters
+  /// or aux states raise weft::Error unless allow_extra_params.
+  void SetParams(const std::map<std::string, NDArray>& arg_params, const std::map<std::string, NDArray>& aux_params,
+                 bool allow_extra_params = false);
+  /// Writes the average over devices of each parameter / aux state into the arrays of the maps
+  /// (MXNet's copy_to); names the maps lack are skipped, wrong shapes raise weft::Error.
+  void CopyTo(std::map<std::string, NDArray>* arg_params, std::map<std::string, NDArray>* aux_params) const;
+
+  /// [param][device] arrays, in param_names() order; aux [aux][device].
+  const std::vector<std::vector<NDArray>>& param_arrays() const { return param_arrays_; }
+  const std::vector<std::vector<NDArray>>& grad_arrays() const { return grad_arrays_; }
+  const std::vector<std::vector<NDArray>>& aux_arrays() const { return aux_arrays_; }
+  const std::vector<std::string>& param_names() const { return param_names_; }
+  const std::vector<std::string>& aux_names() const { return aux_names_; }
+  /// The outputs of device i (its slice of the batch).
+  const std::vector<NDArray>& outputs(size_t device) const;
+  const std::vector<std::pair<size_t, size_t>>& slices() const { return slices_; }
+  size_t num_devices() const { return execs_.size(); }
+  Executor& executor(size_t device);
+  /// Installs the monitor callback on every executor.
+  void InstallMonitor(const MonitorCallback& callback, bool monitor_all = false);
+
+ private:
+  std::vector<std::unique_ptr<Executor>> execs_;
+  std::vector<std::pair<size_t, size_t>> slices_;
+  std::map<std::string, Shape> data_shapes_;
+  std::vector<std::string> param_names_, aux_names_;
+  std::vector<std::vector<NDArray>> param_arrays_, grad_arrays_, aux_arrays_;
+};
+
+}  // namespace weft
