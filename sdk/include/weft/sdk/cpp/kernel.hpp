@@ -395,7 +395,10 @@ inline constexpr size_t kInline = 8;
 struct Views {
   std::array<Tensor, kInline> small;
   std::vector<Tensor> big;
-  std::span<const Tensor> Make(PointerResolver r, void* ps, int32_t n, const weft_tensor* ts) {
+  // `req` (outputs only, may be NULL): an output the caller does not want (req null) may come
+  // without memory (data 0); it gets a null view instead of a pointer lookup.
+  std::span<const Tensor> Make(PointerResolver r, void* ps, int32_t n, const weft_tensor* ts,
+                               const int32_t* req = nullptr) {
     if (n < 0) throw Error(WEFT_ERR_INVALID_ARGUMENT, "negative tensor count");
     Tensor* out = small.data();
     if (static_cast<size_t>(n) > kInline) {
@@ -407,7 +410,8 @@ struct Views {
       std::span<const int64_t> shape(t.shape, t.ndim > 0 ? static_cast<size_t>(t.ndim) : 0);
       Tensor probe(nullptr, t.dtype, shape);
       uint64_t bytes = probe.bytes();
-      void* host = t.data == 0 && bytes == 0 ? nullptr : r(ps, t.device, t.data, t.offset, bytes);
+      bool absent = t.data == 0 && (bytes == 0 || (req != nullptr && req[i] == WEFT_REQ_NULL));
+      void* host = absent ? nullptr : r(ps, t.device, t.data, t.offset, bytes);
       out[i] = Tensor(host, t.dtype, shape);
     }
     return {out, static_cast<size_t>(n)};
@@ -422,10 +426,10 @@ weft_error* Compute(void* ps, const weft_kernel_args* a) {
     PointerResolver r = ResolverSlots()[Slot];
     Views in, out, aux;
     KernelCall c;
-    c.inputs = in.Make(r, ps, a->num_inputs, a->inputs);
-    c.outputs = out.Make(r, ps, a->num_outputs, a->outputs);
-    c.aux = aux.Make(r, ps, a->num_aux, a->aux);
     if (a->num_outputs > 0 && a->req == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "kernel called without req");
+    c.inputs = in.Make(r, ps, a->num_inputs, a->inputs);
+    c.outputs = out.Make(r, ps, a->num_outputs, a->outputs, a->req);
+    c.aux = aux.Make(r, ps, a->num_aux, a->aux);
     c.req = std::span<const int32_t>(a->req, static_cast<size_t>(a->num_outputs));
     c.workspace_bytes = box->workspace_bytes;
     if (box->workspace_bytes > 0) {
