@@ -1,0 +1,136 @@
+// weft — data input: the MNIST idx format and batch iterators, following mxnet-cpp's DataIter /
+// MXDataIter("MNISTIter") (include/mxnet-cpp/io.h) and MXNet's MNISTIter (src/io/iter_mnist.cc).
+//
+//   MNISTIter train("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", {.batch_size = 100, .flat = true});
+//   train.Reset();
+//   while (train.Next()) { DataBatch b = train.GetDataBatch(); ... }
+//
+//   // or mxnet-cpp's spelling:
+//   auto it = MXDataIter("MNISTIter").SetParam("image", path).SetParam("label", path)
+//                 .SetParam("batch_size", 100).SetParam("flat", 1).CreateDataIter();
+//
+// Files: the idx format (big-endian magic 0x0000080D with D dimensions, the extents as
+// big-endian uint32, then uint8 data; http://yann.lecun.com/exdb/mnist/), plain or gzip
+// (read with zlib, chosen by content, not by name).
+// Batches: data float32 (batch, 784) when flat, else (batch, 1, rows, cols), pixel/255 in
+// [0, 1]; label float32 (batch,). As MXNet's MNISTIter, only whole batches are produced (the
+// remainder of an epoch is dropped, pad is 0). With shuffle, the order is a permutation drawn
+// from std::mt19937(seed) once at construction (MXNet shuffles once too; reshuffle_each_epoch draws
+// a new one per epoch from the same generator), so runs are repeatable.
+//
+// Errors: weft::Error naming the file for a missing or truncated file, a bad magic, image and
+// label counts that differ, batch_size < 1 or larger than the data set.
+// Thread-safety: an iterator belongs to one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "weft/ndarray.h"
+
+namespace weft {
+
+/// One idx file: extents and the uint8 payload (C order).
+struct IdxFile {
+  std::vector<uint32_t> dims;
+  std::vector<uint8_t> data;
+};
+/// Reads an idx file (plain or gzip). Only unsigned-byte payloads (type code 0x08).
+IdxFile ReadIdxFile(const std::string& path);
+
+struct DataBatch {
+  NDArray data;
+  NDArray label;
+  int pad_num = 0;
+  std::vector<int> index;  ///< sample indices (into the data set) of the batch's rows
+};
+
+class DataIter {
+ public:
+  virtual ~DataIter() = default;
+  /// Back to the first batch.
+  virtual void BeforeFirst() = 0;
+  /// Advances; false at the end of the epoch.
+  virtual bool Next() = 0;
+  virtual NDArray GetData() = 0;
+  virtual NDArray GetLabel() = 0;
+  virtual int GetPadNum() = 0;
+  virtual std::vector<int> GetIndex() = 0;
+  DataBatch GetDataBatch() { return DataBatch{GetData(), GetLabel(), GetPadNum(), GetIndex()}; }
+  void Reset() { BeforeFirst(); }
+};
+
+struct MNISTIterOptions {
+  int batch_size = 128;
+  bool shuffle = true;  ///< MXNet's default
+  bool flat = false;
+  uint32_t seed = 0;
+  Context context = Context::cpu(0);  ///< where batches are written
+  /// Use at most this many samples (the first ones, before shuffling); 0 = all.
+  size_t max_samples = 0;
+  /// Draw a new order at every Reset after the first (PyTorch's DataLoader behaviour; MXNet's
+  /// MNISTIter keeps one order). The sequence of orders is fixed by `seed`.
+  bool reshuffle_each_epoch = false;
+};
+
+class MNISTIter : public DataIter {
+ public:
+  MNISTIter(const std::string& image_file, const std::string& label_file, const MNISTIterOptions& options = {});
+  void BeforeFirst() override;
+  bool Next() override;
+  NDArray GetData() override { return data_; }
+  NDArray GetLabel() override { return label_; }
+  int GetPadNum() override { return 0; }
+  std::vector<int> GetIndex() override { return index_; }
+  /// Samples in the data set, and whole batches per epoch.
+  size_t num_samples() const { return labels_.size(); }
+  size_t num_batches() const { return labels_.size() / static_cast<size_t>(options_.batch_size); }
+
+ private:
+  MNISTIterOptions options_;
+  size_t pixels_;
+  std::vector<uint32_t> image_dims_;
+  std::vector<float> images_;  // pixel/255, sample-major
+  std::vector<float> labels_;
+  std::vector<int> order_;
+  std::mt19937 rng_;
+  size_t cursor_ = 0;
+  bool started_ = false;
+  NDArray data_, label_;
+  std::vector<int> index_;
+};
+
+/// mxnet-cpp's MXDataIter, for the iterator types weft has ("MNISTIter": parameters image,
+/// label, batch_size, shuffle, flat, seed, max_samples; others raise weft::Error naming the
+/// known ones).
+class MXDataIter : public DataIter {
+ public:
+  explicit MXDataIter(const std::string& type);
+  template <typename T>
+  MXDataIter& SetParam(const std::string& name, const T& value) {
+    params_[name] = fmt::format("{}", value);
+    return *this;
+  }
+  /// Builds the iterator. Throws weft::Error for a missing or unknown parameter.
+  MXDataIter CreateDataIter();
+  void BeforeFirst() override;
+  bool Next() override;
+  NDArray GetData() override;
+  NDArray GetLabel() override;
+  int GetPadNum() override;
+  std::vector<int> GetIndex() override;
+
+ private:
+  DataIter& Impl();
+  std::string type_;
+  std::map<std::string, std::string> params_;
+  std::shared_ptr<DataIter> impl_;
+};
+
+}  // namespace weft

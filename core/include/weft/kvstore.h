@@ -1,0 +1,135 @@
+// weft — KVStore: keeps parameters and aggregates gradients across devices (MXNet 1.9's KVStore,
+// include/mxnet/kvstore.h and python/mxnet/kvstore.py; design notes in design/kvstore.md).
+//
+//   auto kv = KVStore::Create("local");
+//   kv->Init(3, weight);                       // once per key
+//   kv->SetOptimizer(OptimizerRegistry::Create("sgd"));
+//   kv->Push(3, {grad_on_cpu0, grad_on_cpu1});  // summed, then the optimizer updates the stored value
+//   kv->Pull(3, {weight_on_cpu0, weight_on_cpu1});
+//
+// Types: "local" sums on the host (cpu(0)) and keeps values there; "device" sums on a device
+// where the values live (for each key the pushing device with the fewest merged bytes assigned
+// so far; the stored value moves there at the first push) — both in this process. "nccl",
+// "dist_sync", "dist_device_sync", "dist_async" come with transport plugins and are refused by
+// Create until those exist. Type names are matched lower-cased; type() returns the name as given.
+//
+// Keys: ints or strings; one store takes one kind (weft::Error on mixing them).
+//
+// Semantics (MXNet's):
+//   Init      stores a copy of the value; a key may be initialised once.
+//   Push      values (any devices, same shape and dtype as the key's) are summed; with an updater
+//             (SetUpdater / SetOptimizer) it is called as updater(key, merged, &stored), without
+//             one the stored value is replaced by the sum. With 2-bit gradient compression each
+//             pushed value is quantised first (see SetGradientCompression).
+//   Pull      copies the stored value into every out (any devices).
+//   PushPull  Push then Pull.
+// Ordering: Push and Pull return at once; the copies, sums and updates are engine operations
+// ordered by the arrays they touch, so a Pull of a key runs after every earlier Push to it, and
+// reading an out (WaitToRead, SyncCopyToCPU) waits for the Pull. `priority` is passed to the
+// copies and sums (higher runs first among ready operations). A user updater is called in the
+// thread that pushes, with `merged` not necessarily computed yet: it must use NDArray operations
+// (which the engine orders), or wait on `merged` before reading it on the host. It runs under the
+// store's lock, so it must not call the store itself.
+//
+// Errors (weft::Error, naming the key): Init of a key twice ("duplicate init"), Push/Pull of a
+// key never initialised ("has not been initialized"), mixing int and string keys, a value or
+// out whose shape or dtype differs from the key's, an empty value list, a none array, keys and
+// values of different counts. Errors inside engine operations surface when the outs are read.
+//
+// Thread-safety: the methods may be called from several threads; each call is atomic with
+// respect to the others (one lock), and the engine orders the data.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/ndarray.h"
+#include "weft/optimizer.h"
+
+namespace weft {
+
+class KVStore {
+ public:
+  /// updater(key, merged gradient, stored value): stored is updated in place.
+  using Updater = std::function<void(int key, const NDArray& recv, NDArray* local)>;
+  using StrUpdater = std::function<void(const std::string& key, const NDArray& recv, NDArray* local)>;
+
+  /// A store of `type` ("local" or "device"; see the top of this file). Throws weft::Error for
+  /// the distributed and nccl types (not available yet: they come with transport plugins) and for
+  /// unknown names (listing the known ones).
+  static std::unique_ptr<KVStore> Create(const std::string& type = "local");
+  virtual ~KVStore();
+
+  /// The type name as given to Create.
+  const std::string& type() const;
+  /// This worker's rank (0) and the number of workers (1) — single-process stores.
+  int rank() const { return 0; }
+  int num_workers() const { return 1; }
+  /// Workers barrier; a no-op for single-process stores (mxnet-cpp's Barrier).
+  void Barrier() const {}
+
+  /// Initialises keys (a copy of each value is stored). Throws as described at the top.
+  void Init(int key, const NDArray& value);
+  void Init(const std::string& key, const NDArray& value);
+  void Init(const std::vector<int>& keys, const std::vector<NDArray>& values);
+  void Init(const std::vector<std::string>& keys, const std::vector<NDArray>& values);
+
+  /// Pushes the values of one key (summed; from any devices).
+  void Push(int key, const std::vector<NDArray>& values, int priority = 0);
+  void Push(const std::string& key, const std::vector<NDArray>& values, int priority = 0);
+  /// Pushes several keys; `values[i]` are the values of `keys[i]`. A key may appear several
+  /// times (its values are then pushed together, as MXNet groups them).
+  void Push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values, int priority = 0);
+  void Push(const std::vector<std::string>& keys, const std::vector<std::vector<NDArray>>& values, int priority = 0);
+
+  /// Copies the key's value into every out (the arrays' memory is written; the objects are
+  /// NDArray views, so copies of the handles work as outputs).
+  void Pull(int key, const std::vector<NDArray>& outs, int priority = 0);
+  void Pull(const std::string& key, const std::vector<NDArray>& outs, int priority = 0);
+  void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs, int priority = 0);
+  void Pull(const std::vector<std::string>& keys, const std::vector<std::vector<NDArray>>& outs, int priority = 0);
+
+  /// Push then Pull. Empty `outs` pulls into `values`.
+  void PushPull(int key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs, int priority = 0);
+  void PushPull(const std::string& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,
+                int priority = 0);
+
+  /// Installs an optimizer as the updater (the store owns it). Int keys are the optimizer's
+  /// indices; string keys get indices 0, 1, ... in the order they were initialised.
+  void SetOptimizer(std::unique_ptr<Optimizer> optimizer);
+  /// The installed optimizer, or nullptr.
+  Optimizer* optimizer() const;
+  /// Installs a custom updater (replacing the optimizer, if any). Pushes to int keys need an
+  /// Updater, to string keys a StrUpdater; pushing to a key whose kind has none while the other
+  /// kind is set raises weft::Error.
+  void SetUpdater(Updater updater);
+  void SetUpdater(StrUpdater updater);
+
+  /// 2-bit compression of pushed values, `params` as MXNet's dict: {"type": "2bit",
+  /// "threshold": "0.5"} (threshold > 0, default 0.5). Per element of each pushed value (and per
+  /// pushing device slot) a residual r is kept: r += g; r >= t sends +t (code 11) and r -= t;
+  /// r <= -t sends -t (code 10) and r += t; else 0 (code 00); 16 codes per 32-bit word. The
+  /// receiver decodes and sums. Init and Pull are not compressed. {"type": "none"} turns it off.
+  /// Throws weft::Error for another type, a bad threshold, or when called after the first push.
+  void SetGradientCompression(const std::map<std::string, std::string>& params);
+
+  /// Writes the optimizer's states (NDArray list format, names "<index>:<k>", plus a record
+  /// "__meta__" holding counts and, with dump_optimizer, the optimizer's type and parameters as
+  /// JSON in uint8). Waits for pending updates. Throws weft::Error when no optimizer is set or
+  /// the file cannot be written.
+  void SaveOptimizerStates(const std::string& file_name, bool dump_optimizer = false) const;
+  /// Reads such a file into the installed optimizer. Throws weft::Error when no optimizer is set,
+  /// the file is unreadable, or it was dumped from another optimizer type.
+  void LoadOptimizerStates(const std::string& file_name);
+
+  struct Impl;
+
+ private:
+  explicit KVStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace weft

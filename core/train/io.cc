@@ -1,0 +1,165 @@
+// weft core — MNIST idx reader and batch iterators (see weft/io.h).
+#include "weft/io.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace weft {
+namespace {
+
+// The whole file, decompressed when it is gzip (gzread passes plain files through).
+std::vector<uint8_t> ReadAll(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  WEFT_CHECK(f != nullptr, "cannot open '{}': no such file or not readable", path);
+  std::vector<uint8_t> out;
+  uint8_t buf[1 << 16];
+  for (;;) {
+    const int n = gzread(f, buf, sizeof(buf));
+    if (n < 0) {
+      int err = 0;
+      const std::string msg = gzerror(f, &err);
+      gzclose(f);
+      Fail("cannot read '{}': {} (a truncated or corrupt gzip file?)", path, msg);
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf, buf + n);
+  }
+  gzclose(f);
+  return out;
+}
+
+uint32_t BigEndian32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+}  // namespace
+
+IdxFile ReadIdxFile(const std::string& path) {
+  const std::vector<uint8_t> bytes = ReadAll(path);
+  WEFT_CHECK(bytes.size() >= 4 && bytes[0] == 0 && bytes[1] == 0,
+             "'{}' is not an idx file (the magic number must start with two zero bytes)", path);
+  WEFT_CHECK(bytes[2] == 0x08, "'{}': idx element type 0x{:02x} is not supported (only unsigned bytes, 0x08)", path,
+             bytes[2]);
+  const size_t nd = bytes[3];
+  WEFT_CHECK(nd >= 1 && bytes.size() >= 4 + 4 * nd, "'{}': the idx header is truncated ({} dimensions)", path, nd);
+  IdxFile out;
+  size_t total = 1;
+  for (size_t i = 0; i < nd; ++i) {
+    out.dims.push_back(BigEndian32(&bytes[4 + 4 * i]));
+    total *= out.dims.back();
+  }
+  const size_t header = 4 + 4 * nd;
+  WEFT_CHECK(bytes.size() - header == total, "'{}': the header announces {} bytes of data but the file has {}", path,
+             total, bytes.size() - header);
+  out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  return out;
+}
+
+MNISTIter::MNISTIter(const std::string& image_file, const std::string& label_file, const MNISTIterOptions& options)
+    : options_(options) {
+  WEFT_CHECK(options.batch_size >= 1, "MNISTIter: batch_size must be >= 1, got {}", options.batch_size);
+  IdxFile images = ReadIdxFile(image_file);
+  IdxFile labels = ReadIdxFile(label_file);
+  WEFT_CHECK(images.dims.size() == 3, "MNISTIter: '{}' holds {}-d data; images must be (count, rows, cols)", image_file,
+             images.dims.size());
+  WEFT_CHECK(labels.dims.size() == 1, "MNISTIter: '{}' holds {}-d data; labels must be (count,)", label_file,
+             labels.dims.size());
+  WEFT_CHECK(images.dims[0] == labels.dims[0], "MNISTIter: '{}' has {} images but '{}' has {} labels", image_file,
+             images.dims[0], label_file, labels.dims[0]);
+  size_t count = images.dims[0];
+  if (options.max_samples > 0) count = std::min(count, options.max_samples);
+  WEFT_CHECK(static_cast<size_t>(options.batch_size) <= count,
+             "MNISTIter: batch_size {} is larger than the {} samples of '{}'", options.batch_size, count, image_file);
+  image_dims_ = images.dims;
+  pixels_ = size_t{images.dims[1]} * images.dims[2];
+  images_.resize(count * pixels_);
+  for (size_t i = 0; i < images_.size(); ++i) images_[i] = static_cast<float>(images.data[i]) / 255.0f;
+  labels_.assign(labels.data.begin(), labels.data.begin() + static_cast<std::ptrdiff_t>(count));
+  order_.resize(count);
+  std::iota(order_.begin(), order_.end(), 0);
+  rng_.seed(options.seed);
+  if (options.shuffle) std::shuffle(order_.begin(), order_.end(), rng_);
+  const auto b = static_cast<int64_t>(options.batch_size);
+  const Shape data_shape = options.flat ? Shape(b, static_cast<int64_t>(pixels_))
+                                        : Shape(b, 1, static_cast<int64_t>(image_dims_[1]), image_dims_[2]);
+  data_ = NDArray(data_shape, options.context);
+  label_ = NDArray(Shape(b), options.context);
+}
+
+void MNISTIter::BeforeFirst() {
+  // The first Reset (before any epoch ran) keeps the construction order.
+  if (started_ && options_.shuffle && options_.reshuffle_each_epoch) std::shuffle(order_.begin(), order_.end(), rng_);
+  cursor_ = 0;
+}
+
+bool MNISTIter::Next() {
+  started_ = true;
+  const size_t b = static_cast<size_t>(options_.batch_size);
+  if (cursor_ + b > order_.size()) return false;
+  std::vector<float> data(b * pixels_), label(b);
+  index_.assign(order_.begin() + static_cast<std::ptrdiff_t>(cursor_),
+                order_.begin() + static_cast<std::ptrdiff_t>(cursor_ + b));
+  for (size_t i = 0; i < b; ++i) {
+    const size_t s = static_cast<size_t>(index_[i]);
+    std::copy_n(images_.begin() + static_cast<std::ptrdiff_t>(s * pixels_), pixels_,
+                data.begin() + static_cast<std::ptrdiff_t>(i * pixels_));
+    label[i] = labels_[s];
+  }
+  // Fresh arrays per batch: a consumer may still be reading the previous batch asynchronously.
+  data_ = NDArray(data_.GetShape(), options_.context, false);
+  label_ = NDArray(label_.GetShape(), options_.context, false);
+  data_.SyncCopyFromCPU(data);
+  label_.SyncCopyFromCPU(label);
+  cursor_ += b;
+  return true;
+}
+
+// ---- MXDataIter ------------------------------------------------------------------------------
+
+MXDataIter::MXDataIter(const std::string& type) : type_(type) {
+  WEFT_CHECK(type == "MNISTIter", "MXDataIter: iterator type '{}' is not available; known: MNISTIter", type);
+}
+
+MXDataIter MXDataIter::CreateDataIter() {
+  auto take = [&](const char* name) -> std::optional<std::string> {
+    auto it = params_.find(name);
+    if (it == params_.end()) return std::nullopt;
+    std::string v = it->second;
+    params_.erase(it);
+    return v;
+  };
+  auto flag = [](const std::string& v) { return v == "1" || v == "true" || v == "True"; };
+  const auto image = take("image"), label = take("label");
+  WEFT_CHECK(image && label, "MXDataIter(MNISTIter): parameters 'image' and 'label' (file paths) are required");
+  MNISTIterOptions o;
+  if (auto v = take("batch_size")) o.batch_size = std::stoi(*v);
+  if (auto v = take("shuffle")) o.shuffle = flag(*v);
+  if (auto v = take("flat")) o.flat = flag(*v);
+  if (auto v = take("seed")) o.seed = static_cast<uint32_t>(std::stoul(*v));
+  if (auto v = take("max_samples")) o.max_samples = std::stoul(*v);
+  for (const char* ignored : {"silent", "prefetch_buffer", "num_parts", "part_index"}) take(ignored);
+  if (!params_.empty())
+    Fail(
+        "MXDataIter(MNISTIter): unknown parameter '{}' (known: image, label, batch_size, shuffle, flat, seed, "
+        "max_samples)",
+        params_.begin()->first);
+  MXDataIter out(type_);
+  out.impl_ = std::make_shared<MNISTIter>(*image, *label, o);
+  return out;
+}
+
+DataIter& MXDataIter::Impl() {
+  WEFT_CHECK(impl_ != nullptr, "MXDataIter: call CreateDataIter() first");
+  return *impl_;
+}
+void MXDataIter::BeforeFirst() { Impl().BeforeFirst(); }
+bool MXDataIter::Next() { return Impl().Next(); }
+NDArray MXDataIter::GetData() { return Impl().GetData(); }
+NDArray MXDataIter::GetLabel() { return Impl().GetLabel(); }
+int MXDataIter::GetPadNum() { return Impl().GetPadNum(); }
+std::vector<int> MXDataIter::GetIndex() { return Impl().GetIndex(); }
+
+}  // namespace weft

@@ -1,0 +1,374 @@
+// KVStore "local" and "device": MXNet's worked numbers (tests/python/unittest/test_kvstore.py),
+// 2-bit compression, errors, optimizer states — on cpu(0..3) and, when loaded, simdev(0..1).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "kvstore/host_ops.h"
+#include "weft/imperative.h"
+#include "weft/kvstore.h"
+#include "weft/runtime.h"
+
+namespace weft {
+namespace {
+
+const Shape kShape(4, 4);
+
+std::vector<Context> Cpus() { return {Context::cpu(0), Context::cpu(1), Context::cpu(2), Context::cpu(3)}; }
+
+// cpu(0..3) plus simdev(0..1) when the simdev plugin is loaded.
+std::vector<Context> MixedDevices() {
+  std::vector<Context> out = Cpus();
+  for (int i = 0; i < 2; ++i)
+    if (Runtime::Get().HasDevice(Context("simdev", i))) out.emplace_back("simdev", i);
+  return out;
+}
+
+NDArray Filled(float v, const Context& ctx, const Shape& shape = kShape) {
+  NDArray a(std::vector<float>(shape.Size(), v), shape, ctx);
+  return a;
+}
+
+std::vector<NDArray> FilledOn(float v, const std::vector<Context>& ctxs) {
+  std::vector<NDArray> out;
+  for (const Context& c : ctxs) out.push_back(Filled(v, c));
+  return out;
+}
+
+void ExpectAll(const NDArray& a, float expected) {
+  std::vector<float> v;
+  a.SyncCopyToCPU(&v);
+  ASSERT_EQ(v.size(), static_cast<size_t>(a.Size()));
+  for (size_t i = 0; i < v.size(); ++i)
+    ASSERT_FLOAT_EQ(v[i], expected) << "element " << i << " on " << a.GetContext().ToString();
+}
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class KVStoreTypes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KVStoreTypes, SumsPushesFromFourDevices) {
+  auto kv = KVStore::Create(GetParam());
+  kv->Init(3, Filled(0, Context::cpu(0)));
+  kv->Push(3, FilledOn(1, Cpus()));
+  std::vector<NDArray> outs = FilledOn(-1, Cpus());
+  kv->Pull(3, outs);
+  for (const NDArray& o : outs) ExpectAll(o, 4);
+}
+
+TEST_P(KVStoreTypes, SumsAcrossCpuAndSimdev) {
+  const std::vector<Context> devs = MixedDevices();
+  if (devs.size() == 4) std::cout << "[ note ] simdev not loaded: only cpu devices are exercised\n";
+  auto kv = KVStore::Create(GetParam());
+  kv->Init(9, Filled(0, devs.back()));
+  kv->Push(9, FilledOn(1, devs));
+  std::vector<NDArray> outs = FilledOn(-1, devs);
+  kv->Pull(9, outs);
+  for (const NDArray& o : outs) ExpectAll(o, static_cast<float>(devs.size()));
+}
+
+TEST_P(KVStoreTypes, UpdaterAccumulates) {
+  auto kv = KVStore::Create(GetParam());
+  kv->SetUpdater([](int, const NDArray& recv, NDArray* local) { *local += recv; });
+  kv->Init(3, Filled(0, Context::cpu(0)));
+  kv->Push(3, FilledOn(1, Cpus()));
+  NDArray out = Filled(-1, Context::cpu(1));
+  kv->Pull(3, {out});
+  ExpectAll(out, 4);
+
+  // MXNet's list case: fresh keys, four pushes of ones from four devices -> 16.
+  const std::vector<int> keys{5, 7, 11};
+  kv->Init(keys, {Filled(0, Context::cpu(0)), Filled(0, Context::cpu(0)), Filled(0, Context::cpu(0))});
+  for (int i = 0; i < 4; ++i) kv->Push(keys, {FilledOn(1, Cpus()), FilledOn(1, Cpus()), FilledOn(1, Cpus())});
+  std::vector<std::vector<NDArray>> outs{FilledOn(0, Cpus()), FilledOn(0, Cpus()), FilledOn(0, Cpus())};
+  kv->Pull(keys, outs);
+  for (const auto& per_key : outs)
+    for (const NDArray& o : per_key) ExpectAll(o, 16);
+}
+
+TEST_P(KVStoreTypes, ListOfKeysEachSummed) {
+  auto kv = KVStore::Create(GetParam());
+  const std::vector<int> keys{5, 7, 11};
+  kv->Init(keys, {Filled(0, Context::cpu(0)), Filled(0, Context::cpu(2)), Filled(0, Context::cpu(3))});
+  kv->Push(keys, {FilledOn(1, Cpus()), FilledOn(1, Cpus()), FilledOn(1, Cpus())});
+  std::vector<std::vector<NDArray>> outs{FilledOn(0, Cpus()), FilledOn(0, Cpus()), FilledOn(0, Cpus())};
+  kv->Pull(keys, outs);
+  for (const auto& per_key : outs)
+    for (const NDArray& o : per_key) ExpectAll(o, 4);
+}
+
+TEST_P(KVStoreTypes, PushWithoutUpdaterReplaces) {
+  auto kv = KVStore::Create(GetParam());
+  kv->Init("w", Filled(2, Context::cpu(0)));
+  NDArray out = Filled(0, Context::cpu(0));
+  kv->Pull("w", {out});
+  ExpectAll(out, 2);
+  kv->Push("w", FilledOn(1, Cpus()));
+  kv->Push("w", {Filled(8, Context::cpu(1))});
+  kv->Pull("w", {out});
+  ExpectAll(out, 8);
+}
+
+TEST_P(KVStoreTypes, PushPullFusesBoth) {
+  auto kv = KVStore::Create(GetParam());
+  kv->Init(1, Filled(0, Context::cpu(0)));
+  std::vector<NDArray> vals = FilledOn(1, Cpus());
+  kv->PushPull(1, vals, {});  // pulls into the values
+  for (const NDArray& v : vals) ExpectAll(v, 4);
+  NDArray out = Filled(0, Context::cpu(2));
+  kv->PushPull(1, {Filled(3, Context::cpu(1))}, {out});
+  ExpectAll(out, 3);
+}
+
+TEST_P(KVStoreTypes, PullOrdersAfterEveryEarlierPush) {
+  // Many pushes and pulls queued without waiting; each pulled snapshot must hold the sum so far.
+  auto kv = KVStore::Create(GetParam());
+  kv->SetUpdater([](int, const NDArray& recv, NDArray* local) { *local += recv; });
+  kv->Init(0, Filled(0, Context::cpu(0)));
+  std::vector<NDArray> snapshots;
+  for (int i = 1; i <= 20; ++i) {
+    kv->Push(0, FilledOn(1, {Context::cpu(i % 4), Context::cpu((i + 1) % 4)}), i % 3);
+    snapshots.push_back(NDArray(kShape, Context::cpu(i % 4)));
+    kv->Pull(0, {snapshots.back()}, i % 2);
+  }
+  for (size_t i = 0; i < snapshots.size(); ++i) ExpectAll(snapshots[i], 2.0f * static_cast<float>(i + 1));
+}
+
+TEST_P(KVStoreTypes, OptimizerUpdatesTheStoredValue) {
+  // MXNet's set_optimizer example: default SGD (lr 0.01), push ones -> -0.01.
+  auto kv = KVStore::Create(GetParam());
+  kv->Init(3, Filled(0, Context::cpu(0), Shape(2, 2)));
+  kv->SetOptimizer(OptimizerRegistry::Create("sgd"));
+  kv->Push(3, {Filled(1, Context::cpu(1), Shape(2, 2))});
+  NDArray w = Filled(5, Context::cpu(0), Shape(2, 2));
+  kv->Pull(3, {w});
+  ExpectAll(w, -0.01f);
+}
+
+TEST_P(KVStoreTypes, TwoBitCompressionKeepsResiduals) {
+  const std::vector<Context> devs = MixedDevices();
+  const float n = static_cast<float>(devs.size());
+  auto kv = KVStore::Create(GetParam());
+  kv->SetGradientCompression({{"type", "2bit"}, {"threshold", "0.5"}});
+  kv->Init(0, Filled(0, Context::cpu(0)));
+  NDArray out = Filled(-7, Context::cpu(0));
+  kv->Push(0, FilledOn(0.4f, devs));  // residual 0.4 < t: nothing sent
+  kv->Pull(0, {out});
+  ExpectAll(out, 0);
+  kv->Push(0, FilledOn(0.1f, devs));  // residual reaches 0.5: +t from every device
+  kv->Pull(0, {out});
+  ExpectAll(out, 0.5f * n);
+  kv->Push(0, FilledOn(-0.6f, devs));  // residual 0 - 0.6 <= -t: -t, residual -0.1
+  kv->Pull(0, {out});
+  ExpectAll(out, -0.5f * n);
+  kv->Push(0, FilledOn(-0.4f, devs));  // -0.1 - 0.4 = -0.5: -t again
+  kv->Pull(0, {out});
+  ExpectAll(out, -0.5f * n);
+  // Init and pull are not compressed.
+  kv->Init(1, Filled(0.3f, Context::cpu(0)));
+  kv->Pull(1, {out});
+  ExpectAll(out, 0.3f);
+}
+
+TEST_P(KVStoreTypes, ErrorsNameTheKey) {
+  auto kv = KVStore::Create(GetParam());
+  NDArray v = Filled(1, Context::cpu(0));
+  std::string msg = ErrorOf([&] { kv->Pull(42, {v}); });
+  EXPECT_NE(msg.find("42"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("has not been initialized"), std::string::npos) << msg;
+  msg = ErrorOf([&] { kv->Push(43, {v}); });
+  EXPECT_NE(msg.find("43"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("has not been initialized"), std::string::npos) << msg;
+
+  kv->Init(7, v);
+  msg = ErrorOf([&] { kv->Init(7, v); });
+  EXPECT_NE(msg.find("duplicate init"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("7"), std::string::npos) << msg;
+
+  msg = ErrorOf([&] { kv->Init("seven", v); });
+  EXPECT_NE(msg.find("'seven'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("int keys or string keys"), std::string::npos) << msg;
+
+  NDArray wrong = Filled(1, Context::cpu(1), Shape(2, 8));
+  msg = ErrorOf([&] { kv->Push(7, {v, wrong}); });
+  EXPECT_NE(msg.find("key 7"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(2, 8)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(4, 4)"), std::string::npos) << msg;
+  msg = ErrorOf([&] { kv->Pull(7, {wrong}); });
+  EXPECT_NE(msg.find("(2, 8)"), std::string::npos) << msg;
+  msg = ErrorOf([&] { kv->Push(7, {}); });
+  EXPECT_NE(msg.find("no values"), std::string::npos) << msg;
+  // The refused push changed nothing.
+  kv->Pull(7, {v});
+  ExpectAll(v, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, KVStoreTypes, ::testing::Values("local", "device"));
+
+TEST(KVStore, CreateKnowsItsTypes) {
+  auto local = KVStore::Create("Local");
+  EXPECT_EQ(local->type(), "Local");
+  EXPECT_EQ(local->rank(), 0);
+  EXPECT_EQ(local->num_workers(), 1);
+  EXPECT_EQ(KVStore::Create("device")->type(), "device");
+  for (const char* t : {"dist_sync", "dist_device_sync", "dist_async", "nccl", "DIST_SYNC"}) {
+    const std::string msg = ErrorOf([&] { KVStore::Create(t); });
+    EXPECT_NE(msg.find("transport plugin"), std::string::npos) << t << ": " << msg;
+    EXPECT_NE(msg.find("not available yet"), std::string::npos) << t << ": " << msg;
+  }
+  const std::string msg = ErrorOf([] { KVStore::Create("cluster"); });
+  EXPECT_NE(msg.find("unknown type"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("local"), std::string::npos) << msg;
+}
+
+TEST(KVStore, DeviceTypeSumsOnADeviceOfThePushers) {
+  const std::vector<Context> devs = MixedDevices();
+  if (devs.size() == 4) GTEST_SKIP() << "needs the simdev plugin";
+  // Values only on simdev: the sum and the update happen there, not on the host.
+  auto kv = KVStore::Create("device");
+  const std::vector<Context> sim{Context("simdev", 0), Context("simdev", 1)};
+  kv->SetUpdater([](int, const NDArray& recv, NDArray* local) {
+    EXPECT_EQ(recv.GetContext().GetDeviceType(), "simdev");
+    EXPECT_EQ(local->GetContext().GetDeviceType(), "simdev");
+    *local += recv;
+  });
+  kv->Init(0, Filled(1, Context::cpu(0)));
+  kv->Push(0, FilledOn(2, sim));
+  NDArray out = Filled(0, Context::cpu(3));
+  kv->Pull(0, {out});
+  ExpectAll(out, 5);
+}
+
+TEST(KVStore, StringKeysUseAStrUpdater) {
+  auto kv = KVStore::Create("local");
+  std::vector<std::string> seen;
+  kv->SetUpdater([&](const std::string& key, const NDArray& recv, NDArray* local) {
+    seen.push_back(key);
+    *local += recv;
+  });
+  kv->Init("a", Filled(1, Context::cpu(0)));
+  kv->Push("a", {Filled(2, Context::cpu(1))});
+  NDArray out = Filled(0, Context::cpu(0));
+  kv->Pull("a", {out});
+  ExpectAll(out, 3);
+  EXPECT_EQ(seen, std::vector<std::string>{"a"});
+
+  auto ints = KVStore::Create("local");
+  ints->SetUpdater([](const std::string&, const NDArray&, NDArray*) {});
+  ints->Init(1, Filled(1, Context::cpu(0)));
+  const std::string msg = ErrorOf([&] { ints->Push(1, {Filled(1, Context::cpu(0))}); });
+  EXPECT_NE(msg.find("Updater for int keys"), std::string::npos) << msg;
+}
+
+TEST(KVStore, GradientCompressionParameters) {
+  auto kv = KVStore::Create("local");
+  EXPECT_NE(ErrorOf([&] { kv->SetGradientCompression({{"type", "1bit"}}); }).find("unknown type"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              kv->SetGradientCompression({{"type", "2bit"}, {"threshold", "-1"}});
+            }).find("> 0"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { kv->SetGradientCompression({{"threshold", "1"}}); }).find("'type'"), std::string::npos);
+  kv->SetGradientCompression({{"type", "2bit"}});  // default threshold 0.5
+  kv->Init(0, Filled(0, Context::cpu(0)));
+  kv->Push(0, {Filled(0.7f, Context::cpu(0))});
+  NDArray out = Filled(0, Context::cpu(0));
+  kv->Pull(0, {out});
+  ExpectAll(out, 0.5f);
+  EXPECT_NE(ErrorOf([&] {
+              kv->SetGradientCompression({{"type", "2bit"}});
+            }).find("before the first Push"),
+            std::string::npos);
+}
+
+TEST(KVStore, TwoBitPackingLayout) {
+  // 20 values: codes for +t, -t, 0 cycling; 2 words; decoded values are {+t, -t, 0}.
+  std::vector<float> g(20), residual(20, 0.0f), decoded(20);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = i % 3 == 0 ? 1.0f : i % 3 == 1 ? -1.0f : 0.2f;
+  std::vector<uint32_t> packed(kv::TwoBitWords(g.size()), 0xffffffffu);
+  ASSERT_EQ(packed.size(), 2u);
+  kv::QuantizeTwoBit(g.data(), residual.data(), packed.data(), g.size(), 0.5f);
+  // Element 0 (+t, code 11) is the highest bit pair of the first byte; element 1 (-t, 10) next.
+  EXPECT_EQ(packed[0] & 0xf0u, 0xe0u);
+  kv::DequantizeTwoBit(packed.data(), decoded.data(), g.size(), 0.5f);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const float want = i % 3 == 0 ? 0.5f : i % 3 == 1 ? -0.5f : 0.0f;
+    EXPECT_FLOAT_EQ(decoded[i], want) << i;
+    EXPECT_FLOAT_EQ(residual[i], g[i] - want) << i;
+  }
+}
+
+TEST(KVStore, OptimizerStatesRoundTrip) {
+  const std::string file =
+      (std::filesystem::temp_directory_path() / fmt::format("weft-kv-states-{}", ::getpid())).string();
+  auto make = [] {
+    auto kv = KVStore::Create("local");
+    auto opt = OptimizerRegistry::Create("sgd");
+    opt->SetParam("lr", 0.1)->SetParam("momentum", 0.9);
+    kv->SetOptimizer(std::move(opt));
+    kv->Init(0, Filled(1, Context::cpu(0)));
+    return kv;
+  };
+  auto reference = make();
+  auto first = make();
+  for (int i = 0; i < 2; ++i) {
+    reference->Push(0, {Filled(0.5f, Context::cpu(1))});
+    first->Push(0, {Filled(0.5f, Context::cpu(1))});
+  }
+  first->SaveOptimizerStates(file, true);
+  NDArray w = Filled(0, Context::cpu(0));
+  first->Pull(0, {w});
+
+  auto resumed = KVStore::Create("local");
+  resumed->SetOptimizer(OptimizerRegistry::Create("sgd"));  // lr and momentum come from the dump
+  resumed->LoadOptimizerStates(file);
+  EXPECT_EQ(resumed->optimizer()->GetParam("momentum"), "0.9");
+  EXPECT_EQ(resumed->optimizer()->UpdateCount(0), 2u);
+  resumed->Init(0, w);
+  reference->Push(0, {Filled(0.5f, Context::cpu(1))});
+  resumed->Push(0, {Filled(0.5f, Context::cpu(1))});
+  std::vector<float> a, b;
+  NDArray ra = Filled(0, Context::cpu(0)), rb = Filled(0, Context::cpu(0));
+  reference->Pull(0, {ra});
+  resumed->Pull(0, {rb});
+  ra.SyncCopyToCPU(&a);
+  rb.SyncCopyToCPU(&b);
+  EXPECT_EQ(a, b);
+  // momentum made the third step bigger than plain SGD would: 1 - 0.05 - 0.095 - 0.1355.
+  EXPECT_NEAR(a[0], 1 - 0.05f - 0.095f - 0.1355f, 1e-5);
+
+  auto adam = KVStore::Create("local");
+  adam->SetOptimizer(OptimizerRegistry::Create("adam"));
+  const std::string msg = ErrorOf([&] { adam->LoadOptimizerStates(file); });
+  EXPECT_NE(msg.find("sgd"), std::string::npos) << msg;
+  EXPECT_NE(ErrorOf([] { KVStore::Create("local")->SaveOptimizerStates("/tmp/x"); }).find("no optimizer"),
+            std::string::npos);
+  std::filesystem::remove(file);
+}
+
+TEST(KVStore, ConcurrentPushersOnDistinctKeys) {
+  auto kv = KVStore::Create("local");
+  kv->SetUpdater([](int, const NDArray& recv, NDArray* local) { *local += recv; });
+  for (int k = 0; k < 4; ++k) kv->Init(k, Filled(0, Context::cpu(0)));
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] {
+      for (int i = 0; i < 10; ++i) kv->Push(k, {Filled(1, Context::cpu(k))});
+    });
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < 4; ++k) {
+    NDArray out = Filled(0, Context::cpu(k));
+    kv->Pull(k, {out});
+    ExpectAll(out, 10);
+  }
+}
+
+}  // namespace
+}  // namespace weft
