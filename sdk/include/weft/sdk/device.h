@@ -39,14 +39,14 @@ typedef struct weft_event_s* weft_event;   /* opaque, plugin-owned */
 
 typedef struct weft_device_props {
   size_t struct_size;
-  char name[128];           /* e.g. "AMD EPYC 7B13 (virtual cpu 0)"; NUL-terminated */
-  char vendor[64];          /* NUL-terminated */
-  uint64_t total_memory;    /* bytes the device can hold in total (0 = unknown) */
-  uint64_t free_memory;     /* bytes free now (0 = unknown) */
-  uint64_t capabilities;    /* WEFT_DEVICE_CAP_* bits */
-  uint64_t min_alignment;   /* bytes; every allocation is aligned to at least this (power of 2) */
-  int32_t compute_units;    /* cores, SMs, CUs; 0 = unknown */
-  int32_t num_attributes;   /* entries in `attributes` */
+  char name[128];            /* e.g. "AMD EPYC 7B13 (virtual cpu 0)"; NUL-terminated */
+  char vendor[64];           /* NUL-terminated */
+  uint64_t total_memory;     /* bytes the device can hold in total (0 = unknown) */
+  uint64_t free_memory;      /* bytes free now (0 = unknown) */
+  uint64_t capabilities;     /* WEFT_DEVICE_CAP_* bits */
+  uint64_t min_alignment;    /* bytes; every allocation is aligned to at least this (power of 2) */
+  int32_t compute_units;     /* cores, SMs, CUs; 0 = unknown */
+  int32_t num_attributes;    /* entries in `attributes` */
   const weft_kv* attributes; /* extra key/value facts (driver version, ISA, ...); plugin-owned,
                                 valid until shutdown */
 } weft_device_props;
@@ -66,18 +66,18 @@ typedef struct weft_alloc_args {
 
 typedef struct weft_copy_args {
   size_t struct_size;
-  int32_t kind;               /* WEFT_COPY_* */
-  int32_t src_device;         /* device index of the source (ignored for HOST_TO_DEVICE) */
-  int32_t dst_device;         /* device index of the destination (ignored for DEVICE_TO_HOST) */
-  const void* src_host;       /* source when kind == HOST_TO_DEVICE */
-  weft_device_ptr src;        /* source allocation otherwise */
-  uint64_t src_offset;        /* bytes from src / src_host */
-  void* dst_host;             /* destination when kind == DEVICE_TO_HOST */
-  weft_device_ptr dst;        /* destination allocation otherwise */
-  uint64_t dst_offset;        /* bytes from dst / dst_host */
-  uint64_t bytes;             /* bytes to copy; 0 is a no-op */
-  weft_stream stream;         /* NULL = synchronous. Otherwise the host buffer must stay valid
-                                 until the stream has passed this copy. */
+  int32_t kind;         /* WEFT_COPY_* */
+  int32_t src_device;   /* device index of the source (ignored for HOST_TO_DEVICE) */
+  int32_t dst_device;   /* device index of the destination (ignored for DEVICE_TO_HOST) */
+  const void* src_host; /* source when kind == HOST_TO_DEVICE */
+  weft_device_ptr src;  /* source allocation otherwise */
+  uint64_t src_offset;  /* bytes from src / src_host */
+  void* dst_host;       /* destination when kind == DEVICE_TO_HOST */
+  weft_device_ptr dst;  /* destination allocation otherwise */
+  uint64_t dst_offset;  /* bytes from dst / dst_host */
+  uint64_t bytes;       /* bytes to copy; 0 is a no-op */
+  weft_stream stream;   /* NULL = synchronous. Otherwise the host buffer must stay valid
+                           until the stream has passed this copy. */
 } weft_copy_args;
 
 typedef struct weft_memset_args {
@@ -86,7 +86,7 @@ typedef struct weft_memset_args {
   weft_device_ptr dst;
   uint64_t offset; /* bytes */
   uint64_t bytes;
-  uint8_t value;   /* every byte is set to this */
+  uint8_t value; /* every byte is set to this */
   weft_stream stream;
 } weft_memset_args;
 

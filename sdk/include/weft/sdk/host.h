@@ -60,8 +60,7 @@ typedef struct weft_host_api {
    * WEFT_ERR_TIMEOUT when the key did not appear in time, WEFT_ERR_UNAVAILABLE when the host has
    * no store. Either pointer may be NULL when the host offers no store. */
   weft_error* (*kv_set)(void* host_ctx, const char* key, const void* value, size_t len);
-  weft_error* (*kv_get)(void* host_ctx, const char* key, void* buf, size_t buf_size, size_t* len,
-                        int64_t timeout_ms);
+  weft_error* (*kv_get)(void* host_ctx, const char* key, void* buf, size_t buf_size, size_t* len, int64_t timeout_ms);
 } weft_host_api;
 
 #ifdef __cplusplus

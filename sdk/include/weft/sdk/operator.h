@@ -72,8 +72,9 @@ typedef struct weft_shape {
 #define WEFT_OP_RESOURCE_RANDOM (1u << 1)     /* a per-call seed in weft_kernel_args.seed */
 
 /* Flags of a definition. */
-#define WEFT_OP_FLAG_LOSS (1u << 0) /* the op makes its own head gradient (like SoftmaxOutput):
-                                       backward needs no out-grad from the user */
+#define WEFT_OP_FLAG_LOSS                                               \
+  (1u << 0) /* the op makes its own head gradient (like SoftmaxOutput): \
+               backward needs no out-grad from the user */
 
 /* One attribute of an op. */
 typedef struct weft_attr_def {
@@ -88,16 +89,16 @@ typedef struct weft_infer_args {
   size_t struct_size;
   const char* op_name;
   int32_t num_attrs;
-  const weft_kv* attrs;          /* every attribute, defaults filled in */
+  const weft_kv* attrs; /* every attribute, defaults filled in */
   int32_t num_inputs;
-  weft_shape* input_shapes;      /* in/out: the callee may fill unknown input shapes */
-  int32_t* input_dtypes;         /* in/out: -1 = unknown */
+  weft_shape* input_shapes; /* in/out: the callee may fill unknown input shapes */
+  int32_t* input_dtypes;    /* in/out: -1 = unknown */
   int32_t num_outputs;
-  weft_shape* output_shapes;     /* out */
-  int32_t* output_dtypes;        /* out */
+  weft_shape* output_shapes; /* out */
+  int32_t* output_dtypes;    /* out */
   int32_t num_aux;
-  weft_shape* aux_shapes;        /* in/out */
-  int32_t* aux_dtypes;           /* in/out */
+  weft_shape* aux_shapes; /* in/out */
+  int32_t* aux_dtypes;    /* in/out */
 } weft_infer_args;
 
 typedef struct weft_op_def {
@@ -110,11 +111,11 @@ typedef struct weft_op_def {
   int32_t num_outputs;
   const char* const* output_names; /* e.g. {"output"} */
   int32_t num_aux;
-  const char* const* aux_names;    /* e.g. {"moving_mean", "moving_var"} */
+  const char* const* aux_names; /* e.g. {"moving_mean", "moving_var"} */
   int32_t num_attrs;
   const weft_attr_def* attrs;
-  uint32_t flags;           /* WEFT_OP_FLAG_* */
-  uint32_t resources;       /* WEFT_OP_RESOURCE_* */
+  uint32_t flags;     /* WEFT_OP_FLAG_* */
+  uint32_t resources; /* WEFT_OP_RESOURCE_* */
   /* Shape inference (required) and dtype inference (NULL: every output and unknown input takes
    * the dtype of the first known input). Both may be partial: fill what can be inferred and
    * return NULL. Inconsistent shapes return WEFT_ERR_INVALID_ARGUMENT whose message names the
@@ -138,9 +139,9 @@ typedef struct weft_op_def {
 typedef struct weft_kernel_state_args {
   size_t struct_size;
   const char* op_name;
-  int32_t device;            /* device index the kernel will run on */
+  int32_t device; /* device index the kernel will run on */
   int32_t num_attrs;
-  const weft_kv* attrs;      /* every attribute, defaults filled in */
+  const weft_kv* attrs; /* every attribute, defaults filled in */
   int32_t num_inputs;
   const weft_shape* input_shapes;
   const int32_t* input_dtypes;
@@ -150,25 +151,25 @@ typedef struct weft_kernel_state_args {
   int32_t num_aux;
   const weft_shape* aux_shapes;
   const int32_t* aux_dtypes;
-  void* state;               /* out: kernel state passed to compute (may stay NULL) */
-  uint64_t workspace_bytes;  /* out: temp space compute needs (bytes, device memory) */
+  void* state;              /* out: kernel state passed to compute (may stay NULL) */
+  uint64_t workspace_bytes; /* out: temp space compute needs (bytes, device memory) */
 } weft_kernel_state_args;
 
 typedef struct weft_kernel_args {
   size_t struct_size;
-  void* state;                   /* from create_state */
+  void* state; /* from create_state */
   int32_t device;
   int32_t num_inputs;
   const weft_tensor* inputs;
   int32_t num_outputs;
   const weft_tensor* outputs;
-  const int32_t* req;            /* one WEFT_REQ_* per output */
+  const int32_t* req; /* one WEFT_REQ_* per output */
   int32_t num_aux;
-  const weft_tensor* aux;        /* aux states; forward kernels may update them (BatchNorm) */
-  weft_tensor workspace;         /* workspace_bytes of device memory (data 0 when none asked) */
-  weft_stream stream;            /* NULL = run synchronously */
-  int32_t is_train;              /* 1 in training mode (Dropout, BatchNorm) */
-  uint64_t seed;                 /* per-call seed when WEFT_OP_RESOURCE_RANDOM was asked */
+  const weft_tensor* aux; /* aux states; forward kernels may update them (BatchNorm) */
+  weft_tensor workspace;  /* workspace_bytes of device memory (data 0 when none asked) */
+  weft_stream stream;     /* NULL = run synchronously */
+  int32_t is_train;       /* 1 in training mode (Dropout, BatchNorm) */
+  uint64_t seed;          /* per-call seed when WEFT_OP_RESOURCE_RANDOM was asked */
 } weft_kernel_args;
 
 typedef struct weft_kernel_def {
@@ -187,7 +188,7 @@ typedef struct weft_kernel_def {
 typedef struct weft_operator_api {
   size_t struct_size;
   int32_t num_op_defs;
-  const weft_op_def* const* op_defs;    /* plugin-owned, valid until shutdown */
+  const weft_op_def* const* op_defs; /* plugin-owned, valid until shutdown */
   int32_t num_kernels;
   const weft_kernel_def* const* kernels; /* plugin-owned, valid until shutdown */
 } weft_operator_api;

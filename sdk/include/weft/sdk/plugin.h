@@ -37,13 +37,13 @@ typedef struct weft_plugin_api weft_plugin_api;
 
 typedef struct weft_plugin_entry_args {
   size_t struct_size;
-  uint32_t host_min;    /* in: lowest SDK version the host speaks (WEFT_SDK_MAKE_VERSION) */
-  uint32_t host_max;    /* in: highest */
-  uint32_t plugin_min;  /* out: lowest SDK version the plugin speaks */
-  uint32_t plugin_max;  /* out: highest */
-  uint32_t chosen;      /* out: the version both will use */
+  uint32_t host_min;          /* in: lowest SDK version the host speaks (WEFT_SDK_MAKE_VERSION) */
+  uint32_t host_max;          /* in: highest */
+  uint32_t plugin_min;        /* out: lowest SDK version the plugin speaks */
+  uint32_t plugin_max;        /* out: highest */
+  uint32_t chosen;            /* out: the version both will use */
   const weft_plugin_api* api; /* out: the plugin's table; NULL when rejected */
-  char message[256];    /* out: NUL-terminated reason when the entry returns non-zero */
+  char message[256];          /* out: NUL-terminated reason when the entry returns non-zero */
 } weft_plugin_entry_args;
 
 typedef int32_t (*weft_plugin_entry_fn)(weft_plugin_entry_args* args);
@@ -55,10 +55,10 @@ typedef int32_t (*weft_plugin_entry_fn)(weft_plugin_entry_args* args);
 
 struct weft_plugin_api {
   size_t struct_size;
-  const char* name;           /* unique plugin name, e.g. "cpu"; used by WEFT_PLUGINS_DISABLE */
-  const char* version;        /* the plugin's own version string, e.g. "0.1.0" */
-  const char* description;    /* one line */
-  uint32_t provides;          /* WEFT_PLUGIN_PROVIDES_* */
+  const char* name;        /* unique plugin name, e.g. "cpu"; used by WEFT_PLUGINS_DISABLE */
+  const char* version;     /* the plugin's own version string, e.g. "0.1.0" */
+  const char* description; /* one line */
+  uint32_t provides;       /* WEFT_PLUGIN_PROVIDES_* */
 
   /* Called once after negotiation. `host` stays valid until shutdown returns. Stores the
    * plugin's state (passed back as plugin_state to every function) in *plugin_state. An error

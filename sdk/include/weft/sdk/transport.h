@@ -26,14 +26,14 @@ typedef struct weft_comm_s* weft_comm; /* opaque, plugin-owned communicator */
 
 typedef struct weft_transport_init_args {
   size_t struct_size;
-  int32_t rank;          /* this process's rank, 0..world_size-1 */
+  int32_t rank; /* this process's rank, 0..world_size-1 */
   int32_t world_size;
-  const char* role;      /* "worker", "server" or "scheduler" (parameter-server transports) */
-  const char* prefix;    /* namespace for the host's rendezvous store keys (host.h kv_set/kv_get) */
-  int64_t timeout_ms;    /* deadline for rendezvous and, by default, every later call */
+  const char* role;   /* "worker", "server" or "scheduler" (parameter-server transports) */
+  const char* prefix; /* namespace for the host's rendezvous store keys (host.h kv_set/kv_get) */
+  int64_t timeout_ms; /* deadline for rendezvous and, by default, every later call */
   int32_t num_attrs;
-  const weft_kv* attrs;  /* transport options, e.g. {"iface", "lo"} */
-  weft_comm comm;        /* out */
+  const weft_kv* attrs; /* transport options, e.g. {"iface", "lo"} */
+  weft_comm comm;       /* out */
 } weft_transport_init_args;
 
 /* A buffer in host memory or in a device plugin's memory. */
@@ -43,27 +43,27 @@ typedef struct weft_buffer {
   int32_t device;
   void* host;
   weft_device_ptr data;
-  uint64_t offset;         /* bytes */
-  uint64_t count;          /* elements */
-  int32_t dtype;           /* WEFT_DTYPE_* */
+  uint64_t offset; /* bytes */
+  uint64_t count;  /* elements */
+  int32_t dtype;   /* WEFT_DTYPE_* */
 } weft_buffer;
 
 typedef struct weft_collective_args {
   size_t struct_size;
   weft_comm comm;
-  const char* key;       /* the KVStore key (for error messages and parameter-server routing) */
-  weft_buffer send;      /* allreduce/broadcast source (root's for broadcast); push payload */
-  weft_buffer recv;      /* result; may equal send for in-place; pull destination */
-  int32_t reduce_op;     /* WEFT_REDUCE_* */
-  int32_t root;          /* broadcast root */
-  int32_t priority;      /* higher first, where the transport queues work */
-  int64_t timeout_ms;    /* <= 0: the communicator's default */
-  int32_t failed_rank;   /* out: the peer that failed, -1 if none */
+  const char* key;     /* the KVStore key (for error messages and parameter-server routing) */
+  weft_buffer send;    /* allreduce/broadcast source (root's for broadcast); push payload */
+  weft_buffer recv;    /* result; may equal send for in-place; pull destination */
+  int32_t reduce_op;   /* WEFT_REDUCE_* */
+  int32_t root;        /* broadcast root */
+  int32_t priority;    /* higher first, where the transport queues work */
+  int64_t timeout_ms;  /* <= 0: the communicator's default */
+  int32_t failed_rank; /* out: the peer that failed, -1 if none */
 } weft_collective_args;
 
 typedef struct weft_transport_api {
   size_t struct_size;
-  const char* name;       /* "gloo", "zmq", "nccl"; the KVStore type prefix it serves */
+  const char* name; /* "gloo", "zmq", "nccl"; the KVStore type prefix it serves */
   weft_error* (*init)(void* plugin_state, weft_transport_init_args* args);
   weft_error* (*allreduce)(void* plugin_state, weft_collective_args* args);
   weft_error* (*broadcast)(void* plugin_state, weft_collective_args* args);

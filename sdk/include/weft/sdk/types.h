@@ -33,8 +33,7 @@
 #define WEFT_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 
 /* Non-zero when the struct at `ptr` (of C type `type`) is long enough to contain `field`. */
-#define WEFT_STRUCT_HAS(ptr, type, field) \
-  ((ptr) != NULL && (ptr)->struct_size >= WEFT_STRUCT_SIZE(type, field))
+#define WEFT_STRUCT_HAS(ptr, type, field) ((ptr) != NULL && (ptr)->struct_size >= WEFT_STRUCT_SIZE(type, field))
 
 /* Error object. Opaque to plugins: created by the host's error_create, owned by whoever holds
  * it; returning it from a plugin function hands ownership to the host. */

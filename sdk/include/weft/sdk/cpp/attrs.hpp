@@ -34,8 +34,8 @@ inline std::string_view Trim(std::string_view s) {
   return s;
 }
 [[noreturn]] inline void BadAttr(std::string_view name, std::string_view value, std::string_view form) {
-  throw Error(WEFT_ERR_INVALID_ARGUMENT, "attribute '" + std::string(name) + "' = '" + std::string(value) +
-                                             "' is not " + std::string(form));
+  throw Error(WEFT_ERR_INVALID_ARGUMENT,
+              "attribute '" + std::string(name) + "' = '" + std::string(value) + "' is not " + std::string(form));
 }
 }  // namespace detail
 
@@ -100,7 +100,8 @@ inline std::vector<int64_t> ParseTuple(std::string_view value, std::string_view 
       std::string_view num = item;
       if (!num.empty() && (num.back() == 'L' || num.back() == 'l')) num.remove_suffix(1);
       auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
-      if (ec != std::errc() || p != num.data() + num.size()) detail::BadAttr(name, value, "a tuple of integers, e.g. (3, 3)");
+      if (ec != std::errc() || p != num.data() + num.size())
+        detail::BadAttr(name, value, "a tuple of integers, e.g. (3, 3)");
       out.push_back(v);
     }
     if (comma == std::string_view::npos) break;
