@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs missing Debian packages, builds, and runs the whole test
 # suite — first the optimised build, then the whole suite under AddressSanitizer +
-# UndefinedBehaviorSanitizer, then the concurrency-heavy labels (engine, storage, ndarray,
-# kvstore) under ThreadSanitizer.
+# UndefinedBehaviorSanitizer, then the engine, storage and ndarray tests under
+# ThreadSanitizer.
 #   WEFT_TEST_SANITIZERS=0 skips the two sanitizer passes (for quick local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,10 +26,10 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" != 0 ]]; then
   step "AddressSanitizer + UBSan tests"
   ctest --preset asan
 
-  step "ThreadSanitizer build (engine, storage, ndarray, kvstore tests)"
+  step "ThreadSanitizer build (engine, storage, ndarray tests)"
   cmake --preset tsan
   tsan_targets=()
-  for l in engine storage ndarray kvstore; do
+  for l in engine storage ndarray; do
     if cmake --build --preset tsan --target help | grep -q "^tests-$l:"; then tsan_targets+=("tests-$l"); fi
   done
   if ((${#tsan_targets[@]})); then
