@@ -8,6 +8,7 @@
 
 #include "weft/context.h"
 #include "weft/device.h"
+#include "weft/runtime.h"
 
 namespace weft::contract {
 
@@ -91,5 +92,20 @@ class Event {
 
 /// "cpu_0" for cpu(0): a GoogleTest-safe name.
 inline std::string TestName(const Context& c) { return c.GetDeviceType() + "_" + std::to_string(c.GetDeviceId()); }
+
+// Code and message of an error object (which is then released); code 0 for success.
+struct Outcome {
+  int32_t code = 0;
+  std::string message;
+};
+inline Outcome Take(weft_error* err) {
+  Outcome o;
+  if (err != nullptr) {
+    o.code = ErrorCode(err);
+    o.message = std::string(ErrorMessage(err));
+    ReleaseError(err);
+  }
+  return o;
+}
 
 }  // namespace weft::contract

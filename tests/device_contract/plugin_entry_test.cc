@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "contract_support.h"
 #include "weft/runtime.h"
 #include "weft/sdk/plugin.h"
 
@@ -48,21 +49,6 @@ struct FakeHost {
     };
   }
 };
-
-// Code and message of an error object, which is then released.
-struct Outcome {
-  int32_t code = 0;
-  std::string message;
-};
-Outcome Take(weft_error* err) {
-  Outcome o;
-  if (err != nullptr) {
-    o.code = ErrorCode(err);
-    o.message = std::string(ErrorMessage(err));
-    ReleaseError(err);
-  }
-  return o;
-}
 
 // A private copy of the named plugin's file, loaded RTLD_LOCAL; unloaded at scope exit.
 class PluginCopy {

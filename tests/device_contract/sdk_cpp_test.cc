@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "contract_support.h"
 #include "weft/runtime.h"
 #include "weft/sdk/cpp/host_queue.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
@@ -18,20 +19,6 @@
 
 namespace weft::contract {
 namespace {
-
-struct Outcome {
-  int32_t code = 0;
-  std::string message;
-};
-Outcome Take(weft_error* err) {
-  Outcome o;
-  if (err != nullptr) {
-    o.code = ErrorCode(err);
-    o.message = std::string(ErrorMessage(err));
-    ReleaseError(err);
-  }
-  return o;
-}
 
 // Host memory device whose Allocate throws what the test asks for.
 class TestDevice final : public sdk::HostQueueDevice {
