@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 # Paths relative to the checkout in ccache's hashes, so a fresh clone reuses earlier builds.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}  # -g builds otherwise hash the checkout path
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 
 step() { printf '\n==== %s ====\n' "$*"; }
