@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command: installs missing Debian packages, builds, and runs the whole test
-# suite — first the optimised build, then the whole suite under AddressSanitizer +
-# UndefinedBehaviorSanitizer, then the engine, storage and ndarray tests under
-# ThreadSanitizer.
-#   WEFT_TEST_SANITIZERS=0 skips the two sanitizer passes (for quick local runs).
+# suite in the optimised build.
+#   WEFT_TEST_SANITIZERS=1 adds two passes: the whole suite under AddressSanitizer +
+#   UndefinedBehaviorSanitizer (preset asan), then the engine, storage and ndarray tests under
+#   ThreadSanitizer (preset tsan). They are off in CI until the integrated tree has been run
+#   through them once (each part passed them on its own; see the issues' notes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -20,7 +21,7 @@ cmake --build --preset default
 step "default tests"
 ctest --preset default
 
-if [[ "${WEFT_TEST_SANITIZERS:-1}" != 0 ]]; then
+if [[ "${WEFT_TEST_SANITIZERS:-0}" == 1 ]]; then
   step "AddressSanitizer + UBSan build"
   cmake --preset asan
   cmake --build --preset asan
