@@ -10,6 +10,7 @@
 
 #include "cpu_kernels.h"
 #include "weft/sdk/cpp/error.hpp"
+#include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/host.h"
 
 // The fake host's error object (opaque to plugins; the host defines it).
@@ -55,26 +56,6 @@ std::string Take(weft_error* e) {
   std::string s = "code " + std::to_string(e->code) + ": " + e->message;
   delete e;
   return s;
-}
-
-size_t DSize(int32_t d) {
-  switch (d) {
-    case WEFT_DTYPE_FLOAT64:
-    case WEFT_DTYPE_INT64:
-    case WEFT_DTYPE_UINT64:
-      return 8;
-    case WEFT_DTYPE_FLOAT16:
-    case WEFT_DTYPE_BFLOAT16:
-    case WEFT_DTYPE_INT16:
-    case WEFT_DTYPE_UINT16:
-      return 2;
-    case WEFT_DTYPE_UINT8:
-    case WEFT_DTYPE_INT8:
-    case WEFT_DTYPE_BOOL:
-      return 1;
-    default:
-      return 4;
-  }
 }
 
 weft_shape ToShape(const Buf& b) {
@@ -132,7 +113,7 @@ Buf Buf::Of(int32_t dtype, std::vector<int64_t> shape) {
   Buf b;
   b.dtype = dtype;
   b.shape = std::move(shape);
-  b.bytes.assign(static_cast<size_t>(Prod(b.shape)) * DSize(dtype), 0);
+  b.bytes.assign(static_cast<size_t>(Prod(b.shape)) * weft::sdk::ElementSize(dtype), 0);
   return b;
 }
 
