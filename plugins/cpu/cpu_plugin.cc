@@ -3,6 +3,9 @@
 //
 // Configuration: WEFT_CPU_DEVICES — number of virtual cpu devices (1..1024, default 4).
 #include "cpu_device.h"
+#include <memory>
+
+#include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"
 
@@ -13,11 +16,12 @@
 namespace weft::cpu {
 namespace {
 
-const weft_operator_api* CpuKernels() {
+// Owned by the plugin instance, so that shutting it down (and unloading the file) frees it.
+std::unique_ptr<sdk::KernelTable> MakeCpuKernels() {
 #if defined(WEFT_CPU_HAS_KERNELS)
-  return weft_cpu_operator_api();
+  return MakeKernelTable();
 #else
-  return nullptr;  // kernels not built into this plugin yet: an empty operator table
+  return nullptr;  // kernels not built into this plugin: an empty operator table
 #endif
 }
 
@@ -25,7 +29,8 @@ class CpuPlugin final : public sdk::Plugin {
  public:
   CpuPlugin()
       : device_(static_cast<int32_t>(sdk::ConfigInt("WEFT_CPU_DEVICES", kDefaultDevices, 1, 1024))),
-        kernels_(CpuKernels(), &device_, "cpu") {
+        table_(MakeCpuKernels()),
+        kernels_(table_ ? table_->Api() : nullptr, &device_, "cpu") {
     Provide(&device_);
     Provide(kernels_.api());
   }
@@ -34,6 +39,7 @@ class CpuPlugin final : public sdk::Plugin {
 
  private:
   CpuDevice device_;
+  std::unique_ptr<sdk::KernelTable> table_;
   sdk::QueuedKernels kernels_;
 };
 

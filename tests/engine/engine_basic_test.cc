@@ -52,19 +52,19 @@ TEST_P(EngineBasic, WaitForFreshVarReturns) {
 
 TEST_P(EngineBasic, WritesSeeEachOtherInPushOrder) {
   VarHandle v = engine_->NewVariable();
-  std::vector<int> seen;  // written by ops on v only: the engine serialises them
-  int value = 0;
-  for (int i = 1; i <= 50; ++i) {
+  std::vector<uint32_t> seen;  // written by ops on v only: the engine serialises them
+  uint32_t value = 0;            // unsigned: the recurrence wraps after ~20 steps
+  for (uint32_t i = 1; i <= 50; ++i) {
     engine_->PushSync([&, i](RunContext) { value = value * 3 + i; }, cpu_, {}, {v});
     engine_->PushSync([&](RunContext) { seen.push_back(value); }, cpu_, {v}, {});
   }
   engine_->WaitForVar(v);
   engine_->WaitForAll();
-  int expect = 0;
+  uint32_t expect = 0;
   ASSERT_EQ(seen.size(), 50u);
-  for (int i = 1; i <= 50; ++i) {
+  for (uint32_t i = 1; i <= 50; ++i) {
     expect = expect * 3 + i;
-    EXPECT_EQ(seen[static_cast<size_t>(i - 1)], expect) << "read after write " << i;
+    EXPECT_EQ(seen[i - 1], expect) << "read after write " << i;
   }
   engine_->DeleteVariable({}, cpu_, v);
 }

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -56,15 +57,17 @@ void RegisterAllKernels(weft::sdk::KernelTable& table) {
   RegisterTensorKernels(table);
 }
 
+std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable() {
+  openblas_set_num_threads(MathThreads());
+  auto t = std::make_unique<weft::sdk::KernelTable>("cpu");
+  RegisterAllKernels(*t);
+  t->Api();
+  return t;
+}
+
 }  // namespace weft::cpu
 
 const weft_operator_api* weft_cpu_operator_api() {
-  static weft::sdk::KernelTable* table = [] {
-    openblas_set_num_threads(weft::cpu::MathThreads());
-    auto* t = new weft::sdk::KernelTable("cpu");  // lives until exit: the host may hold the defs
-    weft::cpu::RegisterAllKernels(*t);
-    t->Api();
-    return t;
-  }();
+  static const std::unique_ptr<weft::sdk::KernelTable> table = weft::cpu::MakeKernelTable();
   return table->Api();
 }

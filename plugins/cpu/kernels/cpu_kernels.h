@@ -26,14 +26,16 @@
 // (full convention) yields 0 instead of NaN / the lowest float.
 #pragma once
 
+#include <memory>
+
 #include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/operator.h"
 
-/// The CPU plugin's operator API: every CPU kernel, device type "cpu", host-addressable pointers.
-/// Call after the plugin's init has set the host (weft::sdk::SetHost): it reads
-/// WEFT_CPU_MATH_THREADS and caps OpenBLAS. The table is built on the first call (thread-safe) and
-/// lives until the process exits. Never returns NULL; a registration bug throws from the first
-/// call (wrap it in weft::sdk::Guard in the plugin).
+/// Every CPU kernel as one process-wide operator API (device type "cpu", host-addressable
+/// pointers), for programs that link the kernels directly (kernel tests, benchmarks). Built on the
+/// first call (thread-safe) with MakeKernelTable and destroyed at exit. Never returns NULL; a
+/// registration bug throws from the first call. The plugin owns its table instead
+/// (MakeKernelTable), so that unloading it frees everything.
 const weft_operator_api* weft_cpu_operator_api();
 
 namespace weft::cpu {
@@ -41,6 +43,12 @@ namespace weft::cpu {
 /// Registers every CPU kernel into `table`. A device whose memory the host can reach through a
 /// resolver (the simulated device) calls this with its own table to reuse all CPU kernels.
 void RegisterAllKernels(weft::sdk::KernelTable& table);
+
+/// A new table holding every CPU kernel (device type "cpu", host-addressable pointers). Call after
+/// the plugin's init has set the host (weft::sdk::SetHost): it reads WEFT_CPU_MATH_THREADS and
+/// caps OpenBLAS's process-wide pool to it. The table must outlive every use of its Api().
+/// Throws weft::sdk::Error on a registration bug (wrap the call in weft::sdk::Guard).
+std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable();
 
 /// Family registration hooks, one per source family, called by RegisterAllKernels.
 void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers)
