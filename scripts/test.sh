@@ -28,10 +28,10 @@ if [[ "${WEFT_TEST_SANITIZERS:-0}" == 1 ]]; then
   step "AddressSanitizer + UBSan tests"
   ctest --preset asan
 
-  step "ThreadSanitizer build (engine, storage, ndarray tests)"
+  step "ThreadSanitizer build (engine, storage, ndarray, kvstore tests)"
   cmake --preset tsan
   tsan_targets=()
-  for l in engine storage ndarray; do
+  for l in engine storage ndarray kvstore; do
     if cmake --build --preset tsan --target help | grep -q "^tests-$l:"; then tsan_targets+=("tests-$l"); fi
   done
   if ((${#tsan_targets[@]})); then

@@ -2,9 +2,9 @@
 // (plugins/cpu/kernels, run on the devices' streams through sdk QueuedKernels).
 //
 // Configuration: WEFT_CPU_DEVICES — number of virtual cpu devices (1..1024, default 4).
-#include "cpu_device.h"
 #include <memory>
 
+#include "cpu_device.h"
 #include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"

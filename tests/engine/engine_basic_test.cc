@@ -53,7 +53,7 @@ TEST_P(EngineBasic, WaitForFreshVarReturns) {
 TEST_P(EngineBasic, WritesSeeEachOtherInPushOrder) {
   VarHandle v = engine_->NewVariable();
   std::vector<uint32_t> seen;  // written by ops on v only: the engine serialises them
-  uint32_t value = 0;            // unsigned: the recurrence wraps after ~20 steps
+  uint32_t value = 0;          // unsigned: the recurrence wraps after ~20 steps
   for (uint32_t i = 1; i <= 50; ++i) {
     engine_->PushSync([&, i](RunContext) { value = value * 3 + i; }, cpu_, {}, {v});
     engine_->PushSync([&](RunContext) { seen.push_back(value); }, cpu_, {v}, {});
