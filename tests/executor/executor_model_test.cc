@@ -1,16 +1,30 @@
 // MXNet 1.2.0's VGG-like network (fixture model1_vgg_like.json) bound at batch 32, 300x300,
 // forward and backward on cpu: the big-graph smoke test (run once).
+// WEFT_TEST_MODEL_BATCH and WEFT_TEST_MODEL_SIZE shrink it (the sanitizer preset runs the same
+// graph at batch 2, 64x64: every node and plan decision, a fraction of the memory and time).
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "test_util.h"
 
 namespace weft {
 namespace {
 
+int64_t EnvOr(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::stoll(v) : fallback;
+}
+
 TEST(ExecutorModel, VggLikeBindsAndRunsForwardBackward) {
+  const int64_t batch = EnvOr("WEFT_TEST_MODEL_BATCH", 32);
+  const int64_t size = EnvOr("WEFT_TEST_MODEL_SIZE", 300);
+  std::printf("VGG-like at batch %lld, %lldx%lld\n", static_cast<long long>(batch), static_cast<long long>(size),
+              static_cast<long long>(size));
   Symbol net = Symbol::Load(std::string(WEFT_SHARED_DIR) + "/fixtures/mxnet/model1_vgg_like.json");
   const Context cpu = Context::cpu();
-  auto e = Executor::SimpleBind(net, cpu, {{"data", Shape{32, 3, 300, 300}}}, "write",
+  auto e = Executor::SimpleBind(net, cpu, {{"data", Shape{batch, 3, size, size}}}, "write",
                                 {{"data", "null"}, {net.ListArguments().back(), "null"}});
   EXPECT_LT(e->planned_bytes(), e->unshared_bytes());
   // Small deterministic weights so activations stay finite.
@@ -28,8 +42,8 @@ TEST(ExecutorModel, VggLikeBindsAndRunsForwardBackward) {
   e->Forward(true);
   e->Backward();
   std::vector<float> out = test::Values(e->outputs[0]);
-  ASSERT_EQ(out.size() % 32, 0u);
-  const size_t classes = out.size() / 32;
+  ASSERT_EQ(out.size() % static_cast<size_t>(batch), 0u);
+  const size_t classes = out.size() / static_cast<size_t>(batch);
   float row = 0;
   for (size_t i = 0; i < classes; ++i) row += out[i];
   EXPECT_NEAR(row, 1.f, 1e-4);
