@@ -3,11 +3,13 @@
 // primitives (same plain layouts) for Convolution, plus the im2col algorithm. Shapes: the MLP
 // 784-128-64-10 and LeNet's two convolutions, batch 64 and 128. Threads: WEFT_CPU_MATH_THREADS
 // (default 1) for both sides. Prints Google Benchmark's table, then GFLOP/s and kernel/raw.
+// Also Activation (tanh, sigmoid) against plain libm loops, as elements/s in the table.
 //   kernels_bench [--benchmark_min_time=0.1 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true]
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <omp.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -112,6 +114,8 @@ class KernelRun {
   }
   ~KernelRun() { def_->destroy_state(nullptr, state_); }
   void Run() { Check(def_->compute(nullptr, &args_), def_->op_name); }
+  /// Operand i's buffer (inputs first, then outputs).
+  std::vector<float>& buffer(size_t i) { return bufs_[i]; }
 
  private:
   static std::vector<weft_shape> Shapes(const std::vector<Shape>& v) {
@@ -177,6 +181,36 @@ void BM_FcRaw(benchmark::State& st, Fc f, bool backward) {
 void BM_CallOverhead(benchmark::State& st) {
   KernelRun r("FullyConnected", {{"num_hidden", "1"}, {"no_bias", "True"}}, {{1, 1}, {1, 1}}, {{1, 1}});
   for (auto _ : st) r.Run();
+}
+
+// ------------------------------------------------------------------ Activation
+// LeNet's first activation at batch 100 (100x20x24x24 floats, values spread over [-4, 4]): the
+// kernel through the C ABI against a plain loop over libm's tanhf / expf.
+const Shape kActShape = {100, 20, 24, 24};
+
+void FillSpread(std::vector<float>& v) {
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -4.0f + 8.0f * static_cast<float>(i % 1000) / 1000.0f;
+}
+
+void BM_ActKernel(benchmark::State& st, std::string act) {
+  KernelRun r("Activation", {{"act_type", act}}, {kActShape}, {kActShape});
+  FillSpread(r.buffer(0));
+  for (auto _ : st) r.Run();
+  st.SetItemsProcessed(st.iterations() * Prod(kActShape));
+}
+
+void BM_ActLibm(benchmark::State& st, std::string act) {
+  std::vector<float> x(static_cast<size_t>(Prod(kActShape))), y(x.size());
+  FillSpread(x);
+  const bool tanh = act == "tanh";
+  for (auto _ : st) {
+    if (tanh)
+      for (size_t i = 0; i < x.size(); ++i) y[i] = std::tanh(x[i]);
+    else
+      for (size_t i = 0; i < x.size(); ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetItemsProcessed(st.iterations() * Prod(kActShape));
 }
 
 // ------------------------------------------------------------------ Convolution
@@ -295,6 +329,10 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(("im2col/" + name).c_str(), BM_ConvKernel, c, bw, "im2col");
         benchmark::RegisterBenchmark(("raw/" + name).c_str(), BM_ConvRawDnnl, c, bw);
       }
+  }
+  for (const char* act : {"tanh", "sigmoid"}) {
+    benchmark::RegisterBenchmark((std::string("act/kernel_") + act + "/100x20x24x24").c_str(), BM_ActKernel, act);
+    benchmark::RegisterBenchmark((std::string("act/libm_") + act + "/100x20x24x24").c_str(), BM_ActLibm, act);
   }
   benchmark::RegisterBenchmark("overhead/fc_1x1x1_call", BM_CallOverhead);
   benchmark::Initialize(&argc, argv);

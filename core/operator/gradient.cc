@@ -4,6 +4,15 @@
 
 namespace weft {
 
+uint32_t BackwardUses(const OpDef& def, const AttrMap& attrs) {
+  if (!def.backward_uses_for) return def.backward_uses;
+  const uint32_t uses = def.backward_uses_for(attrs);
+  WEFT_CHECK((uses & ~def.backward_uses) == 0,
+             "{}: backward_uses_for returned 0x{:x}, which is not a subset of backward_uses 0x{:x}", def.name, uses,
+             def.backward_uses);
+  return uses;
+}
+
 std::optional<BackwardNode> DescribeBackward(const OpDef& def, const AttrMap& attrs, int num_inputs, int num_outputs,
                                              int num_aux) {
   const size_t ni = OpInputNames(def, attrs).size(), no = OpOutputNames(def, attrs).size(),
@@ -20,10 +29,11 @@ std::optional<BackwardNode> DescribeBackward(const OpDef& def, const AttrMap& at
   auto add = [&](BackwardSource s, int n) {
     for (int i = 0; i < n; ++i) node.inputs.push_back({s, i});
   };
+  const uint32_t uses = BackwardUses(def, attrs);
   add(BackwardSource::kOutGrad, num_outputs);
-  if (def.backward_uses & kUsesInputs) add(BackwardSource::kInput, num_inputs);
-  if (def.backward_uses & kUsesOutputs) add(BackwardSource::kOutput, num_outputs);
-  if (def.backward_uses & kUsesAux) add(BackwardSource::kAux, num_aux);
+  if (uses & kUsesInputs) add(BackwardSource::kInput, num_inputs);
+  if (uses & kUsesOutputs) add(BackwardSource::kOutput, num_outputs);
+  if (uses & kUsesAux) add(BackwardSource::kAux, num_aux);
   return node;
 }
 

@@ -5,7 +5,7 @@
 // Convention (sdk/include/weft/sdk/operator.h, OPS.md): the inputs of `_backward_X` are, in order,
 //   the gradients of all of X's outputs  (hidden outputs included: the executor passes zeros
 //                                          for those, and for outputs nobody differentiates),
-//   X's inputs                            (only if backward_uses has kUsesInputs),
+//   X's inputs                            (only if BackwardUses() has kUsesInputs),
 //   X's outputs, hidden ones included     (only if kUsesOutputs),
 //   X's aux states                        (only if kUsesAux);
 // its outputs are the gradients of X's inputs, in input order, with X's input shapes and dtypes.
@@ -47,6 +47,11 @@ struct BackwardNode {
   int num_outputs = 0;                // = the forward node's input count; output i = d(input i)
   uint32_t resources = 0;             // kResource* bits the backward kernel may ask for
 };
+
+/// What the backward of a node of `def` with (normalised) `attrs` reads: def.backward_uses,
+/// narrowed by def.backward_uses_for when set. Throws weft::Error when backward_uses_for returns
+/// a bit that backward_uses lacks (a definition bug).
+uint32_t BackwardUses(const OpDef& def, const AttrMap& attrs);
 
 /// The backward node of a forward node of `def` with (normalised) `attrs` and these slot counts
 /// (hidden outputs included in `num_outputs`); nullopt when def.grad is not GradKind::kOp.

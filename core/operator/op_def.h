@@ -82,7 +82,11 @@ struct OpDef {
 
   GradKind grad = GradKind::kNone;
   std::string backward_op;     // for GradKind::kOp, e.g. "_backward_FullyConnected"
-  uint32_t backward_uses = 0;  // kUses* bits
+  uint32_t backward_uses = 0;  // kUses* bits: everything the backward may read, for any attributes
+  // Narrows backward_uses for one node's (normalised) attributes; must return a subset of it.
+  // MXNet's Activation reads its input only for softsign: dropping it for the other types lets
+  // the forward run in place while training. Unset = backward_uses. Read through BackwardUses().
+  std::function<uint32_t(const AttrMap&)> backward_uses_for;
 
   // (input index, output index) pairs that may share memory. Unset = none.
   std::function<std::vector<std::pair<int, int>>(const AttrMap&)> inplace;

@@ -32,8 +32,9 @@ TEST(NNKernels, ActivationsMatchReferenceAndGradients) {
     std::string op, type;
     bool uses_in;
   };
-  const std::vector<Op> ops = {{"Activation", "relu", true},     {"Activation", "sigmoid", true},
-                               {"Activation", "tanh", true},     {"Activation", "softrelu", true},
+  // uses_in: the backward gets data (OPS.md: Activation only for softsign).
+  const std::vector<Op> ops = {{"Activation", "relu", false},    {"Activation", "sigmoid", false},
+                               {"Activation", "tanh", false},    {"Activation", "softrelu", false},
                                {"Activation", "softsign", true}, {"LeakyReLU", "leaky", true},
                                {"LeakyReLU", "elu", true}};
   for (const Op& o : ops)
@@ -51,10 +52,22 @@ TEST(NNKernels, ActivationsMatchReferenceAndGradients) {
       EXPECT_TRUE(AllFinite(y[0].floats()));
       CheckReqModes(o.op, a, {x}, {shape}, {}, true, seed, o.op == "Activation" ? 0 : -1);
       GradCase g(o.op, "_backward_" + o.op, a, {x}, {shape});
+      g.uses_inputs = o.uses_in;
       g.uses_outputs = true;
       g.seed = seed;
       CheckGradient(g);
     }
+}
+
+TEST(NNKernels, ActivationBackwardWithoutDataOnlyWhereTheOutputSuffices) {
+  const Buf g = Buf::F({4}), y = Buf::F({4});
+  Kernel softsign("_backward_Activation", {{"act_type", "softsign"}}, {g, y}, {Buf::F({4})});
+  EXPECT_FALSE(softsign.ok());
+  EXPECT_NE(softsign.error().find("3 inputs (out_grad, data, output)"), std::string::npos) << softsign.error();
+  Kernel tanh("_backward_Activation", {{"act_type", "tanh"}}, {g, y}, {Buf::F({4})});
+  EXPECT_TRUE(tanh.ok()) << tanh.error();
+  Kernel leaky("_backward_LeakyReLU", {{"act_type", "leaky"}}, {g, y}, {Buf::F({4})});
+  EXPECT_FALSE(leaky.ok());
 }
 
 TEST(NNKernels, ActivationRejectsUnknownType) {

@@ -34,7 +34,8 @@ const std::vector<Row>& Table() {
         {"FullyConnected", {{"num_hidden", "1"}}, K, "_backward_FullyConnected", I, {}},
         {"Convolution", {{"kernel", "(1, 1)"}, {"num_filter", "1"}}, K, "_backward_Convolution", I, {}},
         {"Pooling", {}, K, "_backward_Pooling", I | O, {}},
-        {"Activation", {{"act_type", "relu"}}, K, "_backward_Activation", I | O, {{0, 0}}},
+        {"Activation", {{"act_type", "relu"}}, K, "_backward_Activation", O, {{0, 0}}},
+        {"Activation", {{"act_type", "softsign"}}, K, "_backward_Activation", I | O, {{0, 0}}},
         {"LeakyReLU", {}, K, "_backward_LeakyReLU", I | O, {}, false, true},
         {"BatchNorm", {}, K, "_backward_BatchNorm", I | O | A, {}},
         {"Dropout", {}, K, "_backward_Dropout", O, {}, false, true},
@@ -96,7 +97,8 @@ TEST(GradientTable, MatchesOpsMd) {
     AttrMap a = def.Normalize(AttrMap(row.attrs));
     EXPECT_EQ(def.grad, row.grad);
     EXPECT_EQ(def.backward_op, row.backward);
-    EXPECT_EQ(def.backward_uses, row.uses);
+    EXPECT_EQ(BackwardUses(def, a), row.uses);
+    EXPECT_EQ(BackwardUses(def, a) & ~def.backward_uses, 0u) << "narrowed uses must be a subset";
     EXPECT_EQ(OpInplacePairs(def, a), row.inplace);
     EXPECT_EQ(def.is_loss, row.loss);
     EXPECT_EQ((def.resources & kResourceRandom) != 0, row.random);
@@ -143,6 +145,17 @@ TEST(BackwardNode, BatchNormReadsEverythingIncludingHiddenOutputs) {
             (std::vector<B>{
                 {G, 0}, {G, 1}, {G, 2}, {In, 0}, {In, 1}, {In, 2}, {Out, 0}, {Out, 1}, {Out, 2}, {Ax, 0}, {Ax, 1}}));
   EXPECT_EQ(n->num_outputs, 3);
+}
+
+TEST(BackwardNode, ActivationReadsItsInputOnlyForSoftsign) {
+  for (const char* act : {"relu", "sigmoid", "tanh", "softrelu"}) {
+    auto n = Describe("Activation", {{"act_type", act}});
+    ASSERT_TRUE(n);
+    EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {Out, 0}})) << act;
+  }
+  auto n = Describe("Activation", {{"act_type", "softsign"}});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {In, 0}, {Out, 0}}));
 }
 
 TEST(BackwardNode, DropoutReadsItsMask) {

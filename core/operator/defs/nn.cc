@@ -269,6 +269,10 @@ OpDef Activation() {
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_Activation";
   d.backward_uses = kUsesInputs | kUsesOutputs;
+  // As MXNet's ActivationGrad: relu, sigmoid, tanh and softrelu derive from the output alone.
+  d.backward_uses_for = [](const AttrMap& a) {
+    return a.GetString("act_type") == "softsign" ? kUsesInputs | kUsesOutputs : kUsesOutputs;
+  };
   d.inplace = InplacePairs({{0, 0}});
   return d;
 }

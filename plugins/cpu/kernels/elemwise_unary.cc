@@ -7,19 +7,25 @@
 // all through the Map driver. Derivatives at non-smooth points follow MXNet: relu'(0) = 0,
 // abs'(0) = 0.
 #include <cmath>
+#include <type_traits>
 
 #include "elemwise_driver.h"
 #include "tensor_kernels.h"
+#include "vector_math.h"
 
 namespace weft::cpu::tensor {
 namespace {
+
+// float32 exp, sigmoid and tanh take vector_math.h's vectorisable versions (within 3 ulp of libm).
+template <typename T>
+inline constexpr bool kIsF32 = std::is_same_v<T, float>;
 
 // clang-format off
 struct Sin      { template <typename T> static T Fwd(T x) { return std::sin(x); }
                   template <typename T> static T Grad(T x, T) { return std::cos(x); } };
 struct Cos      { template <typename T> static T Fwd(T x) { return std::cos(x); }
                   template <typename T> static T Grad(T x, T) { return -std::sin(x); } };
-struct Exp      { template <typename T> static T Fwd(T x) { return std::exp(x); }
+struct Exp      { template <typename T> static T Fwd(T x) { if constexpr (kIsF32<T>) return vmath::Exp(x); else return std::exp(x); }
                   template <typename T> static T Grad(T, T y) { return y; } };
 struct Log      { template <typename T> static T Fwd(T x) { return std::log(x); }
                   template <typename T> static T Grad(T x, T) { return T(1) / x; } };
@@ -33,9 +39,9 @@ struct Negative { template <typename T> static T Fwd(T x) { return -x; }
                   template <typename T> static T Grad(T, T) { return T(-1); } };
 struct Relu     { template <typename T> static T Fwd(T x) { return x > T(0) ? x : T(0); }
                   template <typename T> static T Grad(T x, T) { return x > T(0) ? T(1) : T(0); } };
-struct Sigmoid  { template <typename T> static T Fwd(T x) { return T(1) / (T(1) + std::exp(-x)); }
+struct Sigmoid  { template <typename T> static T Fwd(T x) { if constexpr (kIsF32<T>) return vmath::Sigmoid(x); else return T(1) / (T(1) + std::exp(-x)); }
                   template <typename T> static T Grad(T, T y) { return y * (T(1) - y); } };
-struct Tanh     { template <typename T> static T Fwd(T x) { return std::tanh(x); }
+struct Tanh     { template <typename T> static T Fwd(T x) { if constexpr (kIsF32<T>) return vmath::Tanh(x); else return std::tanh(x); }
                   template <typename T> static T Grad(T, T y) { return T(1) - y * y; } };
 
 // Scalar ops: kUsesData says whether the backward gets the forward input.

@@ -1,10 +1,12 @@
 // Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu), forward and
 // backward. Formulas are MXNet 1.9's (src/operator/mshadow_op.h): softrelu(x) = log(1 + e^x)
 // (x itself above 20, where the two agree in float), softsign(x) = x / (1 + |x|),
-// elu(x) = slope * (e^x - 1) for x <= 0.
+// elu(x) = slope * (e^x - 1) for x <= 0. sigmoid and tanh use vector_math.h (vectorised, within
+// 3 ulp of libm); the rarer softrelu and elu keep libm.
 #include <cmath>
 
 #include "nn_common.h"
+#include "vector_math.h"
 
 namespace weft::cpu {
 namespace {
@@ -34,10 +36,10 @@ void Forward(Act act, float slope, const float* x, float* out, int64_t n, Assign
       for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > 0.0f ? x[i] : 0.0f);
       break;
     case Act::kSigmoid:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], 1.0f / (1.0f + std::exp(-x[i])));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], vmath::Sigmoid(x[i]));
       break;
     case Act::kTanh:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], std::tanh(x[i]));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], vmath::Tanh(x[i]));
       break;
     case Act::kSoftRelu:
       for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > 20.0f ? x[i] : std::log1p(std::exp(x[i])));
@@ -108,21 +110,30 @@ class ActivationKernel {
 };
 
 // _backward_Activation / _backward_LeakyReLU: inputs out_grad, data, output; output data grad.
+// _backward_Activation gets out_grad, output only (OPS.md) unless act_type is softsign: the other
+// derivatives are functions of the output, so data may have been overwritten in place.
 class ActivationBackwardKernel {
  public:
   explicit ActivationBackwardKernel(const KernelSetup& s) : act_(ParseActivation(s)) {
-    s.ExpectCounts(3, 1);
+    s.ExpectCounts(-1, 1);
     RequireFloat32(s);
     slope_ = static_cast<float>(s.attrs.GetFloat("slope", 0.25));
-    for (int i = 1; i < 3; ++i)
-      if (s.inputs[static_cast<size_t>(i)].size() != s.inputs[0].size())
-        Invalid(s, "input " + std::to_string(i) + " " + ShapeString(s.inputs[static_cast<size_t>(i)]) +
-                       " differs from out_grad " + ShapeString(s.inputs[0]));
+    const bool output_only =
+        act_ == Act::kRelu || act_ == Act::kSigmoid || act_ == Act::kTanh || act_ == Act::kSoftRelu;
+    if (s.inputs.size() != 3 && !(output_only && s.inputs.size() == 2))
+      Invalid(s, "expects 3 inputs (out_grad, data, output)" +
+                     std::string(output_only ? " or 2 (out_grad, output)" : "") + ", got " +
+                     std::to_string(s.inputs.size()));
+    has_data_ = s.inputs.size() == 3;
+    for (size_t i = 1; i < s.inputs.size(); ++i)
+      if (s.inputs[i].size() != s.inputs[0].size())
+        Invalid(s, "input " + std::to_string(i) + " " + ShapeString(s.inputs[i]) + " differs from out_grad " +
+                       ShapeString(s.inputs[0]));
   }
   void Compute(const KernelCall& c) const {
     const float* gy = c.inputs[0].data<float>();
-    const float* x = c.inputs[1].data<float>();
-    const float* y = c.inputs[2].data<float>();
+    const float* x = has_data_ ? c.inputs[1].data<float>() : nullptr;  // unread without data
+    const float* y = c.inputs[has_data_ ? 2 : 1].data<float>();
     float* gx = c.outputs[0].data<float>();
     weft::sdk::WithReq(c.req[0],
                        [&](auto assign) { Backward(act_, slope_, gy, x, y, gx, c.inputs[0].size(), assign); });
@@ -131,6 +142,7 @@ class ActivationBackwardKernel {
  private:
   Act act_;
   float slope_ = 0.25f;
+  bool has_data_ = true;
 };
 
 }  // namespace
