@@ -190,6 +190,10 @@ class EngineImpl final : public Engine {
   void CheckNotInWorker(const char* what) const;
 
   EngineConfig config_;
+  // Spin rounds WaitForVar tries before sleeping; adapts like the workers' budget (doubles when
+  // the spin sees the result, halves when it does not), so on a busy machine, where spinning
+  // only delays the worker it waits for, it soon stops.
+  std::atomic<int> wait_spin_budget_{0};
   std::atomic<bool> inline_mode_;
 
   std::atomic<int64_t> pending_ops_{0};
