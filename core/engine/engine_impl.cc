@@ -519,14 +519,9 @@ void EngineImpl::WaitForVar(VarHandle var) {
     // futex wake-up on each side of a push-then-wait round trip (55 us -> about 1 us on 2 idle
     // cores, where waking an idle core is what costs). Taking the lock afterwards also waits for
     // the notifier to leave `state`.
-    const int budget = wait_spin_budget_.load(std::memory_order_relaxed);
-    bool seen = false;
-    for (int i = 0; i < budget && !seen; ++i) {
-      seen = state.done.load(std::memory_order_acquire);
-      CpuRelax();
-    }
-    wait_spin_budget_.store(seen ? std::min(config_.spin_rounds, budget * 2 + 16) : budget / 2,
-                            std::memory_order_relaxed);
+    int budget = wait_spin_budget_.load(std::memory_order_relaxed);
+    AdaptiveSpin(budget, config_.spin_rounds, [&] { return state.done.load(std::memory_order_acquire); });
+    wait_spin_budget_.store(budget, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(state.mu);
     state.cv.wait(lock, [&] { return state.done.load(std::memory_order_relaxed); });
     error = std::move(state.error);

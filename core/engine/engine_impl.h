@@ -9,6 +9,7 @@
 // of readers, and bumps the version of the variables it wrote.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -190,9 +191,8 @@ class EngineImpl final : public Engine {
   void CheckNotInWorker(const char* what) const;
 
   EngineConfig config_;
-  // Spin rounds WaitForVar tries before sleeping; adapts like the workers' budget (doubles when
-  // the spin sees the result, halves when it does not), so on a busy machine, where spinning
-  // only delays the worker it waits for, it soon stops.
+  // WaitForVar's AdaptiveSpin budget, shared by all waiting threads (a racy update only mistunes
+  // one spin): on a busy machine, where spinning only delays the worker it waits for, it soon stops.
   std::atomic<int> wait_spin_budget_{0};
   std::atomic<bool> inline_mode_;
 
@@ -228,6 +228,21 @@ inline void CpuRelax() noexcept {
 #elif defined(__aarch64__)
   asm volatile("yield");
 #endif
+}
+
+/// Spins (CpuRelax between checks) until ready() or `budget` rounds have passed, then adapts the
+/// budget like glibc's adaptive mutexes: doubled (up to `max_rounds`) when ready() was seen, halved
+/// when not, so a spin that keeps missing (a busy machine, long work) soon stops costing CPU.
+/// Returns whether ready() was seen. Shared by idle workers and WaitForVar.
+template <typename Ready>
+bool AdaptiveSpin(int& budget, int max_rounds, Ready ready) {
+  bool seen = false;
+  for (int i = 0; i < budget && !seen; ++i) {
+    seen = ready();
+    CpuRelax();
+  }
+  budget = seen ? std::min(max_rounds, budget * 2 + 16) : budget / 2;
+  return seen;
 }
 
 /// The engine whose worker is running on this thread (null elsewhere).

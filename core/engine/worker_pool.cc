@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "weft/device.h"
@@ -74,17 +73,10 @@ void WorkerPool::Run(int index) {
     if (queued_.load(std::memory_order_relaxed) == 0) {
       if (stop_) break;
       // Spin briefly before sleeping: when ops arrive back to back this saves the pusher a
-      // futex wake-up per op (the dominant cost of a push otherwise). The budget adapts like
-      // glibc's adaptive mutexes: it doubles when a spin finds work and halves when it does
-      // not, so a push-then-wait pattern (where spinning only steals the CPU the waiting
-      // thread needs) quickly stops spinning.
+      // futex wake-up per op (the dominant cost of a push otherwise).
       lock.unlock();
-      bool arrived = false;
-      for (int i = 0; i < spin_budget && !arrived; ++i) {
-        if (queued_.load(std::memory_order_acquire) > 0) arrived = true;
-        CpuRelax();
-      }
-      spin_budget = arrived ? std::min(spin_rounds_, spin_budget * 2 + 16) : spin_budget / 2;
+      const bool arrived =
+          AdaptiveSpin(spin_budget, spin_rounds_, [this] { return queued_.load(std::memory_order_acquire) > 0; });
       lock.lock();
       if (arrived) continue;
       ++idle_;

@@ -4,22 +4,17 @@
 // graph at batch 2, 64x64: every node and plan decision, a fraction of the memory and time).
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "test_util.h"
+#include "weft/env.h"
 
 namespace weft {
 namespace {
 
-int64_t EnvOr(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::stoll(v) : fallback;
-}
-
 TEST(ExecutorModel, VggLikeBindsAndRunsForwardBackward) {
-  const int64_t batch = EnvOr("WEFT_TEST_MODEL_BATCH", 32);
-  const int64_t size = EnvOr("WEFT_TEST_MODEL_SIZE", 300);
+  const int64_t batch = GetEnvInt("WEFT_TEST_MODEL_BATCH", 32);
+  const int64_t size = GetEnvInt("WEFT_TEST_MODEL_SIZE", 300);
   std::printf("VGG-like at batch %lld, %lldx%lld\n", static_cast<long long>(batch), static_cast<long long>(size),
               static_cast<long long>(size));
   Symbol net = Symbol::Load(std::string(WEFT_SHARED_DIR) + "/fixtures/mxnet/model1_vgg_like.json");
