@@ -20,38 +20,20 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "weft/sdk/cpp/standalone_host.hpp"
 #include "weft/sdk/host.h"
-
-struct weft_error {
-  int32_t code;
-  std::string message;
-};
 
 namespace {
 
-weft_error* ErrorCreate(void*, int32_t code, const char* msg, size_t len) { return new weft_error{code, {msg, len}}; }
-int64_t ConfigGet(void*, const char* key, char* buf, size_t size) {
-  const char* v = std::getenv(key);
-  if (!v) return -1;
-  std::snprintf(buf, size, "%s", v);
-  return static_cast<int64_t>(std::string(v).size());
-}
-
 const weft_operator_api* Api() {
-  static const weft_operator_api* api = [] {
-    static weft_host_api host{};
-    host.struct_size = sizeof(host);
-    host.error_create = &ErrorCreate;
-    host.config_get = &ConfigGet;
-    weft::sdk::SetHost(&host);
-    return weft_cpu_operator_api();
-  }();
-  return api;
+  static weft::sdk::StandaloneHost host;
+  static const std::unique_ptr<weft::sdk::KernelTable> table = weft::cpu::MakeKernelTable(host.api());
+  return table->Api();
 }
 
 void Check(weft_error* e, const char* what) {
   if (e) {
-    std::fprintf(stderr, "%s: %s\n", what, e->message.c_str());
+    std::fprintf(stderr, "%s: %s\n", what, weft::sdk::StandaloneHost::Take(e).c_str());
     std::exit(1);
   }
 }
@@ -78,6 +60,7 @@ class KernelRun {
     std::vector<int32_t> it(in.size(), WEFT_DTYPE_FLOAT32), ot(out.size(), WEFT_DTYPE_FLOAT32);
     weft_kernel_state_args a{};
     a.struct_size = sizeof(a);
+    a.kernel_data = def_->kernel_data;
     a.op_name = def_->op_name;
     a.num_attrs = static_cast<int32_t>(kv.size());
     a.attrs = kv.data();
@@ -103,6 +86,7 @@ class KernelRun {
     }
     req_.assign(out.size(), WEFT_REQ_WRITE);
     args_.struct_size = sizeof(args_);
+    args_.kernel_data = def_->kernel_data;
     args_.state = state_;
     args_.num_inputs = static_cast<int32_t>(in.size());
     args_.inputs = tensors_.data();

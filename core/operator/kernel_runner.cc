@@ -120,7 +120,7 @@ std::vector<weft_tensor> Tensors(const std::vector<NDArray>& arrays, const std::
   std::vector<weft_tensor> out(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     weft_tensor& t = out[i];
-    t.struct_size = WEFT_STRUCT_SIZE(weft_tensor, shape);
+    t.struct_size = WEFT_STRUCT_SIZE(weft_tensor, strides);
     t.device = device;
     t.ndim = static_cast<int32_t>(dims[i].size());
     t.shape = dims[i].data();
@@ -156,6 +156,7 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   std::vector<weft_tensor> ax = Tensors(aux, aux_dims, device);
   weft_kernel_args args{};
   args.struct_size = WEFT_STRUCT_SIZE(weft_kernel_args, seed);
+  args.kernel_data = kernel->def->kernel_data;
   args.state = kernel_state;
   args.device = device;
   args.num_inputs = static_cast<int32_t>(in.size());
@@ -167,7 +168,7 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   args.aux = ax.data();
   static const int64_t kWorkspaceDims[1] = {0};
   int64_t ws_dims[1] = {static_cast<int64_t>(workspace.size)};
-  args.workspace.struct_size = WEFT_STRUCT_SIZE(weft_tensor, shape);
+  args.workspace.struct_size = WEFT_STRUCT_SIZE(weft_tensor, strides);
   args.workspace.data = workspace.dptr;
   args.workspace.dtype = WEFT_DTYPE_UINT8;
   args.workspace.device = device;
@@ -234,6 +235,7 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
     std::vector<int32_t> id = codes(sig.in_dtypes), od = codes(sig.out_dtypes), ad = codes(sig.aux_dtypes);
     weft_kernel_state_args a{};
     a.struct_size = WEFT_STRUCT_SIZE(weft_kernel_state_args, workspace_bytes);
+    a.kernel_data = s.kernel->def->kernel_data;
     a.op_name = s.op.c_str();
     a.device = static_cast<int32_t>(ctx.GetDeviceId());
     a.num_attrs = static_cast<int32_t>(kv.size());

@@ -112,6 +112,7 @@ OpDef AdaptPluginOpDef(const weft_op_def& c, void* state, const std::string& sou
   SetShapeFn(d, [=](ShapeIO& io) {
     InferCall call(what, io.attrs(), io.num_in(), io.num_out(), io.num_aux());
     call.args.op_name = c.name;
+    call.args.def_data = c.def_data;
     for (size_t i = 0; i < io.num_in(); ++i) call.in[i] = ToC(io.in(i), what, "input '" + in[i] + "'");
     for (size_t i = 0; i < io.num_out(); ++i) call.out[i] = ToC(io.out(i), what, "output '" + out[i] + "'");
     for (size_t i = 0; i < io.num_aux(); ++i) call.aux[i] = ToC(io.aux(i), what, "aux state '" + aux[i] + "'");
@@ -130,6 +131,7 @@ OpDef AdaptPluginOpDef(const weft_op_def& c, void* state, const std::string& sou
     d.infer_type = [=](const AttrMap& attrs, std::vector<int>& ti, std::vector<int>& to, std::vector<int>& ta) {
       InferCall call(what, attrs, ti.size(), to.size(), ta.size());
       call.args.op_name = c.name;
+      call.args.def_data = c.def_data;
       std::copy(ti.begin(), ti.end(), call.in_t.begin());
       std::copy(to.begin(), to.end(), call.out_t.begin());
       std::copy(ta.begin(), ta.end(), call.aux_t.begin());

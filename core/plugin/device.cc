@@ -39,6 +39,10 @@ DeviceProperties ReadProperties(const weft_device_api* api, void* state, int ind
   p.capabilities = raw.capabilities;
   p.min_alignment = raw.min_alignment ? raw.min_alignment : 64;
   p.compute_units = raw.compute_units;
+  p.kind = raw.kind;
+  p.max_allocation = raw.max_allocation;
+  raw.pci_bus_id[sizeof(raw.pci_bus_id) - 1] = '\0';
+  p.pci_bus_id = raw.pci_bus_id;
   for (int i = 0; raw.attributes && i < raw.num_attributes; ++i) {
     const weft_kv& kv = raw.attributes[i];
     p.attributes.emplace_back(kv.key ? kv.key : "", kv.value ? kv.value : "");
@@ -49,14 +53,45 @@ DeviceProperties ReadProperties(const weft_device_api* api, void* state, int ind
 }  // namespace
 
 std::vector<std::string> CapabilityNames(uint64_t caps) {
-  static const char* const kNames[] = {"host_addressable", "async_copy", "peer_copy",
-                                       "pinned_host",      "timestamps", "unified_memory"};
+  static const char* const kNames[] = {"host_addressable", "async_copy",     "peer_copy",      "pinned_host",
+                                       "timestamps",       "unified_memory", "native_handles", "host_functions"};
   std::vector<std::string> out;
   for (int bit = 0; bit < 64; ++bit) {
     if (!(caps & (uint64_t{1} << bit))) continue;
     out.push_back(bit < static_cast<int>(std::size(kNames)) ? kNames[bit] : fmt::format("bit{}", bit));
   }
   return out;
+}
+
+const char* DeviceKindName(int kind) {
+  switch (kind) {
+    case WEFT_DEVICE_KIND_CPU:
+      return "cpu";
+    case WEFT_DEVICE_KIND_GPU_DISCRETE:
+      return "gpu (discrete)";
+    case WEFT_DEVICE_KIND_GPU_INTEGRATED:
+      return "gpu (integrated)";
+    case WEFT_DEVICE_KIND_GPU_VIRTUAL:
+      return "gpu (virtual)";
+    case WEFT_DEVICE_KIND_SOFTWARE:
+      return "software (a GPU API implemented on the CPU)";
+    default:
+      return "other";
+  }
+}
+
+namespace {
+std::atomic<uint64_t>& AllHostWaits() {
+  static std::atomic<uint64_t> count{0};
+  return count;
+}
+}  // namespace
+
+uint64_t Device::TotalHostWaits() { return AllHostWaits().load(std::memory_order_relaxed); }
+
+void Device::CountHostWait() {
+  host_waits_.fetch_add(1, std::memory_order_relaxed);
+  AllHostWaits().fetch_add(1, std::memory_order_relaxed);
 }
 
 Device::Device(const Plugin& plugin, int index)
@@ -154,11 +189,14 @@ void Device::Memset(weft_device_ptr dst, uint64_t offset, uint64_t bytes, uint8_
   Call([&] { return fmt::format("{}: memset {} bytes", context_, bytes); }, [&] { return api_->memset(state_, &a); });
 }
 
-weft_stream Device::CreateStream() {
-  weft_stream s = nullptr;
-  Call([&] { return fmt::format("{}: create stream", context_); },
-       [&] { return api_->stream_create(state_, id(), &s); });
-  return s;
+weft_stream Device::CreateStream(uint32_t flags, int priority) {
+  weft_stream_create_args a{};
+  a.struct_size = sizeof(a);
+  a.device = id();
+  a.flags = flags;
+  a.priority = priority;
+  Call([&] { return fmt::format("{}: create stream", context_); }, [&] { return api_->stream_create(state_, &a); });
+  return a.stream;
 }
 
 void Device::DestroyStream(weft_stream stream) {
@@ -168,14 +206,18 @@ void Device::DestroyStream(weft_stream stream) {
 }
 
 void Device::SynchronizeStream(weft_stream stream) {
+  CountHostWait();
   Call([&] { return fmt::format("{}: synchronize stream", context_); },
        [&] { return api_->stream_synchronize(state_, stream); });
 }
 
-weft_event Device::CreateEvent() {
-  weft_event e = nullptr;
-  Call([&] { return fmt::format("{}: create event", context_); }, [&] { return api_->event_create(state_, id(), &e); });
-  return e;
+weft_event Device::CreateEvent(uint32_t flags) {
+  weft_event_create_args a{};
+  a.struct_size = sizeof(a);
+  a.device = id();
+  a.flags = flags;
+  Call([&] { return fmt::format("{}: create event", context_); }, [&] { return api_->event_create(state_, &a); });
+  return a.event;
 }
 
 void Device::DestroyEvent(weft_event event) {
@@ -201,8 +243,46 @@ bool Device::QueryEvent(weft_event event) {
 }
 
 void Device::SynchronizeEvent(weft_event event) {
+  CountHostWait();
   Call([&] { return fmt::format("{}: synchronize event", context_); },
        [&] { return api_->event_synchronize(state_, event); });
+}
+
+double Device::EventElapsedMs(weft_event start, weft_event end) {
+  WEFT_CHECK(api_->event_elapsed != nullptr, "{}: the plugin '{}' offers no event timestamps", context_,
+             plugin_.name());
+  double ms = 0;
+  Call([&] { return fmt::format("{}: elapsed time between events", context_); },
+       [&] { return api_->event_elapsed(state_, start, end, &ms); });
+  return ms;
+}
+
+void* Device::PinnedAlloc(uint64_t bytes) {
+  if (!has_pinned_memory() || bytes == 0) return nullptr;
+  void* p = nullptr;
+  Call([&] { return fmt::format("{}: allocate {} bytes of pinned host memory", context_, bytes); },
+       [&] { return api_->pinned_alloc(state_, id(), bytes, &p); });
+  return p;
+}
+
+void Device::PinnedFree(void* ptr) {
+  if (ptr == nullptr || !plugin_.alive() || !has_pinned_memory()) return;
+  Call([&] { return fmt::format("{}: free pinned host memory", context_); },
+       [&] { return api_->pinned_free(state_, ptr); });
+}
+
+bool Device::LaunchHostFunc(weft_stream stream, void (*fn)(void*), void* user_data) {
+  if (api_->launch_host_func == nullptr) return false;
+  Call([&] { return fmt::format("{}: queue a host function", context_); },
+       [&] { return api_->launch_host_func(state_, stream, fn, user_data); });
+  return true;
+}
+
+void Device::NativeHandle(weft_native_handle_args& args) {
+  WEFT_CHECK(api_->native_handle != nullptr, "{}: the plugin '{}' offers no native handles", context_, plugin_.name());
+  args.struct_size = sizeof(args);
+  args.device = id();
+  Call([&] { return fmt::format("{}: native handle", context_); }, [&] { return api_->native_handle(state_, &args); });
 }
 
 }  // namespace weft

@@ -1,6 +1,7 @@
 // The weft_host_api every plugin receives (sdk/host.h), and the hooks behind it.
 #include "weft/host_services.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "weft/device.h"
 #include "weft/logging.h"
 #include "weft/runtime.h"
 
@@ -93,6 +95,46 @@ void HostLog(void* host_ctx, int32_t level, const char* msg, size_t len) {
 
 weft_error* HostErrorCreate(void*, int32_t code, const char* msg, size_t len) {
   return CreateError(code, std::string_view(msg ? msg : "", msg ? len : 0));
+}
+
+int32_t HostErrorCode(void*, const weft_error* err) { return ErrorCode(err); }
+
+const char* HostErrorMessage(void*, const weft_error* err, size_t* len) {
+  std::string_view m = ErrorMessage(err);
+  if (len != nullptr) *len = m.size();
+  return m.data();
+}
+
+void HostErrorRelease(void*, weft_error* err) { ReleaseError(err); }
+
+weft_error* HostNativeHandle(void*, const char* device_type, weft_native_handle_args* args) {
+  if (device_type == nullptr || args == nullptr)
+    return CreateError(WEFT_ERR_INVALID_ARGUMENT, "native_handle: device_type or args is NULL");
+  if (args->struct_size < WEFT_STRUCT_SIZE(weft_native_handle_args, size))
+    return CreateError(WEFT_ERR_INVALID_ARGUMENT, "native_handle: args->struct_size is smaller than SDK 2.0's");
+  try {
+    Runtime& rt = Runtime::Get();
+    const std::vector<std::string> types = rt.DeviceTypes();
+    if (std::find(types.begin(), types.end(), device_type) == types.end())
+      return CreateError(WEFT_ERR_NOT_FOUND,
+                         fmt::format("native_handle: no loaded plugin provides device type '{}'", device_type));
+    Device& d = rt.GetDevice(Context(device_type, args->device));
+    if (d.api()->native_handle == nullptr)
+      return CreateError(WEFT_ERR_UNSUPPORTED,
+                         fmt::format("native_handle: the '{}' plugin offers no native handles", d.plugin().name()));
+    // The caller's struct may be shorter than ours (an older plugin): copy in and out by size.
+    weft_native_handle_args a{};
+    std::memcpy(&a, args, std::min(args->struct_size, sizeof(a)));
+    d.NativeHandle(a);
+    const size_t n = std::min(args->struct_size, sizeof(a));
+    a.struct_size = args->struct_size;
+    std::memcpy(args, &a, n);
+    return nullptr;
+  } catch (const std::exception& e) {
+    return CreateError(WEFT_ERR_INVALID_ARGUMENT, e.what());
+  } catch (...) {
+    return CreateError(WEFT_ERR_UNKNOWN, "native_handle failed");
+  }
 }
 
 int64_t HostConfigGet(void*, const char* key, char* buf, size_t buf_size) {
@@ -203,6 +245,10 @@ const weft_host_api* CreateHostApi(const std::string& plugin_name, uint32_t sdk_
   api.host_ctx = ctx;
   api.log = HostLog;
   api.error_create = HostErrorCreate;
+  api.error_code = HostErrorCode;
+  api.error_message = HostErrorMessage;
+  api.error_release = HostErrorRelease;
+  api.native_handle = HostNativeHandle;
   api.config_get = HostConfigGet;
   api.host_alloc = HostAlloc;
   api.host_free = HostFree;

@@ -127,6 +127,20 @@ std::string NormalizeTransportApi(const weft_transport_api* raw, PluginTables& t
   if (auto e = RequiredSizeError("transport table", raw->struct_size, kTransportApiRequired); !e.empty()) return e;
   weft_transport_api tr = NormalizeStruct(raw);
   if (!tr.name || !*tr.name) return "transport table has no name; fix the plugin";
+  if (!tr.kvstore_types || !*tr.kvstore_types)
+    return fmt::format("transport '{}' names no KVStore types it serves (kvstore_types); fix the plugin", tr.name);
+  const std::pair<const char*, bool> required[] = {
+      {"comm_init", tr.comm_init != nullptr},     {"comm_finalize", tr.comm_finalize != nullptr},
+      {"comm_abort", tr.comm_abort != nullptr},   {"allreduce", tr.allreduce != nullptr},
+      {"broadcast", tr.broadcast != nullptr},     {"barrier", tr.barrier != nullptr},
+      {"group_start", tr.group_start != nullptr}, {"group_end", tr.group_end != nullptr},
+  };
+  for (const auto& [fn, present] : required) {
+    if (!present) return fmt::format("transport '{}' has no {} function (required); fix the plugin", tr.name, fn);
+  }
+  if ((tr.ps_call != nullptr) != (tr.ps_poll != nullptr) || (tr.ps_poll != nullptr) != (tr.ps_respond != nullptr))
+    return fmt::format("transport '{}' has only some of ps_call, ps_poll, ps_respond (all or none); fix the plugin",
+                       tr.name);
   t.transport = tr;
   return "";
 }

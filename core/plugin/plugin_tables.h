@@ -36,7 +36,7 @@ inline constexpr size_t kOperatorApiRequired = WEFT_STRUCT_SIZE(weft_operator_ap
 inline constexpr size_t kOpDefRequired = WEFT_STRUCT_SIZE(weft_op_def, infer_shape);
 inline constexpr size_t kKernelDefRequired = WEFT_STRUCT_SIZE(weft_kernel_def, compute);
 inline constexpr size_t kAttrDefRequired = WEFT_STRUCT_SIZE(weft_attr_def, default_value);
-inline constexpr size_t kTransportApiRequired = WEFT_STRUCT_SIZE(weft_transport_api, init);
+inline constexpr size_t kTransportApiRequired = WEFT_STRUCT_SIZE(weft_transport_api, group_end);
 
 struct PluginTables {
   weft_plugin_api plugin{};

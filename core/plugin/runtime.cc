@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -254,14 +255,30 @@ struct Runtime::Impl {
 
   // Enumerates the devices of a newly accepted plugin (before it is visible to readers).
   std::vector<std::unique_ptr<Device>> pending_devices;
-  void RegisterDevices(const Plugin& p) {
+  // More devices than any machine has: a count above it is a plugin bug, clamped.
+  static constexpr int32_t kMaxDevicesPerPlugin = 4096;
+
+  void RegisterDevices(Plugin& p) {
     pending_devices.clear();
     if (p.device_type().empty()) return;
     int32_t count = 0;
+    const char* reason = nullptr;
     try {
-      count = p.device_api()->device_count(p.state());
+      count = p.device_api()->device_count(p.state(), &reason);
     } catch (...) {
       LogWarning("plugin {} ({}): device_count threw an exception; assuming no devices", p.name(), p.path());
+    }
+    if (count < 0 || count > kMaxDevicesPerPlugin) {
+      std::string note = fmt::format("device_count returned {}, outside 0..{}; the plugin is broken, using {}", count,
+                                     kMaxDevicesPerPlugin, count < 0 ? 0 : kMaxDevicesPerPlugin);
+      LogWarning("plugin {} ({}): {}", p.name(), p.path(), note);
+      p.SetDeviceNote(std::move(note));
+      count = count < 0 ? 0 : kMaxDevicesPerPlugin;
+    } else if (count == 0) {
+      // The reason is plugin-owned text: copy a bounded, one-line prefix of it.
+      std::string why = reason != nullptr ? std::string(reason, strnlen(reason, 512)) : "";
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      p.SetDeviceNote(why.empty() ? "the plugin found no devices (it gave no reason)" : why);
     }
     for (int32_t i = 0; i < count; ++i) pending_devices.push_back(std::make_unique<Device>(p, i));
   }

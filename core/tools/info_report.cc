@@ -67,6 +67,8 @@ std::string TextReport(const Runtime& rt, bool verbose) {
       out +=
           fmt::format("  accepted  {} {}: SDK {} (plugin speaks {}){}\n", r.name, r.version, SdkVersionString(r.chosen),
                       Range(r.plugin_min, r.plugin_max), p.description().empty() ? "" : " - " + p.description());
+      if (!p.device_type().empty() && !p.device_note().empty())
+        out += fmt::format("            devices: {}\n", p.device_note());
     } else {
       std::string who = r.name.empty() ? std::filesystem::path(r.path).filename().string() : r.name;
       out += fmt::format("  rejected  {}{}: {}\n", who,
@@ -83,8 +85,11 @@ std::string TextReport(const Runtime& rt, bool verbose) {
     const DeviceProperties& p = d.properties();
     out += fmt::format("  {}: {} ({}), plugin {}\n", ctx, p.name, p.vendor.empty() ? "unknown vendor" : p.vendor,
                        d.plugin().name());
-    out += fmt::format("      memory {} total, {} free; {} compute units; allocations aligned to {} bytes\n",
-                       Mib(p.total_memory), Mib(p.free_memory), p.compute_units, p.min_alignment);
+    out += fmt::format("      kind {}{}\n", DeviceKindName(p.kind),
+                       p.pci_bus_id.empty() ? "" : fmt::format(", PCI bus id {}", p.pci_bus_id));
+    out += fmt::format("      memory {} total, {} free; {} compute units; allocations aligned to {} bytes{}\n",
+                       Mib(p.total_memory), Mib(p.free_memory), p.compute_units, p.min_alignment,
+                       p.max_allocation ? fmt::format(", at most {} per allocation", Mib(p.max_allocation)) : "");
     auto caps = CapabilityNames(p.capabilities);
     out += fmt::format("      capabilities: {}\n", caps.empty() ? "none" : fmt::format("{}", fmt::join(caps, ", ")));
     if (!p.attributes.empty()) {
@@ -115,6 +120,10 @@ nlohmann::json JsonReport(Runtime& rt, bool verbose) {
                         {"disabled", r.disabled}, {"reason", r.reason}};
     if (r.plugin_min || r.plugin_max) p["plugin_sdk"] = Range(r.plugin_min, r.plugin_max);
     if (r.chosen) p["sdk"] = SdkVersionString(r.chosen);
+    if (r.accepted && !r.plugin->device_type().empty()) {
+      p["device_type"] = r.plugin->device_type();
+      if (!r.plugin->device_note().empty()) p["devices_note"] = r.plugin->device_note();
+    }
     j["plugins"].push_back(p);
   }
   j["devices"] = nlohmann::json::array();
@@ -130,6 +139,9 @@ nlohmann::json JsonReport(Runtime& rt, bool verbose) {
                             {"total_memory_mib", p.total_memory >> 20},
                             {"free_memory_mib", p.free_memory >> 20},
                             {"compute_units", p.compute_units},
+                            {"kind", DeviceKindName(p.kind)},
+                            {"pci_bus_id", p.pci_bus_id},
+                            {"max_allocation", p.max_allocation},
                             {"min_alignment", p.min_alignment},
                             {"capabilities", CapabilityNames(p.capabilities)},
                             {"attributes", attrs}});

@@ -21,7 +21,8 @@ void CopyString(char* dst, size_t cap, const std::string& s) {
 
 }  // namespace
 
-CpuDevice::CpuDevice(int32_t count) : sdk::HostQueueDevice("cpu"), count_(count), info_(ReadHostInfo()) {
+CpuDevice::CpuDevice(int32_t count, const weft_host_api* host)
+    : sdk::HostQueueDevice("cpu", host), count_(count), info_(ReadHostInfo()) {
   attr_storage_ = {"model",  info_.model,
                    "isa",    info_.isa,
                    "cores",  std::to_string(info_.cores),
@@ -42,7 +43,9 @@ void CpuDevice::Properties(int32_t device, weft_device_props& p) {
   p.total_memory = info_.total_memory;
   p.free_memory = AvailableMemory();
   p.capabilities = WEFT_DEVICE_CAP_HOST_ADDRESSABLE | WEFT_DEVICE_CAP_ASYNC_COPY | WEFT_DEVICE_CAP_PEER_COPY |
-                   WEFT_DEVICE_CAP_UNIFIED_MEMORY;
+                   WEFT_DEVICE_CAP_UNIFIED_MEMORY | WEFT_DEVICE_CAP_TIMESTAMPS | WEFT_DEVICE_CAP_NATIVE_HANDLES |
+                   WEFT_DEVICE_CAP_HOST_FUNC;
+  p.kind = WEFT_DEVICE_KIND_CPU;
   p.min_alignment = kMinAlignment;
   p.compute_units = info_.cores;
   p.num_attributes = static_cast<int32_t>(attrs_.size());

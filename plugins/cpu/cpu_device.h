@@ -28,7 +28,8 @@ inline constexpr uint64_t kMinAlignment = 64;
 
 class CpuDevice final : public sdk::HostQueueDevice {
  public:
-  explicit CpuDevice(int32_t count);
+  /// `host`: the plugin's host table.
+  CpuDevice(int32_t count, const weft_host_api* host);
   ~CpuDevice() override;
 
   int32_t Count() override { return count_; }

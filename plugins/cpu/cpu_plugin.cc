@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cpu_device.h"
-#include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/cpp/host_kernel.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"
 
@@ -17,9 +17,9 @@ namespace weft::cpu {
 namespace {
 
 // Owned by the plugin instance, so that shutting it down (and unloading the file) frees it.
-std::unique_ptr<sdk::KernelTable> MakeCpuKernels() {
+std::unique_ptr<sdk::KernelTable> MakeCpuKernels([[maybe_unused]] const weft_host_api* host) {
 #if defined(WEFT_CPU_HAS_KERNELS)
-  return MakeKernelTable();
+  return MakeKernelTable(host);
 #else
   return nullptr;  // kernels not built into this plugin: an empty operator table
 #endif
@@ -27,10 +27,11 @@ std::unique_ptr<sdk::KernelTable> MakeCpuKernels() {
 
 class CpuPlugin final : public sdk::Plugin {
  public:
-  CpuPlugin()
-      : device_(static_cast<int32_t>(sdk::ConfigInt("WEFT_CPU_DEVICES", kDefaultDevices, 1, 1024))),
-        table_(MakeCpuKernels()),
-        kernels_(table_ ? table_->Api() : nullptr, &device_, "cpu") {
+  explicit CpuPlugin(const weft_host_api* host)
+      : sdk::Plugin(host),
+        device_(static_cast<int32_t>(ConfigInt("WEFT_CPU_DEVICES", kDefaultDevices, 1, 1024)), host),
+        table_(MakeCpuKernels(host)),
+        kernels_(table_ ? table_->Api() : nullptr, &device_, "cpu", host) {
     Provide(&device_);
     Provide(kernels_.api());
   }

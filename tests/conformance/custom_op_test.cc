@@ -1,12 +1,16 @@
 // The sample operator plugin (samples/custom_op: "Swish", SDK only) loaded at run time: its
-// definition joins the registry, its kernels run through imperative invoke, and a second plugin
-// defining the same op name is refused with a message naming both plugins.
+// definition joins the registry, its kernels run through imperative invoke — on cpu, and on the
+// simulated asynchronous device, where the plugin's kernel asks the host for the native handles
+// of the stream and tensors it was given and queues its work on that stream — and a second
+// plugin defining the same op name is refused with a message naming both plugins.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "operator/kernel_runner.h"
 #include "operator/op_def.h"
 #include "operator/plugin_ops.h"
 #include "weft/imperative.h"
@@ -49,6 +53,53 @@ TEST(CustomOp, PluginDefinitionAndKernelsWork) {
   } catch (const weft::Error& e) {
     EXPECT_NE(std::string(e.what()).find("gamma"), std::string::npos) << e.what();
   }
+}
+
+// An operator plugin's kernel for another plugin's device: it runs on the stream the engine gave
+// it (through the stream's native handle), so its result is there only when the engine says so.
+TEST(CustomOp, KernelOnAnotherPluginsDeviceUsesTheNativeStreamHandle) {
+  ASSERT_TRUE(Load("libswish_op.so").accepted);
+  const std::vector<std::string> types = weft::Runtime::Get().DeviceTypes();
+  if (std::find(types.begin(), types.end(), "simdev") == types.end()) GTEST_SKIP() << "simdev plugin not loaded";
+  const weft::Context sim("simdev", 0);
+  const std::vector<float> xs = {-3.0f, -1.0f, -0.25f, 0.0f, 0.5f, 2.0f, 4.0f, 7.0f};
+  const weft::NDArray x_cpu(xs, weft::Shape{2, 4}, weft::Context::cpu(0));
+  const weft::NDArray x_sim = x_cpu.Copy(sim);
+  weft::ImperativeCall call;
+  call.op = "Swish";
+  call.params = {{"beta", "1.5"}};
+  call.inputs = {x_cpu};
+  const weft::NDArray want = weft::Invoke(call).at(0);
+  call.inputs = {x_sim};
+  const weft::NDArray got = weft::Invoke(call).at(0);
+  EXPECT_EQ(got.GetContext(), sim);
+  std::vector<float> a, b;
+  want.SyncCopyToCPU(&a);
+  got.SyncCopyToCPU(&b);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(a[i], b[i]) << i;
+
+  // The backward kernel too (out_grad, data -> d data), prepared as the executor prepares a node.
+  const std::vector<float> gs = {1.0f, -2.0f, 0.5f, 3.0f, -1.0f, 0.25f, 2.0f, -0.5f};
+  const weft::NDArray g_cpu(gs, weft::Shape{2, 4}, weft::Context::cpu(0));
+  weft::NodeSignature sig;
+  sig.in_shapes = {weft::Shape{2, 4}, weft::Shape{2, 4}};
+  sig.in_dtypes = {weft::DType::kFloat32, weft::DType::kFloat32};
+  sig.out_shapes = {weft::Shape{2, 4}};
+  sig.out_dtypes = {weft::DType::kFloat32};
+  weft::AttrMap attrs;
+  attrs.Set("beta", "1.5");
+  auto backward = [&](const weft::Context& ctx, const weft::NDArray& g, const weft::NDArray& x) {
+    weft::NDArray dx(weft::Shape{2, 4}, ctx);
+    weft::KernelRunner("_backward_Swish", attrs, ctx, sig).Run({g, x}, {dx}, {WEFT_REQ_WRITE}, {}, true);
+    std::vector<float> out;
+    dx.SyncCopyToCPU(&out);
+    return out;
+  };
+  a = backward(weft::Context::cpu(0), g_cpu, x_cpu);
+  b = backward(sim, g_cpu.Copy(sim), x_sim);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(a[i], b[i]) << i;
 }
 
 TEST(CustomOp, DuplicateOpNameIsRefusedNamingBothPlugins) {

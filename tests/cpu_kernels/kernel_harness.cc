@@ -6,57 +6,31 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "cpu_kernels.h"
 #include "weft/sdk/cpp/error.hpp"
-#include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/cpp/host_kernel.hpp"
+#include "weft/sdk/cpp/standalone_host.hpp"
 #include "weft/sdk/host.h"
-
-// The fake host's error object (opaque to plugins; the host defines it).
-struct weft_error {
-  int32_t code;
-  std::string message;
-};
 
 namespace wtest {
 namespace {
 
-weft_error* FakeErrorCreate(void*, int32_t code, const char* msg, size_t len) {
-  return new weft_error{code, std::string(msg, len)};
-}
-void FakeLog(void*, int32_t, const char*, size_t) {}
-int64_t FakeConfigGet(void*, const char* key, char* buf, size_t size) {
-  const char* v = std::getenv(key);
-  if (v == nullptr) return -1;
-  size_t n = std::strlen(v);
-  if (size > 0) {
-    size_t c = std::min(n, size - 1);
-    std::memcpy(buf, v, c);
-    buf[c] = 0;
-  }
-  return static_cast<int64_t>(n);
+// The kernels run against a standalone host (errors as objects, config from the environment)
+// and their own table, as a plugin author's unit tests would.
+weft::sdk::StandaloneHost& Host() {
+  static weft::sdk::StandaloneHost host;
+  return host;
 }
 
 const weft_operator_api* Api() {
-  static const weft_operator_api* api = [] {
-    static weft_host_api host{};
-    host.struct_size = sizeof(host);
-    host.log = &FakeLog;
-    host.error_create = &FakeErrorCreate;
-    host.config_get = &FakeConfigGet;
-    weft::sdk::SetHost(&host);
-    return weft_cpu_operator_api();
-  }();
-  return api;
+  static const std::unique_ptr<weft::sdk::KernelTable> table = weft::cpu::MakeKernelTable(Host().api());
+  return table->Api();
 }
 
-std::string Take(weft_error* e) {
-  if (e == nullptr) return "";
-  std::string s = "code " + std::to_string(e->code) + ": " + e->message;
-  delete e;
-  return s;
-}
+std::string Take(weft_error* e) { return weft::sdk::StandaloneHost::Take(e); }
 
 weft_shape ToShape(const Buf& b) {
   weft_shape s{};
@@ -145,6 +119,7 @@ Kernel::Kernel(const std::string& op, const Attrs& attrs, const std::vector<Buf>
   for (const Buf& b : aux) as.push_back(ToShape(b)), at.push_back(b.dtype);
   weft_kernel_state_args a{};
   a.struct_size = sizeof(a);
+  a.kernel_data = def_->kernel_data;
   a.op_name = def_->op_name;
   a.num_attrs = static_cast<int32_t>(kv.size());
   a.attrs = kv.data();
@@ -190,6 +165,7 @@ std::string Kernel::Run(Call& call, const std::string& what) {
   Guarded ws(static_cast<size_t>(workspace_bytes_));
   weft_kernel_args a{};
   a.struct_size = sizeof(a);
+  a.kernel_data = def_->kernel_data;
   a.state = state_;
   a.num_inputs = static_cast<int32_t>(tin.size());
   a.inputs = tin.data();

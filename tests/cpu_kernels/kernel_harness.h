@@ -1,5 +1,6 @@
 // Test harness for CPU kernels: a minimal fake host (so kernel errors become readable objects)
-// and a runner that calls one weft_kernel_def from weft_cpu_operator_api() on host buffers.
+// and a runner that calls one weft_kernel_def of the CPU kernel table (weft::cpu::MakeKernelTable,
+// against a standalone host) on host buffers.
 //
 // Every buffer handed to a kernel sits between sentinel guard bands and is passed with a
 // non-zero byte offset; Run() reports writes outside a tensor, changes to inputs that are not

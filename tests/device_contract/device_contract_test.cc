@@ -460,6 +460,7 @@ TEST_P(DeviceContract, KernelOnStreamIsOrderedWithCopies) {
   const int32_t dtypes[3] = {WEFT_DTYPE_FLOAT32, WEFT_DTYPE_FLOAT32, WEFT_DTYPE_FLOAT32};
   weft_kernel_state_args sa{};
   sa.struct_size = sizeof(sa);
+  sa.kernel_data = k->def->kernel_data;
   sa.op_name = "elemwise_add";
   sa.device = d.id();
   sa.num_inputs = 2;
@@ -482,12 +483,13 @@ TEST_P(DeviceContract, KernelOnStreamIsOrderedWithCopies) {
     d.CopyFromHost(a.ptr(), 0, ha.data(), kBytes, s.get());
     d.CopyFromHost(b.ptr(), 0, hb.data(), kBytes, s.get());
     const int64_t dims[1] = {kN};
-    const weft_tensor ins[2] = {{sizeof(weft_tensor), a.ptr(), 0, WEFT_DTYPE_FLOAT32, d.id(), 1, dims},
-                                {sizeof(weft_tensor), b.ptr(), 0, WEFT_DTYPE_FLOAT32, d.id(), 1, dims}};
-    const weft_tensor outs[1] = {{sizeof(weft_tensor), out.ptr(), 0, WEFT_DTYPE_FLOAT32, d.id(), 1, dims}};
+    const weft_tensor ins[2] = {{sizeof(weft_tensor), a.ptr(), 0, WEFT_DTYPE_FLOAT32, d.id(), 1, dims, nullptr},
+                                {sizeof(weft_tensor), b.ptr(), 0, WEFT_DTYPE_FLOAT32, d.id(), 1, dims, nullptr}};
+    const weft_tensor outs[1] = {{sizeof(weft_tensor), out.ptr(), 0, WEFT_DTYPE_FLOAT32, d.id(), 1, dims, nullptr}};
     const int32_t req = WEFT_REQ_WRITE;
     weft_kernel_args ka{};
     ka.struct_size = sizeof(ka);
+    ka.kernel_data = k->def->kernel_data;
     ka.state = sa.state;
     ka.device = d.id();
     ka.num_inputs = 2;

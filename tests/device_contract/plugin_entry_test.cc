@@ -36,6 +36,13 @@ struct FakeHost {
     api.error_create = [](void*, int32_t code, const char* msg, size_t len) {
       return CreateError(code, std::string_view(msg, len));
     };
+    api.error_code = [](void*, const weft_error* e) { return ErrorCode(e); };
+    api.error_message = [](void*, const weft_error* e, size_t* len) {
+      std::string_view m = ErrorMessage(e);
+      if (len != nullptr) *len = m.size();
+      return m.data();
+    };
+    api.error_release = [](void*, weft_error* e) { ReleaseError(e); };
     api.config_get = [](void* ctx, const char* key, char* buf, size_t size) -> int64_t {
       auto& cfg = static_cast<FakeHost*>(ctx)->config;
       auto it = cfg.find(key);
@@ -69,11 +76,11 @@ class PluginCopy {
   bool loaded() const { return entry_ != nullptr; }
   weft_plugin_entry_fn entry() const { return entry_; }
 
-  /// Negotiates SDK 1.x and calls init with `host`; returns init's outcome.
+  /// Negotiates SDK 2.x and calls init with `host`; returns init's outcome.
   Outcome Init(FakeHost& host) {
     weft_plugin_entry_args args{};
     args.struct_size = sizeof(args);
-    args.host_min = WEFT_SDK_MAKE_VERSION(1, 0);
+    args.host_min = WEFT_SDK_MAKE_VERSION(2, 0);
     args.host_max = WEFT_SDK_VERSION;
     EXPECT_EQ(entry_(&args), 0) << args.message;
     api_ = args.api;
@@ -101,19 +108,20 @@ TEST_P(PluginEntry, NegotiatesTheHighestCommonVersionOrExplains) {
     uint32_t host_min, host_max;
     bool accept;
   };
-  const uint32_t v10 = WEFT_SDK_MAKE_VERSION(1, 0), vmax = WEFT_SDK_VERSION;
+  const uint32_t v20 = WEFT_SDK_MAKE_VERSION(2, 0), vmax = WEFT_SDK_VERSION;
   for (Case c :
-       {Case{v10, v10, true}, Case{v10, WEFT_SDK_MAKE_VERSION(1, 99), true}, Case{v10, vmax, true},
-        Case{WEFT_SDK_MAKE_VERSION(2, 0), WEFT_SDK_MAKE_VERSION(2, 3), false},
+       {Case{v20, v20, true}, Case{v20, WEFT_SDK_MAKE_VERSION(2, 99), true}, Case{v20, vmax, true},
+        Case{WEFT_SDK_MAKE_VERSION(1, 0), WEFT_SDK_MAKE_VERSION(1, 9), false},
+        Case{WEFT_SDK_MAKE_VERSION(3, 0), WEFT_SDK_MAKE_VERSION(3, 3), false},
         Case{WEFT_SDK_MAKE_VERSION(0, 1), WEFT_SDK_MAKE_VERSION(0, 9), false},
-        Case{WEFT_SDK_MAKE_VERSION(1, 99), WEFT_SDK_MAKE_VERSION(2, 0), false}, Case{vmax, v10, vmax == v10}}) {
+        Case{WEFT_SDK_MAKE_VERSION(2, 99), WEFT_SDK_MAKE_VERSION(3, 0), false}, Case{vmax, v20, vmax == v20}}) {
     SCOPED_TRACE(testing::Message() << std::hex << "host 0x" << c.host_min << "..0x" << c.host_max);
     weft_plugin_entry_args args{};
     args.struct_size = sizeof(args);
     args.host_min = c.host_min;
     args.host_max = c.host_max;
     const int32_t rc = copy.entry()(&args);
-    EXPECT_EQ(args.plugin_min, v10);
+    EXPECT_EQ(args.plugin_min, v20);
     EXPECT_EQ(args.plugin_max, vmax);
     if (c.accept) {
       EXPECT_EQ(rc, 0) << args.message;
@@ -151,7 +159,7 @@ TEST_P(PluginEntry, CTableChecksItsArguments) {
   const weft_device_api* d = copy.device();
   ASSERT_NE(d, nullptr);
   void* st = copy.state();
-  const int32_t n = d->device_count(st);
+  const int32_t n = d->device_count(st, nullptr);
   ASSERT_GT(n, 0);
 
   weft_alloc_args alloc{};
@@ -178,14 +186,23 @@ TEST_P(PluginEntry, CTableChecksItsArguments) {
   EXPECT_EQ(Take(d->copy(st, &cp)).code, WEFT_ERR_INVALID_ARGUMENT);
 
   int32_t done = -1;
-  weft_event ev = nullptr;
-  ASSERT_EQ(Take(d->event_create(st, 0, &ev)).code, 0);
+  weft_event_create_args ec{};
+  ec.struct_size = sizeof(ec);
+  ASSERT_EQ(Take(d->event_create(st, &ec)).code, 0);
+  weft_event ev = ec.event;
   EXPECT_EQ(Take(d->event_query(st, ev, nullptr)).code, WEFT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(Take(d->event_query(st, ev, &done)).code, 0);
   EXPECT_EQ(done, 1);
   EXPECT_EQ(Take(d->event_destroy(st, ev)).code, 0);
   EXPECT_EQ(Take(d->stream_synchronize(st, nullptr)).code, 0) << "the NULL stream is always idle";
-  EXPECT_EQ(Take(d->stream_create(st, -1, nullptr)).code, WEFT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(d->stream_create(st, nullptr)).code, WEFT_ERR_INVALID_ARGUMENT);
+  weft_stream_create_args sc{};
+  sc.struct_size = sizeof(sc);
+  sc.device = -1;
+  EXPECT_EQ(Take(d->stream_create(st, &sc)).code, WEFT_ERR_INVALID_ARGUMENT);
+  sc.struct_size = 4;  // shorter than any SDK's struct
+  sc.device = 0;
+  EXPECT_EQ(Take(d->stream_create(st, &sc)).code, WEFT_ERR_INVALID_ARGUMENT);
 }
 
 // Core's Device passes host pointers already offset; the C ABI also carries host-side offsets
@@ -252,7 +269,7 @@ TEST(SimdevConfig, DevicesMemoryAndLatencyComeFromTheHostConfig) {
   host.config = {{"WEFT_SIMDEV_DEVICES", "3"}, {"WEFT_SIMDEV_MEMORY_MB", "1"}, {"WEFT_SIMDEV_LATENCY_US", "0"}};
   ASSERT_EQ(copy.Init(host).code, 0);
   const weft_device_api* d = copy.device();
-  EXPECT_EQ(d->device_count(copy.state()), 3);
+  EXPECT_EQ(d->device_count(copy.state(), nullptr), 3);
   weft_device_props props{};
   props.struct_size = sizeof(props);
   ASSERT_EQ(Take(d->get_properties(copy.state(), 2, &props)).code, 0);
@@ -269,6 +286,18 @@ TEST(SimdevConfig, DevicesMemoryAndLatencyComeFromTheHostConfig) {
   ASSERT_EQ(Take(d->allocate(copy.state(), &alloc)).code, 0);
   EXPECT_GE(alloc.ptr, 0x5eed00000000ull) << "simdev handles live in their own range";
   EXPECT_EQ(Take(d->free(copy.state(), 2, alloc.ptr)).code, 0);
+}
+
+TEST(SimdevConfig, NoDevicesComesWithAReason) {
+  PluginCopy copy("simdev");
+  if (!copy.loaded()) GTEST_SKIP();
+  FakeHost host;
+  host.config = {{"WEFT_SIMDEV_DEVICES", "0"}};
+  ASSERT_EQ(copy.Init(host).code, 0);
+  const char* reason = nullptr;
+  EXPECT_EQ(copy.device()->device_count(copy.state(), &reason), 0);
+  ASSERT_NE(reason, nullptr);
+  EXPECT_NE(std::string(reason).find("WEFT_SIMDEV_DEVICES"), std::string::npos) << reason;
 }
 
 TEST(SimdevConfig, BadValueFailsInitNamingTheKey) {
@@ -288,7 +317,7 @@ TEST(CpuConfig, DeviceCountComesFromTheHostConfig) {
     FakeHost host;
     host.config = {{"WEFT_CPU_DEVICES", "2"}};
     ASSERT_EQ(copy.Init(host).code, 0);
-    EXPECT_EQ(copy.device()->device_count(copy.state()), 2);
+    EXPECT_EQ(copy.device()->device_count(copy.state(), nullptr), 2);
     EXPECT_EQ(std::string(copy.device()->device_type), "cpu");
   }
   PluginCopy copy("cpu");

@@ -1,7 +1,9 @@
 // The SDK's C++ layer (sdk/include/weft/sdk/cpp: device.hpp, host_queue.hpp, queued_kernels.hpp)
-// exercised in-process through the C tables it generates, with core's error objects as the
-// host's: exceptions become error codes, queued kernels run in stream order, and a queued
-// kernel's error object comes back unchanged from stream_synchronize.
+// exercised in-process through the C tables it generates, with core's host services as the
+// host: exceptions become error codes, queued kernels run in stream order, a queued kernel's
+// failure comes back (same code and message) from stream_synchronize and from events recorded
+// after it, follows stream waits, native handles reach the queues and memory, and two plugin
+// objects in one library do not share state (no per-library globals).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "contract_support.h"
+#include "weft/host_services.h"
 #include "weft/runtime.h"
 #include "weft/sdk/cpp/host_queue.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
@@ -23,7 +26,7 @@ namespace {
 // Host memory device whose Allocate throws what the test asks for.
 class TestDevice final : public sdk::HostQueueDevice {
  public:
-  TestDevice() : sdk::HostQueueDevice("testdev") {}
+  explicit TestDevice(const weft_host_api* host) : sdk::HostQueueDevice("testdev", host) {}
   ~TestDevice() override { DrainStreams(); }
   int32_t Count() override { return 1; }
   void Properties(int32_t, weft_device_props& p) override { std::strcpy(p.name, "test"); }
@@ -65,17 +68,29 @@ void CountingDestroy(void*, void* state) {
   --g_states;
 }
 
+weft_kernel_def KernelDef(const char* name, weft_error* (*create)(void*, weft_kernel_state_args*),
+                          void (*destroy)(void*, void*), weft_error* (*compute)(void*, const weft_kernel_args*)) {
+  weft_kernel_def d{};
+  d.struct_size = sizeof(d);
+  d.op_name = name;
+  d.device_type = "cpu";
+  d.dtypes = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
+  d.create_state = create;
+  d.destroy_state = destroy;
+  d.compute = compute;
+  return d;
+}
+
 class TestPlugin final : public sdk::Plugin {
  public:
-  TestPlugin() : kernels_(Table(), &device_, "testdev") {
+  explicit TestPlugin(const weft_host_api* host)
+      : sdk::Plugin(host), device_(host), kernels_(Table(), &device_, "testdev", host) {
     Provide(&device_);
     Provide(kernels_.api());
   }
   static const weft_operator_api* Table() {
-    static weft_kernel_def scale{sizeof(weft_kernel_def), "scale2",         "cpu",  WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32),
-                                 &CountingCreate,         &CountingDestroy, &Scale2};
-    static weft_kernel_def fail{
-        sizeof(weft_kernel_def), "fail", "cpu", WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32), nullptr, nullptr, &Fail};
+    static weft_kernel_def scale = KernelDef("scale2", &CountingCreate, &CountingDestroy, &Scale2);
+    static weft_kernel_def fail = KernelDef("fail", nullptr, nullptr, &Fail);
     static const weft_kernel_def* defs[] = {&scale, &fail};
     static weft_operator_api api{sizeof(weft_operator_api), 0, nullptr, 2, defs};
     return &api;
@@ -87,26 +102,50 @@ class TestPlugin final : public sdk::Plugin {
 class SdkCpp : public ::testing::Test {
  protected:
   void SetUp() override {
-    host_.struct_size = sizeof(host_);
-    host_.error_create = [](void*, int32_t code, const char* msg, size_t len) {
-      return CreateError(code, std::string_view(msg, len));
-    };
-    sdk::SetHost(&host_);
-    plugin_ = std::make_unique<TestPlugin>();
+    host_ = CreateHostApi("sdk_cpp_test", WEFT_SDK_VERSION);
+    plugin_ = std::make_unique<TestPlugin>(host_);
     st_ = static_cast<sdk::Plugin*>(plugin_.get());
     dev_ = plugin_->device()->api();
     ops_ = plugin_->operators();
   }
   void TearDown() override {
     plugin_.reset();
-    sdk::SetHost(nullptr);
+    ReleaseHostApi(host_);
   }
   const weft_kernel_def* Kernel(const char* name) {
     for (int32_t i = 0; i < ops_->num_kernels; ++i)
       if (std::strcmp(ops_->kernels[i]->op_name, name) == 0) return ops_->kernels[i];
     return nullptr;
   }
-  weft_host_api host_{};
+  weft_stream NewStream() {
+    weft_stream_create_args a{};
+    a.struct_size = sizeof(a);
+    EXPECT_EQ(Take(dev_->stream_create(st_, &a)).code, 0);
+    return a.stream;
+  }
+  weft_event NewEvent() {
+    weft_event_create_args a{};
+    a.struct_size = sizeof(a);
+    EXPECT_EQ(Take(dev_->event_create(st_, &a)).code, 0);
+    return a.event;
+  }
+  // Queues the "fail" kernel on `s` (its state is made and destroyed here: a stateless kernel).
+  void QueueFailure(weft_stream s) {
+    const weft_kernel_def* k = Kernel("fail");
+    weft_kernel_state_args sa{};
+    sa.struct_size = sizeof(sa);
+    sa.kernel_data = k->kernel_data;
+    sa.op_name = "fail";
+    ASSERT_EQ(Take(k->create_state(st_, &sa)).code, 0);
+    weft_kernel_args ka{};
+    ka.struct_size = sizeof(ka);
+    ka.kernel_data = k->kernel_data;
+    ka.state = sa.state;
+    ka.stream = s;
+    ASSERT_EQ(Take(k->compute(st_, &ka)).code, 0) << "queued: the error comes later";
+    k->destroy_state(st_, sa.state);  // the queued run holds what it needs
+  }
+  const weft_host_api* host_ = nullptr;
   std::unique_ptr<TestPlugin> plugin_;
   void* st_ = nullptr;
   const weft_device_api* dev_ = nullptr;
@@ -124,7 +163,9 @@ TEST_F(SdkCpp, ExceptionsBecomeErrorCodes) {
     EXPECT_EQ(o.code, code) << bytes;
     EXPECT_FALSE(o.message.empty());
   }
-  EXPECT_EQ(dev_->device_count(st_), 1);
+  const char* reason = "untouched";
+  EXPECT_EQ(dev_->device_count(st_, &reason), 1);
+  EXPECT_STREQ(reason, "untouched") << "the reason is only set when there are no devices";
   EXPECT_EQ(std::string(dev_->device_type), "testdev");
   EXPECT_EQ(dev_->pinned_alloc, nullptr) << "optional entries stay NULL unless the device has them";
 }
@@ -137,6 +178,7 @@ TEST_F(SdkCpp, WrappedKernelsClaimTheDeviceTypeAndKeepTheirStates) {
   weft_shape shape{1, {4}};
   weft_kernel_state_args sa{};
   sa.struct_size = sizeof(sa);
+  sa.kernel_data = k->kernel_data;
   sa.op_name = "scale2";
   sa.num_inputs = 1;
   sa.input_shapes = &shape;
@@ -156,6 +198,7 @@ TEST_F(SdkCpp, QueuedKernelRunsAfterEarlierStreamWork) {
   weft_shape shape{1, {1000}};
   weft_kernel_state_args sa{};
   sa.struct_size = sizeof(sa);
+  sa.kernel_data = k->kernel_data;
   sa.op_name = "scale2";
   sa.num_inputs = 1;
   sa.input_shapes = &shape;
@@ -167,8 +210,7 @@ TEST_F(SdkCpp, QueuedKernelRunsAfterEarlierStreamWork) {
   in.bytes = out.bytes = 1000 * sizeof(float);
   ASSERT_EQ(Take(dev_->allocate(st_, &in)).code, 0);
   ASSERT_EQ(Take(dev_->allocate(st_, &out)).code, 0);
-  weft_stream s = nullptr;
-  ASSERT_EQ(Take(dev_->stream_create(st_, 0, &s)).code, 0);
+  weft_stream s = NewStream();
   std::vector<float> src(1000), dst(1000, -1);
   for (int i = 0; i < 1000; ++i) src[static_cast<size_t>(i)] = static_cast<float>(i);
 
@@ -183,11 +225,12 @@ TEST_F(SdkCpp, QueuedKernelRunsAfterEarlierStreamWork) {
   {
     // Everything the call points to dies before the queued kernel runs: it must have been copied.
     int64_t dims[1] = {1000};
-    weft_tensor tin{sizeof(weft_tensor), in.ptr, 0, WEFT_DTYPE_FLOAT32, 0, 1, dims};
-    weft_tensor tout{sizeof(weft_tensor), out.ptr, 0, WEFT_DTYPE_FLOAT32, 0, 1, dims};
+    weft_tensor tin{sizeof(weft_tensor), in.ptr, 0, WEFT_DTYPE_FLOAT32, 0, 1, dims, nullptr};
+    weft_tensor tout{sizeof(weft_tensor), out.ptr, 0, WEFT_DTYPE_FLOAT32, 0, 1, dims, nullptr};
     int32_t req = WEFT_REQ_WRITE;
     weft_kernel_args ka{};
     ka.struct_size = sizeof(ka);
+    ka.kernel_data = k->kernel_data;
     ka.state = sa.state;
     ka.num_inputs = 1;
     ka.inputs = &tin;
@@ -217,18 +260,19 @@ TEST_F(SdkCpp, StreamSynchronizeReturnsTheFirstAsyncErrorOnce) {
   const weft_kernel_def* k = Kernel("fail");
   weft_kernel_state_args sa{};
   sa.struct_size = sizeof(sa);
+  sa.kernel_data = k->kernel_data;
   sa.op_name = "fail";
   ASSERT_EQ(Take(k->create_state(st_, &sa)).code, 0) << "a single kernel for the op is found without dtypes";
-  weft_stream s = nullptr;
-  ASSERT_EQ(Take(dev_->stream_create(st_, 0, &s)).code, 0);
+  weft_stream s = NewStream();
   weft_kernel_args ka{};
   ka.struct_size = sizeof(ka);
+  ka.kernel_data = k->kernel_data;
   ka.state = sa.state;
   ka.stream = s;
   ASSERT_EQ(Take(k->compute(st_, &ka)).code, 0) << "queued: the error comes later";
   const Outcome o = Take(dev_->stream_synchronize(st_, s));
   EXPECT_EQ(o.code, WEFT_ERR_UNSUPPORTED);
-  EXPECT_EQ(o.message, "fail kernel ran") << "the kernel's own error object, unchanged";
+  EXPECT_EQ(o.message, "fail kernel ran") << "the kernel's own code and message";
   EXPECT_EQ(Take(dev_->stream_synchronize(st_, s)).code, 0) << "reported once, then cleared";
   ka.stream = nullptr;
   EXPECT_EQ(Take(k->compute(st_, &ka)).code, WEFT_ERR_UNSUPPORTED) << "NULL stream: synchronous error";
@@ -237,24 +281,143 @@ TEST_F(SdkCpp, StreamSynchronizeReturnsTheFirstAsyncErrorOnce) {
   k->destroy_state(st_, sa.state);
 }
 
+TEST_F(SdkCpp, EventsRecordedAfterAFailureReportItUntilTheStreamIsSynchronized) {
+  weft_stream s = NewStream();
+  weft_event before = NewEvent(), after = NewEvent();
+  ASSERT_EQ(Take(dev_->event_record(st_, before, s)).code, 0);
+  QueueFailure(s);
+  ASSERT_EQ(Take(dev_->event_record(st_, after, s)).code, 0);
+  EXPECT_EQ(Take(dev_->event_synchronize(st_, before)).code, 0) << "work before the failure completed cleanly";
+  const Outcome o = Take(dev_->event_synchronize(st_, after));
+  EXPECT_EQ(o.code, WEFT_ERR_UNSUPPORTED);
+  EXPECT_EQ(o.message, "fail kernel ran");
+  int32_t done = 0;
+  EXPECT_EQ(Take(dev_->event_query(st_, after, &done)).code, WEFT_ERR_UNSUPPORTED) << "every report, a new object";
+  EXPECT_EQ(Take(dev_->stream_synchronize(st_, s)).code, WEFT_ERR_UNSUPPORTED) << "sticky until synchronised";
+  ASSERT_EQ(Take(dev_->event_record(st_, after, s)).code, 0);
+  EXPECT_EQ(Take(dev_->event_synchronize(st_, after)).code, 0) << "a record after the clearing sync is clean";
+  EXPECT_EQ(Take(dev_->event_query(st_, after, &done)).code, 0);
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(Take(dev_->event_destroy(st_, before)).code, 0);
+  EXPECT_EQ(Take(dev_->event_destroy(st_, after)).code, 0);
+  EXPECT_EQ(Take(dev_->stream_destroy(st_, s)).code, 0);
+}
+
+TEST_F(SdkCpp, AFailureFollowsAStreamWait) {
+  weft_stream a = NewStream(), b = NewStream();
+  weft_event ea = NewEvent(), eb = NewEvent();
+  QueueFailure(a);
+  ASSERT_EQ(Take(dev_->event_record(st_, ea, a)).code, 0);
+  ASSERT_EQ(Take(dev_->stream_wait_event(st_, b, ea)).code, 0) << "stream_wait_event itself never reports it";
+  ASSERT_EQ(Take(dev_->event_record(st_, eb, b)).code, 0);
+  EXPECT_EQ(Take(dev_->event_synchronize(st_, eb)).code, WEFT_ERR_UNSUPPORTED)
+      << "work on b that waited for failed work on a reports the failure";
+  EXPECT_EQ(Take(dev_->stream_synchronize(st_, b)).code, WEFT_ERR_UNSUPPORTED);
+  EXPECT_EQ(Take(dev_->stream_synchronize(st_, a)).code, WEFT_ERR_UNSUPPORTED);
+  for (weft_event e : {ea, eb}) EXPECT_EQ(Take(dev_->event_destroy(st_, e)).code, 0);
+  for (weft_stream s : {a, b}) EXPECT_EQ(Take(dev_->stream_destroy(st_, s)).code, 0);
+}
+
+TEST_F(SdkCpp, NativeHandlesReachTheQueueAndTheMemory) {
+  ASSERT_NE(dev_->native_handle, nullptr);
+  weft_stream s = NewStream();
+  weft_alloc_args buf{};
+  buf.struct_size = sizeof(buf);
+  buf.bytes = 64;
+  ASSERT_EQ(Take(dev_->allocate(st_, &buf)).code, 0);
+
+  weft_native_handle_args m{};
+  m.struct_size = sizeof(m);
+  m.what = WEFT_NATIVE_MEMORY;
+  m.ptr = buf.ptr;
+  m.offset = 8;
+  ASSERT_EQ(Take(dev_->native_handle(st_, &m)).code, 0);
+  EXPECT_EQ(m.kind, WEFT_NATIVE_KIND_HOST_POINTER);
+  EXPECT_EQ(m.handle, reinterpret_cast<char*>(static_cast<uintptr_t>(buf.ptr)) + 8);
+
+  weft_native_handle_args q{};
+  q.struct_size = sizeof(q);
+  q.what = WEFT_NATIVE_STREAM;
+  q.stream = s;
+  ASSERT_EQ(Take(dev_->native_handle(st_, &q)).code, 0);
+  ASSERT_EQ(q.kind, WEFT_NATIVE_KIND_HOST_QUEUE);
+  auto* queue = static_cast<weft_host_queue*>(q.handle);
+  ASSERT_NE(queue, nullptr);
+  struct Job {
+    float* dst;
+    static weft_error* Run(void* self) {
+      *static_cast<Job*>(self)->dst = 42.0f;
+      return nullptr;
+    }
+  } job{static_cast<float*>(m.handle)};
+  ASSERT_EQ(Take(queue->enqueue(queue->queue, &Job::Run, &job)).code, 0);
+  ASSERT_EQ(Take(dev_->stream_synchronize(st_, s)).code, 0);
+  EXPECT_EQ(*static_cast<float*>(m.handle), 42.0f) << "foreign work ran on the stream";
+
+  struct Bad {
+    static weft_error* Run(void* host) {
+      const auto* h = static_cast<const weft_host_api*>(host);
+      return h->error_create(h->host_ctx, WEFT_ERR_INTERNAL, "foreign failure", 15);
+    }
+  };
+  ASSERT_EQ(Take(queue->enqueue(queue->queue, &Bad::Run, const_cast<weft_host_api*>(host_))).code, 0);
+  const Outcome o = Take(dev_->stream_synchronize(st_, s));
+  EXPECT_EQ(o.code, WEFT_ERR_INTERNAL) << "a foreign task's error becomes the stream's";
+  EXPECT_EQ(o.message, "foreign failure");
+  EXPECT_EQ(Take(dev_->stream_destroy(st_, s)).code, 0);
+  EXPECT_EQ(Take(dev_->free(st_, 0, buf.ptr)).code, 0);
+}
+
+TEST_F(SdkCpp, TwoPluginObjectsInOneLibraryKeepTheirOwnHostAndKernels) {
+  // A second host and plugin object beside the fixture's: with per-library globals the second
+  // would have replaced the first's host and kernel table.
+  const weft_host_api* other_host = CreateHostApi("sdk_cpp_test_2", WEFT_SDK_VERSION);
+  auto other = std::make_unique<TestPlugin>(other_host);
+  const weft_kernel_def* mine = Kernel("scale2");
+  const weft_kernel_def* theirs = nullptr;
+  for (int32_t i = 0; i < other->operators()->num_kernels; ++i)
+    if (std::strcmp(other->operators()->kernels[i]->op_name, "scale2") == 0) theirs = other->operators()->kernels[i];
+  ASSERT_NE(theirs, nullptr);
+  EXPECT_NE(mine->kernel_data, theirs->kernel_data);
+  other.reset();
+  ReleaseHostApi(other_host);
+  // The fixture's plugin still works after the other one is gone.
+  int32_t dtype = WEFT_DTYPE_INT8;
+  weft_shape shape{1, {4}};
+  weft_kernel_state_args sa{};
+  sa.struct_size = sizeof(sa);
+  sa.kernel_data = mine->kernel_data;
+  sa.op_name = "scale2";
+  sa.num_inputs = 1;
+  sa.input_shapes = &shape;
+  sa.input_dtypes = &dtype;
+  const Outcome o = Take(mine->create_state(st_, &sa));
+  EXPECT_EQ(o.code, WEFT_ERR_UNSUPPORTED) << "errors still come through the fixture's host";
+  EXPECT_NE(o.message.find("testdev"), std::string::npos) << o.message;
+}
+
 TEST(SdkNegotiate, PicksTheHighestCommonVersion) {
   weft_plugin_entry_args a{};
   a.struct_size = sizeof(a);
-  a.host_min = WEFT_SDK_MAKE_VERSION(1, 0);
-  a.host_max = WEFT_SDK_MAKE_VERSION(1, 9);
-  EXPECT_EQ(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(1, 2), WEFT_SDK_MAKE_VERSION(1, 5)), 0);
-  EXPECT_EQ(a.chosen, WEFT_SDK_MAKE_VERSION(1, 5));
-  a.host_max = WEFT_SDK_MAKE_VERSION(1, 3);
-  EXPECT_EQ(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(1, 2), WEFT_SDK_MAKE_VERSION(1, 5)), 0);
-  EXPECT_EQ(a.chosen, WEFT_SDK_MAKE_VERSION(1, 3)) << "an older host: its max minor";
-  a.host_max = WEFT_SDK_MAKE_VERSION(1, 1);
-  EXPECT_NE(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(1, 2), WEFT_SDK_MAKE_VERSION(1, 5)), 0);
-  EXPECT_NE(std::string(a.message).find("1.2..1.5"), std::string::npos) << a.message;
-  EXPECT_NE(std::string(a.message).find("newer weft"), std::string::npos) << a.message;
   a.host_min = WEFT_SDK_MAKE_VERSION(2, 0);
+  a.host_max = WEFT_SDK_MAKE_VERSION(2, 9);
+  EXPECT_EQ(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(2, 2), WEFT_SDK_MAKE_VERSION(2, 5)), 0);
+  EXPECT_EQ(a.chosen, WEFT_SDK_MAKE_VERSION(2, 5));
+  a.host_max = WEFT_SDK_MAKE_VERSION(2, 3);
+  EXPECT_EQ(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(2, 2), WEFT_SDK_MAKE_VERSION(2, 5)), 0);
+  EXPECT_EQ(a.chosen, WEFT_SDK_MAKE_VERSION(2, 3)) << "an older host: its max minor";
   a.host_max = WEFT_SDK_MAKE_VERSION(2, 1);
-  EXPECT_NE(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(1, 0), WEFT_SDK_MAKE_VERSION(1, 5)), 0);
+  EXPECT_NE(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(2, 2), WEFT_SDK_MAKE_VERSION(2, 5)), 0);
+  EXPECT_NE(std::string(a.message).find("2.2..2.5"), std::string::npos) << a.message;
+  EXPECT_NE(std::string(a.message).find("newer weft"), std::string::npos) << a.message;
+  a.host_min = WEFT_SDK_MAKE_VERSION(3, 0);
+  a.host_max = WEFT_SDK_MAKE_VERSION(3, 1);
+  EXPECT_NE(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(2, 0), WEFT_SDK_MAKE_VERSION(2, 5)), 0);
   EXPECT_NE(std::string(a.message).find("rebuild the plugin"), std::string::npos) << a.message;
+  a.host_min = WEFT_SDK_MAKE_VERSION(2, 0);
+  a.host_max = WEFT_SDK_MAKE_VERSION(2, 0);
+  EXPECT_NE(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(1, 0), WEFT_SDK_MAKE_VERSION(1, 5)), 0)
+      << "an SDK 1.x plugin is refused by a 2.x host";
 }
 
 }  // namespace

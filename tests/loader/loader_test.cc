@@ -206,8 +206,8 @@ TEST(Loader, KernelsAndOpDefsAreIndexedByOpDeviceAndDtype) {
   weft_device_ptr in = dev.Allocate(sizeof(x)), out = dev.Allocate(sizeof(y));
   dev.CopyFromHost(in, 0, x, sizeof(x));
   int64_t shape[1] = {3};
-  weft_tensor tin{sizeof(weft_tensor), in, 0, WEFT_DTYPE_FLOAT32, 0, 1, shape};
-  weft_tensor tout{sizeof(weft_tensor), out, 0, WEFT_DTYPE_FLOAT32, 0, 1, shape};
+  weft_tensor tin{sizeof(weft_tensor), in, 0, WEFT_DTYPE_FLOAT32, 0, 1, shape, nullptr};
+  weft_tensor tout{sizeof(weft_tensor), out, 0, WEFT_DTYPE_FLOAT32, 0, 1, shape, nullptr};
   int32_t req = WEFT_REQ_WRITE;
   weft_kernel_args args{};
   args.struct_size = sizeof(args);
@@ -248,7 +248,9 @@ TEST(Loader, OlderMinorTablesReadAbsentTailAsNull) {
   Device& dev = rt.GetDevice(Context("fixold", 0));
   EXPECT_EQ(dev.api()->pinned_alloc, nullptr);
   EXPECT_EQ(dev.api()->pinned_free, nullptr);
-  EXPECT_EQ(dev.api()->stream_native_handle, nullptr);
+  EXPECT_EQ(dev.api()->event_elapsed, nullptr);
+  EXPECT_EQ(dev.api()->native_handle, nullptr);
+  EXPECT_EQ(dev.api()->launch_host_func, nullptr);
   EXPECT_NE(dev.api()->event_synchronize, nullptr);
   bool found = false;
   for (const PluginOpDef& d : rt.OpDefs()) {
@@ -271,9 +273,9 @@ TEST(Loader, NewerMinorNegotiatesDownAndIsReadOnlyAsFarAsTheHostKnows) {
   Runtime& rt = FreshRuntime();
   PluginRecord rec = rt.LoadPlugin(Fixture("fixture_newer"));
   ASSERT_TRUE(rec.accepted) << rec.reason;
-  EXPECT_EQ(rec.plugin_min, WEFT_SDK_MAKE_VERSION(1, 0));
-  EXPECT_EQ(rec.plugin_max, WEFT_SDK_MAKE_VERSION(1, 7));
-  EXPECT_EQ(rec.chosen, std::min(Runtime::HostSdkMax(), WEFT_SDK_MAKE_VERSION(1, 7)));
+  EXPECT_EQ(rec.plugin_min, WEFT_SDK_MAKE_VERSION(2, 0));
+  EXPECT_EQ(rec.plugin_max, WEFT_SDK_MAKE_VERSION(2, 7));
+  EXPECT_EQ(rec.chosen, std::min(Runtime::HostSdkMax(), WEFT_SDK_MAKE_VERSION(2, 7)));
   Device& dev = rt.GetDevice(Context("fixnew", 0));
   // What the plugin saw: the negotiated version and this host's table size.
   auto attrs = dev.properties().attributes;
@@ -290,8 +292,8 @@ TEST(Loader, NewerMinorNegotiatesDownAndIsReadOnlyAsFarAsTheHostKnows) {
 
 TEST(Loader, OtherMajorIsRejectedWithBothRanges) {
   ExpectRejected(Fixture("fixture_other_major"),
-                 {"SDK versions do not overlap: plugin speaks SDK 2.0–2.1, host speaks " + HostRange(),
-                  "fixture speaks SDK 2.0 to 2.1 only", "upgrade weft"});
+                 {"SDK versions do not overlap: plugin speaks SDK 3.0–3.1, host speaks " + HostRange(),
+                  "fixture speaks SDK 3.0 to 3.1 only", "upgrade weft"});
 }
 
 TEST(Loader, ChoiceOutsideTheRangesIsRejected) {

@@ -33,15 +33,15 @@ TEST(WeftInfo, ReportsPluginsDevicesAndKernels) {
   std::string out = RunInfo("", false, &status);
   EXPECT_EQ(status, 0);
   EXPECT_THAT(out, HasSubstr("weft core 0.1.0"));
-  EXPECT_THAT(out, HasSubstr("accepted  fixture_good 3.1.4: SDK 1.0 (plugin speaks 1.0–"));
-  EXPECT_THAT(out, HasSubstr("accepted  fixture_newer 1.7.0: SDK 1.0 (plugin speaks 1.0–1.7)"));
+  EXPECT_THAT(out, HasSubstr("accepted  fixture_good 3.1.4: SDK 2.0 (plugin speaks 2.0–"));
+  EXPECT_THAT(out, HasSubstr("accepted  fixture_newer 2.7.0: SDK 2.0 (plugin speaks 2.0–2.7)"));
   EXPECT_THAT(out, HasSubstr("rejected  fixture_init_error: init failed: fixture: the frobnicator is not connected"));
   EXPECT_THAT(out, HasSubstr("rejected  libfixture_needs_dep.so: needs libweft_fixture_dep.so, which was not found"));
   EXPECT_THAT(out, HasSubstr(std::string(LOADER_FIXTURE_DIR) + "/libfixture_no_entry.so (from WEFT_PLUGIN_PATH)"));
   EXPECT_THAT(out, HasSubstr("fixdev(1): fixture device 1 (weft tests), plugin fixture_good"));
   EXPECT_THAT(out, HasSubstr("memory 1024 MiB total, 512 MiB free"));
   EXPECT_THAT(out, HasSubstr("capabilities: host_addressable, peer_copy"));
-  EXPECT_THAT(out, HasSubstr("seen_sdk=1.0, host_api_size="));
+  EXPECT_THAT(out, HasSubstr("seen_sdk=2.0, host_api_size="));
   EXPECT_THAT(out, HasSubstr("  fixdev (1 ops):\n    fixture_scale\n"));
   EXPECT_THAT(out, HasSubstr("  fixold (1 ops):\n    fixture_old_op\n"));
   EXPECT_EQ(out.find("trying"), std::string::npos) << "the trace only with --verbose";
@@ -60,7 +60,7 @@ TEST(WeftInfo, JsonAndExplicitPlugins) {
   std::string extra = std::string(LOADER_FIXTURE_DIR) + "/../plugins-extra/libfixture_dup_name.so";
   std::string out = RunInfo("--json --plugin " + extra);
   nlohmann::json j = nlohmann::json::parse(out);
-  EXPECT_EQ(j["sdk"]["min"], "1.0");
+  EXPECT_EQ(j["sdk"]["min"], "2.0");
   bool dup = false, good = false;
   for (const auto& p : j["plugins"]) {
     if (p["origin"] == "explicit") {
@@ -77,7 +77,7 @@ TEST(WeftInfo, JsonAndExplicitPlugins) {
     if (d["context"] == "fixnew(0)") {
       dev = true;
       EXPECT_EQ(d["total_memory_mib"], 1024);
-      EXPECT_EQ(d["attributes"]["seen_sdk"], "1.0");
+      EXPECT_EQ(d["attributes"]["seen_sdk"], "2.0");
     }
   }
   EXPECT_TRUE(dev);

@@ -16,6 +16,7 @@
 // ABI (a plugin bug) becomes a weft::Error saying so; nothing crashes the host.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -31,13 +32,19 @@ class Plugin;
 /// A C++ copy of weft_device_props.
 struct DeviceProperties {
   std::string name, vendor;
-  uint64_t total_memory = 0;    ///< bytes, 0 = unknown
-  uint64_t free_memory = 0;     ///< bytes free when the properties were read, 0 = unknown
-  uint64_t capabilities = 0;    ///< WEFT_DEVICE_CAP_* bits
-  uint64_t min_alignment = 64;  ///< bytes; every allocation is aligned to at least this
-  int compute_units = 0;        ///< 0 = unknown
+  uint64_t total_memory = 0;          ///< bytes, 0 = unknown
+  uint64_t free_memory = 0;           ///< bytes free when the properties were read, 0 = unknown
+  uint64_t capabilities = 0;          ///< WEFT_DEVICE_CAP_* bits
+  uint64_t min_alignment = 64;        ///< bytes; every allocation is aligned to at least this
+  int compute_units = 0;              ///< 0 = unknown
+  int kind = WEFT_DEVICE_KIND_OTHER;  ///< WEFT_DEVICE_KIND_* (cpu, discrete GPU, software, ...)
+  uint64_t max_allocation = 0;        ///< bytes one allocation may have, 0 = no limit beyond memory
+  std::string pci_bus_id;             ///< "0000:65:00.0", empty when none
   std::vector<std::pair<std::string, std::string>> attributes;  ///< plugin's key/value facts, in its order
 };
+
+/// "cpu", "gpu (discrete)", "software" ... for a WEFT_DEVICE_KIND_* value.
+const char* DeviceKindName(int kind);
 
 /// Names of the capability bits set in `capabilities` ("host_addressable", "async_copy", ...), in
 /// bit order; unknown bits appear as "bit<N>".
@@ -85,20 +92,49 @@ class Device {
   /// Sets `bytes` bytes at dst+offset to `value`.
   void Memset(weft_device_ptr dst, uint64_t offset, uint64_t bytes, uint8_t value, weft_stream stream = nullptr);
 
-  /// Streams of this device. A NULL stream means "synchronous" everywhere.
-  weft_stream CreateStream();
+  /// Streams of this device. A NULL stream means "synchronous" everywhere. `flags`:
+  /// WEFT_STREAM_COMPUTE or WEFT_STREAM_COPY; `priority`: 0 normal, higher more urgent.
+  weft_stream CreateStream(uint32_t flags = WEFT_STREAM_COMPUTE, int priority = 0);
   void DestroyStream(weft_stream stream);
-  /// Blocks until the stream's work has completed; raises the first asynchronous error it hit.
+  /// Blocks the host until the stream's work has completed; raises (and clears) the stream's
+  /// sticky error. Counts as a host wait.
   void SynchronizeStream(weft_stream stream);
 
-  /// Events of this device (see sdk device.h for their semantics).
-  weft_event CreateEvent();
+  /// Events of this device (see sdk device.h for their semantics). `flags`: WEFT_EVENT_*.
+  weft_event CreateEvent(uint32_t flags = WEFT_EVENT_DEFAULT);
   void DestroyEvent(weft_event event);
   void RecordEvent(weft_event event, weft_stream stream);
+  /// Orders later work on `stream` after `event` without blocking the host (an event of any
+  /// device of this device's plugin).
   void StreamWaitEvent(weft_stream stream, weft_event event);
-  /// True when the event has completed (or was never recorded).
+  /// True when the event has completed (or was never recorded); raises the captured work's error.
   bool QueryEvent(weft_event event);
+  /// Blocks the host until the event has completed; raises the captured work's error. Counts as
+  /// a host wait.
   void SynchronizeEvent(weft_event event);
+  /// Milliseconds between two completed timing events (WEFT_EVENT_TIMING). Throws weft::Error
+  /// when the device has no timestamps.
+  double EventElapsedMs(weft_event start, weft_event end);
+
+  /// Host waits: how many times core blocked the host on this device (SynchronizeStream,
+  /// SynchronizeEvent), since the device was created; and the sum over every device. For
+  /// benchmarks and tests of the asynchronous engine. Thread-safe.
+  uint64_t host_waits() const { return host_waits_.load(std::memory_order_relaxed); }
+  static uint64_t TotalHostWaits();
+
+  /// Page-locked host memory from the plugin for copies with this device (nullptr from
+  /// PinnedAlloc when the plugin offers none: has_pinned_memory() false). `bytes` > 0.
+  bool has_pinned_memory() const { return api_->pinned_alloc != nullptr && api_->pinned_free != nullptr; }
+  void* PinnedAlloc(uint64_t bytes);
+  void PinnedFree(void* ptr);
+
+  /// Queues fn(user_data) on `stream` after the work queued so far (the plugin's
+  /// launch_host_func). Returns false (and queues nothing) when the plugin offers none.
+  bool LaunchHostFunc(weft_stream stream, void (*fn)(void*), void* user_data);
+
+  /// Forwards to the plugin's native_handle (sdk device.h); `args.device` is set to this device.
+  /// Throws weft::Error when the plugin offers none or refuses.
+  void NativeHandle(weft_native_handle_args& args);
 
   /// The plugin's device table, normalised to this host's SDK: fields past the plugin's
   /// struct_size read as NULL (so optional functions such as pinned_alloc may be NULL).
@@ -108,11 +144,14 @@ class Device {
   const Plugin& plugin() const { return plugin_; }
 
  private:
+  void CountHostWait();
+
   const Plugin& plugin_;
   const weft_device_api* api_;
   void* state_;
   Context context_;
   DeviceProperties props_;
+  std::atomic<uint64_t> host_waits_{0};
 };
 
 }  // namespace weft

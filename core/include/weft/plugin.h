@@ -23,7 +23,7 @@ namespace detail {
 struct PluginTables;  // normalised copies owned by the plugin (plugin/plugin_tables.h)
 }
 
-/// "1.7" for WEFT_SDK_MAKE_VERSION(1, 7).
+/// "2.1" for WEFT_SDK_MAKE_VERSION(2, 1).
 std::string SdkVersionString(uint32_t version);
 
 class Plugin {
@@ -61,6 +61,9 @@ class Plugin {
   const weft_transport_api* transport_api() const;
   /// device_api()->device_type, or "" when the plugin provides no devices.
   const std::string& device_type() const { return device_type_; }
+  /// Why a device plugin reported no devices (its device_count reason, e.g. "CUDA driver not
+  /// found ..."), or a note on a count the runtime clamped; "" when devices were found.
+  const std::string& device_note() const { return device_note_; }
 
   // Loader internals (plugin/loader.cc): set during acceptance.
   void SetState(void* state, const weft_host_api* host) {
@@ -70,12 +73,13 @@ class Plugin {
   detail::PluginTables& tables() { return *tables_; }
   const detail::PluginTables& tables() const { return *tables_; }
   void SetDeviceType(std::string type) { device_type_ = std::move(type); }
+  void SetDeviceNote(std::string note) { device_note_ = std::move(note); }
   /// False once the plugin's shutdown has run (at process exit): its functions must not be called.
   bool alive() const { return alive_.load(std::memory_order_acquire); }
   void MarkShutDown() { alive_.store(false, std::memory_order_release); }
 
  private:
-  std::string path_, name_, version_, description_, device_type_;
+  std::string path_, name_, version_, description_, device_type_, device_note_;
   uint32_t sdk_version_, plugin_min_, plugin_max_;
   int load_index_;
   void* state_ = nullptr;

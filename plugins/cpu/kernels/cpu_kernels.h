@@ -6,8 +6,8 @@
 // machine (see shared/design/pitfalls.md): OpenBLAS (pthread build) and oneDNN (OpenMP) use
 // WEFT_CPU_MATH_THREADS threads per kernel call, read through the host's config_get (an
 // environment variable of that name, else the runtime option), default 1. OpenBLAS's count is
-// process-wide and set by weft_cpu_operator_api(); the OpenMP count is per calling thread and set
-// by each oneDNN/OpenMP kernel the first time it runs on a thread.
+// process-wide and set by the first MakeKernelTable(); the OpenMP count is per calling thread and
+// set by each oneDNN/OpenMP kernel the first time it runs on a thread.
 //
 // Kernels are stateless across calls apart from their per-node setup, and their Compute is safe
 // to run concurrently (sdk/cpp/kernel.hpp's contract).
@@ -28,15 +28,8 @@
 
 #include <memory>
 
-#include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/cpp/host_kernel.hpp"
 #include "weft/sdk/operator.h"
-
-/// Every CPU kernel as one process-wide operator API (device type "cpu", host-addressable
-/// pointers), for programs that link the kernels directly (kernel tests, benchmarks). Built on the
-/// first call (thread-safe) with MakeKernelTable and destroyed at exit. Never returns NULL; a
-/// registration bug throws from the first call. The plugin owns its table instead
-/// (MakeKernelTable), so that unloading it frees everything.
-const weft_operator_api* weft_cpu_operator_api();
 
 namespace weft::cpu {
 
@@ -44,17 +37,19 @@ namespace weft::cpu {
 /// resolver (the simulated device) calls this with its own table to reuse all CPU kernels.
 void RegisterAllKernels(weft::sdk::KernelTable& table);
 
-/// A new table holding every CPU kernel (device type "cpu", host-addressable pointers). Call after
-/// the plugin's init has set the host (weft::sdk::SetHost): it reads WEFT_CPU_MATH_THREADS and
-/// caps OpenBLAS's process-wide pool to it. The table must outlive every use of its Api().
-/// Throws weft::sdk::Error on a registration bug (wrap the call in weft::sdk::Guard).
-std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable();
+/// A new table holding every CPU kernel (device type "cpu", host-addressable pointers) whose
+/// errors and settings go through `host` (NULL: the environment, errors without objects). The
+/// first table made reads WEFT_CPU_MATH_THREADS and caps OpenBLAS's process-wide pool to it. The
+/// table must outlive every use of its Api(). Throws weft::sdk::Error on a registration bug
+/// (wrap the call in weft::sdk::Guard).
+std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* host);
 
 /// Family registration hooks, one per source family, called by RegisterAllKernels.
 void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers)
 void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wise/reduction kernels
 
-/// WEFT_CPU_MATH_THREADS (host config, else environment), at least 1; default 1. Read once.
+/// WEFT_CPU_MATH_THREADS (host config of the first table made, else environment), at least 1;
+/// default 1. Read once per process.
 int MathThreads();
 
 /// Caps the calling thread's OpenMP team to MathThreads(); cheap after the first call on a

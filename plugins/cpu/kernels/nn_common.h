@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cpu_kernels.h"
-#include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/cpp/host_kernel.hpp"
 
 namespace weft::cpu {
 

@@ -48,6 +48,6 @@ class ConvAlgo {
 
 std::unique_ptr<ConvAlgo> MakeIm2colConv(const ConvGeom& g);
 /// nullptr when oneDNN has no implementation for the geometry.
-std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g);
+std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host);
 
 }  // namespace weft::cpu

@@ -140,11 +140,11 @@ class DnnlConv final : public ConvAlgo {
 
 }  // namespace
 
-std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g) {
+std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host) {
   try {
     return std::make_unique<DnnlConv>(g);
   } catch (const dnnl::error& e) {
-    weft::sdk::Log(WEFT_LOG_DEBUG, std::string("oneDNN convolution unavailable, using im2col: ") + e.what());
+    weft::sdk::Log(host, WEFT_LOG_DEBUG, std::string("oneDNN convolution unavailable, using im2col: ") + e.what());
     if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl: %s\n", e.what());
     return nullptr;  // no implementation for this geometry: the caller falls back to im2col
   }

@@ -69,9 +69,8 @@ ConvGeom ParseConv(const KernelSetup& s, const TensorDesc& x, const TensorDesc& 
 
 namespace {
 
-std::string ConvAlgoSetting() {
+std::string ConvAlgoSetting(const weft_host_api* h) {
   char buf[32] = {0};
-  const weft_host_api* h = weft::sdk::Host();
   if (h && h->config_get) {
     int64_t n = h->config_get(h->host_ctx, "WEFT_CPU_CONV_ALGO", buf, sizeof(buf));
     return n > 0 && static_cast<size_t>(n) < sizeof(buf) ? std::string(buf) : std::string();
@@ -81,12 +80,12 @@ std::string ConvAlgoSetting() {
 }
 
 std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bool backward) {
-  std::string want = ConvAlgoSetting();
+  std::string want = ConvAlgoSetting(s.host);
   if (!want.empty() && want != "im2col" && want != "dnnl")
     Invalid(s, "WEFT_CPU_CONV_ALGO='" + want + "' is not one of im2col, dnnl");
   if (want.empty() && backward && g.cg() < 4) want = "im2col";
   if (want == "im2col") return MakeIm2colConv(g);
-  std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g) : nullptr;
+  std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g, s.host) : nullptr;
   if (a == nullptr && want == "dnnl") Unsupported(s, "oneDNN has no convolution for this geometry");
   return a ? std::move(a) : MakeIm2colConv(g);
 }

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "tensor_util.h"
-#include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/cpp/host_kernel.hpp"
 
 namespace weft::cpu::tensor {
 

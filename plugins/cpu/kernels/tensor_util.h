@@ -14,7 +14,7 @@
 #include <span>
 
 #include "weft/sdk/cpp/error.hpp"
-#include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/cpp/host_kernel.hpp"
 #include "weft/sdk/operator.h"
 
 namespace weft::cpu::tensor {

@@ -10,7 +10,8 @@ const weft_operator_api* SimdevKernels::Fill(sdk::KernelTable& table) {
   return table.Api();
 }
 
-SimdevKernels::SimdevKernels(sdk::PointerResolver resolve, sdk::HostQueueDevice* device)
-    : table_("simdev", resolve), queued_(Fill(table_), device, "simdev") {}
+SimdevKernels::SimdevKernels(sdk::PointerResolver resolve, void* resolver_data, sdk::HostQueueDevice* device,
+                             const weft_host_api* host)
+    : table_("simdev", host, resolve, resolver_data), queued_(Fill(table_), device, "simdev", host) {}
 
 }  // namespace weft::simdev

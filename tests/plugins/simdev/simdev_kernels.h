@@ -6,8 +6,8 @@
 // compares every op simdev claims with the CPU plugin.
 #pragma once
 
+#include "weft/sdk/cpp/host_kernel.hpp"
 #include "weft/sdk/cpp/host_queue.hpp"
-#include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"
 #include "weft/sdk/operator.h"
 
@@ -16,9 +16,11 @@ namespace weft::simdev {
 /// Owns the kernel tables; lives in the plugin object (one per plugin init). Not copyable.
 class SimdevKernels {
  public:
-  /// `resolve` turns simdev handles into host pointers; `device` provides the streams. Throws
-  /// weft::sdk::Error when the CPU kernels cannot be registered.
-  SimdevKernels(sdk::PointerResolver resolve, sdk::HostQueueDevice* device);
+  /// `resolve(resolver_data, ...)` turns simdev handles into host pointers; `device` provides
+  /// the streams; `host` the plugin's host table. Throws weft::sdk::Error when the CPU kernels
+  /// cannot be registered.
+  SimdevKernels(sdk::PointerResolver resolve, void* resolver_data, sdk::HostQueueDevice* device,
+                const weft_host_api* host);
   SimdevKernels(const SimdevKernels&) = delete;
   SimdevKernels& operator=(const SimdevKernels&) = delete;
 

@@ -112,6 +112,16 @@ void* SimMemory::Resolve(uint64_t ptr, uint64_t offset, uint64_t bytes) const {
   return block.host.get() + start + offset;
 }
 
+uint64_t SimMemory::BytesFrom(uint64_t ptr, uint64_t offset) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto after = blocks_.upper_bound(ptr);
+  if (after == blocks_.begin()) return 0;
+  const auto& [base, block] = *std::prev(after);
+  const uint64_t start = ptr - base;
+  if (start >= block.bytes || offset > block.bytes - start) return 0;
+  return block.bytes - start - offset;
+}
+
 uint64_t SimMemory::used() const {
   std::lock_guard<std::mutex> lock(mu_);
   return used_;

@@ -44,6 +44,9 @@ class SimMemory {
   /// and the allocation when the range is not inside one live allocation.
   void* Resolve(uint64_t ptr, uint64_t offset, uint64_t bytes) const;
 
+  /// Bytes from ptr + offset to the end of the live allocation containing ptr (0 when none).
+  uint64_t BytesFrom(uint64_t ptr, uint64_t offset) const;
+
   uint64_t used() const;
   uint64_t limit() const { return limit_; }
 

@@ -8,6 +8,7 @@
 #ifndef WEFT_SDK_HOST_H_
 #define WEFT_SDK_HOST_H_
 
+#include "weft/sdk/device.h"
 #include "weft/sdk/types.h"
 
 #ifdef __cplusplus
@@ -53,6 +54,27 @@ typedef struct weft_host_api {
    * check trace_enabled first. */
   int32_t (*trace_enabled)(void* host_ctx);
   void (*trace)(void* host_ctx, const weft_trace_event* event);
+
+  /* ----- SDK 2.0 ----- */
+
+  /* Reading and releasing error objects, whoever made them (a plugin may receive one from the
+   * host, e.g. from native_handle or kv_get, or from another plugin's function it called through
+   * the host). error_code returns the WEFT_ERR_* code (0 for NULL); error_message stores the
+   * message's length in *len (may be NULL) and returns its bytes (not NUL-terminated; valid until
+   * the error is released); error_release frees it (NULL is a no-op). Returning an error from a
+   * plugin function hands it to the host instead: release only errors you keep. */
+  int32_t (*error_code)(void* host_ctx, const weft_error* err);
+  const char* (*error_message)(void* host_ctx, const weft_error* err, size_t* len);
+  void (*error_release)(void* host_ctx, weft_error* err);
+
+  /* The native objects behind a stream, memory, event or device of any loaded device plugin,
+   * named by its device_type ("cuda", "vulkan", "cpu", ...): the host forwards `args` to that
+   * plugin's native_handle (device.h). This is how an operator plugin whose kernel runs on
+   * another plugin's device gets the cudaStream_t, VkCommandBuffer or device address of the
+   * stream and tensors its compute call received. Errors: WEFT_ERR_NOT_FOUND for an unknown
+   * device type, WEFT_ERR_UNSUPPORTED when that plugin offers no native handles, and the
+   * plugin's own errors. Thread-safe. */
+  weft_error* (*native_handle)(void* host_ctx, const char* device_type, weft_native_handle_args* args);
 
   /* Rendezvous key-value store for transports (sdk transport.h). `kv_set` publishes bytes under
    * a key; `kv_get` blocks up to `timeout_ms` for the key to appear, then copies at most

@@ -22,7 +22,22 @@
  * Attributes travel as strings exactly as in MXNet's symbol JSON ("(3, 3)", "True", "relu", "64").
  * sdk/cpp/attrs.hpp parses them.
  *
- * Tensors are dense, row-major (C order), contiguous.
+ * Tensors: row-major (C order) and contiguous, unless the kernel was registered with
+ * WEFT_KERNEL_FLAG_STRIDED, in which case a tensor may carry strides (in elements).
+ *
+ * Where kernels run (SDK 2.0): a kernel's compute is called on a host thread with the stream of
+ * the engine worker that runs the operation (weft_kernel_args.stream):
+ *   - on a host-addressable device (the cpu plugin) core passes the NULL stream: compute does the
+ *     work in the calling thread and returns when it is done;
+ *   - on any other device compute *queues* its work on `stream` (a CUDA launch, a Vulkan dispatch
+ *     recorded into the stream's command buffer, a task on a simulated device's queue) and
+ *     returns; core records an event after it. Compute must not wait for the device. Errors it
+ *     can see at once (unsupported values) are returned; failures while the work runs are the
+ *     stream's sticky error (device.h). The inputs' earlier writers have completed, or are
+ *     ordered before this stream position by core (stream_wait_event).
+ * An operator plugin that registers a kernel for another plugin's device type receives that
+ * plugin's weft_device_ptr values and weft_stream; it turns them into native handles
+ * (cudaStream_t, VkCommandBuffer, device addresses) with the host's native_handle (host.h).
  */
 #ifndef WEFT_SDK_OPERATOR_H_
 #define WEFT_SDK_OPERATOR_H_
@@ -40,15 +55,17 @@ extern "C" {
 #define WEFT_REQ_WRITE_INPLACE 2 /* overwrite; the output may alias an input (see inplace pairs) */
 #define WEFT_REQ_ADD 3           /* add the result to what the output holds */
 
-/* A dense tensor on a device. Shape is in elements; offset is in bytes from `data`. */
+/* A tensor on a device. Shape and strides are in elements; offset is in bytes from `data`. */
 typedef struct weft_tensor {
   size_t struct_size;
-  weft_device_ptr data;
-  uint64_t offset;      /* bytes */
-  int32_t dtype;        /* WEFT_DTYPE_* */
-  int32_t device;       /* device index within the kernel's plugin */
-  int32_t ndim;         /* 0 for a scalar */
-  const int64_t* shape; /* ndim extents, borrowed for the duration of the call */
+  weft_device_ptr data;   /* the allocation (a weft_device_ptr of the device's plugin) */
+  uint64_t offset;        /* bytes from data to element 0 */
+  int32_t dtype;          /* WEFT_DTYPE_* */
+  int32_t device;         /* device index within the kernel's plugin */
+  int32_t ndim;           /* 0 for a scalar */
+  const int64_t* shape;   /* ndim extents, borrowed for the duration of the call */
+  const int64_t* strides; /* ndim strides in elements, borrowed; NULL = contiguous row-major.
+                             Non-NULL only for kernels registered with WEFT_KERNEL_FLAG_STRIDED */
 } weft_tensor;
 
 /* A shape during inference. ndim == -1: unknown. An extent of -1: that axis is unknown. */
@@ -87,6 +104,7 @@ typedef struct weft_attr_def {
 
 typedef struct weft_infer_args {
   size_t struct_size;
+  void* def_data; /* the weft_op_def's def_data */
   const char* op_name;
   int32_t num_attrs;
   const weft_kv* attrs; /* every attribute, defaults filled in */
@@ -128,6 +146,7 @@ typedef struct weft_op_def {
   /* In-place options: `num_inplace` pairs (input index, output index) that may share memory. */
   int32_t num_inplace;
   const int32_t* inplace_pairs;
+  void* def_data; /* passed back unchanged in weft_infer_args (no globals needed) */
 } weft_op_def;
 
 /* ---------------------------------------------------------------------------------------------
@@ -138,6 +157,7 @@ typedef struct weft_op_def {
  * call), so attribute parsing and algorithm choice happen once. */
 typedef struct weft_kernel_state_args {
   size_t struct_size;
+  void* kernel_data; /* the weft_kernel_def's kernel_data */
   const char* op_name;
   int32_t device; /* device index the kernel will run on */
   int32_t num_attrs;
@@ -157,7 +177,8 @@ typedef struct weft_kernel_state_args {
 
 typedef struct weft_kernel_args {
   size_t struct_size;
-  void* state; /* from create_state */
+  void* kernel_data; /* the weft_kernel_def's kernel_data */
+  void* state;       /* from create_state */
   int32_t device;
   int32_t num_inputs;
   const weft_tensor* inputs;
@@ -167,16 +188,23 @@ typedef struct weft_kernel_args {
   int32_t num_aux;
   const weft_tensor* aux; /* aux states; forward kernels may update them (BatchNorm) */
   weft_tensor workspace;  /* workspace_bytes of device memory (data 0 when none asked) */
-  weft_stream stream;     /* NULL = run synchronously */
+  weft_stream stream;     /* NULL = run synchronously in the calling thread; otherwise queue the
+                             work on it and return (see the top of this file) */
   int32_t is_train;       /* 1 in training mode (Dropout, BatchNorm) */
   uint64_t seed;          /* per-call seed when WEFT_OP_RESOURCE_RANDOM was asked */
 } weft_kernel_args;
+
+/* Kernel flags (weft_kernel_def.flags). */
+#define WEFT_KERNEL_FLAG_STRIDED (1u << 0) /* accepts tensors with strides (views) */
 
 typedef struct weft_kernel_def {
   size_t struct_size;
   const char* op_name;     /* op it computes, e.g. "FullyConnected" or "_backward_FullyConnected" */
   const char* device_type; /* the device plugin's device_type it runs on, e.g. "cpu" */
   uint64_t dtypes;         /* WEFT_DTYPE_BIT mask of accepted dtypes (of the first input) */
+  uint32_t flags;          /* WEFT_KERNEL_FLAG_* */
+  void* kernel_data;       /* passed back unchanged in weft_kernel_state_args / weft_kernel_args, so
+                              one C function can serve many kernels without globals */
   /* Optional (NULL = stateless, no workspace). Returns WEFT_ERR_UNSUPPORTED for attribute values
    * or shapes the kernel cannot handle; the message says which. */
   weft_error* (*create_state)(void* plugin_state, weft_kernel_state_args* args);

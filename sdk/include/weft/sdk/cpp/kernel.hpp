@@ -1,4 +1,4 @@
-// weft SDK C++ helpers — kernels as ordinary C++ classes.
+// weft SDK C++ helpers — kernels as ordinary C++ classes, for any device.
 //
 // A kernel author writes one class per (op, algorithm):
 //
@@ -7,33 +7,39 @@
 //     explicit ReluKernel(const weft::sdk::KernelSetup& setup);   // once per node: parse attrs,
 //                                                                  // check shapes, pick algorithms
 //     uint64_t WorkspaceBytes() const;                             // optional (default 0)
-//     void Compute(const weft::sdk::KernelCall& call) const;       // every run
+//     void Compute(const weft::sdk::DeviceCall& call) const;       // every run
 //   };
 //
 // and registers it in a KernelTable:
 //
-//   weft::sdk::KernelTable table("cpu");                      // host-addressable device pointers
+//   weft::sdk::KernelTable table("cuda", host);              // the device type it runs on
 //   table.Add<ReluKernel>("Activation", WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32));
 //   const weft_operator_api* api = table.Api();               // hand to the host
 //
-// The table makes the C `weft_kernel_def`s: create_state constructs the class from a KernelSetup
-// (and records WorkspaceBytes()), compute resolves every tensor to a host pointer and calls
-// Compute, destroy_state deletes the object. Every trampoline runs inside Guard() (error.hpp), so
-// a kernel reports bad input by throwing weft::sdk::Error; nothing crosses the C ABI as an
-// exception. A setup error should use WEFT_ERR_UNSUPPORTED (attribute values or shapes the kernel
-// cannot handle) or WEFT_ERR_INVALID_ARGUMENT (inconsistent shapes), naming the op and the value.
+// A DeviceCall gives the tensors as device allocations (weft_device_ptr + byte offset, dtype,
+// shape, optional strides), the stream to queue work on, and — through the host — the native
+// handles behind them (DeviceCall::NativeStream / NativeMemory: a cudaStream_t, a
+// VkCommandBuffer, a device address). Compute queues its work on call.stream and returns (see
+// sdk/operator.h "Where kernels run"); on the NULL stream it computes before returning.
 //
-// Pointer translation is pluggable, so one kernel class registers for several device types: a
-// table built with a PointerResolver calls it to turn (device, ptr, offset, bytes) into a host
-// pointer before Compute sees a tensor. Without one, device pointers are host pointers (the CPU
-// plugin, WEFT_DEVICE_CAP_HOST_ADDRESSABLE). A device whose memory lives behind handles (e.g. the
-// simulated device) registers the same classes with its own resolver.
+// Kernels over host memory (the CPU plugin, and devices that reach their memory through host
+// pointers) are written against host_kernel.hpp instead: `void Compute(const KernelCall&)` with
+// typed host pointers. KernelTable::Add accepts both kinds; a host kernel is wrapped by
+// HostKernelAdapter (host_kernel.hpp), which resolves every tensor to a host pointer with the
+// table's PointerResolver before Compute sees it.
+//
+// The table makes the C `weft_kernel_def`s: create_state constructs the class from a KernelSetup
+// (and records WorkspaceBytes()), compute builds the call, destroy_state deletes the object.
+// Every trampoline runs inside Guard() (error.hpp), so a kernel reports bad input by throwing
+// weft::sdk::Error; nothing crosses the C ABI as an exception. A setup error should use
+// WEFT_ERR_UNSUPPORTED (attribute values or shapes the kernel cannot handle) or
+// WEFT_ERR_INVALID_ARGUMENT (inconsistent shapes), naming the op and the value. The trampolines
+// find their table through the def's kernel_data: no per-library globals.
 //
 // Threading contract: the host may create, compute and destroy different states concurrently and
 // may call compute on one state from several threads at once (imperative calls, several
 // executors sharing a cached state), so Compute is const and must not mutate the object (use
-// per-call workspace, or a lock around any cache). Compute runs synchronously in the calling
-// thread whatever `stream` says; asynchronous devices queue the whole call themselves.
+// per-call workspace, or a lock around any cache).
 #pragma once
 
 #include <array>
@@ -51,10 +57,14 @@
 
 #include "weft/sdk/cpp/attrs.hpp"
 #include "weft/sdk/cpp/error.hpp"
+#include "weft/sdk/device.h"
+#include "weft/sdk/host.h"
 #include "weft/sdk/operator.h"
 #include "weft/sdk/types.h"
 
 namespace weft::sdk {
+
+class KernelTable;
 
 /// Bytes of one element of dtype `d` (WEFT_DTYPE_*); throws WEFT_ERR_INVALID_ARGUMENT for an
 /// unknown code.
@@ -149,6 +159,8 @@ struct KernelSetup {
   int32_t device = 0;   // device index within the plugin
   AttrMap attrs;        // every attribute, defaults filled in by the host
   std::vector<TensorDesc> inputs, outputs, aux;
+  const weft_host_api* host = nullptr;  // the host's services (config, log), from the table
+  const KernelTable* table = nullptr;   // the table that registered the kernel
 
   /// Throws WEFT_ERR_INVALID_ARGUMENT "<op>: expects N inputs, got M" unless the counts match
   /// (pass -1 to skip a count). Kernels call it first so later indexing is safe.
@@ -164,15 +176,30 @@ struct KernelSetup {
   }
 };
 
-/// A tensor during Compute: dtype, shape (borrowed for the call) and a resolved host pointer.
-class Tensor {
+/// A tensor during a device Compute: an allocation of the device's plugin plus a byte offset,
+/// dtype, shape and optional strides (in elements; empty = contiguous row-major). Borrowed for
+/// the duration of the call.
+class DeviceTensor {
  public:
-  Tensor() = default;
-  Tensor(void* host, int32_t dtype, std::span<const int64_t> shape) : host_(host), dtype_(dtype), shape_(shape) {}
+  DeviceTensor() = default;
+  explicit DeviceTensor(const weft_tensor& t)
+      : data_(t.data),
+        offset_(t.offset),
+        dtype_(t.dtype),
+        device_(t.device),
+        shape_(t.shape, t.ndim > 0 && t.shape != nullptr ? static_cast<size_t>(t.ndim) : 0) {
+    if (t.struct_size >= WEFT_STRUCT_SIZE(weft_tensor, strides) && t.strides != nullptr && t.ndim > 0)
+      strides_ = std::span<const int64_t>(t.strides, static_cast<size_t>(t.ndim));
+  }
 
+  weft_device_ptr data() const { return data_; }
+  uint64_t offset() const { return offset_; }  // bytes
   int32_t dtype() const { return dtype_; }
+  int32_t device() const { return device_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
   std::span<const int64_t> shape() const { return shape_; }
+  std::span<const int64_t> strides() const { return strides_; }
+  bool contiguous() const { return strides_.empty(); }
   /// Extent of axis i; negative i counts from the end. Throws when out of range.
   int64_t dim(int i) const {
     int n = ndim();
@@ -186,45 +213,37 @@ class Tensor {
     for (int64_t d : shape_) n *= d;
     return n;
   }
+  /// Bytes of a contiguous tensor of this shape.
   uint64_t bytes() const { return static_cast<uint64_t>(size()) * ElementSize(dtype_); }
-  /// Untyped host pointer (nullptr for an empty tensor).
-  void* raw() const { return host_; }
-  /// Typed host pointer; throws WEFT_ERR_UNSUPPORTED when T does not match the dtype.
-  template <typename T>
-  T* data() const {
-    if (DTypeOf<T>() != dtype_)
-      throw Error(WEFT_ERR_UNSUPPORTED,
-                  "tensor holds " + DTypeName(dtype_) + ", kernel read it as " + DTypeName(DTypeOf<T>()));
-    return static_cast<T*>(host_);
-  }
 
  private:
-  void* host_ = nullptr;
+  weft_device_ptr data_ = 0;
+  uint64_t offset_ = 0;
   int32_t dtype_ = WEFT_DTYPE_FLOAT32;
-  std::span<const int64_t> shape_;
+  int32_t device_ = 0;
+  std::span<const int64_t> shape_, strides_;
 };
 
-/// Everything Compute sees. Spans and tensors are valid for the duration of the call only.
-struct KernelCall {
-  std::span<const Tensor> inputs;
-  std::span<const Tensor> outputs;
+/// Everything a device Compute sees. Spans and tensors are valid for the duration of the call.
+struct DeviceCall {
+  std::span<const DeviceTensor> inputs;
+  std::span<const DeviceTensor> outputs;
   std::span<const int32_t> req;  // one WEFT_REQ_* per output
-  std::span<const Tensor> aux;   // forward kernels may update aux states (BatchNorm)
-  void* workspace = nullptr;     // WorkspaceBytes() bytes of host-visible scratch (nullptr if 0)
+  std::span<const DeviceTensor> aux;
+  DeviceTensor workspace;  // WorkspaceBytes() bytes of device memory (data 0 when none)
   uint64_t workspace_bytes = 0;
-  weft_stream stream = nullptr;
+  weft_stream stream = nullptr;  // queue the work here (NULL: compute before returning)
   int32_t device = 0;
   bool is_train = false;
   uint64_t seed = 0;  // per-call seed when the op asked for WEFT_OP_RESOURCE_RANDOM
+  const weft_host_api* host = nullptr;
+  const KernelTable* table = nullptr;
 
-  /// Workspace as T*, checking that `count` elements fit; throws WEFT_ERR_INTERNAL otherwise.
-  template <typename T>
-  T* Workspace(size_t count) const {
-    if (count * sizeof(T) > workspace_bytes)
-      throw Error(WEFT_ERR_INTERNAL, "kernel workspace too small: need " + std::to_string(count * sizeof(T)) +
-                                         " bytes, have " + std::to_string(workspace_bytes));
-    return static_cast<T*>(workspace);
-  }
+  /// The native handle of call.stream (a cudaStream_t, the VkCommandBuffer being recorded, ...)
+  /// through the host (host.h native_handle). Throws Error with the host's error.
+  weft_native_handle_args NativeStream() const;
+  /// The native handle of tensor `t`'s memory (a device address, a VkBuffer + offset, ...).
+  weft_native_handle_args NativeMemory(const DeviceTensor& t) const;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -278,34 +297,14 @@ inline float ReqBeta(int32_t req) { return req == WEFT_REQ_ADD ? 1.0f : 0.0f; }
 /// True for WEFT_REQ_NULL (the output must not be touched).
 inline bool IsNull(int32_t req) { return req == WEFT_REQ_NULL; }
 
-/// dst[i] = src[i] (write, in-place) or dst[i] += src[i] (add) for n elements; nothing for null.
-template <typename T>
-void StoreReq(int32_t req, T* dst, const T* src, int64_t n) {
-  WithReq(req, [&](auto assign) {
-    if constexpr (!decltype(assign)::kAdd) {
-      if (dst != src) std::memmove(dst, src, static_cast<size_t>(n) * sizeof(T));
-    } else {
-      for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
-    }
-  });
-}
-
-/// dst[i] = v (write) or dst[i] += v (add) for n elements; nothing for null.
-template <typename T>
-void FillReq(int32_t req, T* dst, T v, int64_t n) {
-  WithReq(req, [&](auto assign) {
-    for (int64_t i = 0; i < n; ++i) assign(dst[i], v);
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Registration.
 // ---------------------------------------------------------------------------------------------
 
 /// Turns a device allocation plus a byte offset into a host pointer valid for `bytes` bytes for
-/// the duration of the call. `plugin_state` is the state the host passes to every kernel entry
-/// of the plugin that registered the table. Throws (weft::sdk::Error) when it cannot.
-using PointerResolver = void* (*)(void* plugin_state, int32_t device, weft_device_ptr ptr, uint64_t offset,
+/// the duration of the call (host kernels only). `resolver_data` is what the table was given.
+/// Throws (weft::sdk::Error) when it cannot.
+using PointerResolver = void* (*)(void* resolver_data, int32_t device, weft_device_ptr ptr, uint64_t offset,
                                   uint64_t bytes);
 
 /// The resolver of host-addressable devices: ptr is a host address.
@@ -313,32 +312,20 @@ inline void* HostPointer(void*, int32_t, weft_device_ptr ptr, uint64_t offset, u
   return ptr == 0 ? nullptr : reinterpret_cast<char*>(static_cast<uintptr_t>(ptr)) + offset;
 }
 
+/// A kernel class over device memory: constructible from a KernelSetup, with
+/// `void Compute(const DeviceCall&) const`.
+template <typename K>
+concept DeviceKernelClass = std::is_constructible_v<K, const KernelSetup&> &&
+    requires(const K& k, const DeviceCall& c) {
+  k.Compute(c);
+};
+
+/// Wraps a host-memory kernel class (host_kernel.hpp) as a device kernel class. Defined in
+/// host_kernel.hpp; include it to register host kernels.
+template <typename K>
+class HostKernelAdapter;
+
 namespace detail {
-
-// The C trampolines must be plain functions, yet tables with different resolvers share kernel
-// classes. Each distinct resolver of this shared object gets a slot; the trampolines are
-// instantiated once per slot and read their resolver from it.
-inline constexpr int kMaxResolvers = 4;
-
-inline std::array<PointerResolver, kMaxResolvers>& ResolverSlots() {
-  static std::array<PointerResolver, kMaxResolvers> slots{};
-  return slots;
-}
-
-inline int ClaimResolverSlot(PointerResolver r) {
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slots = ResolverSlots();
-  for (int i = 0; i < kMaxResolvers; ++i) {
-    if (slots[static_cast<size_t>(i)] == r) return i;
-    if (slots[static_cast<size_t>(i)] == nullptr) {
-      slots[static_cast<size_t>(i)] = r;
-      return i;
-    }
-  }
-  throw Error(WEFT_ERR_INTERNAL, "more than " + std::to_string(kMaxResolvers) +
-                                     " pointer resolvers in one plugin; raise detail::kMaxResolvers");
-}
 
 template <typename K>
 concept HasWorkspace = requires(const K& k) {
@@ -368,10 +355,16 @@ inline std::vector<TensorDesc> Descs(int32_t n, const weft_shape* shapes, const 
   return out;
 }
 
+inline const weft_host_api* TableHost(const void* kernel_data) noexcept;
+inline const KernelTable* TableOf(const void* kernel_data);
+
 template <typename K>
 weft_error* CreateState(void*, weft_kernel_state_args* a) {
-  return Guard([&] {
+  return Guard(a != nullptr ? TableHost(a->kernel_data) : nullptr, [&] {
+    if (a == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "create_state: args is NULL");
     KernelSetup s;
+    s.table = TableOf(a->kernel_data);
+    s.host = TableHost(a->kernel_data);
     s.op_name = a->op_name ? a->op_name : "";
     s.device = a->device;
     s.attrs = AttrMap(a->attrs, a->num_attrs);
@@ -392,109 +385,112 @@ void DestroyState(void*, void* state) {
 // Views of up to kInline tensors live on the stack; more spill to the heap (Concat, add_n).
 inline constexpr size_t kInline = 8;
 
-struct Views {
-  std::array<Tensor, kInline> small;
-  std::vector<Tensor> big;
-  // `req` (outputs only, may be NULL): an output the caller does not want (req null) may come
-  // without memory (data 0); it gets a null view instead of a pointer lookup.
-  std::span<const Tensor> Make(PointerResolver r, void* ps, int32_t n, const weft_tensor* ts,
-                               const int32_t* req = nullptr) {
+struct DeviceViews {
+  std::array<DeviceTensor, kInline> small;
+  std::vector<DeviceTensor> big;
+  std::span<const DeviceTensor> Make(int32_t n, const weft_tensor* ts) {
     if (n < 0) throw Error(WEFT_ERR_INVALID_ARGUMENT, "negative tensor count");
-    Tensor* out = small.data();
+    if (n > 0 && ts == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "tensor array is NULL");
+    DeviceTensor* out = small.data();
     if (static_cast<size_t>(n) > kInline) {
       big.resize(static_cast<size_t>(n));
       out = big.data();
     }
-    for (int32_t i = 0; i < n; ++i) {
-      const weft_tensor& t = ts[i];
-      std::span<const int64_t> shape(t.shape, t.ndim > 0 ? static_cast<size_t>(t.ndim) : 0);
-      Tensor probe(nullptr, t.dtype, shape);
-      uint64_t bytes = probe.bytes();
-      bool absent = t.data == 0 && (bytes == 0 || (req != nullptr && req[i] == WEFT_REQ_NULL));
-      void* host = absent ? nullptr : r(ps, t.device, t.data, t.offset, bytes);
-      out[i] = Tensor(host, t.dtype, shape);
-    }
+    for (int32_t i = 0; i < n; ++i) out[i] = DeviceTensor(ts[i]);
     return {out, static_cast<size_t>(n)};
   }
 };
 
-template <typename K, int Slot>
-weft_error* Compute(void* ps, const weft_kernel_args* a) {
-  return Guard([&] {
-    if (a->state == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "kernel called without its state");
+template <typename K>
+weft_error* Compute(void*, const weft_kernel_args* a) {
+  return Guard(a != nullptr ? TableHost(a->kernel_data) : nullptr, [&] {
+    if (a == nullptr || a->state == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "kernel called without its state");
     const auto* box = static_cast<const Box<K>*>(a->state);
-    PointerResolver r = ResolverSlots()[Slot];
-    Views in, out, aux;
-    KernelCall c;
     if (a->num_outputs > 0 && a->req == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "kernel called without req");
-    c.inputs = in.Make(r, ps, a->num_inputs, a->inputs);
-    c.outputs = out.Make(r, ps, a->num_outputs, a->outputs, a->req);
-    c.aux = aux.Make(r, ps, a->num_aux, a->aux);
+    DeviceViews in, out, aux;
+    DeviceCall c;
+    c.inputs = in.Make(a->num_inputs, a->inputs);
+    c.outputs = out.Make(a->num_outputs, a->outputs);
+    c.aux = aux.Make(a->num_aux, a->aux);
     c.req = std::span<const int32_t>(a->req, static_cast<size_t>(a->num_outputs));
     c.workspace_bytes = box->workspace_bytes;
     if (box->workspace_bytes > 0) {
       if (a->workspace.data == 0)
         throw Error(WEFT_ERR_INVALID_ARGUMENT,
                     "kernel asked for " + std::to_string(box->workspace_bytes) + " workspace bytes and got none");
-      c.workspace = r(ps, a->workspace.device, a->workspace.data, a->workspace.offset, box->workspace_bytes);
+      c.workspace = DeviceTensor(a->workspace);
     }
     c.stream = a->stream;
     c.device = a->device;
     c.is_train = a->is_train != 0;
     c.seed = a->seed;
+    c.host = TableHost(a->kernel_data);
+    c.table = TableOf(a->kernel_data);
     box->kernel.Compute(c);
   });
 }
 
-template <typename K, size_t... I>
-constexpr auto ComputeTable(std::index_sequence<I...>) {
-  return std::array<weft_error* (*)(void*, const weft_kernel_args*), sizeof...(I)>{&Compute<K, int(I)>...};
-}
-
 }  // namespace detail
-
-/// A kernel class: constructible from a KernelSetup, with `void Compute(const KernelCall&) const`.
-template <typename K>
-concept KernelClass = std::is_constructible_v<K, const KernelSetup&> && requires(const K& k, const KernelCall& c) {
-  k.Compute(c);
-};
 
 /// Builds and owns the C tables of one device type. Not thread-safe while being filled; after
 /// Api() it is read-only and may be shared. Keep it alive until the plugin shuts down (the C
-/// structs point into it); a function-local static is the usual home.
+/// structs point into it): a member of the plugin object is the usual home.
 class KernelTable {
  public:
-  /// `device_type` as the device plugin names it ("cpu"); `resolver` translates device pointers
-  /// (HostPointer for host-addressable devices).
-  explicit KernelTable(std::string device_type, PointerResolver resolver = &HostPointer)
-      : device_type_(std::move(device_type)), slot_(detail::ClaimResolverSlot(resolver)) {}
+  /// `device_type` as the device plugin names it ("cpu"); `host`: the host's services (the
+  /// plugin's init argument; may be NULL in tests that need no errors); `resolver` and
+  /// `resolver_data` translate device pointers for host kernels (HostPointer for
+  /// host-addressable devices).
+  explicit KernelTable(std::string device_type, const weft_host_api* host = nullptr,
+                       PointerResolver resolver = &HostPointer, void* resolver_data = nullptr)
+      : device_type_(std::move(device_type)), host_(host), resolver_(resolver), resolver_data_(resolver_data) {}
   KernelTable(const KernelTable&) = delete;
   KernelTable& operator=(const KernelTable&) = delete;
 
   const std::string& device_type() const { return device_type_; }
+  const weft_host_api* host() const { return host_; }
+  /// Host memory behind a tensor's bytes, through the resolver (host kernels).
+  void* Resolve(int32_t device, weft_device_ptr ptr, uint64_t offset, uint64_t bytes) const {
+    return resolver_(resolver_data_, device, ptr, offset, bytes);
+  }
 
   /// Registers K for `op_name` and the dtype mask `dtypes` (WEFT_DTYPE_BIT of the first input's
-  /// dtypes). Several classes may serve one op name with disjoint dtype masks.
-  template <KernelClass K>
-  KernelTable& Add(std::string op_name, uint64_t dtypes) {
-    static constexpr auto kCompute = detail::ComputeTable<K>(std::make_index_sequence<detail::kMaxResolvers>{});
-    names_.push_back(std::move(op_name));
-    weft_kernel_def d{};
-    d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, compute);
-    d.op_name = names_.back().c_str();
-    d.device_type = device_type_.c_str();
-    d.dtypes = dtypes;
-    d.create_state = &detail::CreateState<K>;
-    d.destroy_state = &detail::DestroyState<K>;
-    d.compute = kCompute[static_cast<size_t>(slot_)];
-    defs_.push_back(d);
-    finished_ = false;
-    return *this;
+  /// dtypes), with WEFT_KERNEL_FLAG_* `flags`. K is a device kernel class (Compute(const
+  /// DeviceCall&)) or a host kernel class (Compute(const KernelCall&), host_kernel.hpp). Several
+  /// classes may serve one op name with disjoint dtype masks.
+  template <typename K>
+  KernelTable& Add(std::string op_name, uint64_t dtypes, uint32_t flags = 0) {
+    if constexpr (DeviceKernelClass<K>) {
+      names_.push_back(std::move(op_name));
+      weft_kernel_def d{};
+      d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, compute);
+      d.op_name = names_.back().c_str();
+      d.device_type = device_type_.c_str();
+      d.dtypes = dtypes;
+      d.flags = flags;
+      d.kernel_data = this;
+      d.create_state = &detail::CreateState<K>;
+      d.destroy_state = &detail::DestroyState<K>;
+      d.compute = &detail::Compute<K>;
+      defs_.push_back(d);
+      finished_ = false;
+      return *this;
+    } else {
+      return Add<HostKernelAdapter<K>>(std::move(op_name), dtypes, flags);
+    }
   }
 
   /// Adds an op definition owned by the caller (operator plugins); it must outlive the table.
   KernelTable& AddOpDef(const weft_op_def* def) {
     op_defs_.push_back(def);
+    finished_ = false;
+    return *this;
+  }
+
+  /// Makes this table's Api() also list every kernel of `other` (a table for another device
+  /// type: one plugin, kernels for several devices). `other` must outlive this table.
+  KernelTable& Include(const KernelTable& other) {
+    included_.push_back(&other);
     finished_ = false;
     return *this;
   }
@@ -512,6 +508,8 @@ class KernelTable {
     if (!finished_) {
       kernel_ptrs_.clear();
       for (const weft_kernel_def& d : defs_) kernel_ptrs_.push_back(&d);
+      for (const KernelTable* t : included_)
+        for (const weft_kernel_def& d : t->defs_) kernel_ptrs_.push_back(&d);
       api_ = weft_operator_api{};
       api_.struct_size = WEFT_STRUCT_SIZE(weft_operator_api, kernels);
       api_.num_op_defs = static_cast<int32_t>(op_defs_.size());
@@ -525,13 +523,52 @@ class KernelTable {
 
  private:
   std::string device_type_;
-  int slot_;
+  const weft_host_api* host_;
+  PointerResolver resolver_;
+  void* resolver_data_;
   std::deque<std::string> names_;     // deque: c_str() pointers stay put as names are added
   std::deque<weft_kernel_def> defs_;  // deque: def addresses stay put
   std::vector<const weft_kernel_def*> kernel_ptrs_;
   std::vector<const weft_op_def*> op_defs_;
+  std::vector<const KernelTable*> included_;
   weft_operator_api api_{};
   bool finished_ = false;
 };
+
+namespace detail {
+inline const KernelTable* TableOf(const void* kernel_data) {
+  if (kernel_data == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "kernel called without its kernel_data");
+  return static_cast<const KernelTable*>(kernel_data);
+}
+inline const weft_host_api* TableHost(const void* kernel_data) noexcept {
+  return kernel_data == nullptr ? nullptr : static_cast<const KernelTable*>(kernel_data)->host();
+}
+inline weft_native_handle_args AskNative(const weft_host_api* host, const KernelTable* table,
+                                         weft_native_handle_args args) {
+  if (host == nullptr || host->native_handle == nullptr || table == nullptr)
+    throw Error(WEFT_ERR_UNSUPPORTED, "the host offers no native handles");
+  ThrowIfError(host, host->native_handle(host->host_ctx, table->device_type().c_str(), &args));
+  return args;
+}
+}  // namespace detail
+
+inline weft_native_handle_args DeviceCall::NativeStream() const {
+  weft_native_handle_args a{};
+  a.struct_size = WEFT_STRUCT_SIZE(weft_native_handle_args, size);
+  a.what = WEFT_NATIVE_STREAM;
+  a.device = device;
+  a.stream = stream;
+  return detail::AskNative(host, table, a);
+}
+
+inline weft_native_handle_args DeviceCall::NativeMemory(const DeviceTensor& t) const {
+  weft_native_handle_args a{};
+  a.struct_size = WEFT_STRUCT_SIZE(weft_native_handle_args, size);
+  a.what = WEFT_NATIVE_MEMORY;
+  a.device = t.device();
+  a.ptr = t.data();
+  a.offset = t.offset();
+  return detail::AskNative(host, table, a);
+}
 
 }  // namespace weft::sdk

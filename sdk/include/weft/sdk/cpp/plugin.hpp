@@ -1,7 +1,8 @@
 // weft SDK C++ helpers — the plugin entry point, generated from one macro.
 //
-// A plugin author writes a class derived from weft::sdk::Plugin (device.hpp) whose default
-// constructor builds the plugin (it may read configuration through Config(), log through Log())
+// A plugin author writes a class derived from weft::sdk::Plugin (device.hpp) whose constructor
+// takes the host table (`explicit MyPlugin(const weft_host_api* host) : Plugin(host) {...}`),
+// builds the plugin (it may read configuration through Config()/ConfigInt(), log through Log())
 // and calls Provide() for each part it offers, then writes once, in one source file:
 //
 //     WEFT_SDK_PLUGIN(MyPlugin, "cpu", "0.1.0", "one-line description",
@@ -24,8 +25,9 @@
 
 namespace weft::sdk {
 
-/// The SDK versions a plugin built with this header speaks: 1.0 up to the SDK it was built with.
-inline constexpr uint32_t kPluginMinVersion = WEFT_SDK_MAKE_VERSION(1, 0);
+/// The SDK versions a plugin built with this header speaks: 2.0 up to the SDK it was built with
+/// (2.0 changed the 1.x layouts, so 1.x hosts are not spoken).
+inline constexpr uint32_t kPluginMinVersion = WEFT_SDK_MAKE_VERSION(2, 0);
 inline constexpr uint32_t kPluginMaxVersion = WEFT_SDK_VERSION;
 
 /// The plugin side of the negotiation in sdk/plugin.h, for a plugin speaking [plugin_min,
@@ -68,42 +70,6 @@ inline int32_t Negotiate(weft_plugin_entry_args* args, const char* plugin_name, 
   return 0;
 }
 
-/// Configuration value `key` through the host (environment first, then runtime options), or
-/// nullopt when unset or before init.
-inline std::optional<std::string> Config(const char* key) {
-  const weft_host_api* h = Host();
-  if (h == nullptr || h->config_get == nullptr) return std::nullopt;
-  char buf[256];
-  const int64_t n = h->config_get(h->host_ctx, key, buf, sizeof(buf));
-  if (n < 0) return std::nullopt;
-  if (static_cast<uint64_t>(n) < sizeof(buf)) return std::string(buf, static_cast<size_t>(n));
-  std::string big(static_cast<size_t>(n) + 1, '\0');
-  const int64_t m = h->config_get(h->host_ctx, key, big.data(), big.size());
-  if (m < 0) return std::nullopt;
-  big.resize(static_cast<size_t>(m) < big.size() ? static_cast<size_t>(m) : big.size() - 1);
-  return big;
-}
-
-/// Integer configuration value `key` in [lo, hi], `fallback` when unset. A value that is not an
-/// integer or out of range throws Error(WEFT_ERR_INVALID_ARGUMENT) naming the key and the range
-/// (plugins call this from their constructor, so init fails with that message).
-inline int64_t ConfigInt(const char* key, int64_t fallback, int64_t lo, int64_t hi) {
-  std::optional<std::string> v = Config(key);
-  if (!v || v->empty()) return fallback;
-  size_t used = 0;
-  int64_t x = 0;
-  try {
-    x = std::stoll(*v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v->size() || x < lo || x > hi) {
-    throw Error(WEFT_ERR_INVALID_ARGUMENT, std::string(key) + "='" + *v + "' is not an integer in [" +
-                                               std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return x;
-}
-
 namespace detail {
 
 template <typename P>
@@ -119,11 +85,8 @@ const weft_plugin_api* PluginTable(const char* name, const char* version, const 
       // init
       [](const weft_host_api* host, void** state) noexcept -> weft_error* {
         if (host == nullptr || state == nullptr) return nullptr;  // nothing to report through
-        SetHost(host);
         *state = nullptr;
-        weft_error* err = Guard([&] { *state = static_cast<Plugin*>(new P()); });
-        if (err != nullptr) SetHost(nullptr);
-        return err;
+        return Guard(host, [&] { *state = static_cast<Plugin*>(new P(host)); });
       },
       // shutdown
       [](void* state) noexcept {
@@ -131,7 +94,6 @@ const weft_plugin_api* PluginTable(const char* name, const char* version, const 
           delete static_cast<Plugin*>(state);
         } catch (...) {  // destructors are noexcept; belt and braces for the C boundary
         }
-        SetHost(nullptr);
       },
       [](void* state) noexcept -> const weft_device_api* {
         Device* d = state == nullptr ? nullptr : static_cast<Plugin*>(state)->device();
@@ -151,7 +113,7 @@ const weft_plugin_api* PluginTable(const char* name, const char* version, const 
 }  // namespace weft::sdk
 
 /// Defines the plugin's exported entry point for plugin class `PluginClass` (derived from
-/// weft::sdk::Plugin, default-constructible). `name`, `version`, `description`: string literals;
+/// weft::sdk::Plugin, constructible from `const weft_host_api*`). `name`, `version`, `description`: string literals;
 /// `provides`: the WEFT_PLUGIN_PROVIDES_* bits of the parts the class Provide()s.
 #define WEFT_SDK_PLUGIN(PluginClass, name, version, description, provides)                                  \
   WEFT_DECLARE_PLUGIN_ENTRY() {                                                                             \
