@@ -117,6 +117,18 @@ class SdkCpp : public ::testing::Test {
       if (std::strcmp(ops_->kernels[i]->op_name, name) == 0) return ops_->kernels[i];
     return nullptr;
   }
+  // create_state args for one float32-or-other input of `shape` (the pointers must outlive the call).
+  static weft_kernel_state_args StateArgs(const weft_kernel_def* k, const char* op, const weft_shape* shape,
+                                          const int32_t* dtype) {
+    weft_kernel_state_args sa{};
+    sa.struct_size = sizeof(sa);
+    sa.kernel_data = k->kernel_data;
+    sa.op_name = op;
+    sa.num_inputs = 1;
+    sa.input_shapes = shape;
+    sa.input_dtypes = dtype;
+    return sa;
+  }
   weft_stream NewStream() {
     weft_stream_create_args a{};
     a.struct_size = sizeof(a);
@@ -176,13 +188,7 @@ TEST_F(SdkCpp, WrappedKernelsClaimTheDeviceTypeAndKeepTheirStates) {
   EXPECT_STREQ(k->device_type, "testdev");
   int32_t dtype = WEFT_DTYPE_FLOAT32;
   weft_shape shape{1, {4}};
-  weft_kernel_state_args sa{};
-  sa.struct_size = sizeof(sa);
-  sa.kernel_data = k->kernel_data;
-  sa.op_name = "scale2";
-  sa.num_inputs = 1;
-  sa.input_shapes = &shape;
-  sa.input_dtypes = &dtype;
+  weft_kernel_state_args sa = StateArgs(k, "scale2", &shape, &dtype);
   ASSERT_EQ(Take(k->create_state(st_, &sa)).code, 0);
   EXPECT_EQ(g_states.load(), 1);
   EXPECT_EQ(sa.workspace_bytes, 16u) << "the original kernel's workspace request passes through";
@@ -196,13 +202,7 @@ TEST_F(SdkCpp, QueuedKernelRunsAfterEarlierStreamWork) {
   const weft_kernel_def* k = Kernel("scale2");
   int32_t dtype = WEFT_DTYPE_FLOAT32;
   weft_shape shape{1, {1000}};
-  weft_kernel_state_args sa{};
-  sa.struct_size = sizeof(sa);
-  sa.kernel_data = k->kernel_data;
-  sa.op_name = "scale2";
-  sa.num_inputs = 1;
-  sa.input_shapes = &shape;
-  sa.input_dtypes = &dtype;
+  weft_kernel_state_args sa = StateArgs(k, "scale2", &shape, &dtype);
   ASSERT_EQ(Take(k->create_state(st_, &sa)).code, 0);
 
   weft_alloc_args in{}, out{};
@@ -257,27 +257,33 @@ TEST_F(SdkCpp, QueuedKernelRunsAfterEarlierStreamWork) {
 }
 
 TEST_F(SdkCpp, StreamSynchronizeReturnsTheFirstAsyncErrorOnce) {
+  weft_stream s = NewStream();
+  QueueFailure(s);
+  const Outcome o = Take(dev_->stream_synchronize(st_, s));
+  EXPECT_EQ(o.code, WEFT_ERR_UNSUPPORTED);
+  EXPECT_EQ(o.message, "fail kernel ran") << "the kernel's own code and message";
+  EXPECT_EQ(Take(dev_->stream_synchronize(st_, s)).code, 0) << "reported once, then cleared";
+  const weft_kernel_def* k = Kernel("fail");
+  weft_kernel_args ka{};
+  ka.struct_size = sizeof(ka);
+  ka.kernel_data = k->kernel_data;
+  EXPECT_EQ(Take(k->compute(st_, &ka)).code, WEFT_ERR_INVALID_ARGUMENT) << "no state: refused at once";
+  EXPECT_EQ(Take(dev_->stream_destroy(st_, s)).code, 0);
+  EXPECT_EQ(Take(dev_->stream_synchronize(st_, s)).code, WEFT_ERR_INVALID_ARGUMENT) << "destroyed stream";
+}
+
+TEST_F(SdkCpp, OnTheNullStreamAQueuedKernelFailsAtOnce) {
   const weft_kernel_def* k = Kernel("fail");
   weft_kernel_state_args sa{};
   sa.struct_size = sizeof(sa);
   sa.kernel_data = k->kernel_data;
   sa.op_name = "fail";
   ASSERT_EQ(Take(k->create_state(st_, &sa)).code, 0) << "a single kernel for the op is found without dtypes";
-  weft_stream s = NewStream();
   weft_kernel_args ka{};
   ka.struct_size = sizeof(ka);
   ka.kernel_data = k->kernel_data;
   ka.state = sa.state;
-  ka.stream = s;
-  ASSERT_EQ(Take(k->compute(st_, &ka)).code, 0) << "queued: the error comes later";
-  const Outcome o = Take(dev_->stream_synchronize(st_, s));
-  EXPECT_EQ(o.code, WEFT_ERR_UNSUPPORTED);
-  EXPECT_EQ(o.message, "fail kernel ran") << "the kernel's own code and message";
-  EXPECT_EQ(Take(dev_->stream_synchronize(st_, s)).code, 0) << "reported once, then cleared";
-  ka.stream = nullptr;
   EXPECT_EQ(Take(k->compute(st_, &ka)).code, WEFT_ERR_UNSUPPORTED) << "NULL stream: synchronous error";
-  EXPECT_EQ(Take(dev_->stream_destroy(st_, s)).code, 0);
-  EXPECT_EQ(Take(dev_->stream_synchronize(st_, s)).code, WEFT_ERR_INVALID_ARGUMENT) << "destroyed stream";
   k->destroy_state(st_, sa.state);
 }
 
@@ -384,13 +390,7 @@ TEST_F(SdkCpp, TwoPluginObjectsInOneLibraryKeepTheirOwnHostAndKernels) {
   // The fixture's plugin still works after the other one is gone.
   int32_t dtype = WEFT_DTYPE_INT8;
   weft_shape shape{1, {4}};
-  weft_kernel_state_args sa{};
-  sa.struct_size = sizeof(sa);
-  sa.kernel_data = mine->kernel_data;
-  sa.op_name = "scale2";
-  sa.num_inputs = 1;
-  sa.input_shapes = &shape;
-  sa.input_dtypes = &dtype;
+  weft_kernel_state_args sa = StateArgs(mine, "scale2", &shape, &dtype);
   const Outcome o = Take(mine->create_state(st_, &sa));
   EXPECT_EQ(o.code, WEFT_ERR_UNSUPPORTED) << "errors still come through the fixture's host";
   EXPECT_NE(o.message.find("testdev"), std::string::npos) << o.message;

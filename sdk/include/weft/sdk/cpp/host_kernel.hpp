@@ -33,18 +33,9 @@ class Tensor {
   int ndim() const { return static_cast<int>(shape_.size()); }
   std::span<const int64_t> shape() const { return shape_; }
   /// Extent of axis i; negative i counts from the end. Throws when out of range.
-  int64_t dim(int i) const {
-    int n = ndim();
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) throw Error(WEFT_ERR_INVALID_ARGUMENT, "axis " + std::to_string(i) + " out of range");
-    return shape_[static_cast<size_t>(i)];
-  }
+  int64_t dim(int i) const { return detail::AxisExtent(shape_, i); }
   /// Number of elements (1 for a scalar).
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t d : shape_) n *= d;
-    return n;
-  }
+  int64_t size() const { return detail::Elements(shape_); }
   uint64_t bytes() const { return static_cast<uint64_t>(size()) * ElementSize(dtype_); }
   /// Untyped host pointer (nullptr for an empty tensor).
   void* raw() const { return host_; }

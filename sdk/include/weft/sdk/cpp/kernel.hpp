@@ -131,6 +131,23 @@ constexpr int32_t DTypeOf() {
     return -1;
 }
 
+namespace detail {
+/// Extent of axis i of `shape`; negative i counts from the end (-1 = last). Throws when out of
+/// range. Shared by every tensor view.
+inline int64_t AxisExtent(std::span<const int64_t> shape, int i) {
+  const int n = static_cast<int>(shape.size());
+  if (i < 0) i += n;
+  if (i < 0 || i >= n) throw Error(WEFT_ERR_INVALID_ARGUMENT, "axis " + std::to_string(i) + " out of range");
+  return shape[static_cast<size_t>(i)];
+}
+/// Number of elements of `shape` (1 for a scalar).
+inline int64_t Elements(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+}  // namespace detail
+
 /// Shape and dtype of one tensor at setup time (no data yet).
 struct TensorDesc {
   int32_t dtype = WEFT_DTYPE_FLOAT32;
@@ -138,18 +155,9 @@ struct TensorDesc {
 
   int ndim() const { return static_cast<int>(shape.size()); }
   /// Extent of axis i; negative i counts from the end (-1 = last). Throws when out of range.
-  int64_t dim(int i) const {
-    int n = ndim();
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) throw Error(WEFT_ERR_INVALID_ARGUMENT, "axis " + std::to_string(i) + " out of range");
-    return shape[static_cast<size_t>(i)];
-  }
+  int64_t dim(int i) const { return detail::AxisExtent(shape, i); }
   /// Number of elements (1 for a scalar).
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
+  int64_t size() const { return detail::Elements(shape); }
   uint64_t bytes() const { return static_cast<uint64_t>(size()) * ElementSize(dtype); }
 };
 
@@ -201,18 +209,9 @@ class DeviceTensor {
   std::span<const int64_t> strides() const { return strides_; }
   bool contiguous() const { return strides_.empty(); }
   /// Extent of axis i; negative i counts from the end. Throws when out of range.
-  int64_t dim(int i) const {
-    int n = ndim();
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) throw Error(WEFT_ERR_INVALID_ARGUMENT, "axis " + std::to_string(i) + " out of range");
-    return shape_[static_cast<size_t>(i)];
-  }
+  int64_t dim(int i) const { return detail::AxisExtent(shape_, i); }
   /// Number of elements (1 for a scalar).
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t d : shape_) n *= d;
-    return n;
-  }
+  int64_t size() const { return detail::Elements(shape_); }
   /// Bytes of a contiguous tensor of this shape.
   uint64_t bytes() const { return static_cast<uint64_t>(size()) * ElementSize(dtype_); }
 
