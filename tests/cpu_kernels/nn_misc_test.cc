@@ -1,5 +1,5 @@
-// BatchNorm, Dropout and the optimizer updates against references, finite differences and req
-// modes.
+// BatchNorm, Dropout, the optimizer updates and the KVStore's 2-bit compression against
+// references, finite differences and req modes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -177,6 +177,147 @@ TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
       CheckReqModes("adam_update", a, {w, g}, {{n}}, st, true, seed, 0);
     }
   }
+}
+
+TEST(NNKernels, NagAndRmsPropUpdatesFollowMxnet) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const int64_t n = 41;
+  for (const char* clip : {"-1", "0.3"}) {
+    SCOPED_TRACE(std::string("clip ") + clip);
+    const float cg = std::stof(clip);
+    const Buf w = Buf::F({n}, Random(rng, n, -1.5f, 1.5f)), g = Buf::F({n}, Random(rng, n, -2, 2));
+    const float* gv = g.as<float>();
+    Attrs common = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", clip}};
+    {  // nag, two steps: clip before the weight decay; the state is −lr·(textbook momentum)
+      Attrs a = common;
+      a["momentum"] = "0.9";
+      std::vector<Buf> mom = {Buf::F({n}, Random(rng, n, -0.1f, 0.1f))};
+      std::vector<float> rm = mom[0].floats(), rw = w.floats();
+      Buf cur = w;
+      for (int step = 0; step < 2; ++step) {
+        cur = RunOp("nag_mom_update", a, {cur, g}, {{n}}, &mom)[0];
+        for (int64_t i = 0; i < n; ++i) {
+          const float gi = Clip(0.5f * gv[i], cg) + 0.01f * rw[i];
+          rm[i] = 0.9f * rm[i] - 0.1f * gi;
+          rw[i] += 0.9f * rm[i] - 0.1f * gi;
+        }
+        EXPECT_LE(Nmse(rm, mom[0].floats()), 1e-10);
+        EXPECT_LE(Nmse(rw, cur.floats()), 1e-10);
+      }
+      CheckReqModes("nag_mom_update", a, {w, g}, {{n}}, mom, true, seed, 0);
+    }
+    {  // rmsprop: clip after the weight decay, then clip the weight
+      Attrs a = common;
+      a["gamma1"] = "0.8";
+      a["epsilon"] = "1e-6";
+      a["clip_weights"] = "1.2";
+      std::vector<Buf> st = {Buf::F({n}, Random(rng, n, 0.0f, 0.1f))};
+      std::vector<float> rn = st[0].floats(), rw(n);
+      auto out = RunOp("rmsprop_update", a, {w, g}, {{n}}, &st);
+      for (int64_t i = 0; i < n; ++i) {
+        const float wi = w.as<float>()[i], gi = Clip(0.5f * gv[i] + 0.01f * wi, cg);
+        rn[i] = 0.2f * gi * gi + 0.8f * rn[i];
+        rw[i] = Clip(wi - 0.1f * gi / std::sqrt(rn[i] + 1e-6f), 1.2f);
+      }
+      EXPECT_LE(Nmse(rn, st[0].floats()), 1e-10);
+      EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
+      CheckReqModes("rmsprop_update", a, {w, g}, {{n}}, st, true, seed, 0);
+    }
+    {  // rmspropalex (centered): n, g and delta states
+      Attrs a = common;
+      a["gamma1"] = "0.8";
+      a["gamma2"] = "0.7";
+      a["clip_weights"] = "1.2";
+      std::vector<Buf> st = {Buf::F({n}, Random(rng, n, 0.2f, 0.4f)), Buf::F({n}, Random(rng, n, -0.1f, 0.1f)),
+                             Buf::F({n}, Random(rng, n, -0.1f, 0.1f))};
+      std::vector<float> rn = st[0].floats(), rg = st[1].floats(), rd = st[2].floats(), rw(n);
+      auto out = RunOp("rmspropalex_update", a, {w, g}, {{n}}, &st);
+      for (int64_t i = 0; i < n; ++i) {
+        const float wi = w.as<float>()[i], gi = Clip(0.5f * gv[i] + 0.01f * wi, cg);
+        rn[i] = 0.2f * gi * gi + 0.8f * rn[i];
+        rg[i] = 0.2f * gi + 0.8f * rg[i];
+        rd[i] = 0.7f * rd[i] - 0.1f * gi / std::sqrt(rn[i] - rg[i] * rg[i] + 1e-8f);
+        rw[i] = Clip(wi + rd[i], 1.2f);
+      }
+      EXPECT_LE(Nmse(rn, st[0].floats()), 1e-10);
+      EXPECT_LE(Nmse(rg, st[1].floats()), 1e-10);
+      EXPECT_LE(Nmse(rd, st[2].floats()), 1e-10);
+      EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
+      CheckReqModes("rmspropalex_update", a, {w, g}, {{n}}, st, true, seed, 0);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ 2-bit compression
+// Reference encoding: element i in byte (i % 16) / 4 of word i / 16, highest bit pair first.
+uint32_t RefCode(const std::vector<uint32_t>& words, int64_t i) {
+  return (words[static_cast<size_t>(i / 16)] >> (8 * ((i % 16) / 4) + 6 - 2 * (i % 4))) & 3u;
+}
+
+TEST(NNKernels, TwoBitQuantizeKeepsResidualsAndDecodes) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const float t = 0.3f;
+  const Attrs attrs = {{"threshold", "0.3"}};
+  for (int64_t n : {1, 16, 37}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const int64_t nw = (n + 15) / 16;
+    Buf data = Buf::F({n}, Random(rng, n, -0.5f, 0.5f));
+    Buf residual = Buf::F({n}, Random(rng, n, -0.25f, 0.25f));
+    Buf words = Buf::Of(WEFT_DTYPE_UINT32, {nw});
+    std::fill(words.bytes.begin(), words.bytes.end(), 0xab);  // write must overwrite every bit
+    const std::vector<float> r0 = residual.floats();
+    Kernel q("_quantize_2bit", attrs, {data}, {words}, {residual});
+    ASSERT_TRUE(q.ok()) << q.error();
+    Call qc;
+    qc.inputs = {&data};
+    qc.outputs = {&words};
+    qc.aux = {&residual};
+    ASSERT_EQ(q.Run(qc, "_quantize_2bit"), "");
+    const std::vector<uint32_t> packed(words.as<uint32_t>(), words.as<uint32_t>() + nw);
+    std::vector<float> decoded_ref(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float r = r0[i] + data.as<float>()[i];
+      const uint32_t want = r >= t ? 3u : r <= -t ? 2u : 0u;
+      EXPECT_EQ(RefCode(packed, i), want) << i;
+      decoded_ref[i] = want == 3u ? t : want == 2u ? -t : 0.0f;
+      EXPECT_FLOAT_EQ(residual.as<float>()[i], r - decoded_ref[i]) << i;
+    }
+    for (int64_t i = n; i < nw * 16; ++i) EXPECT_EQ(RefCode(packed, i), 0u) << "padding " << i;
+
+    // Decode with write, then add onto previous contents.
+    Buf out = Buf::F({n}, Random(rng, n));
+    const std::vector<float> before = out.floats();
+    Kernel d("_dequantize_2bit", {{"threshold", "0.3"}, {"shape", weft_tuple({n})}}, {words}, {out}, {},
+             WEFT_DTYPE_UINT32);
+    ASSERT_TRUE(d.ok()) << d.error();
+    for (int32_t req : {WEFT_REQ_WRITE, WEFT_REQ_ADD}) {
+      Buf o = out;
+      Call dc;
+      dc.inputs = {&words};
+      dc.outputs = {&o};
+      dc.req = {req};
+      ASSERT_EQ(d.Run(dc, "_dequantize_2bit"), "");
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_FLOAT_EQ(o.as<float>()[i], decoded_ref[i] + (req == WEFT_REQ_ADD ? before[i] : 0.0f)) << i;
+    }
+  }
+}
+
+TEST(NNKernels, TwoBitRefusesBadSetups) {
+  Buf data = Buf::F({20}), residual = Buf::F({20}), words = Buf::Of(WEFT_DTYPE_UINT32, {2});
+  Kernel bad_t("_quantize_2bit", {{"threshold", "0"}}, {data}, {words}, {residual});
+  EXPECT_NE(bad_t.error().find("threshold"), std::string::npos) << bad_t.error();
+  Buf short_words = Buf::Of(WEFT_DTYPE_UINT32, {1});
+  Kernel bad_out("_quantize_2bit", {}, {data}, {short_words}, {residual});
+  EXPECT_NE(bad_out.error().find("need 2"), std::string::npos) << bad_out.error();
+  Kernel bad_type("_quantize_2bit", {}, {data}, {Buf::F({2})}, {residual});
+  EXPECT_NE(bad_type.error().find("uint32"), std::string::npos) << bad_type.error();
+  Kernel bad_in("_dequantize_2bit", {{"shape", "(40,)"}}, {words}, {Buf::F({40})}, {}, WEFT_DTYPE_UINT32);
+  EXPECT_NE(bad_in.error().find("needs 3"), std::string::npos) << bad_in.error();
 }
 
 TEST(NNKernels, OptimizerRequiresLearningRate) {
