@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "nn_test_util.h"
 
@@ -121,16 +122,62 @@ TEST(NNKernels, DropoutMaskIsSeededScaledAndOffInInference) {
 // ------------------------------------------------------------------ optimizers
 float Clip(float g, float c) { return c >= 0 ? std::min(std::max(g, -c), c) : g; }
 
-TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
+// One update test: weight and gradient, the attributes all update ops share (lr 0.1, wd 0.01,
+// rescale_grad 0.5, clip_gradient = clip), the generator for states and the test's seed.
+struct UpdateCase {
+  Buf w, g;
+  Attrs common;
+  float clip;
+  std::mt19937& rng;
+  uint64_t seed;
+};
+
+// Runs body for n elements without clipping (clip_gradient -1), then with clip_gradient 0.3.
+void ForEachClip(int64_t n, float w_range, const std::function<void(const UpdateCase&)>& body) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(static_cast<unsigned>(seed));
-  const int64_t n = 37;
   for (const char* clip : {"-1", "0.3"}) {
     SCOPED_TRACE(std::string("clip ") + clip);
-    const float cg = std::stof(clip);
-    Buf w = Buf::F({n}, Random(rng, n)), g = Buf::F({n}, Random(rng, n, -2, 2));
-    Attrs common = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", clip}};
+    Buf w = Buf::F({n}, Random(rng, n, -w_range, w_range)), g = Buf::F({n}, Random(rng, n, -2, 2));
+    body(UpdateCase{w,
+                    g,
+                    {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", clip}},
+                    std::stof(clip),
+                    rng,
+                    seed});
+  }
+}
+
+// Two steps of a one-state update op with momentum 0.9 from a random state, each checked
+// against ref(w, mom, g), which advances one element's reference weight and state; then req modes.
+void CheckMomentumSteps(const std::string& op, const UpdateCase& c,
+                        const std::function<void(float& w, float& mom, float g)>& ref) {
+  SCOPED_TRACE(op);
+  const int64_t n = c.w.size();
+  Attrs a = c.common;
+  a["momentum"] = "0.9";
+  std::vector<Buf> mom = {Buf::F({n}, Random(c.rng, n, -0.1f, 0.1f))};
+  const std::vector<Buf> mom0 = mom;
+  std::vector<float> rm = mom[0].floats(), rw = c.w.floats();
+  Buf cur = c.w;
+  for (int step = 0; step < 2; ++step) {
+    cur = RunOp(op, a, {cur, c.g}, {{n}}, &mom)[0];
+    for (int64_t i = 0; i < n; ++i) ref(rw[i], rm[i], c.g.as<float>()[i]);
+    EXPECT_LE(Nmse(rm, mom[0].floats()), 1e-10) << "step " << step;
+    EXPECT_LE(Nmse(rw, cur.floats()), 1e-10) << "step " << step;
+  }
+  CheckReqModes(op, a, {c.w, c.g}, {{n}}, mom0, true, c.seed, 0);
+}
+
+TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
+  const int64_t n = 37;
+  ForEachClip(n, 1.0f, [&](const UpdateCase& c) {
+    const Buf &w = c.w, &g = c.g;
+    const Attrs& common = c.common;
+    const float cg = c.clip;
+    std::mt19937& rng = c.rng;
+    const uint64_t seed = c.seed;
     {  // sgd
       auto out = RunOp("sgd_update", common, {w, g}, {{n}});
       std::vector<float> ref(n);
@@ -139,23 +186,11 @@ TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
       EXPECT_LE(Nmse(ref, out[0].floats()), 1e-10);
       CheckReqModes("sgd_update", common, {w, g}, {{n}}, {}, true, seed, 0);
     }
-    {  // sgd with momentum, two steps so the state matters
-      Attrs a = common;
-      a["momentum"] = "0.9";
-      std::vector<Buf> mom = {Buf::F({n}, Random(rng, n, -0.1f, 0.1f))};
-      std::vector<float> rm = mom[0].floats(), rw = w.floats();
-      Buf cur = w;
-      for (int step = 0; step < 2; ++step) {
-        auto out = RunOp("sgd_mom_update", a, {cur, g}, {{n}}, &mom);
-        for (int64_t i = 0; i < n; ++i) {
-          rm[i] = 0.9f * rm[i] - 0.1f * 0.01f * rw[i] - 0.1f * Clip(0.5f * g.as<float>()[i], cg);
-          rw[i] += rm[i];
-        }
-        cur = out[0];
-        EXPECT_LE(Nmse(rm, mom[0].floats()), 1e-10);
-        EXPECT_LE(Nmse(rw, cur.floats()), 1e-10);
-      }
-      CheckReqModes("sgd_mom_update", a, {w, g}, {{n}}, mom, true, seed, 0);
+    {  // sgd with momentum
+      CheckMomentumSteps("sgd_mom_update", c, [&](float& wi, float& m, float gi) {
+        m = 0.9f * m - 0.1f * 0.01f * wi - 0.1f * Clip(0.5f * gi, cg);
+        wi += m;
+      });
     }
     {  // adam: MXNet clips after adding weight decay
       Attrs a = common;
@@ -176,37 +211,24 @@ TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
       EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
       CheckReqModes("adam_update", a, {w, g}, {{n}}, st, true, seed, 0);
     }
-  }
+  });
 }
 
 TEST(NNKernels, NagAndRmsPropUpdatesFollowMxnet) {
-  const uint64_t seed = TestSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937 rng(static_cast<unsigned>(seed));
   const int64_t n = 41;
-  for (const char* clip : {"-1", "0.3"}) {
-    SCOPED_TRACE(std::string("clip ") + clip);
-    const float cg = std::stof(clip);
-    const Buf w = Buf::F({n}, Random(rng, n, -1.5f, 1.5f)), g = Buf::F({n}, Random(rng, n, -2, 2));
+  ForEachClip(n, 1.5f, [&](const UpdateCase& c) {
+    const Buf &w = c.w, &g = c.g;
     const float* gv = g.as<float>();
-    Attrs common = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", clip}};
-    {  // nag, two steps: clip before the weight decay; the state is −lr·(textbook momentum)
-      Attrs a = common;
-      a["momentum"] = "0.9";
-      std::vector<Buf> mom = {Buf::F({n}, Random(rng, n, -0.1f, 0.1f))};
-      std::vector<float> rm = mom[0].floats(), rw = w.floats();
-      Buf cur = w;
-      for (int step = 0; step < 2; ++step) {
-        cur = RunOp("nag_mom_update", a, {cur, g}, {{n}}, &mom)[0];
-        for (int64_t i = 0; i < n; ++i) {
-          const float gi = Clip(0.5f * gv[i], cg) + 0.01f * rw[i];
-          rm[i] = 0.9f * rm[i] - 0.1f * gi;
-          rw[i] += 0.9f * rm[i] - 0.1f * gi;
-        }
-        EXPECT_LE(Nmse(rm, mom[0].floats()), 1e-10);
-        EXPECT_LE(Nmse(rw, cur.floats()), 1e-10);
-      }
-      CheckReqModes("nag_mom_update", a, {w, g}, {{n}}, mom, true, seed, 0);
+    const Attrs& common = c.common;
+    const float cg = c.clip;
+    std::mt19937& rng = c.rng;
+    const uint64_t seed = c.seed;
+    {  // nag: clip before the weight decay; the state is −lr·(textbook momentum)
+      CheckMomentumSteps("nag_mom_update", c, [&](float& wi, float& m, float gi) {
+        const float gd = Clip(0.5f * gi, cg) + 0.01f * wi;
+        m = 0.9f * m - 0.1f * gd;
+        wi += 0.9f * m - 0.1f * gd;
+      });
     }
     {  // rmsprop: clip after the weight decay, then clip the weight
       Attrs a = common;
@@ -247,7 +269,7 @@ TEST(NNKernels, NagAndRmsPropUpdatesFollowMxnet) {
       EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
       CheckReqModes("rmspropalex_update", a, {w, g}, {{n}}, st, true, seed, 0);
     }
-  }
+  });
 }
 
 // ------------------------------------------------------------------ 2-bit compression
@@ -313,11 +335,11 @@ TEST(NNKernels, TwoBitRefusesBadSetups) {
   EXPECT_NE(bad_t.error().find("threshold"), std::string::npos) << bad_t.error();
   Buf short_words = Buf::Of(WEFT_DTYPE_UINT32, {1});
   Kernel bad_out("_quantize_2bit", {}, {data}, {short_words}, {residual});
-  EXPECT_NE(bad_out.error().find("need 2"), std::string::npos) << bad_out.error();
+  EXPECT_NE(bad_out.error().find("1 words for 20 values; they need 2"), std::string::npos) << bad_out.error();
   Kernel bad_type("_quantize_2bit", {}, {data}, {Buf::F({2})}, {residual});
   EXPECT_NE(bad_type.error().find("uint32"), std::string::npos) << bad_type.error();
   Kernel bad_in("_dequantize_2bit", {{"shape", "(40,)"}}, {words}, {Buf::F({40})}, {}, WEFT_DTYPE_UINT32);
-  EXPECT_NE(bad_in.error().find("needs 3"), std::string::npos) << bad_in.error();
+  EXPECT_NE(bad_in.error().find("2 words for 40 values; they need 3"), std::string::npos) << bad_in.error();
 }
 
 TEST(NNKernels, OptimizerRequiresLearningRate) {

@@ -34,19 +34,26 @@ void ExpectDType(const KernelSetup& s, const TensorDesc& t, int32_t dtype, const
     Unsupported(s, what + " must be " + weft::sdk::DTypeName(dtype) + ", got " + weft::sdk::DTypeName(t.dtype));
 }
 
+// Counts, dtypes and sizes both ops share: float32 values and the uint32 words holding their codes
+// (_quantize_2bit: input values, output words; _dequantize_2bit: the other way round).
+void CheckCodec(const KernelSetup& s, bool quantize) {
+  s.ExpectCounts(1, 1, quantize ? 1 : 0);
+  const TensorDesc& values = quantize ? s.inputs[0] : s.outputs[0];
+  const TensorDesc& words = quantize ? s.outputs[0] : s.inputs[0];
+  ExpectDType(s, values, WEFT_DTYPE_FLOAT32, quantize ? "data" : "output");
+  ExpectDType(s, words, WEFT_DTYPE_UINT32, quantize ? "output" : "data");
+  if (words.size() != Words(values.size()))
+    Invalid(s, std::to_string(words.size()) + " words for " + std::to_string(values.size()) + " values; they need " +
+                   std::to_string(Words(values.size())));
+}
+
 class Quantize2BitKernel {
  public:
   explicit Quantize2BitKernel(const KernelSetup& s) : threshold_(Threshold(s)) {
-    s.ExpectCounts(1, 1, 1);
-    ExpectDType(s, s.inputs[0], WEFT_DTYPE_FLOAT32, "data");
+    CheckCodec(s, true);
     ExpectDType(s, s.aux[0], WEFT_DTYPE_FLOAT32, "residual");
-    ExpectDType(s, s.outputs[0], WEFT_DTYPE_UINT32, "output");
-    const int64_t n = s.inputs[0].size();
-    if (s.aux[0].size() != n)
+    if (s.aux[0].size() != s.inputs[0].size())
       Invalid(s, "residual " + ShapeString(s.aux[0]) + " differs from data " + ShapeString(s.inputs[0]));
-    if (s.outputs[0].size() != Words(n))
-      Invalid(s, "output has " + std::to_string(s.outputs[0].size()) + " words; " + std::to_string(n) +
-                     " values need " + std::to_string(Words(n)));
   }
   void Compute(const KernelCall& c) const {
     if (c.req[0] == WEFT_REQ_ADD) throw Error(WEFT_ERR_INVALID_ARGUMENT, "_quantize_2bit: req add is not supported");
@@ -80,15 +87,7 @@ class Quantize2BitKernel {
 
 class Dequantize2BitKernel {
  public:
-  explicit Dequantize2BitKernel(const KernelSetup& s) : threshold_(Threshold(s)) {
-    s.ExpectCounts(1, 1, 0);
-    ExpectDType(s, s.inputs[0], WEFT_DTYPE_UINT32, "data");
-    ExpectDType(s, s.outputs[0], WEFT_DTYPE_FLOAT32, "output");
-    const int64_t n = s.outputs[0].size();
-    if (s.inputs[0].size() != Words(n))
-      Invalid(s, "data has " + std::to_string(s.inputs[0].size()) + " words; an output of " + std::to_string(n) +
-                     " values needs " + std::to_string(Words(n)));
-  }
+  explicit Dequantize2BitKernel(const KernelSetup& s) : threshold_(Threshold(s)) { CheckCodec(s, false); }
   void Compute(const KernelCall& c) const {
     const uint32_t* in = c.inputs[0].data<uint32_t>();
     float* out = c.outputs[0].data<float>();

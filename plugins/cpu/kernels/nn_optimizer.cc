@@ -25,16 +25,6 @@ namespace {
 
 float ClipTo(float v, float c) { return c >= 0.0f ? std::min(std::max(v, -c), c) : v; }
 
-struct Common {
-  float lr = 0, wd = 0, rescale = 1, clip = -1;
-  explicit Common(const KernelSetup& s)
-      : lr(static_cast<float>(s.attrs.GetFloat("lr"))),
-        wd(static_cast<float>(s.attrs.GetFloat("wd", 0.0))),
-        rescale(static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0))),
-        clip(static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0))) {}
-  float Clip(float g) const { return ClipTo(g, clip); }
-};
-
 void CheckSameSize(const KernelSetup& s) {
   int64_t n = s.inputs[0].size();
   auto check = [&](const TensorDesc& t, const std::string& what) {
@@ -44,6 +34,22 @@ void CheckSameSize(const KernelSetup& s) {
   for (size_t i = 0; i < s.outputs.size(); ++i) check(s.outputs[i], "output " + std::to_string(i));
   for (size_t i = 0; i < s.aux.size(); ++i) check(s.aux[i], "state " + std::to_string(i));
 }
+
+// What every update op shares: inputs weight and grad, the new weight as output, `num_states`
+// state tensors, all float32 of one size; attributes lr, wd, rescale_grad, clip_gradient.
+struct Common {
+  float lr = 0, wd = 0, rescale = 1, clip = -1;
+  Common(const KernelSetup& s, int num_states)
+      : lr(static_cast<float>(s.attrs.GetFloat("lr"))),
+        wd(static_cast<float>(s.attrs.GetFloat("wd", 0.0))),
+        rescale(static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0))),
+        clip(static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0))) {
+    s.ExpectCounts(2, 1, num_states);
+    RequireFloat32(s);
+    CheckSameSize(s);
+  }
+  float Clip(float g) const { return ClipTo(g, clip); }
+};
 
 // Runs update(i, store) for every element i; store(v) writes the new weight v into output element
 // i as the output's req says (nothing for null).
@@ -62,11 +68,7 @@ void ForEachElement(const KernelCall& c, Update update) {
 
 class SgdKernel {
  public:
-  explicit SgdKernel(const KernelSetup& s) : p_(s) {
-    s.ExpectCounts(2, 1, 0);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
+  explicit SgdKernel(const KernelSetup& s) : p_(s, 0) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -82,23 +84,39 @@ class SgdKernel {
   Common p_;
 };
 
-class SgdMomKernel {
+// The update ops with one momentum state: `Rule` advances the state of one element and returns
+// its new weight (w and g are that element's weight and gradient).
+using MomentumRule = float (*)(const Common& p, float momentum, float w, float g, float& mom);
+
+// sgd_mom_update: mom = momentum·mom − lr·wd·w − lr·clip(rescale·g); w' = w + mom.
+float SgdMomRule(const Common& p, float momentum, float w, float g, float& mom) {
+  mom = momentum * mom - p.lr * p.wd * w - p.lr * p.Clip(p.rescale * g);
+  return w + mom;
+}
+
+// nag_mom_update: g' = clip(rescale·g) + wd·w; m = momentum·mom; mom = m − lr·g';
+// w' = w − m + (momentum + 1)·(m − lr·g').
+float NagMomRule(const Common& p, float momentum, float w, float g, float& mom) {
+  const float gi = p.Clip(p.rescale * g) + p.wd * w;
+  const float m = momentum * mom;
+  mom = m - p.lr * gi;
+  return w - m + (momentum + 1.0f) * (m - p.lr * gi);
+}
+
+template <MomentumRule Rule>
+class MomentumKernel {
  public:
-  explicit SgdMomKernel(const KernelSetup& s)
-      : p_(s), momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {
-    s.ExpectCounts(2, 1, 1);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
+  explicit MomentumKernel(const KernelSetup& s)
+      : p_(s, 1), momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
     float* mom = c.aux[0].data<float>();
     ForEachElement(c, [&](int64_t i, auto store) {
-      const float m = momentum_ * mom[i] - p_.lr * p_.wd * w[i] - p_.lr * p_.Clip(p_.rescale * g[i]);
-      const float wi = w[i];
+      float m = mom[i];
+      const float wi = Rule(p_, momentum_, w[i], g[i], m);  // reads w[i] before store writes out[i]
       mom[i] = m;
-      store(wi + m);
+      store(wi);
     });
   }
 
@@ -110,14 +128,10 @@ class SgdMomKernel {
 class AdamKernel {
  public:
   explicit AdamKernel(const KernelSetup& s)
-      : p_(s),
+      : p_(s, 2),
         beta1_(static_cast<float>(s.attrs.GetFloat("beta1", 0.9))),
         beta2_(static_cast<float>(s.attrs.GetFloat("beta2", 0.999))),
-        eps_(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8))) {
-    s.ExpectCounts(2, 1, 2);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
+        eps_(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8))) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -139,32 +153,6 @@ class AdamKernel {
   float beta1_, beta2_, eps_;
 };
 
-class NagMomKernel {
- public:
-  explicit NagMomKernel(const KernelSetup& s)
-      : p_(s), momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {
-    s.ExpectCounts(2, 1, 1);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
-  void Compute(const KernelCall& c) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    float* mom = c.aux[0].data<float>();
-    ForEachElement(c, [&](int64_t i, auto store) {
-      const float gi = p_.Clip(p_.rescale * g[i]) + p_.wd * w[i];
-      const float m = momentum_ * mom[i];
-      const float wi = w[i];
-      mom[i] = m - p_.lr * gi;
-      store(wi - m + (momentum_ + 1.0f) * (m - p_.lr * gi));
-    });
-  }
-
- private:
-  Common p_;
-  float momentum_;
-};
-
 // The rmsprop family's extra attributes.
 struct RmsParams {
   float gamma1, epsilon, clip_weights;
@@ -176,11 +164,7 @@ struct RmsParams {
 
 class RmsPropKernel {
  public:
-  explicit RmsPropKernel(const KernelSetup& s) : p_(s), r_(s) {
-    s.ExpectCounts(2, 1, 1);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
+  explicit RmsPropKernel(const KernelSetup& s) : p_(s, 1), r_(s) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -202,11 +186,7 @@ class RmsPropKernel {
 class RmsPropAlexKernel {
  public:
   explicit RmsPropAlexKernel(const KernelSetup& s)
-      : p_(s), r_(s), gamma2_(static_cast<float>(s.attrs.GetFloat("gamma2", 0.9))) {
-    s.ExpectCounts(2, 1, 3);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
+      : p_(s, 3), r_(s), gamma2_(static_cast<float>(s.attrs.GetFloat("gamma2", 0.9))) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -236,8 +216,8 @@ class RmsPropAlexKernel {
 
 void RegisterOptimizer(KernelTable& t) {
   t.Add<SgdKernel>("sgd_update", kF32);
-  t.Add<SgdMomKernel>("sgd_mom_update", kF32);
-  t.Add<NagMomKernel>("nag_mom_update", kF32);
+  t.Add<MomentumKernel<SgdMomRule>>("sgd_mom_update", kF32);
+  t.Add<MomentumKernel<NagMomRule>>("nag_mom_update", kF32);
   t.Add<AdamKernel>("adam_update", kF32);
   t.Add<RmsPropKernel>("rmsprop_update", kF32);
   t.Add<RmsPropAlexKernel>("rmspropalex_update", kF32);
