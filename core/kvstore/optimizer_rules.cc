@@ -1,8 +1,9 @@
-// weft core — the update rules of SGD, NAG, Adam and RMSProp (see weft/optimizer.h for the math).
-#include <algorithm>
+// weft core — the update rules of SGD, NAG, Adam and RMSProp (see weft/optimizer.h for the math):
+// each update is one update operator (sgd_update, sgd_mom_update, nag_mom_update, adam_update,
+// rmsprop_update, rmspropalex_update) run by the weight's device plugin, with the arguments
+// MXNet 1.9's Python optimizers pass (python/mxnet/optimizer/optimizer.py).
 #include <cmath>
 
-#include "kvstore/host_ops.h"
 #include "weft/imperative.h"
 #include "weft/optimizer.h"
 
@@ -15,7 +16,7 @@ std::map<std::string, std::string> With(std::map<std::string, std::string> base,
   return base;
 }
 
-// Runs an update operator writing the weight in place.
+// Runs an update operator writing the weight in place (inputs: weight, grad, then the states).
 void InvokeUpdate(const std::string& op, const std::vector<NDArray>& inputs,
                   const std::map<std::string, std::string>& params, NDArray& weight) {
   ImperativeCall call;
@@ -26,9 +27,23 @@ void InvokeUpdate(const std::string& op, const std::vector<NDArray>& inputs,
   Invoke(call, &out);
 }
 
-inline float Clip(float g, float clip) { return clip >= 0 ? std::clamp(g, -clip, clip) : g; }
+// MXNet's optimizers pass clip_gradient / clip_weights only when they are truthy, so 0 means
+// "no clipping" there, as -1 does.
+std::string ClipValue(const std::string& v) { return std::stod(v) == 0.0 ? "-1" : v; }
+
+std::vector<NDArray> Concat(std::vector<NDArray> a, const std::vector<NDArray>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
 
 }  // namespace
+
+std::map<std::string, std::string> Optimizer::UpdateParams(float lr, float wd) const {
+  return {{"lr", fmt::format("{}", lr)},
+          {"wd", fmt::format("{}", wd)},
+          {"rescale_grad", GetParam("rescale_grad")},
+          {"clip_gradient", ClipValue(GetParam("clip_gradient"))}};
+}
 
 // ---- SGD -----------------------------------------------------------------------------------
 
@@ -39,15 +54,11 @@ int SGDOptimizer::NumStates() const { return Param("momentum") != 0.0f ? 1 : 0; 
 
 void SGDOptimizer::UpdateImpl(int, NDArray& weight, const NDArray& grad, std::vector<NDArray>& states, float lr,
                               float wd) {
-  std::map<std::string, std::string> p{{"lr", fmt::format("{}", lr)},
-                                       {"wd", fmt::format("{}", wd)},
-                                       {"rescale_grad", GetParam("rescale_grad")},
-                                       {"clip_gradient", GetParam("clip_gradient")}};
   if (states.empty()) {
-    InvokeUpdate("sgd_update", {weight, grad}, p, weight);
+    InvokeUpdate("sgd_update", {weight, grad}, UpdateParams(lr, wd), weight);
   } else {
-    p["momentum"] = GetParam("momentum");
-    InvokeUpdate("sgd_mom_update", {weight, grad, states[0]}, p, weight);
+    InvokeUpdate("sgd_mom_update", {weight, grad, states[0]},
+                 With(UpdateParams(lr, wd), {{"momentum", GetParam("momentum")}}), weight);
   }
 }
 
@@ -60,21 +71,12 @@ int NAGOptimizer::NumStates() const { return Param("momentum") != 0.0f ? 1 : 0; 
 
 void NAGOptimizer::UpdateImpl(int, NDArray& weight, const NDArray& grad, std::vector<NDArray>& states, float lr,
                               float wd) {
-  const float rescale = Param("rescale_grad"), clip = Param("clip_gradient"), momentum = Param("momentum");
-  kv::PushHostRule(
-      weight, grad, states,
-      [=](size_t n, float* w, const float* g, const std::vector<float*>& s) {
-        for (size_t i = 0; i < n; ++i) {
-          const float gi = Clip(rescale * g[i], clip) + wd * w[i];
-          if (s.empty()) {
-            w[i] -= lr * gi;
-          } else {
-            s[0][i] = momentum * s[0][i] + gi;
-            w[i] -= lr * (gi + momentum * s[0][i]);
-          }
-        }
-      },
-      "nag_update");
+  if (states.empty()) {
+    InvokeUpdate("sgd_update", {weight, grad}, UpdateParams(lr, wd), weight);
+  } else {
+    InvokeUpdate("nag_mom_update", {weight, grad, states[0]},
+                 With(UpdateParams(lr, wd), {{"momentum", GetParam("momentum")}}), weight);
+  }
 }
 
 // ---- Adam ----------------------------------------------------------------------------------
@@ -85,17 +87,14 @@ std::map<std::string, std::string> AdamOptimizer::Defaults() const {
 
 void AdamOptimizer::UpdateImpl(int index, NDArray& weight, const NDArray& grad, std::vector<NDArray>& states, float lr,
                                float wd) {
+  // MXNet folds the bias correction into the learning rate.
   const double t = UpdateCount(index);
   const double beta1 = Param("beta1"), beta2 = Param("beta2");
   const double lr_t = lr * std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t));
-  std::map<std::string, std::string> p{{"lr", fmt::format("{}", static_cast<float>(lr_t))},
-                                       {"wd", fmt::format("{}", wd)},
-                                       {"beta1", GetParam("beta1")},
-                                       {"beta2", GetParam("beta2")},
-                                       {"epsilon", GetParam("epsilon")},
-                                       {"rescale_grad", GetParam("rescale_grad")},
-                                       {"clip_gradient", GetParam("clip_gradient")}};
-  InvokeUpdate("adam_update", {weight, grad, states[0], states[1]}, p, weight);
+  InvokeUpdate("adam_update", Concat({weight, grad}, states),
+               With(UpdateParams(static_cast<float>(lr_t), wd),
+                    {{"beta1", GetParam("beta1")}, {"beta2", GetParam("beta2")}, {"epsilon", GetParam("epsilon")}}),
+               weight);
 }
 
 // ---- RMSProp -------------------------------------------------------------------------------
@@ -112,29 +111,16 @@ int RMSPropOptimizer::NumStates() const { return BoolParam("centered") ? 3 : 1; 
 
 void RMSPropOptimizer::UpdateImpl(int, NDArray& weight, const NDArray& grad, std::vector<NDArray>& states, float lr,
                                   float wd) {
-  const float rescale = Param("rescale_grad"), clip = Param("clip_gradient"), g1 = Param("gamma1"),
-              g2 = Param("gamma2"), eps = Param("epsilon"), clip_w = Param("clip_weights");
-  const bool centered = BoolParam("centered");
-  kv::PushHostRule(
-      weight, grad, states,
-      [=](size_t n, float* w, const float* g, const std::vector<float*>& s) {
-        for (size_t i = 0; i < n; ++i) {
-          const float gi = Clip(rescale * g[i], clip) + wd * w[i];
-          float& sn = s[0][i];
-          sn = (1 - g1) * gi * gi + g1 * sn;
-          if (!centered) {
-            w[i] -= lr * gi / std::sqrt(sn + eps);
-          } else {
-            float& gm = s[1][i];
-            float& delta = s[2][i];
-            gm = (1 - g1) * gi + g1 * gm;
-            delta = g2 * delta - lr * gi / std::sqrt(sn - gm * gm + eps);
-            w[i] += delta;
-          }
-          if (clip_w > 0) w[i] = std::clamp(w[i], -clip_w, clip_w);
-        }
-      },
-      "rmsprop_update");
+  std::map<std::string, std::string> p =
+      With(UpdateParams(lr, wd), {{"gamma1", GetParam("gamma1")},
+                                  {"epsilon", GetParam("epsilon")},
+                                  {"clip_weights", ClipValue(GetParam("clip_weights"))}});
+  if (BoolParam("centered")) {
+    p["gamma2"] = GetParam("gamma2");
+    InvokeUpdate("rmspropalex_update", Concat({weight, grad}, states), p, weight);
+  } else {
+    InvokeUpdate("rmsprop_update", {weight, grad, states[0]}, p, weight);
+  }
 }
 
 }  // namespace weft

@@ -281,7 +281,7 @@ TEST(Conformance, CpuGradientsMatchFiniteDifferences) {
 
 // write / add-to / null / in-place on one device for one node.
 std::string CheckReqModes(const Context& ctx, const RunSpec& spec, const weft::OpDef* def, const AttrMap& attrs,
-                          uint64_t seed) {
+                          uint64_t seed, bool req_add = true) {
   const RunResult written = RunNode(ctx, spec);
   if (!written.error.empty()) return "write: " + written.error;
   std::mt19937_64 rng(seed);
@@ -290,13 +290,15 @@ std::string CheckReqModes(const Context& ctx, const RunSpec& spec, const weft::O
     HostTensor t = Random(rng, spec.sig.out_shapes[o], Domain{});
     t.dtype = spec.sig.out_dtypes[o];
     for (double& x : t.v)
-      if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat64) x = std::floor(x * 4);
+      if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat64) x = std::floor((x + 1) * 4);  // 0..7
     add.out_init.push_back(t);
   }
   add.req.assign(spec.sig.out_shapes.size(), WEFT_REQ_ADD);
   const RunResult added = RunNode(ctx, add);
   std::string err;
-  if (!added.error.empty()) {
+  if (!req_add) {
+    if (added.error.empty()) err += "add: the op claims to refuse req add but ran; ";
+  } else if (!added.error.empty()) {
     err += "add: " + added.error;
   } else {
     std::vector<HostTensor> expect = add.out_init;
@@ -351,7 +353,7 @@ TEST(Conformance, ReqModes) {
     for (const std::string& d : devices) {
       const Context ctx(d, 0);
       if (HasKernelFor(fwd.op, d, fwd.sig)) {
-        const std::string err = CheckReqModes(ctx, fwd, p.def, p.attrs, p.seed);
+        const std::string err = CheckReqModes(ctx, fwd, p.def, p.attrs, p.seed, c.req_add);
         EXPECT_TRUE(err.empty()) << d << " " << fwd.op << ": " << err;
         Record(fwd.op, d, err.empty());
       }

@@ -38,6 +38,11 @@ void Store(DType dt, double x, uint8_t* p) {
     case DType::kUint8:
       *p = static_cast<uint8_t>(x);
       return;
+    case DType::kUint32: {  // bit patterns (2-bit codes): taken modulo 2^32
+      const uint32_t u = static_cast<uint32_t>(static_cast<int64_t>(x));
+      std::memcpy(p, &u, 4);
+      return;
+    }
     case DType::kInt8:
       *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(x);
       return;
@@ -70,6 +75,11 @@ double Load(DType dt, const uint8_t* p) {
     }
     case DType::kUint8:
       return *p;
+    case DType::kUint32: {
+      uint32_t u;
+      std::memcpy(&u, p, 4);
+      return u;
+    }
     case DType::kInt8:
       return *reinterpret_cast<const int8_t*>(p);
     default:

@@ -126,6 +126,19 @@ std::vector<OpCase> Build() {
                           {In(Shape{5, 3})})));
   v.push_back(NoGrad(Case("adam_update", {{"lr", "0.01"}, {"clip_gradient", "0.5"}}, {In(Shape{4}), In(Shape{4})},
                           {In(Shape{4}), In(Shape{4}, kPositive)})));
+  v.push_back(NoGrad(Case("nag_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}},
+                          {In(Shape{5, 3}), In(Shape{5, 3})}, {In(Shape{5, 3})})));
+  v.push_back(NoGrad(Case("rmsprop_update", {{"lr", "0.01"}, {"clip_weights", "0.8"}}, {In(Shape{7}), In(Shape{7})},
+                          {In(Shape{7}, kPositive)})));
+  v.push_back(
+      NoGrad(Case("rmspropalex_update", {{"lr", "0.01"}, {"clip_gradient", "0.5"}}, {In(Shape{2, 3}), In(Shape{2, 3})},
+                  {In(Shape{2, 3}, Domain{1.0, 2.0}), In(Shape{2, 3}, Domain{-0.1, 0.1}), In(Shape{2, 3})})));
+  // The KVStore's 2-bit compression: random values and residuals; random words (every code).
+  OpCase quantize = NoGrad(Case("_quantize_2bit", {{"threshold", "0.4"}}, {In(Shape{37})}, {In(Shape{37})}));
+  quantize.req_add = false;
+  v.push_back(quantize);
+  v.push_back(NoGrad(Case("_dequantize_2bit", {{"shape", "(5, 7)"}, {"threshold", "0.4"}},
+                          {In(Shape{3}, Domain{0, 4294967296.0, true, 0, false, DType::kUint32})})));
   return v;
 }
 

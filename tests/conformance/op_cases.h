@@ -22,6 +22,7 @@ struct OpCase {
   std::vector<Input> in, aux;
   bool fd_grad = true;   // check the CPU backward against central finite differences
   bool is_train = true;  // false for ops that draw random numbers (results differ across devices)
+  bool req_add = true;   // false: the op refuses req add (its output is a bit pattern, _quantize_2bit)
   std::string Label() const;
 };
 

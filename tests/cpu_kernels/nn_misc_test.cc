@@ -1,9 +1,10 @@
-// BatchNorm, Dropout and the optimizer updates against references, finite differences and req
-// modes.
+// BatchNorm, Dropout, the optimizer updates and the KVStore's 2-bit compression against
+// references, finite differences and req modes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "nn_test_util.h"
 
@@ -121,16 +122,62 @@ TEST(NNKernels, DropoutMaskIsSeededScaledAndOffInInference) {
 // ------------------------------------------------------------------ optimizers
 float Clip(float g, float c) { return c >= 0 ? std::min(std::max(g, -c), c) : g; }
 
-TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
+// One update test: weight and gradient, the attributes all update ops share (lr 0.1, wd 0.01,
+// rescale_grad 0.5, clip_gradient = clip), the generator for states and the test's seed.
+struct UpdateCase {
+  Buf w, g;
+  Attrs common;
+  float clip;
+  std::mt19937& rng;
+  uint64_t seed;
+};
+
+// Runs body for n elements without clipping (clip_gradient -1), then with clip_gradient 0.3.
+void ForEachClip(int64_t n, float w_range, const std::function<void(const UpdateCase&)>& body) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(static_cast<unsigned>(seed));
-  const int64_t n = 37;
   for (const char* clip : {"-1", "0.3"}) {
     SCOPED_TRACE(std::string("clip ") + clip);
-    const float cg = std::stof(clip);
-    Buf w = Buf::F({n}, Random(rng, n)), g = Buf::F({n}, Random(rng, n, -2, 2));
-    Attrs common = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", clip}};
+    Buf w = Buf::F({n}, Random(rng, n, -w_range, w_range)), g = Buf::F({n}, Random(rng, n, -2, 2));
+    body(UpdateCase{w,
+                    g,
+                    {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", clip}},
+                    std::stof(clip),
+                    rng,
+                    seed});
+  }
+}
+
+// Two steps of a one-state update op with momentum 0.9 from a random state, each checked
+// against ref(w, mom, g), which advances one element's reference weight and state; then req modes.
+void CheckMomentumSteps(const std::string& op, const UpdateCase& c,
+                        const std::function<void(float& w, float& mom, float g)>& ref) {
+  SCOPED_TRACE(op);
+  const int64_t n = c.w.size();
+  Attrs a = c.common;
+  a["momentum"] = "0.9";
+  std::vector<Buf> mom = {Buf::F({n}, Random(c.rng, n, -0.1f, 0.1f))};
+  const std::vector<Buf> mom0 = mom;
+  std::vector<float> rm = mom[0].floats(), rw = c.w.floats();
+  Buf cur = c.w;
+  for (int step = 0; step < 2; ++step) {
+    cur = RunOp(op, a, {cur, c.g}, {{n}}, &mom)[0];
+    for (int64_t i = 0; i < n; ++i) ref(rw[i], rm[i], c.g.as<float>()[i]);
+    EXPECT_LE(Nmse(rm, mom[0].floats()), 1e-10) << "step " << step;
+    EXPECT_LE(Nmse(rw, cur.floats()), 1e-10) << "step " << step;
+  }
+  CheckReqModes(op, a, {c.w, c.g}, {{n}}, mom0, true, c.seed, 0);
+}
+
+TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
+  const int64_t n = 37;
+  ForEachClip(n, 1.0f, [&](const UpdateCase& c) {
+    const Buf &w = c.w, &g = c.g;
+    const Attrs& common = c.common;
+    const float cg = c.clip;
+    std::mt19937& rng = c.rng;
+    const uint64_t seed = c.seed;
     {  // sgd
       auto out = RunOp("sgd_update", common, {w, g}, {{n}});
       std::vector<float> ref(n);
@@ -139,23 +186,11 @@ TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
       EXPECT_LE(Nmse(ref, out[0].floats()), 1e-10);
       CheckReqModes("sgd_update", common, {w, g}, {{n}}, {}, true, seed, 0);
     }
-    {  // sgd with momentum, two steps so the state matters
-      Attrs a = common;
-      a["momentum"] = "0.9";
-      std::vector<Buf> mom = {Buf::F({n}, Random(rng, n, -0.1f, 0.1f))};
-      std::vector<float> rm = mom[0].floats(), rw = w.floats();
-      Buf cur = w;
-      for (int step = 0; step < 2; ++step) {
-        auto out = RunOp("sgd_mom_update", a, {cur, g}, {{n}}, &mom);
-        for (int64_t i = 0; i < n; ++i) {
-          rm[i] = 0.9f * rm[i] - 0.1f * 0.01f * rw[i] - 0.1f * Clip(0.5f * g.as<float>()[i], cg);
-          rw[i] += rm[i];
-        }
-        cur = out[0];
-        EXPECT_LE(Nmse(rm, mom[0].floats()), 1e-10);
-        EXPECT_LE(Nmse(rw, cur.floats()), 1e-10);
-      }
-      CheckReqModes("sgd_mom_update", a, {w, g}, {{n}}, mom, true, seed, 0);
+    {  // sgd with momentum
+      CheckMomentumSteps("sgd_mom_update", c, [&](float& wi, float& m, float gi) {
+        m = 0.9f * m - 0.1f * 0.01f * wi - 0.1f * Clip(0.5f * gi, cg);
+        wi += m;
+      });
     }
     {  // adam: MXNet clips after adding weight decay
       Attrs a = common;
@@ -176,7 +211,135 @@ TEST(NNKernels, OptimizerUpdatesFollowMxnet) {
       EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
       CheckReqModes("adam_update", a, {w, g}, {{n}}, st, true, seed, 0);
     }
+  });
+}
+
+TEST(NNKernels, NagAndRmsPropUpdatesFollowMxnet) {
+  const int64_t n = 41;
+  ForEachClip(n, 1.5f, [&](const UpdateCase& c) {
+    const Buf &w = c.w, &g = c.g;
+    const float* gv = g.as<float>();
+    const Attrs& common = c.common;
+    const float cg = c.clip;
+    std::mt19937& rng = c.rng;
+    const uint64_t seed = c.seed;
+    {  // nag: clip before the weight decay; the state is −lr·(textbook momentum)
+      CheckMomentumSteps("nag_mom_update", c, [&](float& wi, float& m, float gi) {
+        const float gd = Clip(0.5f * gi, cg) + 0.01f * wi;
+        m = 0.9f * m - 0.1f * gd;
+        wi += 0.9f * m - 0.1f * gd;
+      });
+    }
+    {  // rmsprop: clip after the weight decay, then clip the weight
+      Attrs a = common;
+      a["gamma1"] = "0.8";
+      a["epsilon"] = "1e-6";
+      a["clip_weights"] = "1.2";
+      std::vector<Buf> st = {Buf::F({n}, Random(rng, n, 0.0f, 0.1f))};
+      std::vector<float> rn = st[0].floats(), rw(n);
+      auto out = RunOp("rmsprop_update", a, {w, g}, {{n}}, &st);
+      for (int64_t i = 0; i < n; ++i) {
+        const float wi = w.as<float>()[i], gi = Clip(0.5f * gv[i] + 0.01f * wi, cg);
+        rn[i] = 0.2f * gi * gi + 0.8f * rn[i];
+        rw[i] = Clip(wi - 0.1f * gi / std::sqrt(rn[i] + 1e-6f), 1.2f);
+      }
+      EXPECT_LE(Nmse(rn, st[0].floats()), 1e-10);
+      EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
+      CheckReqModes("rmsprop_update", a, {w, g}, {{n}}, st, true, seed, 0);
+    }
+    {  // rmspropalex (centered): n, g and delta states
+      Attrs a = common;
+      a["gamma1"] = "0.8";
+      a["gamma2"] = "0.7";
+      a["clip_weights"] = "1.2";
+      std::vector<Buf> st = {Buf::F({n}, Random(rng, n, 0.2f, 0.4f)), Buf::F({n}, Random(rng, n, -0.1f, 0.1f)),
+                             Buf::F({n}, Random(rng, n, -0.1f, 0.1f))};
+      std::vector<float> rn = st[0].floats(), rg = st[1].floats(), rd = st[2].floats(), rw(n);
+      auto out = RunOp("rmspropalex_update", a, {w, g}, {{n}}, &st);
+      for (int64_t i = 0; i < n; ++i) {
+        const float wi = w.as<float>()[i], gi = Clip(0.5f * gv[i] + 0.01f * wi, cg);
+        rn[i] = 0.2f * gi * gi + 0.8f * rn[i];
+        rg[i] = 0.2f * gi + 0.8f * rg[i];
+        rd[i] = 0.7f * rd[i] - 0.1f * gi / std::sqrt(rn[i] - rg[i] * rg[i] + 1e-8f);
+        rw[i] = Clip(wi + rd[i], 1.2f);
+      }
+      EXPECT_LE(Nmse(rn, st[0].floats()), 1e-10);
+      EXPECT_LE(Nmse(rg, st[1].floats()), 1e-10);
+      EXPECT_LE(Nmse(rd, st[2].floats()), 1e-10);
+      EXPECT_LE(Nmse(rw, out[0].floats()), 1e-10);
+      CheckReqModes("rmspropalex_update", a, {w, g}, {{n}}, st, true, seed, 0);
+    }
+  });
+}
+
+// ------------------------------------------------------------------ 2-bit compression
+// Reference encoding: element i in byte (i % 16) / 4 of word i / 16, highest bit pair first.
+uint32_t RefCode(const std::vector<uint32_t>& words, int64_t i) {
+  return (words[static_cast<size_t>(i / 16)] >> (8 * ((i % 16) / 4) + 6 - 2 * (i % 4))) & 3u;
+}
+
+TEST(NNKernels, TwoBitQuantizeKeepsResidualsAndDecodes) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const float t = 0.3f;
+  const Attrs attrs = {{"threshold", "0.3"}};
+  for (int64_t n : {1, 16, 37}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const int64_t nw = (n + 15) / 16;
+    Buf data = Buf::F({n}, Random(rng, n, -0.5f, 0.5f));
+    Buf residual = Buf::F({n}, Random(rng, n, -0.25f, 0.25f));
+    Buf words = Buf::Of(WEFT_DTYPE_UINT32, {nw});
+    std::fill(words.bytes.begin(), words.bytes.end(), 0xab);  // write must overwrite every bit
+    const std::vector<float> r0 = residual.floats();
+    Kernel q("_quantize_2bit", attrs, {data}, {words}, {residual});
+    ASSERT_TRUE(q.ok()) << q.error();
+    Call qc;
+    qc.inputs = {&data};
+    qc.outputs = {&words};
+    qc.aux = {&residual};
+    ASSERT_EQ(q.Run(qc, "_quantize_2bit"), "");
+    const std::vector<uint32_t> packed(words.as<uint32_t>(), words.as<uint32_t>() + nw);
+    std::vector<float> decoded_ref(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float r = r0[i] + data.as<float>()[i];
+      const uint32_t want = r >= t ? 3u : r <= -t ? 2u : 0u;
+      EXPECT_EQ(RefCode(packed, i), want) << i;
+      decoded_ref[i] = want == 3u ? t : want == 2u ? -t : 0.0f;
+      EXPECT_FLOAT_EQ(residual.as<float>()[i], r - decoded_ref[i]) << i;
+    }
+    for (int64_t i = n; i < nw * 16; ++i) EXPECT_EQ(RefCode(packed, i), 0u) << "padding " << i;
+
+    // Decode with write, then add onto previous contents.
+    Buf out = Buf::F({n}, Random(rng, n));
+    const std::vector<float> before = out.floats();
+    Kernel d("_dequantize_2bit", {{"threshold", "0.3"}, {"shape", weft_tuple({n})}}, {words}, {out}, {},
+             WEFT_DTYPE_UINT32);
+    ASSERT_TRUE(d.ok()) << d.error();
+    for (int32_t req : {WEFT_REQ_WRITE, WEFT_REQ_ADD}) {
+      Buf o = out;
+      Call dc;
+      dc.inputs = {&words};
+      dc.outputs = {&o};
+      dc.req = {req};
+      ASSERT_EQ(d.Run(dc, "_dequantize_2bit"), "");
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_FLOAT_EQ(o.as<float>()[i], decoded_ref[i] + (req == WEFT_REQ_ADD ? before[i] : 0.0f)) << i;
+    }
   }
+}
+
+TEST(NNKernels, TwoBitRefusesBadSetups) {
+  Buf data = Buf::F({20}), residual = Buf::F({20}), words = Buf::Of(WEFT_DTYPE_UINT32, {2});
+  Kernel bad_t("_quantize_2bit", {{"threshold", "0"}}, {data}, {words}, {residual});
+  EXPECT_NE(bad_t.error().find("threshold"), std::string::npos) << bad_t.error();
+  Buf short_words = Buf::Of(WEFT_DTYPE_UINT32, {1});
+  Kernel bad_out("_quantize_2bit", {}, {data}, {short_words}, {residual});
+  EXPECT_NE(bad_out.error().find("1 words for 20 values; they need 2"), std::string::npos) << bad_out.error();
+  Kernel bad_type("_quantize_2bit", {}, {data}, {Buf::F({2})}, {residual});
+  EXPECT_NE(bad_type.error().find("uint32"), std::string::npos) << bad_type.error();
+  Kernel bad_in("_dequantize_2bit", {{"shape", "(40,)"}}, {words}, {Buf::F({40})}, {}, WEFT_DTYPE_UINT32);
+  EXPECT_NE(bad_in.error().find("2 words for 40 values; they need 3"), std::string::npos) << bad_in.error();
 }
 
 TEST(NNKernels, OptimizerRequiresLearningRate) {

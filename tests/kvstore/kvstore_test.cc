@@ -1,11 +1,13 @@
 // KVStore "local" and "device": MXNet's worked numbers (tests/python/unittest/test_kvstore.py),
-// 2-bit compression, errors, optimizer states — on cpu(0..3) and, when loaded, simdev(0..1).
+// 2-bit compression (against MXNet 1.9.1's results, mxnet_expected.h), where sums and updates
+// run, errors, optimizer states — on cpu(0..3) and, when loaded, simdev(0..1).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
-#include "kvstore/host_ops.h"
+#include "mxnet_expected.h"
 #include "weft/imperative.h"
 #include "weft/kvstore.h"
 #include "weft/runtime.h"
@@ -247,6 +249,68 @@ TEST(KVStore, DeviceTypeSumsOnADeviceOfThePushers) {
   ExpectAll(out, 5);
 }
 
+TEST(KVStore, LocalTypeSumsOnCpu0) {
+  // "local" copies every value to cpu(0) and sums there (MXNet's CommCPU), wherever the values are.
+  std::vector<Context> devs{Context::cpu(1), Context::cpu(2)};
+  if (Runtime::Get().HasDevice(Context("simdev", 1))) devs = {Context("simdev", 0), Context("simdev", 1)};
+  auto kv = KVStore::Create("local");
+  std::vector<std::string> seen;
+  kv->SetUpdater([&](int, const NDArray& recv, NDArray* local) {
+    seen.push_back(recv.GetContext().ToString() + " " + local->GetContext().ToString());
+    *local += recv;
+  });
+  kv->Init(0, Filled(1, devs[0]));
+  kv->Push(0, FilledOn(2, devs));
+  NDArray out = Filled(0, devs[1]);
+  kv->Pull(0, {out});
+  ExpectAll(out, 5);
+  EXPECT_EQ(seen, std::vector<std::string>{"cpu(0) cpu(0)"});
+}
+
+TEST(KVStore, OptimizersGiveTheSameResultOnEveryType) {
+  // The same pushes through "local" (update on cpu(0)) and "device" (update on the pushing
+  // devices: simdev when loaded) give the same weights for every optimizer.
+  std::vector<Context> devs{Context::cpu(1), Context::cpu(2)};
+  if (Runtime::Get().HasDevice(Context("simdev", 1))) devs = {Context("simdev", 0), Context("simdev", 1)};
+  const std::vector<std::pair<std::string, std::map<std::string, std::string>>> opts = {
+      {"sgd", {{"momentum", "0.9"}, {"wd", "0.01"}}},
+      {"nag", {{"momentum", "0.9"}, {"clip_gradient", "0.5"}}},
+      {"adam", {{"wd", "0.01"}}},
+      {"rmsprop", {}},
+      {"rmsprop", {{"centered", "true"}, {"clip_weights", "1.1"}}}};
+  const Shape shape(3, 5);
+  std::vector<float> w0(shape.Size()), g0(shape.Size());
+  for (size_t i = 0; i < w0.size(); ++i) {
+    w0[i] = std::sin(static_cast<float>(i));
+    g0[i] = std::cos(static_cast<float>(3 * i));
+  }
+  for (const auto& [name, params] : opts) {
+    SCOPED_TRACE(name);
+    std::vector<std::vector<float>> results;
+    for (const char* type : {"local", "device"}) {
+      auto kv = KVStore::Create(type);
+      auto opt = OptimizerRegistry::Create(name);
+      opt->SetParam("lr", 0.1);
+      for (const auto& [k, v] : params) opt->SetParamString(k, v);
+      kv->SetOptimizer(std::move(opt));
+      kv->Init(0, NDArray(w0, shape, devs[0]));
+      std::vector<NDArray> weights{NDArray(shape, devs[0]), NDArray(shape, devs[1])};
+      for (int step = 0; step < 3; ++step) {
+        kv->Push(0, {NDArray(g0, shape, devs[0]), NDArray(g0, shape, devs[1]) * 0.5f});
+        kv->Pull(0, weights);
+      }
+      std::vector<float> a, b;
+      weights[0].SyncCopyToCPU(&a);
+      weights[1].SyncCopyToCPU(&b);
+      EXPECT_EQ(a, b) << type;
+      EXPECT_NE(a, w0) << type;
+      results.push_back(a);
+    }
+    ASSERT_EQ(results[0].size(), results[1].size());
+    for (size_t i = 0; i < results[0].size(); ++i) EXPECT_NEAR(results[0][i], results[1][i], 1e-6) << i;
+  }
+}
+
 TEST(KVStore, StringKeysUseAStrUpdater) {
   auto kv = KVStore::Create("local");
   std::vector<std::string> seen;
@@ -288,20 +352,69 @@ TEST(KVStore, GradientCompressionParameters) {
             std::string::npos);
 }
 
-TEST(KVStore, TwoBitPackingLayout) {
-  // 20 values: codes for +t, -t, 0 cycling; 2 words; decoded values are {+t, -t, 0}.
-  std::vector<float> g(20), residual(20, 0.0f), decoded(20);
+std::vector<Context> CpuAndSimdev() {
+  std::vector<Context> out{Context::cpu(0)};
+  if (Runtime::Get().HasDevice(Context("simdev", 0))) out.emplace_back("simdev", 0);
+  return out;
+}
+
+TEST(KVStore, TwoBitOpsPackingLayout) {
+  // 20 values: codes for +t, -t, 0 cycling; 2 words; decoded values are {+t, -t, 0}. Run as the
+  // _quantize_2bit / _dequantize_2bit ops on each device.
+  std::vector<float> g(20);
   for (size_t i = 0; i < g.size(); ++i) g[i] = i % 3 == 0 ? 1.0f : i % 3 == 1 ? -1.0f : 0.2f;
-  std::vector<uint32_t> packed(kv::TwoBitWords(g.size()), 0xffffffffu);
-  ASSERT_EQ(packed.size(), 2u);
-  kv::QuantizeTwoBit(g.data(), residual.data(), packed.data(), g.size(), 0.5f);
-  // Element 0 (+t, code 11) is the highest bit pair of the first byte; element 1 (-t, 10) next.
-  EXPECT_EQ(packed[0] & 0xf0u, 0xe0u);
-  kv::DequantizeTwoBit(packed.data(), decoded.data(), g.size(), 0.5f);
-  for (size_t i = 0; i < g.size(); ++i) {
-    const float want = i % 3 == 0 ? 0.5f : i % 3 == 1 ? -0.5f : 0.0f;
-    EXPECT_FLOAT_EQ(decoded[i], want) << i;
-    EXPECT_FLOAT_EQ(residual[i], g[i] - want) << i;
+  for (const Context& ctx : CpuAndSimdev()) {
+    SCOPED_TRACE(ctx.ToString());
+    NDArray data(g, Shape(4, 5), ctx), residual = Filled(0, ctx, Shape(4, 5));
+    ImperativeCall q;
+    q.op = "_quantize_2bit";
+    q.inputs = {data, residual};
+    q.params = {{"threshold", "0.5"}};
+    NDArray words = Invoke(q).at(0);
+    ASSERT_EQ(words.GetShape(), Shape(2));
+    ASSERT_EQ(words.GetDType(), DType::kUint32);
+    std::vector<uint32_t> packed(2);
+    words.SyncCopyToCPUBytes(packed.data(), packed.size() * sizeof(uint32_t));
+    // Element 0 (+t, code 11) is the highest bit pair of the first byte; element 1 (-t, 10) next,
+    // element 2 (0, 00), element 3 (+t) the lowest pair: byte 0 = 11 10 00 11.
+    EXPECT_EQ(packed[0] & 0xffu, 0xe3u);
+    // Padding codes of the last word (elements 20..31) are 00.
+    EXPECT_EQ(packed[1] & 0xffff0000u, 0u);
+    NDArray decoded = InvokeOne("_dequantize_2bit", {words}, {{"shape", "(4, 5)"}, {"threshold", "0.5"}});
+    std::vector<float> d, r;
+    decoded.SyncCopyToCPU(&d);
+    residual.SyncCopyToCPU(&r);
+    for (size_t i = 0; i < g.size(); ++i) {
+      const float want = i % 3 == 0 ? 0.5f : i % 3 == 1 ? -0.5f : 0.0f;
+      EXPECT_FLOAT_EQ(d[i], want) << i;
+      EXPECT_FLOAT_EQ(r[i], g[i] - want) << i;
+    }
+  }
+}
+
+TEST_P(KVStoreTypes, TwoBitCompressionMatchesMxnet) {
+  // MXNet 1.9.1's "device" store with random gradients from two devices (make_mxnet_expected.py);
+  // here from every device pair the build has.
+  std::vector<std::vector<Context>> pairs{{Context::cpu(0), Context::cpu(1)}};
+  if (Runtime::Get().HasDevice(Context("simdev", 1))) {
+    pairs.push_back({Context("simdev", 0), Context("simdev", 1)});
+    pairs.push_back({Context::cpu(2), Context("simdev", 1)});
+  }
+  const Shape shape(static_cast<int64_t>(mxnet_expected::kTwoBitPulled[0].size()));
+  for (const auto& devs : pairs) {
+    SCOPED_TRACE(devs[0].ToString() + " + " + devs[1].ToString());
+    auto kv = KVStore::Create(GetParam());
+    kv->SetGradientCompression({{"type", "2bit"}, {"threshold", fmt::format("{}", mxnet_expected::kTwoBitThreshold)}});
+    kv->Init(0, Filled(0, devs[1], shape));
+    for (size_t p = 0; p < mxnet_expected::kTwoBitPushes.size(); ++p) {
+      const auto& grads = mxnet_expected::kTwoBitPushes[p];
+      kv->Push(0, {NDArray(grads[0], shape, devs[0]), NDArray(grads[1], shape, devs[1])});
+      NDArray out = Filled(-9, Context::cpu(3), shape);
+      kv->Pull(0, {out});
+      std::vector<float> got;
+      out.SyncCopyToCPU(&got);
+      EXPECT_EQ(got, mxnet_expected::kTwoBitPulled[p]) << "push " << p;
+    }
   }
 }
 

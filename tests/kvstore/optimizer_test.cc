@@ -1,8 +1,12 @@
-// Optimizers against hand-computed MXNet 1.9 updates, learning-rate schedules, multipliers.
+// Optimizers and the update ops against hand-computed MXNet 1.9 updates and against MXNet 1.9.1's
+// own results (mxnet_expected.h, written by data/make_mxnet_expected.py), on cpu and simdev;
+// learning-rate schedules, multipliers.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "mxnet_expected.h"
+#include "weft/imperative.h"
 #include "weft/optimizer.h"
 #include "weft/runtime.h"
 #include "weft/symbol.h"
@@ -120,6 +124,53 @@ TEST(Optimizer, RmsPropPlainAndCentered) {
     const float n = 0.1f * 0.25f, gm = 0.05f;
     EXPECT_NEAR(Read(c.w)[0], 1.0f - 0.01f * 0.5f / std::sqrt(n - gm * gm + 1e-8f), 1e-6) << ctx.ToString();
     EXPECT_FLOAT_EQ(Read(c.w)[1], -1.5f) << ctx.ToString();  // clip_weights
+  }
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 2e-6 * std::max(1.0f, std::fabs(want[i]))) << what << ", element " << i;
+}
+
+TEST(UpdateOps, MatchMxnet) {
+  // Each op called `steps` times with the same gradient, states updated in place, on each device.
+  for (const Context& ctx : Devices()) {
+    for (const mxnet_expected::OpCase& c : mxnet_expected::kOpCases) {
+      const std::string label =
+          std::string(c.op) + " on " + ctx.ToString() + (c.attrs.count("clip_gradient") ? " (clip_gradient)" : "");
+      std::vector<NDArray> arrays;
+      for (const std::vector<float>& v : c.inputs) arrays.emplace_back(v, Shape(static_cast<int64_t>(v.size())), ctx);
+      for (int step = 0; step < c.steps; ++step) {
+        ImperativeCall call;
+        call.op = c.op;
+        call.inputs = arrays;
+        call.params = c.attrs;
+        std::vector<NDArray> out{arrays[0]};  // in place, as MXNet's optimizers call them
+        Invoke(call, &out);
+      }
+      ExpectClose(Read(arrays[0]), c.expected[0], label + ": weight");
+      for (size_t k = 1; k < c.expected.size(); ++k)
+        ExpectClose(Read(arrays[k + 1]), c.expected[k], label + ": state " + std::to_string(k - 1));
+    }
+  }
+}
+
+TEST(Optimizer, MatchesMxnetOptimizers) {
+  // MXNet's Python optimizers (three updates of index 0 through get_updater) against ours.
+  for (const Context& ctx : Devices()) {
+    for (const mxnet_expected::OptimizerCase& c : mxnet_expected::kOptimizerCases) {
+      std::string label = std::string(c.type) + " on " + ctx.ToString();
+      auto opt = OptimizerRegistry::Create(c.type);
+      for (const auto& [k, v] : c.params) {
+        opt->SetParamString(k, v);
+        label += " " + k + "=" + v;
+      }
+      const Shape shape(static_cast<int64_t>(c.weight.size()));
+      NDArray w(c.weight, shape, ctx), g(c.grad, shape, ctx);
+      for (int i = 0; i < c.updates; ++i) opt->Update(0, w, g);
+      ExpectClose(Read(w), c.expected, label);
+    }
   }
 }
 

@@ -220,6 +220,11 @@ const ListCase kLists[] = {
     {"sgd_update", {{"lr", "0.1"}}, {"weight", "grad"}, {"output"}, {}, 1},
     {"sgd_mom_update", {{"lr", "0.1"}}, {"weight", "grad"}, {"output"}, {"mom"}, 1},
     {"adam_update", {{"lr", "0.1"}}, {"weight", "grad"}, {"output"}, {"mean", "var"}, 1},
+    {"nag_mom_update", {{"lr", "0.1"}}, {"weight", "grad"}, {"output"}, {"mom"}, 1},
+    {"rmsprop_update", {{"lr", "0.1"}}, {"weight", "grad"}, {"output"}, {"n"}, 1},
+    {"rmspropalex_update", {{"lr", "0.1"}}, {"weight", "grad"}, {"output"}, {"n", "g", "delta"}, 1},
+    {"_quantize_2bit", {}, {"data"}, {"output"}, {"residual"}, 1},
+    {"_dequantize_2bit", {{"shape", "(2, 3)"}}, {"data"}, {"output"}, {}, 1},
 };
 
 TEST(OpLists, InputsOutputsAuxAsMxnet) {

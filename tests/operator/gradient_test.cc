@@ -73,7 +73,12 @@ const std::vector<Row>& Table() {
         {"broadcast_div", {}, K, "_backward_broadcast_div", I, {}},
         {"sgd_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
         {"sgd_mom_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
+        {"nag_mom_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
         {"adam_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
+        {"rmsprop_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
+        {"rmspropalex_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
+        {"_quantize_2bit", {}, N, "", 0, {}},
+        {"_dequantize_2bit", {{"shape", "(3,)"}}, N, "", 0, {}},
     };
     for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"}) {
       r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, 0, {{0, 0}}});
@@ -113,7 +118,7 @@ TEST(GradientTable, CoversEveryBuiltinOp) {
       EXPECT_TRUE(rows.count(name)) << name;
     }
   }
-  EXPECT_EQ(rows.size(), 60u);
+  EXPECT_EQ(rows.size(), 65u);
 }
 
 using B = BackwardInput;

@@ -73,7 +73,12 @@ const char* const kOpsMd[] = {
     "tanh",
     "sgd_update",
     "sgd_mom_update",
+    "nag_mom_update",
     "adam_update",
+    "rmsprop_update",
+    "rmspropalex_update",
+    "_quantize_2bit",
+    "_dequantize_2bit",
 };
 
 TEST(OpRegistry, HasEveryOpOfTheTable) {

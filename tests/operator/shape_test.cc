@@ -226,6 +226,10 @@ const Case kTensor[] = {
    {Shape{3, 4}}},
   {"adam", "adam_update", {{"lr", "0.1"}}, {Shape{3, 4}}, {Shape{3, 4}, Shape{3, 4}}, {Shape{3, 4}},
    {Shape{3, 4}, Shape{3, 4}}},
+  {"rmspropalex", "rmspropalex_update", {{"lr", "0.1"}}, {U, Shape{5}}, {Shape{5}, Shape{5}}, {Shape{5}},
+   {Shape{5}, Shape{5}, Shape{5}}},
+  {"quantize 2bit", "_quantize_2bit", {}, {Shape{3, 7}}, {Shape{3, 7}}, {Shape{2}}, {Shape{3, 7}}},
+  {"dequantize 2bit", "_dequantize_2bit", {{"shape", "(17,)"}}, {U}, {Shape{2}}, {Shape{17}}, {}},
 };
 // clang-format on
 

@@ -35,6 +35,14 @@ TEST(TypeInference, DefaultRuleSpreadsTheKnownDtype) {
   EXPECT_EQ(t.in, (std::vector<int>{kF16, kF16}));
   t = InferT("adam_update", {{"lr", "1"}}, {kF32});
   EXPECT_EQ(t.aux, (std::vector<int>{kF32, kF32}));
+  // 2-bit compression: float32 values, uint32 words.
+  t = InferT("_quantize_2bit", {}, {-1});
+  EXPECT_EQ(t.in, (std::vector<int>{kF32}));
+  EXPECT_EQ(t.aux, (std::vector<int>{kF32}));
+  EXPECT_EQ(t.out, (std::vector<int>{static_cast<int>(DType::kUint32)}));
+  t = InferT("_dequantize_2bit", {{"shape", "(3,)"}}, {-1});
+  EXPECT_EQ(t.in, (std::vector<int>{static_cast<int>(DType::kUint32)}));
+  EXPECT_EQ(t.out, (std::vector<int>{kF32}));
   // Backwards from the output.
   t = InferT("Activation", {{"act_type", "relu"}}, {-1}, {kF16});
   EXPECT_EQ(t.in, (std::vector<int>{kF16}));

@@ -7,11 +7,15 @@
 //   kv->Push(3, {grad_on_cpu0, grad_on_cpu1});  // summed, then the optimizer updates the stored value
 //   kv->Pull(3, {weight_on_cpu0, weight_on_cpu1});
 //
-// Types: "local" sums on the host (cpu(0)) and keeps values there; "device" sums on a device
-// where the values live (for each key the pushing device with the fewest merged bytes assigned
-// so far; the stored value moves there at the first push) — both in this process. "nccl",
-// "dist_sync", "dist_device_sync", "dist_async" come with transport plugins and are refused by
-// Create until those exist. Type names are matched lower-cased; type() returns the name as given.
+// Types: "local" sums on the host (values not on cpu(0) are copied there and added; values are
+// kept there; MXNet's CommCPU); "device" sums on a device where the values live (for each key the
+// pushing device with the fewest merged bytes assigned so far; the stored value moves there at the
+// first push; MXNet's CommDevice) — both in this process. Sums, 2-bit compression and optimizer
+// updates are operators (add_n, _quantize_2bit / _dequantize_2bit, sgd_update, ...) run by the
+// device plugin where the data is, so a "device" store on a GPU-class device never stages data
+// through the host. "nccl", "dist_sync", "dist_device_sync", "dist_async" come with transport
+// plugins and are refused by Create until those exist. Type names are matched lower-cased; type()
+// returns the name as given.
 //
 // Keys: ints or strings; one store takes one kind (weft::Error on mixing them).
 //
@@ -65,11 +69,11 @@ class KVStore {
 
   /// The type name as given to Create.
   const std::string& type() const;
-  /// This worker's rank (0) and the number of workers (1) — single-process stores.
-  int rank() const { return 0; }
-  int num_workers() const { return 1; }
+  /// This worker's rank and the number of workers (0 and 1 for single-process stores).
+  int rank() const;
+  int num_workers() const;
   /// Workers barrier; a no-op for single-process stores (mxnet-cpp's Barrier).
-  void Barrier() const {}
+  void Barrier() const;
 
   /// Initialises keys (a copy of each value is stored). Throws as described at the top.
   void Init(int key, const NDArray& value);
@@ -113,6 +117,8 @@ class KVStore {
   /// pushing device slot) a residual r is kept: r += g; r >= t sends +t (code 11) and r -= t;
   /// r <= -t sends -t (code 10) and r += t; else 0 (code 00); 16 codes per 32-bit word. The
   /// receiver decodes and sums. Init and Pull are not compressed. {"type": "none"} turns it off.
+  /// Each value is quantised on its own device and only the words travel to the summing device
+  /// (MXNet 1.9 offers this for "device" only; weft also for "local").
   /// Throws weft::Error for another type, a bad threshold, or when called after the first push.
   void SetGradientCompression(const std::map<std::string, std::string>& params);
 
@@ -125,7 +131,9 @@ class KVStore {
   /// the file is unreadable, or it was dumped from another optimizer type.
   void LoadOptimizerStates(const std::string& file_name);
 
-  struct Impl;
+  /// The implementation interface (core/kvstore/kvstore_impl.h): KVStoreLocal for "local" and
+  /// "device"; the distributed stores plug in there.
+  class Impl;
 
  private:
   explicit KVStore(std::unique_ptr<Impl> impl);

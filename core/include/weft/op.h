@@ -865,6 +865,28 @@ inline Symbol sgd_mom_update(Symbol weight, Symbol grad, Symbol mom, mx_float lr
   return sgd_mom_update("", weight, grad, mom, lr, momentum, wd, rescale_grad, clip_gradient, lazy_update);
 }
 
+/// nag_mom_update (OPS.md). Inputs: weight, grad, mom. Attributes: lr, momentum, wd, rescale_grad, clip_gradient.
+inline Symbol nag_mom_update(const std::string& symbol_name, Symbol weight, Symbol grad, Symbol mom, mx_float lr,
+                             mx_float momentum = 0.0f, mx_float wd = 0.0f, mx_float rescale_grad = 1.0f,
+                             mx_float clip_gradient = -1.0f) {
+  return Operator("nag_mom_update")
+      .SetInput("weight", weight)
+      .SetInput("grad", grad)
+      .SetInput("mom", mom)
+      .SetParam("lr", lr)
+      .SetParamIfNot("momentum", momentum, 0.0f)
+      .SetParamIfNot("wd", wd, 0.0f)
+      .SetParamIfNot("rescale_grad", rescale_grad, 1.0f)
+      .SetParamIfNot("clip_gradient", clip_gradient, -1.0f)
+      .CreateSymbol(symbol_name);
+}
+
+/// nag_mom_update with an automatic name (nag_mom_update0, nag_mom_update1, ...).
+inline Symbol nag_mom_update(Symbol weight, Symbol grad, Symbol mom, mx_float lr, mx_float momentum = 0.0f,
+                             mx_float wd = 0.0f, mx_float rescale_grad = 1.0f, mx_float clip_gradient = -1.0f) {
+  return nag_mom_update("", weight, grad, mom, lr, momentum, wd, rescale_grad, clip_gradient);
+}
+
 /// adam_update (OPS.md). Inputs: weight, grad, mean, var. Attributes: lr, beta1, beta2, epsilon, wd, rescale_grad,
 /// clip_gradient, lazy_update.
 inline Symbol adam_update(const std::string& symbol_name, Symbol weight, Symbol grad, Symbol mean, Symbol var,
@@ -893,6 +915,65 @@ inline Symbol adam_update(Symbol weight, Symbol grad, Symbol mean, Symbol var, m
                           mx_float rescale_grad = 1.0f, mx_float clip_gradient = -1.0f, bool lazy_update = true) {
   return adam_update("", weight, grad, mean, var, lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient,
                      lazy_update);
+}
+
+/// rmsprop_update (OPS.md). Inputs: weight, grad, n. Attributes: lr, gamma1, epsilon, wd, rescale_grad, clip_gradient,
+/// clip_weights.
+inline Symbol rmsprop_update(const std::string& symbol_name, Symbol weight, Symbol grad, Symbol n, mx_float lr,
+                             mx_float gamma1 = 0.95f, mx_float epsilon = 1e-08f, mx_float wd = 0.0f,
+                             mx_float rescale_grad = 1.0f, mx_float clip_gradient = -1.0f,
+                             mx_float clip_weights = -1.0f) {
+  return Operator("rmsprop_update")
+      .SetInput("weight", weight)
+      .SetInput("grad", grad)
+      .SetInput("n", n)
+      .SetParam("lr", lr)
+      .SetParamIfNot("gamma1", gamma1, 0.95f)
+      .SetParamIfNot("epsilon", epsilon, 1e-08f)
+      .SetParamIfNot("wd", wd, 0.0f)
+      .SetParamIfNot("rescale_grad", rescale_grad, 1.0f)
+      .SetParamIfNot("clip_gradient", clip_gradient, -1.0f)
+      .SetParamIfNot("clip_weights", clip_weights, -1.0f)
+      .CreateSymbol(symbol_name);
+}
+
+/// rmsprop_update with an automatic name (rmsprop_update0, rmsprop_update1, ...).
+inline Symbol rmsprop_update(Symbol weight, Symbol grad, Symbol n, mx_float lr, mx_float gamma1 = 0.95f,
+                             mx_float epsilon = 1e-08f, mx_float wd = 0.0f, mx_float rescale_grad = 1.0f,
+                             mx_float clip_gradient = -1.0f, mx_float clip_weights = -1.0f) {
+  return rmsprop_update("", weight, grad, n, lr, gamma1, epsilon, wd, rescale_grad, clip_gradient, clip_weights);
+}
+
+/// rmspropalex_update (OPS.md). Inputs: weight, grad, n, g, delta. Attributes: lr, gamma1, gamma2, epsilon, wd,
+/// rescale_grad, clip_gradient, clip_weights.
+inline Symbol rmspropalex_update(const std::string& symbol_name, Symbol weight, Symbol grad, Symbol n, Symbol g,
+                                 Symbol delta, mx_float lr, mx_float gamma1 = 0.95f, mx_float gamma2 = 0.9f,
+                                 mx_float epsilon = 1e-08f, mx_float wd = 0.0f, mx_float rescale_grad = 1.0f,
+                                 mx_float clip_gradient = -1.0f, mx_float clip_weights = -1.0f) {
+  return Operator("rmspropalex_update")
+      .SetInput("weight", weight)
+      .SetInput("grad", grad)
+      .SetInput("n", n)
+      .SetInput("g", g)
+      .SetInput("delta", delta)
+      .SetParam("lr", lr)
+      .SetParamIfNot("gamma1", gamma1, 0.95f)
+      .SetParamIfNot("gamma2", gamma2, 0.9f)
+      .SetParamIfNot("epsilon", epsilon, 1e-08f)
+      .SetParamIfNot("wd", wd, 0.0f)
+      .SetParamIfNot("rescale_grad", rescale_grad, 1.0f)
+      .SetParamIfNot("clip_gradient", clip_gradient, -1.0f)
+      .SetParamIfNot("clip_weights", clip_weights, -1.0f)
+      .CreateSymbol(symbol_name);
+}
+
+/// rmspropalex_update with an automatic name (rmspropalex_update0, rmspropalex_update1, ...).
+inline Symbol rmspropalex_update(Symbol weight, Symbol grad, Symbol n, Symbol g, Symbol delta, mx_float lr,
+                                 mx_float gamma1 = 0.95f, mx_float gamma2 = 0.9f, mx_float epsilon = 1e-08f,
+                                 mx_float wd = 0.0f, mx_float rescale_grad = 1.0f, mx_float clip_gradient = -1.0f,
+                                 mx_float clip_weights = -1.0f) {
+  return rmspropalex_update("", weight, grad, n, g, delta, lr, gamma1, gamma2, epsilon, wd, rescale_grad, clip_gradient,
+                            clip_weights);
 }
 
 }  // namespace weft

@@ -5,21 +5,24 @@
 //   opt->SetParam("lr", 0.1)->SetParam("momentum", 0.9)->SetParam("rescale_grad", 1.0 / batch);
 //   opt->Update(i, exec->arg_arrays[i], exec->grad_arrays[i]);
 //
-// Update rules (g = clip(rescale_grad · grad, ±clip_gradient), clip_gradient < 0 = no clipping;
-// lr and wd already multiplied by the index's lr_mult / wd_mult; t = the index's update count):
-//   sgd      momentum 0: w = w − lr·(g + wd·w)                      [sgd_update kernel]
-//            else:       m = momentum·m − lr·(g + wd·w); w += m     [sgd_mom_update kernel]
-//   nag      g' = g + wd·w; m = momentum·m + g'; w −= lr·(g' + momentum·m)   (momentum 0: sgd)
-//   adam     lr_t = lr·sqrt(1 − beta2^t)/(1 − beta1^t); g' = g + wd·w; mean = β1·mean + (1−β1)·g';
-//            var = β2·var + (1−β2)·g'²; w −= lr_t·mean/(sqrt(var) + epsilon)   [adam_update kernel]
-//   rmsprop  g' = g + wd·w; n = (1−γ1)·g'² + γ1·n;
-//            centered False: w −= lr·g'/sqrt(n + ε)
+// Update rules (g = clip(rescale_grad · grad, ±clip_gradient), clip_gradient < 0 or 0 = no
+// clipping; lr and wd already multiplied by the index's lr_mult / wd_mult; t = the index's update
+// count). Each update is one operator, run by the weight's device plugin (weft/imperative.h), with
+// the arguments MXNet 1.9's Python optimizer passes:
+//   sgd      momentum 0: w = w − lr·(g + wd·w)                      [sgd_update]
+//            else:       m = momentum·m − lr·(g + wd·w); w += m     [sgd_mom_update]
+//   nag      momentum 0: as sgd                                     [sgd_update]
+//            else: g' = g + wd·w; m = momentum·m − lr·g'; w += momentum·m − lr·g'   [nag_mom_update]
+//            (the state is MXNet's: −lr times the textbook momentum, so saved states match MXNet's)
+//   adam     lr_t = lr·sqrt(1 − beta2^t)/(1 − beta1^t); g' = clip(rescale·grad + wd·w);
+//            mean = β1·mean + (1−β1)·g'; var = β2·var + (1−β2)·g'²;
+//            w −= lr_t·mean/(sqrt(var) + epsilon)                  [adam_update]
+//   rmsprop  g' = clip(rescale·grad + wd·w); n = (1−γ1)·g'² + γ1·n;
+//            centered False: w −= lr·g'/sqrt(n + ε)                 [rmsprop_update]
 //            centered True:  gm = (1−γ1)·g' + γ1·gm; Δ = γ2·Δ − lr·g'/sqrt(n − gm² + ε); w += Δ
+//                                                                   [rmspropalex_update]
 //            clip_weights > 0 then clips w to ±clip_weights.
-// sgd and adam run the update operators of the weight's device plugin (weft/imperative.h), so
-// they work on every device with those kernels; nag and rmsprop run host loops (float32) inside
-// an engine operation — on host-addressable devices in place, on others through staging copies
-// on cpu(0).
+// Adam and RMSProp clip after adding the weight decay, SGD and NAG before (MXNet's kernels).
 //
 // Parameters (SetParam; names as MXNet's, "learning_rate" is accepted for "lr"):
 //   all:     lr (0.01; adam and rmsprop 0.001), wd (0), rescale_grad (1), clip_gradient (-1)
@@ -122,6 +125,8 @@ class Optimizer {
                           float wd) = 0;
   float Param(const std::string& name) const;
   bool BoolParam(const std::string& name) const;
+  /// The attributes every update op takes: lr, wd, rescale_grad, clip_gradient (0 passed as -1).
+  std::map<std::string, std::string> UpdateParams(float lr, float wd) const;
 
  private:
   std::map<std::string, std::string> params_;

@@ -20,7 +20,8 @@ OPS = ("FullyConnected Convolution Pooling Activation LeakyReLU BatchNorm Dropou
        "log_softmax LinearRegressionOutput MakeLoss BlockGrad Flatten Reshape expand_dims Concat SliceChannel "
        "transpose dot batch_dot Cast zeros_like ones_like one_hot argmax sum mean max add_n elemwise_add "
        "elemwise_sub elemwise_mul elemwise_div broadcast_add broadcast_sub broadcast_mul broadcast_div sin cos exp "
-       "log sqrt square abs negative relu sigmoid tanh sgd_update sgd_mom_update adam_update").split()
+       "log sqrt square abs negative relu sigmoid tanh sgd_update sgd_mom_update nag_mom_update adam_update "
+       "rmsprop_update rmspropalex_update").split()
 # Inputs MXNet has that weft's definitions do not (OPS.md): softmax's length, LeakyReLU's prelu gamma.
 DROP_INPUTS = {("softmax", "length"), ("LeakyReLU", "gamma")}
 

@@ -18,7 +18,9 @@
 // NN kernels (nn_*.cc, float32; each forward with its _backward_ op): FullyConnected,
 // Convolution (1-D/2-D, groups, dilation), Pooling (max/avg/sum, 1-D/2-D, valid/full, global),
 // Activation, LeakyReLU (leaky, elu), BatchNorm, Dropout, SoftmaxOutput, softmax, log_softmax,
-// LinearRegressionOutput, MakeLoss; sgd_update, sgd_mom_update, adam_update. Setup reports
+// LinearRegressionOutput, MakeLoss; sgd_update, sgd_mom_update, nag_mom_update, adam_update,
+// rmsprop_update, rmspropalex_update; the KVStore's _quantize_2bit (float32) and _dequantize_2bit
+// (uint32 words) in nn_gradient_compression.cc. Setup reports
 // WEFT_ERR_UNSUPPORTED (naming the attribute) for: other dtypes, 3-D convolution/pooling,
 // non-NC(H)W layouts, pool_type lp, pooling_convention same, LeakyReLU prelu/rrelu/selu/gelu,
 // SoftmaxOutput multi_output/preserve_shape, Dropout axes or mode always, MakeLoss
@@ -45,7 +47,7 @@ void RegisterAllKernels(weft::sdk::KernelTable& table);
 std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* host);
 
 /// Family registration hooks, one per source family, called by RegisterAllKernels.
-void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers)
+void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers, compression)
 void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wise/reduction kernels
 
 /// WEFT_CPU_MATH_THREADS (host config of the first table made, else environment), at least 1;

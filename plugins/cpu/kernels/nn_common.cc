@@ -51,6 +51,7 @@ void RegisterNNKernels(KernelTable& t) {
   RegisterSoftmax(t);
   RegisterLoss(t);
   RegisterOptimizer(t);
+  RegisterGradientCompression(t);
 }
 
 }  // namespace weft::cpu

@@ -43,5 +43,6 @@ void RegisterDropout(KernelTable& t);
 void RegisterSoftmax(KernelTable& t);
 void RegisterLoss(KernelTable& t);
 void RegisterOptimizer(KernelTable& t);
+void RegisterGradientCompression(KernelTable& t);  // the KVStore's 2-bit compression
 
 }  // namespace weft::cpu

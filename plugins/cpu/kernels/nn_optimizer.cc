@@ -1,11 +1,20 @@
 // Optimizer updates with MXNet 1.9's formulas (src/operator/optimizer_op-inl.h). The output is
 // the new weight (usually in place over input 0); state tensors are aux states and are updated.
-//   sgd_update:     w' = (1 − lr·wd)·w − lr·clip(rescale·g)
-//   sgd_mom_update: mom = momentum·mom − lr·wd·w − lr·clip(rescale·g); w' = w + mom
-//   adam_update:    g' = clip(rescale·g + wd·w); mean = β1·mean + (1−β1)·g';
-//                   var = β2·var + (1−β2)·g'²; w' = w − lr·mean/(√var + ε)
-// clip(x) = min(max(x, −c), c) when clip_gradient = c ≥ 0, else x. Note that adam clips after
-// adding the weight decay, as MXNet does.
+// clip(x) = min(max(x, −c), c) when clip_gradient = c ≥ 0, else x; clipw likewise with
+// clip_weights.
+//   sgd_update:         w' = (1 − lr·wd)·w − lr·clip(rescale·g)
+//   sgd_mom_update:     mom = momentum·mom − lr·wd·w − lr·clip(rescale·g); w' = w + mom
+//   nag_mom_update:     g' = clip(rescale·g) + wd·w; m = momentum·mom;
+//                       w' = w − m + (momentum + 1)·(m − lr·g'); mom = m − lr·g'
+//   adam_update:        g' = clip(rescale·g + wd·w); mean = β1·mean + (1−β1)·g';
+//                       var = β2·var + (1−β2)·g'²; w' = w − lr·mean/(√var + ε)
+//   rmsprop_update:     g' = clip(rescale·g + wd·w); n = (1−γ1)·g'² + γ1·n;
+//                       w' = clipw(w − lr·g'/√(n + ε))
+//   rmspropalex_update: g' as rmsprop; n = (1−γ1)·g'² + γ1·n; g = (1−γ1)·g' + γ1·g;
+//                       delta = γ2·delta − lr·g'/√(n − g² + ε); w' = clipw(w + delta)
+// Note where MXNet clips: after adding the weight decay for adam and rmsprop, before for sgd and
+// nag. States advance even when the weight's req is null (the update happened; only the new
+// weight is not wanted).
 #include <algorithm>
 #include <cmath>
 
@@ -14,15 +23,7 @@
 namespace weft::cpu {
 namespace {
 
-struct Common {
-  float lr = 0, wd = 0, rescale = 1, clip = -1;
-  explicit Common(const KernelSetup& s)
-      : lr(static_cast<float>(s.attrs.GetFloat("lr"))),
-        wd(static_cast<float>(s.attrs.GetFloat("wd", 0.0))),
-        rescale(static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0))),
-        clip(static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0))) {}
-  float Clip(float g) const { return clip >= 0.0f ? std::min(std::max(g, -clip), clip) : g; }
-};
+float ClipTo(float v, float c) { return c >= 0.0f ? std::min(std::max(v, -c), c) : v; }
 
 void CheckSameSize(const KernelSetup& s) {
   int64_t n = s.inputs[0].size();
@@ -34,13 +35,40 @@ void CheckSameSize(const KernelSetup& s) {
   for (size_t i = 0; i < s.aux.size(); ++i) check(s.aux[i], "state " + std::to_string(i));
 }
 
-class SgdKernel {
- public:
-  explicit SgdKernel(const KernelSetup& s) : p_(s) {
-    s.ExpectCounts(2, 1, 0);
+// What every update op shares: inputs weight and grad, the new weight as output, `num_states`
+// state tensors, all float32 of one size; attributes lr, wd, rescale_grad, clip_gradient.
+struct Common {
+  float lr = 0, wd = 0, rescale = 1, clip = -1;
+  Common(const KernelSetup& s, int num_states)
+      : lr(static_cast<float>(s.attrs.GetFloat("lr"))),
+        wd(static_cast<float>(s.attrs.GetFloat("wd", 0.0))),
+        rescale(static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0))),
+        clip(static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0))) {
+    s.ExpectCounts(2, 1, num_states);
     RequireFloat32(s);
     CheckSameSize(s);
   }
+  float Clip(float g) const { return ClipTo(g, clip); }
+};
+
+// Runs update(i, store) for every element i; store(v) writes the new weight v into output element
+// i as the output's req says (nothing for null).
+template <typename Update>
+void ForEachElement(const KernelCall& c, Update update) {
+  const int64_t n = c.inputs[0].size();
+  if (c.req[0] == WEFT_REQ_NULL) {
+    for (int64_t i = 0; i < n; ++i) update(i, [](float) {});
+    return;
+  }
+  float* out = c.outputs[0].data<float>();
+  weft::sdk::WithReq(c.req[0], [&](auto assign) {
+    for (int64_t i = 0; i < n; ++i) update(i, [&](float v) { assign(out[i], v); });
+  });
+}
+
+class SgdKernel {
+ public:
+  explicit SgdKernel(const KernelSetup& s) : p_(s, 0) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -56,28 +84,39 @@ class SgdKernel {
   Common p_;
 };
 
-class SgdMomKernel {
+// The update ops with one momentum state: `Rule` advances the state of one element and returns
+// its new weight (w and g are that element's weight and gradient).
+using MomentumRule = float (*)(const Common& p, float momentum, float w, float g, float& mom);
+
+// sgd_mom_update: mom = momentum·mom − lr·wd·w − lr·clip(rescale·g); w' = w + mom.
+float SgdMomRule(const Common& p, float momentum, float w, float g, float& mom) {
+  mom = momentum * mom - p.lr * p.wd * w - p.lr * p.Clip(p.rescale * g);
+  return w + mom;
+}
+
+// nag_mom_update: g' = clip(rescale·g) + wd·w; m = momentum·mom; mom = m − lr·g';
+// w' = w − m + (momentum + 1)·(m − lr·g').
+float NagMomRule(const Common& p, float momentum, float w, float g, float& mom) {
+  const float gi = p.Clip(p.rescale * g) + p.wd * w;
+  const float m = momentum * mom;
+  mom = m - p.lr * gi;
+  return w - m + (momentum + 1.0f) * (m - p.lr * gi);
+}
+
+template <MomentumRule Rule>
+class MomentumKernel {
  public:
-  explicit SgdMomKernel(const KernelSetup& s)
-      : p_(s), momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {
-    s.ExpectCounts(2, 1, 1);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
+  explicit MomentumKernel(const KernelSetup& s)
+      : p_(s, 1), momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
     float* mom = c.aux[0].data<float>();
-    float* out = c.outputs[0].data<float>();
-    // The state advances even when req is null: the update happened, only the weight is unused.
-    weft::sdk::WithReq(c.req[0] == WEFT_REQ_NULL ? WEFT_REQ_WRITE : c.req[0], [&](auto assign) {
-      const bool write_out = c.req[0] != WEFT_REQ_NULL;
-      for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i) {
-        float m = momentum_ * mom[i] - p_.lr * p_.wd * w[i] - p_.lr * p_.Clip(p_.rescale * g[i]);
-        float wi = w[i];
-        mom[i] = m;
-        if (write_out) assign(out[i], wi + m);
-      }
+    ForEachElement(c, [&](int64_t i, auto store) {
+      float m = mom[i];
+      const float wi = Rule(p_, momentum_, w[i], g[i], m);  // reads w[i] before store writes out[i]
+      mom[i] = m;
+      store(wi);
     });
   }
 
@@ -89,31 +128,23 @@ class SgdMomKernel {
 class AdamKernel {
  public:
   explicit AdamKernel(const KernelSetup& s)
-      : p_(s),
+      : p_(s, 2),
         beta1_(static_cast<float>(s.attrs.GetFloat("beta1", 0.9))),
         beta2_(static_cast<float>(s.attrs.GetFloat("beta2", 0.999))),
-        eps_(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8))) {
-    s.ExpectCounts(2, 1, 2);
-    RequireFloat32(s);
-    CheckSameSize(s);
-  }
+        eps_(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8))) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
     float* mean = c.aux[0].data<float>();
     float* var = c.aux[1].data<float>();
-    float* out = c.outputs[0].data<float>();
-    weft::sdk::WithReq(c.req[0] == WEFT_REQ_NULL ? WEFT_REQ_WRITE : c.req[0], [&](auto assign) {
-      const bool write_out = c.req[0] != WEFT_REQ_NULL;
-      for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i) {
-        float gi = p_.Clip(p_.rescale * g[i] + p_.wd * w[i]);
-        float m = beta1_ * mean[i] + (1.0f - beta1_) * gi;
-        float v = beta2_ * var[i] + (1.0f - beta2_) * gi * gi;
-        float wi = w[i];
-        mean[i] = m;
-        var[i] = v;
-        if (write_out) assign(out[i], wi - p_.lr * m / (std::sqrt(v) + eps_));
-      }
+    ForEachElement(c, [&](int64_t i, auto store) {
+      const float gi = p_.Clip(p_.rescale * g[i] + p_.wd * w[i]);
+      const float m = beta1_ * mean[i] + (1.0f - beta1_) * gi;
+      const float v = beta2_ * var[i] + (1.0f - beta2_) * gi * gi;
+      const float wi = w[i];
+      mean[i] = m;
+      var[i] = v;
+      store(wi - p_.lr * m / (std::sqrt(v) + eps_));
     });
   }
 
@@ -122,12 +153,74 @@ class AdamKernel {
   float beta1_, beta2_, eps_;
 };
 
+// The rmsprop family's extra attributes.
+struct RmsParams {
+  float gamma1, epsilon, clip_weights;
+  explicit RmsParams(const KernelSetup& s)
+      : gamma1(static_cast<float>(s.attrs.GetFloat("gamma1", 0.95))),
+        epsilon(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8))),
+        clip_weights(static_cast<float>(s.attrs.GetFloat("clip_weights", -1.0))) {}
+};
+
+class RmsPropKernel {
+ public:
+  explicit RmsPropKernel(const KernelSetup& s) : p_(s, 1), r_(s) {}
+  void Compute(const KernelCall& c) const {
+    const float* w = c.inputs[0].data<float>();
+    const float* g = c.inputs[1].data<float>();
+    float* n = c.aux[0].data<float>();
+    ForEachElement(c, [&](int64_t i, auto store) {
+      const float gi = p_.Clip(p_.rescale * g[i] + p_.wd * w[i]);
+      const float ni = (1.0f - r_.gamma1) * (gi * gi) + r_.gamma1 * n[i];
+      const float wi = w[i] - p_.lr * (gi / std::sqrt(ni + r_.epsilon));
+      n[i] = ni;
+      store(ClipTo(wi, r_.clip_weights));
+    });
+  }
+
+ private:
+  Common p_;
+  RmsParams r_;
+};
+
+class RmsPropAlexKernel {
+ public:
+  explicit RmsPropAlexKernel(const KernelSetup& s)
+      : p_(s, 3), r_(s), gamma2_(static_cast<float>(s.attrs.GetFloat("gamma2", 0.9))) {}
+  void Compute(const KernelCall& c) const {
+    const float* w = c.inputs[0].data<float>();
+    const float* g = c.inputs[1].data<float>();
+    float* n = c.aux[0].data<float>();
+    float* avg = c.aux[1].data<float>();
+    float* delta = c.aux[2].data<float>();
+    ForEachElement(c, [&](int64_t i, auto store) {
+      const float gi = p_.Clip(p_.rescale * g[i] + p_.wd * w[i]);
+      const float ni = (1.0f - r_.gamma1) * gi * gi + r_.gamma1 * n[i];
+      const float ai = (1.0f - r_.gamma1) * gi + r_.gamma1 * avg[i];
+      const float di = gamma2_ * delta[i] - p_.lr * gi / std::sqrt(ni - ai * ai + r_.epsilon);
+      const float wi = w[i];
+      n[i] = ni;
+      avg[i] = ai;
+      delta[i] = di;
+      store(ClipTo(wi + di, r_.clip_weights));
+    });
+  }
+
+ private:
+  Common p_;
+  RmsParams r_;
+  float gamma2_;
+};
+
 }  // namespace
 
 void RegisterOptimizer(KernelTable& t) {
   t.Add<SgdKernel>("sgd_update", kF32);
-  t.Add<SgdMomKernel>("sgd_mom_update", kF32);
+  t.Add<MomentumKernel<SgdMomRule>>("sgd_mom_update", kF32);
+  t.Add<MomentumKernel<NagMomRule>>("nag_mom_update", kF32);
   t.Add<AdamKernel>("adam_update", kF32);
+  t.Add<RmsPropKernel>("rmsprop_update", kF32);
+  t.Add<RmsPropAlexKernel>("rmspropalex_update", kF32);
 }
 
 }  // namespace weft::cpu

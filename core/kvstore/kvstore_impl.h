@@ -1,0 +1,146 @@
+// weft core — KVStore::Impl, the interface every KVStore implementation provides, and the part
+// they share. MXNet splits its KVStore the same way (include/mxnet/kvstore.h's abstract KVStore;
+// src/kvstore/kvstore_local.h, kvstore_dist.h, kvstore_nccl.h; the reduction strategy in
+// src/kvstore/comm.h):
+//
+//   weft::KVStore (weft/kvstore.h)   the public API: forwards every call here
+//   KVStore::Impl (this file)        key table and argument checks, the lock, the updater or
+//                                    optimizer, compression settings, optimizer-state files;
+//                                    calls the hooks below with checked arguments
+//   kv::KVStoreLocal                 "local" and "device" (kvstore_local.h): sums pushes through
+//                                    a kv::Comm, updates the stored value, broadcasts pulls
+//   kv::Comm (comm.h)                how the values of one push are summed: CommCPU on cpu(0),
+//                                    CommDevice on a device of the pushers; 2-bit compression
+//
+// Where the distributed stores of issue #17 plug in: a KVStoreDist derives from KVStoreLocal (as
+// MXNet's KVStoreDist derives from KVStoreLocal) and overrides the hooks:
+//   rank(), num_workers(), Barrier()     from its transport communicator;
+//   InitImpl                             KVStoreLocal's, then rank 0's value is broadcast and a
+//                                        Barrier follows (MXNet: rank 0's value wins);
+//   PushImpl                             reduces the local devices' values first through comm()
+//                                        (the same CommCPU / CommDevice), compresses the sum with
+//                                        the _quantize_2bit op when compression() is on, then
+//                                        allreduces (dist_sync, dist_device_sync, nccl: every
+//                                        worker then applies ApplyUpdate to its copy) or sends it
+//                                        to the key's server (dist_async: the server applies the
+//                                        optimizer); small keys fused into buckets in key order;
+//   PullImpl                             receives the value (parameter server) into the stored
+//                                        array, then comm()->Broadcast to the outs;
+//   OnOptimizerChanged                   dist_async: sends the optimizer's Serialize() to the
+//                                        servers (MXNet's kSetOptimizer command);
+//   Save/LoadOptimizerStates             server-side optimizers: ask the servers.
+// The transport itself (sdk/transport.h) is called only from those overrides.
+//
+// Thread-safety: the public methods of KVStore::Impl take the store's lock, so the hooks run one
+// at a time, under the lock; they push engine operations and return without waiting (except
+// Barrier, LoadOptimizerStates and SaveOptimizerStates, which wait by nature).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/kvstore.h"
+
+namespace weft::kv {
+
+/// A key as the store sees it: int and string keys in one table, the kind remembered.
+struct Key {
+  bool is_string = false;
+  int int_key = 0;
+  std::string str_key;
+  /// Unique across kinds: "i:3", "s:fc1_weight" (what Comm and implementations index by).
+  std::string id() const { return is_string ? "s:" + str_key : "i:" + std::to_string(int_key); }
+  /// For messages: 3, 'fc1_weight'.
+  std::string display() const { return is_string ? "'" + str_key + "'" : std::to_string(int_key); }
+};
+inline Key IntKey(int k) { return Key{false, k, {}}; }
+inline Key StrKey(const std::string& k) { return Key{true, 0, k}; }
+
+/// 2-bit gradient compression settings (KVStore::SetGradientCompression).
+struct GradientCompression {
+  bool enabled = false;
+  float threshold = 0.5f;
+};
+
+}  // namespace weft::kv
+
+namespace weft {
+
+class KVStore::Impl {
+ public:
+  explicit Impl(std::string type);
+  virtual ~Impl();
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  const std::string& type() const { return type_; }
+
+  // ---- the public operations: lock, check, call the hooks (errors as weft/kvstore.h) ----------
+  void Init(const kv::Key& key, const NDArray& value);
+  void Push(const kv::Key& key, const std::vector<NDArray>& values, int priority);
+  void Pull(const kv::Key& key, const std::vector<NDArray>& outs, int priority);
+  void SetOptimizer(std::unique_ptr<Optimizer> optimizer);
+  Optimizer* optimizer() const;
+  void SetUpdater(Updater updater);
+  void SetUpdater(StrUpdater updater);
+  void SetGradientCompression(const std::map<std::string, std::string>& params);
+  /// Default: the local optimizer's states (see weft/kvstore.h for the file format).
+  virtual void SaveOptimizerStates(const std::string& file_name, bool dump_optimizer);
+  virtual void LoadOptimizerStates(const std::string& file_name);
+
+  // ---- the process group: single-process stores are rank 0 of 1 and Barrier does nothing -----
+  virtual int rank() const { return 0; }
+  virtual int num_workers() const { return 1; }
+  virtual void Barrier() {}
+
+ protected:
+  // ---- hooks, called under the lock with checked arguments ------------------------------------
+  /// First Init of `key`: keep a copy of `value` (float32, not none).
+  virtual void InitImpl(const kv::Key& key, const NDArray& value) = 0;
+  /// One push of `key`: 1 or more values of the key's shape and dtype, on any devices.
+  virtual void PushImpl(const kv::Key& key, const std::vector<NDArray>& values, int priority) = 0;
+  /// One pull of `key` into outs of the key's shape and dtype (possibly none given).
+  virtual void PullImpl(const kv::Key& key, const std::vector<NDArray>& outs, int priority) = 0;
+  /// After SetOptimizer / SetUpdater changed what ApplyUpdate does. Default: nothing.
+  virtual void OnUpdaterChanged() {}
+  /// After SetGradientCompression changed compression(). Default: nothing.
+  virtual void OnGradientCompressionChanged() {}
+
+  // ---- for implementations ----------------------------------------------------------------------
+  /// True when an optimizer or an updater is set (pushes update the stored value; without one a
+  /// push replaces it).
+  bool has_updater() const;
+  /// Applies the optimizer (index of `key`) or the updater to `stored` with the pushed sum
+  /// `merged` (both on one device for optimizers). Throws weft::Error when only an updater of the
+  /// other key kind is set.
+  void ApplyUpdate(const kv::Key& key, const NDArray& merged, NDArray* stored);
+  const kv::GradientCompression& compression() const { return compression_; }
+
+ private:
+  struct KeyInfo {
+    Shape shape;
+    DType dtype;
+    int opt_index;
+  };
+  void CheckKind(const kv::Key& key);
+  const KeyInfo& Find(const kv::Key& key, const char* op);
+  void CheckArray(const kv::Key& key, const KeyInfo& info, const NDArray& a, const char* op, const char* what,
+                  size_t i) const;
+
+  std::string type_;
+  mutable std::mutex mu_;
+  std::map<std::string, KeyInfo> keys_;
+  std::optional<bool> string_keys_;  // set by the first key used
+  int next_index_ = 0;               // optimizer index of the next string key
+  std::unique_ptr<Optimizer> optimizer_;
+  Updater updater_;
+  StrUpdater str_updater_;
+  kv::GradientCompression compression_;
+  bool pushed_ = false;
+};
+
+}  // namespace weft

@@ -1,0 +1,41 @@
+// weft core — KVStoreLocal (see kvstore_local.h).
+#include "kvstore/kvstore_local.h"
+
+namespace weft::kv {
+
+KVStoreLocal::KVStoreLocal(std::string type, std::unique_ptr<Comm> comm)
+    : KVStore::Impl(std::move(type)), comm_(std::move(comm)) {
+  WEFT_CHECK(comm_ != nullptr, "KVStore({}): no Comm given", this->type());
+}
+
+KVStoreLocal::~KVStoreLocal() = default;
+
+NDArray& KVStoreLocal::Stored(const Key& key) {
+  auto it = stored_.find(key.id());
+  WEFT_CHECK(it != stored_.end(), "KVStore({}): key {} has no stored value", type(), key.display());
+  return it->second;
+}
+
+void KVStoreLocal::InitImpl(const Key& key, const NDArray& value) {
+  stored_[key.id()] = value.Copy(comm_->InitContext(value));
+}
+
+void KVStoreLocal::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
+  NDArray& stored = Stored(key);
+  const NDArray merged = comm_->Reduce(key.id(), values, priority);
+  if (has_updater()) {
+    // The update runs where the sum is (MXNet's KVStoreLocal moves the stored value there too).
+    if (stored.GetContext() != merged.GetContext()) stored = stored.Copy(merged.GetContext());
+    ApplyUpdate(key, merged, &stored);
+  } else if (!(merged.SharesChunkWith(stored) && merged.offset() == stored.offset())) {
+    NDArray::CopyFromTo(merged, stored, priority);
+  }
+}
+
+void KVStoreLocal::PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) {
+  comm_->Broadcast(Stored(key), outs, priority);
+}
+
+void KVStoreLocal::OnGradientCompressionChanged() { comm_->SetGradientCompression(compression()); }
+
+}  // namespace weft::kv
