@@ -47,6 +47,25 @@ void OnGrantedLocked(VarImpl* var, OprBlock* block) {
   if (var->error && !RunsDespiteErrors(block->opr->prop)) block->InheritError(var->error);
 }
 
+// Records on `v` that `done` (null: host work, which waited for everything first) completes the
+// block's write of it, or one of the reads of its current value. Caller holds v->mu.
+void AttachEvent(VarImpl* v, bool write, const EventPtr& done) {
+  if (write) {
+    v->write_event = done;
+    v->read_events.clear();
+  } else if (done) {
+    // A later event of the same stream covers an earlier one.
+    auto same = std::find_if(v->read_events.begin(), v->read_events.end(),
+                             [&](const EventPtr& e) { return e->owner == done->owner; });
+    if (same != v->read_events.end()) {
+      *same = done;
+    } else {
+      v->read_events.push_back(done);
+    }
+  }
+  if (done) v->has_events.store(true, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 void OprBlock::InheritError(const ErrorPtr& error) {
@@ -55,6 +74,91 @@ void OprBlock::InheritError(const ErrorPtr& error) {
   if (!inherited_error) inherited_error = error;
   error_lock.clear(std::memory_order_release);
 }
+
+EventRef::~EventRef() {
+  if (!event) return;
+  std::lock_guard<std::mutex> lock(owner->events_mu);
+  owner->free_events.push_back(event);
+}
+
+StreamState::~StreamState() {
+  try {
+    for (weft_event e : free_events) device->DestroyEvent(e);
+    device->DestroyStream(stream);
+  } catch (const std::exception& e) {
+    LogWarning("engine: releasing a stream of {} failed: {}", device->context(), e.what());
+  }
+}
+
+EventPtr StreamState::NewEvent(const std::shared_ptr<StreamState>& self) {
+  weft_event e = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(events_mu);
+    if (!free_events.empty()) {
+      e = free_events.back();
+      free_events.pop_back();
+    }
+  }
+  if (!e) e = device->CreateEvent();
+  auto ref = std::make_shared<EventRef>();
+  ref->owner = self;
+  ref->event = e;
+  return ref;
+}
+
+void StreamState::TakeFinished(std::vector<std::function<void()>>& out) {
+  while (!deferred.empty()) {
+    bool done = true;
+    try {
+      done = device->QueryEvent(deferred.front().first->event);
+    } catch (...) {
+      // The captured work failed: it is over all the same (its waiters get the error).
+    }
+    if (!done) break;
+    out.push_back(std::move(deferred.front().second));
+    deferred.pop_front();
+  }
+}
+
+void HostWait(const EventRef& ev) {
+  if (ev.owner->drained.load(std::memory_order_acquire)) return;
+  Device* d = ev.owner->device;
+  if (d->QueryEvent(ev.event)) return;
+  d->SynchronizeEvent(ev.event);
+}
+
+namespace {
+
+// Runs deferred work outside any lock; a failure is logged (nobody waits for it).
+void RunFinished(std::vector<std::function<void()>>& fns) {
+  for (auto& fn : fns) {
+    try {
+      if (fn) fn();
+    } catch (const std::exception& e) {
+      LogError("engine: deferred work after a device operation failed: {}", e.what());
+    }
+    fn = nullptr;
+  }
+  fns.clear();
+}
+
+// The events `block` must be ordered after: each variable's write event, and for a write also
+// the events of the reads of the current value. Written variables come first (PickStream).
+void GatherEvents(OprBlock* block, std::vector<EventPtr>& out) {
+  auto add = [&](const EventPtr& e) {
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  };
+  for (VarNode& node : *block) {
+    VarImpl* v = node.var;
+    if (!v->has_events.load(std::memory_order_relaxed)) continue;
+    std::lock_guard<std::mutex> lock(v->mu);
+    if (v->write_event) add(v->write_event);
+    if (node.write)
+      for (const EventPtr& e : v->read_events) add(e);
+  }
+}
+
+}  // namespace
 
 EngineImpl::EngineImpl(const EngineConfig& config)
     : config_(config), wait_spin_budget_(config.spin_rounds), inline_mode_(config.type == EngineType::kNaive) {}
@@ -184,6 +288,7 @@ void EngineImpl::DeleteOperator(OprHandle op) {
   // read would run alongside earlier reads); it is not a real write, so versions stay.
   block->opr->bump_version = false;
   block->profiling = false;
+  block->orders_events = false;
   PushBlock(block);
 }
 
@@ -222,6 +327,7 @@ void EngineImpl::DeleteVariable(SyncFn delete_fn, const Context& ctx, VarHandle 
   block->opr->var_to_delete = static_cast<VarImpl*>(var);
   block->pool = pool;
   block->profiling = pool != nullptr;
+  block->orders_events = pool != nullptr;  // without a function nothing needs the device work done
   PushBlock(block);
 }
 
@@ -277,7 +383,7 @@ void EngineImpl::ExecuteInline(OprBlock* block) {
   waiter.cv.wait(lock, [&] { return waiter.done; });
 }
 
-void EngineImpl::Execute(OprBlock* block, const RunContext& rctx, Device* device) {
+void EngineImpl::Execute(OprBlock* block, const RunContext& rctx, WorkerPool* pool) {
   Opr* opr = block->opr;
   if (block->profiling && Profiler::Get().enabled()) {
     block->start_ns = Profiler::NowNs();
@@ -288,17 +394,48 @@ void EngineImpl::Execute(OprBlock* block, const RunContext& rctx, Device* device
     Complete(block);
     return;
   }
-  block->device = device;
-  block->stream = rctx.stream;
+  block->ran = true;
+  std::vector<EventPtr> events;
+  if (block->orders_events) GatherEvents(block, events);
+  StreamState* ss = pool != nullptr ? pool->PickStream(block, events) : nullptr;
+  std::unique_lock<std::mutex> stream_lock;
+  std::vector<std::function<void()>> finished;
+  RunContext run = rctx;
+  if (ss != nullptr) {
+    stream_lock = std::unique_lock<std::mutex>(ss->mu);
+    if (ss->reset.exchange(false)) {
+      // A waiter has reported this stream's sticky error; clear it so later work runs.
+      try {
+        ss->device->SynchronizeStream(ss->stream);
+      } catch (...) {
+      }
+    }
+    ss->TakeFinished(finished);
+    run.stream = ss->stream;
+  }
+  bool ordered = true;
+  if (!events.empty()) {
+    try {
+      OrderAfterEvents(events, ss);
+    } catch (...) {
+      // Work this block depends on failed on its device: the block fails with that error.
+      block->stream_error = std::current_exception();
+      ordered = false;
+    }
+  }
+  // A variable's deletion function runs once its device work is over, not when it is queued.
+  const bool defer_delete = ss != nullptr && opr->prop == FnProperty::kDeleteVar && block->owned_opr;
   EngineImpl*& current = CurrentWorkerEngine();
   EngineImpl* outer = current;
   current = this;
   try {
-    if (opr->sync_fn) {
-      opr->sync_fn(rctx);
+    if (!ordered || defer_delete) {
+      OnCallback(block, nullptr);
+    } else if (opr->sync_fn) {
+      opr->sync_fn(run);
       OnCallback(block, nullptr);
     } else {
-      opr->fn(rctx, CallbackOnComplete(block));
+      opr->fn(run, CallbackOnComplete(block));
     }
   } catch (...) {
     if (!block->callback_called.exchange(true, std::memory_order_acq_rel)) {
@@ -310,21 +447,99 @@ void EngineImpl::Execute(OprBlock* block, const RunContext& rctx, Device* device
     }
   }
   current = outer;
-  if (device != nullptr && rctx.stream != nullptr) {
-    // Work the function queued on the stream must be finished before dependants run.
+  if (ss != nullptr) {
     try {
-      if (block->callback_called.load(std::memory_order_acquire)) {
-        device->SynchronizeStream(rctx.stream);
+      RecordCompletion(block, ss);
+    } catch (...) {
+      if (!block->stream_error) block->stream_error = std::current_exception();
+    }
+    stream_lock.unlock();
+  }
+  RunFinished(finished);
+  FinishParty(block);
+}
+
+void EngineImpl::OrderAfterEvents(const std::vector<EventPtr>& events, StreamState* ss) {
+  for (const EventPtr& e : events) {
+    StreamState* owner = e->owner.get();
+    if (owner == ss || owner->drained.load(std::memory_order_acquire)) continue;  // queue order suffices
+    try {
+      if (ss != nullptr && &owner->device->plugin() == &ss->device->plugin()) {
+        ss->device->StreamWaitEvent(ss->stream, e->event);
       } else {
-        weft_event event = device->CreateEvent();
-        block->event = event;
-        device->RecordEvent(event, rctx.stream);
+        HostWait(*e);  // host code, or a device of another plugin
       }
     } catch (...) {
-      block->stream_error = std::current_exception();
+      OnDeviceError(owner);
+      throw;
     }
   }
-  FinishParty(block);
+}
+
+void EngineImpl::RecordCompletion(OprBlock* block, StreamState* ss) {
+  EventPtr e = ss->NewEvent(ss->shared_from_this());
+  ss->device->RecordEvent(e->event, ss->stream);
+  block->done_event = e;
+  ss->last = e;
+  if (!block->owned_opr) return;
+  // The function's captures (buffers, kernel state) may be used by the queued work: keep them
+  // until the stream has passed the event. A deletion function runs then.
+  Opr& o = *block->owned_opr;
+  std::function<void()> later;
+  if (o.prop == FnProperty::kDeleteVar) {
+    if (o.sync_fn) later = [fn = std::move(o.sync_fn), rc = RunContext{block->ctx, nullptr, 0}] { fn(rc); };
+  } else if (o.fn || o.sync_fn) {
+    later = [a = std::move(o.fn), b = std::move(o.sync_fn)] {};
+  }
+  if (later) ss->deferred.emplace_back(std::move(e), std::move(later));
+}
+
+void EngineImpl::OnDeviceError(const StreamState* owner) {
+  for (const auto& ss : AllStreams()) {
+    if (&ss->device->plugin() != &owner->device->plugin()) continue;
+    ss->error_reported.store(true, std::memory_order_relaxed);
+    ss->reset.store(true, std::memory_order_relaxed);
+  }
+  // A stream of another engine (Engine::Create) is not in this engine's pools.
+  auto* o = const_cast<StreamState*>(owner);
+  o->error_reported.store(true, std::memory_order_relaxed);
+  o->reset.store(true, std::memory_order_relaxed);
+}
+
+std::vector<std::shared_ptr<StreamState>> EngineImpl::AllStreams() {
+  std::vector<std::shared_ptr<StreamState>> out;
+  std::lock_guard<std::mutex> lock(pools_mu_);
+  for (const auto& [key, pool] : pools_)
+    for (const auto& ss : pool->streams()) out.push_back(ss);
+  return out;
+}
+
+std::exception_ptr EngineImpl::DrainStreams() {
+  std::exception_ptr first;
+  for (const auto& ss : AllStreams()) {
+    EventPtr last;
+    {
+      std::lock_guard<std::mutex> lock(ss->mu);
+      last = std::move(ss->last);
+      ss->last.reset();
+    }
+    if (last) {
+      try {
+        HostWait(*last);
+      } catch (...) {
+        if (!ss->error_reported.load(std::memory_order_relaxed) && !first) first = std::current_exception();
+        ss->reset.store(true, std::memory_order_relaxed);
+      }
+    }
+    ss->error_reported.store(false, std::memory_order_relaxed);
+    std::vector<std::function<void()>> finished;
+    {
+      std::lock_guard<std::mutex> lock(ss->mu);
+      ss->TakeFinished(finished);
+    }
+    RunFinished(finished);
+  }
+  return first;
 }
 
 void EngineImpl::OnCallback(OprBlock* block, std::exception_ptr error) {
@@ -339,20 +554,6 @@ void EngineImpl::OnCallback(OprBlock* block, std::exception_ptr error) {
 
 void EngineImpl::FinishParty(OprBlock* block) {
   if (block->parties.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  if (block->event) {
-    auto event = static_cast<weft_event>(block->event);
-    try {
-      block->device->SynchronizeEvent(event);
-    } catch (...) {
-      if (!block->stream_error) block->stream_error = std::current_exception();
-    }
-    try {
-      block->device->DestroyEvent(event);
-    } catch (const std::exception& e) {
-      LogWarning("engine: destroying an event failed: {}", e.what());
-    }
-    block->event = nullptr;
-  }
   Complete(block);
 }
 
@@ -391,11 +592,14 @@ void EngineImpl::Complete(OprBlock* block) {
   VarImpl* to_delete = opr->var_to_delete;
   const bool bump_version = opr->bump_version;
   std::vector<OprBlock*> ready;
+  const bool set_events = block->ran && block->orders_events;
+  const EventPtr& done_event = block->done_event;
   for (VarNode& node : *block) {
     VarImpl* v = node.var;
     bool free_var = false;
     {
       std::lock_guard<std::mutex> lock(v->mu);
+      if (set_events) AttachEvent(v, node.write, done_event);
       if (!node.write) {
         if (--v->running_reads == 0 && v->head != nullptr) {
           // Reads are only queued behind a write, so what waits here is a write.
@@ -482,11 +686,15 @@ void EngineImpl::WaitForVar(VarHandle var) {
   WEFT_CHECK(var != nullptr, "engine: WaitForVar of a null variable");
   auto* v = static_cast<VarImpl*>(var);
   ErrorPtr error;
+  EventPtr event;  // the device work behind the value, when a device op wrote it last
   bool pending;
   {
     std::lock_guard<std::mutex> lock(v->mu);
     pending = v->write_granted || v->head != nullptr;
-    if (!pending) error = std::exchange(v->error, nullptr);
+    if (!pending) {
+      error = std::exchange(v->error, nullptr);
+      event = v->write_event;
+    }
   }
   if (pending) {
     CheckNotInWorker("WaitForVar on a variable with pending writes");
@@ -495,6 +703,7 @@ void EngineImpl::WaitForVar(VarHandle var) {
       std::condition_variable cv;
       std::atomic<bool> done{false};  // set under mu, also read without it while spinning
       ErrorPtr error;
+      EventPtr event;
     } state;
     // A read queued behind the pending writes; it takes the variable's exception when it runs,
     // so work pushed after this call sees the variable clean.
@@ -502,18 +711,22 @@ void EngineImpl::WaitForVar(VarHandle var) {
     OprBlock* block = NewOneShot(
         [v, st](RunContext, CallbackOnComplete done) {
           ErrorPtr taken;
+          EventPtr event;
           {
             std::lock_guard<std::mutex> lock(v->mu);
             taken = std::exchange(v->error, nullptr);
+            event = v->write_event;
           }
           done();
           std::lock_guard<std::mutex> lock(st->mu);
           st->error = std::move(taken);
+          st->event = std::move(event);
           st->done.store(true, std::memory_order_release);
           st->cv.notify_all();
         },
         {}, Context::cpu(0), {var}, {}, FnProperty::kNoSkip, 0, "WaitForVar");
     block->profiling = false;
+    block->orders_events = false;  // the waiting thread waits for the device, not a worker
     PushBlock(block);
     // Spin first, as idle workers do: when the pending work is short this saves a sleep and a
     // futex wake-up on each side of a push-then-wait round trip (55 us -> about 1 us on 2 idle
@@ -525,8 +738,23 @@ void EngineImpl::WaitForVar(VarHandle var) {
     std::unique_lock<std::mutex> lock(state.mu);
     state.cv.wait(lock, [&] { return state.done.load(std::memory_order_relaxed); });
     error = std::move(state.error);
+    event = std::move(state.event);
   }
   if (error) Rethrow(error);
+  if (event) {
+    try {
+      HostWait(*event);
+    } catch (...) {
+      // Reported here once: the value no longer carries the failed work, and the streams that
+      // hold the sticky error are cleared before their next use.
+      OnDeviceError(event->owner.get());
+      {
+        std::lock_guard<std::mutex> lock(v->mu);
+        if (v->write_event == event) v->write_event.reset();
+      }
+      throw;
+    }
+  }
 }
 
 void EngineImpl::WaitForAll() {
@@ -535,6 +763,7 @@ void EngineImpl::WaitForAll() {
     std::unique_lock<std::mutex> lock(all_mu_);
     all_cv_.wait(lock, [&] { return pending_ops_.load(std::memory_order_acquire) == 0; });
   }
+  std::exception_ptr device_error = DrainStreams();
   ErrorPtr first;
   {
     std::lock_guard<std::mutex> lock(errors_mu_);
@@ -544,6 +773,7 @@ void EngineImpl::WaitForAll() {
     errors_.clear();
   }
   if (first) std::rethrow_exception(first->error);
+  if (device_error) std::rethrow_exception(device_error);
 }
 
 void EngineImpl::Rethrow(const ErrorPtr& error) {
@@ -594,7 +824,9 @@ WorkerPool* EngineImpl::ResolvePool(const Context& ctx, FnProperty prop) {
     if (kind == PoolKind::kCopyFrom) label += " copy-from";
     if (kind == PoolKind::kCopyTo) label += " copy-to";
   }
-  auto pool = std::make_unique<WorkerPool>(this, key.ctx, label, threads, stream_device, config_.spin_rounds);
+  const uint32_t stream_flags = kind == PoolKind::kCompute ? WEFT_STREAM_COMPUTE : WEFT_STREAM_COPY;
+  auto pool =
+      std::make_unique<WorkerPool>(this, key.ctx, label, threads, stream_device, config_.spin_rounds, stream_flags);
   WorkerPool* raw = pool.get();
   pools_.emplace(key, std::move(pool));
   if (is_cpu && kind == PoolKind::kCompute && ctx.GetDeviceId() < kCpuFastPools) {

@@ -7,13 +7,26 @@
 // Each pushed block counts its ungranted dependencies; it is dispatched when the count reaches
 // zero. Completing a block releases its variables, which grants the next writer or the next run
 // of readers, and bumps the version of the variables it wrote.
+//
+// Device work (the asynchronous engine, after MXNet's apache/mxnet#18951): an operation of a
+// device that is not host-addressable runs on one of its pool's streams, chosen so that a chain
+// of operations on the same data stays on one stream. It queues its work there and returns; the
+// engine records an event on the stream and completes the operation at once. The variables it
+// wrote carry that event (`write_event`), those it read remember it (`read_events`: a later writer
+// must not overwrite memory a stream may still read). A later operation orders itself after the
+// events of its variables: nothing for an event of its own stream, stream_wait_event for another
+// stream of the same plugin, a host wait (event_synchronize) for host code or another plugin.
+// The captures of a one-shot function are destroyed (and a kDeleteVar function run) only after
+// its stream has passed the event, so memory its queued work uses is never reused too early.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +35,7 @@
 #include <vector>
 
 #include "weft/engine.h"
+#include "weft/sdk/device.h"
 
 namespace weft {
 class Device;
@@ -31,6 +45,45 @@ namespace weft::engine_detail {
 
 class WorkerPool;
 class VarImpl;
+struct StreamState;
+
+/// An event recorded on a stream after one operation's work. Shared by the variables that
+/// depend on that work; the event goes back to its stream's free list when the last user drops it.
+struct EventRef {
+  std::shared_ptr<StreamState> owner;
+  weft_event event = nullptr;
+  ~EventRef();
+};
+using EventPtr = std::shared_ptr<EventRef>;
+
+/// One stream of a device worker pool. Any worker may use it, one at a time (`mu`).
+struct StreamState : std::enable_shared_from_this<StreamState> {
+  StreamState(Device* d, weft_stream s, WorkerPool* p) : device(d), stream(s), pool(p) {}
+  /// Destroys the pooled events and the stream (unless the plugin has shut down).
+  ~StreamState();
+  /// A recorded-or-reusable event of this stream (caller holds mu).
+  EventPtr NewEvent(const std::shared_ptr<StreamState>& self);
+  /// Moves the deferred work whose event has completed into `out` (caller holds mu).
+  void TakeFinished(std::vector<std::function<void()>>& out);
+
+  Device* const device;
+  const weft_stream stream;
+  WorkerPool* const pool;
+  std::mutex mu;  // held while an operation queues work on the stream
+  // Work to run once the stream has passed an event: destroying a finished operation's captures,
+  // kDeleteVar functions. In record order, so completion is checked from the front. Under mu.
+  std::deque<std::pair<EventPtr, std::function<void()>>> deferred;
+  EventPtr last;                            // the latest event recorded here since WaitForAll looked (under mu)
+  std::atomic<bool> reset{false};           // a waiter saw this stream's sticky error: clear it
+  std::atomic<bool> error_reported{false};  // ... and reported it, so WaitForAll does not again
+  std::atomic<bool> drained{false};         // synchronised for good: every event has completed
+  std::mutex events_mu;
+  std::vector<weft_event> free_events;  // under events_mu
+};
+
+/// Blocks the host until `ev` has completed (not counted as a wait when it already had);
+/// rethrows the error of the work it captured.
+void HostWait(const EventRef& ev);
 
 /// An exception shared by every variable it has tainted. `seen` records that some wait has
 /// rethrown it, so WaitForAll does not rethrow it again.
@@ -56,6 +109,11 @@ class VarImpl final : public Var {
   int running_reads = 0;       // granted reads not yet complete
   bool write_granted = false;  // a write is granted and not complete
   ErrorPtr error;              // exception carried by the current value
+  // Device work behind the current value (see the top of this file); under mu. `has_events` is
+  // a hint read without the lock: false means neither is set, so host-only variables cost nothing.
+  EventPtr write_event;
+  std::vector<EventPtr> read_events;
+  std::atomic<bool> has_events{false};
   void BumpVersion() noexcept { version_.fetch_add(1, std::memory_order_acq_rel); }
 };
 
@@ -120,10 +178,10 @@ struct OprBlock {
   std::atomic<int> parties{2};
   std::atomic<bool> callback_called{false};
   std::exception_ptr callback_error;
-  std::exception_ptr stream_error;  // synchronising the device stream failed
-  Device* device = nullptr;         // set when the block ran on a device stream
-  weft_stream stream = nullptr;
-  void* event = nullptr;  // weft_event recorded after fn returned, when needed
+  std::exception_ptr stream_error;  // ordering or recording on the device stream failed
+  EventPtr done_event;              // recorded on the stream after fn returned
+  bool ran = false;                 // fn ran (or was attempted): the block's events are set
+  bool orders_events = true;        // false for internal blocks that neither wait nor record
 
   uint64_t start_ns = 0;
   int trace_tid = -1;
@@ -164,8 +222,12 @@ class EngineImpl final : public Engine {
   /// inline. Idempotent.
   void Shutdown() noexcept;
 
-  /// Runs a ready block on the calling thread. `stream`/`device`: the worker's stream (or null).
-  void Execute(OprBlock* block, const RunContext& rctx, Device* device);
+  /// Runs a ready block on the calling thread; `pool`: the worker pool it came from (null when
+  /// run inline), whose streams it may use.
+  void Execute(OprBlock* block, const RunContext& rctx, WorkerPool* pool);
+  /// A host wait reported the sticky error of `owner`: every stream of its plugin is cleared
+  /// before its next use, and WaitForAll does not report it again.
+  void OnDeviceError(const StreamState* owner);
   /// A CallbackOnComplete was called.
   void OnCallback(OprBlock* block, std::exception_ptr error);
 
@@ -183,6 +245,15 @@ class EngineImpl final : public Engine {
   void PushBlock(OprBlock* block);
   void Dispatch(OprBlock* block);
   void ExecuteInline(OprBlock* block);
+  /// Orders the block after its variables' events (on `ss`, or on the host when ss is null).
+  void OrderAfterEvents(const std::vector<EventPtr>& events, StreamState* ss);
+  /// Records the block's completion event on `ss` and defers its captures past it.
+  void RecordCompletion(OprBlock* block, StreamState* ss);
+  /// Every stream of every device pool.
+  std::vector<std::shared_ptr<StreamState>> AllStreams();
+  /// Host-waits the latest event of every stream and runs their deferred work; returns the
+  /// first device error no waiter has reported.
+  std::exception_ptr DrainStreams();
   void FinishParty(OprBlock* block);
   void Complete(OprBlock* block);
   WorkerPool* ResolvePool(const Context& ctx, FnProperty prop);

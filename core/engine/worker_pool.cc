@@ -11,9 +11,18 @@
 namespace weft::engine_detail {
 
 WorkerPool::WorkerPool(EngineImpl* engine, Context ctx, std::string label, int nthreads, Device* device,
-                       int spin_rounds)
+                       int spin_rounds, uint32_t stream_flags)
     : engine_(engine), ctx_(std::move(ctx)), label_(std::move(label)), device_(device), spin_rounds_(spin_rounds) {
   if (nthreads < 1) nthreads = 1;
+  if (device_) {
+    try {
+      for (int i = 0; i < nthreads; ++i)
+        streams_.push_back(std::make_shared<StreamState>(device_, device_->CreateStream(stream_flags), this));
+    } catch (const std::exception& e) {
+      LogWarning("engine: {}: cannot create a stream ({}); its device work runs synchronously", label_, e.what());
+      streams_.clear();
+    }
+  }
   threads_.reserve(static_cast<size_t>(nthreads));
   for (int i = 0; i < nthreads; ++i) threads_.emplace_back([this, i] { Run(i); });
 }
@@ -25,6 +34,37 @@ WorkerPool::~WorkerPool() {
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
+  for (const auto& ss : streams_) {
+    std::vector<std::function<void()>> finished;
+    {
+      std::lock_guard<std::mutex> lock(ss->mu);
+      try {
+        ss->device->SynchronizeStream(ss->stream);
+      } catch (const std::exception& e) {
+        LogWarning("engine: {}: an error nobody waited for was pending on a stream at shutdown: {}", label_, e.what());
+      }
+      ss->drained.store(true, std::memory_order_release);
+      ss->last.reset();
+      for (auto& d : ss->deferred) finished.push_back(std::move(d.second));
+      ss->deferred.clear();
+    }
+    for (auto& fn : finished) {
+      try {
+        fn();
+      } catch (const std::exception& e) {
+        LogError("engine: {}: deferred work failed at shutdown: {}", label_, e.what());
+      }
+    }
+  }
+}
+
+StreamState* WorkerPool::PickStream(const OprBlock* block, const std::vector<EventPtr>& events) const {
+  if (streams_.empty()) return nullptr;
+  for (const EventPtr& e : events)
+    if (e->owner->pool == this && !e->owner->drained.load(std::memory_order_acquire)) return e->owner.get();
+  // A fresh chain: spread by the first variable (written ones come first), the same every time.
+  const auto key = block->num_nodes > 0 ? reinterpret_cast<uintptr_t>(block->nodes[0].var) : uintptr_t{0};
+  return streams_[(key >> 6) % streams_.size()].get();
 }
 
 void WorkerPool::Push(OprBlock* block) {
@@ -56,16 +96,7 @@ void WorkerPool::Run(int index) {
   pthread_setname_np(pthread_self(), fmt::format("weft-{}", label_).substr(0, 15).c_str());
   Profiler::SetThreadName(name);
   CurrentWorkerEngine() = engine_;
-
-  weft_stream stream = nullptr;
-  if (device_) {
-    try {
-      stream = device_->CreateStream();
-    } catch (const std::exception& e) {
-      LogWarning("engine: {}: cannot create a stream ({}); this worker runs device work synchronously", name, e.what());
-    }
-  }
-  RunContext rctx{ctx_, stream, index};
+  RunContext rctx{ctx_, nullptr, index};
 
   int spin_budget = spin_rounds_;
   std::unique_lock<std::mutex> lock(mu_);
@@ -86,19 +117,10 @@ void WorkerPool::Run(int index) {
     }
     OprBlock* block = PopLocked();
     lock.unlock();
-    engine_->Execute(block, rctx, stream ? device_ : nullptr);
+    engine_->Execute(block, rctx, this);
     lock.lock();
   }
   lock.unlock();
-
-  if (stream) {
-    try {
-      device_->SynchronizeStream(stream);
-      device_->DestroyStream(stream);
-    } catch (const std::exception& e) {
-      LogWarning("engine: {}: releasing its stream failed: {}", name, e.what());
-    }
-  }
   CurrentWorkerEngine() = nullptr;
 }
 

@@ -3,7 +3,10 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "symbol/infer.h"
+#include "weft/env.h"
 #include "weft/sdk/operator.h"
 
 namespace weft::exec {
@@ -32,6 +35,21 @@ std::string ShapeList(const std::vector<std::string>& names, const std::vector<N
 
 }  // namespace
 
+BulkConfig BulkConfig::FromEnv() {
+  BulkConfig c;
+  c.train = GetEnvBool("WEFT_EXEC_BULK_EXEC_TRAIN", true);
+  c.inference = GetEnvBool("WEFT_EXEC_BULK_EXEC_INFERENCE", true);
+  const int64_t all = GetEnvInt("WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN", 15);
+  auto read = [&](const char* name) {
+    const int64_t v = GetEnvInt(name, all);
+    WEFT_CHECK(v >= 1 && v <= 1000000, "{}={} is out of range: give a number of nodes from 1 to 1000000", name, v);
+    return static_cast<int>(v);
+  };
+  c.max_node_train_fwd = read("WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD");
+  c.max_node_train_bwd = read("WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD");
+  return c;
+}
+
 void ExecState::Init(const Symbol& sym, const Context& context, const std::vector<NDArray>& args,
                      const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs,
                      const std::vector<NDArray>& aux, const std::map<std::string, Context>& groups) {
@@ -39,6 +57,11 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
   symbol = sym;
   ctx = context;
   group2ctx = groups;
+  bulk = BulkConfig::FromEnv();
+  {
+    std::lock_guard<std::mutex> lock(plans_mu_);
+    plans_.clear();
+  }
   const bool placed = !groups.empty();
   graph::IndexedGraph ig = graph::Index(sym.outputs());
   std::vector<std::string> arg_names, aux_names;
@@ -203,7 +226,7 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
     if (x.is_copy) continue;
     try {
       r.runner =
-          std::make_unique<KernelRunner>(x.op, x.params, graph.contexts[static_cast<size_t>(x.dev)], sig, x.resources);
+          std::make_shared<KernelRunner>(x.op, x.params, graph.contexts[static_cast<size_t>(x.dev)], sig, x.resources);
     } catch (const OutOfMemoryError&) {
       throw;
     } catch (const Error& e) {
@@ -213,6 +236,89 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
 }
 
 void ExecState::RunNodes(size_t begin, size_t end, bool is_train) const {
+  size_t max_nodes = 1;
+  if (!monitor) {
+    if (!is_train) {
+      if (bulk.inference) max_nodes = end - begin;
+    } else if (bulk.train) {
+      max_nodes = static_cast<size_t>(begin < graph.num_forward ? bulk.max_node_train_fwd : bulk.max_node_train_bwd);
+    }
+  }
+  if (max_nodes <= 1) {
+    RunNodesOneByOne(begin, end, is_train);
+    return;
+  }
+  const Plan& plan = GetPlan(begin, end, max_nodes);
+  Engine* engine = Engine::Get();
+  size_t single = 0;
+  for (const auto& seg : plan.segments) {
+    if (!seg) {
+      const size_t k = plan.singles[single++];
+      RunNodesOneByOne(k, k + 1, is_train);
+      continue;
+    }
+    engine->PushSync(
+        [seg, is_train](RunContext rctx) {
+          for (size_t i = 0; i < seg->nodes.size(); ++i) {
+            const NodeRun& r = seg->nodes[i];
+            r.runner->RunInline(rctx, r.inputs, r.outputs, seg->reqs[i], r.aux, is_train);
+          }
+        },
+        seg->ctx, seg->reads, seg->writes, FnProperty::kNormal, 0, seg->name.c_str());
+  }
+}
+
+const ExecState::Plan& ExecState::GetPlan(size_t begin, size_t end, size_t max_nodes) const {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  auto& slot = plans_[{begin, end, max_nodes}];
+  if (slot) return *slot;
+  auto plan = std::make_unique<Plan>();
+  size_t k = begin;
+  while (k < end) {
+    // A segment: consecutive kernel nodes on one device, at most max_nodes of them.
+    size_t e = k;
+    while (e < end && e - k < max_nodes && !graph.nodes[e].is_copy && graph.nodes[e].dev == graph.nodes[k].dev) ++e;
+    if (e - k >= 2) {
+      plan->segments.push_back(MakeSegment(k, e));
+      k = e;
+    } else {
+      plan->segments.push_back(nullptr);
+      plan->singles.push_back(k);
+      ++k;
+    }
+  }
+  slot = std::move(plan);
+  return *slot;
+}
+
+std::shared_ptr<const Segment> ExecState::MakeSegment(size_t begin, size_t end) const {
+  auto seg = std::make_shared<Segment>();
+  seg->ctx = graph.contexts[static_cast<size_t>(graph.nodes[begin].dev)];
+  seg->name = fmt::format("bulk({}..{})", graph.nodes[begin].name, graph.nodes[end - 1].name);
+  auto add = [](const std::vector<NDArray>& arrays, std::vector<VarHandle>& vars) {
+    for (const NDArray& a : arrays) {
+      if (a.is_none()) continue;
+      a.CheckAndAlloc();  // RunInline needs allocated arrays
+      vars.push_back(a.var());
+    }
+  };
+  for (size_t k = begin; k < end; ++k) {
+    const NodeRun& r = runs[k];
+    seg->nodes.push_back(r);
+    seg->reqs.push_back(graph.nodes[k].req);
+    add(r.inputs, seg->reads);
+    add(r.outputs, seg->writes);
+    add(r.aux, seg->writes);
+  }
+  // The engine de-duplicates; a variable both read and written (an internal value) is a write.
+  std::sort(seg->reads.begin(), seg->reads.end());
+  seg->reads.erase(std::unique(seg->reads.begin(), seg->reads.end()), seg->reads.end());
+  std::sort(seg->writes.begin(), seg->writes.end());
+  seg->writes.erase(std::unique(seg->writes.begin(), seg->writes.end()), seg->writes.end());
+  return seg;
+}
+
+void ExecState::RunNodesOneByOne(size_t begin, size_t end, bool is_train) const {
   for (size_t k = begin; k < end; ++k) {
     const ExecNode& x = graph.nodes[k];
     const NodeRun& r = runs[k];

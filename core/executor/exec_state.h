@@ -4,7 +4,9 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "executor/exec_graph.h"
@@ -15,8 +17,33 @@
 namespace weft::exec {
 
 struct NodeRun {
-  std::unique_ptr<KernelRunner> runner;
+  std::shared_ptr<KernelRunner> runner;  // shared with pushed bulk segments
   std::vector<NDArray> inputs, outputs, aux;
+};
+
+/// Bulk execution settings (MXNet's MXNET_EXEC_BULK_EXEC_*), read when the executor is bound:
+///   WEFT_EXEC_BULK_EXEC_TRAIN (0/1, default 1): training passes run consecutive nodes of one
+///     device as one engine operation, at most MAX_NODE_TRAIN_FWD (forward) / _BWD (backward)
+///     nodes each;
+///   WEFT_EXEC_BULK_EXEC_INFERENCE (0/1, default 1): an inference forward pass runs each run of
+///     consecutive nodes on one device as one operation, however long;
+///   WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD / _BWD (>= 1, default WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN,
+///     default 15).
+/// A segment also ends at a cross-device copy. With a monitor callback nodes run one by one.
+struct BulkConfig {
+  bool train = true, inference = true;
+  int max_node_train_fwd = 15, max_node_train_bwd = 15;
+  static BulkConfig FromEnv();
+};
+
+/// Nodes pushed as one engine operation: copies of their runs (runner and arrays, so pushed work
+/// outlives the executor safely) and requests, and the union of their variables.
+struct Segment {
+  std::vector<NodeRun> nodes;
+  std::vector<std::vector<int32_t>> reqs;
+  std::vector<VarHandle> reads, writes;
+  Context ctx;
+  std::string name;  // "bulk(first..last)" for traces
 };
 
 struct ExecState {
@@ -31,14 +58,30 @@ struct ExecState {
   std::vector<NodeRun> runs;     // per exec node
   MonitorCallback monitor;
   bool monitor_all = false;
+  BulkConfig bulk;
 
   /// Infers, builds the graph, plans and allocates, prepares every node (see Executor's ctor).
   void Init(const Symbol& sym, const Context& context, const std::vector<NDArray>& args,
             const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs, const std::vector<NDArray>& aux,
             const std::map<std::string, Context>& group2ctx);
-  /// Pushes nodes [begin, end).
+  /// Pushes nodes [begin, end): bulked into segments as `bulk` says, else one by one.
   void RunNodes(size_t begin, size_t end, bool is_train) const;
   std::string DebugStr() const;
+
+ private:
+  /// Pushes nodes [begin, end) one operation per node (with the monitor's reports).
+  void RunNodesOneByOne(size_t begin, size_t end, bool is_train) const;
+  /// The plan for [begin, end) with segments of at most `max_nodes`: per item, a segment, or
+  /// null for a node that runs alone (at `single`'s index). Built once, then cached.
+  struct Plan {
+    std::vector<std::shared_ptr<const Segment>> segments;  // null entry: run node singles[i] alone
+    std::vector<size_t> singles;
+  };
+  const Plan& GetPlan(size_t begin, size_t end, size_t max_nodes) const;
+  std::shared_ptr<const Segment> MakeSegment(size_t begin, size_t end) const;
+
+  mutable std::mutex plans_mu_;
+  mutable std::map<std::tuple<size_t, size_t, size_t>, std::unique_ptr<Plan>> plans_;
 };
 
 }  // namespace weft::exec

@@ -6,6 +6,7 @@
 
 #include "chunk.h"
 #include "dtype_convert.h"
+#include "storage/staging.h"
 
 namespace weft {
 
@@ -27,6 +28,23 @@ uint64_t CheckedBytes(const Shape& shape, DType dtype) {
 }
 
 bool IsCpu(const Context& ctx) { return ctx.GetDeviceType() == "cpu"; }
+
+using storage_detail::AcquireStaging;
+using Staging = std::shared_ptr<storage_detail::StagingBuffer>;
+
+// Copies `bytes` bytes of host memory to dst+off inside an engine function running with `rctx`:
+// on a stream through a staging buffer (the function's captures, holding `keep`, live until the
+// stream has passed the copy), synchronously otherwise.
+void CopyHostToDevice(Device* dst, weft_device_ptr dp, uint64_t off, const void* src, uint64_t bytes,
+                      const RunContext& rctx, Staging* keep) {
+  if (rctx.stream == nullptr || dst->host_addressable()) {
+    dst->CopyFromHost(dp, off, src, bytes, rctx.stream);
+    return;
+  }
+  *keep = AcquireStaging(*dst, bytes);
+  std::memcpy((*keep)->data(), src, bytes);
+  dst->CopyFromHost(dp, off, (*keep)->data(), bytes, rctx.stream);
+}
 
 // Removes a temporary engine variable when the scope ends (also on exceptions).
 struct ScopedVar {
@@ -94,12 +112,20 @@ void NDArray::CopyFromHostSync(const void* data, size_t bytes) {
   const uint64_t off = offset_;
   Device* dev = chunk_->device;
   Engine* engine = Engine::Get();
-  engine->PushSync(
-      [=](RunContext rctx) {
-        if (bytes) dev->CopyFromHost(base, off, data, bytes, rctx.stream);
-      },
-      chunk_->ctx, {}, {chunk_->var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyToDevice, 0,
-      "SyncCopyFromCPU");
+  if (dev->host_addressable() || bytes == 0) {
+    engine->PushSync(
+        [=](RunContext rctx) {
+          if (bytes) dev->CopyFromHost(base, off, data, bytes, rctx.stream);
+        },
+        chunk_->ctx, {}, {chunk_->var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyToDevice, 0,
+        "SyncCopyFromCPU");
+  } else {
+    // Staged here, so the queued copy never reads the caller's memory.
+    Staging stage = AcquireStaging(*dev, bytes);
+    std::memcpy(stage->data(), data, bytes);
+    engine->PushSync([=](RunContext rctx) { dev->CopyFromHost(base, off, stage->data(), bytes, rctx.stream); },
+                     chunk_->ctx, {}, {chunk_->var}, FnProperty::kCopyToDevice, 0, "SyncCopyFromCPU");
+  }
   engine->WaitForVar(chunk_->var);
 }
 
@@ -111,13 +137,23 @@ void NDArray::CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) co
   // WaitForVar does not wait for pending reads, so the read writes a private variable to wait on.
   ScopedVar done(chunk_->ctx);
   Engine* engine = Engine::Get();
-  engine->PushSync(
-      [=](RunContext rctx) {
-        if (bytes) dev->CopyToHost(data, base, off, bytes, rctx.stream);
-      },
-      chunk_->ctx, {chunk_->var}, {done.var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyFromDevice, 0,
-      "SyncCopyToCPU");
+  if (dev->host_addressable() || bytes == 0) {
+    engine->PushSync(
+        [=](RunContext rctx) {
+          if (bytes) dev->CopyToHost(data, base, off, bytes, rctx.stream);
+        },
+        chunk_->ctx, {chunk_->var}, {done.var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyFromDevice,
+        0, "SyncCopyToCPU");
+    engine->WaitForVar(done.var);
+    return;
+  }
+  // The device writes a staging buffer on its copy stream; the wait below blocks on that copy's
+  // event, then the data is moved to the caller's memory here.
+  Staging stage = AcquireStaging(*dev, bytes);
+  engine->PushSync([=](RunContext rctx) { dev->CopyToHost(stage->data(), base, off, bytes, rctx.stream); }, chunk_->ctx,
+                   {chunk_->var}, {done.var}, FnProperty::kCopyFromDevice, 0, "SyncCopyToCPU");
   engine->WaitForVar(done.var);
+  std::memcpy(data, stage->data(), bytes);
 }
 
 void NDArray::SyncCopyFromCPU(const float* data, size_t size) {
@@ -187,37 +223,48 @@ void NDArray::CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
   const std::vector<VarHandle> reads{from.chunk_->var}, writes{to.chunk_->var};
   Engine* engine = Engine::Get();
   if (&src->plugin() == &dst->plugin()) {
-    // One plugin: its own device-to-device copy (same device or a peer). A peer copy runs
-    // synchronously: the worker's stream belongs to the source device only.
+    // One plugin: its own device-to-device copy, queued on a stream of the destination (the SDK's
+    // rule for peer copies); the same device keeps it on the compute streams, in the chain.
     const bool same = sctx == dctx;
     engine->PushSync(
         [=](RunContext rctx) {
-          if (bytes) dst->CopyFromDevice(dp, doff, *src, sp, so, bytes, same ? rctx.stream : nullptr);
+          if (bytes) dst->CopyFromDevice(dp, doff, *src, sp, so, bytes, rctx.stream);
         },
-        sctx, reads, writes, from_prop, priority, "CopyDeviceToDevice");
-  } else if (src->host_addressable()) {
+        dctx, reads, writes, same ? FnProperty::kNormal : to_prop, priority, "CopyDeviceToDevice");
+    return;
+  }
+  if (bytes == 0) {
+    engine->PushSync([](RunContext) {}, dctx, reads, writes, to_prop, priority, "CopyTo");
+    return;
+  }
+  if (src->host_addressable()) {
+    // Host memory to a device: staged on the destination's copy stream.
+    auto keep = std::make_shared<Staging>();
     engine->PushSync(
         [=](RunContext rctx) {
-          if (bytes) dst->CopyFromHost(dp, doff, reinterpret_cast<const void*>(sp + so), bytes, rctx.stream);
+          CopyHostToDevice(dst, dp, doff, reinterpret_cast<const void*>(sp + so), bytes, rctx, keep.get());
         },
         dctx, reads, writes, to_prop, priority, "CopyHostToDevice");
-  } else if (dst->host_addressable()) {
-    engine->PushSync(
-        [=](RunContext rctx) {
-          if (bytes) src->CopyToHost(reinterpret_cast<void*>(dp + doff), sp, so, bytes, rctx.stream);
-        },
-        sctx, reads, writes, from_prop, priority, "CopyDeviceToHost");
-  } else {
-    // Two plugins that cannot reach each other's memory: stage through host memory.
-    engine->PushSync(
-        [=](RunContext) {
-          if (!bytes) return;
-          std::vector<uint8_t> staging(bytes);
-          src->CopyToHost(staging.data(), sp, so, bytes, nullptr);
-          dst->CopyFromHost(dp, doff, staging.data(), bytes, nullptr);
-        },
-        sctx, reads, writes, from_prop, priority, "CopyThroughHost");
+    return;
   }
+  // From a device that is not host-addressable: its copy stream fills a staging buffer (a
+  // temporary variable carries the copy's event); then the destination takes the data from there,
+  // after a host wait for that event (host memory, or another plugin's device).
+  Staging stage = AcquireStaging(*src, bytes);
+  VarHandle staged = engine->NewVariable();
+  engine->PushSync([=](RunContext rctx) { src->CopyToHost(stage->data(), sp, so, bytes, rctx.stream); }, sctx, reads,
+                   {staged}, from_prop, priority, "CopyDeviceToStaging");
+  auto keep = std::make_shared<Staging>();
+  engine->PushSync(
+      [=](RunContext rctx) {
+        if (dst->host_addressable()) {
+          std::memcpy(reinterpret_cast<void*>(dp + doff), stage->data(), bytes);
+        } else {
+          CopyHostToDevice(dst, dp, doff, stage->data(), bytes, rctx, keep.get());
+        }
+      },
+      dctx, {staged}, writes, to_prop, priority, dst->host_addressable() ? "CopyStagingToHost" : "CopyThroughHost");
+  engine->DeleteVariable({}, dctx, staged);
 }
 
 NDArray NDArray::CopyTo(NDArray* other) const {
@@ -246,6 +293,7 @@ NDArray& NDArray::operator=(float scalar) {
   const uint64_t off = offset_;
   Device* dev = chunk_->device;
   const size_t n = Size();
+  auto keep = std::make_shared<Staging>();  // the staging buffer of a non-uniform fill
   Engine::Get()->PushSync(
       [=](RunContext rctx) {
         if (!bytes) return;
@@ -255,7 +303,7 @@ NDArray& NDArray::operator=(float scalar) {
         }
         std::vector<uint8_t> host(bytes);
         for (size_t i = 0; i < n; ++i) std::memcpy(host.data() + i * elem, value.data(), elem);
-        dev->CopyFromHost(base, off, host.data(), bytes, nullptr);  // host buffer dies with this call
+        CopyHostToDevice(dev, base, off, host.data(), bytes, rctx, keep.get());
       },
       chunk_->ctx, {}, {chunk_->var}, FnProperty::kNormal, 0, "Fill");
   return *this;

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include "storage/staging.h"
+#include "weft/device.h"
 #include "weft/ndarray.h"
 #include "weft/runtime.h"
 
@@ -265,6 +267,37 @@ TEST(NDArray, SimdevPeerCopies) {
   EXPECT_EQ(Read(b), Iota(300));
   NDArray c = b.Copy(Context("simdev", 0));
   EXPECT_EQ(Read(c), Iota(300));
+}
+
+// Copies between host memory and simdev go through pooled staging buffers on copy streams: data
+// stays right while the host side is rewritten at once, and buffers are reused.
+TEST(NDArray, StagedCopiesAreCorrectAndReuseTheirBuffers) {
+  REQUIRE_SIMDEV(2);
+  Device& dev0 = Runtime::Get().GetDevice(Context("simdev", 0));
+  const auto before = storage_detail::GetStagingStats(dev0);
+  NDArray src(Shape(1000), kCpu), dst(Shape(1000), kCpu);
+  NDArray a(Shape(1000), Context("simdev", 0)), b(Shape(1000), Context("simdev", 1));
+  for (int round = 0; round < 12; ++round) {
+    const float base = static_cast<float>(round * 1000);
+    std::vector<float> host = Iota(1000, base);
+    src.SyncCopyFromCPU(host);
+    src.CopyTo(&a);  // cpu -> simdev(0): staged, queued
+    src = -1.0f;     // rewrites the source right away (ordered after the read)
+    a.CopyTo(&b);    // simdev(0) -> simdev(1): the plugin's peer copy
+    b.CopyTo(&dst);  // simdev(1) -> cpu: staged, then moved by a cpu op
+    EXPECT_EQ(Read(dst), Iota(1000, base)) << "round " << round;
+    EXPECT_EQ(Read(src), std::vector<float>(1000, -1.0f));
+    // SyncCopyFromCPU stages the caller's data: rewriting it after the call changes nothing.
+    a.SyncCopyFromCPU(host);
+    std::fill(host.begin(), host.end(), 0.0f);
+    EXPECT_EQ(Read(a), Iota(1000, base)) << "round " << round;
+  }
+  // A fill that is not one repeated byte goes through a staging buffer too.
+  b = 1.5f;
+  EXPECT_EQ(Read(b), std::vector<float>(1000, 1.5f));
+  const auto after = storage_detail::GetStagingStats(dev0);
+  EXPECT_GE(after.acquired - before.acquired, 24u);
+  EXPECT_GE(after.reused - before.reused, 12u) << "staging buffers should come back to the pool and be reused";
 }
 
 // ---- files --------------------------------------------------------------------------------------

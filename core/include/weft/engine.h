@@ -29,6 +29,22 @@
 // rethrows the first exception that no WaitForVar or WaitForAll has rethrown yet, once: a second
 // WaitForAll does not rethrow it. The engine keeps working after any error.
 //
+// Device work (stream-ordered, event-completed; MXNet's async GPU dependency engine): on a device
+// that is not host-addressable, a function runs on one of its Context's streams and only queues
+// work there (RunContext::stream). When it returns, the engine records an event on the stream;
+// the variables it wrote carry that event and it counts as complete, with no host wait. A later
+// function on the same stream needs nothing (queue order); one on another stream of the same
+// plugin makes its stream wait for the event (stream_wait_event); host code — a function on a
+// cpu Context, a device of another plugin, WaitForVar, WaitForAll — blocks on the event. Streams
+// are chosen so that a chain of functions on the same data stays on one stream. The captures of
+// a one-shot function (PushSync/PushAsync) are destroyed, and a DeleteVariable function is run,
+// only after the stream has passed the work queued so far, so a function may own the buffers its
+// queued work uses (pinned staging, workspaces). A failure of queued work (a sticky stream error)
+// is reported by WaitForVar on a variable that depends on it, by a host function reading such a
+// variable (stored on its outputs like any exception), or by WaitForAll; after a waiter has seen
+// it the engine clears the sticky errors of that plugin's streams (failures of other work pending
+// at that moment are reported with it).
+//
 // Engines: WEFT_ENGINE_TYPE selects the global engine at first use of Engine::Get():
 //   threaded (default)  worker threads per Context, see EngineConfig for the counts;
 //   naive               runs every function inline in the pushing thread, in push order
@@ -89,10 +105,13 @@ using OprHandle = Opr*;
 struct RunContext {
   /// The Context the function was pushed for.
   Context ctx;
-  /// The worker's stream on devices that are not host-addressable: enqueue device work on it.
-  /// The engine synchronises it before the function counts as complete, so later functions see
-  /// the results. NULL on the CPU and on host-addressable devices (and in the naive engine),
-  /// which means "synchronous" to every device call.
+  /// The stream to queue device work on, on devices that are not host-addressable (NULL on the
+  /// CPU, on host-addressable devices and in the naive engine, which means "synchronous" to every
+  /// device call). The engine is stream-ordered (see "Device work" above): when the function
+  /// starts, the device work of the operations it depends on is ordered before anything it queues
+  /// on this stream, but may not have finished; so every device call inside the function must
+  /// take this stream (a synchronous NULL-stream call could see the inputs unfinished). The
+  /// function counts as complete when it returns (or calls back); its queued work completes later.
   weft_stream stream = nullptr;
   /// Index of the worker thread running the function within its pool (0 in the naive engine
   /// and for functions run outside a pool). Useful for per-worker scratch state.
@@ -161,8 +180,8 @@ struct EngineConfig {
   /// WEFT_CPU_PRIORITY_NTHREADS: workers of the kCPUPrioritized pool (default 1), created on
   /// first use.
   int cpu_priority_workers = 1;
-  /// WEFT_GPU_WORKER_NTHREADS: compute workers per non-CPU device (default 2), each with its
-  /// own stream when the device is not host-addressable.
+  /// WEFT_GPU_WORKER_NTHREADS: compute workers per non-CPU device (default 2); the device gets as many
+  /// streams (any worker may use any of them) when it is not host-addressable.
   int device_workers = 2;
   /// WEFT_GPU_COPY_NTHREADS: workers for each copy direction per non-CPU device (default 1).
   int copy_workers = 1;
@@ -197,7 +216,8 @@ class Engine {
   /// A fresh variable (version 0, no exception).
   virtual VarHandle NewVariable() = 0;
 
-  /// Schedules `delete_fn` to run after every function pushed before it that uses `var`, then
+  /// Schedules `delete_fn` to run after every function pushed before it that uses `var` (and,
+  /// on a device, after their queued device work; delete_fn then gets a NULL stream), then
   /// frees the variable. delete_fn may be empty; it runs even if `var` carries an exception
   /// (which is then dropped). Using `var` in a push after this call is undefined.
   virtual void DeleteVariable(SyncFn delete_fn, const Context& ctx, VarHandle var) = 0;
@@ -225,11 +245,13 @@ class Engine {
                         int priority = 0, const char* name = nullptr) = 0;
 
   /// Blocks until every function pushed before this call that writes `var` has completed
-  /// (pending reads do not block it), then rethrows and clears the exception stored on `var`,
-  /// if any. Returns at once for a variable with no pending writes.
+  /// (pending reads do not block it), together with the device work they queued, then rethrows
+  /// and clears the exception stored on `var` (or the failure of that device work), if any.
+  /// Returns at once for a variable with no pending writes.
   virtual void WaitForVar(VarHandle var) = 0;
-  /// Blocks until every function pushed so far (from any thread) has completed, then rethrows
-  /// the first exception not rethrown before (see the top of this file).
+  /// Blocks until every function pushed so far (from any thread) and every device stream of
+  /// this engine have completed, then rethrows the first exception not rethrown before (see the
+  /// top of this file).
   virtual void WaitForAll() = 0;
 
   /// Number of pushed functions not yet complete (for diagnostics; racy by nature).
