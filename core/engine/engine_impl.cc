@@ -103,6 +103,7 @@ EventPtr StreamState::NewEvent(const std::shared_ptr<StreamState>& self) {
   auto ref = std::make_shared<EventRef>();
   ref->owner = self;
   ref->event = e;
+  ref->error_epoch = ErrorEpoch().load(std::memory_order_acquire);
   return ref;
 }
 
@@ -118,6 +119,11 @@ void StreamState::TakeFinished(std::vector<std::function<void()>>& out) {
     out.push_back(std::move(deferred.front().second));
     deferred.pop_front();
   }
+}
+
+std::atomic<uint64_t>& ErrorEpoch() noexcept {
+  static std::atomic<uint64_t> epoch{0};
+  return epoch;
 }
 
 void HostWait(const EventRef& ev) {
@@ -463,6 +469,15 @@ void EngineImpl::OrderAfterEvents(const std::vector<EventPtr>& events, StreamSta
   for (const EventPtr& e : events) {
     StreamState* owner = e->owner.get();
     if (owner == ss || owner->drained.load(std::memory_order_acquire)) continue;  // queue order suffices
+    if (e->error_epoch < ErrorEpoch().load(std::memory_order_acquire)) {
+      // Recorded before a failure was reported: once finished, its (reported) error must not
+      // poison this stream again.
+      try {
+        if (owner->device->QueryEvent(e->event)) continue;
+      } catch (...) {
+        continue;
+      }
+    }
     try {
       if (ss != nullptr && &owner->device->plugin() == &ss->device->plugin()) {
         ss->device->StreamWaitEvent(ss->stream, e->event);
@@ -495,6 +510,7 @@ void EngineImpl::RecordCompletion(OprBlock* block, StreamState* ss) {
 }
 
 void EngineImpl::OnDeviceError(const StreamState* owner) {
+  ErrorEpoch().fetch_add(1, std::memory_order_acq_rel);
   for (const auto& ss : AllStreams()) {
     if (&ss->device->plugin() != &owner->device->plugin()) continue;
     ss->error_reported.store(true, std::memory_order_relaxed);

@@ -52,6 +52,7 @@ struct StreamState;
 struct EventRef {
   std::shared_ptr<StreamState> owner;
   weft_event event = nullptr;
+  uint64_t error_epoch = 0;  // ErrorEpoch() when recorded
   ~EventRef();
 };
 using EventPtr = std::shared_ptr<EventRef>;
@@ -80,6 +81,10 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   std::mutex events_mu;
   std::vector<weft_event> free_events;  // under events_mu
 };
+
+/// Counts device errors reported to waiters (OnDeviceError). An event recorded before the
+/// latest report may carry that already-reported failure: ordering skips it once it has finished.
+std::atomic<uint64_t>& ErrorEpoch() noexcept;
 
 /// Blocks the host until `ev` has completed (not counted as a wait when it already had);
 /// rethrows the error of the work it captured.

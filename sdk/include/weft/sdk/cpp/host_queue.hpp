@@ -14,6 +14,7 @@
 // queues the work, never deferred to the stream.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -54,6 +55,10 @@ class HostStream {
   HostStream& operator=(const HostStream&) = delete;
 
   int32_t device() const noexcept { return device_; }
+
+  /// When the simulated device work queued so far ends (HostQueueDevice::Submit with a latency).
+  /// Read and written only by tasks, i.e. on the stream's own thread.
+  std::chrono::steady_clock::time_point device_clock{};
 
   /// The C view of this queue handed out as the stream's native handle (kind HOST_QUEUE), so
   /// operator plugins can queue their own host work on it.
@@ -239,8 +244,16 @@ class HostQueueDevice : public Device {
     std::shared_ptr<HostStream> s = FindStream(stream, "submit");
     const std::chrono::microseconds latency = TaskLatency(kind);
     if (latency.count() > 0) {
-      s->Enqueue([latency, t = std::move(task)] {
-        std::this_thread::sleep_for(latency);
+      // Simulated device time: the task starts when it was queued or when the stream's previous
+      // task ended, whichever is later, and ends `latency` after that. Sleeping until that ideal
+      // end (not for `latency` from whenever the thread woke up) keeps the host's timer slack and
+      // scheduling delays from adding up along a queue, as on a real device.
+      HostStream* raw = s.get();  // the task runs on this stream, so it outlives the task
+      const auto queued = std::chrono::steady_clock::now();
+      s->Enqueue([raw, queued, latency, t = std::move(task)] {
+        const auto start = std::max(queued, raw->device_clock);
+        raw->device_clock = start + latency;
+        std::this_thread::sleep_until(raw->device_clock);
         t();
       });
     } else {
