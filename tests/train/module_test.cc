@@ -74,11 +74,6 @@ void Epoch(Module& m, MNISTIter& it) {
   }
 }
 
-float Evaluate(Module& m, MNISTIter& it) {
-  Accuracy acc;
-  return m.Score(it, acc);
-}
-
 std::map<std::string, NDArray> Args(const Module& m) { return m.GetParams().first; }
 
 float MaxDiff(const std::map<std::string, NDArray>& a, const std::map<std::string, NDArray>& b) {
