@@ -26,7 +26,7 @@ if grep -q -- "-I$PWD/core\b\|-I$PWD/sdk\b" "$root/samples/compile_commands.json
 fi
 # The installed plugins are found next to the installed libweft (no WEFT_PLUGIN_PATH).
 unset WEFT_PLUGIN_PATH
-"$root/samples/train_mnist/train_mnist" --epochs 1 --num-examples 2000 --model-prefix "$root/mlp" | tail -2
+"$root/samples/train_mnist/train_mnist" --epochs 1 --num-examples 5000 --model-prefix "$root/mlp" | tail -2
 out=$("$root/samples/predict_mnist/predict_mnist" --model-prefix "$root/mlp" --epoch 1)
 echo "$out"
 grep -q "test accuracy 0\.[5-9]" <<<"$out" || { echo "check_install: predict_mnist accuracy too low" >&2; exit 1; }
