@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The README's test command: installs missing Debian packages, then three passes, each a CMake
 # preset built and tested with CTest:
-#   default  the optimised build, the whole test suite
+#   default  the optimised build, the whole test suite, then scripts/check_install.sh (install
+#            into a temporary prefix, build and run samples/ against it alone)
 #   asan     the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (-O1; the big
 #            VGG-like model test at batch 2, 64x64)
 #   tsan     the engine, storage, ndarray and kvstore tests under ThreadSanitizer (-O1)
+# Last, a plain Release build as a user makes it (WEFT_TEST_RELEASE=0 skips it).
 # WEFT_TEST_SANITIZERS=0 runs the default pass only (a quick local check; CI runs all three).
 # On 2 cores with an empty ccache the three take about 19 minutes (measured on a fresh clone:
 # default 6.6 + 1.2, asan 8.2 + 0.7, tsan 2.1 + 0.1 build + test minutes).
@@ -23,6 +25,8 @@ cmake --preset default
 cmake --build --preset default
 step "default tests"
 ctest --preset default
+step "install, then build and run samples/ against the install only"
+scripts/check_install.sh build/default
 
 if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
   step "AddressSanitizer + UBSan build"
@@ -42,5 +46,12 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
     step "ThreadSanitizer tests"
     ctest --preset tsan
   fi
+fi
+if [[ "${WEFT_TEST_RELEASE:-1}" == 1 ]]; then
+  # What a user builds first: a plain Release configuration (GCC -O3, no -Werror by default) of
+  # the library, plugins and samples, so that no preset-only flag hides a broken user build.
+  step "plain Release build (library, plugins, samples)"
+  cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCH=OFF
+  cmake --build build/release
 fi
 step "all tests passed"

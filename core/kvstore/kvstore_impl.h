@@ -70,7 +70,8 @@ struct GradientCompression {
 
 namespace weft {
 
-class KVStore::Impl {
+// Hidden: a nested class takes KVStore's (exported) visibility unless told otherwise.
+class WEFT_HIDDEN KVStore::Impl {
  public:
   explicit Impl(std::string type);
   virtual ~Impl();

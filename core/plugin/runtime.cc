@@ -77,9 +77,9 @@ void RunShutdownHandler();
 
 }  // namespace
 
-struct Runtime::Impl {
-  std::recursive_mutex load_mu;  // serialises discovery, loads, callbacks, reset
-  mutable std::shared_mutex mu;  // guards the state below for readers
+struct WEFT_HIDDEN Runtime::Impl {  // not exported with Runtime
+  std::recursive_mutex load_mu;     // serialises discovery, loads, callbacks, reset
+  mutable std::shared_mutex mu;     // guards the state below for readers
   std::atomic<bool> discovered{false};
   bool discovering = false;
 

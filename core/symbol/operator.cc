@@ -34,8 +34,6 @@ std::string NameManager::Get(const std::string& name, const std::string& hint) {
 NameManager::Scope::Scope() : previous_(t_scope) { t_scope = &counters_; }
 NameManager::Scope::~Scope() { t_scope = previous_; }
 
-namespace detail {
-
 std::string FormatFloat(float v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
@@ -47,8 +45,6 @@ std::string FormatFloat(double v) {
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   return std::string(buf, r.ptr);
 }
-
-}  // namespace detail
 
 // ---- Operator ------------------------------------------------------------------------------------
 

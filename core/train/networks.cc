@@ -1,9 +1,9 @@
-// weft core — MNIST networks (see networks.h).
-#include "train/networks.h"
+// weft core — MNIST networks (see weft/networks.h).
+#include "weft/networks.h"
 
 #include "weft/operator.h"
 
-namespace weft::train {
+namespace weft {
 namespace {
 
 Symbol FC(const std::string& name, const Symbol& in, int hidden) {
@@ -58,4 +58,4 @@ Symbol MnistNetwork(const std::string& name, int num_classes) {
   Fail("unknown network '{}'; known: mlp, lenet", name);
 }
 
-}  // namespace weft::train
+}  // namespace weft

@@ -9,21 +9,13 @@
 #include "weft/sdk/cpp/plugin.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"
 
-#if defined(WEFT_CPU_HAS_KERNELS)
 #include "kernels/cpu_kernels.h"
-#endif
 
 namespace weft::cpu {
 namespace {
 
 // Owned by the plugin instance, so that shutting it down (and unloading the file) frees it.
-std::unique_ptr<sdk::KernelTable> MakeCpuKernels([[maybe_unused]] const weft_host_api* host) {
-#if defined(WEFT_CPU_HAS_KERNELS)
-  return MakeKernelTable(host);
-#else
-  return nullptr;  // kernels not built into this plugin: an empty operator table
-#endif
-}
+std::unique_ptr<sdk::KernelTable> MakeCpuKernels(const weft_host_api* host) { return MakeKernelTable(host); }
 
 class CpuPlugin final : public sdk::Plugin {
  public:

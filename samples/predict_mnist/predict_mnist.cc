@@ -5,11 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "train/checkpoint.h"
-#include "weft/executor.h"
-#include "weft/io.h"
-#include "weft/metric.h"
-#include "weft/runtime.h"
+#include "weft/module.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Test accuracy of an MNIST checkpoint on Fashion-MNIST"};
@@ -23,22 +19,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     using namespace weft;
-    train::Checkpoint ck = train::LoadCheckpoint(prefix, epoch);
-    // FullyConnected flattens its input, so one image layout serves both MLPs and conv nets.
     const Context ctx(device, 0);
-    const int64_t b = batch_size;
-    std::unique_ptr<Executor> exec =
-        Executor::SimpleBind(ck.symbol, ctx, {{"data", Shape(b, 1, 28, 28)}, {"softmax_label", Shape(b)}}, "null");
-    exec->CopyParamsFrom(ck.arg_params, ck.aux_params, /*allow_extra_params=*/true);
+    Module mod = Module::Load(prefix, epoch, false, {"data"}, {"softmax_label"}, {ctx});
+    // FullyConnected flattens its input, so one image layout serves both MLPs and conv nets.
+    mod.Bind({{"data", Shape(batch_size, 1, 28, 28)}}, {{"softmax_label", Shape(batch_size)}}, /*for_training=*/false);
     MNISTIter test(data_dir + "/t10k-images-idx3-ubyte.gz", data_dir + "/t10k-labels-idx1-ubyte.gz",
                    {.batch_size = batch_size, .shuffle = false, .flat = false});
     Accuracy acc;
-    NDArray data = exec->arg_dict().at("data");
-    while (test.Next()) {
-      NDArray::CopyFromTo(test.GetData(), data);
-      exec->Forward(false);
-      acc.Update(test.GetLabel(), exec->outputs[0]);
-    }
+    mod.Score(test, acc);
     std::printf("%s epoch %d: test accuracy %.4f on %ld images (%s)\n", prefix.c_str(), epoch,
                 static_cast<double>(acc.Get()), acc.num_inst(), ctx.ToString().c_str());
     return 0;

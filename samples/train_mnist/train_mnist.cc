@@ -1,74 +1,16 @@
 // train_mnist — trains MXNet's MNIST networks (mlp, lenet) on Fashion-MNIST, data parallel over
 // --num-devices devices of any loaded device type, with a KVStore summing the gradients and
-// running the optimizer. Writes an MXNet-compatible checkpoint per epoch with --model-prefix and
-// resumes from one with --load-epoch.
+// running the optimizer (weft::Module). Writes an MXNet-compatible checkpoint per epoch with
+// --model-prefix and resumes from one with --load-epoch.
 //
 //   train_mnist --network lenet --device cpu --num-devices 2 --epochs 10 --model-prefix /tmp/lenet
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 
-#include "train/checkpoint.h"
-#include "train/data_parallel.h"
-#include "train/networks.h"
-#include "weft/initializer.h"
-#include "weft/io.h"
-#include "weft/kvstore.h"
-#include "weft/metric.h"
-#include "weft/optimizer.h"
+#include "weft/module.h"
+#include "weft/networks.h"
 #include "weft/runtime.h"
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-std::string Duration(double s) {
-  const int t = static_cast<int>(s + 0.5);
-  return fmt::format("{:02d}:{:02d}", t / 60, t % 60);
-}
-
-// A progress display for one epoch: a redrawn bar on a terminal, a line every ~10% otherwise.
-class Progress {
- public:
-  Progress(int epoch, size_t total, size_t batch) : epoch_(epoch), total_(total), batch_(batch) {}
-  void Step(size_t done) {
-    const double elapsed = Seconds(Clock::now() - start_);
-    const double rate = elapsed > 0 ? static_cast<double>(done * batch_) / elapsed : 0;
-    const double eta = done > 0 ? elapsed * static_cast<double>(total_ - done) / static_cast<double>(done) : 0;
-    if (tty_) {
-      const int width = 30, filled = static_cast<int>(width * done / total_);
-      std::printf("\rEpoch[%d] %5zu/%zu [%s%s] %8.0f samples/s ETA %s ", epoch_, done, total_,
-                  std::string(static_cast<size_t>(filled), '=').c_str(),
-                  std::string(static_cast<size_t>(width - filled), ' ').c_str(), rate, Duration(eta).c_str());
-      std::fflush(stdout);
-    } else if (done * 10 / total_ != last_decile_ && done < total_) {
-      last_decile_ = done * 10 / total_;
-      std::printf("Epoch[%d] Batch [%zu/%zu]\tSpeed: %.0f samples/sec\tETA %s\n", epoch_, done, total_, rate,
-                  Duration(eta).c_str());
-      std::fflush(stdout);
-    }
-  }
-  void Finish() {
-    if (tty_) std::printf("\r%*s\r", 90, "");
-  }
-
- private:
-  int epoch_;
-  size_t total_, batch_;
-  size_t last_decile_ = 0;
-  bool tty_ = ::isatty(STDOUT_FILENO) != 0;
-  Clock::time_point start_ = Clock::now();
-};
-
-std::string StatesFile(const std::string& prefix, int epoch) { return fmt::format("{}-{:04d}.states", prefix, epoch); }
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Train MXNet's MNIST networks on Fashion-MNIST with weft"};
@@ -106,10 +48,8 @@ int main(int argc, char** argv) {
                "--device {} --num-devices {}: {} {} device(s) are loaded (weft-info lists the plugins)", device,
                num_devices, available, device);
     WEFT_CHECK(load_epoch == 0 || !model_prefix.empty(), "--load-epoch needs --model-prefix");
-    train::DataParallelOptions dp;
-    dp.contexts.clear();
-    for (int i = 0; i < num_devices; ++i) dp.contexts.emplace_back(device, i);
-    dp.kvstore = kvstore;
+    std::vector<Context> contexts;
+    for (int i = 0; i < num_devices; ++i) contexts.emplace_back(device, i);
 
     const bool flat = network == "mlp";
     const std::string d = data_dir + "/";
@@ -123,17 +63,18 @@ int main(int argc, char** argv) {
     MNISTIter val_iter(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz",
                        {.batch_size = batch_size, .shuffle = false, .flat = flat});
 
-    Symbol net = train::MnistNetwork(network);
+    const bool resume = load_epoch > 0;
+    const bool states = resume && std::filesystem::exists(CheckpointStatesFile(model_prefix, load_epoch));
+    Module mod = resume ? Module::Load(model_prefix, load_epoch, states, {"data"}, {"softmax_label"}, contexts)
+                        : Module(MnistNetwork(network), {"data"}, {"softmax_label"}, contexts);
     const Shape data_shape = flat ? Shape(batch_size, 784) : Shape(batch_size, 1, 28, 28);
-    train::DataParallelTrainer trainer(net, data_shape, dp);
-    if (load_epoch > 0) {
-      train::Checkpoint ck = train::LoadCheckpoint(model_prefix, load_epoch);
-      trainer.SetParams(ck.arg_params, ck.aux_params);
-      std::printf("Loaded %s (epoch %d)\n", train::ParamsFile(model_prefix, load_epoch).c_str(), load_epoch);
+    mod.Bind({{"data", data_shape}}, {{"softmax_label", Shape(batch_size)}});
+    if (resume) {
+      std::printf("Loaded %s (epoch %d)\n", CheckpointParamsFile(model_prefix, load_epoch).c_str(), load_epoch);
     } else {
       Xavier init(Xavier::gaussian, Xavier::in, 2.0f);  // MXNet's fit.py
       init.Seed(seed);
-      trainer.InitParams(init);
+      mod.InitParams(init);
     }
     auto opt = OptimizerRegistry::Create(optimizer);
     opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", 1.0f / static_cast<float>(batch_size));
@@ -144,44 +85,25 @@ int main(int argc, char** argv) {
       for (int e : lr_step_epochs) steps.push_back(e * static_cast<int>(train_iter.num_batches()));
       opt->SetLRScheduler(std::make_unique<MultiFactorScheduler>(steps, lr_factor));
     }
-    trainer.SetOptimizer(std::move(opt));
-    if (load_epoch > 0 && std::filesystem::exists(StatesFile(model_prefix, load_epoch)))
-      trainer.kvstore().LoadOptimizerStates(StatesFile(model_prefix, load_epoch));
+    mod.InitOptimizer(kvstore, std::move(opt));
 
     std::printf("Training %s on %d %s device(s), kvstore %s, batch %d, %zu samples, %s lr %g\n", network.c_str(),
                 num_devices, device.c_str(), kvstore.c_str(), batch_size, train_iter.num_samples(), optimizer.c_str(),
                 static_cast<double>(lr));
-    for (int epoch = load_epoch; epoch < epochs; ++epoch) {
-      Accuracy train_acc, val_acc;
-      Progress progress(epoch, train_iter.num_batches(), static_cast<size_t>(batch_size));
-      const auto t0 = Clock::now();
-      size_t done = 0;
-      train_iter.Reset();
-      while (train_iter.Next()) {
-        DataBatch b = train_iter.GetDataBatch();
-        trainer.TrainStep(b.data, b.label);
-        trainer.UpdateMetric(train_acc, b.label);
-        progress.Step(++done);
-      }
-      NDArray::WaitAll();
-      const double train_s = Seconds(Clock::now() - t0);
-      progress.Finish();
-      val_iter.Reset();
-      while (val_iter.Next()) {
-        DataBatch b = val_iter.GetDataBatch();
-        trainer.Forward(b.data);
-        trainer.UpdateMetric(val_acc, b.label);
-      }
-      std::printf("Epoch[%d] Train-accuracy=%.4f Validation-accuracy=%.4f Speed=%.0f samples/s Time=%.1fs\n", epoch,
-                  static_cast<double>(train_acc.Get()), static_cast<double>(val_acc.Get()),
-                  static_cast<double>(done) * batch_size / train_s, train_s);
+    FitOptions fit;
+    fit.begin_epoch = load_epoch;
+    fit.num_epoch = epochs;
+    fit.batch_end_callback = ProgressBar(train_iter.num_batches(), static_cast<size_t>(batch_size));
+    fit.epoch_end_callback = [&](const EpochEndParam& p) {
+      std::printf("Epoch[%d] Train-accuracy=%.4f Validation-accuracy=%.4f Speed=%.0f samples/s Time=%.1fs\n", p.epoch,
+                  static_cast<double>(p.train_metric.Get()), static_cast<double>(p.eval_metric->Get()),
+                  static_cast<double>(p.num_samples) / p.train_seconds, p.train_seconds);
       std::fflush(stdout);
-      if (!model_prefix.empty()) {
-        train::SaveCheckpoint(model_prefix, epoch + 1, net, trainer.ArgParams(), trainer.AuxParams());
-        trainer.kvstore().SaveOptimizerStates(StatesFile(model_prefix, epoch + 1), true);
-        std::printf("Saved checkpoint to \"%s\"\n", train::ParamsFile(model_prefix, epoch + 1).c_str());
-      }
-    }
+      if (model_prefix.empty()) return;
+      p.module.SaveCheckpoint(model_prefix, p.epoch + 1, /*save_optimizer_states=*/true);
+      std::printf("Saved checkpoint to \"%s\"\n", CheckpointParamsFile(model_prefix, p.epoch + 1).c_str());
+    };
+    mod.Fit(train_iter, &val_iter, fit);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_mnist: %s\n", e.what());

@@ -1,7 +1,15 @@
 // Every plugin the build produces exports exactly weft_plugin_entry (sdk.md principle 2: hidden
-// visibility plus the version script). Reads each file's .dynsym directly (ELF64, host byte order).
+// visibility plus the version script), and libweft exports its public API only (weft/export.h:
+// hidden visibility, WEFT_API on the public headers). Reads each file's .dynsym directly (ELF64,
+// host byte order).
+#include <cxxabi.h>
 #include <elf.h>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <regex>
 
 #include <filesystem>
 #include <fstream>
@@ -65,6 +73,31 @@ TEST(PluginExports, TheReaderSeesWhatAnUnscriptedLibraryExports) {
   auto names = DefinedDynamicSymbols(std::string(WEFT_TEST_FIXTURE_DIR) + "/hidden-deps/libweft_fixture_dep.so");
   EXPECT_EQ(names.count("fixture_dep_value"), 1u);
   EXPECT_EQ(DefinedDynamicSymbols(std::string(LOADER_FIXTURE_DIR) + "/libfixture_no_entry.so").size(), 0u);
+}
+
+std::string Demangle(const std::string& name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : name;
+}
+
+TEST(LibweftExports, NoInternalNamespaces) {
+  const std::set<std::string> names = DefinedDynamicSymbols(WEFT_TEST_LIBWEFT);
+  // Internal namespaces of core (and the SDK's C++ helpers, which core instantiates privately).
+  const std::regex internal(R"(weft::(kv|exec|graph|opdef|detail|tools|sdk|[a-z]+_detail)::)");
+  std::vector<std::string> leaked;
+  size_t weft_symbols = 0;
+  for (const std::string& n : names) {
+    const std::string d = Demangle(n);
+    if (d.find("weft") != std::string::npos) ++weft_symbols;
+    if (std::regex_search(d, internal)) leaked.push_back(d);
+  }
+  std::cout << "[ info ] libweft exports " << names.size() << " symbols, " << weft_symbols << " of them weft's\n";
+  EXPECT_GT(weft_symbols, 100u) << "the public API itself is missing (WEFT_API not applied?)";
+  std::string sample;
+  for (size_t i = 0; i < leaked.size() && i < 20; ++i) sample += "\n  " + leaked[i];
+  EXPECT_TRUE(leaked.empty()) << leaked.size() << " internal symbols are exported, e.g.:" << sample
+                              << "\nMark the public declaration WEFT_API or keep the symbol out of the public headers.";
 }
 
 }  // namespace

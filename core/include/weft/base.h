@@ -3,6 +3,8 @@
 // Thread-safety: the types here are values; distinct objects may be used from distinct threads.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -18,17 +20,17 @@
 namespace weft {
 
 /// Version of libweft (not the SDK's; see weft/sdk/version.h for that).
-const char* CoreVersion() noexcept;
+WEFT_API const char* CoreVersion() noexcept;
 
 /// Every error weft raises. The message names the thing that is wrong and, where there is one,
 /// the fix.
-class Error : public std::runtime_error {
+class WEFT_API Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
 /// Raised when a device (or the host) cannot provide the memory asked for.
-class OutOfMemoryError : public Error {
+class WEFT_API OutOfMemoryError : public Error {
  public:
   using Error::Error;
 };
@@ -64,18 +66,18 @@ enum class DType : int32_t {
 };
 
 /// Size of one element in bytes. Throws weft::Error for a code that is not a DType.
-size_t DTypeSize(DType dtype);
+WEFT_API size_t DTypeSize(DType dtype);
 /// MXNet's name of the dtype ("float32", "float16", "int64", ...).
-std::string_view DTypeName(DType dtype);
+WEFT_API std::string_view DTypeName(DType dtype);
 /// Parses an MXNet dtype name ("float32", "int8", "bfloat16", ...). Throws weft::Error naming the
 /// bad name and listing the valid ones.
-DType DTypeFromName(std::string_view name);
+WEFT_API DType DTypeFromName(std::string_view name);
 /// True when `code` is a valid DType value.
-bool IsValidDType(int32_t code) noexcept;
+WEFT_API bool IsValidDType(int32_t code) noexcept;
 
 /// The shape of an array: extents in elements, outermost first (C order). A Shape with ndim() 0
 /// is a scalar (Size() 1). Follows mxnet-cpp's Shape: Shape(2, 3), shape[i], ndim(), Size().
-class Shape {
+class WEFT_API Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}

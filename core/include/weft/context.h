@@ -6,6 +6,8 @@
 // then hip), so mxnet-cpp code that says Context::gpu() keeps working.
 #pragma once
 
+#include "weft/export.h"
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -14,7 +16,7 @@
 
 namespace weft {
 
-class Context {
+class WEFT_API Context {
  public:
   /// cpu(0).
   Context() = default;

@@ -16,6 +16,8 @@
 // ABI (a plugin bug) becomes a weft::Error saying so; nothing crashes the host.
 #pragma once
 
+#include "weft/export.h"
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -30,7 +32,7 @@ namespace weft {
 class Plugin;
 
 /// A C++ copy of weft_device_props.
-struct DeviceProperties {
+struct WEFT_API DeviceProperties {
   std::string name, vendor;
   uint64_t total_memory = 0;          ///< bytes, 0 = unknown
   uint64_t free_memory = 0;           ///< bytes free when the properties were read, 0 = unknown
@@ -44,13 +46,13 @@ struct DeviceProperties {
 };
 
 /// "cpu", "gpu (discrete)", "software" ... for a WEFT_DEVICE_KIND_* value.
-const char* DeviceKindName(int kind);
+WEFT_API const char* DeviceKindName(int kind);
 
 /// Names of the capability bits set in `capabilities` ("host_addressable", "async_copy", ...), in
 /// bit order; unknown bits appear as "bit<N>".
-std::vector<std::string> CapabilityNames(uint64_t capabilities);
+WEFT_API std::vector<std::string> CapabilityNames(uint64_t capabilities);
 
-class Device {
+class WEFT_API Device {
  public:
   /// Reads the properties of device `index` of `plugin` (which must provide a device table).
   /// Used by the Runtime; a failing get_properties is logged and leaves default properties.

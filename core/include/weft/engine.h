@@ -62,6 +62,8 @@
 // throws weft::Error).
 #pragma once
 
+#include "weft/export.h"
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -84,7 +86,7 @@ struct OprBlock;
 
 /// An engine variable: a tag for some piece of state. Created by Engine::NewVariable, destroyed
 /// by Engine::DeleteVariable. Opaque except for its version.
-class Var {
+class WEFT_API Var {
  public:
   /// Number of completed writes to this variable (0 for a fresh one). Thread-safe; the value may
   /// be stale by the time it is used when writes are still pending.
@@ -102,7 +104,7 @@ class Opr;
 using OprHandle = Opr*;
 
 /// What a pushed function gets to run with.
-struct RunContext {
+struct WEFT_API RunContext {
   /// The Context the function was pushed for.
   Context ctx;
   /// The stream to queue device work on, on devices that are not host-addressable (NULL on the
@@ -124,7 +126,7 @@ struct RunContext {
 /// leaves the function's variables blocked for ever. A second call made while the function is
 /// still pending (e.g. before it returned) is ignored and logged as an error; one made after the
 /// function completed is undefined behaviour, like any use of a finished callback.
-class CallbackOnComplete {
+class WEFT_API CallbackOnComplete {
  public:
   CallbackOnComplete() = default;
   /// Marks the function complete; `error` (may be null) is its failure.
@@ -160,7 +162,7 @@ enum class FnProperty : int {
 };
 
 /// Names kNormal -> "normal", ... (for messages and traces).
-const char* FnPropertyName(FnProperty prop) noexcept;
+WEFT_API const char* FnPropertyName(FnProperty prop) noexcept;
 
 /// Function types. A SyncFn is complete when it returns (or throws); an AsyncFn when it calls
 /// its CallbackOnComplete (a throw from an AsyncFn counts as completion with that error, and
@@ -172,7 +174,7 @@ enum class EngineType { kNaive, kThreaded };
 
 /// Engine settings; FromEnv() reads them from the environment (all WEFT_* variables are
 /// documented in README.md). Invalid values raise weft::Error naming the variable.
-struct EngineConfig {
+struct WEFT_API EngineConfig {
   /// WEFT_ENGINE_TYPE=naive|threaded (default threaded).
   EngineType type = EngineType::kThreaded;
   /// WEFT_CPU_WORKER_NTHREADS: compute workers per cpu Context (default 1, MXNet's default).
@@ -194,7 +196,7 @@ struct EngineConfig {
 };
 
 /// The dependency engine. See the top of this file for ordering, errors and thread-safety.
-class Engine {
+class WEFT_API Engine {
  public:
   /// The process-wide engine, created on first call from EngineConfig::FromEnv() (thread-safe).
   /// It lives until process exit: at exit it finishes pending work, joins its workers and then
@@ -261,6 +263,6 @@ class Engine {
 /// Threads a CPU kernel should give its math library (OpenBLAS, oneDNN) so that the engine's
 /// concurrent CPU workers do not oversubscribe the cores: WEFT_CPU_MATH_THREADS when set, else
 /// max(1, hardware threads / WEFT_CPU_WORKER_NTHREADS).
-int RecommendedCpuMathThreads();
+WEFT_API int RecommendedCpuMathThreads();
 
 }  // namespace weft

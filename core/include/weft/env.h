@@ -3,6 +3,8 @@
 // form (it is never silently ignored).
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,12 +12,12 @@
 namespace weft {
 
 /// The variable's value, or nullopt when unset or empty.
-std::optional<std::string> GetEnv(const char* name);
+WEFT_API std::optional<std::string> GetEnv(const char* name);
 /// String setting with a default.
-std::string GetEnvString(const char* name, const std::string& fallback);
+WEFT_API std::string GetEnvString(const char* name, const std::string& fallback);
 /// Integer setting with a default. Throws weft::Error when set but not an integer.
-int64_t GetEnvInt(const char* name, int64_t fallback);
+WEFT_API int64_t GetEnvInt(const char* name, int64_t fallback);
 /// Boolean setting: 1/0, true/false, yes/no, on/off (any case). Throws on anything else.
-bool GetEnvBool(const char* name, bool fallback);
+WEFT_API bool GetEnvBool(const char* name, bool fallback);
 
 }  // namespace weft

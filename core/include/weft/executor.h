@@ -28,6 +28,8 @@
 // call is refused.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,10 +48,10 @@ namespace weft {
 enum OpReqType : int { kNullOp = 0, kWriteTo = 1, kWriteInplace = 2, kAddTo = 3 };
 
 /// "null", "write", "inplace", "add".
-const char* OpReqTypeName(OpReqType req) noexcept;
+WEFT_API const char* OpReqTypeName(OpReqType req) noexcept;
 /// Parses MXNet's grad_req strings "null", "write", "add" (and "inplace" as write). Throws
 /// weft::Error naming `what` (e.g. the argument) and the accepted words otherwise.
-OpReqType ParseOpReqType(const std::string& text, const std::string& what);
+WEFT_API OpReqType ParseOpReqType(const std::string& text, const std::string& what);
 
 /// Monitor callback: (name, array). Forward nodes report "<node>_output" (MXNet's output names;
 /// "<node>_output<i>" for several outputs) and, with monitor_all, their inputs as
@@ -63,7 +65,7 @@ namespace exec {
 struct ExecState;
 }
 
-class Executor {
+class WEFT_API Executor {
  public:
   /// mxnet-cpp's constructor (what Symbol::Bind calls). `arg_arrays` in ListArguments() order
   /// (one per argument); `grad_arrays` likewise (a none NDArray where grad_reqs says kNullOp;

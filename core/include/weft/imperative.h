@@ -17,6 +17,8 @@
 // Thread-safety: calls from several threads are fine (the engine orders them by their arrays).
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,7 +32,7 @@
 namespace weft {
 
 /// The arguments of one imperative call.
-struct ImperativeCall {
+struct WEFT_API ImperativeCall {
   std::string op;                                             // op name or alias ("FullyConnected", "_plus_scalar")
   std::map<std::string, std::string> params;                  // attribute strings as in MXNet JSON ("(3, 3)", "True")
   std::vector<NDArray> inputs;                                // positional: op inputs, then aux states
@@ -53,12 +55,12 @@ struct ImperativeCall {
 /// whose inputs and outputs follow OPS.md's convention) run when every output array is given:
 /// the arrays' shapes and dtypes are the node's, `params` go to the kernel as given (pass the
 /// forward node's attributes), inputs are positional only and there are no aux states.
-void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs);
+WEFT_API void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs);
 /// Same, returning new output arrays.
-std::vector<NDArray> Invoke(const ImperativeCall& call);
+WEFT_API std::vector<NDArray> Invoke(const ImperativeCall& call);
 /// Shorthand: op on positional inputs with attributes, returning its first output.
-NDArray InvokeOne(const std::string& op, const std::vector<NDArray>& inputs,
-                  const std::map<std::string, std::string>& params = {});
+WEFT_API NDArray InvokeOne(const std::string& op, const std::vector<NDArray>& inputs,
+                           const std::map<std::string, std::string>& params = {});
 
 // ---- NDArray arithmetic (mxnet-cpp's NDArray operators) ----------------------------------------
 // Element-wise on arrays of equal shape (elemwise_add/sub/mul/div; use broadcast_* for
@@ -66,31 +68,31 @@ NDArray InvokeOne(const std::string& op, const std::vector<NDArray>& inputs,
 // _div_scalar, _rdiv_scalar). The result is a new array on the operands' device; the compound
 // assignments compute in place into the left operand. All are pushed and return at once. Errors
 // as Invoke (e.g. shapes differ: the message names both).
-NDArray operator+(const NDArray& lhs, const NDArray& rhs);
-NDArray operator-(const NDArray& lhs, const NDArray& rhs);
-NDArray operator*(const NDArray& lhs, const NDArray& rhs);
-NDArray operator/(const NDArray& lhs, const NDArray& rhs);
-NDArray operator+(const NDArray& lhs, float scalar);
-NDArray operator-(const NDArray& lhs, float scalar);
-NDArray operator*(const NDArray& lhs, float scalar);
-NDArray operator/(const NDArray& lhs, float scalar);
-NDArray operator+(float scalar, const NDArray& rhs);
-NDArray operator-(float scalar, const NDArray& rhs);
-NDArray operator*(float scalar, const NDArray& rhs);
-NDArray operator/(float scalar, const NDArray& rhs);
+WEFT_API NDArray operator+(const NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray operator-(const NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray operator*(const NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray operator/(const NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray operator+(const NDArray& lhs, float scalar);
+WEFT_API NDArray operator-(const NDArray& lhs, float scalar);
+WEFT_API NDArray operator*(const NDArray& lhs, float scalar);
+WEFT_API NDArray operator/(const NDArray& lhs, float scalar);
+WEFT_API NDArray operator+(float scalar, const NDArray& rhs);
+WEFT_API NDArray operator-(float scalar, const NDArray& rhs);
+WEFT_API NDArray operator*(float scalar, const NDArray& rhs);
+WEFT_API NDArray operator/(float scalar, const NDArray& rhs);
 /// -a (negative).
-NDArray operator-(const NDArray& a);
-NDArray& operator+=(NDArray& lhs, const NDArray& rhs);
-NDArray& operator-=(NDArray& lhs, const NDArray& rhs);
-NDArray& operator*=(NDArray& lhs, const NDArray& rhs);
-NDArray& operator/=(NDArray& lhs, const NDArray& rhs);
-NDArray& operator+=(NDArray& lhs, float scalar);
-NDArray& operator-=(NDArray& lhs, float scalar);
-NDArray& operator*=(NDArray& lhs, float scalar);
-NDArray& operator/=(NDArray& lhs, float scalar);
+WEFT_API NDArray operator-(const NDArray& a);
+WEFT_API NDArray& operator+=(NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray& operator-=(NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray& operator*=(NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray& operator/=(NDArray& lhs, const NDArray& rhs);
+WEFT_API NDArray& operator+=(NDArray& lhs, float scalar);
+WEFT_API NDArray& operator-=(NDArray& lhs, float scalar);
+WEFT_API NDArray& operator*=(NDArray& lhs, float scalar);
+WEFT_API NDArray& operator/=(NDArray& lhs, float scalar);
 
 /// Seeds the random sequence of ops that ask for random numbers (Dropout): MXNet's
 /// mx.random.seed / mxnet-cpp's MXRandomSeed. Thread-safe.
-void RandomSeed(uint64_t seed);
+WEFT_API void RandomSeed(uint64_t seed);
 
 }  // namespace weft

@@ -17,6 +17,8 @@
 // Thread-safety: an initializer belongs to one thread.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <random>
 #include <string>
@@ -25,7 +27,7 @@
 
 namespace weft {
 
-class Initializer {
+class WEFT_API Initializer {
  public:
   virtual ~Initializer() = default;
   static bool StringStartWith(const std::string& name, const std::string& check_str);
@@ -45,7 +47,7 @@ class Initializer {
 };
 
 /// Every parameter the dispatch calls a weight gets `value`.
-class Constant : public Initializer {
+class WEFT_API Constant : public Initializer {
  public:
   explicit Constant(float value) : value_(value) {}
 
@@ -53,17 +55,17 @@ class Constant : public Initializer {
   void InitWeight(const std::string& name, NDArray* arr) override;
   float value_;
 };
-class Zero : public Constant {
+class WEFT_API Zero : public Constant {
  public:
   Zero() : Constant(0.0f) {}
 };
-class One : public Constant {
+class WEFT_API One : public Constant {
  public:
   One() : Constant(1.0f) {}
 };
 
 /// Weights uniform in [begin, end); Uniform(scale) is [-scale, scale) (MXNet default scale 0.07).
-class Uniform : public Initializer {
+class WEFT_API Uniform : public Initializer {
  public:
   explicit Uniform(float scale = 0.07f) : Uniform(-scale, scale) {}
   Uniform(float begin, float end);
@@ -74,7 +76,7 @@ class Uniform : public Initializer {
 };
 
 /// Weights normal with mean mu and standard deviation sigma (MXNet default sigma 0.01).
-class Normal : public Initializer {
+class WEFT_API Normal : public Initializer {
  public:
   explicit Normal(float mu = 0.0f, float sigma = 0.01f);
 
@@ -87,7 +89,7 @@ class Normal : public Initializer {
 /// out·prod(k), factor = (fan_in + fan_out)/2 (avg), fan_in (in) or fan_out (out), and
 /// scale = sqrt(magnitude / factor): uniform in [-scale, scale] or normal with sigma = scale.
 /// Throws weft::Error for weights of fewer than 2 dimensions (MXNet's rule).
-class Xavier : public Initializer {
+class WEFT_API Xavier : public Initializer {
  public:
   enum RandType { gaussian, uniform };
   enum FactorType { avg, in, out };

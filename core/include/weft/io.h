@@ -23,6 +23,8 @@
 // Thread-safety: an iterator belongs to one thread.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,21 +39,21 @@
 namespace weft {
 
 /// One idx file: extents and the uint8 payload (C order).
-struct IdxFile {
+struct WEFT_API IdxFile {
   std::vector<uint32_t> dims;
   std::vector<uint8_t> data;
 };
 /// Reads an idx file (plain or gzip). Only unsigned-byte payloads (type code 0x08).
-IdxFile ReadIdxFile(const std::string& path);
+WEFT_API IdxFile ReadIdxFile(const std::string& path);
 
-struct DataBatch {
+struct WEFT_API DataBatch {
   NDArray data;
   NDArray label;
   int pad_num = 0;
   std::vector<int> index;  ///< sample indices (into the data set) of the batch's rows
 };
 
-class DataIter {
+class WEFT_API DataIter {
  public:
   virtual ~DataIter() = default;
   /// Back to the first batch.
@@ -66,7 +68,7 @@ class DataIter {
   void Reset() { BeforeFirst(); }
 };
 
-struct MNISTIterOptions {
+struct WEFT_API MNISTIterOptions {
   int batch_size = 128;
   bool shuffle = true;  ///< MXNet's default
   bool flat = false;
@@ -79,7 +81,7 @@ struct MNISTIterOptions {
   bool reshuffle_each_epoch = false;
 };
 
-class MNISTIter : public DataIter {
+class WEFT_API MNISTIter : public DataIter {
  public:
   MNISTIter(const std::string& image_file, const std::string& label_file, const MNISTIterOptions& options = {});
   void BeforeFirst() override;
@@ -109,7 +111,7 @@ class MNISTIter : public DataIter {
 /// mxnet-cpp's MXDataIter, for the iterator types weft has ("MNISTIter": parameters image,
 /// label, batch_size, shuffle, flat, seed, max_samples; others raise weft::Error naming the
 /// known ones).
-class MXDataIter : public DataIter {
+class WEFT_API MXDataIter : public DataIter {
  public:
   explicit MXDataIter(const std::string& type);
   template <typename T>

@@ -44,6 +44,8 @@
 // respect to the others (one lock), and the engine orders the data.
 #pragma once
 
+#include "weft/export.h"
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,7 +57,7 @@
 
 namespace weft {
 
-class KVStore {
+class WEFT_API KVStore {
  public:
   /// updater(key, merged gradient, stored value): stored is updated in place.
   using Updater = std::function<void(int key, const NDArray& recv, NDArray* local)>;

@@ -2,6 +2,8 @@
 // default warning). Thread-safe: each call writes one whole line.
 #pragma once
 
+#include "weft/export.h"
+
 #include <string_view>
 
 #include <fmt/format.h>
@@ -11,10 +13,10 @@ namespace weft {
 enum class LogLevel : int { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
 
 /// Current threshold (from WEFT_LOG_LEVEL at first use, or SetLogLevel).
-LogLevel GetLogLevel() noexcept;
-void SetLogLevel(LogLevel level) noexcept;
+WEFT_API LogLevel GetLogLevel() noexcept;
+WEFT_API void SetLogLevel(LogLevel level) noexcept;
 /// Writes "[weft <level>] <message>\n" to stderr when level >= the threshold.
-void LogMessage(LogLevel level, std::string_view message) noexcept;
+WEFT_API void LogMessage(LogLevel level, std::string_view message) noexcept;
 
 template <typename... Args>
 void LogDebug(fmt::format_string<Args...> f, Args&&... a) {

@@ -9,12 +9,14 @@
 // Thread-safety: none; a scheduler belongs to one optimizer.
 #pragma once
 
+#include "weft/export.h"
+
 #include <memory>
 #include <vector>
 
 namespace weft {
 
-class LRScheduler {
+class WEFT_API LRScheduler {
  public:
   /// `base_lr` is the rate before any decay; Optimizer::SetLRScheduler overwrites it with the
   /// optimizer's "lr" parameter.
@@ -34,7 +36,7 @@ class LRScheduler {
 /// lr = base_lr · factor^k after every `step` updates (MXNet's FactorScheduler): the rate drops
 /// when num_update exceeds count + step, never below stop_factor_lr.
 /// Throws weft::Error for step < 1 or factor > 1.
-class FactorScheduler : public LRScheduler {
+class WEFT_API FactorScheduler : public LRScheduler {
  public:
   explicit FactorScheduler(int step, float factor = 1.0f, float stop_factor_lr = 1e-8f);
   void SetLR(float lr) override;
@@ -50,7 +52,7 @@ class FactorScheduler : public LRScheduler {
 /// lr = base_lr · factor^k where k is the number of entries of `steps` that num_update has
 /// passed (MXNet's MultiFactorScheduler). Throws weft::Error unless steps are increasing and
 /// >= 1, and factor <= 1.
-class MultiFactorScheduler : public LRScheduler {
+class WEFT_API MultiFactorScheduler : public LRScheduler {
  public:
   explicit MultiFactorScheduler(const std::vector<int>& steps, float factor = 1.0f);
   void SetLR(float lr) override;

@@ -14,13 +14,15 @@
 // Thread-safety: a metric belongs to one thread.
 #pragma once
 
+#include "weft/export.h"
+
 #include <string>
 
 #include "weft/ndarray.h"
 
 namespace weft {
 
-class EvalMetric {
+class WEFT_API EvalMetric {
  public:
   explicit EvalMetric(std::string name, int num = 0) : name_(std::move(name)), num_(num) {}
   virtual ~EvalMetric() = default;
@@ -45,7 +47,7 @@ class EvalMetric {
 };
 
 /// Fraction of rows whose highest score is the label ("accuracy").
-class Accuracy : public EvalMetric {
+class WEFT_API Accuracy : public EvalMetric {
  public:
   Accuracy() : EvalMetric("accuracy") {}
   void Update(NDArray labels, NDArray preds) override;
@@ -53,7 +55,7 @@ class Accuracy : public EvalMetric {
 
 /// Fraction of rows whose label is among the top_k scores ("top_k_accuracy_<k>"). Ties are
 /// broken towards lower class indices.
-class TopKAccuracy : public EvalMetric {
+class WEFT_API TopKAccuracy : public EvalMetric {
  public:
   explicit TopKAccuracy(int top_k);
   void Update(NDArray labels, NDArray preds) override;
@@ -63,7 +65,7 @@ class TopKAccuracy : public EvalMetric {
 };
 
 /// Mean of -log(p[label] + eps) over rows of probabilities ("cross-entropy", eps 1e-12).
-class CrossEntropy : public EvalMetric {
+class WEFT_API CrossEntropy : public EvalMetric {
  public:
   explicit CrossEntropy(float eps = 1e-12f) : EvalMetric("cross-entropy"), eps_(eps) {}
   void Update(NDArray labels, NDArray preds) override;

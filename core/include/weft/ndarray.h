@@ -25,6 +25,8 @@
 // operator module and are not declared here.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -43,7 +45,7 @@ namespace ndarray_detail {
 struct Chunk;
 }
 
-class NDArray {
+class WEFT_API NDArray {
  public:
   /// The "none" array: no shape, no data, no device (MXNet's empty NDArray). is_none() is true;
   /// every data access throws weft::Error.
@@ -186,7 +188,7 @@ class NDArray {
   bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
 
  private:
-  NDArray(std::shared_ptr<ndarray_detail::Chunk> chunk, Shape shape, DType dtype, uint64_t offset);
+  WEFT_HIDDEN NDArray(std::shared_ptr<ndarray_detail::Chunk> chunk, Shape shape, DType dtype, uint64_t offset);
   void CheckNotNone(const char* what) const;
   void CopyFromHostSync(const void* data, size_t bytes);
   void CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) const;
@@ -199,6 +201,6 @@ class NDArray {
 
 /// Prints the data like mxnet-cpp: "[1, 2, 3, ]" (every element followed by ", "; waits for
 /// pending writes; a none array prints "[]").
-std::ostream& operator<<(std::ostream& out, const NDArray& array);
+WEFT_API std::ostream& operator<<(std::ostream& out, const NDArray& array);
 
 }  // namespace weft

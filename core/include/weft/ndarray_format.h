@@ -24,6 +24,8 @@
 // Thread-safety: all functions are reentrant; they share no state.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -47,7 +49,7 @@ inline constexpr int32_t kNDArrayMaxNDim = 32;
 enum class SavedDeviceType : int32_t { kCPU = 1, kGPU = 2, kCPUPinned = 3, kCPUShared = 5 };
 
 /// One dense array as stored in a record.
-struct NDArrayRecord {
+struct WEFT_API NDArrayRecord {
   /// MXNet's empty NDArray (unknown shape); shape, device, dtype and data are then unused.
   bool none = false;
   Shape shape;
@@ -63,7 +65,7 @@ struct NDArrayRecord {
 };
 
 /// The content of a list file: arrays, and either no names or one name per array.
-struct NDArrayListData {
+struct WEFT_API NDArrayListData {
   std::vector<NDArrayRecord> arrays;
   std::vector<std::string> names;
 };
@@ -74,30 +76,30 @@ struct NDArrayListData {
 /// sparse record ("unsupported storage type row_sparse"), an invalid dtype code, ndim above
 /// kNDArrayMaxNDim, extents whose data could not fit in the input, a name count other than 0 or
 /// N, or trailing bytes after the names.
-NDArrayListData ParseNDArrayList(std::span<const uint8_t> bytes, std::string_view source);
+WEFT_API NDArrayListData ParseNDArrayList(std::span<const uint8_t> bytes, std::string_view source);
 
 /// Parses exactly one record (any version) that fills `bytes` — MXNet's NDArray raw bytes, as in
 /// pickled arrays. Errors as ParseNDArrayList.
-NDArrayRecord ParseNDArrayRecord(std::span<const uint8_t> bytes, std::string_view source);
+WEFT_API NDArrayRecord ParseNDArrayRecord(std::span<const uint8_t> bytes, std::string_view source);
 
 /// Serialises one record. Writes v2 (what MXNet 1.x writes outside numpy mode) unless v2 cannot
 /// represent the shape — a scalar (ndim 0) or an extent of 0 — in which case it writes v3.
 /// A `none` record is written as v2 with ndim 0. Throws weft::Error when data.size() does not
 /// equal shape.Size() * DTypeSize(dtype), when an extent is negative or ndim > kNDArrayMaxNDim.
-std::vector<uint8_t> SerializeNDArrayRecord(const NDArrayRecord& record);
+WEFT_API std::vector<uint8_t> SerializeNDArrayRecord(const NDArrayRecord& record);
 
 /// Serialises a list file. `list.names` must be empty or hold one name per array (else
 /// weft::Error).
-std::vector<uint8_t> SerializeNDArrayList(const NDArrayListData& list);
+WEFT_API std::vector<uint8_t> SerializeNDArrayList(const NDArrayListData& list);
 
 /// Reads and parses the file at `path` (errors name the path; a file that cannot be opened or
 /// read raises weft::Error naming the path and the system's reason).
-NDArrayListData ReadNDArrayListFile(const std::string& path);
+WEFT_API NDArrayListData ReadNDArrayListFile(const std::string& path);
 
 /// Writes `list` to `path` atomically: the bytes go to a temporary file in the same directory,
 /// which is flushed to disk and renamed over `path`, so readers see the old or the new file,
 /// never a partial one. Throws weft::Error naming the path on any I/O failure (the temporary
 /// file is removed).
-void WriteNDArrayListFile(const std::string& path, const NDArrayListData& list);
+WEFT_API void WriteNDArrayListFile(const std::string& path, const NDArrayListData& list);
 
 }  // namespace weft

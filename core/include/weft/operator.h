@@ -18,6 +18,8 @@
 // thread-safe.
 #pragma once
 
+#include "weft/export.h"
+
 #include <charconv>
 #include <map>
 #include <optional>
@@ -40,7 +42,7 @@ struct OpDef;  // core/operator/op_def.h
 /// caller spelled it: "FullyConnected" -> "fullyconnected", "_Plus" -> "_plus") followed by a
 /// per-hint counter starting at 0. The counters are process-wide; a NameManager::Scope gives
 /// the current thread fresh counters until it ends (like `with mx.name.NameManager():`).
-class NameManager {
+class WEFT_API NameManager {
  public:
   /// Returns `name` when non-empty, else the next auto name for `hint`.
   static std::string Get(const std::string& name, const std::string& hint);
@@ -58,10 +60,12 @@ class NameManager {
   };
 };
 
+/// MXNet's attribute text of a float: the shortest form that reads back as the same value
+/// (2.5f -> "2.5", 0.1f -> "0.1", 1e-8 -> "1e-08"). Thread-safe.
+WEFT_API std::string FormatFloat(float v);
+WEFT_API std::string FormatFloat(double v);
+
 namespace detail {
-/// Shortest form that reads back as the same value (2.5f -> "2.5", 0.1f -> "0.1", 1e-8 -> "1e-08").
-std::string FormatFloat(float v);
-std::string FormatFloat(double v);
 template <typename T>
 std::string AttrString(const T& value);
 template <typename T>
@@ -92,7 +96,7 @@ std::string AttrString(const T& value) {
 }
 }  // namespace detail
 
-class Operator {
+class WEFT_API Operator {
  public:
   /// `operator_name` is a registered op or one of MXNet's internal aliases (_Plus, _MulScalar).
   /// Throws weft::Error "unknown operator" (with close names) otherwise.

@@ -42,6 +42,8 @@
 // Thread-safety: an Optimizer belongs to one thread (the KVStore serialises its calls).
 #pragma once
 
+#include "weft/export.h"
+
 #include <map>
 #include <memory>
 #include <string>
@@ -56,7 +58,7 @@ namespace weft {
 
 class Symbol;
 
-class Optimizer {
+class WEFT_API Optimizer {
  public:
   /// `begin_num_update`: the update count to start from (resuming training).
   explicit Optimizer(unsigned begin_num_update = 0);
@@ -139,7 +141,7 @@ class Optimizer {
   void EnsureParams();
 };
 
-class SGDOptimizer : public Optimizer {
+class WEFT_API SGDOptimizer : public Optimizer {
  public:
   using Optimizer::Optimizer;
   std::string GetType() const override { return "sgd"; }
@@ -151,7 +153,7 @@ class SGDOptimizer : public Optimizer {
                   float wd) override;
 };
 
-class NAGOptimizer : public Optimizer {
+class WEFT_API NAGOptimizer : public Optimizer {
  public:
   using Optimizer::Optimizer;
   std::string GetType() const override { return "nag"; }
@@ -163,7 +165,7 @@ class NAGOptimizer : public Optimizer {
                   float wd) override;
 };
 
-class AdamOptimizer : public Optimizer {
+class WEFT_API AdamOptimizer : public Optimizer {
  public:
   using Optimizer::Optimizer;
   std::string GetType() const override { return "adam"; }
@@ -175,7 +177,7 @@ class AdamOptimizer : public Optimizer {
                   float wd) override;
 };
 
-class RMSPropOptimizer : public Optimizer {
+class WEFT_API RMSPropOptimizer : public Optimizer {
  public:
   using Optimizer::Optimizer;
   std::string GetType() const override { return "rmsprop"; }
@@ -188,7 +190,7 @@ class RMSPropOptimizer : public Optimizer {
 };
 
 /// mxnet-cpp's registry.
-class OptimizerRegistry {
+class WEFT_API OptimizerRegistry {
  public:
   /// A new optimizer of type `name` (case-insensitive: sgd, nag, adam, rmsprop; "ccsgd" is
   /// accepted as sgd, as mxnet-cpp). The caller owns it (mxnet-cpp returns a raw pointer; wrap it

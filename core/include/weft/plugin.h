@@ -10,6 +10,8 @@
 // Thread-safety: Plugin objects are immutable after loading; any thread may read them.
 #pragma once
 
+#include "weft/export.h"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -24,9 +26,9 @@ struct PluginTables;  // normalised copies owned by the plugin (plugin/plugin_ta
 }
 
 /// "2.1" for WEFT_SDK_MAKE_VERSION(2, 1).
-std::string SdkVersionString(uint32_t version);
+WEFT_API std::string SdkVersionString(uint32_t version);
 
-class Plugin {
+class WEFT_API Plugin {
  public:
   Plugin(std::string path, const weft_plugin_api& raw_api, uint32_t sdk_version, uint32_t plugin_min,
          uint32_t plugin_max, int load_index);
@@ -89,7 +91,7 @@ class Plugin {
 };
 
 /// What discovery or an explicit load did with one file.
-struct PluginRecord {
+struct WEFT_API PluginRecord {
   std::string path;     ///< as found or given (canonical when the file exists)
   std::string origin;   ///< "WEFT_PLUGIN_PATH", "install directory" or "explicit"
   std::string name;     ///< the plugin's name; "" when loading failed before its table was read

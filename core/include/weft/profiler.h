@@ -12,6 +12,8 @@
 // start, dumped to that file at exit). Thread-safe: every method may be called from any thread.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,7 +22,7 @@
 
 namespace weft {
 
-class Profiler {
+class WEFT_API Profiler {
  public:
   /// The process-wide profiler (never destroyed, so it is usable during static destruction).
   static Profiler& Get();

@@ -14,6 +14,8 @@
 // a shared lock.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,19 +33,19 @@
 namespace weft {
 
 /// A kernel some plugin registered (normalised copy). Pass plugin_state to its functions.
-struct KernelInfo {
+struct WEFT_API KernelInfo {
   const weft_kernel_def* def;
   void* plugin_state;
   const Plugin* plugin;
 };
 /// An op definition some plugin registered (normalised copy).
-struct PluginOpDef {
+struct WEFT_API PluginOpDef {
   const weft_op_def* def;
   void* plugin_state;
   const Plugin* plugin;
 };
 
-class Runtime {
+class WEFT_API Runtime {
  public:
   /// The process-wide runtime; runs discovery on the first call. Thread-safe.
   static Runtime& Get();
@@ -107,14 +109,14 @@ class Runtime {
 
 /// Takes ownership of `err` (NULL = success: nothing happens) and throws weft::OutOfMemoryError
 /// (WEFT_ERR_OUT_OF_MEMORY) or weft::Error with the message "<what>: <plugin message>".
-void ThrowIfError(weft_error* err, std::string_view what);
+WEFT_API void ThrowIfError(weft_error* err, std::string_view what);
 
 /// Error objects (what the host's error_create makes). CreateError never returns NULL.
-weft_error* CreateError(int32_t code, std::string_view message);
+WEFT_API weft_error* CreateError(int32_t code, std::string_view message);
 /// Code and message of an error object (borrowed; valid until it is released).
-int32_t ErrorCode(const weft_error* err);
-std::string_view ErrorMessage(const weft_error* err);
+WEFT_API int32_t ErrorCode(const weft_error* err);
+WEFT_API std::string_view ErrorMessage(const weft_error* err);
 /// Frees an error object; NULL is a no-op.
-void ReleaseError(weft_error* err);
+WEFT_API void ReleaseError(weft_error* err);
 
 }  // namespace weft

@@ -32,6 +32,8 @@
 // process; this avoids freeing into plugins that have already shut down).
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,10 +47,10 @@ namespace weft {
 enum class PoolType { kNaive, kRound, kUnpooled };
 
 /// "Naive", "Round", "Unpooled".
-const char* PoolTypeName(PoolType type) noexcept;
+WEFT_API const char* PoolTypeName(PoolType type) noexcept;
 
 /// How one device's pool rounds and caches. See the top of this file.
-struct PoolConfig {
+struct WEFT_API PoolConfig {
   PoolType type = PoolType::kNaive;
   uint64_t page_size = 4096;                  ///< bytes, power of two >= 8
   uint64_t large_alloc_round_size = 2 << 20;  ///< bytes (Naive)
@@ -64,7 +66,7 @@ struct PoolConfig {
 };
 
 /// One pool's counters. All sizes in bytes, counting pool (rounded) sizes.
-struct StorageStats {
+struct WEFT_API StorageStats {
   uint64_t bytes_in_use = 0;  ///< handed out by Alloc and not yet freed
   uint64_t bytes_cached = 0;  ///< held in the pool's free lists
   uint64_t peak_in_use = 0;   ///< highest bytes_in_use seen
@@ -76,7 +78,7 @@ struct StorageStats {
   std::string ToString() const;
 };
 
-class Storage {
+class WEFT_API Storage {
  public:
   /// A block of device memory. A default-constructed Handle is null (dptr 0, size 0).
   struct Handle {

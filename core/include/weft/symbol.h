@@ -23,6 +23,8 @@
 // thread-safe.
 #pragma once
 
+#include "weft/export.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -47,7 +49,7 @@ struct Entry;
 
 /// Result of Symbol::InferShapePartial. Shapes are in ListArguments / ListOutputs /
 /// ListAuxiliaryStates order; nullopt = nothing known; an extent -1 = that axis unknown.
-struct ShapeInference {
+struct WEFT_API ShapeInference {
   std::vector<std::optional<Shape>> arg_shapes;
   std::vector<std::optional<Shape>> out_shapes;
   std::vector<std::optional<Shape>> aux_shapes;
@@ -56,7 +58,7 @@ struct ShapeInference {
 };
 
 /// Result of Symbol::InferTypePartial: DType codes, -1 = unknown.
-struct TypeInference {
+struct WEFT_API TypeInference {
   std::vector<int> arg_types;
   std::vector<int> out_types;
   std::vector<int> aux_types;
@@ -64,7 +66,7 @@ struct TypeInference {
   bool complete = false;
 };
 
-class Symbol {
+class WEFT_API Symbol {
  public:
   /// An empty symbol (mxnet-cpp's null handle). Passed as an op input it means "not given":
   /// the op creates the variable "<node>_<input>" (MXNet convention).
@@ -186,16 +188,16 @@ class Symbol {
                  Executor* shared_exec = nullptr) const;
 
   /// The graph outputs (internal; for the executor and weft::Operator).
-  const std::vector<graph::Entry>& outputs() const;
-  static Symbol FromOutputs(std::vector<graph::Entry> outputs);
+  WEFT_HIDDEN const std::vector<graph::Entry>& outputs() const;
+  WEFT_HIDDEN static Symbol FromOutputs(std::vector<graph::Entry> outputs);
 
  private:
   std::vector<graph::Entry> outputs_;  // Entry is complete in symbol.cc, where members are defined
 };
 
-Symbol operator+(mx_float lhs, const Symbol& rhs);
-Symbol operator-(mx_float lhs, const Symbol& rhs);
-Symbol operator*(mx_float lhs, const Symbol& rhs);
-Symbol operator/(mx_float lhs, const Symbol& rhs);
+WEFT_API Symbol operator+(mx_float lhs, const Symbol& rhs);
+WEFT_API Symbol operator-(mx_float lhs, const Symbol& rhs);
+WEFT_API Symbol operator*(mx_float lhs, const Symbol& rhs);
+WEFT_API Symbol operator/(mx_float lhs, const Symbol& rhs);
 
 }  // namespace weft

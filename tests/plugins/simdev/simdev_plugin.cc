@@ -16,18 +16,15 @@
 //                           WEFT_SIMDEV_LATENCY_US)
 //
 // Kernels: every CPU kernel class, registered for "simdev" with SimdevPlugin::Resolve as the
-// kernel.hpp PointerResolver and queued on simdev streams (simdev_kernels.h); present when the
-// build has the CPU kernels (WEFT_SIMDEV_HAS_KERNELS).
+// kernel.hpp PointerResolver and queued on simdev streams (simdev_kernels.h).
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "simdev_memory.h"
-#ifdef WEFT_SIMDEV_HAS_KERNELS
 #include "simdev_kernels.h"
-#endif
+#include "simdev_memory.h"
 #include "weft/sdk/cpp/host_queue.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
 
@@ -115,10 +112,8 @@ class SimdevPlugin final : public sdk::Plugin {
                 static_cast<uint64_t>(ConfigInt("WEFT_SIMDEV_MEMORY_MB", 256, 1, 65536)) << 20,
                 Latency("WEFT_SIMDEV_KERNEL_LATENCY_US"), Latency("WEFT_SIMDEV_COPY_LATENCY_US")) {
     Provide(&device_);
-#ifdef WEFT_SIMDEV_HAS_KERNELS
     kernels_ = std::make_unique<SimdevKernels>(&SimdevPlugin::Resolve, this, &device_, host);
     Provide(kernels_->api());
-#endif
   }
   // Queued kernels must finish before the kernel tables (destroyed first) go.
   ~SimdevPlugin() override { device_.DrainStreams(); }
@@ -137,18 +132,12 @@ class SimdevPlugin final : public sdk::Plugin {
   }
 
   SimdevDevice device_;
-#ifdef WEFT_SIMDEV_HAS_KERNELS
   std::unique_ptr<SimdevKernels> kernels_;  // declared after device_: destroyed before it
-#endif
 };
 
 }  // namespace
 
-#ifdef WEFT_SIMDEV_HAS_KERNELS
 inline constexpr uint32_t kProvides = WEFT_PLUGIN_PROVIDES_DEVICE | WEFT_PLUGIN_PROVIDES_OPERATORS;
-#else
-inline constexpr uint32_t kProvides = WEFT_PLUGIN_PROVIDES_DEVICE;
-#endif
 
 }  // namespace weft::simdev
 

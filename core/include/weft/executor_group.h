@@ -1,17 +1,20 @@
-// weft — data parallelism over several devices (MXNet 1.1's DataParallelExecutorManager /
-// DataParallelExecutorGroup, python/mxnet/executor_manager.py): one executor per device, each
+// weft — data parallelism over several devices (MXNet's DataParallelExecutorGroup,
+// python/mxnet/module/executor_group.py; what Module runs on): one executor per device, each
 // bound to a slice of the batch, parameters replicated on every device.
 //
 // The batch (axis 0 of every data/label array) is split by `work_load_list` as MXNet's
-// _split_input_slice does: device i gets round(work_load[i] * batch / sum(work_load)) rows, the
-// last device takes what rounding left over; a device with an empty slice is an error.
+// _split_input_slice does: device i gets round(work_load[i] * batch / sum(work_load)) rows
+// (round half to even, as Python 3's round), the last device also takes what rounding left over;
+// a device with an empty slice is an error.
 //
 // Parameters are not kept in sync here: after Backward, each device holds its own gradient in
-// grad_arrays()[param][device]; a KVStore (or the caller) reduces them and writes the updated
-// weights back into param_arrays()[param][device] (MXNet's model.py _update_params flow).
+// grad_arrays()[param][device]; a KVStore (Module::Update) or the caller reduces them and writes
+// the updated weights back into param_arrays()[param][device].
 //
-// Thread-safety: as Executor — one manager must not be used from two threads at once.
+// Thread-safety: as Executor — one group must not be used from two threads at once.
 #pragma once
+
+#include "weft/export.h"
 
 #include <cstddef>
 #include <map>
@@ -21,27 +24,30 @@
 #include <vector>
 
 #include "weft/executor.h"
+#include "weft/metric.h"
 
 namespace weft {
 
 /// MXNet's _split_input_slice: [begin, end) rows per device. Throws weft::Error for an empty
 /// work-load list, a non-positive load, or when some device would get no rows.
-std::vector<std::pair<size_t, size_t>> SplitInputSlice(size_t batch_size, const std::vector<double>& work_load_list);
+WEFT_API std::vector<std::pair<size_t, size_t>> SplitInputSlice(size_t batch_size,
+                                                                const std::vector<double>& work_load_list);
 
-class DataParallelExecutorManager {
+class WEFT_API DataParallelExecutorGroup {
  public:
   /// Binds `symbol` once per context. `data_shapes`: every data and label input with its
-  /// full-batch shape (axis 0 = batch; all must agree on it). `param_names`: the trainable
-  /// arguments (gradient "write"); empty = every argument not in data_shapes. Other arguments get
-  /// no gradient. `work_load_list`: one positive weight per context (empty = equal). Parameters
-  /// and aux states start as zeros (use SetParams). Throws weft::Error for an empty context list,
-  /// a work-load list of another length, unknown names, or any Executor::SimpleBind error.
-  DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
-                              const std::map<std::string, Shape>& data_shapes,
-                              const std::vector<std::string>& param_names = {},
-                              const std::vector<double>& work_load_list = {},
-                              const std::map<std::string, DType>& dtypes = {});
-  ~DataParallelExecutorManager();
+  /// full-batch shape (axis 0 = batch; all must agree on it). `param_names`: the parameters
+  /// (gradient "write" when for_training); empty = every argument not in data_shapes. Other
+  /// arguments get no gradient (their shapes are inferred). `work_load_list`: one positive weight
+  /// per context (empty = equal). Contents of parameters and aux states are unspecified until
+  /// SetParams. Throws weft::Error for an empty context list, a work-load list of another length,
+  /// unknown names, or any Executor::SimpleBind error.
+  DataParallelExecutorGroup(const Symbol& symbol, const std::vector<Context>& contexts,
+                            const std::map<std::string, Shape>& data_shapes,
+                            const std::vector<std::string>& param_names = {},
+                            const std::vector<double>& work_load_list = {},
+                            const std::map<std::string, DType>& dtypes = {}, bool for_training = true);
+  ~DataParallelExecutorGroup();
 
   /// Copies each named array's rows of every slice into that device's executor (pushed copies).
   /// Throws weft::Error for a name not in data_shapes or an array of another shape.
@@ -66,6 +72,14 @@ class DataParallelExecutorManager {
   const std::vector<std::string>& aux_names() const { return aux_names_; }
   /// The outputs of device i (its slice of the batch).
   const std::vector<NDArray>& outputs(size_t device) const;
+  /// Every output of the last Forward merged over the devices into new arrays on cpu(0) (rows
+  /// in batch order).
+  std::vector<NDArray> GetOutputs() const;
+  /// Updates `metric` with the first output of every device against its slice of `labels`
+  /// (full batch; shape (batch,) or anything with batch rows).
+  void UpdateMetric(EvalMetric& metric, const NDArray& labels) const;
+  /// Full-batch size bound.
+  size_t batch_size() const { return slices_.empty() ? 0 : slices_.back().second; }
   const std::vector<std::pair<size_t, size_t>>& slices() const { return slices_; }
   size_t num_devices() const { return execs_.size(); }
   Executor& executor(size_t device);

@@ -1,5 +1,5 @@
-// weft core — MXNet-compatible checkpoints (see checkpoint.h).
-#include "train/checkpoint.h"
+// weft core — MXNet-compatible checkpoints (see weft/model.h).
+#include "weft/model.h"
 
 #include <unistd.h>
 
@@ -7,10 +7,15 @@
 #include <filesystem>
 #include <fstream>
 
-namespace weft::train {
+namespace weft {
 
-std::string SymbolFile(const std::string& prefix) { return prefix + "-symbol.json"; }
-std::string ParamsFile(const std::string& prefix, int epoch) { return fmt::format("{}-{:04d}.params", prefix, epoch); }
+std::string CheckpointSymbolFile(const std::string& prefix) { return prefix + "-symbol.json"; }
+std::string CheckpointParamsFile(const std::string& prefix, int epoch) {
+  return fmt::format("{}-{:04d}.params", prefix, epoch);
+}
+std::string CheckpointStatesFile(const std::string& prefix, int epoch) {
+  return fmt::format("{}-{:04d}.states", prefix, epoch);
+}
 
 namespace {
 
@@ -36,17 +41,17 @@ void WriteFileAtomically(const std::string& path, const std::string& text) {
 void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params) {
-  WriteFileAtomically(SymbolFile(prefix), symbol.ToJSON());
+  WriteFileAtomically(CheckpointSymbolFile(prefix), symbol.ToJSON());
   std::map<std::string, NDArray> all;
   for (const auto& [k, v] : arg_params) all["arg:" + k] = v;
   for (const auto& [k, v] : aux_params) all["aux:" + k] = v;
-  NDArray::Save(ParamsFile(prefix, epoch), all);  // atomic itself
+  NDArray::Save(CheckpointParamsFile(prefix, epoch), all);  // atomic itself
 }
 
 Checkpoint LoadCheckpoint(const std::string& prefix, int epoch) {
   Checkpoint c;
-  c.symbol = Symbol::Load(SymbolFile(prefix));
-  const std::string file = ParamsFile(prefix, epoch);
+  c.symbol = Symbol::Load(CheckpointSymbolFile(prefix));
+  const std::string file = CheckpointParamsFile(prefix, epoch);
   for (auto& [name, array] : NDArray::LoadToMap(file)) {
     if (name.rfind("arg:", 0) == 0) {
       c.arg_params[name.substr(4)] = array;
@@ -59,4 +64,4 @@ Checkpoint LoadCheckpoint(const std::string& prefix, int epoch) {
   return c;
 }
 
-}  // namespace weft::train
+}  // namespace weft

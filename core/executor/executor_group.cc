@@ -1,5 +1,5 @@
-// DataParallelExecutorManager (see weft/executor_manager.h).
-#include "weft/executor_manager.h"
+// DataParallelExecutorGroup (see weft/executor_group.h).
+#include "weft/executor_group.h"
 
 #include <fmt/ranges.h>
 
@@ -18,7 +18,8 @@ std::vector<std::pair<size_t, size_t>> SplitInputSlice(size_t batch_size, const 
   std::vector<size_t> counts;
   size_t sum = 0;
   for (double w : work_load_list) {
-    counts.push_back(static_cast<size_t>(std::llround(w * static_cast<double>(batch_size) / total)));
+    // Python 3 round(): half to even (std::nearbyint in the default rounding mode).
+    counts.push_back(static_cast<size_t>(std::nearbyint(w * static_cast<double>(batch_size) / total)));
     sum += counts.back();
   }
   if (sum < batch_size) counts.back() += batch_size - sum;
@@ -36,21 +37,21 @@ std::vector<std::pair<size_t, size_t>> SplitInputSlice(size_t batch_size, const 
   return slices;
 }
 
-DataParallelExecutorManager::DataParallelExecutorManager(const Symbol& symbol, const std::vector<Context>& contexts,
-                                                         const std::map<std::string, Shape>& data_shapes,
-                                                         const std::vector<std::string>& param_names,
-                                                         const std::vector<double>& work_load_list,
-                                                         const std::map<std::string, DType>& dtypes)
+DataParallelExecutorGroup::DataParallelExecutorGroup(const Symbol& symbol, const std::vector<Context>& contexts,
+                                                     const std::map<std::string, Shape>& data_shapes,
+                                                     const std::vector<std::string>& param_names,
+                                                     const std::vector<double>& work_load_list,
+                                                     const std::map<std::string, DType>& dtypes, bool for_training)
     : data_shapes_(data_shapes) {
-  WEFT_CHECK(!contexts.empty(), "DataParallelExecutorManager: no contexts given");
-  WEFT_CHECK(!data_shapes.empty(), "DataParallelExecutorManager: data_shapes is empty (give data and label shapes)");
+  WEFT_CHECK(!contexts.empty(), "DataParallelExecutorGroup: no contexts given");
+  WEFT_CHECK(!data_shapes.empty(), "DataParallelExecutorGroup: data_shapes is empty (give data and label shapes)");
   std::vector<double> loads = work_load_list.empty() ? std::vector<double>(contexts.size(), 1.0) : work_load_list;
-  WEFT_CHECK(loads.size() == contexts.size(), "DataParallelExecutorManager: {} work loads for {} contexts",
-             loads.size(), contexts.size());
+  WEFT_CHECK(loads.size() == contexts.size(), "DataParallelExecutorGroup: {} work loads for {} contexts", loads.size(),
+             contexts.size());
   const int64_t batch = data_shapes.begin()->second.ndim() > 0 ? data_shapes.begin()->second[0] : 0;
   for (const auto& [name, s] : data_shapes)
     WEFT_CHECK(s.ndim() > 0 && s[0] == batch,
-               "DataParallelExecutorManager: '{}' has shape {}; every data shape "
+               "DataParallelExecutorGroup: '{}' has shape {}; every data shape "
                "needs the batch size {} on axis 0",
                name, s.ToString(), batch);
   slices_ = SplitInputSlice(static_cast<size_t>(batch), loads);
@@ -63,13 +64,14 @@ DataParallelExecutorManager::DataParallelExecutorManager(const Symbol& symbol, c
   } else {
     for (const std::string& p : param_names)
       WEFT_CHECK(std::find(args.begin(), args.end(), p) != args.end(),
-                 "DataParallelExecutorManager: parameter '{}' is not an argument; arguments: {}", p,
+                 "DataParallelExecutorGroup: parameter '{}' is not an argument; arguments: {}", p,
                  fmt::join(args, ", "));
     param_names_ = param_names;
   }
   std::map<std::string, std::string> reqs;
   for (const std::string& a : args)
-    reqs[a] = std::find(param_names_.begin(), param_names_.end(), a) != param_names_.end() ? "write" : "null";
+    reqs[a] =
+        for_training && std::find(param_names_.begin(), param_names_.end(), a) != param_names_.end() ? "write" : "null";
   param_arrays_.assign(param_names_.size(), {});
   grad_arrays_.assign(param_names_.size(), {});
   aux_arrays_.assign(aux_names_.size(), {});
@@ -86,20 +88,20 @@ DataParallelExecutorManager::DataParallelExecutorManager(const Symbol& symbol, c
     auto aux_d = execs_.back()->aux_dict();
     for (size_t p = 0; p < param_names_.size(); ++p) {
       param_arrays_[p].push_back(args_d.at(param_names_[p]));
-      grad_arrays_[p].push_back(grads_d.at(param_names_[p]));
+      grad_arrays_[p].push_back(for_training ? grads_d.at(param_names_[p]) : NDArray());
     }
     for (size_t a = 0; a < aux_names_.size(); ++a) aux_arrays_[a].push_back(aux_d.at(aux_names_[a]));
   }
 }
 
-DataParallelExecutorManager::~DataParallelExecutorManager() = default;
+DataParallelExecutorGroup::~DataParallelExecutorGroup() = default;
 
-void DataParallelExecutorManager::LoadDataBatch(const std::map<std::string, NDArray>& batch) {
+void DataParallelExecutorGroup::LoadDataBatch(const std::map<std::string, NDArray>& batch) {
   for (const auto& [name, array] : batch) {
     auto it = data_shapes_.find(name);
-    WEFT_CHECK(it != data_shapes_.end(), "DataParallelExecutorManager::LoadDataBatch: '{}' is not a data input", name);
+    WEFT_CHECK(it != data_shapes_.end(), "DataParallelExecutorGroup::LoadDataBatch: '{}' is not a data input", name);
     WEFT_CHECK(array.GetShape() == it->second,
-               "DataParallelExecutorManager::LoadDataBatch: '{}' has shape {}, the manager was bound for {}", name,
+               "DataParallelExecutorGroup::LoadDataBatch: '{}' has shape {}, the manager was bound for {}", name,
                array.GetShape().ToString(), it->second.ToString());
   }
   for (const auto& [name, array] : batch)
@@ -107,25 +109,25 @@ void DataParallelExecutorManager::LoadDataBatch(const std::map<std::string, NDAr
       NDArray::CopyFromTo(array.Slice(slices_[d].first, slices_[d].second), execs_[d]->arg_dict().at(name));
 }
 
-void DataParallelExecutorManager::Forward(bool is_train) {
+void DataParallelExecutorGroup::Forward(bool is_train) {
   for (auto& e : execs_) e->Forward(is_train);
 }
 
-void DataParallelExecutorManager::Backward(const std::vector<std::vector<NDArray>>& head_grads_per_device) {
+void DataParallelExecutorGroup::Backward(const std::vector<std::vector<NDArray>>& head_grads_per_device) {
   WEFT_CHECK(head_grads_per_device.empty() || head_grads_per_device.size() == execs_.size(),
-             "DataParallelExecutorManager::Backward: {} head-gradient lists for {} devices",
-             head_grads_per_device.size(), execs_.size());
+             "DataParallelExecutorGroup::Backward: {} head-gradient lists for {} devices", head_grads_per_device.size(),
+             execs_.size());
   for (size_t d = 0; d < execs_.size(); ++d)
     execs_[d]->Backward(head_grads_per_device.empty() ? std::vector<NDArray>{} : head_grads_per_device[d]);
 }
 
-void DataParallelExecutorManager::SetParams(const std::map<std::string, NDArray>& arg_params,
-                                            const std::map<std::string, NDArray>& aux_params, bool allow_extra_params) {
+void DataParallelExecutorGroup::SetParams(const std::map<std::string, NDArray>& arg_params,
+                                          const std::map<std::string, NDArray>& aux_params, bool allow_extra_params) {
   for (auto& e : execs_) e->CopyParamsFrom(arg_params, aux_params, allow_extra_params);
 }
 
-void DataParallelExecutorManager::CopyTo(std::map<std::string, NDArray>* arg_params,
-                                         std::map<std::string, NDArray>* aux_params) const {
+void DataParallelExecutorGroup::CopyTo(std::map<std::string, NDArray>* arg_params,
+                                       std::map<std::string, NDArray>* aux_params) const {
   auto average = [&](const std::vector<std::string>& names, const std::vector<std::vector<NDArray>>& arrays,
                      std::map<std::string, NDArray>* out) {
     if (out == nullptr) return;
@@ -133,7 +135,7 @@ void DataParallelExecutorManager::CopyTo(std::map<std::string, NDArray>* arg_par
       auto it = out->find(names[i]);
       if (it == out->end()) continue;
       WEFT_CHECK(it->second.GetShape() == arrays[i][0].GetShape(),
-                 "DataParallelExecutorManager::CopyTo: '{}' has shape {}, the parameter is {}", names[i],
+                 "DataParallelExecutorGroup::CopyTo: '{}' has shape {}, the parameter is {}", names[i],
                  it->second.GetShape().ToString(), arrays[i][0].GetShape().ToString());
       std::vector<float> sum(arrays[i][0].Size(), 0.f), part;
       for (const NDArray& a : arrays[i]) {
@@ -148,19 +150,40 @@ void DataParallelExecutorManager::CopyTo(std::map<std::string, NDArray>* arg_par
   average(aux_names_, aux_arrays_, aux_params);
 }
 
-const std::vector<NDArray>& DataParallelExecutorManager::outputs(size_t device) const {
-  WEFT_CHECK(device < execs_.size(), "DataParallelExecutorManager: device {} out of range ({} devices)", device,
+const std::vector<NDArray>& DataParallelExecutorGroup::outputs(size_t device) const {
+  WEFT_CHECK(device < execs_.size(), "DataParallelExecutorGroup: device {} out of range ({} devices)", device,
              execs_.size());
   return execs_[device]->outputs;
 }
 
-Executor& DataParallelExecutorManager::executor(size_t device) {
-  WEFT_CHECK(device < execs_.size(), "DataParallelExecutorManager: device {} out of range ({} devices)", device,
+Executor& DataParallelExecutorGroup::executor(size_t device) {
+  WEFT_CHECK(device < execs_.size(), "DataParallelExecutorGroup: device {} out of range ({} devices)", device,
              execs_.size());
   return *execs_[device];
 }
 
-void DataParallelExecutorManager::InstallMonitor(const MonitorCallback& callback, bool monitor_all) {
+std::vector<NDArray> DataParallelExecutorGroup::GetOutputs() const {
+  std::vector<NDArray> merged;
+  for (size_t o = 0; o < execs_[0]->outputs.size(); ++o) {
+    Shape shape = execs_[0]->outputs[o].GetShape();
+    shape[0] = static_cast<int64_t>(batch_size());
+    NDArray out(shape, Context::cpu(0), false, execs_[0]->outputs[o].GetDType());
+    for (size_t d = 0; d < execs_.size(); ++d)
+      NDArray::CopyFromTo(execs_[d]->outputs[o], out.Slice(slices_[d].first, slices_[d].second));
+    merged.push_back(out);
+  }
+  return merged;
+}
+
+void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const NDArray& labels) const {
+  WEFT_CHECK(labels.GetShape().ndim() > 0 && static_cast<size_t>(labels.GetShape()[0]) == batch_size(),
+             "DataParallelExecutorGroup::UpdateMetric: labels of shape {}, the group was bound for a batch of {}",
+             labels.GetShape().ToString(), batch_size());
+  for (size_t d = 0; d < execs_.size(); ++d)
+    metric.Update(labels.Slice(slices_[d].first, slices_[d].second), execs_[d]->outputs[0]);
+}
+
+void DataParallelExecutorGroup::InstallMonitor(const MonitorCallback& callback, bool monitor_all) {
   for (auto& e : execs_) e->SetMonitorCallback(callback, monitor_all);
 }
 

@@ -1,0 +1,345 @@
+// weft core — Module (see weft/module.h).
+#include "weft/module.h"
+
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace weft {
+
+namespace {
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::unique_ptr<EvalMetric> CreateMetric(const std::string& name) {
+  if (name == "accuracy" || name == "acc") return std::make_unique<Accuracy>();
+  if (name == "ce" || name == "cross-entropy") return std::make_unique<CrossEntropy>();
+  const std::string topk = "top_k_accuracy_";
+  if (name.rfind(topk, 0) == 0) return std::make_unique<TopKAccuracy>(std::stoi(name.substr(topk.size())));
+  Fail("Module::Fit: unknown eval_metric '{}'; known: accuracy, ce, top_k_accuracy_<k>", name);
+}
+
+}  // namespace
+
+Module::Module(Symbol symbol, std::vector<std::string> data_names, std::vector<std::string> label_names,
+               std::vector<Context> contexts, std::vector<double> work_load_list)
+    : symbol_(std::move(symbol)),
+      data_names_(std::move(data_names)),
+      label_names_(std::move(label_names)),
+      contexts_(std::move(contexts)),
+      work_load_list_(std::move(work_load_list)) {
+  WEFT_CHECK(!contexts_.empty(), "Module: no contexts given");
+  WEFT_CHECK(data_names_.size() == 1 && label_names_.size() <= 1,
+             "Module: one data input and at most one label are supported (DataBatch has one of each); got data "
+             "[{}] and labels [{}]",
+             fmt::join(data_names_, ", "), fmt::join(label_names_, ", "));
+  const std::vector<std::string> args = symbol_.ListArguments();
+  for (const auto* names : {&data_names_, &label_names_})
+    for (const std::string& n : *names)
+      WEFT_CHECK(Contains(args, n), "Module: '{}' is not an argument of the symbol; arguments: {}", n,
+                 fmt::join(args, ", "));
+  for (const std::string& a : args)
+    if (!Contains(data_names_, a) && !Contains(label_names_, a)) param_names_.push_back(a);
+  aux_names_ = symbol_.ListAuxiliaryStates();
+}
+
+Module::~Module() = default;
+Module::Module(Module&&) noexcept = default;
+Module& Module::operator=(Module&&) noexcept = default;
+
+Module Module::Load(const std::string& prefix, int epoch, bool load_optimizer_states,
+                    std::vector<std::string> data_names, std::vector<std::string> label_names,
+                    std::vector<Context> contexts) {
+  Checkpoint ck = LoadCheckpoint(prefix, epoch);
+  Module m(ck.symbol, std::move(data_names), std::move(label_names), std::move(contexts));
+  m.preload_ = std::move(ck);
+  if (load_optimizer_states) m.preload_states_ = CheckpointStatesFile(prefix, epoch);
+  return m;
+}
+
+void Module::CheckBound(const char* what) const { WEFT_CHECK(group_ != nullptr, "Module::{}: call Bind first", what); }
+
+void Module::Bind(const std::map<std::string, Shape>& data_shapes, const std::map<std::string, Shape>& label_shapes,
+                  bool for_training, bool force_rebind) {
+  if (group_ && !force_rebind) return;
+  std::map<std::string, Shape> shapes;
+  for (const auto* m : {&data_shapes, &label_shapes})
+    for (const auto& [name, shape] : *m) {
+      WEFT_CHECK(Contains(data_names_, name) || Contains(label_names_, name),
+                 "Module::Bind: '{}' is neither a data name ({}) nor a label name ({})", name,
+                 fmt::join(data_names_, ", "), fmt::join(label_names_, ", "));
+      shapes[name] = shape;
+    }
+  for (const std::string& n : data_names_)
+    WEFT_CHECK(data_shapes.count(n), "Module::Bind: no shape given for the data input '{}'", n);
+  // Keep the current parameters over a rebind.
+  std::optional<std::pair<std::map<std::string, NDArray>, std::map<std::string, NDArray>>> kept;
+  if (group_ && params_initialized_) kept = GetParams();
+  group_ = std::make_unique<DataParallelExecutorGroup>(symbol_, contexts_, shapes, param_names_, work_load_list_,
+                                                       std::map<std::string, DType>{}, for_training);
+  data_shapes_ = data_shapes;
+  label_shapes_ = label_shapes;
+  for_training_ = for_training;
+  if (kept) {
+    group_->SetParams(kept->first, kept->second);
+  } else if (preload_) {
+    SetParams(preload_->arg_params, preload_->aux_params, false, true);
+  }
+}
+
+void Module::InitParams(Initializer& init, const std::map<std::string, NDArray>& arg_params,
+                        const std::map<std::string, NDArray>& aux_params, bool allow_missing, bool force_init) {
+  CheckBound("InitParams");
+  if (params_initialized_ && !force_init) return;
+  auto fill = [&](const std::vector<std::string>& names, const std::vector<std::vector<NDArray>>& arrays,
+                  const std::map<std::string, NDArray>& given) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      NDArray first = arrays[i][0];
+      auto it = given.find(names[i]);
+      if (it != given.end()) {
+        WEFT_CHECK(it->second.GetShape() == first.GetShape(), "Module::InitParams: '{}' has shape {}, expected {}",
+                   names[i], it->second.GetShape().ToString(), first.GetShape().ToString());
+        NDArray::CopyFromTo(it->second, first);
+      } else {
+        WEFT_CHECK(given.empty() || allow_missing,
+                   "Module::InitParams: '{}' is missing from the given parameters (allow_missing=true initialises "
+                   "it instead)",
+                   names[i]);
+        init(names[i], &first);
+      }
+      for (size_t d = 1; d < arrays[i].size(); ++d) NDArray::CopyFromTo(first, arrays[i][d]);
+    }
+  };
+  fill(group_->param_names(), group_->param_arrays(), arg_params);
+  fill(group_->aux_names(), group_->aux_arrays(), aux_params);
+  params_initialized_ = true;
+}
+
+void Module::SetParams(const std::map<std::string, NDArray>& arg_params,
+                       const std::map<std::string, NDArray>& aux_params, bool allow_missing, bool allow_extra) {
+  CheckBound("SetParams");
+  WEFT_CHECK(kv_ == nullptr, "Module::SetParams: call it before InitOptimizer (the KVStore holds the weights)");
+  if (!allow_missing) {
+    for (const std::string& p : param_names_)
+      WEFT_CHECK(arg_params.count(p), "Module::SetParams: parameter '{}' is missing", p);
+    for (const std::string& a : aux_names_)
+      WEFT_CHECK(aux_params.count(a), "Module::SetParams: aux state '{}' is missing", a);
+  }
+  group_->SetParams(arg_params, aux_params, allow_extra);
+  params_initialized_ = true;
+}
+
+std::pair<std::map<std::string, NDArray>, std::map<std::string, NDArray>> Module::GetParams() const {
+  CheckBound("GetParams");
+  std::map<std::string, NDArray> args, aux;
+  for (size_t i = 0; i < param_names_.size(); ++i)
+    args[param_names_[i]] = NDArray(group_->param_arrays()[i][0].GetShape(), Context::cpu(0), false);
+  for (size_t i = 0; i < aux_names_.size(); ++i)
+    aux[aux_names_[i]] = NDArray(group_->aux_arrays()[i][0].GetShape(), Context::cpu(0), false);
+  group_->CopyTo(&args, &aux);
+  return {args, aux};
+}
+
+void Module::InitOptimizer(const std::string& kvstore, std::unique_ptr<Optimizer> optimizer, bool force_init) {
+  CheckBound("InitOptimizer");
+  WEFT_CHECK(params_initialized_, "Module::InitOptimizer: call InitParams or SetParams first");
+  WEFT_CHECK(for_training_, "Module::InitOptimizer: the module was bound with for_training=false");
+  if (kv_ && !force_init) return;
+  WEFT_CHECK(optimizer != nullptr, "Module::InitOptimizer: no optimizer given");
+  std::map<int, std::string> idx2name;
+  for (size_t k = 0; k < param_names_.size(); ++k) idx2name[static_cast<int>(k)] = param_names_[k];
+  optimizer->SetParamNames(idx2name, &symbol_);
+  kv_ = KVStore::Create(kvstore);
+  for (size_t k = 0; k < param_names_.size(); ++k) kv_->Init(static_cast<int>(k), group_->param_arrays()[k][0]);
+  kv_->SetOptimizer(std::move(optimizer));
+  if (!preload_states_.empty()) {
+    kv_->LoadOptimizerStates(preload_states_);
+    preload_states_.clear();
+  }
+}
+
+KVStore& Module::kvstore() const {
+  WEFT_CHECK(kv_ != nullptr, "Module::kvstore: call InitOptimizer first");
+  return *kv_;
+}
+
+DataParallelExecutorGroup& Module::exec_group() const {
+  CheckBound("exec_group");
+  return *group_;
+}
+
+void Module::LoadBatch(const DataBatch& batch) {
+  std::map<std::string, NDArray> feed{{data_names_[0], batch.data}};
+  if (!label_names_.empty() && label_shapes_.count(label_names_[0]) && !batch.label.is_none()) {
+    const Shape& want = label_shapes_.at(label_names_[0]);
+    feed[label_names_[0]] = batch.label.GetShape() == want ? batch.label : batch.label.Reshape(want);
+  }
+  group_->LoadDataBatch(feed);
+}
+
+void Module::Forward(const DataBatch& batch, bool is_train) {
+  CheckBound("Forward");
+  WEFT_CHECK(params_initialized_, "Module::Forward: call InitParams or SetParams first");
+  WEFT_CHECK(!is_train || for_training_, "Module::Forward: is_train on a module bound with for_training=false");
+  LoadBatch(batch);
+  group_->Forward(is_train);
+}
+
+void Module::Backward() {
+  CheckBound("Backward");
+  WEFT_CHECK(for_training_, "Module::Backward: the module was bound with for_training=false");
+  group_->Backward();
+}
+
+void Module::Update() {
+  WEFT_CHECK(kv_ != nullptr, "Module::Update: call InitOptimizer first");
+  for (size_t k = 0; k < param_names_.size(); ++k) {
+    const int key = static_cast<int>(k);
+    kv_->Push(key, group_->grad_arrays()[k], -key);
+    kv_->Pull(key, group_->param_arrays()[k], -key);
+  }
+}
+
+void Module::UpdateMetric(EvalMetric& metric, const NDArray& labels) const {
+  CheckBound("UpdateMetric");
+  group_->UpdateMetric(metric, labels.GetShape().ndim() == 1 ? labels : labels.Reshape(Shape(labels.GetShape()[0])));
+}
+
+std::vector<NDArray> Module::GetOutputs() const {
+  CheckBound("GetOutputs");
+  return group_->GetOutputs();
+}
+
+void Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& options) {
+  if (!group_) {  // shapes from the first batch (only then: a Reset may reshuffle the data)
+    train_data.Reset();
+    WEFT_CHECK(train_data.Next(), "Module::Fit: the training data has no batch");
+    DataBatch first = train_data.GetDataBatch();
+    std::map<std::string, Shape> labels;
+    if (!label_names_.empty()) labels[label_names_[0]] = Shape(first.label.GetShape()[0]);
+    Bind({{data_names_[0], first.data.GetShape()}}, labels, true);
+  }
+  WEFT_CHECK(for_training_, "Module::Fit: the module was bound with for_training=false");
+  if (!params_initialized_) {
+    Uniform fallback(0.01f);
+    InitParams(options.initializer ? *options.initializer : fallback);
+  }
+  if (!kv_) {
+    auto opt = OptimizerRegistry::Create(options.optimizer);
+    // MXNet's init_optimizer for an optimizer given by name: gradients summed over the batch.
+    opt->SetParam("rescale_grad", 1.0 / static_cast<double>(group_->batch_size()));
+    for (const auto& [k, v] : options.optimizer_params) opt->SetParamString(k, v);
+    InitOptimizer(options.kvstore, std::move(opt));
+  }
+  using Clock = std::chrono::steady_clock;
+  for (int epoch = options.begin_epoch; epoch < options.num_epoch; ++epoch) {
+    auto train_metric = CreateMetric(options.eval_metric);
+    const auto t0 = Clock::now();
+    size_t nbatch = 0;
+    train_data.Reset();
+    while (train_data.Next()) {
+      DataBatch b = train_data.GetDataBatch();
+      Forward(b, true);
+      Backward();
+      Update();
+      UpdateMetric(*train_metric, b.label);
+      ++nbatch;
+      if (options.batch_end_callback) options.batch_end_callback({epoch, nbatch, *train_metric});
+    }
+    NDArray::WaitAll();
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::unique_ptr<EvalMetric> eval_metric;
+    if (eval_data) {
+      eval_metric = CreateMetric(options.eval_metric);
+      Score(*eval_data, *eval_metric);
+    }
+    if (options.epoch_end_callback)
+      options.epoch_end_callback(
+          {epoch, *train_metric, eval_metric.get(), nbatch * group_->batch_size(), seconds, *this});
+  }
+}
+
+float Module::Score(DataIter& data, EvalMetric& metric, size_t num_batch) {
+  data.Reset();
+  for (size_t n = 0; (num_batch == 0 || n < num_batch) && data.Next(); ++n) {
+    DataBatch b = data.GetDataBatch();
+    Forward(b, false);
+    UpdateMetric(metric, b.label);
+  }
+  return metric.Get();
+}
+
+NDArray Module::Predict(DataIter& data, size_t num_batch) {
+  std::vector<std::vector<float>> parts;
+  Shape row;
+  size_t rows = 0;
+  data.Reset();
+  for (size_t n = 0; (num_batch == 0 || n < num_batch) && data.Next(); ++n) {
+    DataBatch b = data.GetDataBatch();
+    Forward(b, false);
+    NDArray out = GetOutputs()[0];
+    std::vector<float> values;
+    out.SyncCopyToCPU(&values);
+    const size_t keep = static_cast<size_t>(out.GetShape()[0] - b.pad_num);
+    values.resize(keep * (out.Size() / static_cast<size_t>(out.GetShape()[0])));
+    parts.push_back(std::move(values));
+    row = out.GetShape();
+    rows += keep;
+  }
+  WEFT_CHECK(rows > 0, "Module::Predict: the data has no batch");
+  std::vector<float> all;
+  for (auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+  row[0] = static_cast<int64_t>(rows);
+  return NDArray(all, row, Context::cpu(0));
+}
+
+void Module::SaveCheckpoint(const std::string& prefix, int epoch, bool save_optimizer_states) const {
+  auto [args, aux] = GetParams();
+  weft::SaveCheckpoint(prefix, epoch, symbol_, args, aux);
+  if (save_optimizer_states) kvstore().SaveOptimizerStates(CheckpointStatesFile(prefix, epoch), true);
+}
+
+BatchEndCallback ProgressBar(size_t total_batches, size_t batch_size) {
+  WEFT_CHECK(total_batches > 0 && batch_size > 0, "ProgressBar: {} batches of {}: both must be positive", total_batches,
+             batch_size);
+  struct State {
+    int epoch = -1;
+    size_t last_decile = 0;
+    std::chrono::steady_clock::time_point start;
+  };
+  auto state = std::make_shared<State>();
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  return [=](const BatchEndParam& p) {
+    if (p.epoch != state->epoch) *state = {p.epoch, 0, std::chrono::steady_clock::now()};
+    const size_t done = std::min(p.nbatch, total_batches);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - state->start).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done * batch_size) / elapsed : 0;
+    const auto eta =
+        static_cast<int>(elapsed * static_cast<double>(total_batches - done) / static_cast<double>(done) + 0.5);
+    if (tty) {
+      const size_t width = 30, filled = width * done / total_batches;
+      std::printf("\rEpoch[%d] %5zu/%zu [%s%s] %8.0f samples/s ETA %02d:%02d ", p.epoch, done, total_batches,
+                  std::string(filled, '=').c_str(), std::string(width - filled, ' ').c_str(), rate, eta / 60, eta % 60);
+      if (done == total_batches) std::printf("\r%*s\r", 90, "");
+    } else if (done * 10 / total_batches != state->last_decile && done < total_batches) {
+      state->last_decile = done * 10 / total_batches;
+      std::printf("Epoch[%d] Batch [%zu/%zu]\tSpeed: %.0f samples/sec\tETA %02d:%02d\n", p.epoch, done, total_batches,
+                  rate, eta / 60, eta % 60);
+    }
+    std::fflush(stdout);
+  };
+}
+
+EpochEndCallback DoCheckpoint(const std::string& prefix, int period, bool save_optimizer_states) {
+  WEFT_CHECK(period >= 1, "DoCheckpoint: period must be at least 1, got {}", period);
+  return [=](const EpochEndParam& p) {
+    if ((p.epoch + 1) % period == 0) p.module.SaveCheckpoint(prefix, p.epoch + 1, save_optimizer_states);
+  };
+}
+
+}  // namespace weft

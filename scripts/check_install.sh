@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The public surface check: installs a weft build into a fresh prefix, configures and builds all of
+# samples/ from that prefix alone (find_package(weft); no path into the source tree's core/), and
+# runs them: train_mnist briefly (a checkpoint to read), predict_mnist on it, and the custom-op
+# sample's check (its plugin built by the installed weft_add_plugin()).
+#   scripts/check_install.sh [build dir, default build/default]
+# Everything goes to <build>/install-check (fixed paths under the checkout, so ccache hits).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/default}
+root="$build/install-check"
+rm -rf "$root"
+mkdir -p "$root"
+root=$(cd "$root" && pwd)
+cmake --install "$build" --prefix "$root/prefix" >"$root/install.log"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S samples -B "$root/samples" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$root/prefix" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${launcher[@]}" >"$root/configure.log"
+cmake --build "$root/samples" -- -j2
+# Nothing may reach into the source tree's core/ (internal headers): only the prefix's include/.
+if grep -q -- "-I$PWD/core\b\|-I$PWD/sdk\b" "$root/samples/compile_commands.json"; then
+  echo "check_install: the samples were compiled with an include path into the source tree:" >&2
+  grep -o -- "-I$PWD/[^ ]*" "$root/samples/compile_commands.json" | sort -u >&2
+  exit 1
+fi
+# The installed plugins are found next to the installed libweft (no WEFT_PLUGIN_PATH).
+unset WEFT_PLUGIN_PATH
+"$root/samples/train_mnist/train_mnist" --epochs 1 --num-examples 5000 --model-prefix "$root/mlp" | tail -2
+out=$("$root/samples/predict_mnist/predict_mnist" --model-prefix "$root/mlp" --epoch 1)
+echo "$out"
+grep -q "test accuracy 0\.[5-9]" <<<"$out" || { echo "check_install: predict_mnist accuracy too low" >&2; exit 1; }
+ctest --test-dir "$root/samples" --output-on-failure
+echo "check_install: samples built and ran against the install in $root/prefix"

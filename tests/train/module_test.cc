@@ -1,0 +1,201 @@
+// Module on Fashion-MNIST subsets: learning (Fit), checkpoints, resuming with optimizer states,
+// and that splitting a batch over devices gives the same step as one device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+
+#include "weft/io.h"
+#include "weft/module.h"
+#include "weft/networks.h"
+#include "weft/runtime.h"
+
+namespace weft {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kDir = "/usr/share/datasets/fashion-mnist/";
+
+#define REQUIRE_FASHION_MNIST() \
+  if (!fs::exists(kDir + "train-images-idx3-ubyte.gz")) GTEST_SKIP() << "Fashion-MNIST is not installed at " << kDir
+
+std::string TempPrefix(const std::string& name) {
+  return (fs::temp_directory_path() / fmt::format("weft-trainer-{}-{}", ::getpid(), name)).string();
+}
+
+MNISTIter TrainData(size_t n, int batch) {
+  return MNISTIter(kDir + "train-images-idx3-ubyte.gz", kDir + "train-labels-idx1-ubyte.gz",
+                   {.batch_size = batch, .shuffle = true, .flat = true, .seed = 1, .max_samples = n});
+}
+MNISTIter TestData(size_t n, int batch) {
+  return MNISTIter(kDir + "t10k-images-idx3-ubyte.gz", kDir + "t10k-labels-idx1-ubyte.gz",
+                   {.batch_size = batch, .shuffle = false, .flat = true, .max_samples = n});
+}
+
+// The message of the weft::Error `fn` throws ("" when it throws none).
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::unique_ptr<Optimizer> Sgd(int batch) {
+  auto opt = OptimizerRegistry::Create("sgd");
+  opt->SetParam("lr", 0.1)->SetParam("momentum", 0.9)->SetParam("rescale_grad", 1.0 / batch);
+  return opt;
+}
+
+// A module bound for batches of `batch` on `ctxs`, with Xavier-initialised parameters (seed 5)
+// unless init is false, and an SGD optimizer in a `kv` KVStore unless opt is false.
+Module MakeModule(int batch, std::vector<Context> ctxs = {Context::cpu(0)}, const std::string& kv = "local",
+                  bool init = true, bool opt = true) {
+  Module m(MnistMLP(), {"data"}, {"softmax_label"}, std::move(ctxs));
+  m.Bind({{"data", Shape(batch, 784)}}, {{"softmax_label", Shape(batch)}});
+  if (init) {
+    Xavier x(Xavier::gaussian, Xavier::in, 2.0f);
+    x.Seed(5);
+    m.InitParams(x);
+    if (opt) m.InitOptimizer(kv, Sgd(batch));
+  }
+  return m;
+}
+
+void Epoch(Module& m, MNISTIter& it) {
+  it.Reset();
+  while (it.Next()) {
+    DataBatch b = it.GetDataBatch();
+    m.Forward(b, true);
+    m.Backward();
+    m.Update();
+  }
+}
+
+std::map<std::string, NDArray> Args(const Module& m) { return m.GetParams().first; }
+
+float MaxDiff(const std::map<std::string, NDArray>& a, const std::map<std::string, NDArray>& b) {
+  float worst = 0;
+  for (const auto& [name, x] : a) {
+    std::vector<float> va, vb;
+    x.SyncCopyToCPU(&va);
+    b.at(name).SyncCopyToCPU(&vb);
+    for (size_t i = 0; i < va.size(); ++i) worst = std::max(worst, std::abs(va[i] - vb[i]));
+  }
+  return worst;
+}
+
+TEST(Module, FitLearnsFashionMnistSubset) {
+  REQUIRE_FASHION_MNIST();
+  MNISTIter train = TrainData(3000, 50), test = TestData(1000, 50);
+  Module m(MnistMLP(), {"data"}, {"softmax_label"}, {Context::cpu(0), Context::cpu(1)});
+  Xavier x(Xavier::gaussian, Xavier::in, 2.0f);
+  size_t batches = 0;
+  std::vector<float> val;
+  FitOptions o;
+  o.num_epoch = 3;
+  o.initializer = &x;
+  o.optimizer_params = {{"lr", "0.1"}, {"momentum", "0.9"}};
+  o.batch_end_callback = [&](const BatchEndParam&) { ++batches; };
+  o.epoch_end_callback = [&](const EpochEndParam& p) {
+    ASSERT_NE(p.eval_metric, nullptr);
+    val.push_back(p.eval_metric->Get());
+    EXPECT_EQ(p.num_samples, 3000u);
+  };
+  m.Fit(train, &test, o);
+  EXPECT_EQ(batches, 3u * 60u);
+  ASSERT_EQ(val.size(), 3u);
+  std::cout << "[ info ] validation accuracy per epoch " << val[0] << " " << val[1] << " " << val[2] << "\n";
+  EXPECT_GT(val[2], 0.6f);  // chance is 0.1
+  Accuracy again;
+  EXPECT_FLOAT_EQ(m.Score(test, again), val[2]);
+}
+
+TEST(Module, StepsOutOfOrderNameTheMissingStep) {
+  Module m(MnistMLP());
+  EXPECT_NE(ErrorOf([&] { m.Forward({}, false); }).find("Bind"), std::string::npos);
+  m.Bind({{"data", Shape(10, 784)}}, {{"softmax_label", Shape(10)}});
+  EXPECT_NE(ErrorOf([&] { m.InitOptimizer("local", Sgd(10)); }).find("InitParams"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { m.Update(); }).find("InitOptimizer"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { Module(MnistMLP(), {"pixels"}); }).find("'pixels' is not an argument"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { m.SetParams({}, {}); }).find("fc1_weight"), std::string::npos);
+}
+
+TEST(Module, CheckpointRoundTripGivesIdenticalPredictions) {
+  REQUIRE_FASHION_MNIST();
+  MNISTIter train = TrainData(500, 50), test = TestData(100, 100);
+  Module m = MakeModule(50);
+  Epoch(m, train);
+  const std::string prefix = TempPrefix("ck");
+  m.SaveCheckpoint(prefix, 1);
+  ASSERT_TRUE(fs::exists(prefix + "-symbol.json"));
+  ASSERT_TRUE(fs::exists(prefix + "-0001.params"));
+  Checkpoint ck = LoadCheckpoint(prefix, 1);
+  EXPECT_EQ(ck.arg_params.size(), m.param_names().size());
+  EXPECT_EQ(ck.symbol.ListArguments(), MnistMLP().ListArguments());
+
+  Module loaded = Module::Load(prefix, 1);
+  loaded.Bind({{"data", Shape(100, 784)}}, {}, /*for_training=*/false);
+  Module original = MakeModule(100, {Context::cpu(0)}, "local", false);
+  auto [args, aux] = m.GetParams();
+  original.SetParams(args, aux);
+  std::vector<float> a, b;
+  loaded.Predict(test).SyncCopyToCPU(&a);
+  original.Predict(test).SyncCopyToCPU(&b);
+  EXPECT_EQ(a.size(), 100u * 10u);
+  EXPECT_EQ(a, b);
+  EXPECT_THROW(LoadCheckpoint(prefix, 2), Error);
+  fs::remove(prefix + "-symbol.json");
+  fs::remove(prefix + "-0001.params");
+}
+
+TEST(Module, ResumeContinuesFromTheSavedEpoch) {
+  REQUIRE_FASHION_MNIST();
+  const std::string prefix = TempPrefix("resume");
+  // Two epochs straight.
+  MNISTIter it = TrainData(400, 50);
+  Module straight = MakeModule(50);
+  Epoch(straight, it);
+  Epoch(straight, it);
+  // One epoch, checkpoint with optimizer states, a fresh process-like start, one more epoch.
+  // (The iterator shuffles once, so every epoch and every Reset sees the same order.)
+  Module first = MakeModule(50);
+  Epoch(first, it);
+  DoCheckpoint(prefix, 1, true)({0, Accuracy(), nullptr, 400, 1.0, first});  // epoch 0 ends: saves as 1
+  Module resumed = Module::Load(prefix, 1, /*load_optimizer_states=*/true);
+  resumed.Bind({{"data", Shape(50, 784)}}, {{"softmax_label", Shape(50)}});
+  resumed.InitOptimizer("local", OptimizerRegistry::Create("sgd"));
+  EXPECT_EQ(resumed.kvstore().optimizer()->num_update(), 8u);
+  Epoch(resumed, it);
+  EXPECT_LT(MaxDiff(Args(straight), Args(resumed)), 1e-5f);
+  // Without the momentum states the second epoch differs: the test can fail.
+  Module cold = Module::Load(prefix, 1);
+  cold.Bind({{"data", Shape(50, 784)}}, {{"softmax_label", Shape(50)}});
+  cold.InitOptimizer("local", Sgd(50));
+  Epoch(cold, it);
+  EXPECT_GT(MaxDiff(Args(straight), Args(cold)), 1e-4f);
+  for (const char* s : {"-symbol.json", "-0001.params", "-0001.states"}) fs::remove(prefix + s);
+}
+
+TEST(Module, SplitBatchMatchesOneDevice) {
+  REQUIRE_FASHION_MNIST();
+  std::vector<std::pair<std::vector<Context>, std::string>> setups{
+      {{Context::cpu(0), Context::cpu(1), Context::cpu(2)}, "local"}, {{Context::cpu(1), Context::cpu(3)}, "device"}};
+  if (Runtime::Get().DeviceCount("simdev") >= 2) {
+    setups.push_back({{Context("simdev", 0), Context("simdev", 1)}, "device"});
+    setups.push_back({{Context("simdev", 0), Context::cpu(2)}, "local"});
+  }
+  MNISTIter it = TrainData(200, 50);
+  Module one = MakeModule(50);
+  Epoch(one, it);
+  for (const auto& [ctxs, kv] : setups) {
+    Module many = MakeModule(50, ctxs, kv);
+    Epoch(many, it);
+    EXPECT_LT(MaxDiff(Args(one), Args(many)), 1e-5f) << ctxs.size() << " devices, " << kv;
+  }
+}
+
+}  // namespace
+}  // namespace weft
