@@ -7,6 +7,8 @@
 //     with a copy of the node's attributes, like variables created at composition.
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "symbol/json_io.h"
@@ -19,6 +21,30 @@ using nlohmann::json;
 struct RawNode {
   NodePtr node;
   std::vector<IndexedGraph::EntryRef> inputs;
+};
+
+// Every problem of a file that can be found without the rest of it being valid (unknown ops, bad
+// attributes, wrong input counts), thrown together as one weft::Error.
+class Problems {
+ public:
+  void Add(std::string message, const std::string& unknown_op = "") {
+    messages_.push_back(std::move(message));
+    if (!unknown_op.empty() && std::find(unknown_.begin(), unknown_.end(), unknown_op) == unknown_.end()) {
+      unknown_.push_back(unknown_op);
+    }
+  }
+  bool empty() const { return messages_.empty(); }
+  void ThrowIfAny() const {
+    if (messages_.empty()) return;
+    if (messages_.size() == 1) Fail("{}", messages_[0]);
+    std::string summary = fmt::format("symbol JSON: {} problems", messages_.size());
+    if (!unknown_.empty()) summary += fmt::format(" (unknown operators: {})", fmt::join(unknown_, ", "));
+    Fail("{}:\n  {}", summary, fmt::join(messages_, "\n  "));
+  }
+
+ private:
+  std::vector<std::string> messages_;
+  std::vector<std::string> unknown_;
 };
 
 std::string Where(size_t i, const std::string& name) { return fmt::format("symbol JSON: node #{} '{}'", i, name); }
@@ -159,6 +185,7 @@ std::vector<Entry> LoadJSON(std::string_view text) {
   const size_t num_nodes = jnodes.size();
 
   std::vector<RawNode> nodes(num_nodes);
+  Problems problems;
   for (size_t i = 0; i < num_nodes; ++i) {
     const json& jn = jnodes[i];
     std::string where = fmt::format("symbol JSON: node #{}", i);
@@ -183,10 +210,11 @@ std::vector<Entry> LoadJSON(std::string_view text) {
     } else {
       const OpDef* op = FindOp(op_name);
       if (op == nullptr) {
+        // Keep going: a user fixing a file wants every unknown op at once.
         try {
           LookupOp(op_name);
         } catch (const std::exception& e) {
-          Fail("{}: {}", where, e.what());
+          problems.Add(fmt::format("{}: {}", where, e.what()), op_name);
         }
       }
       auto n = std::make_shared<Node>();
@@ -201,19 +229,24 @@ std::vector<Entry> LoadJSON(std::string_view text) {
   for (size_t i = 0; i < num_nodes; ++i) {
     Node& n = *nodes[i].node;
     for (const auto& e : nodes[i].inputs) n.inputs.push_back(Entry{nodes[e.node_id].node, e.index, e.version});
-    if (n.is_variable()) continue;
+    if (n.is_variable() || n.op == nullptr) continue;  // unknown ops are already reported
     try {
       Refresh(n);
     } catch (const std::exception& e) {
-      Fail("symbol JSON: node #{}: {}", i, e.what());
+      problems.Add(fmt::format("symbol JSON: node #{}: {}", i, e.what()));
+      n.op = nullptr;  // its outputs are unknown: skip the checks that need them
+      continue;
     }
     if (version < 900 && n.inputs.size() <= n.input_names.size()) {
       MoveInputHiddenKeys(n);
       AddMissingAuxInputs(n);
     }
-    WEFT_CHECK(n.inputs.size() == n.input_names.size(), "{}: has {} inputs, but {} with these attributes takes {} ({})",
-               Where(i, n.name), n.inputs.size(), n.op->name, n.input_names.size(), fmt::join(n.input_names, ", "));
+    if (n.inputs.size() != n.input_names.size()) {
+      problems.Add(fmt::format("{}: has {} inputs, but {} with these attributes takes {} ({})", Where(i, n.name),
+                               n.inputs.size(), n.op->name, n.input_names.size(), fmt::join(n.input_names, ", ")));
+    }
   }
+  problems.ThrowIfAny();
   // Output indices can only be checked once every node knows its outputs.
   for (size_t i = 0; i < num_nodes; ++i) {
     const Node& n = *nodes[i].node;

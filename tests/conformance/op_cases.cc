@@ -37,6 +37,13 @@ std::vector<OpCase> Build() {
     for (const Shape& s : kShapes) v.push_back(Case(op, {}, {In(s, kPositive)}));
   for (const char* op : {"abs", "relu"})
     for (const Shape& s : kShapes) v.push_back(Case(op, {}, {In(s, kAwayFromZero)}));
+  for (const Shape& s : {Shape{7}, Shape{3, 1, 5}}) {
+    v.push_back(Case("rsqrt", {}, {In(s, kPositive)}));
+    v.push_back(Case("log1p", {}, {In(s, Domain{-0.5, 2.0})}));
+    v.push_back(Case("expm1", {}, {In(s)}));
+    v.push_back(Case("clip", {{"a_min", "-0.5"}, {"a_max", "0.25"}}, {In(s)}));
+    for (const char* op : {"floor", "round", "sign"}) v.push_back(NoGrad(Case(op, {}, {In(s, Domain{-3, 3})})));
+  }
   // Scalar ops.
   for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"})
     for (const Shape& s : {Shape{7}, Shape{3, 1, 5}}) v.push_back(Case(op, {{"scalar", "0.75"}}, {In(s)}));
@@ -51,6 +58,8 @@ std::vector<OpCase> Build() {
   for (const char* op : {"broadcast_add", "broadcast_sub", "broadcast_mul"})
     for (const auto& [a, b] : kBroadcast) v.push_back(Case(op, {}, {In(a), In(b)}));
   for (const auto& [a, b] : kBroadcast) v.push_back(Case("broadcast_div", {}, {In(a), In(b, kPositive)}));
+  for (const char* op : {"broadcast_maximum", "broadcast_minimum"})
+    for (const auto& [a, b] : kBroadcast) v.push_back(Case(op, {}, {In(a, kDistinct), In(b, kDistinct)}));
   v.push_back(Case("add_n", {{"num_args", "3"}}, {In(Shape{3, 5}), In(Shape{3, 5}), In(Shape{3, 5})}));
   v.push_back(Case("add_n", {{"num_args", "1"}}, {In(Shape{7})}));
   // Layers.
@@ -59,6 +68,18 @@ std::vector<OpCase> Build() {
   v.push_back(Case("Activation", {{"act_type", "relu"}}, {In(Shape{2, 1, 3}, kAwayFromZero)}));
   v.push_back(Case("LeakyReLU", {{"act_type", "leaky"}, {"slope", "0.1"}}, {In(Shape{4, 3}, kAwayFromZero)}));
   v.push_back(Case("LeakyReLU", {{"act_type", "elu"}}, {In(Shape{4, 3}, kAwayFromZero)}));
+  // MXNet's selu gradient below zero is λ·(y + α), not the derivative y + λ·α: weft reproduces it
+  // (tests/compat checks it against MXNet), so finite differences cannot agree.
+  v.push_back(NoGrad(Case("LeakyReLU", {{"act_type", "selu"}}, {In(Shape{4, 3}, kAwayFromZero)})));
+  v.push_back(Case("LeakyReLU", {{"act_type", "gelu"}}, {In(Shape{2, 3, 2})}));
+  v.push_back(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{2, 3, 4}, kAwayFromZero), In(Shape{3}, kPositive)}));
+  v.push_back(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{3, 5}, kAwayFromZero), In(Shape{1}, kPositive)}));
+  {
+    // Random slopes in training differ across devices: compare the inference slope.
+    OpCase c = Case("LeakyReLU", {{"act_type", "rrelu"}}, {In(Shape{4, 3}, kAwayFromZero)});
+    c.is_train = false;
+    v.push_back(c);
+  }
   v.push_back(Case("FullyConnected", {{"num_hidden", "3"}}, {In(Shape{4, 5}), In(Shape{3, 5}), In(Shape{3})}));
   v.push_back(Case("FullyConnected", {{"num_hidden", "1"}, {"no_bias", "True"}}, {In(Shape{1, 5}), In(Shape{1, 5})}));
   v.push_back(Case("FullyConnected", {{"num_hidden", "6"}}, {In(Shape{2, 3, 4}), In(Shape{6, 12}), In(Shape{6})}));
@@ -75,6 +96,28 @@ std::vector<OpCase> Build() {
   v.push_back(
       Case("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "avg"}, {"pad", "(1, 1)"}}, {In(Shape{1, 2, 5, 5})}));
   v.push_back(Case("Pooling", {{"global_pool", "True"}, {"pool_type", "avg"}}, {In(Shape{2, 3, 4, 5})}));
+  v.push_back(Case("Pooling",
+                   {{"kernel", "(3, 3)"}, {"pool_type", "avg"}, {"pad", "(1, 1)"}, {"count_include_pad", "False"}},
+                   {In(Shape{1, 2, 4, 5})}));
+  v.push_back(Case("Deconvolution",
+                   {{"kernel", "(3, 3)"},
+                    {"num_filter", "2"},
+                    {"stride", "(2, 2)"},
+                    {"pad", "(1, 1)"},
+                    {"adj", "(1, 1)"},
+                    {"no_bias", "False"}},
+                   {In(Shape{2, 3, 4, 3}), In(Shape{3, 2, 3, 3}), In(Shape{2})}));
+  v.push_back(Case("Deconvolution", {{"kernel", "(2, 2)"}, {"num_filter", "4"}, {"num_group", "2"}},
+                   {In(Shape{1, 4, 3, 3}), In(Shape{4, 2, 2, 2})}));
+  v.push_back(Case("Deconvolution",
+                   {{"kernel", "(4, 4)"}, {"num_filter", "3"}, {"stride", "(2, 2)"}, {"target_shape", "(8, 7)"}},
+                   {In(Shape{1, 2, 4, 4}), In(Shape{2, 3, 4, 4})}));
+  v.push_back(Case("Deconvolution", {{"kernel", "(3,)"}, {"num_filter", "3"}, {"dilate", "(2,)"}, {"no_bias", "False"}},
+                   {In(Shape{2, 2, 5}), In(Shape{2, 3, 3}), In(Shape{3})}));
+  v.push_back(Case("LRN", {{"nsize", "3"}, {"alpha", "0.3"}, {"knorm", "1.5"}}, {In(Shape{2, 5, 3, 2})}));
+  v.push_back(Case("LRN", {{"nsize", "5"}}, {In(Shape{1, 4, 3})}));
+  v.push_back(Case("Embedding", {{"input_dim", "5"}, {"output_dim", "4"}},
+                   {In(Shape{2, 3}, Domain{0, 5, true}), In(Shape{5, 4})}));
   v.push_back(Case("BatchNorm", {{"fix_gamma", "False"}}, {In(Shape{4, 3, 5}), In(Shape{3}, kPositive), In(Shape{3})},
                    {In(Shape{3}), In(Shape{3}, kPositive)}));
   v.push_back(Case("BatchNorm", {}, {In(Shape{6, 2}), In(Shape{2}, kPositive), In(Shape{2})},
@@ -87,6 +130,9 @@ std::vector<OpCase> Build() {
   v.push_back(NoGrad(Case("SoftmaxOutput", {}, {In(Shape{4, 5}), In(Shape{4}, Domain{0, 5, true})})));
   v.push_back(NoGrad(Case("SoftmaxOutput", {{"normalization", "batch"}, {"grad_scale", "2"}},
                           {In(Shape{1, 3}), In(Shape{1}, Domain{0, 3, true})})));
+  v.push_back(NoGrad(Case("SoftmaxOutput", {{"multi_output", "True"}, {"normalization", "valid"}},
+                          {In(Shape{2, 3, 4}), In(Shape{2, 4}, Domain{0, 3, true})})));
+  v.push_back(NoGrad(Case("SoftmaxOutput", {}, {In(Shape{2, 3, 4}), In(Shape{2, 3}, Domain{0, 4, true})})));
   for (const char* op : {"softmax", "log_softmax"}) {
     v.push_back(Case(op, {}, {In(Shape{3, 7})}));
     v.push_back(Case(op, {{"axis", "1"}}, {In(Shape{2, 3, 4})}));
@@ -105,6 +151,13 @@ std::vector<OpCase> Build() {
   v.push_back(Case("SliceChannel", {{"num_outputs", "2"}, {"axis", "0"}, {"squeeze_axis", "True"}}, {In(Shape{2, 3})}));
   v.push_back(Case("transpose", {}, {In(Shape{3, 5})}));
   v.push_back(Case("transpose", {{"axes", "(2, 0, 1)"}}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("SwapAxis", {{"dim1", "0"}, {"dim2", "2"}}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("SwapAxis", {{"dim1", "1"}, {"dim2", "-1"}}, {In(Shape{3, 1, 5})}));
+  v.push_back(Case("slice", {{"begin", "(0, 1)"}, {"end", "(2, None)"}}, {In(Shape{3, 4, 5})}));
+  v.push_back(Case("slice", {{"begin", "(None, 3)"}, {"end", "(None, 0)"}, {"step", "(1, -2)"}}, {In(Shape{2, 5})}));
+  v.push_back(Case("slice", {{"begin", "(-2,)"}, {"end", "(None,)"}, {"step", "(2,)"}}, {In(Shape{5, 3})}));
+  v.push_back(Case("slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "3"}}, {In(Shape{2, 4, 3})}));
+  v.push_back(Case("slice_axis", {{"axis", "-1"}, {"begin", "-2"}, {"end", "None"}}, {In(Shape{3, 5})}));
   v.push_back(Case("dot", {}, {In(Shape{3, 4}), In(Shape{4, 5})}));
   v.push_back(Case("dot", {{"transpose_a", "True"}}, {In(Shape{4, 3}), In(Shape{4, 5})}));
   v.push_back(Case("dot", {{"transpose_b", "True"}}, {In(Shape{1, 4}), In(Shape{5, 4})}));

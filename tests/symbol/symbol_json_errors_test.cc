@@ -69,6 +69,35 @@ TEST(SymbolJsonErrors, NodeProblemsNameTheNode) {
                     "cannot have inputs");
 }
 
+// Issue 13: a user fixing a file needs every problem at once — each unknown op and each bad
+// attribute, naming node, op and attribute — not just the first.
+TEST(SymbolJsonErrors, EveryProblemIsReportedTogether) {
+  const std::string json = R"J({"nodes": [
+    {"op": "null", "name": "x", "inputs": []},
+    {"op": "FancyOp", "name": "a", "inputs": [[0, 0, 0]]},
+    {"op": "Activation", "name": "b", "attrs": {"act_type": "swishy"}, "inputs": [[1, 0, 0]]},
+    {"op": "OtherOp", "name": "c", "inputs": [[2, 0, 0]]},
+    {"op": "Pooling", "name": "d", "attrs": {"kernel": "(2, 2)", "bogus": "1"}, "inputs": [[3, 0, 0]]},
+    {"op": "FancyOp", "name": "e", "inputs": [[4, 0, 0]]}],
+    "heads": [[5, 0, 0]]})J";
+  const std::string msg = LoadError(json);
+  EXPECT_NE(msg.find("5 problems"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown operators: FancyOp, OtherOp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #1 'a'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #3 'c'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #5 'e'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #2: node 'b' (Activation): operator 'Activation': attribute 'act_type' = 'swishy'"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("node #4: node 'd' (Pooling): operator 'Pooling' has no attribute 'bogus'"), std::string::npos)
+      << msg;
+  // One problem keeps the plain single-line message.
+  EXPECT_EQ(LoadError(R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
+      {"op": "FancyOp", "name": "a", "inputs": [[0, 0, 0]]}], "heads": [[1, 0, 0]]})")
+                .find("problems"),
+            std::string::npos);
+}
+
 TEST(SymbolJsonErrors, CyclesAreRejected) {
   const char* self = R"({"nodes": [{"op": "sin", "name": "s", "inputs": [[0, 0, 0]]}], "heads": [[0, 0]]})";
   EXPECT_LOAD_ERROR(self, "cycle");

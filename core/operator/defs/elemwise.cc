@@ -1,5 +1,5 @@
 // Element-wise ops: add_n, elemwise_* (same shapes), broadcast_* (NumPy broadcasting), the
-// scalar ops and the unary math ops. Shape rules are MXNet 1.9's (elemwise_binary_broadcast_op.h).
+// scalar ops, the unary math ops and clip. Shape rules are MXNet 1.9's (elemwise_binary_broadcast_op.h).
 #include <algorithm>
 
 #include "operator/defs/builtin.h"
@@ -124,10 +124,29 @@ struct UnaryMath {
 };
 
 const UnaryMath kUnaryMath[] = {
-    {"sin", "sin(x)"},   {"cos", "cos(x)"}, {"exp", "exp(x)"},  {"log", "ln(x)"},      {"sqrt", "√x"},
-    {"square", "x²"},    {"abs", "|x|"},    {"negative", "−x"}, {"relu", "max(x, 0)"}, {"sigmoid", "1 / (1 + exp(−x))"},
-    {"tanh", "tanh(x)"},
+    {"sin", "sin(x)"},      {"cos", "cos(x)"},
+    {"exp", "exp(x)"},      {"log", "ln(x)"},
+    {"sqrt", "√x"},         {"square", "x²"},
+    {"abs", "|x|"},         {"negative", "−x"},
+    {"relu", "max(x, 0)"},  {"sigmoid", "1 / (1 + exp(−x))"},
+    {"tanh", "tanh(x)"},    {"rsqrt", "1 / √x"},
+    {"log1p", "ln(1 + x)"}, {"expm1", "exp(x) − 1"},
 };
+
+// MXNet defines these gradients as zero (floor, round) or as a function that is zero wherever it
+// exists (sign): weft states them as zero gradients, so no backward kernel is needed.
+const UnaryMath kZeroGradMath[] = {
+    {"floor", "⌊x⌋"},
+    {"round", "x rounded to the nearest integer, halves away from zero"},
+    {"sign", "−1, 0 or 1 by the sign of x"},
+};
+
+OpDef Clip() {
+  OpDef d = Unary("clip", "output = min(max(x, a_min), a_max) element by element.", kUsesInputs);
+  d.description += " The gradient passes where a_min ≤ x ≤ a_max and is 0 elsewhere (MXNet).";
+  d.attrs = {Req("a_min", "float", "lower bound"), Req("a_max", "float", "upper bound")};
+  return d;
+}
 
 }  // namespace
 
@@ -149,6 +168,10 @@ void RegisterElemwiseOps(OpRegistry& r) {
   r.Register(Broadcast("broadcast_sub", "lhs − rhs", 0));
   r.Register(Broadcast("broadcast_mul", "lhs · rhs", kUsesInputs));
   r.Register(Broadcast("broadcast_div", "lhs / rhs", kUsesInputs));
+  // MXNet: the lhs gets the gradient where lhs ≥ rhs (maximum) / lhs ≤ rhs (minimum), the rhs
+  // elsewhere, so a tie sends it to the lhs only.
+  r.Register(Broadcast("broadcast_maximum", "max(lhs, rhs)", kUsesInputs));
+  r.Register(Broadcast("broadcast_minimum", "min(lhs, rhs)", kUsesInputs));
   r.AddAlias("broadcast_plus", "broadcast_add");
   r.AddAlias("broadcast_minus", "broadcast_sub");
 
@@ -160,6 +183,13 @@ void RegisterElemwiseOps(OpRegistry& r) {
     r.Register(
         Unary(op.name, std::string("output = ") + op.formula + " element by element.", kUsesInputs | kUsesOutputs));
   }
+  for (const UnaryMath& op : kZeroGradMath) {
+    OpDef d = Unary(op.name, std::string("output = ") + op.formula + " element by element.", 0);
+    d.grad = GradKind::kZero;
+    d.backward_op.clear();
+    r.Register(std::move(d));
+  }
+  r.Register(Clip());
 }
 
 }  // namespace weft::opdef

@@ -10,11 +10,11 @@ OpDef SoftmaxOutput() {
   OpDef d;
   d.name = "SoftmaxOutput";
   d.description =
-      "Softmax over the last axis of (N, rest) data in forward; backward makes its own gradient "
-      "(softmax − one_hot(label))·grad_scale (see OPS.md).";
+      "Softmax of data viewed as (N, rest) in forward (over axis 1 of (N, C, ...) data with "
+      "multi_output); backward makes its own gradient (softmax − one_hot(label))·grad_scale (see OPS.md).";
   d.attrs = {Opt("grad_scale", "float", "1", "scales the gradient"),
              Opt("ignore_label", "float", "-1", "label value ignored when use_ignore"),
-             DefaultOnly(Opt("multi_output", "bool", "False", "softmax over axis 1 of (N, C, ...) data")),
+             Opt("multi_output", "bool", "False", "softmax over axis 1 of (N, C, ...) data, one label per position"),
              Opt("use_ignore", "bool", "False", "give rows labelled ignore_label zero gradient"),
              DefaultOnly(Opt("preserve_shape", "bool", "False", "softmax over the last axis keeping the shape")),
              Enum("normalization", {"null", "batch", "valid"}, "null",
@@ -27,6 +27,15 @@ OpDef SoftmaxOutput() {
     if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
     if (!io.in(0)) return;
     const Shape& data = *io.in(0);
+    if (io.attrs().GetBool("multi_output")) {
+      // MXNet: label (N, d2, d3, ...) — data's shape without the class axis 1.
+      if (data.ndim() < 2) io.Fail(fmt::format("multi_output needs (N, C, ...) data, got {}", data.ToString()));
+      std::vector<int64_t> l(data.begin(), data.end());
+      l.erase(l.begin() + 1);
+      io.AssignIn(1, Shape(l));
+      io.AssignOut(0, data);
+      return;
+    }
     // A label of the data's shape holds probabilities; otherwise it is data's shape without
     // the last axis (MXNet, multi_output=False).
     if (!(io.in(1) && *io.in(1) == data) && data.ndim() > 0) {

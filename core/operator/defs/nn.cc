@@ -1,5 +1,5 @@
-// Neural-network layers: FullyConnected, Convolution, Pooling, Activation, LeakyReLU, BatchNorm,
-// Dropout. Shape rules are MXNet 1.9's (src/operator/nn/*.cc), checked against MXNet 1.9.1.
+// Neural-network layers: FullyConnected, Convolution, Deconvolution, Pooling, Activation, LeakyReLU,
+// BatchNorm, Dropout, LRN. Shape rules are MXNet 1.9's (src/operator/nn/*.cc), checked against MXNet 1.9.1.
 #include <cmath>
 
 #include "operator/defs/builtin.h"
@@ -178,6 +178,121 @@ OpDef Convolution() {
   return d;
 }
 
+// ---- Deconvolution --------------------------------------------------------------------------------
+
+// MXNet's DeconvolutionParam::InferPad: with a non-zero target_shape, pad and adj are derived so
+// the output has exactly that size; otherwise they are the attributes' values.
+void DeconvPadAdj(const AttrMap& a, const ConvGeometry& g, const std::vector<int64_t>& in, std::vector<int64_t>& pad,
+                  std::vector<int64_t>& adj) {
+  const size_t n = g.kernel.size();
+  pad = g.pad;
+  adj = TupleOr(a, "adj", n, 0);
+  std::vector<int64_t> target = a.GetTuple("target_shape", {});
+  bool use_target = false;
+  for (int64_t t : target) use_target = use_target || t != 0;
+  if (!use_target) return;
+  WEFT_CHECK(target.size() == n, "target_shape {} must have as many entries as kernel {}", sdk::FormatTuple(target),
+             sdk::FormatTuple(g.kernel));
+  for (size_t i = 0; i < n; ++i) {
+    if (in[i] < 0) continue;
+    const int64_t full = g.stride[i] * (in[i] - 1) + g.dilate[i] * (g.kernel[i] - 1) + 1;
+    WEFT_CHECK(full >= target[i], "target_shape {} exceeds the largest output {} on spatial axis {}",
+               sdk::FormatTuple(target), full, i);
+    const int64_t total = full - target[i];
+    adj[i] = total % 2;
+    pad[i] = (total + 1) / 2;
+  }
+}
+
+OpDef Deconvolution() {
+  OpDef d;
+  d.name = "Deconvolution";
+  d.description =
+      "Transposed convolution (the gradient of Convolution with respect to its data), 1-3 spatial axes, "
+      "channels first; weight is (C, num_filter / num_group, k...); output extent "
+      "stride·(in − 1) + dilate·(k − 1) + 1 − 2·pad + adj, or target_shape when given.";
+  d.attrs = {Req("kernel", "shape", "kernel size, e.g. (4, 4)"),
+             Opt("stride", "shape", "()", "stride per spatial axis (default 1)"),
+             Opt("dilate", "shape", "()", "dilation per spatial axis (default 1)"),
+             Opt("pad", "shape", "()", "padding removed from both sides of the output (default 0)"),
+             Opt("adj", "shape", "()", "extra cells at the end of each output axis (default 0)"),
+             Opt("target_shape", "shape", "()", "output spatial size; when set, pad and adj are derived from it"),
+             Req("num_filter", "int", "number of output channels"),
+             Opt("num_group", "int", "1", "number of groups"),
+             Ignored(Opt("workspace", "int", "512", "")),
+             Opt("no_bias", "bool", "True", "drop the bias input (MXNet's default is True)"),
+             Ignored(Enum("cudnn_tune", {"None", "fastest", "limited_workspace", "off"}, "None", "")),
+             Ignored(Opt("cudnn_off", "bool", "False", "")),
+             Enum("layout", {"None", "NCW", "NCHW", "NCDHW"}, "None",
+                  "data layout; None = channels first (only channels-first layouts are supported)")};
+  d.list_inputs = [](const AttrMap& a) {
+    return a.GetBool("no_bias", true) ? std::vector<std::string>{"data", "weight"}
+                                      : std::vector<std::string>{"data", "weight", "bias"};
+  };
+  d.list_outputs = Fixed({"output"});
+  d.validate = [](const AttrMap& a) {
+    ConvGeometry g = ReadConv(a);
+    const size_t n = g.kernel.size();
+    WEFT_CHECK(n >= 1 && n <= 3, "kernel must have 1 to 3 dimensions, got {}", sdk::FormatTuple(g.kernel));
+    std::vector<int64_t> adj = TupleOr(a, "adj", n, 0);
+    WEFT_CHECK(g.stride.size() == n && g.dilate.size() == n && g.pad.size() == n && adj.size() == n,
+               "stride, dilate, pad and adj must have as many dimensions as kernel {}", sdk::FormatTuple(g.kernel));
+    for (size_t i = 0; i < n; ++i) {
+      WEFT_CHECK(g.kernel[i] > 0 && g.stride[i] > 0 && g.dilate[i] > 0 && g.pad[i] >= 0 && adj[i] >= 0,
+                 "kernel, stride and dilate must be positive, pad and adj non-negative");
+      WEFT_CHECK(adj[i] < g.stride[i], "adj {} must be smaller than stride {} on each axis", sdk::FormatTuple(adj),
+                 sdk::FormatTuple(g.stride));
+    }
+    const int64_t nf = a.GetInt("num_filter"), ng = a.GetInt("num_group");
+    WEFT_CHECK(nf > 0 && ng > 0 && nf % ng == 0, "num_filter ({}) must be a positive multiple of num_group ({})", nf,
+               ng);
+    std::string layout = a.GetString("layout", "None");
+    WEFT_CHECK(layout == "None" || layout == ConvLayoutFor(n), "layout {} does not fit a {}-d kernel (use {})", layout,
+               n, ConvLayoutFor(n));
+  };
+  SetShapeFn(d, [](ShapeIO& io) {
+    const AttrMap& a = io.attrs();
+    const ConvGeometry g = ReadConv(a);
+    const size_t ns = g.kernel.size();
+    const int64_t nf = a.GetInt("num_filter"), ng = a.GetInt("num_group");
+    if (!io.in(0)) return;
+    const Shape& data = *io.in(0);
+    if (data.ndim() != ns + 2) {
+      io.Fail(fmt::format("input 'data' must be {}-d ({}) for a {}-d kernel, got shape {}", ns + 2, ConvLayoutFor(ns),
+                          ns, data.ToString()));
+    }
+    const int64_t c = data[1];
+    if (c >= 0 && c % ng != 0) io.Fail(fmt::format("input channels ({}) must divide by num_group ({})", c, ng));
+    Shape w = UnknownShape(ns + 2);
+    w[0] = c;
+    w[1] = nf / ng;
+    for (size_t i = 0; i < ns; ++i) w[2 + i] = g.kernel[i];
+    io.AssignIn(1, w);
+    if (io.num_in() == 3) io.AssignIn(2, Shape{nf});
+    std::vector<int64_t> spatial(data.begin() + 2, data.end()), pad, adj;
+    try {
+      DeconvPadAdj(a, g, spatial, pad, adj);
+    } catch (const Error& e) {
+      io.Fail(e.what());
+    }
+    Shape out = UnknownShape(ns + 2);
+    out[0] = data[0];
+    out[1] = nf;
+    for (size_t i = 0; i < ns; ++i) {
+      if (spatial[i] < 0) continue;
+      const int64_t o = g.stride[i] * (spatial[i] - 1) + g.dilate[i] * (g.kernel[i] - 1) + 1 - 2 * pad[i] + adj[i];
+      if (o <= 0) io.Fail(fmt::format("input 'data' {} gives an empty output on spatial axis {}", data.ToString(), i));
+      out[2 + i] = o;
+    }
+    io.AssignOut(0, out);
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_Deconvolution";
+  d.backward_uses = kUsesInputs;
+  d.resources = kResourceTempSpace;
+  return d;
+}
+
 // ---- Pooling --------------------------------------------------------------------------------------
 
 OpDef Pooling() {
@@ -193,8 +308,9 @@ OpDef Pooling() {
              Opt("stride", "shape", "()", "stride per spatial axis (default 1)"),
              Opt("pad", "shape", "()", "zero padding per spatial axis (default 0)"),
              DefaultOnly(Opt("p_value", "int", "None", "Lp pooling power (lp pooling is not supported)")),
-             DefaultOnly(Opt("count_include_pad", "bool", "None",
-                             "avg pooling counts padded cells (MXNet's default; only the default is supported)")),
+             Opt("count_include_pad", "bool", "None",
+                 "avg pooling divides by the window's size including padding (None = True, as MXNet) or, when "
+                 "False, by the number of real cells in it"),
              Enum("layout", {"None", "NCW", "NCHW", "NCDHW"}, "None", "data layout; None = channels first")};
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
@@ -404,6 +520,35 @@ OpDef Dropout() {
   return d;
 }
 
+// ---- LRN ------------------------------------------------------------------------------------------
+
+OpDef LRN() {
+  OpDef d;
+  d.name = "LRN";
+  d.description =
+      "Local response normalisation across channels (axis 1): output = data · tmp_norm^(−beta) with "
+      "tmp_norm = knorm + alpha / nsize · Σ data² over the nsize channels centred on each one. The hidden "
+      "output tmp_norm feeds the backward.";
+  d.attrs = {Opt("alpha", "float", "0.0001", "scale of the sum of squares"), Opt("beta", "float", "0.75", "exponent"),
+             Opt("knorm", "float", "2", "offset"), Req("nsize", "int", "number of channels in the window (odd)")};
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output", "tmp_norm"});
+  d.num_visible_outputs = [](const AttrMap&) { return 1; };
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetInt("nsize") > 0, "nsize must be positive, got {}", a.GetInt("nsize"));
+  };
+  SetShapeFn(d, [](ShapeIO& io) {
+    SameShapeAll(io);
+    if (io.in(0) && io.in(0)->ndim() < 2) {
+      io.Fail(fmt::format("input 'data' must have a channel axis (N, C, ...), got shape {}", io.in(0)->ToString()));
+    }
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_LRN";
+  d.backward_uses = kUsesInputs | kUsesOutputs;
+  return d;
+}
+
 }  // namespace
 
 void RegisterNnOps(OpRegistry& r) {
@@ -414,6 +559,8 @@ void RegisterNnOps(OpRegistry& r) {
   r.Register(LeakyReLU());
   r.Register(BatchNorm());
   r.Register(Dropout());
+  r.Register(Deconvolution());
+  r.Register(LRN());
 }
 
 }  // namespace weft::opdef

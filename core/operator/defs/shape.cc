@@ -1,9 +1,11 @@
-// Layout ops: Flatten, Reshape, expand_dims, _copy, Concat, SliceChannel, transpose. Shape rules
+// Layout ops: Flatten, Reshape, expand_dims, _copy, Concat, SliceChannel, transpose, slice,
+// slice_axis, SwapAxis. Shape rules
 // are MXNet 1.9's (src/operator/tensor/matrix_op-inl.h, nn/concat.cc, slice_channel-inl.h).
 #include <algorithm>
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/cpp/slice.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -363,6 +365,95 @@ OpDef Transpose() {
   return d;
 }
 
+// ---- slice, slice_axis, SwapAxis ------------------------------------------------------------------
+
+OpDef Slice() {
+  OpDef d;
+  d.name = "slice";
+  d.description =
+      "output = data[begin:end:step] per axis (NumPy basic slicing; None = the axis' default, axes past "
+      "begin's length are kept whole).";
+  d.attrs = {Req("begin", "shape", "first index per axis (None = default)"),
+             Req("end", "shape", "end index (exclusive) per axis (None = default)"),
+             Opt("step", "shape", "()", "step per axis (default 1; negative walks backwards)")};
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    const Shape& data = *io.in(0);
+    std::vector<sdk::SliceRange> r;
+    try {
+      r = sdk::SliceRanges(io.attrs(), data.dims());
+    } catch (const std::exception& e) {
+      io.Fail(fmt::format("input 'data' {}: {}", data.ToString(), e.what()));
+    }
+    Shape out = data;
+    for (size_t i = 0; i < r.size(); ++i) out[i] = data[i] < 0 ? -1 : r[i].len;
+    io.AssignOut(0, out);
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_slice";
+  return d;
+}
+
+OpDef SliceAxis() {
+  OpDef d;
+  d.name = "slice_axis";
+  d.description = "output = data[..., begin:end, ...] along `axis` (negative begin/end count from the end).";
+  d.attrs = {Req("axis", "int", "axis to slice"), Req("begin", "int", "first index"),
+             Req("end", "int", "end index (exclusive); None = the axis' length")};
+  // `end` may be "None"; Req() would reject that as a missing int, so it is declared optional
+  // with no usable default (MXNet requires the key).
+  d.attrs.back().default_value.reset();
+  d.attrs.back().type = "string";
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  d.validate = [](const AttrMap& a) {
+    if (!sdk::IsNone(a.GetString("end"))) a.GetInt("end");
+  };
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    Shape out = *io.in(0);
+    const int64_t nd = static_cast<int64_t>(out.ndim());
+    const size_t axis = static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), nd, "axis"));
+    if (out[axis] < 0) {
+      io.AssignOut(0, out);
+      return;
+    }
+    int ax = 0;
+    try {
+      out[axis] = sdk::SliceAxisOpRange(io.attrs(), io.in(0)->dims(), &ax).len;
+    } catch (const std::exception& e) {
+      io.Fail(fmt::format("input 'data' {}: {}", io.in(0)->ToString(), e.what()));
+    }
+    io.AssignOut(0, out);
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_slice_axis";
+  return d;
+}
+
+OpDef SwapAxis() {
+  OpDef d;
+  d.name = "SwapAxis";
+  d.description = "Exchanges axes dim1 and dim2 (a transpose); its gradient swaps them back.";
+  d.attrs = {Opt("dim1", "int", "0", "first axis"), Opt("dim2", "int", "0", "second axis")};
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    Shape out = *io.in(0);
+    const int64_t nd = static_cast<int64_t>(out.ndim());
+    const size_t a = static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("dim1"), nd, "dim1"));
+    const size_t b = static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("dim2"), nd, "dim2"));
+    std::swap(out[a], out[b]);
+    io.AssignOut(0, out);
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_SwapAxis";
+  return d;
+}
+
 }  // namespace
 
 void RegisterShapeOps(OpRegistry& r) {
@@ -373,6 +464,10 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Register(Concat());
   r.Register(SliceChannel());
   r.Register(Transpose());
+  r.Register(Slice());
+  r.Register(SliceAxis());
+  r.Register(SwapAxis());
+  r.AddAlias("crop", "slice");
   r.AddAlias("flatten", "Flatten");
   r.AddAlias("reshape", "Reshape");
   r.AddAlias("identity", "_copy");

@@ -1,4 +1,5 @@
-// Products, dtype and fill ops: dot, batch_dot, Cast, zeros_like, ones_like, one_hot. Shape rules
+// Products, dtype, fill and lookup ops: dot, batch_dot, Cast, zeros_like, ones_like, one_hot,
+// Embedding. Shape rules
 // are MXNet 1.9's (src/operator/tensor/dot-inl.h, elemwise_unary_op.h, indexing_op.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
@@ -163,6 +164,45 @@ OpDef OneHot() {
   return d;
 }
 
+OpDef Embedding() {
+  OpDef d;
+  d.name = "Embedding";
+  d.description =
+      "output[..., :] = weight[data[...], :]: looks up rows of weight (input_dim, output_dim) by the index "
+      "values of data (cast to integers, clipped to [0, input_dim − 1] as MXNet); output shape is data's "
+      "plus (output_dim,). The weight gradient sums out_grad rows per index; data gets none.";
+  d.attrs = {Req("input_dim", "int", "number of rows of weight (vocabulary size)"),
+             Req("output_dim", "int", "length of each row"),
+             Enum("dtype", {"float32", "float64", "float16", "bfloat16", "uint8", "int8", "int32", "int64"}, "float32",
+                  "dtype of weight and output"),
+             Ignored(Opt("sparse_grad", "bool", "False", "row_sparse weight gradient (the dense one is the same)"))};
+  d.list_inputs = Fixed({"data", "weight"});
+  d.list_outputs = Fixed({"output"});
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetInt("input_dim") > 0 && a.GetInt("output_dim") > 0,
+               "input_dim ({}) and output_dim ({}) must be positive", a.GetInt("input_dim"), a.GetInt("output_dim"));
+  };
+  SetShapeFn(d, [](ShapeIO& io) {
+    const int64_t in_dim = io.attrs().GetInt("input_dim"), out_dim = io.attrs().GetInt("output_dim");
+    io.AssignIn(1, Shape{in_dim, out_dim});
+    if (!io.in(0)) return;
+    std::vector<int64_t> s = io.in(0)->dims();
+    s.push_back(out_dim);
+    io.AssignOut(0, Shape(s));
+  });
+  // data keeps its own dtype (indices); weight and output take `dtype`.
+  d.infer_type = [](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    const int t = static_cast<int>(DTypeFromName(a.GetString("dtype")));
+    AssignType("Embedding", "input", "weight", in[1], t);
+    AssignType("Embedding", "output", "output", out[0], t);
+    if (in[0] < 0) in[0] = t;
+  };
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_Embedding";
+  d.backward_uses = kUsesInputs;
+  return d;
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
@@ -172,6 +212,7 @@ void RegisterTensorOps(OpRegistry& r) {
   r.Register(FillLike("zeros_like", "zeros"));
   r.Register(FillLike("ones_like", "ones"));
   r.Register(OneHot());
+  r.Register(Embedding());
   r.AddAlias("cast", "Cast");
 }
 

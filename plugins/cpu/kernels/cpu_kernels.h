@@ -16,16 +16,16 @@
 // convolution algorithm (default: chosen per pass, see nn_convolution.cc).
 //
 // NN kernels (nn_*.cc, float32; each forward with its _backward_ op): FullyConnected,
-// Convolution (1-D/2-D, groups, dilation), Pooling (max/avg/sum, 1-D/2-D, valid/full, global),
-// Activation, LeakyReLU (leaky, elu), BatchNorm, Dropout, SoftmaxOutput, softmax, log_softmax,
+// Convolution and Deconvolution (1-D/2-D, groups, dilation), Pooling (max/avg/sum, 1-D/2-D,
+// valid/full, global, count_include_pad), Activation, LeakyReLU (leaky, elu, selu, gelu, prelu,
+// rrelu), BatchNorm, LRN, Dropout, SoftmaxOutput (multi_output too), softmax, log_softmax,
 // LinearRegressionOutput, MakeLoss; sgd_update, sgd_mom_update, nag_mom_update, adam_update,
 // rmsprop_update, rmspropalex_update; the KVStore's _quantize_2bit (float32) and _dequantize_2bit
 // (uint32 words) in nn_gradient_compression.cc. Setup reports
 // WEFT_ERR_UNSUPPORTED (naming the attribute) for: other dtypes, 3-D convolution/pooling,
-// non-NC(H)W layouts, pool_type lp, pooling_convention same, LeakyReLU prelu/rrelu/selu/gelu,
-// SoftmaxOutput multi_output/preserve_shape, Dropout axes or mode always, MakeLoss
-// normalization valid. Deviations from MXNet: a pooling window lying wholly in the padding
-// (full convention) yields 0 instead of NaN / the lowest float.
+// non-NC(H)W layouts, pool_type lp, pooling_convention same, SoftmaxOutput preserve_shape, Dropout axes or mode always,
+// MakeLoss normalization valid. Deviations from MXNet: a pooling window lying wholly in the padding (full convention)
+// yields 0 instead of NaN / the lowest float.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
 // Binary math: elemwise_add/sub/mul/div (equal shapes), broadcast_add/sub/mul/div (numpy
-// broadcasting: shapes right-aligned, extent 1 repeats) and add_n, forward and backward,
+// broadcasting: shapes right-aligned, extent 1 repeats), broadcast_maximum/minimum and add_n, forward and backward,
 // float32 / float64.
 //
 // Each op is a struct with Fwd(a, b) and the partial derivatives Da(a, b), Db(a, b). Backward
@@ -33,6 +33,16 @@ struct Div { static constexpr bool kUsesInputs = true;
              template <typename T> static T Fwd(T a, T b) { return a / b; }
              template <typename T> static T Da(T, T b) { return T(1) / b; }
              template <typename T> static T Db(T a, T b) { return -a / (b * b); } };
+// MXNet's maximum/minimum backward: lhs gets the gradient where lhs >= rhs (<= for minimum), rhs
+// where it is strictly larger (smaller), so ties go to lhs alone.
+struct Maximum { static constexpr bool kUsesInputs = true;
+                 template <typename T> static T Fwd(T a, T b) { return a > b ? a : b; }
+                 template <typename T> static T Da(T a, T b) { return a >= b ? T(1) : T(0); }
+                 template <typename T> static T Db(T a, T b) { return a < b ? T(1) : T(0); } };
+struct Minimum { static constexpr bool kUsesInputs = true;
+                 template <typename T> static T Fwd(T a, T b) { return a < b ? a : b; }
+                 template <typename T> static T Da(T a, T b) { return a <= b ? T(1) : T(0); }
+                 template <typename T> static T Db(T a, T b) { return a > b ? T(1) : T(0); } };
 // clang-format on
 
 template <typename T>
@@ -276,11 +286,16 @@ class AddNBackwardKernel {
 };
 
 template <typename Op>
+void AddBroadcast(KernelTable& t, const std::string& name) {
+  t.Add<BroadcastKernel<Op>>("broadcast_" + name, kFloatMask);
+  t.Add<BroadcastBackwardKernel<Op>>("_backward_broadcast_" + name, kFloatMask);
+}
+
+template <typename Op>
 void AddBinary(KernelTable& t, const std::string& name) {
   t.Add<ElemwiseKernel<Op>>("elemwise_" + name, kFloatMask);
   t.Add<ElemwiseBackwardKernel<Op>>("_backward_elemwise_" + name, kFloatMask);
-  t.Add<BroadcastKernel<Op>>("broadcast_" + name, kFloatMask);
-  t.Add<BroadcastBackwardKernel<Op>>("_backward_broadcast_" + name, kFloatMask);
+  AddBroadcast<Op>(t, name);
 }
 
 }  // namespace
@@ -290,6 +305,8 @@ void RegisterBinaryKernels(KernelTable& t) {
   AddBinary<Sub>(t, "sub");
   AddBinary<Mul>(t, "mul");
   AddBinary<Div>(t, "div");
+  AddBroadcast<Maximum>(t, "maximum");
+  AddBroadcast<Minimum>(t, "minimum");
   t.Add<AddNKernel>("add_n", kFloatMask);
   t.Add<AddNBackwardKernel>("_backward_add_n", kFloatMask);
 }

@@ -1,5 +1,6 @@
-// Unary math (sin cos exp log sqrt square abs negative relu sigmoid tanh) and the scalar ops
-// (_plus_scalar ... _power_scalar), forward and backward, float32 / float64.
+// Unary math (sin cos exp log sqrt square abs negative relu sigmoid tanh rsqrt log1p expm1; floor
+// round sign, whose gradient is zero), clip and the scalar ops (_plus_scalar ... _power_scalar),
+// forward and backward, float32 / float64.
 //
 // Each op is a small struct: Fwd(x[, s]) and the derivative Grad(x, y[, s]) in terms of the input
 // x and output y (backward inputs per OPS.md: unary ops get out_grad, data, output; scalar ops
@@ -43,6 +44,16 @@ struct Sigmoid  { template <typename T> static T Fwd(T x) { if constexpr (kIsF32
                   template <typename T> static T Grad(T, T y) { return y * (T(1) - y); } };
 struct Tanh     { template <typename T> static T Fwd(T x) { if constexpr (kIsF32<T>) return vmath::Tanh(x); else return std::tanh(x); }
                   template <typename T> static T Grad(T, T y) { return T(1) - y * y; } };
+struct Rsqrt    { template <typename T> static T Fwd(T x) { return T(1) / std::sqrt(x); }
+                  template <typename T> static T Grad(T x, T y) { return T(-0.5) * y / x; } };
+struct Log1p    { template <typename T> static T Fwd(T x) { return std::log1p(x); }
+                  template <typename T> static T Grad(T x, T) { return T(1) / (T(1) + x); } };
+struct Expm1    { template <typename T> static T Fwd(T x) { return std::expm1(x); }
+                  template <typename T> static T Grad(T x, T) { return std::exp(x); } };
+// Zero-gradient ops (OPS.md): forward only.
+struct Floor    { template <typename T> static T Fwd(T x) { return std::floor(x); } };
+struct Round    { template <typename T> static T Fwd(T x) { return std::round(x); } };
+struct Sign     { template <typename T> static T Fwd(T x) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)); } };
 
 // Scalar ops: kUsesData says whether the backward gets the forward input.
 struct PlusScalar   { static constexpr bool kUsesData = false;
@@ -162,6 +173,37 @@ class ScalarBackwardKernel {
   double scalar_;
 };
 
+// clip: attributes a_min, a_max. Backward inputs: out_grad, data; the gradient passes where
+// a_min <= x <= a_max (MXNet's clip backward).
+class ClipKernel {
+ public:
+  explicit ClipKernel(const KernelSetup& s)
+      : backward_(s.op_name.rfind("_backward_", 0) == 0),
+        lo_(s.attrs.GetFloat("a_min")),
+        hi_(s.attrs.GetFloat("a_max")) {
+    CheckElementwise(s, backward_ ? 2 : 1);
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchFloat("clip", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T lo = static_cast<T>(lo_), hi = static_cast<T>(hi_);
+      if (backward_) {
+        Map(
+            Out<T>(c), c.outputs[0].size(), c.req[0], [lo, hi](T g, T x) { return x < lo || x > hi ? T(0) : g; },
+            In<T>(c, 0), In<T>(c, 1));
+      } else {
+        Map(
+            Out<T>(c), c.outputs[0].size(), c.req[0], [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); },
+            In<T>(c, 0));
+      }
+    });
+  }
+
+ private:
+  bool backward_;
+  double lo_, hi_;
+};
+
 template <typename Op>
 void AddUnary(KernelTable& t, const std::string& name) {
   t.Add<UnaryKernel<Op>>(name, kFloatMask);
@@ -188,6 +230,14 @@ void RegisterUnaryKernels(KernelTable& t) {
   AddUnary<Relu>(t, "relu");
   AddUnary<Sigmoid>(t, "sigmoid");
   AddUnary<Tanh>(t, "tanh");
+  AddUnary<Rsqrt>(t, "rsqrt");
+  AddUnary<Log1p>(t, "log1p");
+  AddUnary<Expm1>(t, "expm1");
+  t.Add<UnaryKernel<Floor>>("floor", kFloatMask);
+  t.Add<UnaryKernel<Round>>("round", kFloatMask);
+  t.Add<UnaryKernel<Sign>>("sign", kFloatMask);
+  t.Add<ClipKernel>("clip", kFloatMask);
+  t.Add<ClipKernel>("_backward_clip", kFloatMask);
   AddScalar<PlusScalar>(t, "_plus_scalar");
   AddScalar<MinusScalar>(t, "_minus_scalar");
   AddScalar<RMinusScalar>(t, "_rminus_scalar");

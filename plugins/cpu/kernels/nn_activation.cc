@@ -1,9 +1,11 @@
-// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu), forward and
-// backward. Formulas are MXNet 1.9's (src/operator/mshadow_op.h): softrelu(x) = log(1 + e^x)
+// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky, elu, selu, gelu,
+// prelu, rrelu), forward and backward. Formulas are MXNet 1.9's (src/operator/mshadow_op.h): softrelu(x) = log(1 + e^x)
 // (x itself above 20, where the two agree in float), softsign(x) = x / (1 + |x|),
 // elu(x) = slope * (e^x - 1) for x <= 0. sigmoid and tanh use vector_math.h (vectorised, within
 // 3 ulp of libm); the rarer softrelu and elu keep libm.
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "nn_common.h"
 #include "vector_math.h"
@@ -11,14 +13,22 @@
 namespace weft::cpu {
 namespace {
 
-enum class Act { kRelu, kSigmoid, kTanh, kSoftRelu, kSoftSign, kLeaky, kElu };
+enum class Act { kRelu, kSigmoid, kTanh, kSoftRelu, kSoftSign, kLeaky, kElu, kSelu, kGelu, kPrelu, kRrelu };
+
+// MXNet's SELU constants (mshadow_op.h).
+constexpr float kSeluLambda = 1.0507009873554804934193349852946f;
+constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
+constexpr float kSqrt1_2 = 0.70710678118654752440f;     // 1/√2
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;  // 1/√(2π)
 
 Act ParseActivation(const KernelSetup& s) {
   if (s.op_name.find("LeakyReLU") != std::string::npos) {
     std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "prelu", "rrelu", "selu", "gelu"}, "leaky");
     if (t == "leaky") return Act::kLeaky;
     if (t == "elu") return Act::kElu;
-    Unsupported(s, "act_type '" + t + "' is not implemented on cpu (leaky and elu are)");
+    if (t == "selu") return Act::kSelu;
+    if (t == "gelu") return Act::kGelu;
+    return t == "prelu" ? Act::kPrelu : Act::kRrelu;
   }
   std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
   if (t == "relu") return Act::kRelu;
@@ -53,6 +63,16 @@ void Forward(Act act, float slope, const float* x, float* out, int64_t n, Assign
     case Act::kElu:
       for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > 0.0f ? x[i] : slope * std::expm1(x[i]));
       break;
+    case Act::kSelu:
+      for (int64_t i = 0; i < n; ++i)
+        assign(out[i], kSeluLambda * (x[i] > 0.0f ? x[i] : kSeluAlpha * std::expm1(x[i])));
+      break;
+    case Act::kGelu:  // MXNet 1.9's exact (erf) form
+      for (int64_t i = 0; i < n; ++i) assign(out[i], 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrt1_2)));
+      break;
+    case Act::kPrelu:
+    case Act::kRrelu:
+      break;  // per-channel / per-element slopes: LeakyForward
   }
 }
 
@@ -85,6 +105,19 @@ void Backward(Act act, float slope, const float* gy, const float* x, const float
     case Act::kElu:
       for (int64_t i = 0; i < n; ++i) assign(gx[i], x[i] > 0.0f ? gy[i] : gy[i] * (y[i] + slope));
       break;
+    case Act::kSelu:  // MXNet 1.9's selu_grad below zero: λ·(y + α) (the exact one is y + λ·α)
+      for (int64_t i = 0; i < n; ++i)
+        assign(gx[i], gy[i] * (x[i] > 0.0f ? kSeluLambda : kSeluLambda * (y[i] + kSeluAlpha)));
+      break;
+    case Act::kGelu:
+      for (int64_t i = 0; i < n; ++i) {
+        const float d = 0.5f * (1.0f + std::erf(x[i] * kSqrt1_2)) + x[i] * kInvSqrt2Pi * std::exp(-0.5f * x[i] * x[i]);
+        assign(gx[i], gy[i] * d);
+      }
+      break;
+    case Act::kPrelu:
+    case Act::kRrelu:
+      break;  // LeakyBackward
   }
 }
 
@@ -145,13 +178,135 @@ class ActivationBackwardKernel {
   bool has_data_ = true;
 };
 
+// Slopes below zero that vary per channel (prelu: gamma, one per channel of axis 1 or a single
+// one) or per element (rrelu: the mask). LeakyReLU with these act_types:
+//   prelu  inputs data, gamma;  y = x > 0 ? x : gamma[channel] · x
+//   rrelu  outputs output, mask; training: mask ~ U[lower_bound, upper_bound) per element (a pure
+//          function of the call seed, as Dropout); otherwise mask = (lower + upper) / 2 (MXNet's
+//          inference slope; MXNet leaves the mask unwritten there). y = x > 0 ? x : mask · x.
+struct ChannelView {
+  int64_t channels = 1, inner = 1;  // element i has channel (i / inner) % channels
+};
+
+ChannelView PreluView(const KernelSetup& s, const TensorDesc& x, const TensorDesc& gamma) {
+  ChannelView v;
+  v.channels = gamma.size();
+  const int64_t c = x.ndim() > 1 ? x.dim(1) : x.ndim() == 1 ? x.dim(0) : 1;
+  if (v.channels != 1 && v.channels != c)
+    Invalid(s, "gamma " + ShapeString(gamma) + " must hold one slope per channel (" + std::to_string(c) + ") of data " +
+                   ShapeString(x) + " or a single one");
+  if (v.channels != 1 && x.ndim() > 1) v.inner = x.size() / (x.dim(0) * c);
+  return v;
+}
+
+class LeakyForward {
+ public:
+  explicit LeakyForward(const KernelSetup& s) : act_(ParseActivation(s)) {
+    RequireFloat32(s);
+    if (act_ != Act::kPrelu && act_ != Act::kRrelu) elementwise_ = std::make_unique<ActivationKernel>(s);
+    if (act_ == Act::kPrelu) {
+      s.ExpectCounts(2, 1);
+      view_ = PreluView(s, s.inputs[0], s.inputs[1]);
+    }
+    if (act_ == Act::kRrelu) {
+      s.ExpectCounts(1, 2);
+      lower_ = static_cast<float>(s.attrs.GetFloat("lower_bound", 0.125));
+      upper_ = static_cast<float>(s.attrs.GetFloat("upper_bound", 0.334));
+    }
+  }
+  void Compute(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    float* y = c.outputs[0].data<float>();
+    const int64_t n = c.inputs[0].size();
+    if (act_ == Act::kPrelu) {
+      const float* gamma = c.inputs[1].data<float>();
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t i = 0; i < n; ++i) {
+          const float g = gamma[(i / view_.inner) % view_.channels];
+          assign(y[i], x[i] > 0.0f ? x[i] : g * x[i]);
+        }
+      });
+    } else if (act_ == Act::kRrelu) {
+      // The slopes go to a scratch copy first: the mask output may be unwanted (req null).
+      std::vector<float> slope(static_cast<size_t>(n), 0.5f * (lower_ + upper_));
+      if (c.is_train)
+        for (int64_t i = 0; i < n; ++i)
+          slope[i] = lower_ + (upper_ - lower_) * UniformAt(c.seed, static_cast<uint64_t>(i));
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t i = 0; i < n; ++i) assign(y[i], x[i] > 0.0f ? x[i] : slope[i] * x[i]);
+      });
+      weft::sdk::StoreReq(c.req[1], c.outputs[1].data<float>(), slope.data(), n);
+    } else {
+      elementwise_->Compute(c);
+    }
+  }
+
+ private:
+  Act act_;
+  std::unique_ptr<ActivationKernel> elementwise_;
+  ChannelView view_;
+  float lower_ = 0.125f, upper_ = 0.334f;
+};
+
+// _backward_LeakyReLU. Inputs per OPS.md: prelu out_grad, data, gamma, output (outputs data and
+// gamma gradients: gamma's sums x · out_grad over the elements below zero of its channel); rrelu
+// out_grad(output), out_grad(mask), data, output, mask (output: data gradient = out_grad where
+// output > 0, out_grad · mask elsewhere); the other types as _backward_Activation.
+class LeakyBackward {
+ public:
+  explicit LeakyBackward(const KernelSetup& s) : act_(ParseActivation(s)) {
+    if (act_ == Act::kPrelu) {
+      s.ExpectCounts(4, 2);
+      RequireFloat32(s);
+      view_ = PreluView(s, s.inputs[1], s.inputs[2]);
+    } else if (act_ == Act::kRrelu) {
+      s.ExpectCounts(5, 1);
+      RequireFloat32(s);
+    } else {
+      elementwise_ = std::make_unique<ActivationBackwardKernel>(s);
+    }
+  }
+  void Compute(const KernelCall& c) const {
+    if (elementwise_) return elementwise_->Compute(c);
+    const float* gy = c.inputs[0].data<float>();
+    float* gx = c.outputs[0].data<float>();
+    const int64_t n = c.outputs[0].size();
+    if (act_ == Act::kRrelu) {
+      const float* y = c.inputs[3].data<float>();
+      const float* mask = c.inputs[4].data<float>();
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t i = 0; i < n; ++i) assign(gx[i], y[i] > 0.0f ? gy[i] : gy[i] * mask[i]);
+      });
+      return;
+    }
+    const float* x = c.inputs[1].data<float>();
+    const float* gamma = c.inputs[2].data<float>();
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t i = 0; i < n; ++i)
+        assign(gx[i], x[i] > 0.0f ? gy[i] : gy[i] * gamma[(i / view_.inner) % view_.channels]);
+    });
+    std::vector<double> gg(static_cast<size_t>(view_.channels), 0.0);
+    for (int64_t i = 0; i < n; ++i)
+      if (!(x[i] > 0.0f)) gg[(i / view_.inner) % view_.channels] += static_cast<double>(x[i]) * gy[i];
+    weft::sdk::WithReq(c.req[1], [&](auto assign) {
+      float* ggamma = c.outputs[1].data<float>();
+      for (int64_t k = 0; k < view_.channels; ++k) assign(ggamma[k], static_cast<float>(gg[k]));
+    });
+  }
+
+ private:
+  Act act_;
+  std::unique_ptr<ActivationBackwardKernel> elementwise_;
+  ChannelView view_;
+};
+
 }  // namespace
 
 void RegisterActivation(KernelTable& t) {
   t.Add<ActivationKernel>("Activation", kF32);
   t.Add<ActivationBackwardKernel>("_backward_Activation", kF32);
-  t.Add<ActivationKernel>("LeakyReLU", kF32);
-  t.Add<ActivationBackwardKernel>("_backward_LeakyReLU", kF32);
+  t.Add<LeakyForward>("LeakyReLU", kF32);
+  t.Add<LeakyBackward>("_backward_LeakyReLU", kF32);
 }
 
 }  // namespace weft::cpu

@@ -44,9 +44,11 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 void RegisterNNKernels(KernelTable& t) {
   RegisterFullyConnected(t);
   RegisterConvolution(t);
+  RegisterDeconvolution(t);
   RegisterPooling(t);
   RegisterActivation(t);
   RegisterBatchNorm(t);
+  RegisterLRN(t);
   RegisterDropout(t);
   RegisterSoftmax(t);
   RegisterLoss(t);

@@ -29,6 +29,20 @@ void RequireFloat32(const KernelSetup& s);
 /// "(2, 3)" for messages.
 std::string ShapeString(const TensorDesc& t);
 
+/// SplitMix64 (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", OOPSLA 2014).
+inline uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// Uniform in [0, 1) for element i of a call with `seed`, from the top 24 bits (exact in float):
+/// a pure function of (seed, i), so random kernels are reproducible and thread-independent.
+inline float UniformAt(uint64_t seed, uint64_t i) {
+  return static_cast<float>(SplitMix64(seed ^ SplitMix64(i)) >> 40) * (1.0f / 16777216.0f);
+}
+
 /// Row-major C = alpha * op(A) * op(B) + beta * C, op(A) M x K, op(B) K x N (OpenBLAS sgemm).
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
@@ -36,9 +50,11 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 // Registration of each nn family (called by RegisterNNKernels).
 void RegisterFullyConnected(KernelTable& t);
 void RegisterConvolution(KernelTable& t);
+void RegisterDeconvolution(KernelTable& t);
 void RegisterPooling(KernelTable& t);
 void RegisterActivation(KernelTable& t);
 void RegisterBatchNorm(KernelTable& t);
+void RegisterLRN(KernelTable& t);
 void RegisterDropout(KernelTable& t);
 void RegisterSoftmax(KernelTable& t);
 void RegisterLoss(KernelTable& t);

@@ -1,27 +1,14 @@
 // Dropout (MXNet 1.9, mode "training"): in training each element is kept with probability 1 − p
 // and scaled by 1/(1 − p); the hidden output `mask` holds that factor (0 or 1/(1 − p)) per
 // element and backward multiplies the out-grad by it. With is_train = 0 the op is the identity.
-// The mask is a pure function of (call seed, element index) — SplitMix64 (Steele, Lea, Flood:
-// "Fast splittable pseudorandom number generators", OOPSLA 2014) — so a call is reproducible
-// from its seed and independent of threading.
+// The mask is a pure function of (call seed, element index) (UniformAt, nn_common.h), so a call is
+// reproducible from its seed and independent of threading.
 #include <cstdint>
 
 #include "nn_common.h"
 
 namespace weft::cpu {
 namespace {
-
-inline uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// Uniform in [0, 1) from the top 24 bits (exact in float).
-inline float Uniform(uint64_t seed, uint64_t i) {
-  return static_cast<float>(SplitMix64(seed ^ SplitMix64(i)) >> 40) * (1.0f / 16777216.0f);
-}
 
 class DropoutForward {
  public:
@@ -56,7 +43,7 @@ class DropoutForward {
     weft::sdk::WithReq(write_out ? c.req[0] : WEFT_REQ_WRITE, [&](auto assign_y) {
       weft::sdk::WithReq(write_mask ? mask_req : WEFT_REQ_WRITE, [&](auto assign_m) {
         for (int64_t i = 0; i < n; ++i) {
-          float m = Uniform(c.seed, static_cast<uint64_t>(i)) < keep ? scale : 0.0f;
+          float m = UniformAt(c.seed, static_cast<uint64_t>(i)) < keep ? scale : 0.0f;
           float xi = x[i];
           if (write_mask) assign_m(mask[i], m);
           if (write_out) assign_y(y[i], xi * m);

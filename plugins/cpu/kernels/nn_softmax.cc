@@ -118,8 +118,18 @@ class SoftmaxBackward {
   float inv_t_ = 1.0f;
 };
 
+// SoftmaxOutput's views of its data (MXNet 1.9, softmax_output-inl.h):
+//   multi_output  softmax over axis 1 of (N, C, rest...); one label per (n, rest) position; the
+//                 gradient is divided by rest (null), N·rest (batch) or the valid count (valid).
+//   otherwise     forward: softmax of data viewed as (N, size / N); backward: out viewed as
+//                 (M, size / M) with M = the label's size, i.e. rows of the last axis for N-d data
+//                 with MXNet's inferred label (a quirk of MXNet's FlatTo2D kept for equal
+//                 gradients); divided by M (batch) or the valid count (valid).
 struct SoftmaxOutputParams {
-  int64_t n = 0, c = 0;
+  bool multi = false;
+  AxisView fwd;         // forward rows: outer × len, elements `inner` apart
+  AxisView bwd;         // backward rows, same layout
+  float extra_div = 1;  // multi_output: rest (null / batch)
   float grad_scale = 1.0f, ignore_label = -1.0f;
   bool use_ignore = false;
   enum class Norm { kNull, kBatch, kValid } norm = Norm::kNull;
@@ -127,14 +137,25 @@ struct SoftmaxOutputParams {
 
 SoftmaxOutputParams ParseSoftmaxOutput(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
   SoftmaxOutputParams p;
-  if (s.attrs.GetBool("multi_output", false)) Unsupported(s, "multi_output=True is not implemented on cpu");
   if (s.attrs.GetBool("preserve_shape", false)) Unsupported(s, "preserve_shape=True is not implemented on cpu");
   if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-  p.n = data.dim(0);
-  p.c = p.n == 0 ? 0 : data.size() / p.n;
-  if (data.ndim() == 1) p.n = 1, p.c = data.dim(0);
-  if (label.size() != p.n)
-    Invalid(s, "label " + ShapeString(label) + " must hold one class per row of data " + ShapeString(data));
+  p.multi = s.attrs.GetBool("multi_output", false);
+  const int64_t size = data.size();
+  if (p.multi) {
+    if (data.ndim() < 2) Invalid(s, "multi_output needs (N, C, ...) data, got " + ShapeString(data));
+    p.fwd = ViewAround(s, data, 1);
+    p.bwd = p.fwd;
+    p.extra_div = static_cast<float>(p.fwd.inner);
+    if (label.size() != p.fwd.outer * p.fwd.inner)
+      Invalid(s, "label " + ShapeString(label) + " must hold one class per (n, position) of data " + ShapeString(data));
+  } else {
+    const int64_t n = data.ndim() == 1 ? 1 : data.dim(0);
+    p.fwd = AxisView{n, n == 0 ? 0 : size / n, 1};
+    const int64_t m = label.size();
+    if (m == 0 ? size != 0 : size % m != 0)
+      Invalid(s, "label " + ShapeString(label) + " must hold one class per row of data " + ShapeString(data));
+    p.bwd = AxisView{m, m == 0 ? 0 : size / m, 1};
+  }
   p.grad_scale = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
   p.ignore_label = static_cast<float>(s.attrs.GetFloat("ignore_label", -1.0));
   p.use_ignore = s.attrs.GetBool("use_ignore", false);
@@ -145,7 +166,7 @@ SoftmaxOutputParams ParseSoftmaxOutput(const KernelSetup& s, const TensorDesc& d
   return p;
 }
 
-// Forward: inputs data, label; output softmax of data viewed as (N, rest).
+// Forward: inputs data, label; output the softmax.
 class SoftmaxOutputForward {
  public:
   explicit SoftmaxOutputForward(const KernelSetup& s) {
@@ -156,8 +177,13 @@ class SoftmaxOutputForward {
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
+    const AxisView& v = p_.fwd;
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t i = 0; i < p_.n; ++i) SoftmaxRow<false>(x + i * p_.c, y + i * p_.c, p_.c, 1, 1.0f, assign);
+      for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const int64_t base = o * v.len * v.inner + i;
+          SoftmaxRow<false>(x + base, y + base, v.len, v.inner, 1.0f, assign);
+        }
     });
   }
 
@@ -177,29 +203,34 @@ class SoftmaxOutputBackward {
     const float* label = c.inputs[2].data<float>();
     const float* y = c.inputs[3].data<float>();
     float* gx = c.outputs[0].data<float>();
+    const AxisView& v = p_.bwd;
+    const int64_t rows = v.outer * v.inner;  // label i belongs to row (i / inner, i % inner)
     int64_t valid = 0;
-    for (int64_t i = 0; i < p_.n; ++i) {
-      bool ignored = p_.use_ignore && label[i] == p_.ignore_label;
-      int64_t k = static_cast<int64_t>(label[i]);
-      if (!ignored && (k < 0 || k >= p_.c))
-        throw Error(WEFT_ERR_INVALID_ARGUMENT, "SoftmaxOutput: label " + std::to_string(label[i]) + " of row " +
-                                                   std::to_string(i) + " is outside [0, " + std::to_string(p_.c) +
-                                                   ") (set use_ignore/ignore_label to skip rows)");
+    for (int64_t i = 0; i < rows; ++i) {
+      const bool ignored = p_.use_ignore && label[i] == p_.ignore_label;
+      const int64_t k = static_cast<int64_t>(label[i]);
+      if (!ignored && (k < 0 || k >= v.len))
+        throw Error(WEFT_ERR_INVALID_ARGUMENT, "SoftmaxOutput: label " + std::to_string(label[i]) + " at " +
+                                                   std::to_string(i) + " is outside [0, " + std::to_string(v.len) +
+                                                   ") (set use_ignore/ignore_label to skip it)");
       valid += ignored ? 0 : 1;
     }
     float scale = p_.grad_scale;
-    if (p_.norm == SoftmaxOutputParams::Norm::kBatch && p_.n > 0) scale /= static_cast<float>(p_.n);
-    if (p_.norm == SoftmaxOutputParams::Norm::kValid) scale /= static_cast<float>(std::max<int64_t>(valid, 1));
+    if (p_.norm == SoftmaxOutputParams::Norm::kValid) {
+      scale /= static_cast<float>(std::max<int64_t>(valid, 1));
+    } else {
+      if (p_.norm == SoftmaxOutputParams::Norm::kBatch && v.outer > 0) scale /= static_cast<float>(v.outer);
+      if (p_.multi) scale /= p_.extra_div;
+    }
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t i = 0; i < p_.n; ++i) {
-        const float* yr = y + i * p_.c;
-        float* gr = gx + i * p_.c;
-        if (p_.use_ignore && label[i] == p_.ignore_label) {
-          for (int64_t j = 0; j < p_.c; ++j) assign(gr[j], 0.0f);
-          continue;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t base = (r / v.inner) * v.len * v.inner + r % v.inner;
+        const bool ignored = p_.use_ignore && label[r] == p_.ignore_label;
+        const int64_t k = static_cast<int64_t>(label[r]);
+        for (int64_t j = 0; j < v.len; ++j) {
+          const int64_t at = base + j * v.inner;
+          assign(gx[at], ignored ? 0.0f : (y[at] - (j == k ? 1.0f : 0.0f)) * scale);
         }
-        int64_t k = static_cast<int64_t>(label[i]);
-        for (int64_t j = 0; j < p_.c; ++j) assign(gr[j], (yr[j] - (j == k ? 1.0f : 0.0f)) * scale);
       }
     });
     weft::sdk::FillReq(c.req[1], c.outputs[1].data<float>(), 0.0f, c.outputs[1].size());

@@ -1,4 +1,4 @@
-// one_hot and argmax: ops whose values are indices.
+// one_hot, argmax and Embedding: ops whose values are indices.
 //
 // one_hot (MXNet): output[..., j] = on_value where j == int(indices[...]), off_value elsewhere;
 // an index outside [0, depth) gives a row of off_value. Indices of a float dtype are truncated
@@ -7,6 +7,7 @@
 // argmax (MXNet): the index of the largest value along `axis` (None: over the flattened array),
 // the first one on ties, a NaN counting as the largest; stored in the output's dtype (MXNet keeps
 // the input's). keepdims only changes the output shape.
+#include <algorithm>
 #include <vector>
 
 #include "tensor_kernels.h"
@@ -114,9 +115,71 @@ class ArgmaxKernel {
   int64_t outer_ = 1, n_ = 1, inner_ = 1;
 };
 
+// Embedding: inputs data (indices, any index dtype), weight (input_dim, output_dim); output
+// data.shape + (output_dim,). _backward_Embedding: inputs out_grad, data, weight; outputs the data
+// gradient (zeros: indices have none) and the weight gradient (out_grad rows summed per index).
+// Indices are truncated toward zero and clipped to [0, input_dim − 1], as MXNet's forward.
+class EmbeddingKernel {
+ public:
+  explicit EmbeddingKernel(const KernelSetup& s) : backward_(s.op_name.rfind("_backward_", 0) == 0) {
+    s.ExpectCounts(backward_ ? 3 : 2, backward_ ? 2 : 1);
+    const TensorDesc& data = s.inputs[backward_ ? 1 : 0];
+    const TensorDesc& weight = s.inputs[backward_ ? 2 : 1];
+    DispatchIndex(s.op_name.c_str(), data.dtype, [](auto) {});
+    DispatchFloat(s.op_name.c_str(), weight.dtype, [](auto) {});
+    if (weight.ndim() != 2)
+      Invalid(s, "weight must be 2-d (input_dim, output_dim), got " + sdk::FormatTuple(weight.shape));
+    rows_ = weight.shape[0];
+    dim_ = weight.shape[1];
+    const TensorDesc& out = backward_ ? s.inputs[0] : s.outputs[0];
+    if (out.dtype != weight.dtype) Invalid(s, "output and weight dtypes differ");
+    if (out.size() != data.size() * dim_)
+      Invalid(s, "output " + sdk::FormatTuple(out.shape) + " must hold output_dim = " + std::to_string(dim_) +
+                     " values per index of data " + sdk::FormatTuple(data.shape));
+    if (backward_ && (s.outputs[1].shape != weight.shape || s.outputs[0].shape != data.shape))
+      Invalid(s, "gradients must have the shapes of data and weight");
+  }
+
+  void Compute(const KernelCall& c) const {
+    const Tensor& data = c.inputs[backward_ ? 1 : 0];
+    const int64_t n = data.size();
+    if (backward_) FillOrAdd(c.outputs[0].raw(), 0.0, n, c.outputs[0].dtype(), c.req[0]);
+    const int32_t req = c.req[backward_ ? 1 : 0];
+    if (sdk::IsNull(req)) return;
+    DispatchIndex("Embedding", data.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      const I* idx = static_cast<const I*>(data.raw());
+      DispatchFloat("Embedding", c.inputs[backward_ ? 2 : 1].dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        auto row = [&](int64_t i) { return std::min(std::max<int64_t>(Convert<int64_t>(idx[i]), 0), rows_ - 1); };
+        if (!backward_) {
+          const T* w = static_cast<const T*>(c.inputs[1].raw());
+          T* y = static_cast<T*>(c.outputs[0].raw());
+          sdk::WithReq(req, [&](auto assign) {
+            for (int64_t i = 0; i < n; ++i)
+              for (int64_t j = 0; j < dim_; ++j) assign(y[i * dim_ + j], w[row(i) * dim_ + j]);
+          });
+          return;
+        }
+        const T* g = static_cast<const T*>(c.inputs[0].raw());
+        T* gw = static_cast<T*>(c.outputs[1].raw());
+        if (req != WEFT_REQ_ADD) std::fill(gw, gw + rows_ * dim_, T(0));
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < dim_; ++j) gw[row(i) * dim_ + j] += g[i * dim_ + j];
+      });
+    });
+  }
+
+ private:
+  bool backward_;
+  int64_t rows_ = 0, dim_ = 0;
+};
+
 }  // namespace
 
 void RegisterIndexKernels(KernelTable& t) {
+  t.Add<EmbeddingKernel>("Embedding", kIndexMask);
+  t.Add<EmbeddingKernel>("_backward_Embedding", kFloatMask);
   t.Add<OneHotKernel>("one_hot", kIndexMask);
   t.Add<ArgmaxKernel>("argmax", kIndexMask);
 }

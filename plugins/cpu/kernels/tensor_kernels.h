@@ -33,9 +33,10 @@ int NormalizeAxis(const KernelSetup& s, int64_t axis, int ndim, const char* attr
 void RegisterCopyKernels(KernelTable& t);       // tensor_copy.cc: _copy, Flatten, Reshape, ...
 void RegisterCastKernels(KernelTable& t);       // tensor_cast.cc: Cast, _backward_Cast
 void RegisterConcatKernels(KernelTable& t);     // tensor_concat.cc: Concat, SliceChannel
-void RegisterTransposeKernels(KernelTable& t);  // tensor_transpose.cc
+void RegisterTransposeKernels(KernelTable& t);  // tensor_transpose.cc: transpose, SwapAxis
 void RegisterDotKernels(KernelTable& t);        // tensor_dot.cc: dot, batch_dot
-void RegisterIndexKernels(KernelTable& t);      // tensor_index.cc: one_hot, argmax
+void RegisterIndexKernels(KernelTable& t);      // tensor_index.cc: one_hot, argmax, Embedding
+void RegisterSliceKernels(KernelTable& t);      // tensor_slice.cc: slice, slice_axis
 void RegisterReduceKernels(KernelTable& t);     // reduce_kernels.cc: sum, mean, max
 void RegisterUnaryKernels(KernelTable& t);      // elemwise_unary.cc: sin ... tanh, scalar ops
 void RegisterBinaryKernels(KernelTable& t);     // elemwise_binary.cc: elemwise_*, broadcast_*, add_n

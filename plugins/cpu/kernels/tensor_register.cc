@@ -12,6 +12,7 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterTransposeKernels(table);
   RegisterDotKernels(table);
   RegisterIndexKernels(table);
+  RegisterSliceKernels(table);
   RegisterReduceKernels(table);
   RegisterUnaryKernels(table);
   RegisterBinaryKernels(table);

@@ -1,5 +1,6 @@
 // transpose / _backward_transpose: permuting axes (axes=() reverses them, as numpy). The
-// backward applies the inverse permutation to the output gradient.
+// backward applies the inverse permutation to the output gradient. SwapAxis (dim1, dim2) and its
+// backward are the transposes that exchange two axes.
 //
 // The permutation is simplified first (extent-1 axes dropped, output axes that stay neighbours
 // in the source merged). Then either the innermost output axis is contiguous in the source too
@@ -103,7 +104,13 @@ class TransposeKernel {
     const int n = fwd_in.ndim();
     std::vector<int64_t> axes = s.attrs.GetTuple("axes", {});
     std::vector<int> perm(static_cast<size_t>(n));
-    if (axes.empty()) {
+    if (s.op_name.find("SwapAxis") != std::string::npos) {
+      // SwapAxis(dim1, dim2) is the transpose exchanging two axes (its own inverse).
+      for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
+      const int a = NormalizeAxis(s, s.attrs.GetInt("dim1", 0), n, "dim1");
+      const int b = NormalizeAxis(s, s.attrs.GetInt("dim2", 0), n, "dim2");
+      std::swap(perm[static_cast<size_t>(a)], perm[static_cast<size_t>(b)]);
+    } else if (axes.empty()) {
       for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = n - 1 - k;
     } else {
       if (static_cast<int>(axes.size()) != n) {
@@ -151,6 +158,8 @@ class TransposeKernel {
 void RegisterTransposeKernels(KernelTable& t) {
   t.Add<TransposeKernel>("transpose", kAllMask);
   t.Add<TransposeKernel>("_backward_transpose", kAllMask);
+  t.Add<TransposeKernel>("SwapAxis", kAllMask);
+  t.Add<TransposeKernel>("_backward_SwapAxis", kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -1,0 +1,169 @@
+// MXNet compatibility (issue 13): files MXNet 1.9.1 wrote, run by weft on the cpu, against the
+// outputs and gradients MXNet computed for them (tests/compat/gen_fixtures.py wrote data/).
+//   - op probes: each listed operator's symbol JSON as MXNet writes it, forward (and backward
+//     with a random head gradient, where the op has one) compared element by element;
+//   - model zoo: Gluon model-zoo networks (reduced widths, random weights) exported with
+//     HybridBlock.export, loaded with Symbol::Load + NDArray::Load, inference output compared.
+// Tolerance (the issue's): |a − b| ≤ 1e-5 + 1e-4·|b| for fp32. Each case prints its max abs error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "weft/executor.h"
+#include "weft/ndarray.h"
+#include "weft/symbol.h"
+
+namespace weft {
+namespace {
+
+const std::string kData = WEFT_COMPAT_DATA;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream f(path);
+  EXPECT_TRUE(f.good()) << "cannot read " << path;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+std::vector<float> Values(const NDArray& a) {
+  std::vector<float> v;
+  a.SyncCopyToCPU(&v);
+  return v;
+}
+
+// Max |got − want|; counts elements outside 1e-5 + 1e-4·|want| into *bad.
+double Compare(const std::vector<float>& got, const std::vector<float>& want, size_t* bad) {
+  double worst = 0;
+  *bad = got.size() == want.size() ? 0 : 1;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    const double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(d <= 1e-5 + 1e-4 * std::fabs(want[i]))) ++*bad;
+    worst = std::max(worst, std::isnan(d) ? INFINITY : d);
+  }
+  return worst;
+}
+
+// One deterministic input (gen_fixtures.py's DeterministicInput): exact in float on both sides.
+std::vector<float> DeterministicInput(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int64_t>((i * 7919) % 2001) - 1000) / 1000.0f;
+  return v;
+}
+
+class OpProbe : public testing::TestWithParam<std::string> {};
+
+std::vector<std::string> ProbeNames() {
+  std::vector<std::string> names;
+  const nlohmann::json manifest = ReadJson(kData + "/probes.json");
+  for (const auto& p : manifest) names.push_back(p["name"].get<std::string>());
+  return names;
+}
+
+TEST_P(OpProbe, MatchesMXNet) {
+  static const nlohmann::json manifest = ReadJson(kData + "/probes.json");
+  static const std::map<std::string, NDArray> arrays = NDArray::LoadToMap(kData + "/probes.params");
+  const std::string name = GetParam();
+  nlohmann::json probe;
+  for (const auto& p : manifest)
+    if (p["name"] == name) probe = p;
+  ASSERT_FALSE(probe.is_null());
+  auto get = [&](const std::string& key) {
+    auto it = arrays.find(name + ":" + key);
+    EXPECT_NE(it, arrays.end()) << "probes.params has no " << name << ":" << key;
+    return it == arrays.end() ? NDArray() : it->second;
+  };
+
+  Symbol sym = Symbol::LoadJSON(probe["symbol"].get<std::string>());
+  std::map<std::string, Shape> shapes;
+  for (const auto& [k, v] : probe["shapes"].items()) shapes[k] = Shape(v.get<std::vector<int64_t>>());
+  std::map<std::string, std::string> reqs;
+  for (const auto& k : probe["no_grad"]) reqs[k.get<std::string>()] = "null";
+  std::unique_ptr<Executor> ex = Executor::SimpleBind(sym, Context::cpu(0), shapes, "write", reqs);
+  std::map<std::string, NDArray> args;
+  for (const std::string& a : sym.ListArguments()) args[a] = get("arg:" + a);
+  ex->CopyParamsFrom(args);
+  ex->Forward(probe["is_train"].get<bool>());
+  double worst = 0;
+  const size_t compared = probe["outputs"].get<size_t>();
+  for (size_t i = 0; i < compared; ++i) {
+    size_t b = 0;
+    worst = std::max(worst, Compare(Values(ex->outputs[i]), Values(get("out:" + std::to_string(i))), &b));
+    EXPECT_EQ(b, 0u) << "output " << i << " differs from MXNet's";
+  }
+  if (probe["forward_only"].get<bool>()) {
+    std::cout << "[compat] op " << name << ": max abs error " << worst << " (forward only)\n";
+    return;
+  }
+  std::vector<NDArray> heads;
+  if (!probe["loss"].get<bool>())
+    for (size_t i = 0; i < ex->outputs.size(); ++i) heads.push_back(get("head:" + std::to_string(i)));
+  ex->Backward(heads);
+  const std::map<std::string, NDArray> grads = ex->grad_dict();
+  for (const std::string& a : sym.ListArguments()) {
+    if (reqs.count(a)) continue;
+    size_t b = 0;
+    worst = std::max(worst, Compare(Values(grads.at(a)), Values(get("grad:" + a)), &b));
+    EXPECT_EQ(b, 0u) << "gradient of '" << a << "' differs from MXNet's";
+  }
+  std::cout << "[compat] op " << name << ": max abs error " << worst << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(MXNet191, OpProbe, testing::ValuesIn(ProbeNames()),
+                         [](const testing::TestParamInfo<std::string>& i) {
+                           std::string s = i.param;
+                           for (char& c : s)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return s;
+                         });
+
+class ZooNetwork : public testing::TestWithParam<std::string> {};
+
+std::vector<std::string> ZooNames() {
+  std::vector<std::string> names;
+  const nlohmann::json index = ReadJson(kData + "/zoo.json");
+  for (const auto& [k, v] : index.items()) names.push_back(k);
+  return names;
+}
+
+TEST_P(ZooNetwork, MatchesMXNet) {
+  const std::string name = GetParam();
+  const nlohmann::json index = ReadJson(kData + "/zoo.json");
+  const nlohmann::json& info = index.at(name);
+  const std::string prefix = kData + "/zoo_" + name;
+  Symbol sym = Symbol::Load(prefix + "-symbol.json");
+  std::map<std::string, NDArray> arg_params, aux_params;
+  for (const auto& [k, v] : NDArray::LoadToMap(prefix + "-0000.params")) {
+    if (k.rfind("arg:", 0) == 0) arg_params[k.substr(4)] = v;
+    if (k.rfind("aux:", 0) == 0) aux_params[k.substr(4)] = v;
+  }
+  const Shape in_shape(info["input"].get<std::vector<int64_t>>());
+  std::unique_ptr<Executor> ex = Executor::SimpleBind(sym, Context::cpu(0), {{"data", in_shape}}, "null");
+  ex->CopyParamsFrom(arg_params, aux_params);
+  ex->arg_dict().at("data").SyncCopyFromCPU(DeterministicInput(in_shape.Size()));
+  ex->Forward(false);
+  const std::vector<float> want = Values(NDArray::LoadToMap(prefix + "-io.params").at("out:0"));
+  size_t bad = 0;
+  const double worst = Compare(Values(ex->outputs.at(0)), want, &bad);
+  EXPECT_EQ(bad, 0u) << name << ": " << bad << " of " << want.size() << " outputs differ from MXNet's (max abs error "
+                     << worst << ")";
+  std::cout << "[compat] zoo " << name << ": max abs error " << worst << " (|out| up to "
+            << info["out_absmax"].get<double>() << ")\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(MXNet191, ZooNetwork, testing::ValuesIn(ZooNames()),
+                         [](const testing::TestParamInfo<std::string>& i) {
+                           std::string s = i.param;
+                           for (char& c : s)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace weft
