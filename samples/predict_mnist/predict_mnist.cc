@@ -1,8 +1,10 @@
 // predict_mnist — loads a checkpoint (<prefix>-symbol.json, <prefix>-%04d.params; written by
-// train_mnist or by MXNet's save_checkpoint) and reports its accuracy on the Fashion-MNIST test set.
+// train_mnist or by MXNet's save_checkpoint) and reports its accuracy on the Fashion-MNIST test set
+// and the inference speed (forward passes, input copies and the metric included).
 //
 //   predict_mnist --model-prefix /tmp/lenet --epoch 10
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 
 #include "weft/module.h"
@@ -26,9 +28,12 @@ int main(int argc, char** argv) {
     MNISTIter test(data_dir + "/t10k-images-idx3-ubyte.gz", data_dir + "/t10k-labels-idx1-ubyte.gz",
                    {.batch_size = batch_size, .shuffle = false, .flat = false});
     Accuracy acc;
+    const auto t0 = std::chrono::steady_clock::now();
     mod.Score(test, acc);
-    std::printf("%s epoch %d: test accuracy %.4f on %ld images (%s)\n", prefix.c_str(), epoch,
-                static_cast<double>(acc.Get()), acc.num_inst(), ctx.ToString().c_str());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s epoch %d: test accuracy %.4f on %ld images (%s), %.0f samples/s\n", prefix.c_str(), epoch,
+                static_cast<double>(acc.Get()), acc.num_inst(), ctx.ToString().c_str(),
+                static_cast<double>(acc.num_inst()) / seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "predict_mnist: %s\n", e.what());

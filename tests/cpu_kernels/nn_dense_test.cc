@@ -260,6 +260,8 @@ TEST(NNKernels, PoolingMatchesReference) {
       {{3, 2, 1, 1}, "max", "valid", {}, {}, {}, true, true},
       {{2, 3, 9}, "max", "valid", {3}, {2}, {1}, false, true},
       {{2, 20, 24, 24}, "max", "valid", {2, 2}, {2, 2}, {0, 0}, false, true},  // LeNet pool1
+      {{2, 3, 5, 7}, "max", "valid", {2, 2}, {2, 2}, {0, 0}, false, true},     // 2x2 fast path, odd edges unused
+      {{1, 2, 5, 5}, "max", "full", {2, 2}, {2, 2}, {0, 0}, false, true},      // ceil: edge windows are cut
   };
   for (const PoolCase& p : cases) {
     SCOPED_TRACE(p.type + " " + p.conv + " data " + ::testing::PrintToString(p.data));

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -17,53 +18,64 @@ namespace weft::cpu {
 
 namespace {
 
-int ReadMathThreads(const weft_host_api* host) {
-  char buf[32] = {0};
-  int64_t len = -1;
+// A setting through the host's config_get (environment, else runtime option), else the
+// environment; nullopt when unset or unreadable.
+std::optional<std::string> Setting(const weft_host_api* host, const char* key) {
   if (host != nullptr && host->config_get != nullptr) {
-    len = host->config_get(host->host_ctx, "WEFT_CPU_MATH_THREADS", buf, sizeof(buf));
-  } else if (const char* env = std::getenv("WEFT_CPU_MATH_THREADS")) {
-    std::snprintf(buf, sizeof(buf), "%s", env);
-    len = static_cast<int64_t>(std::strlen(buf));
+    char buf[64] = {0};
+    const int64_t len = host->config_get(host->host_ctx, key, buf, sizeof(buf));
+    if (len < 0) return std::nullopt;
+    if (static_cast<size_t>(len) >= sizeof(buf)) return std::string("(too long)");
+    return std::string(buf, static_cast<size_t>(len));
   }
-  if (len <= 0) return 1;
-  if (static_cast<size_t>(len) >= sizeof(buf)) {
-    weft::sdk::Log(host, WEFT_LOG_WARNING, "WEFT_CPU_MATH_THREADS is too long; using 1");
-    return 1;
-  }
-  char* end = nullptr;
-  long v = std::strtol(buf, &end, 10);
-  if (end == buf || *end != '\0' || v < 1 || v > 1024) {
-    weft::sdk::Log(host, WEFT_LOG_WARNING,
-                   std::string("WEFT_CPU_MATH_THREADS='") + buf + "' is not a thread count >= 1; using 1");
-    return 1;
-  }
-  return static_cast<int>(v);
+  const char* env = std::getenv(key);
+  return env ? std::optional<std::string>(env) : std::nullopt;
+}
+
+ThreadPlan ReadThreadPlan(const weft_host_api* host) {
+  ThreadEnv env;
+  env.math = Setting(host, "WEFT_CPU_MATH_THREADS");
+  env.workers = Setting(host, "WEFT_CPU_WORKER_NTHREADS");
+  // The libraries' own variables are read from the environment, where the libraries read them.
+  env.omp = Setting(nullptr, "OMP_NUM_THREADS");
+  env.openblas = Setting(nullptr, "OPENBLAS_NUM_THREADS");
+  env.goto_blas = Setting(nullptr, "GOTO_NUM_THREADS");
+  ThreadPlan plan = PlanThreads(AffinityCores(), env);
+  for (const std::string& w : plan.warnings) weft::sdk::Log(host, WEFT_LOG_WARNING, w);
+  weft::sdk::Log(host, WEFT_LOG_DEBUG, "cpu math threads: " + plan.Describe());
+  return plan;
 }
 
 // The math libraries' thread counts are process-wide (OpenBLAS) or per thread but read from one
-// setting (OpenMP), so the value is process-wide too: set by the first table made.
-std::atomic<int>& MathThreadsSetting() {
-  static std::atomic<int> n{0};
-  return n;
+// setting (OpenMP), so the plan is process-wide too: made by the first table (or the first
+// kernel run without a table) and never changed.
+std::atomic<const ThreadPlan*>& PlanSlot() {
+  static std::atomic<const ThreadPlan*> plan{nullptr};
+  return plan;
+}
+
+const ThreadPlan& InstallPlan(const weft_host_api* host) {
+  const ThreadPlan* current = PlanSlot().load(std::memory_order_acquire);
+  if (current != nullptr) return *current;
+  auto* made = new ThreadPlan(ReadThreadPlan(host));  // process lifetime: kernels may run at exit
+  if (!PlanSlot().compare_exchange_strong(current, made)) {
+    delete made;
+    return *current;
+  }
+  openblas_set_num_threads(made->blas);
+  return *made;
 }
 
 }  // namespace
 
-int MathThreads() {
-  int n = MathThreadsSetting().load(std::memory_order_acquire);
-  if (n == 0) {
-    n = ReadMathThreads(nullptr);
-    int expected = 0;
-    if (!MathThreadsSetting().compare_exchange_strong(expected, n)) n = expected;
-  }
-  return n;
-}
+const ThreadPlan& CurrentThreadPlan() { return InstallPlan(nullptr); }
+
+int MathThreads() { return CurrentThreadPlan().math; }
 
 void PrepareMathThread() {
   thread_local bool done = false;
   if (!done) {
-    omp_set_num_threads(MathThreads());
+    omp_set_num_threads(CurrentThreadPlan().omp);
     done = true;
   }
 }
@@ -74,9 +86,7 @@ void RegisterAllKernels(weft::sdk::KernelTable& table) {
 }
 
 std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* host) {
-  int expected = 0;
-  MathThreadsSetting().compare_exchange_strong(expected, ReadMathThreads(host));
-  openblas_set_num_threads(MathThreads());
+  InstallPlan(host);
   auto t = std::make_unique<weft::sdk::KernelTable>("cpu", host);
   RegisterAllKernels(*t);
   t->Api();

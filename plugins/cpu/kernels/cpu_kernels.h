@@ -3,9 +3,10 @@
 //
 // Threading. The engine owns CPU parallelism: it runs kernels on its own worker threads, often
 // several at once. The math libraries are therefore capped so they do not oversubscribe the
-// machine (see shared/design/pitfalls.md): OpenBLAS (pthread build) and oneDNN (OpenMP) use
-// WEFT_CPU_MATH_THREADS threads per kernel call, read through the host's config_get (an
-// environment variable of that name, else the runtime option), default 1. OpenBLAS's count is
+// machine: OpenBLAS (pthread build) and oneDNN (OpenMP) get the per-call thread counts of
+// thread_plan.h's rule (cores of the affinity mask / engine workers, limited by
+// WEFT_CPU_MATH_THREADS, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS), the WEFT_ settings read
+// through the host's config_get (environment, else the runtime option). OpenBLAS's count is
 // process-wide and set by the first MakeKernelTable(); the OpenMP count is per calling thread and
 // set by each oneDNN/OpenMP kernel the first time it runs on a thread.
 //
@@ -30,6 +31,7 @@
 
 #include <memory>
 
+#include "thread_plan.h"
 #include "weft/sdk/cpp/host_kernel.hpp"
 #include "weft/sdk/operator.h"
 
@@ -41,7 +43,7 @@ void RegisterAllKernels(weft::sdk::KernelTable& table);
 
 /// A new table holding every CPU kernel (device type "cpu", host-addressable pointers) whose
 /// errors and settings go through `host` (NULL: the environment, errors without objects). The
-/// first table made reads WEFT_CPU_MATH_THREADS and caps OpenBLAS's process-wide pool to it. The
+/// first table made fixes the thread plan (thread_plan.h) and caps OpenBLAS's pool to it. The
 /// table must outlive every use of its Api(). Throws weft::sdk::Error on a registration bug
 /// (wrap the call in weft::sdk::Guard).
 std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* host);
@@ -50,12 +52,15 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
 void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers, compression)
 void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wise/reduction kernels
 
-/// WEFT_CPU_MATH_THREADS (host config of the first table made, else environment), at least 1;
-/// default 1. Read once per process.
+/// The process's thread plan (thread_plan.h): made from the host config of the first table made,
+/// else from the environment at the first call. Never changes afterwards. Thread-safe.
+const ThreadPlan& CurrentThreadPlan();
+
+/// CurrentThreadPlan().math: threads one kernel call may use, at least 1.
 int MathThreads();
 
-/// Caps the calling thread's OpenMP team to MathThreads(); cheap after the first call on a
-/// thread. Kernels that use oneDNN or OpenMP call it at the top of Compute.
+/// Caps the calling thread's OpenMP team to CurrentThreadPlan().omp; cheap after the first call
+/// on a thread. Kernels that use oneDNN or OpenMP call it at the top of Compute.
 void PrepareMathThread();
 
 }  // namespace weft::cpu

@@ -1,5 +1,5 @@
 // weft CPU kernels — the element-wise drivers shared by every unary, binary, scalar, broadcast
-// and reduction-backward kernel.
+// and reduction-backward kernel. Both run in the variant of isa_dispatch.h for the machine's ISA.
 //
 //   Map(out, n, req, f, in...)             out[i] (=|+=) f(in[i]...) over n contiguous elements
 //   MapBroadcast(out, out_dims, req, f, {in, dims}...)
@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "isa_dispatch.h"
 #include "tensor_util.h"
 
 namespace weft::cpu::tensor {
@@ -22,8 +23,10 @@ namespace weft::cpu::tensor {
 /// Throws WEFT_ERR_INVALID_ARGUMENT for a req value that is none of WEFT_REQ_*.
 template <typename T, typename F, typename... In>
 void Map(T* out, int64_t n, int32_t req, F f, const In*... in) {
-  sdk::WithReq(req, [&](auto assign) {
-    for (int64_t i = 0; i < n; ++i) assign(out[i], f(in[i]...));
+  isa::Dispatch([&] {
+    sdk::WithReq(req, [&](auto assign) {
+      for (int64_t i = 0; i < n; ++i) assign(out[i], f(in[i]...));
+    });
   });
 }
 
@@ -157,7 +160,7 @@ void MapBroadcastImpl(T* out, const Dims& out_dims, int32_t req, const F& f, std
 template <typename T, typename F, typename... In>
 void MapBroadcast(T* out, const Dims& out_dims, int32_t req, F f, BroadcastIn<In>... in) {
   if (req == WEFT_REQ_NULL || out_dims.Size() == 0) return;
-  detail::MapBroadcastImpl(out, out_dims, req, f, std::index_sequence_for<In...>(), in...);
+  isa::Dispatch([&] { detail::MapBroadcastImpl(out, out_dims, req, f, std::index_sequence_for<In...>(), in...); });
 }
 
 }  // namespace weft::cpu::tensor

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "isa_dispatch.h"
 #include "nn_common.h"
 #include "vector_math.h"
 
@@ -134,7 +135,9 @@ class ActivationKernel {
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
-    weft::sdk::WithReq(c.req[0], [&](auto assign) { Forward(act_, slope_, x, y, c.inputs[0].size(), assign); });
+    isa::Dispatch([&] {
+      weft::sdk::WithReq(c.req[0], [&](auto assign) { Forward(act_, slope_, x, y, c.inputs[0].size(), assign); });
+    });
   }
 
  private:
@@ -168,8 +171,10 @@ class ActivationBackwardKernel {
     const float* x = has_data_ ? c.inputs[1].data<float>() : nullptr;  // unread without data
     const float* y = c.inputs[has_data_ ? 2 : 1].data<float>();
     float* gx = c.outputs[0].data<float>();
-    weft::sdk::WithReq(c.req[0],
-                       [&](auto assign) { Backward(act_, slope_, gy, x, y, gx, c.inputs[0].size(), assign); });
+    isa::Dispatch([&] {
+      weft::sdk::WithReq(c.req[0],
+                         [&](auto assign) { Backward(act_, slope_, gy, x, y, gx, c.inputs[0].size(), assign); });
+    });
   }
 
  private:

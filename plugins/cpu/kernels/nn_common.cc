@@ -2,6 +2,7 @@
 #include "nn_common.h"
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 namespace weft::cpu {
 
@@ -35,6 +36,17 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
+  }
+  // One thread pool (thread_plan.h): with an OpenMP team of several threads, products large
+  // enough to share run in oneDNN's sgemm on that team, and OpenBLAS stays at one thread, so no
+  // second pool spins next to it. Below the size (about 0.2 ms on one core) threads cost more
+  // than they save.
+  constexpr int64_t kParallelMacs = int64_t{1} << 24;
+  if (CurrentThreadPlan().omp > 1 && m * n * k >= kParallelMacs) {
+    PrepareMathThread();
+    if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
+        dnnl_success)
+      return;
   }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,

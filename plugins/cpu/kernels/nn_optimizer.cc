@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "isa_dispatch.h"
 #include "nn_common.h"
 
 namespace weft::cpu {
@@ -56,13 +57,15 @@ struct Common {
 template <typename Update>
 void ForEachElement(const KernelCall& c, Update update) {
   const int64_t n = c.inputs[0].size();
-  if (c.req[0] == WEFT_REQ_NULL) {
-    for (int64_t i = 0; i < n; ++i) update(i, [](float) {});
-    return;
-  }
-  float* out = c.outputs[0].data<float>();
-  weft::sdk::WithReq(c.req[0], [&](auto assign) {
-    for (int64_t i = 0; i < n; ++i) update(i, [&](float v) { assign(out[i], v); });
+  isa::Dispatch([&] {
+    if (c.req[0] == WEFT_REQ_NULL) {
+      for (int64_t i = 0; i < n; ++i) update(i, [](float) {});
+      return;
+    }
+    float* out = c.outputs[0].data<float>();
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t i = 0; i < n; ++i) update(i, [&](float v) { assign(out[i], v); });
+    });
   });
 }
 
@@ -74,9 +77,11 @@ class SgdKernel {
     const float* g = c.inputs[1].data<float>();
     float* out = c.outputs[0].data<float>();
     const float decay = 1.0f - p_.lr * p_.wd;
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i)
-        assign(out[i], decay * w[i] - p_.lr * p_.Clip(p_.rescale * g[i]));
+    isa::Dispatch([&] {
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i)
+          assign(out[i], decay * w[i] - p_.lr * p_.Clip(p_.rescale * g[i]));
+      });
     });
   }
 

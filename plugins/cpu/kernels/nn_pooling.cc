@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "isa_dispatch.h"
 #include "nn_common.h"
 
 namespace weft::cpu {
@@ -92,6 +93,54 @@ inline Window WindowAt(const PoolGeom& g, int64_t oy, int64_t ox) {
   return {h0, h1, w0, w1, cnt > 0 ? 1.0f / static_cast<float>(cnt) : 0.0f};
 }
 
+// Max pooling with 2x2 windows at stride 2 and no padding (LeNet's, VGG's): the windows tile the
+// input, so rows are read pairwise with no window arithmetic, and GCC vectorises the loops.
+bool IsMax2x2(const PoolGeom& g) {
+  return g.type == PoolType::kMax && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 &&
+         2 * g.oh <= g.ih && 2 * g.ow <= g.iw;
+}
+
+// The same max as the generic loop (std::max from -inf in window order, so NaN handling agrees).
+inline float Max4(float a, float b, float c, float d) {
+  return std::max(std::max(std::max(std::max(-INFINITY, a), b), c), d);
+}
+
+template <typename Assign>
+void Max2x2Forward(const PoolGeom& g, const float* x, float* y, Assign assign) {
+  for (int64_t p = 0; p < g.n * g.c; ++p)
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      const float* r0 = x + (p * g.ih + 2 * oy) * g.iw;
+      const float* r1 = r0 + g.iw;
+      float* yr = y + (p * g.oh + oy) * g.ow;
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        assign(yr[ox], Max4(r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]));
+    }
+}
+
+// gx += the gradient: each window's out_grad goes to its first maximum in window order (the
+// generic loop's rule: strictly greater replaces), the other three get + 0.
+void Max2x2Backward(const PoolGeom& g, const float* gy, const float* x, float* gx) {
+  for (int64_t p = 0; p < g.n * g.c; ++p)
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      const int64_t row = (p * g.ih + 2 * oy) * g.iw;
+      const float *r0 = x + row, *r1 = r0 + g.iw;
+      float *g0 = gx + row, *g1 = g0 + g.iw;
+      const float* gr = gy + (p * g.oh + oy) * g.ow;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const float a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];
+        const bool pick_b = b > a;
+        const float m_ab = pick_b ? b : a;
+        const bool pick_c = c > m_ab;
+        const bool pick_d = d > (pick_c ? c : m_ab);
+        const float go = gr[ox];
+        g0[2 * ox] += !pick_b && !pick_c && !pick_d ? go : 0.0f;
+        g0[2 * ox + 1] += pick_b && !pick_c && !pick_d ? go : 0.0f;
+        g1[2 * ox] += pick_c && !pick_d ? go : 0.0f;
+        g1[2 * ox + 1] += pick_d ? go : 0.0f;
+      }
+    }
+}
+
 class PoolingForward {
  public:
   explicit PoolingForward(const KernelSetup& s) {
@@ -103,24 +152,27 @@ class PoolingForward {
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
     const PoolGeom& g = g_;
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t p = 0; p < g.n * g.c; ++p) {
-        const float* xp = x + p * g.ih * g.iw;
-        float* yp = y + p * g.oh * g.ow;
-        for (int64_t oy = 0; oy < g.oh; ++oy)
-          for (int64_t ox = 0; ox < g.ow; ++ox) {
-            Window w = WindowAt(g, oy, ox);
-            float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
-            for (int64_t h = w.h0; h < w.h1; ++h)
-              for (int64_t q = w.w0; q < w.w1; ++q) {
-                float v = xp[h * g.iw + q];
-                acc = g.type == PoolType::kMax ? std::max(acc, v) : acc + v;
-              }
-            if (g.type == PoolType::kAvg) acc *= w.div;
-            if (w.h0 >= w.h1 || w.w0 >= w.w1) acc = 0.0f;  // window entirely in padding
-            assign(yp[oy * g.ow + ox], acc);
-          }
-      }
+    isa::Dispatch([&] {
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        if (IsMax2x2(g)) return Max2x2Forward(g, x, y, assign);
+        for (int64_t p = 0; p < g.n * g.c; ++p) {
+          const float* xp = x + p * g.ih * g.iw;
+          float* yp = y + p * g.oh * g.ow;
+          for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t ox = 0; ox < g.ow; ++ox) {
+              Window w = WindowAt(g, oy, ox);
+              float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
+              for (int64_t h = w.h0; h < w.h1; ++h)
+                for (int64_t q = w.w0; q < w.w1; ++q) {
+                  float v = xp[h * g.iw + q];
+                  acc = g.type == PoolType::kMax ? std::max(acc, v) : acc + v;
+                }
+              if (g.type == PoolType::kAvg) acc *= w.div;
+              if (w.h0 >= w.h1 || w.w0 >= w.w1) acc = 0.0f;  // window entirely in padding
+              assign(yp[oy * g.ow + ox], acc);
+            }
+        }
+      });
     });
   }
 
@@ -143,6 +195,13 @@ class PoolingBackward {
     float* gx = c.outputs[0].data<float>();
     const PoolGeom& g = g_;
     if (c.req[0] != WEFT_REQ_ADD) std::fill(gx, gx + c.outputs[0].size(), 0.0f);
+    isa::Dispatch([&] { AccumulateGrad(g, gy, x, gx); });
+  }
+
+ private:
+  // gx += the pooling gradient of gy (x: the forward's input).
+  static void AccumulateGrad(const PoolGeom& g, const float* gy, const float* x, float* gx) {
+    if (IsMax2x2(g)) return Max2x2Backward(g, gy, x, gx);
     for (int64_t p = 0; p < g.n * g.c; ++p) {
       const float* xp = x + p * g.ih * g.iw;
       float* gp = gx + p * g.ih * g.iw;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "isa_dispatch.h"
 #include "nn_common.h"
 
 namespace weft::cpu {
@@ -66,12 +67,14 @@ class SoftmaxForward {
     if (weft::sdk::IsNull(c.req[0])) return;
     // In-place is safe: each row is fully read (max, sum) before it is written, except the final
     // pass, which reads and writes the same element.
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t o = 0; o < v_.outer; ++o)
-        for (int64_t i = 0; i < v_.inner; ++i) {
-          int64_t base = o * v_.len * v_.inner + i;
-          SoftmaxRow<kLog>(x + base, y + base, v_.len, v_.inner, inv_t_, assign);
-        }
+    isa::Dispatch([&] {
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t o = 0; o < v_.outer; ++o)
+          for (int64_t i = 0; i < v_.inner; ++i) {
+            int64_t base = o * v_.len * v_.inner + i;
+            SoftmaxRow<kLog>(x + base, y + base, v_.len, v_.inner, inv_t_, assign);
+          }
+      });
     });
   }
 
@@ -96,20 +99,22 @@ class SoftmaxBackward {
     const float* y = c.inputs[1].data<float>();
     float* gx = c.outputs[0].data<float>();
     const int64_t st = v_.inner;
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t o = 0; o < v_.outer; ++o)
-        for (int64_t i = 0; i < v_.inner; ++i) {
-          int64_t b = o * v_.len * v_.inner + i;
-          double dot = 0;
-          for (int64_t j = 0; j < v_.len; ++j)
-            dot += kLog ? static_cast<double>(gy[b + j * st]) : static_cast<double>(gy[b + j * st]) * y[b + j * st];
-          float d = static_cast<float>(dot);
-          for (int64_t j = 0; j < v_.len; ++j) {
-            int64_t k = b + j * st;
-            float g = kLog ? gy[k] - std::exp(y[k]) * d : y[k] * (gy[k] - d);
-            assign(gx[k], g * inv_t_);
+    isa::Dispatch([&] {
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t o = 0; o < v_.outer; ++o)
+          for (int64_t i = 0; i < v_.inner; ++i) {
+            int64_t b = o * v_.len * v_.inner + i;
+            double dot = 0;
+            for (int64_t j = 0; j < v_.len; ++j)
+              dot += kLog ? static_cast<double>(gy[b + j * st]) : static_cast<double>(gy[b + j * st]) * y[b + j * st];
+            float d = static_cast<float>(dot);
+            for (int64_t j = 0; j < v_.len; ++j) {
+              int64_t k = b + j * st;
+              float g = kLog ? gy[k] - std::exp(y[k]) * d : y[k] * (gy[k] - d);
+              assign(gx[k], g * inv_t_);
+            }
           }
-        }
+      });
     });
   }
 
@@ -178,12 +183,14 @@ class SoftmaxOutputForward {
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
     const AxisView& v = p_.fwd;
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t o = 0; o < v.outer; ++o)
-        for (int64_t i = 0; i < v.inner; ++i) {
-          const int64_t base = o * v.len * v.inner + i;
-          SoftmaxRow<false>(x + base, y + base, v.len, v.inner, 1.0f, assign);
-        }
+    isa::Dispatch([&] {
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t o = 0; o < v.outer; ++o)
+          for (int64_t i = 0; i < v.inner; ++i) {
+            const int64_t base = o * v.len * v.inner + i;
+            SoftmaxRow<false>(x + base, y + base, v.len, v.inner, 1.0f, assign);
+          }
+      });
     });
   }
 

@@ -137,13 +137,13 @@ void ReduceTo(const T* in, const Dims& in_dims, const bool* reduced, T* out, int
   const bool alias = addr(out) < addr(in + in_dims.Size()) && addr(in) < addr(out + out_n);
   if (req == WEFT_REQ_ADD || alias) {
     std::vector<T> acc(static_cast<size_t>(out_n), Op::Init());
-    detail::ReduceInto(in, in_dims, reduced, acc.data(), op);
+    isa::Dispatch([&] { detail::ReduceInto(in, in_dims, reduced, acc.data(), op); });
     Map(
         out, out_n, req, [scale](T a) { return a * scale; }, acc.data());
     return;
   }
   std::fill(out, out + out_n, Op::Init());
-  detail::ReduceInto(in, in_dims, reduced, out, op);
+  isa::Dispatch([&] { detail::ReduceInto(in, in_dims, reduced, out, op); });
   if (scale != T(1))
     Map(
         out, out_n, WEFT_REQ_WRITE, [scale](T a) { return a * scale; }, out);

@@ -1,0 +1,71 @@
+// The ISA level chosen at load (see isa_dispatch.h).
+#include "isa_dispatch.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace weft::cpu::isa {
+namespace {
+
+Level Detect() {
+#ifdef WEFT_CPU_ISA_DISPATCH
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+    return Level::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2") &&
+      __builtin_cpu_supports("f16c"))
+    return Level::kAvx2;
+#endif
+  return Level::kBaseline;
+}
+
+// The level at load: the machine's, lowered to WEFT_CPU_ISA when that names a lower one. Runs
+// before any host exists (a static initialiser), so a bad value can only be reported on stderr.
+int Initial() {
+  const Level machine = Supported();
+  const char* want = std::getenv("WEFT_CPU_ISA");
+  if (want == nullptr || *want == '\0') return static_cast<int>(machine);
+  for (Level l : {Level::kBaseline, Level::kAvx2, Level::kAvx512}) {
+    if (std::strcmp(want, Name(l)) == 0) return static_cast<int>(l < machine ? l : machine);
+  }
+  std::fprintf(stderr, "weft cpu: WEFT_CPU_ISA='%s' is not one of baseline, avx2, avx512; using %s\n", want,
+               Name(machine));
+  return static_cast<int>(machine);
+}
+
+}  // namespace
+
+const char* Name(Level level) {
+  switch (level) {
+    case Level::kAvx512:
+      return "avx512";
+    case Level::kAvx2:
+      return "avx2";
+    case Level::kBaseline:
+      break;
+  }
+  return "baseline";
+}
+
+Level Supported() {
+  static const Level level = Detect();
+  return level;
+}
+
+bool SetActiveForTesting(Level level) {
+  if (level > Supported()) return false;
+  detail::ActiveSlot().store(static_cast<int>(level), std::memory_order_relaxed);
+  return true;
+}
+
+namespace detail {
+std::atomic<int>& ActiveSlot() {
+  static std::atomic<int> slot{Initial()};
+  return slot;
+}
+}  // namespace detail
+
+}  // namespace weft::cpu::isa

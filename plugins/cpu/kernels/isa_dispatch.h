@@ -1,0 +1,92 @@
+// weft CPU kernels — run-time ISA dispatch for weft's own loops.
+//
+// The plugin is compiled for baseline x86-64 (SSE2) so that one binary runs on any x86-64; the
+// hot loops (element-wise, activation, reduction, softmax, pooling, optimizer updates) are also
+// compiled for AVX2+FMA and AVX-512 and the variant is chosen when the plugin loads:
+//
+//   isa::Dispatch([&] { loop... });
+//
+// instantiates the lambda three times, inside functions carrying GCC's target attribute for each
+// ISA and `flatten`, so that the lambda and everything it calls inline into each variant and are
+// vectorised for that ISA. Only those wrappers carry the target attribute: an inline helper
+// (vector_math.h, the drivers) keeps its one baseline out-of-line copy, so no AVX instruction can
+// leak into code that runs on an older CPU (the trap of compiling whole translation units per ISA).
+//
+// Choice: the highest level the CPU and OS support (CPUID through __builtin_cpu_supports, which
+// also checks that the OS saves the wider registers), limited by WEFT_CPU_ISA = baseline | avx2 |
+// avx512 (read from the environment when the plugin loads; a level above the machine's is
+// lowered to it, an unknown name is ignored with a warning on stderr). Results of the variants
+// agree to float rounding: FMA contraction (a*b+c rounded once) is the only difference, and only
+// where a loop has a multiply feeding an add (sanitizer builds: baseline only, see CMakeLists.txt).
+#pragma once
+
+#include <atomic>
+
+namespace weft::cpu::isa {
+
+/// Instruction-set levels of the dispatched loops, in increasing order.
+enum class Level : int {
+  kBaseline = 0,  // x86-64 (SSE2); also every non-x86 build
+  kAvx2 = 1,      // AVX2 + FMA (Haswell, Zen 1 and later)
+  kAvx512 = 2,    // AVX-512 F/BW/DQ/VL (Skylake-SP, Ice Lake, Zen 4 and later)
+};
+
+/// "baseline", "avx2" or "avx512".
+const char* Name(Level level);
+
+/// The highest level this machine supports. Thread-safe.
+Level Supported();
+
+/// The level the dispatched loops use now. Thread-safe (one relaxed atomic load).
+inline Level Active();
+
+/// Test hook: makes `level` active when the machine supports it and returns true; returns false
+/// (changing nothing) when it does not. Not for production code: a kernel running concurrently
+/// may use either level for its current call.
+bool SetActiveForTesting(Level level);
+
+namespace detail {
+std::atomic<int>& ActiveSlot();  // initialised from CPUID and WEFT_CPU_ISA at load
+
+template <typename F>
+[[gnu::flatten]] void RunBaseline(const F& f) {
+  f();
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(WEFT_CPU_ISA_BASELINE_ONLY)
+// prefer-vector-width=512: GCC's generic tuning would otherwise keep AVX-512 code at 256 bits.
+template <typename F>
+[[gnu::target("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe,popcnt"), gnu::flatten]] void RunAvx2(const F& f) {
+  f();
+}
+template <typename F>
+[[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx512cd,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe,popcnt,"
+              "prefer-vector-width=512"),
+  gnu::flatten]] void
+RunAvx512(const F& f) {
+  f();
+}
+#define WEFT_CPU_ISA_DISPATCH 1
+#endif
+}  // namespace detail
+
+inline Level Active() { return static_cast<Level>(detail::ActiveSlot().load(std::memory_order_relaxed)); }
+
+/// Runs f() (a callable taking no arguments) in the variant compiled for Active(). Exceptions
+/// from f propagate.
+template <typename F>
+inline void Dispatch(const F& f) {
+#ifdef WEFT_CPU_ISA_DISPATCH
+  switch (Active()) {
+    case Level::kAvx512:
+      return detail::RunAvx512(f);
+    case Level::kAvx2:
+      return detail::RunAvx2(f);
+    case Level::kBaseline:
+      break;
+  }
+#endif
+  detail::RunBaseline(f);
+}
+
+}  // namespace weft::cpu::isa
