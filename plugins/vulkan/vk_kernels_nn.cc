@@ -88,11 +88,7 @@ class FcBackward {
 };
 
 int32_t ParseAct(const sdk::KernelSetup& s) {
-  std::string t;
-  if (s.op_name == "Activation" || s.op_name == "_backward_Activation")
-    t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
-  else
-    t = s.op_name.starts_with("_backward_") ? s.op_name.substr(10) : s.op_name;  // relu, sigmoid, ...
+  const std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
   static const char* kNames[] = {"relu", "sigmoid", "tanh", "softrelu", "softsign"};
   for (int32_t i = 0; i < 5; ++i)
     if (t == kNames[i]) return i;
@@ -121,8 +117,7 @@ class ActivationKernel {
   int32_t act_;
 };
 
-// _backward_Activation: inputs out_grad, [data,] output (data only for softsign); the unary
-// ops' backward (_backward_relu, ...) take out_grad and the forward input.
+// _backward_Activation: inputs out_grad, [data,] output (data only for softsign).
 class ActivationBackwardKernel {
  public:
   explicit ActivationBackwardKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)) {
@@ -131,7 +126,6 @@ class ActivationBackwardKernel {
     if (s.inputs.size() != 2 && s.inputs.size() != 3) Invalid(s, "expects 2 or 3 inputs");
     for (const sdk::TensorDesc& t : s.inputs)
       if (t.size() != s.outputs[0].size()) Invalid(s, "inputs and output must have one size");
-    if (s.op_name != "_backward_Activation") Unsupported(s, "only _backward_Activation is implemented");
     if (act_ == 4 && s.inputs.size() != 3) Invalid(s, "softsign needs the forward input");
   }
   void Compute(const sdk::DeviceCall& c) const {
@@ -295,7 +289,6 @@ void RegisterNnKernels(VkKernelTable& t) {
   t.Add<FcBackward>("_backward_FullyConnected", f32);
   t.Add<ActivationKernel>("Activation", f32);
   t.Add<ActivationBackwardKernel>("_backward_Activation", f32);
-  for (const char* op : {"relu", "sigmoid", "tanh", "softsign"}) t.Add<ActivationKernel>(op, f32);
   t.Add<SoftmaxOutputForward>("SoftmaxOutput", f32);
   t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", f32);
 }

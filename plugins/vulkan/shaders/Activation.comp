@@ -1,4 +1,4 @@
-// Activation (and the unary ops relu, sigmoid, tanh, softsign): y = f(x).
+// Activation: y = f(x) for act_type relu, sigmoid, tanh, softrelu, softsign.
 #version 450
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const int ACT = 0;  // 0 relu, 1 sigmoid, 2 tanh, 3 softrelu, 4 softsign
