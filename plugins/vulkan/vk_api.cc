@@ -53,8 +53,8 @@ void Api::Load(Validation validation) {
     return;
   }
   auto create = reinterpret_cast<PFN_vkCreateInstance>(get_instance_proc(VK_NULL_HANDLE, "vkCreateInstance"));
-  auto version = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
-      get_instance_proc(VK_NULL_HANDLE, "vkEnumerateInstanceVersion"));
+  auto version =
+      reinterpret_cast<PFN_vkEnumerateInstanceVersion>(get_instance_proc(VK_NULL_HANDLE, "vkEnumerateInstanceVersion"));
   uint32_t api = VK_API_VERSION_1_0;
   if (version != nullptr) version(&api);
   if (create == nullptr || api < VK_API_VERSION_1_2) {
@@ -98,8 +98,8 @@ void Api::Load(Validation validation) {
   instance_ = inst;
   vkGetInstanceProcAddr_ = get_instance_proc;
   if (validation != Validation::kOff) {
-    auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-        get_instance_proc(inst, "vkCreateDebugUtilsMessengerEXT"));
+    auto create_messenger =
+        reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(get_instance_proc(inst, "vkCreateDebugUtilsMessengerEXT"));
     if (create_messenger != nullptr) create_messenger(inst, &mi, nullptr, &messenger_);
   }
   if (vkEnumeratePhysicalDevices == nullptr || vkCreateDevice == nullptr || vkWaitSemaphores == nullptr) {

@@ -48,7 +48,8 @@ void VulkanDevice::Copy(const weft_copy_args& a) {
         void* host = a.dst_host;
         const uint64_t n = a.bytes;
         const void* from = st.mapped;
-        gg.After(s, [host, from, n] { std::memcpy(host, from, n); }, false);
+        gg.After(
+            s, [host, from, n] { std::memcpy(host, from, n); }, false);
       });
       return;
     }

@@ -47,8 +47,10 @@ std::string Version(uint32_t v) {
 VulkanDevice::VulkanDevice(const weft_host_api* host) : sdk::Device("vulkan") {
   Api::Validation validation = Api::Validation::kOff;
   if (auto v = sdk::Config(host, "WEFT_VULKAN_VALIDATION")) {
-    if (*v == "1" || *v == "report") validation = Api::Validation::kReport;
-    else if (*v == "fatal") validation = Api::Validation::kFatal;
+    if (*v == "1" || *v == "report")
+      validation = Api::Validation::kReport;
+    else if (*v == "fatal")
+      validation = Api::Validation::kFatal;
     else if (!v->empty() && *v != "0")
       throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "WEFT_VULKAN_VALIDATION='" + *v + "': use 0, 1 (report) or fatal");
   }
@@ -139,22 +141,35 @@ void VulkanDevice::FillAttributes(size_t i) {
   const VkPhysicalDeviceLimits& l = p.limits;
   const bool software = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   std::vector<std::string> t = {
-      "api_version", Version(p.apiVersion),
-      "driver_version", std::to_string(p.driverVersion),
-      "device_type", software ? "cpu implementation (software rasterizer; correct but slow)" : "gpu",
-      "vendor_id", std::to_string(p.vendorID),
-      "device_id", std::to_string(p.deviceID),
-      "queue_family", std::to_string(g.family()),
-      "subgroup_size", std::to_string(g.subgroup_size()),
-      "device_heap_bytes", std::to_string(g.heap_bytes()),
-      "max_storage_buffer_range", std::to_string(l.maxStorageBufferRange),
-      "max_compute_shared_memory", std::to_string(l.maxComputeSharedMemorySize),
-      "max_workgroup_invocations", std::to_string(l.maxComputeWorkGroupInvocations),
-      "max_workgroup_count", std::to_string(l.maxComputeWorkGroupCount[0]) + "x" +
-                                 std::to_string(l.maxComputeWorkGroupCount[1]) + "x" +
-                                 std::to_string(l.maxComputeWorkGroupCount[2]),
-      "min_storage_buffer_offset_alignment", std::to_string(l.minStorageBufferOffsetAlignment),
-      "timestamp_period_ns", std::to_string(l.timestampPeriod),
+      "api_version",
+      Version(p.apiVersion),
+      "driver_version",
+      std::to_string(p.driverVersion),
+      "device_type",
+      software ? "cpu implementation (software rasterizer; correct but slow)" : "gpu",
+      "vendor_id",
+      std::to_string(p.vendorID),
+      "device_id",
+      std::to_string(p.deviceID),
+      "queue_family",
+      std::to_string(g.family()),
+      "subgroup_size",
+      std::to_string(g.subgroup_size()),
+      "device_heap_bytes",
+      std::to_string(g.heap_bytes()),
+      "max_storage_buffer_range",
+      std::to_string(l.maxStorageBufferRange),
+      "max_compute_shared_memory",
+      std::to_string(l.maxComputeSharedMemorySize),
+      "max_workgroup_invocations",
+      std::to_string(l.maxComputeWorkGroupInvocations),
+      "max_workgroup_count",
+      std::to_string(l.maxComputeWorkGroupCount[0]) + "x" + std::to_string(l.maxComputeWorkGroupCount[1]) + "x" +
+          std::to_string(l.maxComputeWorkGroupCount[2]),
+      "min_storage_buffer_offset_alignment",
+      std::to_string(l.minStorageBufferOffsetAlignment),
+      "timestamp_period_ns",
+      std::to_string(l.timestampPeriod),
   };
   attr_text_.push_back(std::move(t));
   std::vector<weft_kv> kv;
@@ -170,9 +185,9 @@ void VulkanDevice::Properties(int32_t device, weft_device_props& out) {
   const size_t len = std::min(std::strlen(p.deviceName), sizeof(out.name) - 1);
   std::memcpy(out.name, p.deviceName, len);
   out.name[len] = '\0';
-  const char* vendor = p.vendorID == 0x10DE   ? "NVIDIA"
-                       : p.vendorID == 0x1002 ? "AMD"
-                       : p.vendorID == 0x8086 ? "Intel"
+  const char* vendor = p.vendorID == 0x10DE    ? "NVIDIA"
+                       : p.vendorID == 0x1002  ? "AMD"
+                       : p.vendorID == 0x8086  ? "Intel"
                        : p.vendorID == 0x10005 ? "Mesa"
                                                : "unknown vendor";
   std::snprintf(out.vendor, sizeof(out.vendor), "%s (0x%x)", vendor, p.vendorID);
@@ -290,7 +305,8 @@ void VulkanDevice::DestroyEvent(weft_event event) {
     std::lock_guard<std::mutex> lock(e.stream->mu);
     Gpu* g = e.gpu;
     VkQueryPool pool = e.timestamp;
-    g->After(*e.stream, [g, pool] { g->api().vkDestroyQueryPool(g->device(), pool, nullptr); }, false);
+    g->After(
+        *e.stream, [g, pool] { g->api().vkDestroyQueryPool(g->device(), pool, nullptr); }, false);
     return;
   }
   e.gpu->api().vkDestroyQueryPool(e.gpu->device(), e.timestamp, nullptr);
@@ -309,7 +325,8 @@ void VulkanDevice::RecordEvent(weft_event event, weft_stream stream) {
         VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
         qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
         qi.queryCount = 1;
-        Check(g.api().vkCreateQueryPool(g.device(), &qi, nullptr, &e.state.timestamp), g.name() + ": vkCreateQueryPool");
+        Check(g.api().vkCreateQueryPool(g.device(), &qi, nullptr, &e.state.timestamp),
+              g.name() + ": vkCreateQueryPool");
       }
       VkQueryPool pool = e.state.timestamp;
       g.Record(*s, {}, {}, [&](VkCommandBuffer cb) {
@@ -396,8 +413,8 @@ double VulkanDevice::EventElapsedMs(weft_event start, weft_event end) {
   auto stamp = [&](weft_event ev, const char* which) {
     EventState& e = EventOf(ev).state;
     if (QueryEvent(ev) == false)
-      throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string("vulkan: event_elapsed: the ") + which +
-                                                      " event has not completed");
+      throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT,
+                       std::string("vulkan: event_elapsed: the ") + which + " event has not completed");
     std::lock_guard<std::mutex> lock(e.mu);
     if (!(e.flags & WEFT_EVENT_TIMING) || !e.stamped)
       throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string("vulkan: event_elapsed: the ") + which +
@@ -419,7 +436,8 @@ double VulkanDevice::EventElapsedMs(weft_event start, weft_event end) {
 void VulkanDevice::LaunchHostFunc(weft_stream stream, void (*fn)(void*), void* user_data) {
   std::shared_ptr<StreamState> s = StreamOf(stream);
   std::lock_guard<std::mutex> lock(s->mu);
-  s->gpu->After(*s, [fn, user_data] { fn(user_data); }, /*gpu_waits_for_it=*/true);
+  s->gpu->After(
+      *s, [fn, user_data] { fn(user_data); }, /*gpu_waits_for_it=*/true);
 }
 
 void VulkanDevice::NativeHandle(weft_native_handle_args& a) {

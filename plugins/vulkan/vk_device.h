@@ -83,11 +83,11 @@ struct StreamState {
   VkSemaphore sem = VK_NULL_HANDLE;
   VkCommandBuffer cb = VK_NULL_HANDLE;  // open command buffer, or null
   uint32_t commands = 0;
-  uint64_t last_value = 0;       // highest semaphore value submitted (GPU or host signal)
-  uint64_t own_wait = 0;         // the next submit waits for sem >= own_wait (after host work)
+  uint64_t last_value = 0;  // highest semaphore value submitted (GPU or host signal)
+  uint64_t own_wait = 0;    // the next submit waits for sem >= own_wait (after host work)
   std::vector<VkSemaphore> wait_sems;
   std::vector<uint64_t> wait_values;
-  Batch open;                    // host work and staging of the open batch
+  Batch open;  // host work and staging of the open batch
   bool open_host_signal = false;
   std::vector<VkBuffer> written, read;  // since the last barrier in `cb`
   std::string error;                    // sticky error of queued work
@@ -105,7 +105,7 @@ struct EventState {
   std::shared_ptr<StreamState> stream;  // null: never recorded, or recorded on the NULL stream
   uint64_t value = 0;
   VkQueryPool timestamp = VK_NULL_HANDLE;  // WEFT_EVENT_TIMING: one timestamp query
-  bool stamped = false;                     // a timestamp was recorded into `timestamp`
+  bool stamped = false;                    // a timestamp was recorded into `timestamp`
 };
 
 /// One physical device and, once used, its logical device.

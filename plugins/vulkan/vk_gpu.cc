@@ -124,7 +124,8 @@ RawBuffer Gpu::MakeBuffer(uint64_t bytes, bool host_visible) {
   bi.size = bytes;
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  Check(api_.vkCreateBuffer(dev, &bi, nullptr, &b.buffer), name_ + ": vkCreateBuffer of " + std::to_string(bytes) + " bytes");
+  Check(api_.vkCreateBuffer(dev, &bi, nullptr, &b.buffer),
+        name_ + ": vkCreateBuffer of " + std::to_string(bytes) + " bytes");
   VkMemoryRequirements req;
   api_.vkGetBufferMemoryRequirements(dev, b.buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -151,9 +152,9 @@ void Gpu::DestroyBuffer(const RawBuffer& b) {
 weft_device_ptr Gpu::Allocate(uint64_t bytes, uint64_t alignment) {
   const uint64_t limit = props_.limits.maxStorageBufferRange;
   if (bytes > heap_bytes_ - std::min(heap_bytes_, used_.load())) {
-    throw sdk::Error(WEFT_ERR_OUT_OF_MEMORY, name_ + ": allocate " + std::to_string(bytes) + " bytes: " +
-                                                 std::to_string(used_.load()) + " of " + std::to_string(heap_bytes_) +
-                                                 " bytes of the device heap in use");
+    throw sdk::Error(WEFT_ERR_OUT_OF_MEMORY, name_ + ": allocate " + std::to_string(bytes) +
+                                                 " bytes: " + std::to_string(used_.load()) + " of " +
+                                                 std::to_string(heap_bytes_) + " bytes of the device heap in use");
   }
   (void)limit;  // larger buffers are allowed; a single binding is limited (Dispatch checks)
   RawBuffer b = MakeBuffer(bytes, false);
@@ -184,9 +185,9 @@ std::pair<const RawBuffer*, uint64_t> Gpu::Locate(weft_device_ptr ptr, uint64_t 
   const uint64_t start = ptr - base;
   if (offset > b.bytes - start || bytes > b.bytes - start - offset) {
     throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, name_ + ": " + what + ": bytes [" + std::to_string(offset) + ", " +
-                                                    std::to_string(offset) + " + " + std::to_string(bytes) +
-                                                    ") from " + Hex(ptr) + " run past the end of its " +
-                                                    std::to_string(b.bytes) + "-byte allocation");
+                                                    std::to_string(offset) + " + " + std::to_string(bytes) + ") from " +
+                                                    Hex(ptr) + " run past the end of its " + std::to_string(b.bytes) +
+                                                    "-byte allocation");
   }
   return {&b, start + offset};
 }
@@ -314,7 +315,9 @@ void Gpu::Record(StreamState& s, std::span<const VkBuffer> reads, std::span<cons
     s.written.clear();
     s.read.clear();
   }
-  auto in = [](const std::vector<VkBuffer>& set, VkBuffer b) { return std::find(set.begin(), set.end(), b) != set.end(); };
+  auto in = [](const std::vector<VkBuffer>& set, VkBuffer b) {
+    return std::find(set.begin(), set.end(), b) != set.end();
+  };
   bool hazard = false;
   for (VkBuffer b : reads) hazard = hazard || in(s.written, b);
   for (VkBuffer b : writes) hazard = hazard || in(s.written, b) || in(s.read, b);

@@ -29,7 +29,8 @@ void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const
               uint32_t push_bytes) {
   VulkanDevice& dev = static_cast<const VkKernelTable*>(call.table)->device();
   std::span<const uint32_t> code = Shader(launch.shader);
-  if (code.empty()) throw sdk::Error(WEFT_ERR_INTERNAL, std::string("vulkan: no embedded shader '") + launch.shader + "'");
+  if (code.empty())
+    throw sdk::Error(WEFT_ERR_INTERNAL, std::string("vulkan: no embedded shader '") + launch.shader + "'");
   dev.OnStream(call.device, call.stream, [&](Gpu& g, StreamState& s) {
     const Pipeline& p = g.GetPipeline(launch.shader, code, static_cast<uint32_t>(bindings.size()), launch.spec);
     g.Dispatch(s, p, bindings, push, push_bytes, launch.gx, launch.gy, launch.gz);
@@ -53,9 +54,14 @@ void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTenso
   struct {
     uint32_t m, n, k, ta, tb, add, has_bias, sa, sb, sc;
     float alpha;
-  } push{g.m, g.n, g.k, g.ta, g.tb, AddFlag(req), bias != nullptr, g.sa, g.sb, g.sc, g.alpha};
+    uint32_t bias_rows;
+  } push{g.m, g.n, g.k, g.ta, g.tb, AddFlag(req), bias != nullptr, g.sa, g.sb, g.sc, g.alpha, g.bias_rows};
   const Binding binds[4] = {In(a), In(b), Out(c), bias != nullptr ? In(*bias) : In(c)};
-  Launch l{"gemm", {}, (g.n + 63) / 64, (g.m + 63) / 64, g.batch};
+  // 4 rows x 4 column strips per invocation measured best on lavapipe among 4..32 x 1..4
+  // (bench/vulkan; the note of issue 14 has the numbers).
+  constexpr int32_t rows = 4, colsn = 4;
+  const int32_t spec[2] = {rows, colsn};
+  Launch l{"gemm", spec, (g.n + 64 * colsn - 1) / (64 * colsn), (g.m + rows - 1) / rows, g.batch};
   Dispatch(call, l, binds, push);
 }
 
@@ -109,7 +115,8 @@ class AddNKernel {
   }
   void Compute(const sdk::DeviceCall& c) const {
     if (sdk::IsNull(c.req[0])) return;
-    for (size_t i = 0; i < c.inputs.size(); ++i) AddInto(c, c.inputs[i], c.outputs[0], i > 0 || c.req[0] == WEFT_REQ_ADD);
+    for (size_t i = 0; i < c.inputs.size(); ++i)
+      AddInto(c, c.inputs[i], c.outputs[0], i > 0 || c.req[0] == WEFT_REQ_ADD);
   }
 };
 
@@ -161,8 +168,7 @@ class SgdKernel {
       uint32_t n, add;
       float lr, wd, rescale, clip, momentum;
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), lr_, wd_, rescale_, clip_, momentum_};
-    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), mom_ ? Out(c.aux[0]) : In(c.outputs[0]),
-                          Out(c.outputs[0])};
+    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), mom_ ? Out(c.aux[0]) : In(c.outputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {mom_ ? 1 : 0};
     Dispatch(c, Launch{"sgd_update", spec, Groups64(n)}, b, push);
   }
@@ -176,7 +182,8 @@ class SgdKernel {
 
 void RegisterKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"}) t.Add<ElemwiseKernel>(op, f32);
+  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"})
+    t.Add<ElemwiseKernel>(op, f32);
   t.Add<AddNKernel>("add_n", f32);
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"})
     t.Add<CopyKernel>(op, f32);

@@ -70,6 +70,7 @@ struct GemmArgs {
   uint32_t batch = 1;
   uint32_t sa = 0, sb = 0, sc = 0;  // batch strides in elements
   float alpha = 1.0f;
+  uint32_t bias_rows = 0;  // bias per row of C (1) or per column (0)
 };
 void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTensor& a, const sdk::DeviceTensor& b,
           const sdk::DeviceTensor& c, int32_t req, const sdk::DeviceTensor* bias);

@@ -157,8 +157,8 @@ void Gpu::Dispatch(StreamState& s, const Pipeline& p, std::span<const Binding> b
     const uint64_t base = at / align * align;
     const uint64_t rest = at - base;
     if (rest % 4 != 0)
-      throw sdk::Error(WEFT_ERR_UNSUPPORTED, name_ + ": tensor at byte offset " + std::to_string(at) +
-                                                 " is not 4-byte aligned");
+      throw sdk::Error(WEFT_ERR_UNSUPPORTED,
+                       name_ + ": tensor at byte offset " + std::to_string(at) + " is not 4-byte aligned");
     if (rest + bd.bytes > max_range)
       throw sdk::Error(WEFT_ERR_UNSUPPORTED, name_ + ": a tensor of " + std::to_string(bd.bytes) +
                                                  " bytes exceeds maxStorageBufferRange " + std::to_string(max_range));

@@ -1,10 +1,16 @@
-// gemm: C[b] = alpha * op(A[b]) * op(B[b]) (+ bias[n]) (+ C[b] when add != 0), row-major.
+// gemm: C[b] = alpha * op(A[b]) * op(B[b]) (+ bias) (+ C[b] when add != 0), row-major.
 // A is M x K (K x M when ta), B is K x N (N x K when tb); b = gl_WorkGroupID.z with strides
-// sa, sb, sc in elements. Used by FullyConnected, dot and batch_dot.
-// Tiling: a 16x16 workgroup computes a 64x64 tile of C, each invocation 4x4 outputs (rows ty +
-// 16i, columns tx + 16j); K advances 16 at a time through shared memory (8 KiB).
+// sa, sb, sc in elements; bias is per column (bias_rows = 0) or per row (1). Used by
+// FullyConnected, dot and batch_dot.
+// Blocking for CPU implementations (lavapipe runs invocations as SIMD lanes): a workgroup of 64
+// invocations owns ROWS rows of C and 64 * COLS columns; every invocation of a workgroup reads
+// the same A elements (their address is uniform, so the driver loads each once for all lanes)
+// and its own COLS elements of B, then does ROWS * COLS fused multiply-adds per k. No shared
+// memory or barriers: caches do the tiling on a CPU, and barriers cost coroutine switches there.
 #version 450
-layout(local_size_x = 16, local_size_y = 16) in;
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const int ROWS = 4;
+layout(constant_id = 1) const int COLS = 4;
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 1) readonly buffer B { float b[]; };
 layout(std430, binding = 2) buffer C { float c[]; };
@@ -13,52 +19,45 @@ layout(push_constant) uniform P {
   uint oa, ob, oc, obias;
   uint M, N, K, ta, tb, add, has_bias, sa, sb, sc;
   float alpha;
+  uint bias_rows;
 } p;
-shared float As[16][64];
-shared float Bs[16][64];
 void main() {
-  const uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
-  const uint tid = ty * 16 + tx;
-  const uint m0 = gl_WorkGroupID.y * 64, n0 = gl_WorkGroupID.x * 64;
+  const uint m0 = gl_WorkGroupID.y * ROWS;
   const uint abase = p.oa + gl_WorkGroupID.z * p.sa, bbase = p.ob + gl_WorkGroupID.z * p.sb;
-  float acc[4][4];
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
-  for (uint k0 = 0; k0 < p.K; k0 += 16) {
-    for (uint e = 0; e < 4; ++e) {
-      const uint idx = tid + 256 * e;
-      uint r, kk;
-      if (p.ta == 0) { r = idx / 16; kk = idx % 16; } else { kk = idx / 64; r = idx % 64; }
-      const uint m = m0 + r, k = k0 + kk;
-      float v = 0.0;
-      if (m < p.M && k < p.K) v = p.ta == 0 ? a[abase + m * p.K + k] : a[abase + k * p.M + m];
-      As[kk][r] = v;
-      uint cc;
-      if (p.tb == 0) { kk = idx / 64; cc = idx % 64; } else { cc = idx / 16; kk = idx % 16; }
-      const uint n = n0 + cc, k2 = k0 + kk;
-      float w = 0.0;
-      if (n < p.N && k2 < p.K) w = p.tb == 0 ? b[bbase + k2 * p.N + n] : b[bbase + n * p.K + k2];
-      Bs[kk][cc] = w;
+  // Row index clamped (not branched) so the loads stay uniform and in bounds; rows past M are
+  // computed and dropped at the store.
+  uint rows[ROWS];
+  for (int i = 0; i < ROWS; ++i) rows[i] = min(m0 + i, p.M - 1);
+  uint cols[COLS];
+  bool live[COLS];
+  for (int j = 0; j < COLS; ++j) {
+    const uint n = gl_WorkGroupID.x * (64 * COLS) + gl_LocalInvocationID.x + 64 * j;
+    live[j] = n < p.N;
+    cols[j] = min(n, p.N - 1);
+  }
+  float acc[ROWS][COLS];
+  for (int i = 0; i < ROWS; ++i)
+    for (int j = 0; j < COLS; ++j) acc[i][j] = 0.0;
+  // Element (m, k) of op(A) is at am * m + ak * k; element (k, n) of op(B) at bk * k + bn * n.
+  const uint am = p.ta == 0 ? p.K : 1, ak = p.ta == 0 ? 1 : p.M;
+  const uint bk = p.tb == 0 ? p.N : 1, bn = p.tb == 0 ? 1 : p.K;
+  for (uint k = 0; k < p.K; ++k) {
+    float bv[COLS];
+    for (int j = 0; j < COLS; ++j) bv[j] = b[bbase + bk * k + bn * cols[j]];
+    for (int i = 0; i < ROWS; ++i) {
+      const float av = a[abase + am * rows[i] + ak * k];
+      for (int j = 0; j < COLS; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
     }
-    barrier();
-    for (uint kk = 0; kk < 16; ++kk) {
-      float ar[4], br[4];
-      for (int i = 0; i < 4; ++i) ar[i] = As[kk][ty + 16 * i];
-      for (int j = 0; j < 4; ++j) br[j] = Bs[kk][tx + 16 * j];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) acc[i][j] = fma(ar[i], br[j], acc[i][j]);
-    }
-    barrier();
   }
   const uint cbase = p.oc + gl_WorkGroupID.z * p.sc;
-  for (int i = 0; i < 4; ++i) {
-    const uint m = m0 + ty + 16 * i;
-    if (m >= p.M) continue;
-    for (int j = 0; j < 4; ++j) {
-      const uint n = n0 + tx + 16 * j;
-      if (n >= p.N) continue;
+  for (int i = 0; i < ROWS; ++i) {
+    const uint m = m0 + i;
+    if (m >= p.M) break;
+    for (int j = 0; j < COLS; ++j) {
+      if (!live[j]) continue;
+      const uint n = cols[j];
       float v = p.alpha * acc[i][j];
-      if (p.has_bias != 0) v += bias[p.obias + n];
+      if (p.has_bias != 0) v += bias[p.obias + (p.bias_rows != 0 ? m : n)];
       const uint at = cbase + m * p.N + n;
       c[at] = p.add != 0 ? c[at] + v : v;
     }
