@@ -143,6 +143,8 @@ void VulkanDevice::FillAttributes(size_t i) {
   std::vector<std::string> t = {
       "api_version",
       Version(p.apiVersion),
+      "driver",
+      g.driver(),
       "driver_version",
       std::to_string(p.driverVersion),
       "device_type",

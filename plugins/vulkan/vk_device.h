@@ -122,6 +122,8 @@ class Gpu {
   uint32_t family() const { return family_; }
   const VkPhysicalDeviceProperties& props() const { return props_; }
   uint32_t subgroup_size() const { return subgroup_size_; }
+  /// "llvmpipe: Mesa 22.3.6 (LLVM 15.0.6)" (VkPhysicalDeviceDriverProperties).
+  const std::string& driver() const { return driver_; }
   uint64_t heap_bytes() const { return heap_bytes_; }
   uint64_t used_bytes() const { return used_.load(); }
   bool has_push_descriptor() const { return push_descriptor_; }
@@ -191,6 +193,7 @@ class Gpu {
   VkPhysicalDeviceProperties props_{};
   VkPhysicalDeviceMemoryProperties mem_props_{};
   uint32_t subgroup_size_ = 0;
+  std::string driver_;
   uint64_t heap_bytes_ = 0;
   bool push_descriptor_ = false;
 

@@ -36,10 +36,13 @@ Gpu::Gpu(Api& api, VkPhysicalDevice phys, uint32_t family, std::string name)
   api_.vkGetPhysicalDeviceProperties(phys_, &props_);
   api_.vkGetPhysicalDeviceMemoryProperties(phys_, &mem_props_);
   VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  sub.pNext = &drv;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &sub;
   api_.vkGetPhysicalDeviceProperties2(phys_, &p2);
   subgroup_size_ = sub.subgroupSize;
+  driver_ = std::string(drv.driverName) + ": " + drv.driverInfo;
   for (uint32_t i = 0; i < mem_props_.memoryHeapCount; ++i)
     if (mem_props_.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
       heap_bytes_ = std::max<uint64_t>(heap_bytes_, mem_props_.memoryHeaps[i].size);

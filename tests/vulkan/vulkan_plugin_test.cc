@@ -16,7 +16,7 @@ TEST(VulkanPlugin, PropertiesNameDriverLimitsAndKind) {
   if (rt.DeviceCount("vulkan") == 0) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
   const DeviceProperties& p = rt.GetDevice(Context("vulkan", 0)).properties();
   std::map<std::string, std::string> attrs(p.attributes.begin(), p.attributes.end());
-  for (const char* key : {"api_version", "driver_version", "subgroup_size", "max_storage_buffer_range",
+  for (const char* key : {"api_version", "driver", "driver_version", "subgroup_size", "max_storage_buffer_range",
                           "max_compute_shared_memory", "device_heap_bytes"})
     EXPECT_TRUE(attrs.count(key)) << key;
   EXPECT_GT(p.total_memory, 0u);
