@@ -1,0 +1,196 @@
+// vulkan plugin — dispatch helpers and the element-wise, copy and optimizer kernels.
+#include "vk_kernels.h"
+
+#include <algorithm>
+
+#include "vk_shaders.h"
+
+namespace weft::vk {
+
+void RequireFloat32(const sdk::KernelSetup& s) {
+  for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
+    for (const sdk::TensorDesc& t : *list)
+      if (t.dtype != WEFT_DTYPE_FLOAT32)
+        Unsupported(s, "dtype " + sdk::DTypeName(t.dtype) + " (the Vulkan kernels are float32 only)");
+}
+void Unsupported(const sdk::KernelSetup& s, const std::string& what) {
+  throw sdk::Error(WEFT_ERR_UNSUPPORTED, s.op_name + " on vulkan: " + what);
+}
+void Invalid(const sdk::KernelSetup& s, const std::string& what) {
+  throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, s.op_name + " on vulkan: " + what);
+}
+
+uint32_t Groups64(int64_t n) {
+  // Grid-stride shaders: a bounded number of workgroups covers any n.
+  return static_cast<uint32_t>(std::clamp<int64_t>((n + 63) / 64, 1, 4096));
+}
+
+void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const Binding> bindings, const void* push,
+              uint32_t push_bytes) {
+  VulkanDevice& dev = static_cast<const VkKernelTable*>(call.table)->device();
+  std::span<const uint32_t> code = Shader(launch.shader);
+  if (code.empty())
+    throw sdk::Error(WEFT_ERR_INTERNAL, std::string("vulkan: no embedded shader '") + launch.shader + "'");
+  dev.OnStream(call.device, call.stream, [&](Gpu& g, StreamState& s) {
+    const Pipeline& p = g.GetPipeline(launch.shader, code, static_cast<uint32_t>(bindings.size()), launch.spec);
+    g.Dispatch(s, p, bindings, push, push_bytes, launch.gx, launch.gy, launch.gz);
+  });
+}
+
+void ZeroOutput(const sdk::DeviceCall& call, const sdk::DeviceTensor& t, int32_t req) {
+  if (req != WEFT_REQ_WRITE && req != WEFT_REQ_WRITE_INPLACE) return;
+  if (t.bytes() == 0) return;
+  VulkanDevice& dev = static_cast<const VkKernelTable*>(call.table)->device();
+  dev.OnStream(call.device, call.stream, [&](Gpu& g, StreamState& s) {
+    auto [buf, at] = g.Locate(t.data(), t.offset(), t.bytes(), "kernel output");
+    const VkBuffer w[1] = {buf->buffer};
+    g.Record(s, {}, w, [&](VkCommandBuffer cb) { g.api().vkCmdFillBuffer(cb, buf->buffer, at, t.bytes(), 0u); });
+  });
+}
+
+void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTensor& a, const sdk::DeviceTensor& b,
+          const sdk::DeviceTensor& c, int32_t req, const sdk::DeviceTensor* bias) {
+  if (sdk::IsNull(req) || g.m == 0 || g.n == 0) return;
+  struct {
+    uint32_t m, n, k, ta, tb, add, has_bias, sa, sb, sc;
+    float alpha;
+    uint32_t bias_rows;
+  } push{g.m, g.n, g.k, g.ta, g.tb, AddFlag(req), bias != nullptr, g.sa, g.sb, g.sc, g.alpha, g.bias_rows};
+  const Binding binds[4] = {In(a), In(b), Out(c), bias != nullptr ? In(*bias) : In(c)};
+  // 4 rows x 4 column strips per invocation measured best on lavapipe among 4..32 x 1..4
+  // (bench/vulkan; the note of issue 14 has the numbers).
+  constexpr int32_t rows = 4, colsn = 4;
+  const int32_t spec[2] = {rows, colsn};
+  Launch l{"gemm", spec, (g.n + 64 * colsn - 1) / (64 * colsn), (g.m + rows - 1) / rows, g.batch};
+  Dispatch(call, l, binds, push);
+}
+
+namespace {
+
+// elemwise_add / _sub / _mul / _div on equal shapes.
+class ElemwiseKernel {
+ public:
+  explicit ElemwiseKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(2, 1);
+    RequireFloat32(s);
+    if (s.inputs[0].shape != s.inputs[1].shape || s.outputs[0].size() != s.inputs[0].size())
+      Invalid(s, "inputs and output must have one shape");
+    const std::string& op = s.op_name;
+    op_ = op == "elemwise_add" ? 0 : op == "elemwise_sub" ? 1 : op == "elemwise_mul" ? 2 : 3;
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    const int64_t n = c.outputs[0].size();
+    struct {
+      uint32_t n, add;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
+    const Binding b[3] = {In(c.inputs[0]), In(c.inputs[1]), Out(c.outputs[0])};
+    const int32_t spec[1] = {op_};
+    Dispatch(c, Launch{"elemwise_binary", spec, Groups64(n)}, b, push);
+  }
+
+ private:
+  int32_t op_ = 0;
+};
+
+// Writes (or adds) x into out through shaders/add_n.comp.
+void AddInto(const sdk::DeviceCall& c, const sdk::DeviceTensor& x, const sdk::DeviceTensor& out, bool add) {
+  const int64_t n = out.size();
+  struct {
+    uint32_t n, add;
+  } push{static_cast<uint32_t>(n), add ? 1u : 0u};
+  const Binding b[2] = {In(x), Out(out)};
+  Dispatch(c, Launch{"add_n", {}, Groups64(n)}, b, push);
+}
+
+// add_n: out = sum of the inputs.
+class AddNKernel {
+ public:
+  explicit AddNKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(-1, 1);
+    RequireFloat32(s);
+    if (s.inputs.empty()) Invalid(s, "needs at least one input");
+    for (const sdk::TensorDesc& t : s.inputs)
+      if (t.size() != s.outputs[0].size()) Invalid(s, "every input must have the output's size");
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    for (size_t i = 0; i < c.inputs.size(); ++i)
+      AddInto(c, c.inputs[i], c.outputs[0], i > 0 || c.req[0] == WEFT_REQ_ADD);
+  }
+};
+
+// _copy, Flatten, Reshape, expand_dims and their backward ops: the bytes unchanged.
+class CopyKernel {
+ public:
+  explicit CopyKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(1, 1);
+    RequireFloat32(s);
+    if (s.inputs[0].size() != s.outputs[0].size()) Invalid(s, "input and output differ in size");
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    const sdk::DeviceTensor &x = c.inputs[0], &y = c.outputs[0];
+    if (sdk::IsNull(c.req[0]) || x.size() == 0) return;
+    if (c.req[0] == WEFT_REQ_ADD) return AddInto(c, x, y, true);
+    if (x.data() == y.data() && x.offset() == y.offset()) return;  // in place
+    VulkanDevice& dev = static_cast<const VkKernelTable*>(c.table)->device();
+    dev.OnStream(c.device, c.stream, [&](Gpu& g, StreamState& s) {
+      auto [src, sat] = g.Locate(x.data(), x.offset(), x.bytes(), "copy source");
+      auto [dst, dat] = g.Locate(y.data(), y.offset(), y.bytes(), "copy destination");
+      const VkBuffer r[1] = {src->buffer}, w[1] = {dst->buffer};
+      g.Record(s, r, w, [&](VkCommandBuffer cb) {
+        VkBufferCopy region{sat, dat, x.bytes()};
+        g.api().vkCmdCopyBuffer(cb, src->buffer, dst->buffer, 1, &region);
+      });
+    });
+  }
+};
+
+// sgd_update (inputs weight, grad) and sgd_mom_update (aux mom), MXNet's attributes.
+class SgdKernel {
+ public:
+  explicit SgdKernel(const sdk::KernelSetup& s) : mom_(s.op_name == "sgd_mom_update") {
+    s.ExpectCounts(2, 1, mom_ ? 1 : 0);
+    RequireFloat32(s);
+    for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
+      for (const sdk::TensorDesc& t : *list)
+        if (t.size() != s.inputs[0].size()) Invalid(s, "weight, grad, state and output must have one size");
+    lr_ = static_cast<float>(s.attrs.GetFloat("lr"));
+    wd_ = static_cast<float>(s.attrs.GetFloat("wd", 0.0));
+    rescale_ = static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0));
+    clip_ = static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0));
+    momentum_ = static_cast<float>(s.attrs.GetFloat("momentum", 0.0));
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    const int64_t n = c.outputs[0].size();
+    struct {
+      uint32_t n, add;
+      float lr, wd, rescale, clip, momentum;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), lr_, wd_, rescale_, clip_, momentum_};
+    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), mom_ ? Out(c.aux[0]) : In(c.outputs[0]), Out(c.outputs[0])};
+    const int32_t spec[1] = {mom_ ? 1 : 0};
+    Dispatch(c, Launch{"sgd_update", spec, Groups64(n)}, b, push);
+  }
+
+ private:
+  bool mom_;
+  float lr_ = 0, wd_ = 0, rescale_ = 1, clip_ = -1, momentum_ = 0;
+};
+
+}  // namespace
+
+void RegisterKernels(VkKernelTable& t) {
+  const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
+  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"})
+    t.Add<ElemwiseKernel>(op, f32);
+  t.Add<AddNKernel>("add_n", f32);
+  for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"})
+    t.Add<CopyKernel>(op, f32);
+  t.Add<SgdKernel>("sgd_update", f32);
+  t.Add<SgdKernel>("sgd_mom_update", f32);
+  RegisterNnKernels(t);
+  RegisterConvKernels(t);
+}
+
+}  // namespace weft::vk

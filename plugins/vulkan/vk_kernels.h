@@ -1,0 +1,78 @@
+// vulkan plugin — kernels: device kernel classes (sdk/cpp/kernel.hpp) that record dispatches of
+// the embedded shaders into the stream's command buffer. An op's shader carries the op's name
+// (shaders/Activation.comp for Activation) unless several ops share one (elemwise_binary, gemm).
+// Only float32 is implemented; the table registers exactly the ops below, so an op without a
+// kernel here gets core's "no kernel for operator ... on device type 'vulkan'" error.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "vk_device.h"
+#include "weft/sdk/cpp/kernel.hpp"
+
+namespace weft::vk {
+
+/// The kernel table of the plugin; kernels reach the device through it.
+class VkKernelTable : public sdk::KernelTable {
+ public:
+  VkKernelTable(const weft_host_api* host, VulkanDevice& device) : sdk::KernelTable("vulkan", host), device_(device) {}
+  VulkanDevice& device() const { return device_; }
+
+ private:
+  VulkanDevice& device_;
+};
+
+/// Registers every kernel (vk_kernels.cc, vk_kernels_nn.cc).
+void RegisterKernels(VkKernelTable& table);
+void RegisterNnKernels(VkKernelTable& table);
+void RegisterConvKernels(VkKernelTable& table);
+
+/// A shader dispatch: pipeline `shader` with specialization constants `spec`.
+struct Launch {
+  const char* shader;
+  std::span<const int32_t> spec;
+  uint32_t gx = 1, gy = 1, gz = 1;
+};
+
+/// Records `launch` with `bindings` and push constants `push` on the call's stream (or runs it
+/// synchronously on the NULL stream).
+void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const Binding> bindings, const void* push,
+              uint32_t push_bytes);
+template <typename P>
+void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const Binding> bindings, const P& push) {
+  Dispatch(call, launch, bindings, &push, sizeof(P));
+}
+
+/// Workgroups of 64 invocations for n elements (grid-stride shaders loop over the rest).
+uint32_t Groups64(int64_t n);
+
+/// Binding of a whole tensor.
+inline Binding In(const sdk::DeviceTensor& t) { return {t.data(), t.offset(), t.bytes(), false}; }
+inline Binding Out(const sdk::DeviceTensor& t) { return {t.data(), t.offset(), t.bytes(), true}; }
+
+/// 1 for WEFT_REQ_ADD, 0 for write / in-place (the shaders' `add` flag).
+inline uint32_t AddFlag(int32_t req) { return req == WEFT_REQ_ADD ? 1u : 0u; }
+
+/// Fills the float32 tensor `t` with 0 on the call's stream (req write), nothing for add/null.
+void ZeroOutput(const sdk::DeviceCall& call, const sdk::DeviceTensor& t, int32_t req);
+
+/// Throws WEFT_ERR_UNSUPPORTED unless every input and output of the setup is float32.
+void RequireFloat32(const sdk::KernelSetup& s);
+[[noreturn]] void Unsupported(const sdk::KernelSetup& s, const std::string& what);
+[[noreturn]] void Invalid(const sdk::KernelSetup& s, const std::string& what);
+
+/// C[b] = alpha op(A[b]) op(B[b]) (+ bias) (+ C when req is add) through shaders/gemm.comp.
+struct GemmArgs {
+  uint32_t m, n, k;
+  bool ta = false, tb = false;
+  uint32_t batch = 1;
+  uint32_t sa = 0, sb = 0, sc = 0;  // batch strides in elements
+  float alpha = 1.0f;
+  uint32_t bias_rows = 0;  // bias per row of C (1) or per column (0)
+};
+void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTensor& a, const sdk::DeviceTensor& b,
+          const sdk::DeviceTensor& c, int32_t req, const sdk::DeviceTensor* bias);
+
+}  // namespace weft::vk

@@ -1,0 +1,296 @@
+// vulkan plugin — layer kernels: FullyConnected (tiled GEMM), Activation, SoftmaxOutput.
+// Semantics as the CPU plugin's kernels (MXNet 1.9).
+#include "vk_kernels.h"
+
+namespace weft::vk {
+namespace {
+
+std::string ShapeText(const sdk::TensorDesc& t) {
+  std::string s = "(";
+  for (int i = 0; i < t.ndim(); ++i) s += (i ? ", " : "") + std::to_string(t.dim(i));
+  return s + (t.ndim() == 1 ? ",)" : ")");
+}
+
+struct FcDims {
+  uint32_t n = 0, k = 0, h = 0;
+  bool bias = true;
+};
+
+FcDims ParseFc(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& w) {
+  FcDims d;
+  const int64_t h = s.attrs.GetInt("num_hidden");
+  d.bias = !s.attrs.GetBool("no_bias", false);
+  const bool flatten = s.attrs.GetBool("flatten", true);
+  if (x.ndim() < 1) Invalid(s, "data must have at least one axis, got " + ShapeText(x));
+  int64_t n = 1, k = 1;
+  if (flatten) {
+    n = x.dim(0);
+    for (int i = 1; i < x.ndim(); ++i) k *= x.dim(i);
+  } else {
+    k = x.dim(-1);
+    for (int i = 0; i + 1 < x.ndim(); ++i) n *= x.dim(i);
+  }
+  if (w.ndim() != 2 || w.dim(0) != h || w.dim(1) != k)
+    Invalid(s, "weight " + ShapeText(w) + " does not match (num_hidden, K) = (" + std::to_string(h) + ", " +
+                   std::to_string(k) + ") for data " + ShapeText(x));
+  d.n = static_cast<uint32_t>(n);
+  d.k = static_cast<uint32_t>(k);
+  d.h = static_cast<uint32_t>(h);
+  return d;
+}
+
+// FullyConnected: y = x Wᵀ + b.
+class FcForward {
+ public:
+  explicit FcForward(const sdk::KernelSetup& s) {
+    RequireFloat32(s);
+    if (s.inputs.size() < 2) Invalid(s, "expects data and weight");
+    d_ = ParseFc(s, s.inputs[0], s.inputs[1]);
+    s.ExpectCounts(d_.bias ? 3 : 2, 1);
+    if (d_.bias && s.inputs[2].size() != d_.h) Invalid(s, "bias must have num_hidden elements");
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    GemmArgs g{d_.n, d_.h, d_.k};
+    g.tb = true;
+    Gemm(c, g, c.inputs[0], c.inputs[1], c.outputs[0], c.req[0], d_.bias ? &c.inputs[2] : nullptr);
+  }
+
+ private:
+  FcDims d_;
+};
+
+// _backward_FullyConnected: inputs out_grad (N, H), data, weight[, bias]; outputs gx, gW[, gb].
+class FcBackward {
+ public:
+  explicit FcBackward(const sdk::KernelSetup& s) {
+    RequireFloat32(s);
+    if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
+    d_ = ParseFc(s, s.inputs[1], s.inputs[2]);
+    s.ExpectCounts(d_.bias ? 4 : 3, d_.bias ? 3 : 2);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    GemmArgs gx{d_.n, d_.k, d_.h};  // gx = gy · W
+    Gemm(c, gx, c.inputs[0], c.inputs[2], c.outputs[0], c.req[0], nullptr);
+    GemmArgs gw{d_.h, d_.k, d_.n};  // gW = gyᵀ · x
+    gw.ta = true;
+    Gemm(c, gw, c.inputs[0], c.inputs[1], c.outputs[1], c.req[1], nullptr);
+    if (d_.bias && !sdk::IsNull(c.req[2])) {
+      struct {
+        uint32_t rows, cols, add;
+      } push{d_.n, d_.h, AddFlag(c.req[2])};
+      const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[2])};
+      Dispatch(c, Launch{"reduce_rows", {}, (d_.h + 63) / 64}, b, push);
+    }
+  }
+
+ private:
+  FcDims d_;
+};
+
+int32_t ParseAct(const sdk::KernelSetup& s) {
+  const std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
+  static const char* kNames[] = {"relu", "sigmoid", "tanh", "softrelu", "softsign"};
+  for (int32_t i = 0; i < 5; ++i)
+    if (t == kNames[i]) return i;
+  Unsupported(s, "act_type '" + t + "'");
+}
+
+class ActivationKernel {
+ public:
+  explicit ActivationKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)) {
+    s.ExpectCounts(1, 1);
+    RequireFloat32(s);
+    if (s.outputs[0].size() != s.inputs[0].size()) Invalid(s, "output differs from data in size");
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    const int64_t n = c.outputs[0].size();
+    struct {
+      uint32_t n, add;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
+    const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
+    const int32_t spec[1] = {act_};
+    Dispatch(c, Launch{"Activation", spec, Groups64(n)}, b, push);
+  }
+
+ private:
+  int32_t act_;
+};
+
+// _backward_Activation: inputs out_grad, [data,] output (data only for softsign).
+class ActivationBackwardKernel {
+ public:
+  explicit ActivationBackwardKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)) {
+    s.ExpectCounts(-1, 1);
+    RequireFloat32(s);
+    if (s.inputs.size() != 2 && s.inputs.size() != 3) Invalid(s, "expects 2 or 3 inputs");
+    for (const sdk::TensorDesc& t : s.inputs)
+      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs and output must have one size");
+    if (act_ == 4 && s.inputs.size() != 3) Invalid(s, "softsign needs the forward input");
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    const int64_t n = c.outputs[0].size();
+    const sdk::DeviceTensor& y = c.inputs.back();
+    const sdk::DeviceTensor& x = c.inputs.size() == 3 ? c.inputs[1] : y;
+    struct {
+      uint32_t n, add;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
+    const Binding b[4] = {In(c.inputs[0]), In(x), In(y), Out(c.outputs[0])};
+    const int32_t spec[1] = {act_};
+    Dispatch(c, Launch{"_backward_Activation", spec, Groups64(n)}, b, push);
+  }
+
+ private:
+  int32_t act_;
+};
+
+struct SoftmaxOutputParams {
+  uint32_t n = 0, c = 0, norm = 0, use_ignore = 0;
+  float grad_scale = 1.0f, ignore_label = -1.0f;
+};
+
+SoftmaxOutputParams ParseSoftmaxOutput(const sdk::KernelSetup& s, const sdk::TensorDesc& data,
+                                       const sdk::TensorDesc& label) {
+  SoftmaxOutputParams p;
+  if (s.attrs.GetBool("multi_output", false)) Unsupported(s, "multi_output=True");
+  if (s.attrs.GetBool("preserve_shape", false)) Unsupported(s, "preserve_shape=True");
+  if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
+  int64_t n = data.dim(0), c = n == 0 ? 0 : data.size() / n;
+  if (data.ndim() == 1) n = 1, c = data.dim(0);
+  if (label.size() != n) Invalid(s, "label " + ShapeText(label) + " must hold one class per row of " + ShapeText(data));
+  p.n = static_cast<uint32_t>(n);
+  p.c = static_cast<uint32_t>(c);
+  p.grad_scale = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
+  p.ignore_label = static_cast<float>(s.attrs.GetFloat("ignore_label", -1.0));
+  p.use_ignore = s.attrs.GetBool("use_ignore", false) ? 1 : 0;
+  const std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
+  p.norm = norm == "batch" ? 1 : norm == "valid" ? 2 : 0;
+  return p;
+}
+
+class SoftmaxOutputForward {
+ public:
+  explicit SoftmaxOutputForward(const sdk::KernelSetup& s) {
+    s.ExpectCounts(2, 1);
+    RequireFloat32(s);
+    p_ = ParseSoftmaxOutput(s, s.inputs[0], s.inputs[1]);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    struct {
+      uint32_t rows, cols, add;
+    } push{p_.n, p_.c, AddFlag(c.req[0])};
+    const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
+    Dispatch(c, Launch{"SoftmaxOutput", {}, (p_.n + 63) / 64}, b, push);
+  }
+
+ private:
+  SoftmaxOutputParams p_;
+};
+
+// Inputs out_grad (ignored), data, label, output; outputs data grad, label grad (0).
+class SoftmaxOutputBackward {
+ public:
+  explicit SoftmaxOutputBackward(const sdk::KernelSetup& s) {
+    s.ExpectCounts(4, 2);
+    RequireFloat32(s);
+    p_ = ParseSoftmaxOutput(s, s.inputs[1], s.inputs[2]);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (!sdk::IsNull(c.req[0]) && p_.n * p_.c > 0) {
+      struct {
+        uint32_t rows, cols, add, use_ignore, norm;
+        float grad_scale, ignore_label;
+      } push{p_.n, p_.c, AddFlag(c.req[0]), p_.use_ignore, p_.norm, p_.grad_scale, p_.ignore_label};
+      const Binding b[3] = {In(c.inputs[2]), In(c.inputs[3]), Out(c.outputs[0])};
+      Dispatch(c, Launch{"_backward_SoftmaxOutput", {}, (p_.n * p_.c + 63) / 64}, b, push);
+    }
+    ZeroOutput(c, c.outputs[1], c.req[1]);
+  }
+
+ private:
+  SoftmaxOutputParams p_;
+};
+
+// dot / batch_dot and their backward ops (MXNet semantics, as the CPU plugin's tensor_dot.cc):
+// C = op(A) op(B) per batch; dop(A) = dC op(B)ᵀ, dop(B) = op(A)ᵀ dC.
+class DotKernel {
+ public:
+  explicit DotKernel(const sdk::KernelSetup& s) : backward_(s.op_name.starts_with("_backward_")) {
+    s.ExpectCounts(backward_ ? 3 : 2, backward_ ? 2 : 1);
+    RequireFloat32(s);
+    const sdk::TensorDesc& lhs = s.inputs[backward_ ? 1 : 0];
+    const sdk::TensorDesc& rhs = s.inputs[backward_ ? 2 : 1];
+    ta_ = s.attrs.GetBool("transpose_a", false);
+    tb_ = s.attrs.GetBool("transpose_b", false);
+    int64_t batch = 1, m = 1, n = 1, k = 0, k2 = 0;
+    const std::string shapes = " (lhs " + ShapeText(lhs) + ", rhs " + ShapeText(rhs) + ")";
+    if (s.op_name.find("batch_dot") != std::string::npos) {
+      if (lhs.ndim() < 3 || lhs.ndim() != rhs.ndim()) Invalid(s, "needs operands of equal rank >= 3" + shapes);
+      for (int a = 0; a < lhs.ndim() - 2; ++a) {
+        if (lhs.dim(a) != rhs.dim(a)) Invalid(s, "batch extents differ" + shapes);
+        batch *= lhs.dim(a);
+      }
+      m = lhs.dim(ta_ ? -1 : -2);
+      k = lhs.dim(ta_ ? -2 : -1);
+      k2 = rhs.dim(tb_ ? -1 : -2);
+      n = rhs.dim(tb_ ? -2 : -1);
+    } else {
+      if (lhs.ndim() < 1 || rhs.ndim() < 1) Invalid(s, "needs operands of rank >= 1" + shapes);
+      const int ca = ta_ ? 0 : lhs.ndim() - 1, cb = tb_ ? rhs.ndim() - 1 : 0;
+      k = lhs.dim(ca);
+      k2 = rhs.dim(cb);
+      for (int a = 0; a < lhs.ndim(); ++a)
+        if (a != ca) m *= lhs.dim(a);
+      for (int a = 0; a < rhs.ndim(); ++a)
+        if (a != cb) n *= rhs.dim(a);
+    }
+    if (k != k2) Invalid(s, "inner extents differ" + shapes);
+    batch_ = static_cast<uint32_t>(batch);
+    m_ = static_cast<uint32_t>(m);
+    n_ = static_cast<uint32_t>(n);
+    k_ = static_cast<uint32_t>(k);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    const uint32_t sa = m_ * k_, sb = k_ * n_, sc = m_ * n_;
+    auto args = [&](uint32_t m, uint32_t n, uint32_t k, bool ta, bool tb, uint32_t s1, uint32_t s2, uint32_t s3) {
+      GemmArgs g{m, n, k, ta, tb, batch_, s1, s2, s3};
+      return g;
+    };
+    if (!backward_) {
+      Gemm(c, args(m_, n_, k_, ta_, tb_, sa, sb, sc), c.inputs[0], c.inputs[1], c.outputs[0], c.req[0], nullptr);
+      return;
+    }
+    const sdk::DeviceTensor &dc = c.inputs[0], &a = c.inputs[1], &b = c.inputs[2];
+    if (!ta_)  // dA (m x k) = dC op(B)ᵀ
+      Gemm(c, args(m_, k_, n_, false, !tb_, sc, sb, sa), dc, b, c.outputs[0], c.req[0], nullptr);
+    else  // dA (k x m) = op(B) dCᵀ
+      Gemm(c, args(k_, m_, n_, tb_, true, sb, sc, sa), b, dc, c.outputs[0], c.req[0], nullptr);
+    if (!tb_)  // dB (k x n) = op(A)ᵀ dC
+      Gemm(c, args(k_, n_, m_, !ta_, false, sa, sc, sb), a, dc, c.outputs[1], c.req[1], nullptr);
+    else  // dB (n x k) = dCᵀ op(A)
+      Gemm(c, args(n_, k_, m_, true, ta_, sc, sa, sb), dc, a, c.outputs[1], c.req[1], nullptr);
+  }
+
+ private:
+  bool backward_;
+  bool ta_ = false, tb_ = false;
+  uint32_t batch_ = 1, m_ = 0, n_ = 0, k_ = 0;
+};
+
+}  // namespace
+
+void RegisterNnKernels(VkKernelTable& t) {
+  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"})
+    t.Add<DotKernel>(op, WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32));
+  const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
+  t.Add<FcForward>("FullyConnected", f32);
+  t.Add<FcBackward>("_backward_FullyConnected", f32);
+  t.Add<ActivationKernel>("Activation", f32);
+  t.Add<ActivationBackwardKernel>("_backward_Activation", f32);
+  t.Add<SoftmaxOutputForward>("SoftmaxOutput", f32);
+  t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", f32);
+}
+
+}  // namespace weft::vk
