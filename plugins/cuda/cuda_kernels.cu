@@ -9,6 +9,7 @@
 
 #include "cuda_kernels.h"
 #include "cudnn_conv.h"
+#include "gpu_batch_norm.h"
 #include "gpu_conv.h"
 #include "gpu_launch_device.h"
 #include "gpu_ops.h"
@@ -256,6 +257,7 @@ void RegisterCudaKernels(sdk::KernelTable& table) {
   DeviceLaunch::vendor_gemm = &CublasGemm;
   RegisterGpuKernels<DeviceLaunch>(table);
   RegisterPooling<DeviceLaunch>(table);
+  RegisterBatchNorm<DeviceLaunch>(table);
   table.Add<CudnnConvolution>("Convolution", kF32);
   table.Add<CudnnConvolutionBackward>("_backward_Convolution", kF32);
 }

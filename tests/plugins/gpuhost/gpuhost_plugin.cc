@@ -13,6 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "gpu_batch_norm.h"
 #include "gpu_conv.h"
 #include "gpu_launch_host.h"
 #include "gpu_pool.h"
@@ -79,6 +80,7 @@ std::unique_ptr<sdk::KernelTable> MakeTable(const weft_host_api* host) {
   RegisterGpuKernels<HostLaunch>(*t);
   RegisterIm2colConvolution<HostLaunch>(*t);
   RegisterPooling<HostLaunch>(*t);
+  RegisterBatchNorm<HostLaunch>(*t);
   return t;
 }
 
