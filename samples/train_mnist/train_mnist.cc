@@ -10,6 +10,7 @@
 
 #include "weft/module.h"
 #include "weft/networks.h"
+#include "weft/plugin.h"
 #include "weft/runtime.h"
 
 int main(int argc, char** argv) {
@@ -44,8 +45,12 @@ int main(int argc, char** argv) {
   try {
     using namespace weft;
     const int available = Runtime::Get().DeviceCount(device);
-    WEFT_CHECK(available >= num_devices,
-               "--device {} --num-devices {}: {} {} device(s) are loaded (weft-info lists the plugins)", device,
+    // A plugin that found no hardware says why (e.g. "CUDA driver not found ...: install ...").
+    std::string why = "weft-info lists the plugins and why they have no devices";
+    for (const Plugin* p : Runtime::Get().Plugins())
+      if (p->device_type() == device && !p->device_note().empty()) why = p->device_note();
+    WEFT_CHECK(available > 0, "--device {}: no {} device is present: {}", device, device, why);
+    WEFT_CHECK(available >= num_devices, "--device {} --num-devices {}: only {} {} device(s) are present", device,
                num_devices, available, device);
     WEFT_CHECK(load_epoch == 0 || !model_prefix.empty(), "--load-epoch needs --model-prefix");
     std::vector<Context> contexts;

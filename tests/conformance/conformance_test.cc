@@ -19,6 +19,7 @@
 #include "op_cases.h"
 #include "operator/gradient.h"
 #include "operator/infer.h"
+#include "weft/plugin.h"
 #include "weft/runtime.h"
 #include "weft/sdk/operator.h"
 
@@ -179,6 +180,19 @@ TEST(Conformance, EveryClaimedOpHasCases) {
     for (const weft::KernelInfo& k : rt.Kernels(d))
       EXPECT_TRUE(covered.count(k.def->op_name) || k.plugin->name() != d)
           << d << " claims '" << k.def->op_name << "' but the conformance suite has no case for it (op_cases.cc)";
+}
+
+// Device types whose plugin found no device (GPU plugins without a GPU) claim kernels that cannot
+// run here: the suite skips them, naming each with its plugin's reason.
+TEST(Conformance, DeviceTypesWithoutDevicesAreSkippedWithTheReason) {
+  std::string skipped;
+  for (const weft::Plugin* p : weft::Runtime::Get().Plugins()) {
+    if (p->device_type().empty() || weft::Runtime::Get().DeviceCount(p->device_type()) > 0) continue;
+    EXPECT_FALSE(p->device_note().empty()) << p->name() << " reports 0 devices without a reason";
+    skipped += "\n  " + p->device_type() + " (" +
+               std::to_string(weft::Runtime::Get().Kernels(p->device_type()).size()) + " kernels): " + p->device_note();
+  }
+  if (!skipped.empty()) GTEST_SKIP() << "device types with no device, their kernels not run:" << skipped;
 }
 
 TEST(Conformance, DevicesMatchCpu) {

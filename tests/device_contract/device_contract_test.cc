@@ -14,6 +14,7 @@
 
 #include "contract_support.h"
 #include "weft/base.h"
+#include "weft/plugin.h"
 #include "weft/runtime.h"
 
 namespace weft {
@@ -58,6 +59,18 @@ TEST(DeviceContractInventory, ListsExpectedDeviceTypesAndPrintsThem) {
     if (t.empty()) continue;
     EXPECT_GT(rt.DeviceCount(t), 0) << "no '" << t << "' devices: is its plugin built and on WEFT_PLUGIN_PATH?";
   }
+}
+
+// A device plugin without devices (a GPU plugin on a machine without the GPU or its driver) has no
+// instance in the suite below; it must say why, and the contract skips it with that reason.
+TEST(DeviceContractInventory, PluginsWithoutDevicesSayWhyAndAreSkipped) {
+  std::string skipped;
+  for (const Plugin* p : Runtime::Get().Plugins()) {
+    if (p->device_type().empty() || Runtime::Get().DeviceCount(p->device_type()) > 0) continue;
+    EXPECT_FALSE(p->device_note().empty()) << p->name() << " reports 0 devices without a reason";
+    skipped += "\n  " + p->device_type() + ": " + p->device_note();
+  }
+  if (!skipped.empty()) GTEST_SKIP() << "device types with no device, not tested:" << skipped;
 }
 
 class DeviceContract : public ::testing::TestWithParam<Context> {

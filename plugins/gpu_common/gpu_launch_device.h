@@ -1,0 +1,89 @@
+// weft GPU kernel layer — the device launcher (nvcc / hipcc only): runs the layer's functors as
+// grid-stride kernels on the call's stream. Same interface as HostLaunch (gpu_launch_host.h).
+//
+// The stream: a kernel's DeviceCall carries a weft_stream of this very plugin, i.e. a GpuStream
+// (gpu_device.h), so the native stream is read directly instead of through the host. The NULL
+// stream is synchronous (sdk/device.h): work goes to the per-thread stream and the host waits.
+// A launch failure is reported by the launching call (the SDK's "errors seen while queuing").
+//
+// GEMM: CUDA uses cuBLAS (gpu_blas hooks set by the plugin), HIP the tiled kernel of gpu_gemm.h.
+#pragma once
+
+#if !defined(__CUDACC__) && !defined(__HIPCC__)
+#error "gpu_launch_device.h is for nvcc / hipcc translation units"
+#endif
+
+#include <algorithm>
+#include <string>
+
+#include "gpu_device.h"
+#include "gpu_gemm.h"
+#include "weft/sdk/cpp/kernel.hpp"
+
+namespace weft::WEFT_GPU_NS {
+
+template <class F>
+__global__ void MapKernel(int64_t n, F f) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) f(i);
+}
+
+__global__ void __launch_bounds__(kGemmTile* kGemmTile) GemmTiledKernel(GemmArgs g) {
+  __shared__ float as[kGemmTile][kGemmTile];
+  __shared__ float bs[kGemmTile][kGemmTile];
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  float acc = 0.0f;
+  for (int64_t t = 0, steps = (g.k + kGemmTile - 1) / kGemmTile; t < steps; ++t) {
+    GemmLoad(g, blockIdx.x, blockIdx.y, tx, ty, t, as, bs);
+    __syncthreads();
+    acc = GemmAccumulate(tx, ty, as, bs, acc);
+    __syncthreads();
+  }
+  GemmStore(g, blockIdx.x, blockIdx.y, tx, ty, acc);
+}
+
+/// A vendor GEMM the plugin may install (cuBLAS); returns false to fall back to the tiled kernel
+/// (a shape or layout the library rejects).
+using VendorGemm = bool (*)(const sdk::DeviceCall& call, gpuStream_t stream, const GemmArgs& g);
+
+struct DeviceLaunch {
+  static inline VendorGemm vendor_gemm = nullptr;  // set once at plugin init, before any kernel runs
+
+  template <typename T>
+  static T* Ptr(const sdk::DeviceTensor& t) {
+    return t.data() == 0 ? nullptr : reinterpret_cast<T*>(static_cast<uintptr_t>(t.data() + t.offset()));
+  }
+
+  static gpuStream_t Begin(const sdk::DeviceCall& c) {
+    Check(gpuSetDevice(c.device), "set device " + std::to_string(c.device));
+    return NativeStreamOf(c.stream);
+  }
+  static void End(const sdk::DeviceCall& c, const char* what) {
+    Check(gpuGetLastError(), std::string("launch ") + what, WEFT_ERR_INTERNAL);
+    if (c.stream == nullptr) Check(gpuStreamSynchronize(gpuStreamPerThread), std::string(what) + " failed");
+  }
+
+  template <class F>
+  static void Map(const sdk::DeviceCall& c, int64_t n, const F& f) {
+    if (n <= 0) return;
+    const gpuStream_t s = Begin(c);
+    constexpr int64_t kThreads = 256, kMaxBlocks = 4096;  // grid-stride beyond 1M items
+    const int64_t blocks = std::min((n + kThreads - 1) / kThreads, kMaxBlocks);
+    MapKernel<F><<<static_cast<unsigned>(blocks), static_cast<unsigned>(kThreads), 0, s>>>(n, f);
+    End(c, "element kernel");
+  }
+
+  static void Gemm(const sdk::DeviceCall& c, const GemmArgs& g) {
+    if (g.m <= 0 || g.n <= 0) return;
+    const gpuStream_t s = Begin(c);
+    if (vendor_gemm != nullptr && vendor_gemm(c, s, g)) {
+      End(c, "vendor GEMM");
+      return;
+    }
+    const dim3 grid(static_cast<unsigned>(GemmBlocksX(g)), static_cast<unsigned>(GemmBlocksY(g)));
+    GemmTiledKernel<<<grid, dim3(kGemmTile, kGemmTile), 0, s>>>(g);
+    End(c, "tiled GEMM");
+  }
+};
+
+}  // namespace weft::WEFT_GPU_NS
