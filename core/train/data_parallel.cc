@@ -72,11 +72,11 @@ std::map<std::string, NDArray> DataParallelTrainer::AuxParams() const {
   return out;
 }
 
-void DataParallelTrainer::SetOptimizer(std::unique_ptr<Optimizer> optimizer) {
+void DataParallelTrainer::SetOptimizer(std::unique_ptr<Optimizer> optimizer, std::unique_ptr<KVStore> kv) {
   std::map<int, std::string> idx2name;
   for (size_t k = 0; k < param_names_.size(); ++k) idx2name[static_cast<int>(k)] = param_names_[k];
   optimizer->SetParamNames(idx2name, &net_);
-  kv_ = KVStore::Create(options_.kvstore);
+  kv_ = kv ? std::move(kv) : KVStore::Create(options_.kvstore);
   for (size_t k = 0; k < param_index_.size(); ++k)
     kv_->Init(static_cast<int>(k), execs_[0]->arg_arrays[param_index_[k]]);
   kv_->SetOptimizer(std::move(optimizer));

@@ -26,7 +26,7 @@ namespace weft::train {
 
 struct DataParallelOptions {
   std::vector<Context> contexts{Context::cpu(0)};
-  std::string kvstore = "local";  ///< "local" or "device"
+  std::string kvstore = "local";  ///< a KVStore type: "local", "device", "dist_sync", ...
   std::string data_name = "data";
   std::string label_name = "softmax_label";
 };
@@ -55,9 +55,11 @@ class DataParallelTrainer {
   std::map<std::string, NDArray> ArgParams() const;
   std::map<std::string, NDArray> AuxParams() const;
 
-  /// Installs the optimizer (given the parameter names for lr_mult / wd_mult) in a new KVStore
-  /// initialised with the current parameters.
-  void SetOptimizer(std::unique_ptr<Optimizer> optimizer);
+  /// Installs the optimizer (given the parameter names for lr_mult / wd_mult) in a KVStore
+  /// initialised with the current parameters: `kv` when given (e.g. a dist store created early to
+  /// learn the worker's rank; it must hold no keys yet), else a new one of options.kvstore. In a
+  /// dist store rank 0's parameters win (KVStore::Init) and are pulled at the first step.
+  void SetOptimizer(std::unique_ptr<Optimizer> optimizer, std::unique_ptr<KVStore> kv = nullptr);
   KVStore& kvstore();
 
   /// One step on a full batch (data of the bound shape, labels (batch,)): forward, backward,

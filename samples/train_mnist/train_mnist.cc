@@ -82,7 +82,9 @@ int main(int argc, char** argv) {
   app.add_option("--network", network, "mlp or lenet")->check(CLI::IsMember({"mlp", "lenet"}));
   app.add_option("--device", device, "device type of a loaded plugin (cpu, simdev, cuda, ...)");
   app.add_option("--num-devices", num_devices, "devices to train on, data parallel")->check(CLI::PositiveNumber);
-  app.add_option("--kvstore", kvstore, "local or device");
+  app.add_option("--kvstore", kvstore,
+                 "local or device (one process); dist_sync or dist_device_sync (one worker per process, started "
+                 "by weft-launch; each reads its share of the data)");
   app.add_option("--epochs", epochs, "epochs to train (in total, counting resumed ones)");
   app.add_option("--batch-size", batch_size, "samples per step, split over the devices")->check(CLI::PositiveNumber);
   app.add_option("--lr", lr, "learning rate");
@@ -111,6 +113,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < num_devices; ++i) dp.contexts.emplace_back(device, i);
     dp.kvstore = kvstore;
 
+    // The store first: a dist store joins the job, which gives this worker's share of the data.
+    std::unique_ptr<KVStore> kv = KVStore::Create(kvstore);
+    const int rank = kv->rank(), workers = kv->num_workers();
     const bool flat = network == "mlp";
     const std::string d = data_dir + "/";
     MNISTIter train_iter(d + "train-images-idx3-ubyte.gz", d + "train-labels-idx1-ubyte.gz",
@@ -119,7 +124,9 @@ int main(int argc, char** argv) {
                           .flat = flat,
                           .seed = seed,
                           .max_samples = num_examples,
-                          .reshuffle_each_epoch = true});
+                          .reshuffle_each_epoch = true,
+                          .num_parts = workers,
+                          .part_index = rank});
     MNISTIter val_iter(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz",
                        {.batch_size = batch_size, .shuffle = false, .flat = flat});
 
@@ -136,7 +143,10 @@ int main(int argc, char** argv) {
       trainer.InitParams(init);
     }
     auto opt = OptimizerRegistry::Create(optimizer);
-    opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", 1.0f / static_cast<float>(batch_size));
+    // As MXNet's Module: a sync dist store sums the gradients of every worker's batch.
+    const bool dist_sync = kvstore.rfind("dist", 0) == 0 && kvstore.find("sync") != std::string::npos;
+    const int total_batch = batch_size * (dist_sync ? workers : 1);
+    opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", 1.0f / static_cast<float>(total_batch));
     if (optimizer == "sgd" || optimizer == "nag") opt->SetParam("momentum", momentum);
     if (!lr_step_epochs.empty() && lr_factor != 1.0f) {
       // As MXNet's fit.py: steps in updates; the optimizer's count resumes from the loaded states.
@@ -144,13 +154,13 @@ int main(int argc, char** argv) {
       for (int e : lr_step_epochs) steps.push_back(e * static_cast<int>(train_iter.num_batches()));
       opt->SetLRScheduler(std::make_unique<MultiFactorScheduler>(steps, lr_factor));
     }
-    trainer.SetOptimizer(std::move(opt));
+    trainer.SetOptimizer(std::move(opt), std::move(kv));
     if (load_epoch > 0 && std::filesystem::exists(StatesFile(model_prefix, load_epoch)))
       trainer.kvstore().LoadOptimizerStates(StatesFile(model_prefix, load_epoch));
 
-    std::printf("Training %s on %d %s device(s), kvstore %s, batch %d, %zu samples, %s lr %g\n", network.c_str(),
-                num_devices, device.c_str(), kvstore.c_str(), batch_size, train_iter.num_samples(), optimizer.c_str(),
-                static_cast<double>(lr));
+    std::printf("Training %s on %d %s device(s), kvstore %s (worker %d of %d), batch %d, %zu samples, %s lr %g\n",
+                network.c_str(), num_devices, device.c_str(), kvstore.c_str(), rank, workers, batch_size,
+                train_iter.num_samples(), optimizer.c_str(), static_cast<double>(lr));
     for (int epoch = load_epoch; epoch < epochs; ++epoch) {
       Accuracy train_acc, val_acc;
       Progress progress(epoch, train_iter.num_batches(), static_cast<size_t>(batch_size));
@@ -176,7 +186,7 @@ int main(int argc, char** argv) {
                   static_cast<double>(train_acc.Get()), static_cast<double>(val_acc.Get()),
                   static_cast<double>(done) * batch_size / train_s, train_s);
       std::fflush(stdout);
-      if (!model_prefix.empty()) {
+      if (!model_prefix.empty() && rank == 0) {  // the weights are the same on every worker
         train::SaveCheckpoint(model_prefix, epoch + 1, net, trainer.ArgParams(), trainer.AuxParams());
         trainer.kvstore().SaveOptimizerStates(StatesFile(model_prefix, epoch + 1), true);
         std::printf("Saved checkpoint to \"%s\"\n", train::ParamsFile(model_prefix, epoch + 1).c_str());
