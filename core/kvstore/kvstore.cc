@@ -27,7 +27,7 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   const std::string t = Lower(type);
   if (t == "nccl" || t == "dist_async") {
     Fail(
-        "KVStore::Create(\"{}\"): the {} kvstore needs a transport plugin ({}) that weft does not have yet; "
+        "KVStore::Create(\"{}\"): the {} kvstore needs a transport plugin ({}), which is not available yet; "
         "use \"dist_sync\" (Gloo allreduce) for several processes, or \"local\" / \"device\" in one process",
         type, type, t == "nccl" ? "NCCL" : "a ZeroMQ parameter server");
   }
