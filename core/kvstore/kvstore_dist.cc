@@ -116,6 +116,11 @@ void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, i
   const NDArray merged = comm().Reduce(key.id(), values, priority);
   Buffers& b = buf_[key.id()];
   const NDArray send = OnHost(merged, &b.send_host, priority);
+  if (!has_updater() && IsHost(stored) && !send.SharesChunkWith(stored)) {
+    // The sum replaces the stored value: allreduce straight into it (one copy less).
+    Issue(Collectives::Kind::kAllreduce, key, send, stored, priority);
+    return;
+  }
   if (b.recv_host.is_none()) b.recv_host = NDArray(merged.GetShape(), Context::cpu(0), false, merged.GetDType());
   Issue(Collectives::Kind::kAllreduce, key, send, b.recv_host, priority);
   NDArray reduced = b.recv_host;
