@@ -1,10 +1,12 @@
 // weft core — the public KVStore: forwards to its implementation (kvstore_impl.h); Create picks
-// KVStoreLocal over CommCPU ("local") or CommDevice ("device").
+// KVStoreLocal over CommCPU ("local") or CommDevice ("device"), KVStoreDist over the same Comms
+// ("dist_sync", "dist_device_sync").
 #include "weft/kvstore.h"
 
 #include <algorithm>
 #include <cctype>
 
+#include "kvstore/kvstore_dist.h"
 #include "kvstore/kvstore_local.h"
 
 namespace weft {
@@ -23,18 +25,23 @@ std::string Lower(std::string s) {
 
 std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   const std::string t = Lower(type);
-  if (t == "nccl" || t.rfind("dist", 0) == 0) {
+  if (t == "nccl" || t == "dist_async") {
     Fail(
-        "KVStore::Create(\"{}\"): the {} kvstore comes with a transport plugin ({}), which is not available yet; "
-        "use \"local\" or \"device\" for training in one process",
-        type, type,
-        t == "nccl"         ? "NCCL"
-        : t == "dist_async" ? "ZeroMQ parameter server"
-                            : "Gloo allreduce");
+        "KVStore::Create(\"{}\"): the {} kvstore needs a transport plugin ({}), which is not available yet; "
+        "use \"dist_sync\" (Gloo allreduce) for several processes, or \"local\" / \"device\" in one process",
+        type, type, t == "nccl" ? "NCCL" : "a ZeroMQ parameter server");
+  }
+  if (t == "dist_sync" || t == "dist_device_sync") {
+    std::unique_ptr<kv::Comm> comm;
+    if (t == "dist_sync")
+      comm = std::make_unique<kv::CommCPU>();
+    else
+      comm = std::make_unique<kv::CommDevice>();
+    return std::unique_ptr<KVStore>(new KVStore(std::make_unique<kv::KVStoreDist>(type, std::move(comm))));
   }
   WEFT_CHECK(t == "local" || t == "device",
-             "KVStore::Create(\"{}\"): unknown type; known types: local, device (in-process), nccl, dist_sync, "
-             "dist_device_sync, dist_async (transport plugins)",
+             "KVStore::Create(\"{}\"): unknown type; known types: local, device (in-process), dist_sync, "
+             "dist_device_sync (several processes; Gloo transport plugin), nccl, dist_async (not available yet)",
              type);
   std::unique_ptr<kv::Comm> comm;
   if (t == "local")

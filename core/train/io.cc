@@ -71,13 +71,21 @@ MNISTIter::MNISTIter(const std::string& image_file, const std::string& label_fil
              images.dims[0], label_file, labels.dims[0]);
   size_t count = images.dims[0];
   if (options.max_samples > 0) count = std::min(count, options.max_samples);
+  WEFT_CHECK(options.num_parts >= 1 && options.part_index >= 0 && options.part_index < options.num_parts,
+             "MNISTIter: part_index {} is outside 0..num_parts-1 (num_parts {})", options.part_index,
+             options.num_parts);
+  // MXNet's num_parts / part_index: this iterator's contiguous share of the samples.
+  const size_t first = count * static_cast<size_t>(options.part_index) / static_cast<size_t>(options.num_parts);
+  count = count * static_cast<size_t>(options.part_index + 1) / static_cast<size_t>(options.num_parts) - first;
   WEFT_CHECK(static_cast<size_t>(options.batch_size) <= count,
              "MNISTIter: batch_size {} is larger than the {} samples of '{}'", options.batch_size, count, image_file);
   image_dims_ = images.dims;
   pixels_ = size_t{images.dims[1]} * images.dims[2];
   images_.resize(count * pixels_);
-  for (size_t i = 0; i < images_.size(); ++i) images_[i] = static_cast<float>(images.data[i]) / 255.0f;
-  labels_.assign(labels.data.begin(), labels.data.begin() + static_cast<std::ptrdiff_t>(count));
+  for (size_t i = 0; i < images_.size(); ++i)
+    images_[i] = static_cast<float>(images.data[first * pixels_ + i]) / 255.0f;
+  labels_.assign(labels.data.begin() + static_cast<std::ptrdiff_t>(first),
+                 labels.data.begin() + static_cast<std::ptrdiff_t>(first + count));
   order_.resize(count);
   std::iota(order_.begin(), order_.end(), 0);
   rng_.seed(options.seed);
@@ -140,11 +148,13 @@ MXDataIter MXDataIter::CreateDataIter() {
   if (auto v = take("flat")) o.flat = flag(*v);
   if (auto v = take("seed")) o.seed = static_cast<uint32_t>(std::stoul(*v));
   if (auto v = take("max_samples")) o.max_samples = std::stoul(*v);
-  for (const char* ignored : {"silent", "prefetch_buffer", "num_parts", "part_index"}) take(ignored);
+  if (auto v = take("num_parts")) o.num_parts = std::stoi(*v);
+  if (auto v = take("part_index")) o.part_index = std::stoi(*v);
+  for (const char* ignored : {"silent", "prefetch_buffer"}) take(ignored);
   if (!params_.empty())
     Fail(
         "MXDataIter(MNISTIter): unknown parameter '{}' (known: image, label, batch_size, shuffle, flat, seed, "
-        "max_samples)",
+        "max_samples, num_parts, part_index)",
         params_.begin()->first);
   MXDataIter out(type_);
   out.impl_ = std::make_shared<MNISTIter>(*image, *label, o);

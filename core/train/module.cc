@@ -146,6 +146,11 @@ std::pair<std::map<std::string, NDArray>, std::map<std::string, NDArray>> Module
 }
 
 void Module::InitOptimizer(const std::string& kvstore, std::unique_ptr<Optimizer> optimizer, bool force_init) {
+  if (kv_ && !force_init) return;
+  InitOptimizer(KVStore::Create(kvstore), std::move(optimizer), force_init);
+}
+
+void Module::InitOptimizer(std::unique_ptr<KVStore> kv, std::unique_ptr<Optimizer> optimizer, bool force_init) {
   CheckBound("InitOptimizer");
   WEFT_CHECK(params_initialized_, "Module::InitOptimizer: call InitParams or SetParams first");
   WEFT_CHECK(for_training_, "Module::InitOptimizer: the module was bound with for_training=false");
@@ -154,7 +159,8 @@ void Module::InitOptimizer(const std::string& kvstore, std::unique_ptr<Optimizer
   std::map<int, std::string> idx2name;
   for (size_t k = 0; k < param_names_.size(); ++k) idx2name[static_cast<int>(k)] = param_names_[k];
   optimizer->SetParamNames(idx2name, &symbol_);
-  kv_ = KVStore::Create(kvstore);
+  WEFT_CHECK(kv != nullptr, "Module::InitOptimizer: no KVStore given");
+  kv_ = std::move(kv);
   for (size_t k = 0; k < param_names_.size(); ++k) kv_->Init(static_cast<int>(k), group_->param_arrays()[k][0]);
   kv_->SetOptimizer(std::move(optimizer));
   if (!preload_states_.empty()) {

@@ -25,7 +25,9 @@ int main(int argc, char** argv) {
   app.add_option("--network", network, "mlp or lenet")->check(CLI::IsMember({"mlp", "lenet"}));
   app.add_option("--device", device, "device type of a loaded plugin (cpu, simdev, cuda, ...)");
   app.add_option("--num-devices", num_devices, "devices to train on, data parallel")->check(CLI::PositiveNumber);
-  app.add_option("--kvstore", kvstore, "local or device");
+  app.add_option("--kvstore", kvstore,
+                 "local or device (one process); dist_sync or dist_device_sync (one worker per process, started "
+                 "by weft-launch; each reads its share of the data)");
   app.add_option("--epochs", epochs, "epochs to train (in total, counting resumed ones)");
   app.add_option("--batch-size", batch_size, "samples per step, split over the devices")->check(CLI::PositiveNumber);
   app.add_option("--lr", lr, "learning rate");
@@ -56,6 +58,9 @@ int main(int argc, char** argv) {
     std::vector<Context> contexts;
     for (int i = 0; i < num_devices; ++i) contexts.emplace_back(device, i);
 
+    // The store first: a dist store joins the job, which gives this worker's share of the data.
+    std::unique_ptr<KVStore> kv = KVStore::Create(kvstore);
+    const int rank = kv->rank(), workers = kv->num_workers();
     const bool flat = network == "mlp";
     const std::string d = data_dir + "/";
     MNISTIter train_iter(d + "train-images-idx3-ubyte.gz", d + "train-labels-idx1-ubyte.gz",
@@ -64,7 +69,9 @@ int main(int argc, char** argv) {
                           .flat = flat,
                           .seed = seed,
                           .max_samples = num_examples,
-                          .reshuffle_each_epoch = true});
+                          .reshuffle_each_epoch = true,
+                          .num_parts = workers,
+                          .part_index = rank});
     MNISTIter val_iter(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz",
                        {.batch_size = batch_size, .shuffle = false, .flat = flat});
 
@@ -82,7 +89,10 @@ int main(int argc, char** argv) {
       mod.InitParams(init);
     }
     auto opt = OptimizerRegistry::Create(optimizer);
-    opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", 1.0f / static_cast<float>(batch_size));
+    // As MXNet's Module: a sync dist store sums the gradients of every worker's batch.
+    const bool dist_sync = kvstore.rfind("dist", 0) == 0 && kvstore.find("sync") != std::string::npos;
+    const int total_batch = batch_size * (dist_sync ? workers : 1);
+    opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", 1.0f / static_cast<float>(total_batch));
     if (optimizer == "sgd" || optimizer == "nag") opt->SetParam("momentum", momentum);
     if (!lr_step_epochs.empty() && lr_factor != 1.0f) {
       // As MXNet's fit.py: steps in updates; the optimizer's count resumes from the loaded states.
@@ -90,11 +100,11 @@ int main(int argc, char** argv) {
       for (int e : lr_step_epochs) steps.push_back(e * static_cast<int>(train_iter.num_batches()));
       opt->SetLRScheduler(std::make_unique<MultiFactorScheduler>(steps, lr_factor));
     }
-    mod.InitOptimizer(kvstore, std::move(opt));
+    mod.InitOptimizer(std::move(kv), std::move(opt));
 
-    std::printf("Training %s on %d %s device(s), kvstore %s, batch %d, %zu samples, %s lr %g\n", network.c_str(),
-                num_devices, device.c_str(), kvstore.c_str(), batch_size, train_iter.num_samples(), optimizer.c_str(),
-                static_cast<double>(lr));
+    std::printf("Training %s on %d %s device(s), kvstore %s (worker %d of %d), batch %d, %zu samples, %s lr %g\n",
+                network.c_str(), num_devices, device.c_str(), kvstore.c_str(), rank, workers, batch_size,
+                train_iter.num_samples(), optimizer.c_str(), static_cast<double>(lr));
     FitOptions fit;
     fit.begin_epoch = load_epoch;
     fit.num_epoch = epochs;
@@ -104,7 +114,7 @@ int main(int argc, char** argv) {
                   static_cast<double>(p.train_metric.Get()), static_cast<double>(p.eval_metric->Get()),
                   static_cast<double>(p.num_samples) / p.train_seconds, p.train_seconds);
       std::fflush(stdout);
-      if (model_prefix.empty()) return;
+      if (model_prefix.empty() || rank != 0) return;  // the weights are the same on every worker
       p.module.SaveCheckpoint(model_prefix, p.epoch + 1, /*save_optimizer_states=*/true);
       std::printf("Saved checkpoint to \"%s\"\n", CheckpointParamsFile(model_prefix, p.epoch + 1).c_str());
     };

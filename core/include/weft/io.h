@@ -79,6 +79,11 @@ struct WEFT_API MNISTIterOptions {
   /// Draw a new order at every Reset after the first (PyTorch's DataLoader behaviour; MXNet's
   /// MNISTIter keeps one order). The sequence of orders is fixed by `seed`.
   bool reshuffle_each_epoch = false;
+  /// MXNet's sharding for distributed training: the samples (after max_samples) are split into
+  /// num_parts contiguous parts of nearly equal size and this iterator reads part part_index
+  /// (0 <= part_index < num_parts).
+  int num_parts = 1;
+  int part_index = 0;
 };
 
 class WEFT_API MNISTIter : public DataIter {
@@ -109,7 +114,7 @@ class WEFT_API MNISTIter : public DataIter {
 };
 
 /// mxnet-cpp's MXDataIter, for the iterator types weft has ("MNISTIter": parameters image,
-/// label, batch_size, shuffle, flat, seed, max_samples; others raise weft::Error naming the
+/// label, batch_size, shuffle, flat, seed, max_samples, num_parts, part_index; others raise weft::Error naming the
 /// known ones).
 class WEFT_API MXDataIter : public DataIter {
  public:

@@ -13,9 +13,12 @@
 // first push; MXNet's CommDevice) — both in this process. Sums, 2-bit compression and optimizer
 // updates are operators (add_n, _quantize_2bit / _dequantize_2bit, sgd_update, ...) run by the
 // device plugin where the data is, so a "device" store on a GPU-class device never stages data
-// through the host. "nccl", "dist_sync", "dist_device_sync", "dist_async" come with transport
-// plugins and are refused by Create until those exist. Type names are matched lower-cased; type()
-// returns the name as given.
+// through the host. "dist_sync" and "dist_device_sync" span several processes (one worker each,
+// started by weft-launch) on a collective transport plugin (Gloo): pushes are summed on the
+// worker's devices, allreduced across workers, and every worker applies the optimizer to its copy
+// (core/kvstore/kvstore_dist.h has the details and the failure behaviour). "nccl" and
+// "dist_async" are refused (no transport for them yet). Type names are matched lower-cased;
+// type() returns the name as given.
 //
 // Keys: ints or strings; one store takes one kind (weft::Error on mixing them).
 //
@@ -63,15 +66,21 @@ class WEFT_API KVStore {
   using Updater = std::function<void(int key, const NDArray& recv, NDArray* local)>;
   using StrUpdater = std::function<void(const std::string& key, const NDArray& recv, NDArray* local)>;
 
-  /// A store of `type` ("local" or "device"; see the top of this file). Throws weft::Error for
-  /// the distributed and nccl types (not available yet: they come with transport plugins) and for
-  /// unknown names (listing the known ones).
+  /// A store of `type` ("local", "device", "dist_sync", "dist_device_sync"; see the top of this
+  /// file). The dist types join the job described by the environment (WEFT_RANK,
+  /// WEFT_NUM_WORKERS, WEFT_RENDEZVOUS, set by weft-launch) and block until every worker has
+  /// joined (WEFT_RENDEZVOUS_TIMEOUT, default 300 s). Throws weft::Error for "nccl" and
+  /// "dist_async" (no transport yet), for unknown names (listing the known ones), and when the
+  /// job cannot be joined (no transport plugin, rendezvous deadline passed).
   static std::unique_ptr<KVStore> Create(const std::string& type = "local");
   virtual ~KVStore();
 
   /// The type name as given to Create.
   const std::string& type() const;
   /// This worker's rank and the number of workers (0 and 1 for single-process stores).
+  /// Barrier of the dist stores blocks until every worker has reached it (after every collective
+  /// issued before it), bounded by WEFT_KVSTORE_TIMEOUT; it throws weft::Error naming the peer
+  /// when one died or stalled.
   int rank() const;
   int num_workers() const;
   /// Workers barrier; a no-op for single-process stores (mxnet-cpp's Barrier).

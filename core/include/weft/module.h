@@ -132,6 +132,10 @@ class WEFT_API Module {
   /// Loads the optimizer states of Module::Load(load_optimizer_states).
   /// Without force_init a second call does nothing.
   void InitOptimizer(const std::string& kvstore, std::unique_ptr<Optimizer> optimizer, bool force_init = false);
+  /// As above with a store the caller created (e.g. a dist store created early to learn this
+  /// worker's rank and num_workers; it must hold no keys yet). In a dist store rank 0's weights
+  /// win (KVStore::Init). Throws weft::Error when `kv` is null.
+  void InitOptimizer(std::unique_ptr<KVStore> kv, std::unique_ptr<Optimizer> optimizer, bool force_init = false);
 
   /// Feeds `batch` (data, and label when bound with labels) and runs forward.
   void Forward(const DataBatch& batch, bool is_train);

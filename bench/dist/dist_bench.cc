@@ -1,0 +1,116 @@
+// Allreduce bandwidth: KVStore "dist_sync" (Push + Pull of one key, no optimizer) next to raw
+// Gloo (gloo::allreduce, ring, in place) in the same run, on the same rendezvous and sizes.
+//
+//   weft-launch -n 2 -- build/default/bench/dist_bench [sizes in MB, default 1 16 64]
+//
+// Rank 0 prints one line per size: MB, raw Gloo GB/s, KVStore GB/s, ratio. GB/s is the
+// "algorithm bandwidth" bytes / time per allreduce, best of the repeats (same for both).
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/kvstore.h"
+#include "weft/ndarray.h"
+#include "weft/rendezvous.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// gloo's Store on weft's rendezvous store (what the gloo plugin does through the host table).
+class Store final : public gloo::rendezvous::Store {
+ public:
+  explicit Store(std::shared_ptr<weft::RendezvousStore> s) : s_(std::move(s)) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    s_->Set("bench/" + key, std::string(data.begin(), data.end()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    auto v = s_->Get("bench/" + key, std::chrono::seconds(60));
+    if (!v) throw std::runtime_error("rendezvous: key " + key + " missing");
+    return {v->begin(), v->end()};
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, std::chrono::seconds(60)); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override {
+    for (const auto& k : keys)
+      if (!s_->Get("bench/" + k, t)) throw std::runtime_error("rendezvous: key " + k + " missing");
+  }
+
+ private:
+  std::shared_ptr<weft::RendezvousStore> s_;
+};
+
+template <typename F>
+double BestSeconds(int repeats, F&& f) {
+  f();  // warm-up
+  double best = 1e30;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = Clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<double> sizes_mb;
+  for (int i = 1; i < argc; ++i) sizes_mb.push_back(std::atof(argv[i]));
+  if (sizes_mb.empty()) sizes_mb = {1, 16, 64};
+  try {
+    auto kv = weft::KVStore::Create("dist_sync");  // joins the job (and sets up the rendezvous)
+    const int rank = kv->rank(), size = kv->num_workers();
+    // Raw Gloo on its own full mesh.
+    Store store(weft::RendezvousFromEnv());
+    gloo::transport::tcp::attr attr;
+    attr.hostname = "127.0.0.1";
+    auto dev = gloo::transport::tcp::CreateDevice(attr);
+    auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    ctx->setTimeout(std::chrono::seconds(60));
+    ctx->connectFullMesh(store, dev);
+    if (rank == 0)
+      std::printf("%d workers; allreduce of float32, best of repeats\n%8s %12s %14s %7s\n", size, "MB", "gloo GB/s",
+                  "KVStore GB/s", "ratio");
+    int key = 0;
+    for (double mb : sizes_mb) {
+      const size_t n = static_cast<size_t>(mb * 1024 * 1024 / 4);
+      const int repeats = mb <= 1 ? 30 : (mb <= 16 ? 8 : 4);
+      std::vector<float> buf(n, 1.0f);
+      uint32_t tag = 0;
+      const double raw = BestSeconds(repeats, [&] {
+        gloo::AllreduceOptions o(ctx);
+        o.setOutput(buf.data(), n);
+        o.setReduceFunction([](void* c, const void* a, const void* b, size_t k) { gloo::sum<float>(c, a, b, k); });
+        o.setTag(tag++);
+        gloo::allreduce(o);
+      });
+      weft::NDArray grad(std::vector<float>(n, 1.0f), weft::Shape(static_cast<int64_t>(n)), weft::Context::cpu(0));
+      weft::NDArray out(weft::Shape(static_cast<int64_t>(n)), weft::Context::cpu(0));
+      kv->Init(key, grad);
+      const double dist = BestSeconds(repeats, [&] {
+        kv->Push(key, {grad});
+        kv->Pull(key, {out});
+        out.WaitToRead();
+      });
+      ++key;
+      const double bytes = static_cast<double>(n) * 4;
+      if (rank == 0)
+        std::printf("%8.0f %12.2f %14.2f %6.0f%%\n", mb, bytes / raw / 1e9, bytes / dist / 1e9, 100 * raw / dist);
+    }
+    kv->Barrier();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dist_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

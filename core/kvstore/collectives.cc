@@ -1,0 +1,260 @@
+// weft core — Collectives (see collectives.h).
+#include "kvstore/collectives.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "weft/base.h"
+#include "weft/env.h"
+#include "weft/logging.h"
+#include "weft/runtime.h"
+
+namespace weft::kv {
+
+namespace {
+
+// The first of the variables that is set, as an int (weft::Error naming it when malformed).
+std::optional<int64_t> FirstInt(std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (GetEnv(n)) return GetEnvInt(n, 0);
+  return std::nullopt;
+}
+
+bool Serves(const weft_transport_api& t, const std::string& type) {
+  std::stringstream in(t.kvstore_types ? t.kvstore_types : "");
+  for (std::string item; std::getline(in, item, ',');)
+    if (item == type) return true;
+  return false;
+}
+
+}  // namespace
+
+DistConfig DistConfig::FromEnv() {
+  DistConfig c;
+  const auto rank = FirstInt({"WEFT_RANK", "DMLC_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
+  const auto size = FirstInt({"WEFT_NUM_WORKERS", "DMLC_NUM_WORKER", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"});
+  c.num_workers = static_cast<int>(size.value_or(1));
+  c.rank = static_cast<int>(rank.value_or(0));
+  WEFT_CHECK(c.num_workers >= 1 && c.rank >= 0 && c.rank < c.num_workers,
+             "distributed KVStore: rank {} is outside 0..{} (WEFT_RANK / WEFT_NUM_WORKERS); start the job with "
+             "weft-launch, which sets them",
+             c.rank, c.num_workers - 1);
+  WEFT_CHECK(c.num_workers == 1 || rank.has_value(),
+             "distributed KVStore: {} workers but no rank for this process; set WEFT_RANK (weft-launch does)",
+             c.num_workers);
+  c.op_timeout_ms = GetEnvInt("WEFT_KVSTORE_TIMEOUT", 120) * 1000;
+  c.rendezvous_timeout_ms = GetEnvInt("WEFT_RENDEZVOUS_TIMEOUT", 300) * 1000;
+  WEFT_CHECK(c.op_timeout_ms > 0 && c.rendezvous_timeout_ms > 0,
+             "WEFT_KVSTORE_TIMEOUT and WEFT_RENDEZVOUS_TIMEOUT must be positive numbers of seconds");
+  c.transport = GetEnvString("WEFT_KVSTORE_TRANSPORT", "");
+  return c;
+}
+
+struct Collectives::State {
+  const Plugin* plugin = nullptr;
+  const weft_transport_api* api = nullptr;
+  void* pstate = nullptr;
+  weft_comm comm = nullptr;
+  std::string type;
+  int rank = 0;
+  int64_t op_timeout_ms = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t next_reserve = 0;
+  uint64_t next_run = 0;
+  std::map<uint64_t, Op> ready;
+  bool stop = false;
+  std::exception_ptr failed;  // the first failure: every later op gets it
+  std::thread dispatcher;
+
+  void Loop();
+  std::exception_ptr Issue(const Op& op);
+};
+
+std::exception_ptr Collectives::State::Issue(const Op& op) {
+  weft_collective_args a{};
+  a.struct_size = sizeof(a);
+  a.comm = comm;
+  a.key = op.key.c_str();
+  a.send = weft_buffer{sizeof(weft_buffer), const_cast<void*>(op.send), 0, 0, op.count, WEFT_DTYPE_FLOAT32};
+  a.recv = weft_buffer{sizeof(weft_buffer), op.recv, 0, 0, op.count, WEFT_DTYPE_FLOAT32};
+  a.reduce_op = WEFT_REDUCE_SUM;
+  a.root = op.root;
+  a.timeout_ms = op_timeout_ms;
+  a.failed_rank = -1;
+  weft_error* err = nullptr;
+  const char* name = "barrier";
+  switch (op.kind) {
+    case Kind::kAllreduce:
+      name = "allreduce";
+      err = api->allreduce(pstate, &a);
+      break;
+    case Kind::kBroadcast:
+      name = "broadcast";
+      err = api->broadcast(pstate, &a);
+      break;
+    case Kind::kBarrier:
+      err = api->barrier(pstate, &a);
+      break;
+  }
+  if (err == nullptr) return nullptr;
+  try {
+    ThrowIfError(err, fmt::format("KVStore({}) rank {}: {} of key {} failed", type, rank, name, op.key));
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+void Collectives::State::Loop() {
+  std::unique_lock<std::mutex> lock(mu);
+  auto waiting_since = std::chrono::steady_clock::time_point::max();
+  while (true) {
+    cv.wait_for(lock, std::chrono::milliseconds(500), [&] { return stop || ready.count(next_run) != 0; });
+    auto it = ready.find(next_run);
+    if (it == ready.end()) {
+      if (stop) break;
+      if (ready.empty()) {
+        waiting_since = std::chrono::steady_clock::time_point::max();
+        continue;
+      }
+      // Later ops wait for one that has not come: give it one op deadline, then fail them.
+      const auto now = std::chrono::steady_clock::now();
+      if (waiting_since == std::chrono::steady_clock::time_point::max()) waiting_since = now;
+      if (now - waiting_since < std::chrono::milliseconds(op_timeout_ms)) continue;
+      if (!failed) {
+        try {
+          Fail(
+              "KVStore({}) rank {}: collective #{} was never issued on this rank within {} ms (an earlier error "
+              "skipped it), so the later ones cannot run",
+              type, rank, next_run, op_timeout_ms);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      }
+      for (auto& [seq, op] : ready) op.done(failed);
+      ready.clear();
+      continue;
+    }
+    waiting_since = std::chrono::steady_clock::time_point::max();
+    Op op = std::move(it->second);
+    ready.erase(it);
+    ++next_run;
+    std::exception_ptr error = failed;
+    lock.unlock();
+    if (!error) {
+      error = Issue(op);
+      if (error) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          LogError("{}", e.what());
+        }
+        // Later collectives cannot succeed on a broken communicator: fail them fast.
+        std::lock_guard<std::mutex> l(mu);
+        if (!failed) failed = error;
+      }
+    }
+    op.done(error);
+    lock.lock();
+  }
+}
+
+Collectives::Collectives(const std::string& kvstore_type, const DistConfig& config, const std::string& prefix)
+    : config_(config), state_(std::make_shared<State>()) {
+  State& s = *state_;
+  std::string served;
+  for (const Plugin* p : Runtime::Get().Plugins()) {
+    const weft_transport_api* t = p->transport_api();
+    if (t == nullptr) continue;
+    served += fmt::format("{}{} ({})", served.empty() ? "" : ", ", t->name, t->kvstore_types);
+    if (!config.transport.empty() && config.transport != t->name) continue;
+    if (s.api == nullptr && Serves(*t, kvstore_type)) {
+      s.plugin = p;
+      s.api = t;
+      s.pstate = p->state();
+    }
+  }
+  WEFT_CHECK(s.api != nullptr,
+             "KVStore({}): no loaded transport plugin serves it{}; loaded transports: {}. The gloo plugin "
+             "(libweft-gloo.so) is built when Debian's libgloo-dev is installed; `weft-info` shows why a plugin "
+             "was not loaded",
+             kvstore_type, config.transport.empty() ? "" : fmt::format(" under the name '{}'", config.transport),
+             served.empty() ? "none" : served);
+  s.type = kvstore_type;
+  s.rank = config.rank;
+  s.op_timeout_ms = config.op_timeout_ms;
+  const std::string op_timeout = std::to_string(config.op_timeout_ms);
+  weft_kv attr{"op_timeout_ms", op_timeout.c_str()};
+  weft_comm_init_args a{};
+  a.struct_size = sizeof(a);
+  a.rank = config.rank;
+  a.world_size = config.num_workers;
+  a.role = WEFT_ROLE_WORKER;
+  a.prefix = prefix.c_str();
+  a.timeout_ms = config.rendezvous_timeout_ms;
+  a.num_attrs = 1;
+  a.attrs = &attr;
+  ThrowIfError(s.api->comm_init(s.pstate, &a),
+               fmt::format("KVStore({}): joining the job as rank {} of {} through the '{}' transport", kvstore_type,
+                           config.rank, config.num_workers, s.api->name));
+  s.comm = a.comm;
+  s.dispatcher = std::thread([st = state_] { st->Loop(); });
+}
+
+Collectives::~Collectives() {
+  State& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.stop = true;
+  }
+  s.cv.notify_all();
+  s.dispatcher.join();
+  if (s.plugin->alive()) {
+    if (s.failed) s.api->comm_abort(s.pstate, s.comm);
+    weft_error* err = s.api->comm_finalize(s.pstate, s.comm);
+    if (err != nullptr) {
+      LogWarning("KVStore({}) rank {}: finalize: {}", s.type, s.rank, ErrorMessage(err));
+      ReleaseError(err);
+    }
+  }
+}
+
+const std::string& Collectives::transport_name() const {
+  static thread_local std::string name;
+  name = state_->api->name;
+  return name;
+}
+
+uint64_t Collectives::Reserve() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->next_reserve++;
+}
+
+void Collectives::Submit(uint64_t seq, Op op) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->ready.emplace(seq, std::move(op));
+  }
+  state_->cv.notify_all();
+}
+
+void Collectives::Run(Op op) {
+  std::promise<void> done;
+  auto fut = done.get_future();
+  op.done = [&done](std::exception_ptr e) {
+    if (e)
+      done.set_exception(e);
+    else
+      done.set_value();
+  };
+  Submit(Reserve(), std::move(op));
+  fut.get();
+}
+
+}  // namespace weft::kv

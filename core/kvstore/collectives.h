@@ -1,0 +1,89 @@
+// weft core — Collectives: one communicator of a transport plugin (sdk/transport.h) with the
+// ordering rule collectives need: every rank issues the same collectives in the same order.
+//
+// The distributed KVStore reserves a sequence number for each collective when the user calls
+// Push / Init / Barrier (under the store's lock, so the order is the program's order, the same on
+// every rank), and submits the collective when the engine has its input ready (the engine may
+// make inputs ready in any order). A dispatcher thread issues them to the transport strictly in
+// sequence order, one at a time, and calls each op's `done`.
+//
+// Deadlines: the transport bounds each op (WEFT_KVSTORE_TIMEOUT). When a later op is waiting but
+// the next one in sequence is never submitted for a whole op deadline (an earlier error on this
+// rank skipped it), the waiting ops fail naming the missing one. After the first failure the
+// communicator is aborted and every later op fails at once with that error.
+//
+// DistConfig::FromEnv reads the process's place in the job: rank and number of workers from
+// WEFT_RANK / WEFT_NUM_WORKERS, else MXNet's DMLC_RANK / DMLC_NUM_WORKER, else Open MPI's
+// OMPI_COMM_WORLD_RANK / _SIZE, else SLURM's SLURM_PROCID / SLURM_NTASKS; none set means one
+// worker. WEFT_KVSTORE_TIMEOUT (s, default 120) bounds each collective, WEFT_RENDEZVOUS_TIMEOUT
+// (s, default 300) the rendezvous; WEFT_KVSTORE_TRANSPORT names a transport plugin to use.
+//
+// Thread-safety: Reserve, Submit and Run may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace weft {
+class Plugin;
+}
+
+namespace weft::kv {
+
+struct DistConfig {
+  int rank = 0;
+  int num_workers = 1;
+  int64_t op_timeout_ms = 120000;
+  int64_t rendezvous_timeout_ms = 300000;
+  std::string transport;  // plugin name, "" = the first that serves the type
+  /// From the environment (see the top). Throws weft::Error for malformed values.
+  static DistConfig FromEnv();
+};
+
+class Collectives {
+ public:
+  enum class Kind { kAllreduce, kBroadcast, kBarrier };
+  struct Op {
+    Kind kind = Kind::kBarrier;
+    std::string key;  // for messages
+    const void* send = nullptr;
+    void* recv = nullptr;
+    uint64_t count = 0;  // float32 elements
+    int root = 0;
+    /// Called once from the dispatcher thread with nullptr or the failure (weft::Error naming
+    /// the peer rank, the op and the key). Must not throw.
+    std::function<void(std::exception_ptr)> done;
+  };
+
+  /// Finds the transport plugin serving `kvstore_type` and joins the job's communicator (the
+  /// rendezvous store must be set up). Throws weft::Error when no loaded plugin serves the type
+  /// (naming the types the loaded transports serve) or the rendezvous fails.
+  Collectives(const std::string& kvstore_type, const DistConfig& config, const std::string& prefix);
+  /// Stops the dispatcher (pending submitted ops are run first) and finalizes the communicator
+  /// (a last barrier, bounded by the op deadline).
+  ~Collectives();
+  Collectives(const Collectives&) = delete;
+  Collectives& operator=(const Collectives&) = delete;
+
+  int rank() const { return config_.rank; }
+  int size() const { return config_.num_workers; }
+  const std::string& transport_name() const;
+
+  /// The sequence number of the next collective.
+  uint64_t Reserve();
+  /// Hands over the op reserved as `seq`.
+  void Submit(uint64_t seq, Op op);
+  /// Reserve + Submit, then waits for it (rethrows its failure).
+  void Run(Op op);
+
+  struct State;
+
+ private:
+  DistConfig config_;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace weft::kv

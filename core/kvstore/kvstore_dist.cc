@@ -1,0 +1,141 @@
+// weft core — KVStoreDist (see kvstore_dist.h).
+#include "kvstore/kvstore_dist.h"
+
+#include <signal.h>
+
+#include <atomic>
+
+#include "weft/engine.h"
+#include "weft/logging.h"
+#include "weft/rendezvous.h"
+
+namespace weft::kv {
+
+namespace {
+
+bool IsHost(const NDArray& a) { return a.GetContext().GetDeviceType() == "cpu"; }
+
+// Communicators of one process get distinct store prefixes; every rank creates its stores in the
+// same order, so the n-th store of each rank meets the n-th of the others.
+std::string NextPrefix() {
+  static std::atomic<int> count{0};
+  return "weft/kvstore" + std::to_string(count++);
+}
+
+}  // namespace
+
+KVStoreDist::KVStoreDist(std::string type, std::unique_ptr<Comm> comm)
+    : KVStoreLocal(std::move(type), std::move(comm)), config_(DistConfig::FromEnv()) {
+  const std::string prefix = NextPrefix();
+  if (config_.num_workers == 1) {
+    LogInfo("KVStore({}): one worker (WEFT_NUM_WORKERS unset or 1): no transport needed", this->type());
+    return;
+  }
+  // A peer that dies leaves sockets whose next write raises SIGPIPE, which would kill this
+  // process before the transport can report which peer died: ignore it (writes then fail with
+  // EPIPE), unless the program installed its own handler.
+  struct sigaction old {};
+  if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
+  auto store = RendezvousFromEnv();
+  WEFT_CHECK(store != nullptr,
+             "KVStore({}): {} workers but no rendezvous: set WEFT_RENDEZVOUS=file:<shared dir> or "
+             "tcp:<host>:<port> (weft-launch does)",
+             this->type(), config_.num_workers);
+  SetRendezvousStore(store);
+  coll_ = std::make_shared<Collectives>(this->type(), config_, prefix);
+  LogInfo("KVStore({}): rank {} of {} joined through the '{}' transport", this->type(), config_.rank,
+          config_.num_workers, coll_->transport_name());
+}
+
+KVStoreDist::~KVStoreDist() {
+  try {
+    Engine::Get()->WaitForAll();
+  } catch (const std::exception& e) {
+    LogWarning("KVStore({}) rank {}: pending work failed while closing: {}", type(), config_.rank, e.what());
+  }
+  coll_.reset();
+}
+
+void KVStoreDist::Barrier() {
+  if (!coll_) return;
+  Collectives::Op op;
+  op.kind = Collectives::Kind::kBarrier;
+  op.key = "(barrier)";
+  coll_->Run(std::move(op));
+}
+
+NDArray KVStoreDist::OnHost(const NDArray& a, NDArray* staging, int priority) {
+  if (IsHost(a)) return a;
+  if (staging->is_none()) *staging = NDArray(a.GetShape(), Context::cpu(0), false, a.GetDType());
+  NDArray::CopyFromTo(a, *staging, priority);
+  return *staging;
+}
+
+void KVStoreDist::Issue(Collectives::Kind kind, const Key& key, const NDArray& send, const NDArray& recv,
+                        int priority) {
+  send.CheckAndAlloc();
+  recv.CheckAndAlloc();
+  const uint64_t seq = coll_->Reserve();
+  std::shared_ptr<Collectives> coll = coll_;
+  const bool same = send.var() == recv.var();
+  std::vector<VarHandle> reads;
+  if (!same) reads.push_back(send.var());
+  Engine::Get()->PushAsync(
+      [coll, seq, kind, key = key.display(), send, recv](RunContext, CallbackOnComplete on_complete) {
+        Collectives::Op op;
+        op.kind = kind;
+        op.key = key;
+        op.send = send.GetRawData();
+        op.recv = const_cast<void*>(recv.GetRawData());
+        op.count = recv.Size();
+        op.root = 0;
+        op.done = [on_complete](std::exception_ptr e) { on_complete(e); };
+        coll->Submit(seq, std::move(op));
+      },
+      Context::cpu(0), reads, {recv.var()}, FnProperty::kAsync, priority,
+      kind == Collectives::Kind::kAllreduce ? "KVStoreDist::allreduce" : "KVStoreDist::broadcast");
+}
+
+void KVStoreDist::InitImpl(const Key& key, const NDArray& value) {
+  KVStoreLocal::InitImpl(key, value);
+  if (!coll_) return;
+  // Rank 0's value wins: broadcast it into every worker's copy (through cpu(0) for device copies).
+  NDArray& stored = Stored(key);
+  Buffers& b = buf_[key.id()];
+  NDArray host = OnHost(stored, &b.send_host, 0);
+  Issue(Collectives::Kind::kBroadcast, key, host, host, 0);
+  if (!IsHost(stored)) NDArray::CopyFromTo(host, stored, 0);
+}
+
+void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
+  if (!coll_) {
+    KVStoreLocal::PushImpl(key, values, priority);
+    return;
+  }
+  NDArray& stored = Stored(key);
+  const NDArray merged = comm().Reduce(key.id(), values, priority);
+  Buffers& b = buf_[key.id()];
+  const NDArray send = OnHost(merged, &b.send_host, priority);
+  if (!has_updater() && IsHost(stored) && !send.SharesChunkWith(stored)) {
+    // The sum replaces the stored value: allreduce straight into it (one copy less).
+    Issue(Collectives::Kind::kAllreduce, key, send, stored, priority);
+    return;
+  }
+  if (b.recv_host.is_none()) b.recv_host = NDArray(merged.GetShape(), Context::cpu(0), false, merged.GetDType());
+  Issue(Collectives::Kind::kAllreduce, key, send, b.recv_host, priority);
+  NDArray reduced = b.recv_host;
+  if (!IsHost(merged)) {
+    if (b.recv_dev.is_none() || b.recv_dev.GetContext() != merged.GetContext())
+      b.recv_dev = NDArray(merged.GetShape(), merged.GetContext(), false, merged.GetDType());
+    NDArray::CopyFromTo(b.recv_host, b.recv_dev, priority);
+    reduced = b.recv_dev;
+  }
+  if (has_updater()) {
+    if (stored.GetContext() != reduced.GetContext()) stored = stored.Copy(reduced.GetContext());
+    ApplyUpdate(key, reduced, &stored);
+  } else {
+    NDArray::CopyFromTo(reduced, stored, priority);
+  }
+}
+
+}  // namespace weft::kv

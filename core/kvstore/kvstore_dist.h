@@ -1,0 +1,73 @@
+// weft core — KVStoreDist: "dist_sync" and "dist_device_sync" on a collective transport (Gloo),
+// as MXNet's KVStoreDist derives from KVStoreLocal (see kvstore_impl.h for the hooks).
+//
+// Semantics chosen (MXNet's, with the optimizer on the workers, as Horovod and MXNet's
+// dist_device_sync-with-NCCL do; there are no servers on a collective transport):
+//   Init   the local copy is made, then rank 0's value is broadcast into every worker's copy
+//          (rank 0's value wins).
+//   Push   the values of this worker's devices are summed first (comm(): CommCPU for dist_sync,
+//          CommDevice for dist_device_sync; with 2-bit compression each value is quantised with
+//          its residual there), then the sum is allreduced across workers (Gloo's ring: every
+//          rank gets bit-identical sums), then every worker applies the optimizer / updater to its
+//          copy with that sum (without one the copy is replaced by the sum). Copies therefore stay
+//          identical on every worker. Device data is staged through cpu(0) for the transport.
+//   Pull   local: the worker's copy is broadcast to the outs.
+//   Barrier  a collective barrier, after every collective issued before it.
+//   rank(), num_workers()  from the job (collectives.h DistConfig).
+// Optimizer states live on every worker (identical); SaveOptimizerStates writes this worker's.
+// Compression note: the allreduce moves the decoded float sums (Gloo cannot sum 2-bit words), so
+// 2-bit compression here gives MXNet's numbers but not its bandwidth saving.
+//
+// Failures: a collective that fails (a peer died: within milliseconds; a peer stalled: at
+// WEFT_KVSTORE_TIMEOUT) stores a weft::Error naming the peer rank, the op and the key on the
+// arrays it writes, so the next read of a pulled value (or Barrier) throws it; it is also logged
+// at once. Later collectives fail at once.
+//
+// One worker (num_workers 1, e.g. no launcher) needs no transport: it behaves as the local store.
+// With several workers the store sets SIGPIPE to ignored (when it is at its default), so that a
+// write to a dead peer's socket fails with an error naming the peer instead of killing the process.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kvstore/collectives.h"
+#include "kvstore/kvstore_local.h"
+
+namespace weft::kv {
+
+class KVStoreDist final : public KVStoreLocal {
+ public:
+  /// Joins the job (DistConfig::FromEnv, the rendezvous store from WEFT_RENDEZVOUS). Throws
+  /// weft::Error when the environment is incomplete or the rendezvous fails.
+  KVStoreDist(std::string type, std::unique_ptr<Comm> comm);
+  /// Waits for this store's pending work (errors are logged), then leaves the job.
+  ~KVStoreDist() override;
+
+  int rank() const override { return config_.rank; }
+  int num_workers() const override { return config_.num_workers; }
+  void Barrier() override;
+
+ protected:
+  void InitImpl(const Key& key, const NDArray& value) override;
+  void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
+
+ private:
+  // Pushes an engine op that runs collective `kind` of `key` from `send` into `recv` (host
+  // arrays; they may be the same array) once the engine has `send` ready.
+  void Issue(Collectives::Kind kind, const Key& key, const NDArray& send, const NDArray& recv, int priority);
+  // `a` itself when it is host memory, else its host staging copy (pushed).
+  NDArray OnHost(const NDArray& a, NDArray* staging, int priority);
+
+  struct Buffers {
+    NDArray send_host;  // staging of a device sum
+    NDArray recv_host;  // allreduce result
+    NDArray recv_dev;   // the result on the sum's device
+  };
+  DistConfig config_;
+  std::shared_ptr<Collectives> coll_;  // null for one worker
+  std::map<std::string, Buffers> buf_;
+};
+
+}  // namespace weft::kv
