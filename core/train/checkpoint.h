@@ -1,9 +1,13 @@
 // weft core — MXNet-compatible checkpoints (python/mxnet/model.py save_checkpoint / load_checkpoint):
 //   <prefix>-symbol.json   the symbol (Symbol::ToJSON)
 //   <prefix>-%04d.params   arguments as "arg:<name>", aux states as "aux:<name>" (NDArray list format)
-// Both are written atomically (temporary file + rename), so a crash never leaves a torn file.
+//   <prefix>-%04d.states   optimizer states (KVStore::SaveOptimizerStates), when the caller writes them
+// Each file is written atomically (temporary file + rename), so a crash never leaves a torn file,
+// and in an order that makes the params file the commit point of an epoch: it is removed first and
+// written last, so a params file that exists was written after its states and its symbol.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -18,15 +22,42 @@ struct Checkpoint {
   std::map<std::string, NDArray> aux_params;
 };
 
-/// "<prefix>-symbol.json" and "<prefix>-%04d.params" for `epoch`.
+/// "<prefix>-symbol.json", "<prefix>-%04d.params" and "<prefix>-%04d.states" for `epoch`.
 std::string SymbolFile(const std::string& prefix);
 std::string ParamsFile(const std::string& prefix, int epoch);
+std::string StatesFile(const std::string& prefix, int epoch);
 
-/// Writes both files. Throws weft::Error naming the file on I/O errors.
+struct SaveCheckpointOptions {
+  /// Called with StatesFile(prefix, epoch) after the old params file is removed and before the
+  /// new one is written (e.g. to call KVStore::SaveOptimizerStates); empty: no states file.
+  std::function<void(const std::string& states_file)> write_states;
+  /// Replace a "<prefix>-symbol.json" that holds a different network (which makes the params
+  /// files of that network unloadable). By default that is an error.
+  bool replace_network = false;
+};
+
+/// Throws weft::Error, before any long work, when checkpoints of `symbol` cannot be saved under
+/// `prefix`: its directory is not writable, or (unless `replace_network`) "<prefix>-symbol.json"
+/// holds another network or cannot be read. The message names the file and the fix.
+void CheckCheckpointPrefix(const std::string& prefix, const Symbol& symbol, bool replace_network = false);
+
+/// Saves epoch `epoch`: checks the prefix as CheckCheckpointPrefix, removes an old params file of
+/// that epoch, writes the states (options.write_states), the symbol, then the params. Throws
+/// weft::Error naming the file on I/O errors; no temporary file is left behind.
 void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
-                    const std::map<std::string, NDArray>& arg_params, const std::map<std::string, NDArray>& aux_params);
-/// Reads both files (written by weft or MXNet). Throws weft::Error naming the file when it is
-/// missing or malformed, or when a params name has no "arg:"/"aux:" prefix.
+                    const std::map<std::string, NDArray>& arg_params, const std::map<std::string, NDArray>& aux_params,
+                    const SaveCheckpointOptions& options = {});
+/// Reads the symbol and params files (written by weft or MXNet). Throws weft::Error naming the
+/// file when it is missing or malformed, when a params name has no "arg:"/"aux:" prefix or appears
+/// twice.
 Checkpoint LoadCheckpoint(const std::string& prefix, int epoch);
+
+/// Throws weft::Error listing (the first few of) the names in `arg_names` / `aux_names` that
+/// `arg_params` / `aux_params` lack: MXNet's set_params(allow_missing=False). A parameter left out
+/// of a file would otherwise keep its initial value silently. `source` names where the params came
+/// from (a file) for the message.
+void RequireAllParams(const std::vector<std::string>& arg_names, const std::vector<std::string>& aux_names,
+                      const std::map<std::string, NDArray>& arg_params,
+                      const std::map<std::string, NDArray>& aux_params, const std::string& source);
 
 }  // namespace weft::train

@@ -1,7 +1,10 @@
 // weft core — data-parallel training (see data_parallel.h).
 #include "train/data_parallel.h"
 
+#include "train/checkpoint.h"
+
 #include <algorithm>
+#include <cmath>
 
 namespace weft::train {
 
@@ -53,10 +56,26 @@ void DataParallelTrainer::InitParams(Initializer& init) {
 }
 
 void DataParallelTrainer::SetParams(const std::map<std::string, NDArray>& arg_params,
-                                    const std::map<std::string, NDArray>& aux_params) {
+                                    const std::map<std::string, NDArray>& aux_params, bool allow_missing) {
   // The KVStore holds its own copy of the weights, taken by SetOptimizer.
   WEFT_CHECK(kv_ == nullptr, "DataParallelTrainer: call SetParams before SetOptimizer");
+  if (!allow_missing)
+    RequireAllParams(param_names_, aux_names_, arg_params, aux_params, "DataParallelTrainer::SetParams");
   for (auto& exec : execs_) exec->CopyParamsFrom(arg_params, aux_params);
+}
+
+std::string DataParallelTrainer::FirstNonFiniteParam() const {
+  auto bad = [](const NDArray& a) {
+    if (a.GetDType() != DType::kFloat32) return false;
+    std::vector<float> host(a.Size());
+    a.SyncCopyToCPU(host.data(), host.size());
+    return std::any_of(host.begin(), host.end(), [](float v) { return !std::isfinite(v); });
+  };
+  for (size_t k = 0; k < param_index_.size(); ++k)
+    if (bad(execs_[0]->arg_arrays[param_index_[k]])) return param_names_[k];
+  for (size_t k = 0; k < aux_names_.size(); ++k)
+    if (bad(execs_[0]->aux_arrays[k])) return aux_names_[k];
+  return "";
 }
 
 std::map<std::string, NDArray> DataParallelTrainer::ArgParams() const {

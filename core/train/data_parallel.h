@@ -48,9 +48,16 @@ class DataParallelTrainer {
   /// copies them to the others.
   void InitParams(Initializer& init);
   /// Copies parameters (and aux states) into every executor. Names not in the net raise
-  /// weft::Error; parameters not given keep their values. Call it before SetOptimizer (which copies
-  /// the weights into the KVStore); afterwards it raises weft::Error.
-  void SetParams(const std::map<std::string, NDArray>& arg_params, const std::map<std::string, NDArray>& aux_params);
+  /// weft::Error; so do parameters or aux states of the net that are not given, listing them,
+  /// unless `allow_missing` (then they keep their values; MXNet's set_params). Call it before
+  /// SetOptimizer (which copies the weights into the KVStore); afterwards it raises weft::Error.
+  void SetParams(const std::map<std::string, NDArray>& arg_params, const std::map<std::string, NDArray>& aux_params,
+                 bool allow_missing = false);
+  /// The name of the first parameter or aux state (in param_names(), then aux_names() order) on
+  /// the first device holding a NaN or an infinity, or "" when all are finite. Waits for pending
+  /// updates and copies every array to the host (cost: one read of the weights), so call it every
+  /// so many steps, not every step. Arrays of a non-float dtype are skipped.
+  std::string FirstNonFiniteParam() const;
   /// Parameters and aux states (copies on cpu(0), taken from the first device).
   std::map<std::string, NDArray> ArgParams() const;
   std::map<std::string, NDArray> AuxParams() const;

@@ -29,6 +29,13 @@ int main(int argc, char** argv) {
     const int64_t b = batch_size;
     std::unique_ptr<Executor> exec =
         Executor::SimpleBind(ck.symbol, ctx, {{"data", Shape(b, 1, 28, 28)}, {"softmax_label", Shape(b)}}, "null");
+    // Strict, as MXNet's set_params(allow_missing=False): a weight missing from the file would
+    // otherwise stay at its initial value and the accuracy would be silently wrong.
+    std::vector<std::string> params;
+    for (const std::string& n : ck.symbol.ListArguments())
+      if (n != "data" && n != "softmax_label") params.push_back(n);
+    train::RequireAllParams(params, ck.symbol.ListAuxiliaryStates(), ck.arg_params, ck.aux_params,
+                            train::ParamsFile(prefix, epoch));
     exec->CopyParamsFrom(ck.arg_params, ck.aux_params, /*allow_extra_params=*/true);
     MNISTIter test(data_dir + "/t10k-images-idx3-ubyte.gz", data_dir + "/t10k-labels-idx1-ubyte.gz",
                    {.batch_size = batch_size, .shuffle = false, .flat = false});

@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -66,7 +68,16 @@ class Progress {
   Clock::time_point start_ = Clock::now();
 };
 
-std::string StatesFile(const std::string& prefix, int epoch) { return fmt::format("{}-{:04d}.states", prefix, epoch); }
+// SIGINT asks the training loop to stop between steps, so a checkpoint being written is finished
+// (a second SIGINT ends the process at once).
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void OnInterrupt(int) {
+  g_interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+}
+
+// Parameters are checked for NaN/Inf this often (and at each epoch's end): a read of the weights.
+constexpr size_t kNanCheckEvery = 100;
 
 }  // namespace
 
@@ -79,12 +90,13 @@ int main(int argc, char** argv) {
   std::vector<int> lr_step_epochs{6};
   uint32_t seed = 0;
   size_t num_examples = 0;
+  bool replace_network = false, reset_optimizer = false, no_nan_check = false;
   app.add_option("--network", network, "mlp or lenet")->check(CLI::IsMember({"mlp", "lenet"}));
   app.add_option("--device", device, "device type of a loaded plugin (cpu, simdev, cuda, ...)");
-  app.add_option("--num-devices", num_devices, "devices to train on, data parallel")->check(CLI::PositiveNumber);
+  app.add_option("--num-devices", num_devices, "devices to train on, data parallel")->check(CLI::Range(1, 4096));
   app.add_option("--kvstore", kvstore, "local or device");
-  app.add_option("--epochs", epochs, "epochs to train (in total, counting resumed ones)");
-  app.add_option("--batch-size", batch_size, "samples per step, split over the devices")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", epochs, "epochs to train (in total, counting resumed ones)")->check(CLI::Range(1, 9999));
+  app.add_option("--batch-size", batch_size, "samples per step, split over the devices")->check(CLI::Range(1, 60000));
   app.add_option("--lr", lr, "learning rate");
   app.add_option("--momentum", momentum, "momentum (sgd, nag)");
   app.add_option("--wd", wd, "weight decay");
@@ -93,7 +105,13 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--optimizer", optimizer, "sgd, nag, adam or rmsprop");
   app.add_option("--model-prefix", model_prefix, "checkpoint prefix: <prefix>-symbol.json, <prefix>-%04d.params");
-  app.add_option("--load-epoch", load_epoch, "resume from the checkpoint of this epoch (needs --model-prefix)");
+  app.add_option("--load-epoch", load_epoch, "resume from the checkpoint of this epoch (needs --model-prefix)")
+      ->check(CLI::Range(0, 9999));
+  app.add_flag("--replace-network", replace_network,
+               "allow --model-prefix to hold another network (its older params files then no longer load)");
+  app.add_flag("--reset-optimizer", reset_optimizer,
+               "resume with fresh optimizer states when the checkpoint has no .states file");
+  app.add_flag("--no-nan-check", no_nan_check, "do not stop when a parameter becomes NaN or infinite");
   app.add_option("--seed", seed, "seed for initialisation and shuffling");
   app.add_option("--data-dir", data_dir, "directory with the *-idx*-ubyte.gz files");
   app.add_option("--num-examples", num_examples, "train on the first N examples only (0 = all)");
@@ -106,6 +124,19 @@ int main(int argc, char** argv) {
                "--device {} --num-devices {}: {} {} device(s) are loaded (weft-info lists the plugins)", device,
                num_devices, available, device);
     WEFT_CHECK(load_epoch == 0 || !model_prefix.empty(), "--load-epoch needs --model-prefix");
+    WEFT_CHECK(load_epoch < epochs, "--load-epoch {} is not below --epochs {}: there is nothing to train", load_epoch,
+               epochs);
+    for (auto [name, v] : {std::pair{"--lr", lr}, {"--wd", wd}, {"--momentum", momentum}, {"--lr-factor", lr_factor}})
+      WEFT_CHECK(std::isfinite(v), "{} must be a finite number, got {}", name, v);
+    Symbol net = train::MnistNetwork(network);
+    // Before any long work: a read-only directory or a prefix holding another network.
+    if (!model_prefix.empty()) train::CheckCheckpointPrefix(model_prefix, net, replace_network);
+    const std::string states_in = load_epoch > 0 ? train::StatesFile(model_prefix, load_epoch) : "";
+    const bool load_states = load_epoch > 0 && std::filesystem::exists(states_in);
+    WEFT_CHECK(load_epoch == 0 || load_states || reset_optimizer,
+               "{} has no optimizer states ({} is missing); resuming would silently reset the optimizer: pass "
+               "--reset-optimizer to resume with fresh states",
+               train::ParamsFile(model_prefix, load_epoch), states_in);
     train::DataParallelOptions dp;
     dp.contexts.clear();
     for (int i = 0; i < num_devices; ++i) dp.contexts.emplace_back(device, i);
@@ -123,11 +154,12 @@ int main(int argc, char** argv) {
     MNISTIter val_iter(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz",
                        {.batch_size = batch_size, .shuffle = false, .flat = flat});
 
-    Symbol net = train::MnistNetwork(network);
     const Shape data_shape = flat ? Shape(batch_size, 784) : Shape(batch_size, 1, 28, 28);
     train::DataParallelTrainer trainer(net, data_shape, dp);
     if (load_epoch > 0) {
       train::Checkpoint ck = train::LoadCheckpoint(model_prefix, load_epoch);
+      train::RequireAllParams(trainer.param_names(), trainer.aux_names(), ck.arg_params, ck.aux_params,
+                              train::ParamsFile(model_prefix, load_epoch));
       trainer.SetParams(ck.arg_params, ck.aux_params);
       std::printf("Loaded %s (epoch %d)\n", train::ParamsFile(model_prefix, load_epoch).c_str(), load_epoch);
     } else {
@@ -145,8 +177,17 @@ int main(int argc, char** argv) {
       opt->SetLRScheduler(std::make_unique<MultiFactorScheduler>(steps, lr_factor));
     }
     trainer.SetOptimizer(std::move(opt));
-    if (load_epoch > 0 && std::filesystem::exists(StatesFile(model_prefix, load_epoch)))
-      trainer.kvstore().LoadOptimizerStates(StatesFile(model_prefix, load_epoch));
+    if (load_states) trainer.kvstore().LoadOptimizerStates(states_in);
+    std::signal(SIGINT, OnInterrupt);
+    // Stops training naming where a parameter became NaN or infinite (MXNet users add a Monitor).
+    auto check_finite = [&](int epoch, size_t batch) {
+      if (no_nan_check) return;
+      const std::string bad = trainer.FirstNonFiniteParam();
+      WEFT_CHECK(bad.empty(),
+                 "epoch {} batch {}: parameter '{}' became NaN or infinite; training stopped (no checkpoint of this "
+                 "epoch was written). Lower --lr, or pass --no-nan-check to continue anyway",
+                 epoch, batch, bad);
+    };
 
     std::printf("Training %s on %d %s device(s), kvstore %s, batch %d, %zu samples, %s lr %g\n", network.c_str(),
                 num_devices, device.c_str(), kvstore.c_str(), batch_size, train_iter.num_samples(), optimizer.c_str(),
@@ -157,13 +198,22 @@ int main(int argc, char** argv) {
       const auto t0 = Clock::now();
       size_t done = 0;
       train_iter.Reset();
-      while (train_iter.Next()) {
+      while (!g_interrupted && train_iter.Next()) {
         DataBatch b = train_iter.GetDataBatch();
         trainer.TrainStep(b.data, b.label);
         trainer.UpdateMetric(train_acc, b.label);
         progress.Step(++done);
+        if (done % kNanCheckEvery == 0) check_finite(epoch, done);
       }
       NDArray::WaitAll();
+      if (g_interrupted) {
+        const std::string last = model_prefix.empty() ? std::string("none (no --model-prefix)")
+                                 : epoch == 0         ? std::string("none yet")
+                                                      : train::ParamsFile(model_prefix, epoch);
+        std::printf("\nInterrupted in epoch %d; the last complete checkpoint: %s\n", epoch, last.c_str());
+        return 130;
+      }
+      check_finite(epoch, done);
       const double train_s = Seconds(Clock::now() - t0);
       progress.Finish();
       val_iter.Reset();
@@ -177,8 +227,10 @@ int main(int argc, char** argv) {
                   static_cast<double>(done) * batch_size / train_s, train_s);
       std::fflush(stdout);
       if (!model_prefix.empty()) {
-        train::SaveCheckpoint(model_prefix, epoch + 1, net, trainer.ArgParams(), trainer.AuxParams());
-        trainer.kvstore().SaveOptimizerStates(StatesFile(model_prefix, epoch + 1), true);
+        train::SaveCheckpointOptions save;
+        save.replace_network = replace_network;
+        save.write_states = [&](const std::string& file) { trainer.kvstore().SaveOptimizerStates(file, true); };
+        train::SaveCheckpoint(model_prefix, epoch + 1, net, trainer.ArgParams(), trainer.AuxParams(), save);
         std::printf("Saved checkpoint to \"%s\"\n", train::ParamsFile(model_prefix, epoch + 1).c_str());
       }
     }
