@@ -56,9 +56,10 @@ inline nlohmann::json ParseJsonBounded(std::string_view text, std::string_view w
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth) {
-        Fail("{}: the JSON nests deeper than {} levels at byte {}; no weft file does, so the file is corrupt or "
-             "hostile",
-             what, max_depth, i);
+        Fail(
+            "{}: the JSON nests deeper than {} levels at byte {}; no weft file does, so the file is corrupt or "
+            "hostile",
+            what, max_depth, i);
       }
     } else if (c == ']' || c == '}') {
       --depth;

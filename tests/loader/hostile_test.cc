@@ -94,7 +94,8 @@ TEST_P(DeviceCountTest, IsClampedWithOneWarningNamingThePlugin) {
 INSTANTIATE_TEST_SUITE_P(
     LoaderHostile, DeviceCountTest,
     testing::Values(CountCase{"fixture_many_devices", "fixmany", 4096, "device_count returned 1000000000"},
-                    CountCase{"fixture_negative_devices", "fixneg", 0, "device_count returned -5"}));
+                    CountCase{"fixture_negative_devices", "fixneg", 0, "device_count returned -5"}),
+    [](const testing::TestParamInfo<CountCase>& info) { return std::string(info.param.device_type); });
 
 }  // namespace
 }  // namespace weft

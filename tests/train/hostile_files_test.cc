@@ -71,15 +71,15 @@ void WriteGzIdx(const std::string& path, const std::vector<uint32_t>& dims, size
 
 TEST(HostileFiles, GzipBombIsRefusedByTheAnnouncedSize) {
   ScratchDir dir;
-  // 64 MiB of zeros after a header announcing 60 bytes: refused after reading 61 of them.
-  WriteGzIdx(dir / "bomb.gz", {10, 2, 3}, size_t{64} << 20);
+  // 16 MiB of zeros after a header announcing 60 bytes: refused after reading 61 of them.
+  WriteGzIdx(dir / "bomb.gz", {10, 2, 3}, size_t{16} << 20);
   // A header announcing far more than a file of this size can inflate to.
   WriteGzIdx(dir / "liar.gz", {4000000, 4000, 4000}, 1000);
-  // Nothing but zeros, 64 MiB inflated: not even an idx header.
+  // Nothing but zeros, 16 MiB inflated: not even an idx header.
   {
     gzFile f = gzopen((dir / "zeros.gz").c_str(), "wb9");
     const std::vector<uint8_t> block(1 << 20, 0);
-    for (int i = 0; i < 64; ++i) gzwrite(f, block.data(), static_cast<unsigned>(block.size()));
+    for (int i = 0; i < 16; ++i) gzwrite(f, block.data(), static_cast<unsigned>(block.size()));
     gzclose(f);
   }
   const double rss = PeakRssMiB();
