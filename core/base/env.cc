@@ -37,4 +37,14 @@ bool GetEnvBool(const char* name, bool fallback) {
   Fail("environment variable {}='{}' is not a boolean; use 1/0, true/false, yes/no or on/off", name, *v);
 }
 
+void ValidateSettings() {
+  if (auto v = GetEnv("WEFT_LOG_LEVEL")) {
+    WEFT_CHECK(*v == "debug" || *v == "info" || *v == "warning" || *v == "error",
+               "environment variable WEFT_LOG_LEVEL='{}' is not a log level; use debug, info, warning or error", *v);
+  }
+  const int64_t math = GetEnvInt("WEFT_CPU_MATH_THREADS", 1);
+  WEFT_CHECK(math >= 1 && math <= 1024,
+             "environment variable WEFT_CPU_MATH_THREADS={} is out of range; give a thread count from 1 to 1024", math);
+}
+
 }  // namespace weft

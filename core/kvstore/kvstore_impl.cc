@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/untrusted.h"
+
 namespace weft {
 
 using kv::Key;
@@ -182,8 +184,10 @@ void KVStore::Impl::LoadOptimizerStates(const std::string& file_name) {
   std::string text(it->second.Size(), '\0');
   it->second.SyncCopyToCPUBytes(text.data(), text.size());
   arrays.erase(it);
-  nlohmann::json meta = nlohmann::json::parse(text, nullptr, false);
-  WEFT_CHECK(!meta.is_discarded(), "LoadOptimizerStates: {}: the __meta__ record is not JSON", file_name);
+  nlohmann::json meta =
+      detail::ParseJsonBounded(text, fmt::format("LoadOptimizerStates: {}: the __meta__ record", file_name));
+  WEFT_CHECK(meta.is_object(), "LoadOptimizerStates: {}: the __meta__ record must be a JSON object, got {}", file_name,
+             detail::JsonExcerpt(meta));
   if (!meta.contains("type")) meta["type"] = optimizer_->GetType();
   optimizer_->Deserialize(meta.dump());
   optimizer_->SetStates(arrays);

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/untrusted.h"
+
 #include "weft/symbol.h"
 
 namespace weft {
@@ -60,8 +62,11 @@ Optimizer* Optimizer::SetParamString(const std::string& name_in, const std::stri
     WEFT_CHECK(b.has_value(), "{} optimizer: parameter '{}' must be true or false, got '{}'", GetType(), name, value);
     it->second = *b ? "true" : "false";
   } else {
-    WEFT_CHECK(ParseNumber(value).has_value(), "{} optimizer: parameter '{}' must be a number, got '{}'", GetType(),
-               name, value);
+    const std::optional<double> v = ParseNumber(value);
+    WEFT_CHECK(v.has_value(), "{} optimizer: parameter '{}' must be a number, got '{}'", GetType(), name, value);
+    // A NaN or infinite rate trains on NaN weights without any error (issue 19).
+    WEFT_CHECK(std::isfinite(*v), "{} optimizer: parameter '{}' must be a finite number, got '{}'", GetType(), name,
+               value);
     it->second = value;
   }
   if (name == "lr" && lr_scheduler_) lr_scheduler_->SetLR(Param("lr"));
@@ -186,8 +191,8 @@ std::string Optimizer::Serialize() const {
 }
 
 void Optimizer::Deserialize(const std::string& json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
-  WEFT_CHECK(!j.is_discarded() && j.is_object(), "{} optimizer: Deserialize: not a JSON object", GetType());
+  nlohmann::json j = detail::ParseJsonBounded(json, fmt::format("{} optimizer: Deserialize", GetType()));
+  WEFT_CHECK(j.is_object(), "{} optimizer: Deserialize: not a JSON object", GetType());
   try {
     if (j.contains("type"))
       WEFT_CHECK(j["type"].get<std::string>() == GetType(),

@@ -1,14 +1,16 @@
 #include "weft/ndarray_format.h"
 
+#include "base/atomic_file.h"
+
 #include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
-#include <random>
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace weft {
@@ -273,55 +275,81 @@ std::vector<uint8_t> SerializeNDArrayList(const NDArrayListData& list) {
   return out;
 }
 
+namespace {
+
+// Reads exactly `n` bytes unless the input ends first; returns how many were read.
+size_t ReadUpTo(int fd, uint8_t* out, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::read(fd, out + done, n - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+// The file's bytes: mapped when it is a regular file (only the pages the parser touches are read,
+// and the parse copies each record once), read in chunks otherwise (a pipe).
+struct FileBytes {
+  std::vector<uint8_t> owned;
+  void* map = MAP_FAILED;
+  size_t map_size = 0;
+  std::span<const uint8_t> view;
+  FileBytes() = default;
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  ~FileBytes() {
+    if (map != MAP_FAILED) ::munmap(map, map_size);
+  }
+};
+
+}  // namespace
+
 NDArrayListData ReadNDArrayListFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) Fail("cannot open NDArray file '{}': {}", path, std::strerror(errno));
-  std::vector<uint8_t> bytes;
-  uint8_t buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
-  const bool failed = std::ferror(f);
-  const int err = errno;
-  std::fclose(f);
-  if (failed) Fail("cannot read NDArray file '{}': {}", path, std::strerror(err));
-  return ParseNDArrayList(bytes, path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Fail("cannot open NDArray file '{}': {}", path, std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) Fail("cannot read NDArray file '{}': {}", path, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) Fail("cannot read NDArray file '{}': it is a directory", path);
+  // The magic first: /dev/zero or a 40 GB sparse file used to be read whole before it was checked.
+  uint8_t head[8];
+  const size_t got = ReadUpTo(fd, head, sizeof(head));
+  uint64_t magic = 0;
+  std::memcpy(&magic, head, got);
+  if (got == 0) Fail("'{}': the file is empty; an NDArray list file starts with the magic 0x112", path);
+  if (got < sizeof(head) || magic != kNDArrayListMagic) {
+    Fail("'{}': {}; not an MXNet NDArray list file (expected the magic 0x{:x})", path,
+         got < sizeof(head) ? fmt::format("only {} bytes long", got) : fmt::format("unknown magic 0x{:x}", magic),
+         kNDArrayListMagic);
+  }
+  FileBytes bytes;
+  if (S_ISREG(st.st_mode)) {
+    bytes.map_size = static_cast<size_t>(st.st_size);
+    bytes.map = ::mmap(nullptr, bytes.map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (bytes.map == MAP_FAILED) Fail("cannot map NDArray file '{}': {}", path, std::strerror(errno));
+    bytes.view = {static_cast<const uint8_t*>(bytes.map), bytes.map_size};
+  } else {
+    bytes.owned.assign(head, head + sizeof(head));
+    uint8_t buf[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) Fail("cannot read NDArray file '{}': {}", path, std::strerror(errno));
+      if (n == 0) break;
+      bytes.owned.insert(bytes.owned.end(), buf, buf + n);
+    }
+    bytes.view = bytes.owned;
+  }
+  return ParseNDArrayList(bytes.view, path);
 }
 
 void WriteNDArrayListFile(const std::string& path, const NDArrayListData& list) {
-  const std::vector<uint8_t> bytes = SerializeNDArrayList(list);
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::random_device rd;
-  const fs::path tmp = dir / fmt::format(".{}.tmp-{}-{:08x}", target.filename().string(), getpid(), rd());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) Fail("cannot save NDArray file '{}': creating '{}': {}", path, tmp.string(), std::strerror(errno));
-  auto fail = [&](const char* step) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    Fail("cannot save NDArray file '{}': {} '{}': {}", path, step, tmp.string(), std::strerror(err));
-  };
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      fail("writing");
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0) fail("flushing");
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    Fail("cannot save NDArray file '{}': closing '{}': {}", path, tmp.string(), std::strerror(err));
-  }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    Fail("cannot save NDArray file '{}': renaming '{}' over it: {}", path, tmp.string(), std::strerror(err));
-  }
+  detail::WriteFileAtomically(path, SerializeNDArrayList(list), "NDArray file");
 }
 
 }  // namespace weft

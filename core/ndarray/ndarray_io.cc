@@ -1,6 +1,7 @@
 // NDArray Save/Load over the MXNet NDArray list format, and printing.
 #include <ostream>
 
+#include "base/untrusted.h"
 #include "dtype_convert.h"
 #include "weft/ndarray.h"
 #include "weft/ndarray_format.h"
@@ -55,7 +56,18 @@ NDArray FromRecord(const NDArrayRecord& r) {
   return target == Context::cpu(0) ? cpu : cpu.Copy(target);
 }
 
-void Distribute(NDArrayListData&& list, std::vector<NDArray>* array_list, std::map<std::string, NDArray>* array_map) {
+void Distribute(NDArrayListData&& list, std::vector<NDArray>* array_list, std::map<std::string, NDArray>* array_map,
+                std::string_view source) {
+  if (array_map) {
+    // A map keeps one array per name: a second record of a name would silently replace the first.
+    std::map<std::string_view, size_t> seen;
+    for (size_t i = 0; i < list.names.size(); ++i) {
+      auto [it, fresh] = seen.emplace(list.names[i], i);
+      WEFT_CHECK(fresh,
+                 "{}: the name '{}' appears twice (records {} and {}); the file is corrupt or was merged by hand",
+                 source, detail::Excerpt(list.names[i]), it->second, i);
+    }
+  }
   std::vector<NDArray> arrays;
   arrays.reserve(list.arrays.size());
   for (auto& r : list.arrays) {
@@ -73,7 +85,7 @@ std::map<std::string, NDArray> ToMap(NDArrayListData&& list, std::string_view so
              "{}: the file holds {} unnamed arrays; load it with LoadToList (or Load with a list)", source,
              list.arrays.size());
   std::map<std::string, NDArray> out;
-  Distribute(std::move(list), nullptr, &out);
+  Distribute(std::move(list), nullptr, &out, source);
   return out;
 }
 
@@ -96,7 +108,7 @@ void NDArray::Save(const std::string& file_name, const std::vector<NDArray>& arr
 
 void NDArray::Load(const std::string& file_name, std::vector<NDArray>* array_list,
                    std::map<std::string, NDArray>* array_map) {
-  Distribute(ReadNDArrayListFile(file_name), array_list, array_map);
+  Distribute(ReadNDArrayListFile(file_name), array_list, array_map, file_name);
 }
 
 std::map<std::string, NDArray> NDArray::LoadToMap(const std::string& file_name) {
@@ -112,7 +124,8 @@ std::vector<NDArray> NDArray::LoadToList(const std::string& file_name) {
 void NDArray::LoadFromBuffer(const void* buffer, size_t size, std::vector<NDArray>* array_list,
                              std::map<std::string, NDArray>* array_map) {
   WEFT_CHECK(buffer != nullptr || size == 0, "LoadFromBuffer: the buffer is null");
-  Distribute(ParseNDArrayList({static_cast<const uint8_t*>(buffer), size}, "<buffer>"), array_list, array_map);
+  Distribute(ParseNDArrayList({static_cast<const uint8_t*>(buffer), size}, "<buffer>"), array_list, array_map,
+             "<buffer>");
 }
 
 std::map<std::string, NDArray> NDArray::LoadFromBufferToMap(const void* buffer, size_t size) {

@@ -44,8 +44,14 @@ NamesFn Fixed(std::vector<std::string> names) {
 
 NamesFn Numbered(std::string prefix, std::string count_attr) {
   return [prefix = std::move(prefix), count_attr = std::move(count_attr)](const AttrMap& a) {
-    int64_t n = a.GetInt(count_attr);
+    const int64_t n = a.GetInt(count_attr);
+    // Checked before anything is built: a 169-byte file with num_args=100000000 used to build
+    // (and print) every name, 29 s and 5.7 GB.
+    WEFT_CHECK(n >= 0 && n <= kMaxNumberedCount,
+               "{}={} is out of range (0..{}); the file or the attributes are corrupt", count_attr, n,
+               kMaxNumberedCount);
     std::vector<std::string> names;
+    names.reserve(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) names.push_back(prefix + std::to_string(i));
     return names;
   };

@@ -32,7 +32,11 @@ AttrSpec DefaultOnly(AttrSpec spec);
 using NamesFn = std::function<std::vector<std::string>(const AttrMap&)>;
 /// A list that does not depend on attributes.
 NamesFn Fixed(std::vector<std::string> names);
-/// prefix0 ... prefix{n-1} with n read from the integer attribute `count_attr`.
+/// Largest count Numbered accepts: far more inputs or outputs than any real network gives one
+/// node, small enough that building the names is instant.
+inline constexpr int64_t kMaxNumberedCount = 65536;
+/// prefix0 ... prefix{n-1} with n read from the integer attribute `count_attr`. The returned
+/// function throws weft::Error naming the attribute when n is outside 0..kMaxNumberedCount.
 NamesFn Numbered(std::string prefix, std::string count_attr);
 
 // ---- shapes -------------------------------------------------------------------------------------

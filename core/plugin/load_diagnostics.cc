@@ -1,6 +1,11 @@
 #include "load_diagnostics.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -93,6 +98,91 @@ std::string CheckElfHeader(const std::string& path) {
                        type == ET_EXEC ? "executable" : (type == ET_REL ? "object file" : "file of another type"));
   }
   return "";
+}
+
+namespace {
+
+// A read-only mapping of a whole file; empty when the file cannot be mapped.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const unsigned char*>(p);
+        size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+  }
+  const unsigned char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // True when [offset, offset + count * each) lies inside the file (without overflow).
+  bool Holds(uint64_t offset, uint64_t count, uint64_t each) const {
+    if (offset > size_) return false;
+    return each == 0 || count <= (size_ - offset) / each;
+  }
+
+ private:
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+std::string CheckElfExports(const std::string& path, const char* symbol) {
+  MappedFile f(path);
+  if (!f.data()) return "cannot be mapped for reading; check that it is a readable regular file";
+  const std::string malformed =
+      "has a malformed ELF section table; it is not a plugin: remove it from the plugin directory";
+  if (!f.Holds(0, 1, sizeof(ElfW(Ehdr)))) return malformed;
+  ElfW(Ehdr) eh;
+  std::memcpy(&eh, f.data(), sizeof(eh));
+  if (eh.e_shnum == 0 || eh.e_shentsize != sizeof(ElfW(Shdr))) {
+    return "has no ELF section headers, so its exports cannot be checked before loading; build it with "
+           "weft_add_plugin (strip keeps the section headers)";
+  }
+  if (!f.Holds(eh.e_shoff, eh.e_shnum, sizeof(ElfW(Shdr)))) return malformed;
+  auto section = [&](size_t i) {
+    ElfW(Shdr) sh;
+    std::memcpy(&sh, f.data() + eh.e_shoff + i * sizeof(ElfW(Shdr)), sizeof(sh));
+    return sh;
+  };
+  const size_t want = std::strlen(symbol);
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    const ElfW(Shdr) sh = section(i);
+    if (sh.sh_type != SHT_DYNSYM) continue;
+    if (sh.sh_link >= eh.e_shnum || sh.sh_entsize != sizeof(ElfW(Sym))) return malformed;
+    const ElfW(Shdr) strtab = section(sh.sh_link);
+    const uint64_t count = sh.sh_size / sizeof(ElfW(Sym));
+    if (!f.Holds(sh.sh_offset, count, sizeof(ElfW(Sym))) || !f.Holds(strtab.sh_offset, strtab.sh_size, 1)) {
+      return malformed;
+    }
+    const auto* names = reinterpret_cast<const char*>(f.data() + strtab.sh_offset);
+    for (uint64_t k = 0; k < count; ++k) {
+      ElfW(Sym) sym;
+      std::memcpy(&sym, f.data() + sh.sh_offset + k * sizeof(ElfW(Sym)), sizeof(sym));
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strtab.sh_size) continue;
+      const unsigned bind = ELF64_ST_BIND(sym.st_info);
+      if (bind != STB_GLOBAL && bind != STB_WEAK) continue;
+      if (strtab.sh_size - sym.st_name <= want) continue;  // too short to hold the name and its NUL
+      if (std::memcmp(names + sym.st_name, symbol, want + 1) == 0) return "";
+    }
+    break;  // an object has at most one dynamic symbol table
+  }
+  return fmt::format(
+      "does not export {} (read from its dynamic symbol table without loading it), so it is not a weft plugin; "
+      "declare the entry with WEFT_DECLARE_PLUGIN_ENTRY() (sdk/plugin.h) and build it with weft_add_plugin, or "
+      "remove it from the plugin directory",
+      symbol);
 }
 
 std::string ExtractDlerror(const std::string& what) {

@@ -11,6 +11,14 @@ namespace weft::detail {
 /// x86-64; use a build of the plugin for x86-64".
 std::string CheckElfHeader(const std::string& path);
 
+/// Whether the ELF shared object at `path` (already accepted by CheckElfHeader) defines `symbol`
+/// in its dynamic symbol table, read from the file without loading it: dlopen runs a library's
+/// constructors, and some system libraries (libasan.so) abort the process when loaded late, so a
+/// file that is not a plugin must be refused before dlopen. "" when the symbol is exported;
+/// otherwise the reason (no section headers, no dynamic symbol table, symbol absent, or a
+/// malformed table), naming the fix.
+std::string CheckElfExports(const std::string& path, const char* symbol);
+
 /// Name of an ELF e_machine value ("x86-64", "aarch64"), or "machine <n>".
 std::string ElfMachineName(unsigned machine);
 

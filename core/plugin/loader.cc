@@ -137,6 +137,7 @@ LoadOutcome LoadPluginFile(const std::string& path, const std::string& origin, i
   }
   if (std::filesystem::is_directory(path, ec)) return reject("is a directory, not a plugin file");
   if (std::string bad = CheckElfHeader(path); !bad.empty()) return reject(bad);
+  if (std::string bad = CheckElfExports(path, WEFT_PLUGIN_ENTRY_SYMBOL); !bad.empty()) return reject(bad);
 
   auto lib = std::make_shared<boost::dll::shared_library>();
   try {

@@ -353,6 +353,9 @@ Runtime::Runtime() : impl_(std::make_unique<Impl>()) { g_impl = impl_.get(); }
 Runtime::~Runtime() = default;
 
 Runtime& Runtime::Get() {
+  // Before any plugin reads a setting; an exception leaves the static unset, so it is retried.
+  static const bool settings_ok = (ValidateSettings(), true);
+  (void)settings_ok;
   static Runtime* runtime = new Runtime();
   runtime->impl_->EnsureDiscovered();
   return *runtime;

@@ -11,11 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/untrusted.h"
 #include "symbol/json_io.h"
 
 namespace weft::graph {
 namespace {
 
+using detail::JsonExcerpt;
 using nlohmann::json;
 
 struct RawNode {
@@ -47,7 +49,18 @@ class Problems {
   std::vector<std::string> unknown_;
 };
 
-std::string Where(size_t i, const std::string& name) { return fmt::format("symbol JSON: node #{} '{}'", i, name); }
+std::string Where(size_t i, const std::string& name) {
+  return fmt::format("symbol JSON: node #{} '{}'", i, detail::Excerpt(name));
+}
+
+// At most the first 16 names: an op can take thousands of inputs.
+std::string NameList(const std::vector<std::string>& names) {
+  const size_t shown = std::min<size_t>(names.size(), 16);
+  std::string out =
+      fmt::format("{}", fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "));
+  if (shown < names.size()) out += fmt::format(", ... ({} more)", names.size() - shown);
+  return out;
+}
 
 const json& Member(const json& obj, const char* key, const std::string& where) {
   auto it = obj.find(key);
@@ -57,18 +70,18 @@ const json& Member(const json& obj, const char* key, const std::string& where) {
 
 uint32_t SmallUInt(const json& v, const std::string& where, const char* what) {
   WEFT_CHECK(v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= INT32_MAX,
-             "{}: {} must be a non-negative integer, got {}", where, what, v.dump());
+             "{}: {} must be a non-negative integer, got {}", where, what, JsonExcerpt(v));
   return static_cast<uint32_t>(v.get<int64_t>());
 }
 
 IndexedGraph::EntryRef ParseEntry(const json& v, size_t num_nodes, const std::string& where) {
   WEFT_CHECK(v.is_array() && (v.size() == 2 || v.size() == 3),
-             "{}: an entry must be [node, output] or [node, output, version], got {}", where, v.dump());
+             "{}: an entry must be [node, output] or [node, output, version], got {}", where, JsonExcerpt(v));
   IndexedGraph::EntryRef e;
   e.node_id = SmallUInt(v[0], where, "an entry's node id");
   e.index = SmallUInt(v[1], where, "an entry's output index");
   if (v.size() == 3) e.version = SmallUInt(v[2], where, "an entry's version");
-  WEFT_CHECK(e.node_id < num_nodes, "{}: entry {} refers to node #{}, but the file has {} nodes", where, v.dump(),
+  WEFT_CHECK(e.node_id < num_nodes, "{}: entry {} refers to node #{}, but the file has {} nodes", where, JsonExcerpt(v),
              e.node_id, num_nodes);
   return e;
 }
@@ -80,7 +93,7 @@ int ReadVersion(const json& root) {
   auto v = attrs->find("mxnet_version");
   if (v == attrs->end()) return 800;
   WEFT_CHECK(v->is_array() && v->size() == 2 && (*v)[1].is_number_integer(),
-             "symbol JSON: \"mxnet_version\" must be [\"int\", <version>], got {}", v->dump());
+             "symbol JSON: \"mxnet_version\" must be [\"int\", <version>], got {}", JsonExcerpt(*v));
   return static_cast<int>((*v)[1].get<int64_t>());
 }
 
@@ -92,7 +105,8 @@ AttrDict ReadAttrs(const json& jn, const std::string& where) {
     if (it == jn.end()) continue;
     WEFT_CHECK(it->is_object(), "{}: \"{}\" must be an object of strings", where, key);
     for (const auto& [k, v] : it->items()) {
-      WEFT_CHECK(v.is_string(), "{}: attribute '{}' must be a string, got {}", where, k, v.dump());
+      WEFT_CHECK(v.is_string(), "{}: attribute '{}' must be a string, got {}", where, detail::Excerpt(k),
+                 JsonExcerpt(v));
       if (std::string(key) == "param") {
         dict.emplace(k, v.get<std::string>());
       } else {
@@ -172,12 +186,7 @@ void AddMissingAuxInputs(Node& n) {
 }  // namespace
 
 std::vector<Entry> LoadJSON(std::string_view text) {
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    Fail("symbol JSON: not valid JSON ({})", e.what());
-  }
+  const json root = detail::ParseJsonBounded(text, "symbol JSON");
   WEFT_CHECK(root.is_object(), "symbol JSON: the top level must be an object with \"nodes\" and \"heads\"");
   const int version = ReadVersion(root);
   const json& jnodes = Member(root, "nodes", "symbol JSON");
@@ -243,7 +252,7 @@ std::vector<Entry> LoadJSON(std::string_view text) {
     }
     if (n.inputs.size() != n.input_names.size()) {
       problems.Add(fmt::format("{}: has {} inputs, but {} with these attributes takes {} ({})", Where(i, n.name),
-                               n.inputs.size(), n.op->name, n.input_names.size(), fmt::join(n.input_names, ", ")));
+                               n.inputs.size(), n.op->name, n.input_names.size(), NameList(n.input_names)));
     }
   }
   problems.ThrowIfAny();
@@ -265,7 +274,7 @@ std::vector<Entry> LoadJSON(std::string_view text) {
     auto e = ParseEntry(jh, num_nodes, "symbol JSON: heads");
     const Node& src = *nodes[e.node_id].node;
     WEFT_CHECK(e.index < src.num_outputs,
-               "symbol JSON: head {} uses output {} of node #{} '{}', which has {} output(s)", jh.dump(), e.index,
+               "symbol JSON: head {} uses output {} of node #{} '{}', which has {} output(s)", JsonExcerpt(jh), e.index,
                e.node_id, src.name, src.num_outputs);
     heads.push_back(Entry{nodes[e.node_id].node, e.index, e.version});
   }

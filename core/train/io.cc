@@ -1,60 +1,100 @@
 // weft core — MNIST idx reader and batch iterators (see weft/io.h).
 #include "weft/io.h"
 
+#include <fmt/ranges.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
 namespace weft {
 namespace {
 
-// The whole file, decompressed when it is gzip (gzread passes plain files through).
-std::vector<uint8_t> ReadAll(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  WEFT_CHECK(f != nullptr, "cannot open '{}': no such file or not readable", path);
-  std::vector<uint8_t> out;
-  uint8_t buf[1 << 16];
-  for (;;) {
-    const int n = gzread(f, buf, sizeof(buf));
-    if (n < 0) {
-      int err = 0;
-      const std::string msg = gzerror(f, &err);
-      gzclose(f);
-      Fail("cannot read '{}': {} (a truncated or corrupt gzip file?)", path, msg);
-    }
-    if (n == 0) break;
-    out.insert(out.end(), buf, buf + n);
-  }
-  gzclose(f);
-  return out;
-}
-
 uint32_t BigEndian32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
+// deflate cannot shrink data by more than about 1032:1, so a header announcing more than this
+// many bytes per file byte is a lie (a gzip bomb or a corrupt file).
+constexpr uint64_t kMaxInflateRatio = 1032;
+
+// gzread that turns an error into weft::Error; passes plain files through.
+class GzReader {
+ public:
+  explicit GzReader(const std::string& path) : path_(path), f_(gzopen(path.c_str(), "rb")) {
+    WEFT_CHECK(f_ != nullptr, "cannot open '{}': no such file or not readable", path);
+  }
+  GzReader(const GzReader&) = delete;
+  GzReader& operator=(const GzReader&) = delete;
+  ~GzReader() { gzclose(f_); }
+
+  // Reads up to `n` bytes; fewer only at the end of the data.
+  size_t Read(uint8_t* out, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+      const int chunk = static_cast<int>(std::min<size_t>(n - done, 1 << 20));
+      const int got = gzread(f_, out + done, static_cast<unsigned>(chunk));
+      if (got < 0) {
+        int err = 0;
+        const std::string msg = gzerror(f_, &err);
+        Fail("cannot read '{}': {} (a truncated or corrupt gzip file?)", path_, msg);
+      }
+      if (got == 0) break;
+      done += static_cast<size_t>(got);
+    }
+    return done;
+  }
+
+ private:
+  std::string path_;
+  gzFile f_;
+};
+
 }  // namespace
 
 IdxFile ReadIdxFile(const std::string& path) {
-  const std::vector<uint8_t> bytes = ReadAll(path);
-  WEFT_CHECK(bytes.size() >= 4 && bytes[0] == 0 && bytes[1] == 0,
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  GzReader in(path);
+  // The header first, then exactly the bytes it announces: a gzip bomb used to be inflated
+  // whole (36 s, 2 GB) before its size was compared with the header.
+  uint8_t head[4 + 4 * 255];
+  const size_t got = in.Read(head, 4);
+  WEFT_CHECK(got == 4 && head[0] == 0 && head[1] == 0,
              "'{}' is not an idx file (the magic number must start with two zero bytes)", path);
-  WEFT_CHECK(bytes[2] == 0x08, "'{}': idx element type 0x{:02x} is not supported (only unsigned bytes, 0x08)", path,
-             bytes[2]);
-  const size_t nd = bytes[3];
-  WEFT_CHECK(nd >= 1 && bytes.size() >= 4 + 4 * nd, "'{}': the idx header is truncated ({} dimensions)", path, nd);
+  WEFT_CHECK(head[2] == 0x08, "'{}': idx element type 0x{:02x} is not supported (only unsigned bytes, 0x08)", path,
+             head[2]);
+  const size_t nd = head[3];
+  WEFT_CHECK(nd >= 1 && in.Read(head + 4, 4 * nd) == 4 * nd, "'{}': the idx header is truncated ({} dimensions)", path,
+             nd);
   IdxFile out;
-  size_t total = 1;
+  uint64_t total = 1;
   for (size_t i = 0; i < nd; ++i) {
-    out.dims.push_back(BigEndian32(&bytes[4 + 4 * i]));
-    total *= out.dims.back();
+    out.dims.push_back(BigEndian32(&head[4 + 4 * i]));
+    const uint64_t d = out.dims.back();
+    total = d != 0 && total > UINT64_MAX / d ? UINT64_MAX : total * d;  // saturates
   }
-  const size_t header = 4 + 4 * nd;
-  WEFT_CHECK(bytes.size() - header == total, "'{}': the header announces {} bytes of data but the file has {}", path,
-             total, bytes.size() - header);
-  out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  const uint64_t limit = ec ? (uint64_t{1} << 40) : (file_size + 1) * kMaxInflateRatio;
+  WEFT_CHECK(total <= limit,
+             "'{}': the idx header announces dimensions {} ({} bytes), more than a {}-byte file can hold even "
+             "compressed; the file is corrupt",
+             path, fmt::join(out.dims, " x "), total, file_size);
+  // Grown as data arrives, so a header that lies costs no more memory than the data present.
+  constexpr size_t kChunk = size_t{1} << 20;
+  while (out.data.size() < total) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, total - out.data.size()));
+    const size_t old = out.data.size();
+    out.data.resize(old + want);
+    const size_t n = in.Read(out.data.data() + old, want);
+    out.data.resize(old + n);
+    WEFT_CHECK(n == want, "'{}': the header announces {} bytes of data but the file has {}", path, total,
+               out.data.size());
+  }
+  uint8_t extra;
+  WEFT_CHECK(in.Read(&extra, 1) == 0, "'{}': the file has more data than the {} bytes its header announces", path,
+             total);
   return out;
 }
 

@@ -306,8 +306,10 @@ NDArray Module::Predict(DataIter& data, size_t num_batch) {
 
 void Module::SaveCheckpoint(const std::string& prefix, int epoch, bool save_optimizer_states) const {
   auto [args, aux] = GetParams();
-  weft::SaveCheckpoint(prefix, epoch, symbol_, args, aux);
-  if (save_optimizer_states) kvstore().SaveOptimizerStates(CheckpointStatesFile(prefix, epoch), true);
+  SaveCheckpointOptions options;
+  if (save_optimizer_states)
+    options.write_states = [this](const std::string& file) { kvstore().SaveOptimizerStates(file, true); };
+  weft::SaveCheckpoint(prefix, epoch, symbol_, args, aux, options);
 }
 
 BatchEndCallback ProgressBar(size_t total_batches, size_t batch_size) {

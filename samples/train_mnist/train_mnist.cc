@@ -24,12 +24,12 @@ int main(int argc, char** argv) {
   size_t num_examples = 0;
   app.add_option("--network", network, "mlp or lenet")->check(CLI::IsMember({"mlp", "lenet"}));
   app.add_option("--device", device, "device type of a loaded plugin (cpu, simdev, cuda, ...)");
-  app.add_option("--num-devices", num_devices, "devices to train on, data parallel")->check(CLI::PositiveNumber);
+  app.add_option("--num-devices", num_devices, "devices to train on, data parallel")->check(CLI::Range(1, 4096));
   app.add_option("--kvstore", kvstore,
                  "local or device (one process); dist_sync or dist_device_sync (one worker per process, started "
                  "by weft-launch; each reads its share of the data)");
-  app.add_option("--epochs", epochs, "epochs to train (in total, counting resumed ones)");
-  app.add_option("--batch-size", batch_size, "samples per step, split over the devices")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", epochs, "epochs to train (in total, counting resumed ones)")->check(CLI::Range(1, 9999));
+  app.add_option("--batch-size", batch_size, "samples per step, split over the devices")->check(CLI::Range(1, 60000));
   app.add_option("--lr", lr, "learning rate");
   app.add_option("--momentum", momentum, "momentum (sgd, nag)");
   app.add_option("--wd", wd, "weight decay");
@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed for initialisation and shuffling");
   app.add_option("--data-dir", data_dir, "directory with the *-idx*-ubyte.gz files");
   app.add_option("--num-examples", num_examples, "train on the first N examples only (0 = all)");
+  bool replace_network = false;
+  app.add_flag("--replace-network", replace_network, "let --model-prefix replace checkpoints of another network");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -55,6 +57,11 @@ int main(int argc, char** argv) {
     WEFT_CHECK(available >= num_devices, "--device {} --num-devices {}: only {} {} device(s) are present", device,
                num_devices, available, device);
     WEFT_CHECK(load_epoch == 0 || !model_prefix.empty(), "--load-epoch needs --model-prefix");
+    // Before any long work: a read-only directory, or a prefix holding another network.
+    if (!model_prefix.empty() && load_epoch == 0) {
+      CheckCheckpointPrefix(model_prefix, MnistNetwork(network), replace_network);
+      if (replace_network) std::filesystem::remove(CheckpointSymbolFile(model_prefix));
+    }
     std::vector<Context> contexts;
     for (int i = 0; i < num_devices; ++i) contexts.emplace_back(device, i);
 

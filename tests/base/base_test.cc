@@ -46,5 +46,31 @@ TEST(Base, EnvRejectsMalformedValues) {
   EXPECT_TRUE(GetEnvBool("WEFT_TEST_BOOL", true));
 }
 
+// Issue 19: WEFT_LOG_LEVEL=chatty was silently ignored and WEFT_CPU_MATH_THREADS=abc only warned.
+TEST(Base, SettingsAreValidatedWithTheAllowedValues) {
+  auto error_of = [] {
+    try {
+      ValidateSettings();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  unsetenv("WEFT_LOG_LEVEL");
+  unsetenv("WEFT_CPU_MATH_THREADS");
+  EXPECT_EQ(error_of(), "no error");
+  setenv("WEFT_LOG_LEVEL", "chatty", 1);
+  EXPECT_EQ(error_of(),
+            "environment variable WEFT_LOG_LEVEL='chatty' is not a log level; use debug, info, warning or error");
+  setenv("WEFT_LOG_LEVEL", "info", 1);
+  EXPECT_EQ(error_of(), "no error");
+  unsetenv("WEFT_LOG_LEVEL");
+  setenv("WEFT_CPU_MATH_THREADS", "abc", 1);
+  EXPECT_NE(error_of().find("WEFT_CPU_MATH_THREADS='abc' is not an integer"), std::string::npos);
+  setenv("WEFT_CPU_MATH_THREADS", "0", 1);
+  EXPECT_NE(error_of().find("from 1 to 1024"), std::string::npos);
+  unsetenv("WEFT_CPU_MATH_THREADS");
+}
+
 }  // namespace
 }  // namespace weft

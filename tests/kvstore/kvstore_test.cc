@@ -482,6 +482,46 @@ TEST(KVStore, OptimizerStatesRoundTrip) {
   std::filesystem::remove(file);
 }
 
+// Issue 19: a hostile __meta__ record (100 000 nested arrays) used to crash in a recursive dump().
+TEST(KVStore, HostileStatesMetaIsRefusedClearly) {
+  const std::string file =
+      (std::filesystem::temp_directory_path() / fmt::format("weft-kv-meta-{}", ::getpid())).string();
+  auto save_meta = [&](const std::string& text) {
+    NDArray blob(Shape(static_cast<int64_t>(text.size())), Context::cpu(0), false, DType::kUint8);
+    blob.SyncCopyFromCPUBytes(text.data(), text.size());
+    NDArray::Save(file, std::map<std::string, NDArray>{{"__meta__", blob}});
+  };
+  auto load = [&] {
+    auto kv = KVStore::Create("local");
+    kv->SetOptimizer(OptimizerRegistry::Create("sgd"));
+    return ErrorOf([&] { kv->LoadOptimizerStates(file); });
+  };
+  const size_t deep = 100000;
+  save_meta(R"({"counts": )" + std::string(deep, '[') + std::string(deep, ']') + "}");
+  std::string msg = load();
+  EXPECT_NE(msg.find("__meta__ record: the JSON nests deeper than 64 levels"), std::string::npos) << msg.substr(0, 500);
+  save_meta("[1, 2]");
+  msg = load();
+  EXPECT_NE(msg.find("must be a JSON object"), std::string::npos) << msg;
+  save_meta("{\"num_update\": ");
+  msg = load();
+  EXPECT_NE(msg.find("not valid JSON"), std::string::npos) << msg;
+  std::filesystem::remove(file);
+}
+
+TEST(KVStore, NonFiniteOptimizerParametersAreRefused) {
+  for (const char* name : {"lr", "wd", "momentum", "rescale_grad"}) {
+    for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      auto opt = OptimizerRegistry::Create("sgd");
+      const std::string msg = ErrorOf([&] { opt->SetParam(name, bad); });
+      EXPECT_NE(msg.find(fmt::format("parameter '{}' must be a finite number", name)), std::string::npos) << msg;
+    }
+  }
+  auto opt = OptimizerRegistry::Create("sgd");
+  EXPECT_NE(ErrorOf([&] { opt->SetParamString("lr", "1e999"); }).find("must be a number"), std::string::npos);
+  EXPECT_EQ(ErrorOf([&] { opt->SetParam("lr", 0.5f); }), "");
+}
+
 TEST(KVStore, ConcurrentPushersOnDistinctKeys) {
   auto kv = KVStore::Create("local");
   kv->SetUpdater([](int, const NDArray& recv, NDArray* local) { *local += recv; });

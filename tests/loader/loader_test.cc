@@ -302,7 +302,7 @@ TEST(Loader, ChoiceOutsideTheRangesIsRejected) {
 }
 
 TEST(Loader, MissingEntrySymbolIsRejected) {
-  ExpectRejected(Fixture("fixture_no_entry"), {"has no weft_plugin_entry symbol", "WEFT_DECLARE_PLUGIN_ENTRY"});
+  ExpectRejected(Fixture("fixture_no_entry"), {"does not export weft_plugin_entry", "WEFT_DECLARE_PLUGIN_ENTRY"});
 }
 
 TEST(Loader, InitErrorTextIsShown) {

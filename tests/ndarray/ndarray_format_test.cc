@@ -3,11 +3,15 @@
 // allocation).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "weft/ndarray_format.h"
 
@@ -311,6 +315,51 @@ TEST(NDArrayFormat, FileWriteIsAtomicAndRoundTrips) {
   const std::string missing = (dir / "no" / "such.params").string();
   EXPECT_NE(ErrorOf([&] { WriteNDArrayListFile(missing, list); }).find(missing), std::string::npos);
   EXPECT_NE(ErrorOf([&] { ReadNDArrayListFile(missing); }).find(missing), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Peak resident memory of this process so far, in MiB (Linux getrusage reports KiB).
+double PeakRssMiB() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+// Issue 19: the magic is checked before the file is read, so devices and huge files of another
+// kind are refused at once, without reading them.
+TEST(NDArrayFormat, RefusesDevicesAndHugeSparseFilesAtOnce) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("weft-ndhostile-{}", ::getpid());
+  fs::create_directories(dir);
+  const double rss_before = PeakRssMiB();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (fs::exists("/dev/zero")) {
+    EXPECT_NE(ErrorOf([] { ReadNDArrayListFile("/dev/zero"); }).find("unknown magic 0x0"), std::string::npos);
+  }
+  // 40 GB of holes (no disk used): used to be read whole before the magic was checked.
+  const std::string sparse = (dir / "sparse.params").string();
+  {
+    std::ofstream(sparse, std::ios::binary).put('\0');
+    fs::resize_file(sparse, uint64_t{40} << 30);
+  }
+  EXPECT_NE(ErrorOf([&] { ReadNDArrayListFile(sparse); }).find("unknown magic"), std::string::npos);
+  // A valid header on a huge file: only the records are touched, and the count is checked
+  // against the file size before anything is reserved.
+  {
+    std::vector<uint8_t> head = ListHeader(uint64_t{1} << 60);
+    std::fstream f(sparse, std::ios::binary | std::ios::in | std::ios::out);
+    f.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  }
+  EXPECT_NE(ErrorOf([&] { ReadNDArrayListFile(sparse); }).find("declares"), std::string::npos);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 5.0) << "bounded work (a generous limit for sanitizer builds on a busy machine)";
+  EXPECT_LT(PeakRssMiB() - rss_before, 64.0) << "no large allocation";
+  // Short and empty files and directories name what is wrong.
+  const std::string short_file = (dir / "short.params").string();
+  std::ofstream(short_file, std::ios::binary).write("\x12\x01", 2);
+  EXPECT_NE(ErrorOf([&] { ReadNDArrayListFile(short_file); }).find("only 2 bytes long"), std::string::npos);
+  std::ofstream(short_file, std::ios::binary | std::ios::trunc).flush();
+  EXPECT_NE(ErrorOf([&] { ReadNDArrayListFile(short_file); }).find("the file is empty"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ReadNDArrayListFile(dir.string()); }).find("is a directory"), std::string::npos);
   fs::remove_all(dir);
 }
 

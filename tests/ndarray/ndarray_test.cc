@@ -11,6 +11,7 @@
 #include "storage/staging.h"
 #include "weft/device.h"
 #include "weft/ndarray.h"
+#include "weft/ndarray_format.h"
 #include "weft/runtime.h"
 
 namespace weft {
@@ -375,6 +376,30 @@ TEST(NDArray, LoadErrorsNameTheFile) {
   }
   fs::remove(path);
   EXPECT_THROW(NDArray::LoadToList(path), Error);
+}
+
+TEST(NDArray, DuplicateNamesInAFileAreAnError) {
+  // A map keeps one array per name; a second record of a name used to replace the first silently.
+  NDArrayListData list;
+  for (int i = 0; i < 3; ++i) {
+    NDArrayRecord r;
+    r.shape = Shape(2);
+    r.dtype = DType::kFloat32;
+    r.data.assign(8, static_cast<uint8_t>(i));
+    list.arrays.push_back(r);
+  }
+  list.names = {"arg:w", "arg:b", "arg:w"};
+  const std::string path = TempPath("dup.params");
+  WriteNDArrayListFile(path, list);
+  try {
+    NDArray::LoadToMap(path);
+    FAIL() << "expected weft::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the name 'arg:w' appears twice (records 0 and 2)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(NDArray::LoadToList(path).size(), 3u) << "a list keeps every record";
+  fs::remove(path);
 }
 
 }  // namespace

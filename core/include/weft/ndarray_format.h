@@ -93,7 +93,11 @@ WEFT_API std::vector<uint8_t> SerializeNDArrayRecord(const NDArrayRecord& record
 WEFT_API std::vector<uint8_t> SerializeNDArrayList(const NDArrayListData& list);
 
 /// Reads and parses the file at `path` (errors name the path; a file that cannot be opened or
-/// read raises weft::Error naming the path and the system's reason).
+/// read raises weft::Error naming the path and the system's reason). The 8-byte magic is checked
+/// before anything else is read, so a device such as /dev/zero or a huge file of another kind is
+/// refused at once; a regular file is mapped, not read whole, so only the bytes the records
+/// announce are touched. The file must not be truncated while it is read (weft and MXNet replace
+/// files by rename, which is safe).
 WEFT_API NDArrayListData ReadNDArrayListFile(const std::string& path);
 
 /// Writes `list` to `path` atomically: the bytes go to a temporary file in the same directory,

@@ -29,8 +29,8 @@
 //   sgd/nag: momentum (0)
 //   adam:    beta1 (0.9), beta2 (0.999), epsilon (1e-8)
 //   rmsprop: gamma1 (0.9), gamma2 (0.9), epsilon (1e-8), centered (false), clip_weights (-1)
-// An unknown name, or a value that is not a number (bools: true/false/1/0), raises weft::Error
-// at SetParam naming the parameter and the accepted names.
+// An unknown name, or a value that is not a finite number (NaN and infinities are refused; bools:
+// true/false/1/0), raises weft::Error at SetParam naming the parameter and the accepted names.
 //
 // Multipliers: SetLRMult / SetWDMult by index; SetParamNames(idx2name, symbol) sets them the
 // way MXNet's Module does: from the symbol's __lr_mult__ / __wd_mult__ attributes, and wd_mult 0

@@ -47,7 +47,9 @@ struct WEFT_API PluginOpDef {
 
 class WEFT_API Runtime {
  public:
-  /// The process-wide runtime; runs discovery on the first call. Thread-safe.
+  /// The process-wide runtime; runs discovery on the first call. Thread-safe. The first call
+  /// checks the WEFT_* settings first (ValidateSettings in weft/env.h) and throws weft::Error for
+  /// a malformed one; later calls retry that check until it passes.
   static Runtime& Get();
   /// SDK versions this host speaks: [1.0, WEFT_SDK_VERSION].
   static uint32_t HostSdkMin();

@@ -1,9 +1,8 @@
 // libFuzzer target for the NDArray list (.params) reader. Any input must either parse or raise
 // weft::Error — never crash, hang or allocate more than the input holds (run with
 // -malloc_limit_mb to enforce the latter). What parses must survive a write/read round trip.
-// Build: -DWEFT_BUILD_FUZZERS=ON with CC=clang CXX=clang++. Run:
-//   ndarray_params_fuzzer -malloc_limit_mb=64 -max_total_time=60 <corpus dir> <seed dir>
-// Seeds: the MXNet fixture legacy_ndarray.v0 (WEFT_SHARED_DIR/fixtures/mxnet).
+// Built by the `fuzz` preset; run by scripts/fuzz.sh with params.dict and the MXNet fixture
+// legacy_ndarray.v0 plus a file written by weft as seeds.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // libFuzzer target: Symbol::LoadJSON on arbitrary bytes must either load (and then save, list
-// and reload consistently) or throw weft::Error — never crash. Build with
-// -DWEFT_BUILD_FUZZERS=ON using clang.
+// and reload consistently) or throw weft::Error — never crash. Built by the `fuzz` preset; run by
+// scripts/fuzz.sh with json.dict and the MXNet fixtures as seeds.
 #include <cstddef>
 #include <cstdint>
 #include <string>
