@@ -145,8 +145,15 @@ TEST(Normalize, UnimplementedMxnetOptionsOnlyAtDefault) {
   // Accepted so that MXNet JSON loads, but only with the default value.
   EXPECT_NO_THROW(Norm("Dropout", {{"mode", "training"}}));
   ExpectContains(ErrorOf([] { Norm("Dropout", {{"mode", "always"}}); }), {"Dropout", "mode", "always", "training"});
-  EXPECT_NO_THROW(Norm("SoftmaxOutput", {{"multi_output", "0"}}));
-  ExpectContains(ErrorOf([] { Norm("SoftmaxOutput", {{"multi_output", "True"}}); }), {"multi_output", "not supported"});
+  EXPECT_NO_THROW(Norm("SoftmaxOutput", {{"preserve_shape", "0"}}));
+  ExpectContains(ErrorOf([] {
+                   Norm("SoftmaxOutput", {{"preserve_shape", "True"}});
+                 }),
+                 {"preserve_shape", "not supported"});
+  // Implemented since issue 13, in every spelling MXNet writes.
+  for (const char* v : {"True", "False", "1", "0", "None"})
+    EXPECT_NO_THROW(Norm("Pooling", {{"count_include_pad", v}}));
+  EXPECT_NO_THROW(Norm("SoftmaxOutput", {{"multi_output", "True"}}));
   ExpectContains(ErrorOf([] { Norm("sum", {{"exclude", "True"}}); }), {"sum", "exclude"});
   // Performance hints: any valid value.
   EXPECT_NO_THROW(Norm("Convolution", {{"kernel", "(3, 3)"},

@@ -79,6 +79,18 @@ const std::vector<Row>& Table() {
         {"rmspropalex_update", {{"lr", "1"}}, N, "", 0, {{0, 0}}},
         {"_quantize_2bit", {}, N, "", 0, {}},
         {"_dequantize_2bit", {{"shape", "(3,)"}}, N, "", 0, {}},
+        {"Deconvolution", {{"kernel", "(1, 1)"}, {"num_filter", "1"}}, K, "_backward_Deconvolution", I, {}},
+        {"LRN", {{"nsize", "3"}}, K, "_backward_LRN", I | O, {}},
+        {"Embedding", {{"input_dim", "2"}, {"output_dim", "2"}}, K, "_backward_Embedding", I, {}},
+        {"SwapAxis", {}, K, "_backward_SwapAxis", 0, {}},
+        {"slice", {{"begin", "(0,)"}, {"end", "(1,)"}}, K, "_backward_slice", 0, {}},
+        {"slice_axis", {{"axis", "0"}, {"begin", "0"}, {"end", "1"}}, K, "_backward_slice_axis", 0, {}},
+        {"broadcast_maximum", {}, K, "_backward_broadcast_maximum", I, {}},
+        {"broadcast_minimum", {}, K, "_backward_broadcast_minimum", I, {}},
+        {"clip", {{"a_min", "0"}, {"a_max", "1"}}, K, "_backward_clip", I, {{0, 0}}},
+        {"floor", {}, Z, "", 0, {{0, 0}}},
+        {"round", {}, Z, "", 0, {{0, 0}}},
+        {"sign", {}, Z, "", 0, {{0, 0}}},
     };
     for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"}) {
       r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, 0, {{0, 0}}});
@@ -86,8 +98,8 @@ const std::vector<Row>& Table() {
     for (const char* op : {"_rdiv_scalar", "_power_scalar"}) {
       r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, I, {{0, 0}}});
     }
-    for (const char* op :
-         {"sin", "cos", "exp", "log", "sqrt", "square", "abs", "negative", "relu", "sigmoid", "tanh"}) {
+    for (const char* op : {"sin", "cos", "exp", "log", "sqrt", "square", "abs", "negative", "relu", "sigmoid", "tanh",
+                           "rsqrt", "log1p", "expm1"}) {
       r.push_back({op, {}, K, std::string("_backward_") + op, I | O, {{0, 0}}});
     }
     return r;
@@ -118,7 +130,7 @@ TEST(GradientTable, CoversEveryBuiltinOp) {
       EXPECT_TRUE(rows.count(name)) << name;
     }
   }
-  EXPECT_EQ(rows.size(), 65u);
+  EXPECT_EQ(rows.size(), 80u);
 }
 
 using B = BackwardInput;
