@@ -25,7 +25,7 @@
 
 namespace weft {
 
-class FileStore final : public RendezvousStore {
+class WEFT_API FileStore final : public RendezvousStore {
  public:
   /// Uses (and creates when missing) the directory `dir`. Throws weft::Error when it cannot.
   explicit FileStore(std::string dir);
@@ -37,7 +37,7 @@ class FileStore final : public RendezvousStore {
   std::string dir_;
 };
 
-class TcpStore final : public RendezvousStore {
+class WEFT_API TcpStore final : public RendezvousStore {
  public:
   /// A client of the server at host:port (nothing is connected yet).
   TcpStore(std::string host, int port);
@@ -51,7 +51,7 @@ class TcpStore final : public RendezvousStore {
 
 /// The TCP store's server: serves Set/Get from clients on a thread per connection until
 /// destroyed. Keys live in memory.
-class TcpStoreServer {
+class WEFT_API TcpStoreServer {
  public:
   /// Listens on `bind_host` (e.g. "127.0.0.1" or "0.0.0.0"), port `port` (0: any free port).
   /// Throws weft::Error when it cannot bind.
@@ -70,6 +70,6 @@ class TcpStoreServer {
 
 /// The store WEFT_RENDEZVOUS (or DMLC_PS_ROOT_URI/PORT) names, or nullptr when neither is set.
 /// Throws weft::Error for a malformed value (naming it and the accepted forms).
-std::shared_ptr<RendezvousStore> RendezvousFromEnv();
+WEFT_API std::shared_ptr<RendezvousStore> RendezvousFromEnv();
 
 }  // namespace weft
