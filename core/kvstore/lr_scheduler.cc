@@ -3,6 +3,8 @@
 
 #include "weft/base.h"
 
+#include <cmath>
+
 namespace weft {
 
 FactorScheduler::FactorScheduler(int step, float factor, float stop_factor_lr)
@@ -35,7 +37,8 @@ MultiFactorScheduler::MultiFactorScheduler(const std::vector<int>& steps, float 
     WEFT_CHECK(i == 0 || steps[i] > steps[i - 1], "MultiFactorScheduler: steps must increase ({} then {})",
                i == 0 ? 0 : steps[i - 1], steps[i]);
   }
-  WEFT_CHECK(factor <= 1.0f, "MultiFactorScheduler: factor must be <= 1 so the rate decays, got {}", factor);
+  WEFT_CHECK(std::isfinite(factor) && factor <= 1.0f,
+             "MultiFactorScheduler: factor must be a finite number <= 1 so the rate decays, got {}", factor);
 }
 
 void MultiFactorScheduler::SetLR(float lr) {

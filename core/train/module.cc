@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 namespace weft {
 
@@ -58,7 +60,14 @@ Module Module::Load(const std::string& prefix, int epoch, bool load_optimizer_st
   Checkpoint ck = LoadCheckpoint(prefix, epoch);
   Module m(ck.symbol, std::move(data_names), std::move(label_names), std::move(contexts));
   m.preload_ = std::move(ck);
-  if (load_optimizer_states) m.preload_states_ = CheckpointStatesFile(prefix, epoch);
+  if (load_optimizer_states) {
+    m.preload_states_ = CheckpointStatesFile(prefix, epoch);
+    // Checked here, before any training: InitOptimizer would fail only after Bind and the data.
+    WEFT_CHECK(std::filesystem::exists(m.preload_states_),
+               "Module::Load: {} has no optimizer states ({} is missing); resuming would reset the optimizer. Load "
+               "with load_optimizer_states=false to resume with fresh states (train_mnist: --reset-optimizer)",
+               CheckpointParamsFile(prefix, epoch), m.preload_states_);
+  }
   return m;
 }
 
@@ -221,7 +230,9 @@ std::vector<NDArray> Module::GetOutputs() const {
   return group_->GetOutputs();
 }
 
-void Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& options) {
+bool Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& options) {
+  WEFT_CHECK(options.begin_epoch >= 0 && options.begin_epoch <= options.num_epoch,
+             "Module::Fit: begin_epoch {} must be in 0..num_epoch ({})", options.begin_epoch, options.num_epoch);
   if (!group_) {  // shapes from the first batch (only then: a Reset may reshuffle the data)
     train_data.Reset();
     WEFT_CHECK(train_data.Next(), "Module::Fit: the training data has no batch");
@@ -242,13 +253,25 @@ void Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
     for (const auto& [k, v] : options.optimizer_params) opt->SetParamString(k, v);
     InitOptimizer(options.kvstore, std::move(opt));
   }
+  // A NaN learning step poisons every later one silently (MXNet users add a Monitor): stop and
+  // say where, before a checkpoint of the epoch is written.
+  auto check_finite = [&](int epoch, size_t nbatch) {
+    if (options.nan_check_every == 0) return;
+    const std::string bad = FirstNonFiniteParam();
+    WEFT_CHECK(bad.empty(),
+               "epoch {} batch {}: parameter '{}' became NaN or infinite; training stopped (no checkpoint of this "
+               "epoch was written). Lower the learning rate, or turn the check off (FitOptions::nan_check_every=0; "
+               "train_mnist: --no-nan-check)",
+               epoch, nbatch, bad);
+  };
+  auto stop = [&] { return options.stop_requested && options.stop_requested(); };
   using Clock = std::chrono::steady_clock;
   for (int epoch = options.begin_epoch; epoch < options.num_epoch; ++epoch) {
     auto train_metric = CreateMetric(options.eval_metric);
     const auto t0 = Clock::now();
     size_t nbatch = 0;
     train_data.Reset();
-    while (train_data.Next()) {
+    while (!stop() && train_data.Next()) {
       DataBatch b = train_data.GetDataBatch();
       Forward(b, true);
       Backward();
@@ -256,8 +279,11 @@ void Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
       UpdateMetric(*train_metric, b.label);
       ++nbatch;
       if (options.batch_end_callback) options.batch_end_callback({epoch, nbatch, *train_metric});
+      if (options.nan_check_every > 0 && nbatch % options.nan_check_every == 0) check_finite(epoch, nbatch);
     }
     NDArray::WaitAll();
+    if (stop()) return false;  // the epoch is unfinished: no validation, no checkpoint of it
+    check_finite(epoch, nbatch);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     std::unique_ptr<EvalMetric> eval_metric;
     if (eval_data) {
@@ -268,6 +294,7 @@ void Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
       options.epoch_end_callback(
           {epoch, *train_metric, eval_metric.get(), nbatch * group_->batch_size(), seconds, *this});
   }
+  return true;
 }
 
 float Module::Score(DataIter& data, EvalMetric& metric, size_t num_batch) {
@@ -302,6 +329,21 @@ NDArray Module::Predict(DataIter& data, size_t num_batch) {
   for (auto& p : parts) all.insert(all.end(), p.begin(), p.end());
   row[0] = static_cast<int64_t>(rows);
   return NDArray(all, row, Context::cpu(0));
+}
+
+std::string Module::FirstNonFiniteParam() const {
+  CheckBound("FirstNonFiniteParam");
+  std::vector<float> host;
+  auto bad = [&](const NDArray& a) {
+    if (a.GetDType() != DType::kFloat32) return false;
+    a.SyncCopyToCPU(&host);
+    return std::any_of(host.begin(), host.end(), [](float v) { return !std::isfinite(v); });
+  };
+  for (size_t k = 0; k < param_names_.size(); ++k)
+    if (bad(group_->param_arrays()[k][0])) return param_names_[k];
+  for (size_t k = 0; k < aux_names_.size(); ++k)
+    if (bad(group_->aux_arrays()[k][0])) return aux_names_[k];
+  return "";
 }
 
 void Module::SaveCheckpoint(const std::string& prefix, int epoch, bool save_optimizer_states) const {

@@ -5,6 +5,7 @@
 //
 //   train_mnist --network lenet --device cpu --num-devices 2 --epochs 10 --model-prefix /tmp/lenet
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
@@ -12,6 +13,14 @@
 #include "weft/networks.h"
 #include "weft/plugin.h"
 #include "weft/runtime.h"
+
+// SIGINT stops training between steps, so a checkpoint being written is finished; a second one
+// ends the process at once (the default action).
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void OnInterrupt(int) {
+  g_interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"Train MXNet's MNIST networks on Fashion-MNIST with weft"};
@@ -38,12 +47,15 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--optimizer", optimizer, "sgd, nag, adam or rmsprop");
   app.add_option("--model-prefix", model_prefix, "checkpoint prefix: <prefix>-symbol.json, <prefix>-%04d.params");
-  app.add_option("--load-epoch", load_epoch, "resume from the checkpoint of this epoch (needs --model-prefix)");
+  app.add_option("--load-epoch", load_epoch, "resume from the checkpoint of this epoch (needs --model-prefix)")
+      ->check(CLI::Range(0, 9999));
   app.add_option("--seed", seed, "seed for initialisation and shuffling");
   app.add_option("--data-dir", data_dir, "directory with the *-idx*-ubyte.gz files");
   app.add_option("--num-examples", num_examples, "train on the first N examples only (0 = all)");
-  bool replace_network = false;
+  bool replace_network = false, reset_optimizer = false, no_nan_check = false;
   app.add_flag("--replace-network", replace_network, "let --model-prefix replace checkpoints of another network");
+  app.add_flag("--reset-optimizer", reset_optimizer, "resume with fresh optimizer states (needed without .states)");
+  app.add_flag("--no-nan-check", no_nan_check, "do not stop when a parameter becomes NaN or infinite");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -57,6 +69,7 @@ int main(int argc, char** argv) {
     WEFT_CHECK(available >= num_devices, "--device {} --num-devices {}: only {} {} device(s) are present", device,
                num_devices, available, device);
     WEFT_CHECK(load_epoch == 0 || !model_prefix.empty(), "--load-epoch needs --model-prefix");
+    WEFT_CHECK(load_epoch < epochs, "--load-epoch {} is not below --epochs {}: nothing to train", load_epoch, epochs);
     // Before any long work: a read-only directory, or a prefix holding another network.
     if (!model_prefix.empty() && load_epoch == 0) {
       CheckCheckpointPrefix(model_prefix, MnistNetwork(network), replace_network);
@@ -83,9 +96,9 @@ int main(int argc, char** argv) {
                        {.batch_size = batch_size, .shuffle = false, .flat = flat});
 
     const bool resume = load_epoch > 0;
-    const bool states = resume && std::filesystem::exists(CheckpointStatesFile(model_prefix, load_epoch));
-    Module mod = resume ? Module::Load(model_prefix, load_epoch, states, {"data"}, {"softmax_label"}, contexts)
-                        : Module(MnistNetwork(network), {"data"}, {"softmax_label"}, contexts);
+    Module mod = resume
+                     ? Module::Load(model_prefix, load_epoch, !reset_optimizer, {"data"}, {"softmax_label"}, contexts)
+                     : Module(MnistNetwork(network), {"data"}, {"softmax_label"}, contexts);
     const Shape data_shape = flat ? Shape(batch_size, 784) : Shape(batch_size, 1, 28, 28);
     mod.Bind({{"data", data_shape}}, {{"softmax_label", Shape(batch_size)}});
     if (resume) {
@@ -95,7 +108,7 @@ int main(int argc, char** argv) {
       init.Seed(seed);
       mod.InitParams(init);
     }
-    auto opt = OptimizerRegistry::Create(optimizer);
+    auto opt = OptimizerRegistry::Create(optimizer);  // its SetParam refuses NaN/Inf values
     // As MXNet's Module: a sync dist store sums the gradients of every worker's batch.
     const bool dist_sync = kvstore.rfind("dist", 0) == 0 && kvstore.find("sync") != std::string::npos;
     const int total_batch = batch_size * (dist_sync ? workers : 1);
@@ -116,6 +129,9 @@ int main(int argc, char** argv) {
     fit.begin_epoch = load_epoch;
     fit.num_epoch = epochs;
     fit.batch_end_callback = ProgressBar(train_iter.num_batches(), static_cast<size_t>(batch_size));
+    fit.nan_check_every = no_nan_check ? 0 : 100;
+    fit.stop_requested = [] { return g_interrupted != 0; };
+    std::string last = resume ? CheckpointParamsFile(model_prefix, load_epoch) : "none";
     fit.epoch_end_callback = [&](const EpochEndParam& p) {
       std::printf("Epoch[%d] Train-accuracy=%.4f Validation-accuracy=%.4f Speed=%.0f samples/s Time=%.1fs\n", p.epoch,
                   static_cast<double>(p.train_metric.Get()), static_cast<double>(p.eval_metric->Get()),
@@ -123,10 +139,13 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       if (model_prefix.empty() || rank != 0) return;  // the weights are the same on every worker
       p.module.SaveCheckpoint(model_prefix, p.epoch + 1, /*save_optimizer_states=*/true);
-      std::printf("Saved checkpoint to \"%s\"\n", CheckpointParamsFile(model_prefix, p.epoch + 1).c_str());
+      last = CheckpointParamsFile(model_prefix, p.epoch + 1);
+      std::printf("Saved checkpoint to \"%s\"\n", last.c_str());
     };
-    mod.Fit(train_iter, &val_iter, fit);
-    return 0;
+    std::signal(SIGINT, OnInterrupt);
+    if (mod.Fit(train_iter, &val_iter, fit)) return 0;
+    std::printf("\nInterrupted; the last complete checkpoint: %s\n", last.c_str());
+    return 130;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_mnist: %s\n", e.what());
     return 1;

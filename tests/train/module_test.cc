@@ -5,8 +5,10 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 
 #include "weft/io.h"
+#include "weft/lr_scheduler.h"
 #include "weft/module.h"
 #include "weft/networks.h"
 #include "weft/runtime.h"
@@ -195,6 +197,77 @@ TEST(Module, SplitBatchMatchesOneDevice) {
     Epoch(many, it);
     EXPECT_LT(MaxDiff(Args(one), Args(many)), 1e-5f) << ctxs.size() << " devices, " << kv;
   }
+}
+
+// A parameter set to NaN stops Fit at the next check, naming it, before the epoch-end callback
+// (where checkpoints are written); with the check off the same run finishes.
+TEST(Module, FitStopsNamingTheFirstNonFiniteParameter) {
+  REQUIRE_FASHION_MNIST();
+  MNISTIter train = TrainData(200, 50);
+  auto poisoned = [] {
+    Module m = MakeModule(50, {Context::cpu(0)}, "local", true, false);
+    EXPECT_EQ(m.FirstNonFiniteParam(), "");
+    auto [args, aux] = m.GetParams();
+    std::vector<float> w;
+    args.at("fc2_bias").SyncCopyToCPU(&w);
+    w[3] = std::numeric_limits<float>::infinity();
+    args["fc2_bias"] = NDArray(w, args.at("fc2_bias").GetShape(), Context::cpu(0));
+    m.SetParams(args, aux);
+    EXPECT_EQ(m.FirstNonFiniteParam(), "fc2_bias");
+    m.InitOptimizer("local", Sgd(50));
+    return m;
+  };
+  int epochs_ended = 0;
+  FitOptions o;
+  o.num_epoch = 2;
+  o.nan_check_every = 2;
+  o.epoch_end_callback = [&](const EpochEndParam&) { ++epochs_ended; };
+  Module m = poisoned();
+  const std::string error = ErrorOf([&] { m.Fit(train, nullptr, o); });
+  // After two steps the Inf has spread backwards into every layer: fc1_weight comes first.
+  EXPECT_NE(error.find("epoch 0 batch 2: parameter 'fc1_weight' became NaN or infinite"), std::string::npos) << error;
+  EXPECT_EQ(epochs_ended, 0);
+  o.nan_check_every = 0;
+  Module unchecked = poisoned();
+  EXPECT_TRUE(unchecked.Fit(train, nullptr, o));
+  EXPECT_EQ(epochs_ended, 2);
+  EXPECT_NE(unchecked.FirstNonFiniteParam(), "");
+}
+
+TEST(Module, FitStopsBetweenStepsWhenAsked) {
+  REQUIRE_FASHION_MNIST();
+  MNISTIter train = TrainData(200, 50);  // 4 batches an epoch
+  Module m = MakeModule(50);
+  size_t batches = 0;
+  std::vector<int> ended;
+  FitOptions o;
+  o.num_epoch = 3;
+  o.batch_end_callback = [&](const BatchEndParam&) { ++batches; };
+  o.epoch_end_callback = [&](const EpochEndParam& p) { ended.push_back(p.epoch); };
+  o.stop_requested = [&] { return batches == 6; };  // in the middle of the second epoch
+  EXPECT_FALSE(m.Fit(train, nullptr, o));
+  EXPECT_EQ(batches, 6u);
+  EXPECT_EQ(ended, std::vector<int>{0});  // the unfinished epoch 1 is not reported (no checkpoint)
+  EXPECT_EQ(m.kvstore().optimizer()->num_update(), 6u);
+  o.begin_epoch = 4;
+  EXPECT_NE(ErrorOf([&] { m.Fit(train, nullptr, o); }).find("begin_epoch 4 must be in 0..num_epoch (3)"),
+            std::string::npos);
+}
+
+TEST(Module, LoadingMissingOptimizerStatesIsAnErrorAtLoad) {
+  Module m = MakeModule(10);
+  const std::string prefix = TempPrefix("nostates");
+  m.SaveCheckpoint(prefix, 1);
+  const std::string error = ErrorOf([&] { Module::Load(prefix, 1, /*load_optimizer_states=*/true); });
+  EXPECT_NE(error.find(prefix + "-0001.states is missing"), std::string::npos) << error;
+  EXPECT_NE(error.find("load_optimizer_states=false"), std::string::npos) << error;
+  EXPECT_EQ(ErrorOf([&] { Module::Load(prefix, 1); }), "");
+  for (const char* s : {"-symbol.json", "-0001.params"}) fs::remove(prefix + s);
+}
+
+TEST(Module, NonFiniteLearningRateFactorIsRefused) {
+  for (float f : {std::nanf(""), -std::numeric_limits<float>::infinity()})
+    EXPECT_NE(ErrorOf([&] { MultiFactorScheduler({10}, f); }).find("finite"), std::string::npos) << f;
 }
 
 }  // namespace

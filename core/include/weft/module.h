@@ -83,6 +83,15 @@ struct FitOptions {
   std::map<std::string, std::string> optimizer_params;
   BatchEndCallback batch_end_callback;
   EpochEndCallback epoch_end_callback;
+  /// Every this many batches of an epoch, and at each epoch's end before validation and the
+  /// epoch-end callback, Fit stops with a weft::Error naming the epoch, the batch and the first
+  /// parameter that became NaN or infinite (Module::FirstNonFiniteParam), so no checkpoint of
+  /// that epoch is written. Each check reads every weight to the host; 0 = no checks.
+  size_t nan_check_every = 0;
+  /// Asked before every batch (e.g. a flag a SIGINT handler sets; it may be called often, keep
+  /// it cheap): when it returns true, Fit returns false after the step in progress, without
+  /// validating or calling the epoch-end callback for the unfinished epoch. Empty = never stop.
+  std::function<bool()> stop_requested;
 };
 
 class WEFT_API Module {
@@ -101,7 +110,9 @@ class WEFT_API Module {
 
   /// MXNet's Module.load: the checkpoint <prefix>-symbol.json + <prefix>-%04d.params (weft's
   /// or MXNet's) as a module whose parameters are set at Bind; with load_optimizer_states,
-  /// <prefix>-%04d.states is loaded at InitOptimizer.
+  /// <prefix>-%04d.states is loaded at InitOptimizer; it must then exist (a weft::Error names the
+  /// missing file: resuming without states would silently reset the optimizer; pass
+  /// load_optimizer_states=false to resume with fresh states on purpose).
   static Module Load(const std::string& prefix, int epoch, bool load_optimizer_states = false,
                      std::vector<std::string> data_names = {"data"},
                      std::vector<std::string> label_names = {"softmax_label"},
@@ -149,14 +160,24 @@ class WEFT_API Module {
   std::vector<NDArray> GetOutputs() const;
 
   /// Trains on `train_data` for options.num_epoch epochs (see FitOptions), validating on
-  /// `eval_data` after each epoch when given. Binds / initialises what is not yet done.
-  void Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& options = {});
+  /// `eval_data` after each epoch when given. Binds / initialises what is not yet done. Returns
+  /// true when every epoch was trained, false when options.stop_requested stopped it. Throws
+  /// weft::Error for a parameter that became NaN/Inf (options.nan_check_every) or
+  /// begin_epoch > num_epoch.
+  bool Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& options = {});
   /// Runs forward over at most num_batch batches (0 = all) of `data` (reset first) and returns
   /// the metric value.
   float Score(DataIter& data, EvalMetric& metric, size_t num_batch = 0);
   /// Forward over at most num_batch batches (0 = all) of `data`; the first output of every
   /// batch, concatenated on cpu(0) (rows in iteration order, padding removed).
   NDArray Predict(DataIter& data, size_t num_batch = 0);
+
+  /// The name of the first parameter, then aux state (param_names(), aux_names() order), on the
+  /// first device holding a NaN or an infinity; "" when all are finite. Waits for pending
+  /// updates and copies every array to the host (one read of the weights), so call it every so
+  /// many steps, not every step. Arrays whose dtype is not float32 are skipped. Throws
+  /// weft::Error before Bind.
+  std::string FirstNonFiniteParam() const;
 
   /// MXNet's save_checkpoint: <prefix>-symbol.json, <prefix>-%04d.params and, with
   /// save_optimizer_states, <prefix>-%04d.states (all written atomically).
