@@ -3,6 +3,7 @@
 // tested through the forward cases of the op they differentiate.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,6 +24,13 @@ struct OpCase {
   bool fd_grad = true;   // check the CPU backward against central finite differences
   bool is_train = true;  // false for ops that draw random numbers (results differ across devices)
   bool req_add = true;   // false: the op refuses req add (its output is a bit pattern, _quantize_2bit)
+  // Device types whose kernel for this op refuses these attributes with an error (a feature the
+  // cpu kernel has and theirs lacks yet). The suite checks that they do refuse rather than run
+  // wrong; remove a device from the list when its kernel gains the feature.
+  std::vector<std::string> refused_by;
+  bool RefusedBy(const std::string& device) const {
+    return std::find(refused_by.begin(), refused_by.end(), device) != refused_by.end();
+  }
   std::string Label() const;
 };
 
