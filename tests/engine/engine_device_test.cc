@@ -149,7 +149,9 @@ TEST_P(EngineDevice, DeviceChainsNeedNoHostWaitUntilTheResultIsRead) {
   engine_->WaitForVar(va);
   const uint64_t total = device_->host_waits() - waits0;
   EXPECT_EQ(inside, 0u) << "the engine blocked the host inside a device chain";
-  EXPECT_EQ(total, 1u) << "reading the result should be the only host wait";
+  // At most one: when the device finished before WaitForVar (a slow host, e.g. under TSan), the
+  // event is already complete and reading the result needs no wait at all.
+  EXPECT_LE(total, 1u) << "reading the result should be the only host wait";
   size_t bad = 0;
   for (uint8_t x : host) bad += x != kOps;
   EXPECT_EQ(bad, 0u) << "the last copy did not see the last fill";
