@@ -76,7 +76,7 @@ GemmTiles ChooseGemm(const sdk::DeviceCall& call, const GemmArgs& g, const Bindi
   const bool ok = (g.k % 4 == 0 || (g.ta && !g.tb)) && (!g.ta || g.m % 4 == 0) && (g.tb || g.n % 4 == 0) &&
                   g.sa % 4 == 0 && g.sb % 4 == 0 && BufferOffset(call, a) % 16 == 0 && BufferOffset(call, b) % 16 == 0;
   if (!ok) return {};
-  if (t.rows4 == 0) t = {2, 1};  // 8 x 4 per invocation: the best of bench/vulkan (note of issue 14)
+  if (t.rows4 == 0) t = {2, 2};  // 8 x 8 per invocation: the best of bench/vulkan (note of issue 14)
   return t;
 }
 
@@ -115,8 +115,11 @@ void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, cons
   const Binding binds[4] = {a, b, c, bias != nullptr ? *bias : c};
   const GemmTiles t = ChooseGemm(call, g, a, b);
   if (t.rows4 > 0) {
-    const int32_t spec[4] = {g.ta, g.tb, t.rows4, t.cols4};
-    const uint32_t tm = 32 * t.rows4, tn = 32 * t.cols4;  // 8 x 8 invocations per workgroup
+    // Invocations along M: enough for M (up to 8), the rest of the 64 along N.
+    int32_t wgy = 1;
+    while (wgy < 8 && static_cast<uint32_t>(wgy * 4 * t.rows4) < g.m) wgy *= 2;
+    const int32_t spec[5] = {g.ta, g.tb, t.rows4, t.cols4, wgy};
+    const uint32_t tm = 4 * t.rows4 * wgy, tn = 4 * t.cols4 * (64 / wgy);
     Dispatch(call, Launch{"gemm4", spec, (g.n + tn - 1) / tn, (g.m + tm - 1) / tm, g.batch}, binds, push);
     return;
   }

@@ -121,7 +121,7 @@ void Im2col(const sdk::DeviceCall& c, const ConvPush& p, const Binding& x, const
             uint64_t rows, uint64_t row_stride, uint64_t img_stride) {
   const ColPush push = MakeColPush(p, n, rows, row_stride, img_stride);
   const Binding b[2] = {x, col};
-  Dispatch(c, Launch{"im2col", {}, Groups64(static_cast<int64_t>(n * rows * p.oh * p.ow))}, b, push);
+  Dispatch(c, Launch{"im2col", {}, Groups64(static_cast<int64_t>(n * rows))}, b, push);
 }
 
 class ConvForward {
@@ -248,7 +248,7 @@ class ConvBackward {
       }
       const ColPush push = MakeColPush(p_, p_.n, AddFlag(c.req[0]), cols, ohow_);
       const Binding b[2] = {colr, Out(c.outputs[0])};
-      Dispatch(c, Launch{"col2im", {}, Groups64(c.outputs[0].size())}, b, push);
+      Dispatch(c, Launch{"col2im", {}, Groups64(int64_t{p_.n} * p_.c * p_.h)}, b, push);
     }
   }
   void DirectMode(const sdk::DeviceCall& c, int mode) const {

@@ -12,6 +12,7 @@ layout(constant_id = 0) const int TA = 0;
 layout(constant_id = 1) const int TB = 0;
 layout(constant_id = 2) const int R4 = 2;  // row groups of 4 per invocation
 layout(constant_id = 3) const int C4 = 1;  // column groups of 4 per invocation
+layout(constant_id = 4) const int WGY = 8;  // invocations of a workgroup along M (64 / WGY along N)
 layout(std430, binding = 0) readonly buffer A { vec4 a[]; };
 layout(std430, binding = 1) readonly buffer B { vec4 b[]; };
 layout(std430, binding = 2) buffer C { float c[]; };
@@ -24,10 +25,12 @@ layout(push_constant) uniform P {
 } p;
 
 void main() {
-  // 8 x 8 invocations per workgroup; consecutive invocations (one SIMD row) take neighbouring
-  // column tiles of the same rows.
-  const uint lx = gl_LocalInvocationID.x % 8, ly = gl_LocalInvocationID.x / 8;
-  const uint m0 = (gl_WorkGroupID.y * 8 + ly) * (4 * R4), n0 = (gl_WorkGroupID.x * 8 + lx) * (4 * C4);
+  // WGY x (64 / WGY) invocations per workgroup; consecutive invocations (one SIMD row of 8
+  // lanes) take neighbouring column tiles of the same rows. Small M takes a small WGY, so fewer
+  // invocations compute clamped rows that are thrown away.
+  const uint wgx = 64 / WGY;
+  const uint lx = gl_LocalInvocationID.x % wgx, ly = gl_LocalInvocationID.x / wgx;
+  const uint m0 = (gl_WorkGroupID.y * WGY + ly) * (4 * R4), n0 = (gl_WorkGroupID.x * wgx + lx) * (4 * C4);
   const uint abase = p.oa + gl_WorkGroupID.z * p.sa, bbase = p.ob + gl_WorkGroupID.z * p.sb;
   vec4 acc[4 * R4][C4];
   for (int i = 0; i < 4 * R4; ++i)

@@ -11,18 +11,29 @@ layout(push_constant) uniform P {
   uint ox, ocol;
   uint n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, rows, row_stride, img_stride;
 } p;
+// One invocation per (image, row) walks that row's pixels: integer division is scalarised per
+// SIMD lane on CPU implementations, so it stays out of the per-element loop.
 void main() {
-  const uint ohow = p.oh * p.ow, kk = p.kh * p.kw, total = p.n * p.rows * ohow;
+  const uint ohow = p.oh * p.ow, kk = p.kh * p.kw, total = p.n * p.rows;
   const uint stride = gl_NumWorkGroups.x * 64;
-  for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
-    const uint pix = i % ohow, t = i / ohow, row = t % p.rows, img = t / p.rows;
-    float v = 0.0;
-    if (row < p.c * kk) {
-      const uint ci = row / kk, r = row % kk;
-      const int iy = int((pix / p.ow) * p.sh + (r / p.kw) * p.dh) - int(p.ph);
-      const int ix = int((pix % p.ow) * p.sw + (r % p.kw) * p.dw) - int(p.pw);
-      if (iy >= 0 && iy < int(p.h) && ix >= 0 && ix < int(p.w)) v = x[p.ox + ((img * p.c + ci) * p.h + iy) * p.w + ix];
+  for (uint t = gl_GlobalInvocationID.x; t < total; t += stride) {
+    const uint row = t % p.rows, img = t / p.rows;
+    const uint base = p.ocol + row * p.row_stride + img * p.img_stride;
+    if (row >= p.c * kk) {
+      for (uint pix = 0; pix < ohow; ++pix) col[base + pix] = 0.0;
+      continue;
     }
-    col[p.ocol + row * p.row_stride + img * p.img_stride + pix] = v;
+    const uint ci = row / kk, r = row % kk;
+    const int y0 = int((r / p.kw) * p.dh) - int(p.ph), x0 = int((r % p.kw) * p.dw) - int(p.pw);
+    const uint xbase = p.ox + (img * p.c + ci) * p.h * p.w;
+    uint pix = 0;
+    for (uint oy = 0; oy < p.oh; ++oy) {
+      const int iy = y0 + int(oy * p.sh);
+      const bool row_in = iy >= 0 && iy < int(p.h);
+      for (uint ox = 0; ox < p.ow; ++ox, ++pix) {
+        const int ix = x0 + int(ox * p.sw);
+        col[base + pix] = row_in && ix >= 0 && ix < int(p.w) ? x[xbase + uint(iy) * p.w + uint(ix)] : 0.0;
+      }
+    }
   }
 }
