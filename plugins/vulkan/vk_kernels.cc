@@ -88,8 +88,10 @@ GemmTiles GemmTilesOverride() {
   if (e == nullptr || *e == 0) return t;
   if (std::string(e) == "scalar") return {-1, -1};
   int r = 0, c = 0;
-  if (std::sscanf(e, "%dx%d", &r, &c) == 2 && r > 0 && c > 0 && r <= 4 && c <= 4) return {r, c};
-  return t;
+  char rest = 0;
+  if (std::sscanf(e, "%dx%d%c", &r, &c, &rest) == 2 && r > 0 && c > 0 && r <= 4 && c <= 4) return {r, c};
+  throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string("WEFT_VULKAN_GEMM='") + e +
+                                                  "': expected RxC (tile rows and columns / 4, 1..4 each) or 'scalar'");
 }
 
 Binding At(Binding b, uint64_t elements) {
