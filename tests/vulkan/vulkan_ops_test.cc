@@ -106,5 +106,33 @@ TEST_F(VulkanOps, ReductionsOverEveryAxis) {
   }
 }
 
+// A label outside [0, classes) fails the backward on vulkan as on cpu (a device-side report
+// turned into the stream's error), not a silent zero gradient.
+TEST_F(VulkanOps, SoftmaxOutputBadLabelIsAnError) {
+  for (const Context& ctx : {Context::cpu(0), Context("vulkan", 0)}) {
+    SCOPED_TRACE(ctx.ToString());
+    ImperativeCall call;
+    call.op = "_backward_SoftmaxOutput";
+    call.inputs = {
+        NDArray(std::vector<float>(6, 0.0f), Shape{2, 3}, ctx), NDArray(std::vector<float>(6, 0.0f), Shape{2, 3}, ctx),
+        NDArray(std::vector<float>{1, 5}, Shape{2}, ctx), NDArray(std::vector<float>(6, 1.0f / 3), Shape{2, 3}, ctx)};
+    std::vector<NDArray> out = {NDArray(std::vector<float>(6, 0.0f), Shape{2, 3}, ctx),
+                                NDArray(std::vector<float>(2, 0.0f), Shape{2}, ctx)};
+    std::string error;
+    // The vulkan report arrives as the stream's sticky error once the batch has run: the read
+    // or the engine's next wait rethrows it.
+    try {
+      Invoke(call, &out);
+      Read(out[0]);
+      NDArray::WaitAll();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find("outside [0, 3)"), std::string::npos) << error;
+    // The error was reported once; the device keeps working.
+    EXPECT_LE(CompareWithCpu("sum", {}, {Shape{3, 5}}), 1e-7);
+  }
+}
+
 }  // namespace
 }  // namespace weft
