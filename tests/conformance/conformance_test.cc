@@ -245,6 +245,43 @@ TEST(Conformance, DevicesMatchCpu) {
   }
 }
 
+// Dropout in training on every device with the kernel (cpu included): the mask holds only 0 and
+// 1/(1 − p), keeps a fraction 1 − p of the elements (within 5 standard deviations) and the output
+// is data · mask. DevicesMatchCpu compares the masks themselves.
+TEST(Conformance, DropoutMaskStatistics) {
+  std::vector<std::string> devices = OtherDevices();
+  devices.insert(devices.begin(), "cpu");
+  const double p = 0.3, n = 20000;
+  const weft::OpDef& def = weft::OpRegistry::Get().Lookup("Dropout");
+  std::mt19937_64 rng(BaseSeed());
+  RunSpec spec;
+  spec.op = def.name;
+  spec.attrs = def.Normalize(AttrMap(std::map<std::string, std::string>{{"p", "0.3"}}));
+  spec.in = {Random(rng, Shape{100, 200}, Domain{0.5, 1.5})};
+  spec.sig = InferSignature(def, spec.attrs, spec.in, {});
+  spec.is_train = true;
+  spec.seed = BaseSeed() + 300000;
+  for (const std::string& d : devices) {
+    if (!HasKernelFor(spec.op, d, spec.sig)) continue;
+    const RunResult r = RunNode(Context(d, 0), spec);
+    ASSERT_TRUE(r.error.empty()) << d << ": " << r.error;
+    ASSERT_EQ(r.out.size(), 2u) << d;
+    const double scale = static_cast<double>(1.0f / static_cast<float>(1 - p));
+    size_t kept = 0, bad_mask = 0, bad_out = 0;
+    for (size_t i = 0; i < r.out[1].v.size(); ++i) {
+      const double m = r.out[1].v[i];
+      kept += m != 0;
+      bad_mask += m != 0 && std::fabs(m - scale) > 1e-6;
+      bad_out += std::fabs(r.out[0].v[i] - static_cast<float>(spec.in[0].v[i]) * static_cast<float>(m)) > 1e-6;
+    }
+    const double sd = std::sqrt(n * p * (1 - p));
+    EXPECT_NEAR(static_cast<double>(kept), n * (1 - p), 5 * sd) << d << ": kept fraction";
+    EXPECT_EQ(bad_mask, 0u) << d << ": mask values other than 0 and 1/(1-p)";
+    EXPECT_EQ(bad_out, 0u) << d << ": output != data * mask";
+    Record(spec.op, d, kept > 0 && bad_mask == 0 && bad_out == 0);
+  }
+}
+
 // Σ_o Σ w_o · out_o over the visible outputs.
 double Loss(const RunResult& r, const std::vector<HostTensor>& w) {
   double l = 0;
