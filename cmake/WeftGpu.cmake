@@ -102,3 +102,13 @@ elseif(WEFT_WITH_HIP STREQUAL "OFF")
 else()
   message(STATUS "weft: HIP plugin not built: ${_weft_hip_why}")
 endif()
+
+# In the configure summary, with the reason when AUTO did not build a plugin.
+foreach(_gpu CUDA HIP)
+  string(TOLOWER ${_gpu} _dir)
+  set(_desc "${_gpu} device plugin (plugins/${_dir}) and its device tests")
+  if(NOT WEFT_BUILD_${_gpu} AND _weft_${_dir}_why)
+    string(APPEND _desc " — not built: ${_weft_${_dir}_why}")
+  endif()
+  weft_feature(${_dir} WEFT_WITH_${_gpu} "${_desc}" ENABLED WEFT_BUILD_${_gpu})
+endforeach()
