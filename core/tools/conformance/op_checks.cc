@@ -183,11 +183,12 @@ std::string Compare(const char* what, const std::vector<HostTensor>& ref, const 
       n += d > 0;
       if (d > most) most = d, at = k;
     }
+    const int digits = got[i].dtype == DType::kFloat64 ? 17 : 9;  // enough to tell neighbours apart
     err += fmt::format(
-        "{} {} {}: NMSE {:.3g} > {:g}{}; {} of {} elements differ, most at element {}: {:.9g}, expected "
-        "{:.9g}; ",
+        "{} {} {}: NMSE {:.3g} > {:g}{}; {} of {} elements differ, most at element {}: {:.{}g}, "
+        "expected {:.{}g}; ",
         what, i, ref[i].shape.ToString(), e, tol, exact ? " (an exactly defined result)" : "", n, ref[i].v.size(), at,
-        at < got[i].v.size() ? got[i].v[at] : NAN, ref[i].v[at]);
+        at < got[i].v.size() ? got[i].v[at] : NAN, digits, ref[i].v[at], digits);
   }
   return err;
 }
