@@ -51,6 +51,8 @@ Table MergedTable(const Certificate& c) {
       for (const auto& [dt, cells] : row.cells) dtypes.insert(dt);
     }
   if (c.provides_device) rows.insert(c.suite_ops.begin(), c.suite_ops.end());
+  if (!c.only_ops.empty()) std::erase_if(rows, [&](const std::string& op) { return !c.only_ops.count(op); });
+  if (!c.only_dtypes.empty()) dtypes = c.only_dtypes;
   t.dtypes.assign(dtypes.begin(), dtypes.end());
   for (const std::string& op : rows) {
     auto& out = t.rows[op];

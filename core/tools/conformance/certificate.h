@@ -15,6 +15,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,9 @@ struct Certificate {
   // Contract: check name -> device ("cpu(0)") -> outcome, checks in ContractChecks() order.
   std::vector<std::pair<std::string, std::map<std::string, weft::contract::ContractOutcome>>> contract;
   OpResults ops;
-  std::set<std::string> suite_ops;  // forward ops the suite has cases for (rows shown as not claimed)
-  nlohmann::json options;           // how it was run (ops, dtypes, devices, small, budget, seed)
+  std::set<std::string> suite_ops;              // forward ops the suite has cases for (rows shown as not claimed)
+  std::set<std::string> only_ops, only_dtypes;  // --ops / --dtypes: rows and columns shown (empty: all)
+  nlohmann::json options;                       // how it was run (ops, dtypes, devices, small, budget, seed)
   double seconds = 0;
 
   bool HasFailures() const;

@@ -163,15 +163,19 @@ int Run(const Args& a) {
   wconf::OpOptions o;
   o.devices = devices;
   o.plugin = &plugin;
-  o.ops = Split(a.ops);
+  for (const std::string& op : Split(a.ops)) {  // canonical names (aliases resolved)
+    const weft::OpDef* def = weft::OpRegistry::Get().Find(op);
+    if (def == nullptr) throw Exit{kExitUsage, fmt::format("--ops: unknown op '{}'", op)};
+    o.ops.insert(def->name);
+  }
   o.dtypes = Split(a.dtypes);
-  for (const std::string& op : o.ops)
-    if (weft::OpRegistry::Get().Find(op) == nullptr) throw Exit{kExitUsage, fmt::format("--ops: unknown op '{}'", op)};
   for (const std::string& dt : o.dtypes) (void)weft::DTypeFromName(dt);  // throws naming the dtypes
   o.small = a.small;
   o.time_budget_s = a.budget;
   o.seed = a.seed;
   o.log = log;
+  cert.only_ops = o.ops;
+  cert.only_dtypes = o.dtypes;
   cert.ops = wconf::RunOpConformance(o);
   cert.options = {{"ops", o.ops},   {"dtypes", o.dtypes},        {"small", a.small},
                   {"seed", a.seed}, {"time_budget_s", a.budget}, {"contract", !a.no_contract}};
