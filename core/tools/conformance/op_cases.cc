@@ -1,5 +1,6 @@
 #include "op_cases.h"
 
+#include <set>
 #include <utility>
 
 namespace wconf {
@@ -213,6 +214,13 @@ std::vector<OpCase> Build() {
   v.push_back(quantize);
   v.push_back(NoGrad(Case("_dequantize_2bit", {{"shape", "(5, 7)"}, {"threshold", "0.4"}},
                           {In(Shape{3}, Domain{0, 4294967296.0, true, 0, false, DType::kUint32})})));
+  const std::set<std::string> kExact = {
+      "elemwise_add",     "elemwise_sub", "elemwise_mul",  "broadcast_add",  "broadcast_sub", "broadcast_mul",
+      "negative",         "abs",          "relu",          "_copy",          "Flatten",       "Reshape",
+      "expand_dims",      "Concat",       "SliceChannel",  "transpose",      "SwapAxis",      "slice",
+      "slice_axis",       "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",   "broadcast_maximum",
+      "broadcast_minimum"};
+  for (OpCase& c : v) c.exact = kExact.count(c.op) > 0;
   return v;
 }
 
