@@ -56,7 +56,9 @@ endfunction()
 # Printed once at the end of the top-level configure.
 function(weft_print_summary)
   if(WEFT_SANITIZE)
-    set(_san "sanitizers ${WEFT_SANITIZE}")
+    # Joined with commas: a ';' inside DESCRIPTION would split it into feature_summary() keywords.
+    list(JOIN WEFT_SANITIZE "," _san)
+    set(_san "sanitizers ${_san}")
   else()
     set(_san "no sanitizers")
   endif()
