@@ -73,7 +73,9 @@ def built_name(text, name):
     "_plus_scalar"."""
     for i in range(1, len(name)):
         prefix, rest = name[:i], name[i:]
-        if (prefix.endswith("_") or rest.startswith("_")) and '"' + prefix + '" +' in text and mentions(text, rest):
+        lit = '"' + prefix + '"'
+        joined = lit + " +" in text or lit + ") +" in text  # also std::string("broadcast_") + op
+        if (prefix.endswith("_") or rest.startswith("_")) and joined and mentions(text, rest):
             return True
     return False
 
@@ -136,7 +138,7 @@ def load_certificates(root, cert_dir):
 
 def certificate_cell(entry):
     """✓/✗/— for one op in one certificate (see the OPS.md header for the rules)."""
-    passed, failed, forward_only = [], [], []
+    passed, failed, forward_only, not_run = [], [], [], []
     for dtype in sorted(entry or {}):
         result = entry[dtype]
         fwd, bwd = result.get("forward", "not claimed"), result.get("backward", "none")
@@ -148,6 +150,8 @@ def certificate_cell(entry):
             passed.append(dtype)
         elif fwd == "pass" and bwd == "not claimed":
             forward_only.append(dtype)
+        elif "not run" in (fwd, bwd):  # a time budget (weft-conformance --time-budget) cut the run short
+            not_run.append(dtype)
         else:
             sys.exit("gen_ops_md: unknown certificate result {}".format(result))
     if failed:
@@ -156,7 +160,7 @@ def certificate_cell(entry):
             cell += "; passes " + ", ".join(passed + [d + " (forward only)" for d in forward_only])
         return cell
     if not passed and not forward_only:
-        return "—"
+        return "not run: " + ", ".join(not_run) if not_run else "—"
     return "✓ " + ", ".join(passed + [d + " (forward only)" for d in forward_only])
 
 
@@ -207,7 +211,7 @@ def generate(ops, root, cert_dir=CERT_DIR):
         out.append("- **device columns**: none, because no conformance certificate ({}/<plugin>.json, written "
                    "by weft-conformance) is present.".format(cert_dir))
     out.append("")
-    header = ["op", "backward", "definition"] + [t for t, _ in groups] + ["tests"] + [p for p, _ in certs]
+    header = ["op", "backward", "definition"] + [t for t, _ in groups] + ["tests"] + ["certified: " + p for p, _ in certs]
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "---|" * len(header))
     for op in ops:

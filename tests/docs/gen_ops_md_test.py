@@ -107,13 +107,18 @@ class SmallTree(unittest.TestCase):
                                         "float64": {"forward": "pass", "backward": "pass"}},
                                "other": {"float32": {"forward": "not claimed", "backward": "none"}}})
         text = gen_ops_md.generate(OPS, self.root)
-        self.assertEqual(header(text)[-2:], ["alpha", "cpu"])  # sorted by plugin name
+        self.assertEqual(header(text)[-2:], ["certified: alpha", "certified: cpu"])  # sorted by plugin name
         self.assertNotIn("no conformance certificate", text)
         self.assertEqual(row(text, "myop")[-1], "✓ float32, float16 (forward only)")
         self.assertEqual(row(text, "myop")[-2], "✗ fails float32 (backward); passes float64")
         self.assertEqual(row(text, "other")[-1], "✓ float32")
         self.assertEqual(row(text, "other")[-2], "—")
         self.assertEqual(row(text, "max")[-1], "—")
+
+    def test_cells_a_time_budget_cut_short_are_marked_not_run(self):
+        self.certify("cpu", {"myop": {"float32": {"forward": "not run", "backward": "not run"}}})
+        text = gen_ops_md.generate(OPS, self.root)
+        self.assertEqual(row(text, "myop")[-1], "not run: float32")
 
     def test_malformed_certificate_is_an_error(self):
         write_tree(self.root, {"docs/conformance/bad.json": '{"ops": {}}'})
