@@ -2,7 +2,7 @@
 """Peer baselines for compare.py: MXNet's classic MNIST networks trained on Fashion-MNIST with
 PyTorch or with Apache MXNet 1.9.1, timed as weft's train_mnist / predict_mnist are.
 
-Usage: peer_fmnist.py {torch|mxnet} {mlp|lenet} EPOCHS BATCH
+Usage: peer_fmnist.py {torch|mxnet} {mlp|lenet} EPOCHS BATCH [SEED]
 Run it with the interpreter that has the framework (Debian's /usr/bin/python3 for python3-torch,
 a virtual environment with mxnet==1.9.1 and numpy<1.24 for MXNet). Thread settings come from the
 environment only (OMP_NUM_THREADS etc., as a user would set them); the script sets none, except
@@ -40,14 +40,14 @@ def load():
     return xtr, idx("train-labels-idx1-ubyte.gz"), xte, idx("t10k-labels-idx1-ubyte.gz")
 
 
-def run_torch(net_name, epochs, batch, xtr, ytr, xte, yte):
+def run_torch(net_name, epochs, batch, seed, xtr, ytr, xte, yte):
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
 
     if "OMP_NUM_THREADS" in os.environ:
         torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"].split(",")[0]))
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     if net_name == "mlp":
         net = nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
                             nn.Linear(64, 10))
@@ -82,7 +82,7 @@ def run_torch(net_name, epochs, batch, xtr, ytr, xte, yte):
     return torch.__version__, statistics.median(rates), infer, correct / len(xte)
 
 
-def run_mxnet(net_name, epochs, batch, xtr, ytr, xte, yte):
+def run_mxnet(net_name, epochs, batch, seed, xtr, ytr, xte, yte):
     import mxnet as mx
 
     data = mx.sym.Variable("data")
@@ -99,8 +99,8 @@ def run_mxnet(net_name, epochs, batch, xtr, ytr, xte, yte):
         x = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=500), act_type="tanh")
         x = mx.sym.FullyConnected(x, num_hidden=10)
     net = mx.sym.SoftmaxOutput(x, name="softmax")
-    mx.random.seed(0)
-    np.random.seed(0)
+    mx.random.seed(seed)
+    np.random.seed(seed)
     train = mx.io.NDArrayIter(xtr, ytr.astype(np.float32), batch_size=batch, shuffle=True,
                               label_name="softmax_label")
     test = mx.io.NDArrayIter(xte, yte.astype(np.float32), batch_size=batch, label_name="softmax_label")
@@ -134,11 +134,12 @@ def run_mxnet(net_name, epochs, batch, xtr, ytr, xte, yte):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("torch", "mxnet") or sys.argv[2] not in ("mlp", "lenet"):
+    if len(sys.argv) not in (5, 6) or sys.argv[1] not in ("torch", "mxnet") or sys.argv[2] not in ("mlp", "lenet"):
         sys.exit(__doc__)
     framework, net_name, epochs, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    seed = int(sys.argv[5]) if len(sys.argv) == 6 else 0
     run = run_torch if framework == "torch" else run_mxnet
-    version, train_sps, infer_sps, acc = run(net_name, epochs, batch, *load())
+    version, train_sps, infer_sps, acc = run(net_name, epochs, batch, seed, *load())
     print(f"framework={framework} version={version} net={net_name} epochs={epochs} batch={batch} "
           f"train_sps={train_sps:.0f} infer_sps={infer_sps:.0f} test_acc={acc:.4f}")
 

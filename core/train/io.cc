@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -147,20 +148,21 @@ bool MNISTIter::Next() {
   started_ = true;
   const size_t b = static_cast<size_t>(options_.batch_size);
   if (cursor_ + b > order_.size()) return false;
-  std::vector<float> data(b * pixels_), label(b);
+  batch_data_.resize(b * pixels_);
+  batch_label_.resize(b);
   index_.assign(order_.begin() + static_cast<std::ptrdiff_t>(cursor_),
                 order_.begin() + static_cast<std::ptrdiff_t>(cursor_ + b));
   for (size_t i = 0; i < b; ++i) {
     const size_t s = static_cast<size_t>(index_[i]);
     std::copy_n(images_.begin() + static_cast<std::ptrdiff_t>(s * pixels_), pixels_,
-                data.begin() + static_cast<std::ptrdiff_t>(i * pixels_));
-    label[i] = labels_[s];
+                batch_data_.begin() + static_cast<std::ptrdiff_t>(i * pixels_));
+    batch_label_[i] = labels_[s];
   }
   // Fresh arrays per batch: a consumer may still be reading the previous batch asynchronously.
   data_ = NDArray(data_.GetShape(), options_.context, false);
   label_ = NDArray(label_.GetShape(), options_.context, false);
-  data_.SyncCopyFromCPU(data);
-  label_.SyncCopyFromCPU(label);
+  data_.SyncCopyFromCPU(batch_data_);
+  label_.SyncCopyFromCPU(batch_label_);
   cursor_ += b;
   return true;
 }
@@ -180,16 +182,30 @@ MXDataIter MXDataIter::CreateDataIter() {
     return v;
   };
   auto flag = [](const std::string& v) { return v == "1" || v == "true" || v == "True"; };
+  // std::stoi would throw std::invalid_argument on "abc" and accept "12abc"; a user's typo gets a
+  // weft::Error naming the parameter instead.
+  auto count = [](const char* name, const std::string& v) -> uint64_t {
+    uint64_t out = 0;
+    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    WEFT_CHECK(!v.empty() && ec == std::errc() && p == v.data() + v.size(),
+               "MXDataIter(MNISTIter): parameter '{}' = '{}' is not a non-negative integer", name, v);
+    return out;
+  };
+  auto small = [&](const char* name, const std::string& v) {
+    const uint64_t n = count(name, v);
+    WEFT_CHECK(n <= 0x7fffffffu, "MXDataIter(MNISTIter): parameter '{}' = '{}' is too large", name, v);
+    return static_cast<int>(n);
+  };
   const auto image = take("image"), label = take("label");
   WEFT_CHECK(image && label, "MXDataIter(MNISTIter): parameters 'image' and 'label' (file paths) are required");
   MNISTIterOptions o;
-  if (auto v = take("batch_size")) o.batch_size = std::stoi(*v);
+  if (auto v = take("batch_size")) o.batch_size = small("batch_size", *v);
   if (auto v = take("shuffle")) o.shuffle = flag(*v);
   if (auto v = take("flat")) o.flat = flag(*v);
-  if (auto v = take("seed")) o.seed = static_cast<uint32_t>(std::stoul(*v));
-  if (auto v = take("max_samples")) o.max_samples = std::stoul(*v);
-  if (auto v = take("num_parts")) o.num_parts = std::stoi(*v);
-  if (auto v = take("part_index")) o.part_index = std::stoi(*v);
+  if (auto v = take("seed")) o.seed = static_cast<uint32_t>(count("seed", *v));
+  if (auto v = take("max_samples")) o.max_samples = count("max_samples", *v);
+  if (auto v = take("num_parts")) o.num_parts = small("num_parts", *v);
+  if (auto v = take("part_index")) o.part_index = small("part_index", *v);
   for (const char* ignored : {"silent", "prefetch_buffer"}) take(ignored);
   if (!params_.empty())
     Fail(

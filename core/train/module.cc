@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,7 +26,14 @@ std::unique_ptr<EvalMetric> CreateMetric(const std::string& name) {
   if (name == "accuracy" || name == "acc") return std::make_unique<Accuracy>();
   if (name == "ce" || name == "cross-entropy") return std::make_unique<CrossEntropy>();
   const std::string topk = "top_k_accuracy_";
-  if (name.rfind(topk, 0) == 0) return std::make_unique<TopKAccuracy>(std::stoi(name.substr(topk.size())));
+  if (name.rfind(topk, 0) == 0) {
+    const std::string digits = name.substr(topk.size());
+    int k = 0;
+    const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+    WEFT_CHECK(!digits.empty() && ec == std::errc() && p == digits.data() + digits.size() && k > 0,
+               "Module::Fit: eval_metric '{}' needs a positive k, e.g. top_k_accuracy_5", name);
+    return std::make_unique<TopKAccuracy>(k);
+  }
   Fail("Module::Fit: unknown eval_metric '{}'; known: accuracy, ce, top_k_accuracy_<k>", name);
 }
 

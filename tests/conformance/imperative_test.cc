@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ndarray_read.h"
 #include "operator/kernel_runner.h"
 #include "operator/op_def.h"
 #include "weft/engine.h"
@@ -21,11 +22,7 @@ using weft::Context;
 using weft::NDArray;
 using weft::Shape;
 
-std::vector<float> Read(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using weft::test::Read;
 
 std::string ErrorOf(const std::function<void()>& f) {
   try {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "mxnet_expected.h"
+#include "ndarray_read.h"
 #include "weft/imperative.h"
 #include "weft/optimizer.h"
 #include "weft/runtime.h"
@@ -14,11 +15,7 @@
 namespace weft {
 namespace {
 
-std::vector<float> Read(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using weft::test::Read;
 
 // Weights and gradients used throughout: two elements exercise sign and clipping.
 const std::vector<float> kW{1.0f, -2.0f};

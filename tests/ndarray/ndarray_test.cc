@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "ndarray_read.h"
 #include "storage/staging.h"
 #include "weft/device.h"
 #include "weft/ndarray.h"
@@ -27,11 +28,7 @@ std::vector<float> Iota(size_t n, float start = 0.0f) {
   return v;
 }
 
-std::vector<float> Read(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using weft::test::Read;
 
 std::string TempPath(const std::string& name) {
   return (fs::temp_directory_path() / fmt::format("weft-ndarray-{}-{}", ::getpid(), name)).string();

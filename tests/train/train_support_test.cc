@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "ndarray_read.h"
 #include "weft/initializer.h"
 #include "weft/io.h"
 #include "weft/metric.h"
@@ -17,11 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<float> Read(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using weft::test::Read;
 
 std::string ErrorOf(const std::function<void()>& fn) {
   try {
@@ -241,6 +238,15 @@ TEST(MNISTIter, ReadsIdxAndBatches) {
         MXDataIter("MNISTIter").SetParam("image", img).SetParam("label", lab).SetParam("colour", 1).CreateDataIter();
       }).find("'colour'"),
       std::string::npos);
+  // A typo in a number is a weft::Error naming the parameter, not std::invalid_argument.
+  EXPECT_NE(ErrorOf([&] {
+              MXDataIter("MNISTIter")
+                  .SetParam("image", img)
+                  .SetParam("label", lab)
+                  .SetParam("batch_size", "2x")
+                  .CreateDataIter();
+            }).find("'batch_size' = '2x'"),
+            std::string::npos);
 
   // Errors name the file.
   EXPECT_NE(ErrorOf([&] { (void)MNISTIter(img + ".missing", lab); }).find(".missing"), std::string::npos);

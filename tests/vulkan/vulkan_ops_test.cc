@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ndarray_read.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
 #include "weft/runtime.h"
@@ -16,11 +17,7 @@
 namespace weft {
 namespace {
 
-std::vector<float> Read(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using weft::test::Read;
 
 std::vector<float> RandomValues(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);  // NOLINT(cert-msc51-cpp): fixed inputs
