@@ -197,6 +197,21 @@ void BM_ActLibm(benchmark::State& st, std::string act) {
   st.SetItemsProcessed(st.iterations() * Prod(kActShape));
 }
 
+// LeNet's first max pooling (2x2, stride 2) on conv1's output, forward and backward.
+void BM_PoolKernel(benchmark::State& st, bool backward) {
+  const std::map<std::string, std::string> a = {{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}};
+  const Shape y = {kActShape[0], kActShape[1], kActShape[2] / 2, kActShape[3] / 2};
+  std::unique_ptr<KernelRun> r;
+  if (!backward)
+    r = std::make_unique<KernelRun>("Pooling", a, std::vector<Shape>{kActShape}, std::vector<Shape>{y});
+  else
+    r = std::make_unique<KernelRun>("_backward_Pooling", a, std::vector<Shape>{y, kActShape, y},
+                                    std::vector<Shape>{kActShape});
+  FillSpread(r->buffer(backward ? 1 : 0));
+  for (auto _ : st) r->Run();
+  st.SetItemsProcessed(st.iterations() * Prod(kActShape));
+}
+
 // ------------------------------------------------------------------ Convolution
 struct Conv {
   int64_t n, c, hw, f, k;
@@ -318,6 +333,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((std::string("act/kernel_") + act + "/100x20x24x24").c_str(), BM_ActKernel, act);
     benchmark::RegisterBenchmark((std::string("act/libm_") + act + "/100x20x24x24").c_str(), BM_ActLibm, act);
   }
+  benchmark::RegisterBenchmark("pool/max2x2_fwd/100x20x24x24", BM_PoolKernel, false);
+  benchmark::RegisterBenchmark("pool/max2x2_bwd/100x20x24x24", BM_PoolKernel, true);
   benchmark::RegisterBenchmark("overhead/fc_1x1x1_call", BM_CallOverhead);
   benchmark::Initialize(&argc, argv);
   RatioReporter rep;

@@ -9,6 +9,7 @@
 
 #include "isa_dispatch.h"
 #include "nn_common.h"
+#include "parallel.h"
 #include "vector_math.h"
 
 namespace weft::cpu {
@@ -135,8 +136,13 @@ class ActivationKernel {
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
-    isa::Dispatch([&] {
-      weft::sdk::WithReq(c.req[0], [&](auto assign) { Forward(act_, slope_, x, y, c.inputs[0].size(), assign); });
+    // Element-wise: the thread plan's team takes contiguous runs (tanh of LeNet's conv1 output
+    // is 1.15 M elements).
+    const int64_t n = c.inputs[0].size();
+    ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
+      isa::Dispatch([&] {
+        weft::sdk::WithReq(c.req[0], [&](auto assign) { Forward(act_, slope_, x + b, y + b, e - b, assign); });
+      });
     });
   }
 
@@ -171,9 +177,13 @@ class ActivationBackwardKernel {
     const float* x = has_data_ ? c.inputs[1].data<float>() : nullptr;  // unread without data
     const float* y = c.inputs[has_data_ ? 2 : 1].data<float>();
     float* gx = c.outputs[0].data<float>();
-    isa::Dispatch([&] {
-      weft::sdk::WithReq(c.req[0],
-                         [&](auto assign) { Backward(act_, slope_, gy, x, y, gx, c.inputs[0].size(), assign); });
+    const int64_t n = c.inputs[0].size();
+    ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
+      isa::Dispatch([&] {
+        weft::sdk::WithReq(c.req[0], [&](auto assign) {
+          Backward(act_, slope_, gy + b, x ? x + b : nullptr, y + b, gx + b, e - b, assign);
+        });
+      });
     });
   }
 

@@ -10,6 +10,7 @@
 
 #include "isa_dispatch.h"
 #include "nn_common.h"
+#include "parallel.h"
 
 namespace weft::cpu {
 namespace {
@@ -106,8 +107,8 @@ inline float Max4(float a, float b, float c, float d) {
 }
 
 template <typename Assign>
-void Max2x2Forward(const PoolGeom& g, const float* x, float* y, Assign assign) {
-  for (int64_t p = 0; p < g.n * g.c; ++p)
+void Max2x2Forward(const PoolGeom& g, int64_t p0, int64_t p1, const float* x, float* y, Assign assign) {
+  for (int64_t p = p0; p < p1; ++p)
     for (int64_t oy = 0; oy < g.oh; ++oy) {
       const float* r0 = x + (p * g.ih + 2 * oy) * g.iw;
       const float* r1 = r0 + g.iw;
@@ -117,10 +118,14 @@ void Max2x2Forward(const PoolGeom& g, const float* x, float* y, Assign assign) {
     }
 }
 
-// gx += the gradient: each window's out_grad goes to its first maximum in window order (the
-// generic loop's rule: strictly greater replaces), the other three get + 0.
-void Max2x2Backward(const PoolGeom& g, const float* gy, const float* x, float* gx) {
-  for (int64_t p = 0; p < g.n * g.c; ++p)
+// The gradient of 2x2 max windows, through `assign` (= or +=): each window's out_grad goes to its
+// first maximum in window order (the generic loop's rule: strictly greater replaces), the other
+// three get 0. With `=` this writes every element of the windows, so an exactly tiled plane
+// needs no zero fill first (half the memory traffic: this loop is bound by it).
+template <typename Assign>
+void Max2x2Backward(const PoolGeom& g, int64_t p0, int64_t p1, const float* gy, const float* x, float* gx,
+                    Assign assign) {
+  for (int64_t p = p0; p < p1; ++p)
     for (int64_t oy = 0; oy < g.oh; ++oy) {
       const int64_t row = (p * g.ih + 2 * oy) * g.iw;
       const float *r0 = x + row, *r1 = r0 + g.iw;
@@ -133,10 +138,10 @@ void Max2x2Backward(const PoolGeom& g, const float* gy, const float* x, float* g
         const bool pick_c = c > m_ab;
         const bool pick_d = d > (pick_c ? c : m_ab);
         const float go = gr[ox];
-        g0[2 * ox] += !pick_b && !pick_c && !pick_d ? go : 0.0f;
-        g0[2 * ox + 1] += pick_b && !pick_c && !pick_d ? go : 0.0f;
-        g1[2 * ox] += pick_c && !pick_d ? go : 0.0f;
-        g1[2 * ox + 1] += pick_d ? go : 0.0f;
+        assign(g0[2 * ox], !pick_b && !pick_c && !pick_d ? go : 0.0f);
+        assign(g0[2 * ox + 1], pick_b && !pick_c && !pick_d ? go : 0.0f);
+        assign(g1[2 * ox], pick_c && !pick_d ? go : 0.0f);
+        assign(g1[2 * ox + 1], pick_d ? go : 0.0f);
       }
     }
 }
@@ -152,31 +157,35 @@ class PoolingForward {
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
     const PoolGeom& g = g_;
-    isa::Dispatch([&] {
-      weft::sdk::WithReq(c.req[0], [&](auto assign) {
-        if (IsMax2x2(g)) return Max2x2Forward(g, x, y, assign);
-        for (int64_t p = 0; p < g.n * g.c; ++p) {
-          const float* xp = x + p * g.ih * g.iw;
-          float* yp = y + p * g.oh * g.ow;
-          for (int64_t oy = 0; oy < g.oh; ++oy)
-            for (int64_t ox = 0; ox < g.ow; ++ox) {
-              Window w = WindowAt(g, oy, ox);
-              float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
-              for (int64_t h = w.h0; h < w.h1; ++h)
-                for (int64_t q = w.w0; q < w.w1; ++q) {
-                  float v = xp[h * g.iw + q];
-                  acc = g.type == PoolType::kMax ? std::max(acc, v) : acc + v;
-                }
-              if (g.type == PoolType::kAvg) acc *= w.div;
-              if (w.h0 >= w.h1 || w.w0 >= w.w1) acc = 0.0f;  // window entirely in padding
-              assign(yp[oy * g.ow + ox], acc);
-            }
-        }
-      });
-    });
+    // Planes are independent: the thread plan's team takes contiguous runs of them.
+    ParallelChunks(g.n * g.c, g.n * g.c * g.ih * g.iw,
+                   [&](int64_t p0, int64_t p1, int) { isa::Dispatch([&] { Run(g, p0, p1, x, y, c.req[0]); }); });
   }
 
  private:
+  static void Run(const PoolGeom& g, int64_t p0, int64_t p1, const float* x, float* y, int32_t req) {
+    weft::sdk::WithReq(req, [&](auto assign) {
+      if (IsMax2x2(g)) return Max2x2Forward(g, p0, p1, x, y, assign);
+      for (int64_t p = p0; p < p1; ++p) {
+        const float* xp = x + p * g.ih * g.iw;
+        float* yp = y + p * g.oh * g.ow;
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+          for (int64_t ox = 0; ox < g.ow; ++ox) {
+            Window w = WindowAt(g, oy, ox);
+            float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
+            for (int64_t h = w.h0; h < w.h1; ++h)
+              for (int64_t q = w.w0; q < w.w1; ++q) {
+                float v = xp[h * g.iw + q];
+                acc = g.type == PoolType::kMax ? std::max(acc, v) : acc + v;
+              }
+            if (g.type == PoolType::kAvg) acc *= w.div;
+            if (w.h0 >= w.h1 || w.w0 >= w.w1) acc = 0.0f;  // window entirely in padding
+            assign(yp[oy * g.ow + ox], acc);
+          }
+      }
+    });
+  }
+
   PoolGeom g_;
 };
 
@@ -194,15 +203,21 @@ class PoolingBackward {
     const float* x = c.inputs[1].data<float>();
     float* gx = c.outputs[0].data<float>();
     const PoolGeom& g = g_;
-    if (c.req[0] != WEFT_REQ_ADD) std::fill(gx, gx + c.outputs[0].size(), 0.0f);
-    isa::Dispatch([&] { AccumulateGrad(g, gy, x, gx); });
+    const bool add = c.req[0] == WEFT_REQ_ADD;
+    const bool tiled = IsMax2x2(g) && 2 * g.oh == g.ih && 2 * g.ow == g.iw;
+    // A plane's windows write only that plane of gx, so runs of planes go to different threads.
+    ParallelChunks(g.n * g.c, g.n * g.c * g.ih * g.iw, [&](int64_t p0, int64_t p1, int) {
+      if (tiled && !add) return isa::Dispatch([&] { Max2x2Backward(g, p0, p1, gy, x, gx, weft::sdk::AssignWrite{}); });
+      if (!add) std::fill(gx + p0 * g.ih * g.iw, gx + p1 * g.ih * g.iw, 0.0f);
+      isa::Dispatch([&] { AccumulateGrad(g, p0, p1, gy, x, gx); });
+    });
   }
 
  private:
-  // gx += the pooling gradient of gy (x: the forward's input).
-  static void AccumulateGrad(const PoolGeom& g, const float* gy, const float* x, float* gx) {
-    if (IsMax2x2(g)) return Max2x2Backward(g, gy, x, gx);
-    for (int64_t p = 0; p < g.n * g.c; ++p) {
+  // gx += the pooling gradient of gy for planes [p0, p1) (x: the forward's input).
+  static void AccumulateGrad(const PoolGeom& g, int64_t p0, int64_t p1, const float* gy, const float* x, float* gx) {
+    if (IsMax2x2(g)) return Max2x2Backward(g, p0, p1, gy, x, gx, weft::sdk::AssignAdd{});
+    for (int64_t p = p0; p < p1; ++p) {
       const float* xp = x + p * g.ih * g.iw;
       float* gp = gx + p * g.ih * g.iw;
       const float* gyp = gy + p * g.oh * g.ow;
