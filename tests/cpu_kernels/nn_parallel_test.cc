@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include "nn_test_util.h"
 
@@ -84,6 +85,43 @@ TEST(ParallelKernels, Im2colConvolutionBackwardMatchesOneDnn) {
   }
   unsetenv("WEFT_CPU_CONV_ALGO");
   for (size_t i = 0; i < grads.size(); ++i) EXPECT_LE(Nmse(res[1][i].floats(), res[0][i].floats()), 1e-10) << i;
+}
+
+// Products of at least 2^21 multiply-adds are split over the team in blocks of C's rows or
+// columns (nn_common.cc Sgemm): the MLP's first layer at batch 100 takes both ways (the forward
+// and the data gradient split rows, the weight gradient columns).
+TEST(ParallelKernels, FullyConnectedSplitProductsMatchReference) {
+  std::mt19937 rng(static_cast<unsigned>(TestSeed()));
+  const int64_t n = 100, k = 784, h = 128;
+  const Attrs a = {{"num_hidden", std::to_string(h)}};
+  Buf x = Buf::F({n, k}, Random(rng, n * k)), w = Buf::F({h, k}, Random(rng, h * k));
+  Buf b = Buf::F({h}, Random(rng, h)), gy = Buf::F({n, h}, Random(rng, n * h));
+  std::vector<float> y(static_cast<size_t>(n * h)), gx(static_cast<size_t>(n * k)), gw(static_cast<size_t>(h * k));
+  const float *xv = x.as<float>(), *wv = w.as<float>(), *gv = gy.as<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < h; ++j) {
+      double acc = b.as<float>()[j];
+      for (int64_t q = 0; q < k; ++q) acc += static_cast<double>(xv[i * k + q]) * wv[j * k + q];
+      y[static_cast<size_t>(i * h + j)] = static_cast<float>(acc);
+    }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t q = 0; q < k; ++q) {
+      double acc = 0;
+      for (int64_t j = 0; j < h; ++j) acc += static_cast<double>(gv[i * h + j]) * wv[j * k + q];
+      gx[static_cast<size_t>(i * k + q)] = static_cast<float>(acc);
+    }
+  for (int64_t j = 0; j < h; ++j)
+    for (int64_t q = 0; q < k; ++q) {
+      double acc = 0;
+      for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(gv[i * h + j]) * xv[i * k + q];
+      gw[static_cast<size_t>(j * k + q)] = static_cast<float>(acc);
+    }
+  auto out = RunOp("FullyConnected", a, {x, w, b}, {{n, h}});
+  EXPECT_LE(Nmse(y, out[0].floats()), 1e-10);
+  auto grads = RunOp("_backward_FullyConnected", a, {gy, x, w, b}, {{n, k}, {h, k}, {h}});
+  EXPECT_LE(Nmse(gx, grads[0].floats()), 1e-10);
+  EXPECT_LE(Nmse(gw, grads[1].floats()), 1e-10);
+  CheckReqModes("FullyConnected", a, {x, w, b}, {{n, h}});
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ inline constexpr int64_t kParallelWork = int64_t{1} << 16;
 
 /// Chunks ParallelChunks(n, work, ...) uses: 1, or the team size when the loop is split.
 inline int ParallelTeam(int64_t n, int64_t work) {
-  const int threads = CurrentThreadPlan().omp;
+  // Inside a team already (a split loop calling Sgemm): the caller's thread does it all.
+  const int threads = omp_in_parallel() ? 1 : CurrentThreadPlan().omp;
   return threads <= 1 || n < 2 || work < kParallelWork ? 1 : static_cast<int>(std::min<int64_t>(threads, n));
 }
 
