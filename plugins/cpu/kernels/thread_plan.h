@@ -15,8 +15,9 @@
 // One pool at a time: both OpenMP's team and OpenBLAS's threads spin for a while after each
 // parallel call, so two pools used alternately within a training step would keep more threads
 // busy than there are cores. With an OpenMP team of several threads, the kernels' large matrix
-// products therefore run in oneDNN's sgemm on that team (nn_common.cc, Sgemm) and OpenBLAS keeps
-// one thread; small products run on one thread in OpenBLAS either way.
+// products are therefore split into blocks that the team's threads compute with single-threaded
+// OpenBLAS calls (nn_common.cc, Sgemm), and weft's own large loops split the same way
+// (parallel.h); small products and loops run on the calling thread.
 //
 // so OMP_NUM_THREADS=2 on a 2-core machine gives what no variable gives, OMP_NUM_THREADS=8 on the
 // same machine gives 2, and OMP_NUM_THREADS=1 gives 1 thread for oneDNN and OpenBLAS alike (these
