@@ -1,11 +1,14 @@
 // vulkan plugin — element-wise and strided kernels: the unary math and scalar ops
 // (shaders/elemwise_unary.comp, _backward_elemwise_unary.comp), the broadcast_* ops, reductions
-// with axis, transpose and Concat, forward and backward (shaders/broadcast_reduce.comp), Cast
-// (shaders/Cast.comp). Semantics as the CPU plugin's kernels (MXNet 1.9).
+// with axis, transpose, SwapAxis, Concat, SliceChannel, slice and slice_axis, forward and backward
+// (shaders/broadcast_reduce.comp), Cast (shaders/Cast.comp). Semantics as the CPU plugin's
+// kernels (MXNet 1.9).
 #include <array>
 #include <numeric>
+#include <optional>
 
 #include "vk_kernels.h"
+#include "weft/sdk/cpp/slice.hpp"
 
 namespace weft::vk {
 namespace {
@@ -78,6 +81,7 @@ struct StridedPush {
   uint32_t n, nd, rmask, add;
   float scale;
   uint32_t dims[4], xs[4], ls[4], rs[4], os[4];
+  uint32_t xoff, ooff;
 };
 
 // Throws UNSUPPORTED (named for the op) when the index space needs more than 4 axes.
@@ -109,8 +113,10 @@ enum StridedOp : int32_t {
   kEq = 17,
 };
 
+// xoff / ooff: element offset of the first item from the start of x (l, r) / o, for strides that
+// walk backwards from it.
 void RunStrided(const sdk::DeviceCall& c, int32_t op, const Strided& p, Binding x, Binding l, Binding r, Binding o,
-                int32_t req, float scale = 1.0f) {
+                int32_t req, float scale = 1.0f, uint32_t xoff = 0, uint32_t ooff = 0) {
   if (sdk::IsNull(req) || o.bytes == 0) return;
   if (p.dims.size() > Strided::kMaxAxes)
     throw sdk::Error(WEFT_ERR_UNSUPPORTED, "vulkan: strided kernel with more than 4 axes");
@@ -119,6 +125,8 @@ void RunStrided(const sdk::DeviceCall& c, int32_t op, const Strided& p, Binding 
   push.nd = static_cast<uint32_t>(p.dims.size());
   push.add = AddFlag(req);
   push.scale = scale;
+  push.xoff = xoff;
+  push.ooff = ooff;
   for (size_t d = 0; d < p.dims.size(); ++d) {
     push.rmask |= p.red[d] ? 1u << d : 0u;
     push.dims[d] = static_cast<uint32_t>(p.dims[d]);
@@ -393,7 +401,19 @@ class TransposeKernel {
     const bool backward = s.op_name.starts_with("_backward_");
     const Dims in = ShapeOf(s.inputs[0]);
     const size_t nd = in.size();
-    std::vector<int64_t> axes = s.attrs.GetTuple("axes", {});
+    std::vector<int64_t> axes;
+    if (s.op_name.ends_with("SwapAxis")) {  // the transpose exchanging dim1 and dim2 (its own inverse)
+      for (size_t i = 0; i < nd; ++i) axes.push_back(static_cast<int64_t>(i));
+      auto axis = [&](const char* name) {
+        int64_t a = s.attrs.GetInt(name, 0);
+        if (a < -static_cast<int64_t>(nd) || a >= static_cast<int64_t>(nd))
+          Invalid(s, std::string(name) + " " + std::to_string(a) + " is out of range for the data's axes");
+        return static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(nd) : a);
+      };
+      std::swap(axes[axis("dim1")], axes[axis("dim2")]);
+    } else {
+      axes = s.attrs.GetTuple("axes", {});
+    }
     if (axes.empty())
       for (size_t i = 0; i < nd; ++i) axes.push_back(static_cast<int64_t>(nd - 1 - i));
     if (axes.size() != nd) Invalid(s, "axes must list every axis of the data once");
@@ -432,17 +452,21 @@ class TransposeKernel {
 
 // Concat along `dim`: input k is the block [off_k, off_k + len_k) of the output's axis; viewed as
 // (outer, len_k, inner). _backward_Concat copies the blocks of out_grad to the input gradients.
+// SliceChannel (split along `axis` into equal parts, squeeze_axis dropping the axis from parts of
+// length 1) is _backward_Concat's copy, and _backward_SliceChannel is Concat's.
 class ConcatKernel {
  public:
-  explicit ConcatKernel(const sdk::KernelSetup& s) : backward_(s.op_name.starts_with("_backward_")) {
+  explicit ConcatKernel(const sdk::KernelSetup& s)
+      : backward_(s.op_name == "_backward_Concat" || s.op_name == "SliceChannel") {
     RequireFloat32(s);
     s.ExpectCounts(backward_ ? 1 : -1, backward_ ? -1 : 1);
     const auto& parts = backward_ ? s.outputs : s.inputs;
     const sdk::TensorDesc& whole = backward_ ? s.inputs[0] : s.outputs[0];
     if (parts.empty()) Invalid(s, "needs at least one part");
     const int nd = whole.ndim();
-    int64_t dim = s.attrs.GetInt("dim", 1);
-    if (dim < -nd || dim >= nd) Invalid(s, "dim " + std::to_string(dim) + " out of range");
+    const bool split = s.op_name.ends_with("SliceChannel");
+    int64_t dim = split ? s.attrs.GetInt("axis", 1) : s.attrs.GetInt("dim", 1);
+    if (dim < -nd || dim >= nd) Invalid(s, "axis " + std::to_string(dim) + " out of range");
     if (dim < 0) dim += nd;
     for (int i = 0; i < nd; ++i)
       if (i < dim)
@@ -450,8 +474,9 @@ class ConcatKernel {
       else if (i > dim)
         inner_ *= whole.dim(i);
     for (const sdk::TensorDesc& t : parts) {
-      if (t.ndim() != nd) Invalid(s, "every part must have the output's number of axes");
-      len_.push_back(t.dim(static_cast<int>(dim)));
+      const bool squeezed = split && t.ndim() == nd - 1;
+      if (t.ndim() != nd && !squeezed) Invalid(s, "every part must have the whole tensor's number of axes");
+      len_.push_back(squeezed ? 1 : t.dim(static_cast<int>(dim)));
       total_ += len_.back();
     }
     if (total_ * outer_ * inner_ != whole.size()) Invalid(s, "parts do not add up to the concatenated shape");
@@ -479,6 +504,68 @@ class ConcatKernel {
   bool backward_;
   int64_t outer_ = 1, inner_ = 1, total_ = 0;
   std::vector<int64_t> len_;
+};
+
+// ---- slice, slice_axis ---------------------------------------------------------------------------
+
+// slice / slice_axis cut a strided box out of the data (per axis begin, step, len from
+// sdk/cpp/slice.hpp, the rule of core's shape inference): the forward copies the box into the
+// output, the backward zeroes the data gradient (req write) and copies out_grad into the box. A
+// negative step is a negative stride: the data is bound from the lowest element the box touches
+// and the first item's offset from there travels as xoff / ooff.
+class SliceKernel {
+ public:
+  explicit SliceKernel(const sdk::KernelSetup& s) : backward_(s.op_name.starts_with("_backward_")) {
+    s.ExpectCounts(1, 1);
+    RequireFloat32(s);
+    const sdk::TensorDesc& data = backward_ ? s.outputs[0] : s.inputs[0];
+    const sdk::TensorDesc& sliced = backward_ ? s.inputs[0] : s.outputs[0];
+    std::vector<sdk::SliceRange> r;
+    try {
+      if (s.op_name.ends_with("slice_axis")) {
+        int axis = 0;
+        const sdk::SliceRange one = sdk::SliceAxisOpRange(s.attrs, data.shape, &axis);
+        for (int i = 0; i < data.ndim(); ++i) r.push_back(i == axis ? one : sdk::SliceRange{0, 1, data.dim(i)});
+      } else {
+        r = sdk::SliceRanges(s.attrs, data.shape);
+      }
+    } catch (const sdk::Error& e) {
+      Invalid(s, e.what());
+    }
+    const Dims rm = RowMajor(ShapeOf(data));
+    Dims box, step;
+    for (size_t a = 0; a < r.size(); ++a) {
+      box.push_back(r[a].len);
+      step.push_back(r[a].step * rm[a]);
+      base_ += r[a].begin * rm[a];
+      if (r[a].step < 0 && r[a].len > 0) first_ += (r[a].len - 1) * -step.back();
+    }
+    base_ -= first_;  // now the lowest element of the box; the first item is first_ above it
+    const Dims packed = RowMajor(box);
+    if (std::accumulate(box.begin(), box.end(), int64_t{1}, std::multiplies<>()) != sliced.size())
+      Invalid(s, "the sliced tensor's size differs from the slice's box");
+    const std::vector<bool> none(box.size(), false);
+    plan_ = backward_ ? Strided(box, packed, packed, packed, step, none) : Strided(box, step, step, step, packed, none);
+    CheckAxes(s, *plan_);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    if (backward_) {
+      ZeroOutput(c, c.outputs[0], c.req[0]);
+      if (c.inputs[0].size() == 0) return;
+      const Binding g = In(c.inputs[0]);
+      RunStrided(c, kCopy, *plan_, g, g, g, Shifted(c.outputs[0], base_, true), c.req[0], 1.0f, 0,
+                 static_cast<uint32_t>(first_));
+    } else if (c.outputs[0].size() > 0) {
+      const Binding x = Shifted(c.inputs[0], base_, false);
+      RunStrided(c, kCopy, *plan_, x, x, x, Out(c.outputs[0]), c.req[0], 1.0f, static_cast<uint32_t>(first_));
+    }
+  }
+
+ private:
+  bool backward_;
+  int64_t base_ = 0, first_ = 0;
+  std::optional<Strided> plan_;
 };
 
 // ---- Cast ----------------------------------------------------------------------------------------
@@ -544,8 +631,11 @@ void RegisterMathKernels(VkKernelTable& t) {
   }
   t.Add<TransposeKernel>("transpose", f32);
   t.Add<TransposeKernel>("_backward_transpose", f32);
-  t.Add<ConcatKernel>("Concat", f32);
-  t.Add<ConcatKernel>("_backward_Concat", f32);
+  t.Add<TransposeKernel>("SwapAxis", f32);
+  t.Add<TransposeKernel>("_backward_SwapAxis", f32);
+  for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"})
+    t.Add<ConcatKernel>(op, f32);
+  for (const char* op : {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis"}) t.Add<SliceKernel>(op, f32);
   const uint64_t cast = f32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT32);
   t.Add<CastKernel>("Cast", cast);
   t.Add<CastKernel>("_backward_Cast", cast);

@@ -16,6 +16,7 @@ layout(push_constant) uniform P {
   uint n, nd, rmask, add;
   float scale;
   uint dims[4], xs[4], ls[4], rs[4], os[4];
+  uint xoff, ooff;  // first item's element offset in X, L, R / in O (slices with negative steps)
 } p;
 
 float Term(float x, float l, float r) {
@@ -44,7 +45,8 @@ float Term(float x, float l, float r) {
 void main() {
   const uint stride = gl_NumWorkGroups.x * 64;
   for (uint j = gl_GlobalInvocationID.x; j < p.n; j += stride) {
-    uint rem = j, xb = 0, lb = 0, rb = 0, ob = 0, red = 1;
+    // uint arithmetic wraps modulo 2^32, so negative strides (as uint) walk backwards.
+    uint rem = j, xb = p.xoff, lb = p.xoff, rb = p.xoff, ob = p.ooff, red = 1;
     for (int d = int(p.nd) - 1; d >= 0; --d) {
       if ((p.rmask & (1u << d)) != 0) {
         red *= p.dims[d];
