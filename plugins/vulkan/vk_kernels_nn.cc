@@ -1,4 +1,4 @@
-// vulkan plugin — layer kernels: FullyConnected (tiled GEMM), Activation, SoftmaxOutput.
+// vulkan plugin — layer kernels: FullyConnected (tiled GEMM), Activation and LeakyReLU, SoftmaxOutput.
 // Semantics as the CPU plugin's kernels (MXNet 1.9).
 #include <cstring>
 
@@ -89,17 +89,28 @@ class FcBackward {
   FcDims d_;
 };
 
+// act_func.glsl's code for the op's act_type. LeakyReLU's prelu and rrelu (per-channel and random
+// slopes) have no Vulkan kernel: refused, so the core places them on cpu.
 int32_t ParseAct(const sdk::KernelSetup& s) {
+  static const char* kNames[] = {"relu", "sigmoid", "tanh", "softrelu", "softsign", "leaky", "elu", "selu", "gelu"};
+  if (s.op_name.ends_with("LeakyReLU")) {
+    const std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "selu", "gelu", "prelu", "rrelu"}, "leaky");
+    for (int32_t i = 5; i < 9; ++i)
+      if (t == kNames[i]) return i;
+    Unsupported(s, "act_type '" + t + "' (per-channel or random slopes; the Vulkan kernel has leaky, elu, selu, gelu)");
+  }
   const std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
-  static const char* kNames[] = {"relu", "sigmoid", "tanh", "softrelu", "softsign"};
   for (int32_t i = 0; i < 5; ++i)
     if (t == kNames[i]) return i;
   Unsupported(s, "act_type '" + t + "'");
 }
 
+float ParseSlope(const sdk::KernelSetup& s) { return static_cast<float>(s.attrs.GetFloat("slope", 0.25)); }
+
+// Activation and LeakyReLU's element-wise act_types.
 class ActivationKernel {
  public:
-  explicit ActivationKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)) {
+  explicit ActivationKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)), slope_(ParseSlope(s)) {
     s.ExpectCounts(1, 1);
     RequireFloat32(s);
     if (s.outputs[0].size() != s.inputs[0].size()) Invalid(s, "output differs from data in size");
@@ -109,7 +120,8 @@ class ActivationKernel {
     const int64_t n = c.outputs[0].size();
     struct {
       uint32_t n, add;
-    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
+      float slope;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), slope_};
     const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {act_};
     Dispatch(c, Launch{"Activation", spec, Groups64(n)}, b, push);
@@ -117,18 +129,20 @@ class ActivationKernel {
 
  private:
   int32_t act_;
+  float slope_;
 };
 
-// _backward_Activation: inputs out_grad, [data,] output (data only for softsign).
+// _backward_Activation: inputs out_grad, [data,] output (data only for softsign);
+// _backward_LeakyReLU: out_grad, data, output.
 class ActivationBackwardKernel {
  public:
-  explicit ActivationBackwardKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)) {
+  explicit ActivationBackwardKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)), slope_(ParseSlope(s)) {
     s.ExpectCounts(-1, 1);
     RequireFloat32(s);
     if (s.inputs.size() != 2 && s.inputs.size() != 3) Invalid(s, "expects 2 or 3 inputs");
     for (const sdk::TensorDesc& t : s.inputs)
       if (t.size() != s.outputs[0].size()) Invalid(s, "inputs and output must have one size");
-    if (act_ == 4 && s.inputs.size() != 3) Invalid(s, "softsign needs the forward input");
+    if (act_ >= 4 && s.inputs.size() != 3) Invalid(s, "this act_type's gradient needs the forward input");
   }
   void Compute(const sdk::DeviceCall& c) const {
     if (sdk::IsNull(c.req[0])) return;
@@ -137,7 +151,8 @@ class ActivationBackwardKernel {
     const sdk::DeviceTensor& x = c.inputs.size() == 3 ? c.inputs[1] : y;
     struct {
       uint32_t n, add;
-    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
+      float slope;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), slope_};
     const Binding b[4] = {In(c.inputs[0]), In(x), In(y), Out(c.outputs[0])};
     const int32_t spec[1] = {act_};
     Dispatch(c, Launch{"_backward_Activation", spec, Groups64(n)}, b, push);
@@ -145,6 +160,7 @@ class ActivationBackwardKernel {
 
  private:
   int32_t act_;
+  float slope_;
 };
 
 struct SoftmaxOutputParams {
@@ -329,6 +345,8 @@ void RegisterNnKernels(VkKernelTable& t) {
   t.Add<FcBackward>("_backward_FullyConnected", f32);
   t.Add<ActivationKernel>("Activation", f32);
   t.Add<ActivationBackwardKernel>("_backward_Activation", f32);
+  t.Add<ActivationKernel>("LeakyReLU", f32);
+  t.Add<ActivationBackwardKernel>("_backward_LeakyReLU", f32);
   t.Add<SoftmaxOutputForward>("SoftmaxOutput", f32);
   t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", f32);
 }

@@ -82,15 +82,15 @@ std::vector<OpCase> Build() {
   v.push_back(Refused(Case("LeakyReLU", {{"act_type", "gelu"}}, {In(Shape{2, 3, 2})}), {"gpuhost"}));
   v.push_back(
       Refused(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{2, 3, 4}, kAwayFromZero), In(Shape{3}, kPositive)}),
-              {"gpuhost"}));
+              {"gpuhost", "vulkan"}));
   v.push_back(
       Refused(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{3, 5}, kAwayFromZero), In(Shape{1}, kPositive)}),
-              {"gpuhost"}));
+              {"gpuhost", "vulkan"}));
   {
     // Random slopes in training differ across devices: compare the inference slope.
     OpCase c = Case("LeakyReLU", {{"act_type", "rrelu"}}, {In(Shape{4, 3}, kAwayFromZero)});
     c.is_train = false;
-    c.refused_by = {"gpuhost"};
+    c.refused_by = {"gpuhost", "vulkan"};
     v.push_back(c);
   }
   v.push_back(Case("FullyConnected", {{"num_hidden", "3"}}, {In(Shape{4, 5}), In(Shape{3, 5}), In(Shape{3})}));
