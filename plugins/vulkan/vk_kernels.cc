@@ -261,6 +261,7 @@ void RegisterKernels(VkKernelTable& t) {
   RegisterConvKernels(t);
   RegisterMathKernels(t);
   RegisterNormKernels(t);
+  RegisterIndexKernels(t);
 }
 
 }  // namespace weft::vk

@@ -28,8 +28,9 @@ class VkKernelTable : public sdk::KernelTable {
 void RegisterKernels(VkKernelTable& table);
 void RegisterNnKernels(VkKernelTable& table);
 void RegisterConvKernels(VkKernelTable& table);
-void RegisterMathKernels(VkKernelTable& table);  // vk_kernels_math.cc
-void RegisterNormKernels(VkKernelTable& table);  // vk_kernels_norm.cc
+void RegisterMathKernels(VkKernelTable& table);   // vk_kernels_math.cc
+void RegisterNormKernels(VkKernelTable& table);   // vk_kernels_norm.cc
+void RegisterIndexKernels(VkKernelTable& table);  // vk_kernels_index.cc
 
 /// A shader dispatch: pipeline `shader` with specialization constants `spec`.
 struct Launch {
