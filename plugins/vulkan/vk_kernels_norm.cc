@@ -1,4 +1,4 @@
-// vulkan plugin — BatchNorm, Dropout, softmax / log_softmax and the adam, nag and rmsprop
+// vulkan plugin — BatchNorm, LRN, Dropout, softmax / log_softmax and the adam, nag and rmsprop
 // updates (shaders named by op). Semantics as the CPU plugin's kernels (MXNet 1.9).
 #include "vk_kernels.h"
 
@@ -307,12 +307,91 @@ class UpdateKernel {
   std::array<float, 4> common_{}, extra_{};
 };
 
+// LRN on (N, C, ...) data: y and the hidden tmp_norm; _backward_LRN: inputs out_grad(output),
+// out_grad(tmp_norm) (unused), data, output, tmp_norm; output the data gradient.
+struct LrnParams {
+  uint32_t total = 0, c = 0, inner = 0, half = 0;
+  float alpha = 1e-4f, beta = 0.75f, knorm = 2.0f, nsize = 1;
+};
+
+LrnParams ParseLrn(const sdk::KernelSetup& s, const sdk::TensorDesc& x) {
+  if (x.ndim() < 2) Invalid(s, "data needs a channel axis (N, C, ...)");
+  const int64_t nsize = s.attrs.GetInt("nsize");
+  if (nsize < 1) Invalid(s, "nsize must be positive");
+  LrnParams p;
+  p.total = static_cast<uint32_t>(x.size());
+  p.c = static_cast<uint32_t>(x.dim(1));
+  p.inner = x.size() == 0 ? 1 : static_cast<uint32_t>(x.size() / (x.dim(0) * x.dim(1)));
+  p.half = static_cast<uint32_t>(nsize / 2);
+  p.nsize = static_cast<float>(nsize);
+  p.alpha = static_cast<float>(s.attrs.GetFloat("alpha", 1e-4));
+  p.beta = static_cast<float>(s.attrs.GetFloat("beta", 0.75));
+  p.knorm = static_cast<float>(s.attrs.GetFloat("knorm", 2.0));
+  return p;
+}
+
+class LrnKernel {
+ public:
+  explicit LrnKernel(const sdk::KernelSetup& s) {
+    RequireFloat32(s);
+    s.ExpectCounts(1, -1);
+    if (s.outputs.empty() || s.outputs.size() > 2) Invalid(s, "expects output and the hidden tmp_norm");
+    for (const sdk::TensorDesc& o : s.outputs)
+      if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape");
+    p_ = ParseLrn(s, s.inputs[0]);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    const bool norm = c.outputs.size() > 1 && !sdk::IsNull(c.req[1]);
+    if ((sdk::IsNull(c.req[0]) && !norm) || p_.total == 0) return;
+    if (sdk::IsNull(c.req[0]))
+      throw sdk::Error(WEFT_ERR_UNSUPPORTED,
+                       "LRN on vulkan: tmp_norm without the output (req null) is not implemented");
+    struct {
+      uint32_t total, c, inner, half, add_y, add_n;
+      float scale, beta, knorm;
+    } push{p_.total, p_.c,    p_.inner, p_.half, AddFlag(c.req[0]), norm ? AddFlag(c.req[1]) : 0u, p_.alpha / p_.nsize,
+           p_.beta,  p_.knorm};
+    const Binding y = Out(c.outputs[0]);
+    const Binding b[3] = {In(c.inputs[0]), y, norm ? Out(c.outputs[1]) : y};
+    const int32_t spec[1] = {norm ? 1 : 0};
+    Dispatch(c, Launch{"LRN", spec, Groups64(p_.total)}, b, push);
+  }
+
+ private:
+  LrnParams p_;
+};
+
+class LrnBackwardKernel {
+ public:
+  explicit LrnBackwardKernel(const sdk::KernelSetup& s) {
+    RequireFloat32(s);
+    s.ExpectCounts(5, 1);
+    for (const sdk::TensorDesc& t : s.inputs)
+      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs must have data's shape");
+    p_ = ParseLrn(s, s.inputs[2]);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0]) || p_.total == 0) return;
+    struct {
+      uint32_t total, c, inner, half, add;
+      float k, beta;
+    } push{p_.total, p_.c, p_.inner, p_.half, AddFlag(c.req[0]), -2.0f * p_.alpha * p_.beta / p_.nsize, p_.beta};
+    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[2]), In(c.inputs[4]), Out(c.outputs[0])};
+    Dispatch(c, Launch{"_backward_LRN", {}, Groups64(p_.total)}, b, push);
+  }
+
+ private:
+  LrnParams p_;
+};
+
 }  // namespace
 
 void RegisterNormKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   t.Add<BatchNormKernel>("BatchNorm", f32);
   t.Add<BatchNormBackwardKernel>("_backward_BatchNorm", f32);
+  t.Add<LrnKernel>("LRN", f32);
+  t.Add<LrnBackwardKernel>("_backward_LRN", f32);
   t.Add<DropoutKernel>("Dropout", f32);
   t.Add<DropoutBackwardKernel>("_backward_Dropout", f32);
   for (const char* op : {"softmax", "_backward_softmax", "log_softmax", "_backward_log_softmax"})
