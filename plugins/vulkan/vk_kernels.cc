@@ -262,6 +262,7 @@ void RegisterKernels(VkKernelTable& t) {
   RegisterMathKernels(t);
   RegisterNormKernels(t);
   RegisterIndexKernels(t);
+  RegisterCompressionKernels(t);
 }
 
 }  // namespace weft::vk

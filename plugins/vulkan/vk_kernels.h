@@ -28,9 +28,10 @@ class VkKernelTable : public sdk::KernelTable {
 void RegisterKernels(VkKernelTable& table);
 void RegisterNnKernels(VkKernelTable& table);
 void RegisterConvKernels(VkKernelTable& table);
-void RegisterMathKernels(VkKernelTable& table);   // vk_kernels_math.cc
-void RegisterNormKernels(VkKernelTable& table);   // vk_kernels_norm.cc
-void RegisterIndexKernels(VkKernelTable& table);  // vk_kernels_index.cc
+void RegisterMathKernels(VkKernelTable& table);         // vk_kernels_math.cc
+void RegisterNormKernels(VkKernelTable& table);         // vk_kernels_norm.cc
+void RegisterIndexKernels(VkKernelTable& table);        // vk_kernels_index.cc
+void RegisterCompressionKernels(VkKernelTable& table);  // vk_kernels_compression.cc
 
 /// A shader dispatch: pipeline `shader` with specialization constants `spec`.
 struct Launch {
