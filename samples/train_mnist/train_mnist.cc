@@ -102,12 +102,23 @@ int main(int argc, char** argv) {
       log(p);
       if (!model_prefix.empty()) save(p);  // on worker 0 of a dist store
     };
-    const InterruptGuard interrupt;  // Ctrl-C stops between steps (a checkpoint in progress is finished)
+    // Ctrl-C or SIGTERM (weft-launch stopping the job) stops between steps (a checkpoint in
+    // progress is finished; checkpoint files are replaced atomically).
+    const InterruptGuard interrupt;
     fit.stop_requested = interrupt.StopRequested();
     if (mod.Fit(train_iter, &val_iter, fit)) return 0;
     const std::string& last = mod.last_checkpoint();
-    std::printf("\nInterrupted; the last complete checkpoint: %s\n", last.empty() ? "none" : last.c_str());
-    return 130;
+    std::printf("\nInterrupted (signal %d); the last complete checkpoint: %s\n", interrupt.signal_number(),
+                last.empty() ? "none" : last.c_str());
+    if (workers > 1) {
+      // The other workers may have stopped at another step, so this worker's pending collectives
+      // would wait for them until the op deadline: leave at once (the checkpoint is complete; the
+      // peers see this process go and stop too).
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(128 + interrupt.signal_number());
+    }
+    return 128 + interrupt.signal_number();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_mnist: %s\n", e.what());
     return 1;

@@ -144,3 +144,38 @@ TEST_F(Dist, TrainMnistOnTwoWorkersKeepsTheirWeightsIdentical) {
 }
 
 }  // namespace
+
+namespace {
+
+// SIGTERM from weft-launch (here: its job deadline) stops train_mnist between steps: a worker
+// stops and leaves at once (its peer may be inside a step: it then fails fast on the vanished peer
+// instead of waiting for it); no SIGKILL is needed, and the last checkpoint loads.
+TEST_F(Dist, TrainMnistStopsCleanlyOnSigtermWithItsCheckpointIntact) {
+  const std::string data = "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(TRAIN_MNIST) || !fs::exists(data + "/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "needs " << TRAIN_MNIST << " and Debian's dataset-fashion-mnist";
+  const std::string prefix = (dir_ / "m").string();
+  Start({WEFT_LAUNCH, "-n",         "2",         "--timeout",      "5",         "--kill-grace",
+         "10",        "--",         TRAIN_MNIST, "--kvstore",      "dist_sync", "--network",
+         "mlp",       "--epochs",   "1000",      "--num-examples", "2000",      "--model-prefix",
+         prefix,      "--data-dir", data},
+        {}, "launcher");
+  Wait(0, 60);
+  const std::string log = Log(0);
+  EXPECT_EQ(ExitCode(0), 124) << log;
+  EXPECT_NE(log.find("] Interrupted (signal 15)"), std::string::npos) << log;
+  EXPECT_EQ(log.find("sending SIGKILL"), std::string::npos) << log;
+  EXPECT_LT(procs_[0].exited_s, 14);
+  const std::string mark = "[0] Saved checkpoint to \"" + prefix + "-";
+  const size_t at = log.rfind(mark);
+  if (at == std::string::npos) GTEST_SKIP() << "no epoch finished before the deadline on this (loaded) machine";
+  const int epoch = std::stoi(log.substr(at + mark.size(), 4));
+  Start({TRAIN_MNIST, "--network", "mlp", "--load-epoch", std::to_string(epoch), "--epochs", std::to_string(epoch + 1),
+         "--num-examples", "2000", "--model-prefix", prefix, "--data-dir", data},
+        {}, "resume");
+  Wait(1, Now() + 60);
+  EXPECT_EQ(ExitCode(1), 0) << Log(1);
+  EXPECT_NE(Log(1).find("(epoch " + std::to_string(epoch) + ")"), std::string::npos) << Log(1);
+}
+
+}  // namespace
