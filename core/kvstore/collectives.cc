@@ -34,12 +34,61 @@ bool Serves(const weft_transport_api& t, const std::string& type) {
 
 }  // namespace
 
+Transport FindTransport(const std::string& kvstore_type, const std::string& name, bool parameter_server) {
+  std::string served;
+  for (const Plugin* p : Runtime::Get().Plugins()) {
+    const weft_transport_api* t = p->transport_api();
+    if (t == nullptr) continue;
+    const bool is_ps = t->ps_call != nullptr;
+    served += fmt::format("{}{} ({}{})", served.empty() ? "" : ", ", t->name, t->kvstore_types,
+                          is_ps ? "; parameter server" : "; collectives");
+    if (!name.empty() && name != t->name) continue;
+    if (is_ps == parameter_server && Serves(*t, kvstore_type)) return Transport{p, t, p->state()};
+  }
+  Fail(
+      "KVStore({}): no loaded {} transport plugin serves it{}; loaded transports: {}. The gloo plugin "
+      "(libweft-gloo.so, Debian libgloo-dev) serves dist_sync / dist_device_sync, the zmq plugin (libweft-zmq.so, "
+      "libzmq3-dev) dist_async (and dist_sync with WEFT_KVSTORE_TRANSPORT=zmq); `weft-info` shows why a plugin was "
+      "not loaded",
+      kvstore_type, parameter_server ? "parameter-server" : "collective",
+      name.empty() ? "" : fmt::format(" under the name '{}'", name), served.empty() ? "none" : served);
+}
+
+bool IsParameterServerTransport(const std::string& name) {
+  if (name.empty()) return false;
+  for (const Plugin* p : Runtime::Get().Plugins()) {
+    const weft_transport_api* t = p->transport_api();
+    if (t != nullptr && name == t->name) return t->ps_call != nullptr;
+  }
+  return false;
+}
+
 DistConfig DistConfig::FromEnv() {
   DistConfig c;
-  const auto rank = FirstInt({"WEFT_RANK", "DMLC_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
+  c.role = GetEnvString("WEFT_ROLE", GetEnvString("DMLC_ROLE", "worker"));
+  WEFT_CHECK(c.role == "worker" || c.role == "server",
+             "distributed KVStore: role '{}' (WEFT_ROLE / DMLC_ROLE) is not known; weft has workers and servers "
+             "(no scheduler process)",
+             c.role);
+  c.num_servers = static_cast<int>(FirstInt({"WEFT_NUM_SERVERS", "DMLC_NUM_SERVER"}).value_or(0));
+  WEFT_CHECK(c.num_servers >= 0, "WEFT_NUM_SERVERS must be >= 0, got {}", c.num_servers);
+  const int64_t bound = FirstInt({"WEFT_KVSTORE_BIGARRAY_BOUND", "MXNET_KVSTORE_BIGARRAY_BOUND"}).value_or(1000000);
+  WEFT_CHECK(bound > 0, "WEFT_KVSTORE_BIGARRAY_BOUND / MXNET_KVSTORE_BIGARRAY_BOUND must be positive, got {}", bound);
+  c.bigarray_bound = static_cast<uint64_t>(bound);
+  const auto rank = c.role == "server" ? FirstInt({"WEFT_RANK", "DMLC_SERVER_ID"})
+                                       : FirstInt({"WEFT_RANK", "DMLC_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
   const auto size = FirstInt({"WEFT_NUM_WORKERS", "DMLC_NUM_WORKER", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"});
   c.num_workers = static_cast<int>(size.value_or(1));
   c.rank = static_cast<int>(rank.value_or(0));
+  if (c.role == "server") {
+    WEFT_CHECK(c.num_servers >= 1 && c.rank >= 0 && c.rank < c.num_servers && c.num_workers >= 1,
+               "KVStore server: rank {} is outside 0..{} (WEFT_RANK / WEFT_NUM_SERVERS); weft-launch -s S sets them",
+               c.rank, c.num_servers - 1);
+    c.op_timeout_ms = GetEnvInt("WEFT_KVSTORE_TIMEOUT", 120) * 1000;
+    c.rendezvous_timeout_ms = GetEnvInt("WEFT_RENDEZVOUS_TIMEOUT", 300) * 1000;
+    c.transport = GetEnvString("WEFT_KVSTORE_TRANSPORT", "");
+    return c;
+  }
   WEFT_CHECK(c.num_workers >= 1 && c.rank >= 0 && c.rank < c.num_workers,
              "distributed KVStore: rank {} is outside 0..{} (WEFT_RANK / WEFT_NUM_WORKERS); start the job with "
              "weft-launch, which sets them",
@@ -168,24 +217,10 @@ void Collectives::State::Loop() {
 Collectives::Collectives(const std::string& kvstore_type, const DistConfig& config, const std::string& prefix)
     : config_(config), state_(std::make_shared<State>()) {
   State& s = *state_;
-  std::string served;
-  for (const Plugin* p : Runtime::Get().Plugins()) {
-    const weft_transport_api* t = p->transport_api();
-    if (t == nullptr) continue;
-    served += fmt::format("{}{} ({})", served.empty() ? "" : ", ", t->name, t->kvstore_types);
-    if (!config.transport.empty() && config.transport != t->name) continue;
-    if (s.api == nullptr && Serves(*t, kvstore_type)) {
-      s.plugin = p;
-      s.api = t;
-      s.pstate = p->state();
-    }
-  }
-  WEFT_CHECK(s.api != nullptr,
-             "KVStore({}): no loaded transport plugin serves it{}; loaded transports: {}. The gloo plugin "
-             "(libweft-gloo.so) is built when Debian's libgloo-dev is installed; `weft-info` shows why a plugin "
-             "was not loaded",
-             kvstore_type, config.transport.empty() ? "" : fmt::format(" under the name '{}'", config.transport),
-             served.empty() ? "none" : served);
+  const Transport t = FindTransport(kvstore_type, config.transport, false);
+  s.plugin = t.plugin;
+  s.api = t.api;
+  s.pstate = t.state;
   s.type = kvstore_type;
   s.rank = config.rank;
   s.op_timeout_ms = config.op_timeout_ms;

@@ -17,6 +17,10 @@
 // OMPI_COMM_WORLD_RANK / _SIZE, else SLURM's SLURM_PROCID / SLURM_NTASKS; none set means one
 // worker. WEFT_KVSTORE_TIMEOUT (s, default 120) bounds each collective, WEFT_RENDEZVOUS_TIMEOUT
 // (s, default 300) the rendezvous; WEFT_KVSTORE_TRANSPORT names a transport plugin to use.
+// Parameter servers (dist_async): WEFT_NUM_SERVERS / DMLC_NUM_SERVER servers (default 0), the
+// process's role from WEFT_ROLE / DMLC_ROLE ("worker" default, or "server": then WEFT_RANK /
+// DMLC_SERVER_ID is the server rank), arrays of at least WEFT_KVSTORE_BIGARRAY_BOUND /
+// MXNET_KVSTORE_BIGARRAY_BOUND elements (default 1 000 000) sliced across all servers.
 //
 // Thread-safety: Reserve, Submit and Run may be called from any thread.
 #pragma once
@@ -26,6 +30,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+
+#include "weft/sdk/transport.h"
 
 namespace weft {
 class Plugin;
@@ -39,9 +45,26 @@ struct DistConfig {
   int64_t op_timeout_ms = 120000;
   int64_t rendezvous_timeout_ms = 300000;
   std::string transport;  // plugin name, "" = the first that serves the type
+  int num_servers = 0;
+  std::string role = "worker";  // "worker" or "server"
+  uint64_t bigarray_bound = 1000000;
   /// From the environment (see the top). Throws weft::Error for malformed values.
   static DistConfig FromEnv();
 };
+
+/// A loaded transport plugin's table.
+struct Transport {
+  const Plugin* plugin = nullptr;
+  const weft_transport_api* api = nullptr;
+  void* state = nullptr;
+};
+/// The first loaded transport serving `kvstore_type` (named `name` unless empty) that is a
+/// parameter server (offers ps_call) when `parameter_server`, else one offering collectives
+/// (no ps_call). Throws weft::Error naming the loaded transports and the types they serve.
+Transport FindTransport(const std::string& kvstore_type, const std::string& name, bool parameter_server);
+/// True when a loaded transport named `name` offers ps_call (WEFT_KVSTORE_TRANSPORT=zmq makes
+/// dist_sync run on the parameter servers).
+bool IsParameterServerTransport(const std::string& name);
 
 class Collectives {
  public:

@@ -8,6 +8,8 @@
 
 #include "kvstore/kvstore_dist.h"
 #include "kvstore/kvstore_local.h"
+#include "kvstore/kvstore_ps.h"
+#include "weft/env.h"
 
 namespace weft {
 
@@ -25,12 +27,17 @@ std::string Lower(std::string s) {
 
 std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   const std::string t = Lower(type);
-  if (t == "nccl" || t == "dist_async") {
+  if (t == "nccl") {
     Fail(
-        "KVStore::Create(\"{}\"): the {} kvstore needs a transport plugin ({}), which is not available yet; "
+        "KVStore::Create(\"{}\"): the nccl kvstore needs an NCCL transport plugin, which is not available yet; "
         "use \"dist_sync\" (Gloo allreduce) for several processes, or \"local\" / \"device\" in one process",
-        type, type, t == "nccl" ? "NCCL" : "a ZeroMQ parameter server");
+        type);
   }
+  // dist_async always runs on parameter servers; dist_sync too when WEFT_KVSTORE_TRANSPORT names a
+  // parameter-server transport (zmq), else on Gloo collectives.
+  if (t == "dist_async" ||
+      (t == "dist_sync" && kv::IsParameterServerTransport(GetEnvString("WEFT_KVSTORE_TRANSPORT", ""))))
+    return std::unique_ptr<KVStore>(new KVStore(std::make_unique<kv::KVStorePS>(type, t == "dist_sync")));
   if (t == "dist_sync" || t == "dist_device_sync") {
     std::unique_ptr<kv::Comm> comm;
     if (t == "dist_sync")
@@ -41,7 +48,8 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   }
   WEFT_CHECK(t == "local" || t == "device",
              "KVStore::Create(\"{}\"): unknown type; known types: local, device (in-process), dist_sync, "
-             "dist_device_sync (several processes; Gloo transport plugin), nccl, dist_async (not available yet)",
+             "dist_device_sync (several processes; Gloo transport plugin), dist_async (parameter servers; zmq "
+             "transport plugin), nccl (not available yet)",
              type);
   std::unique_ptr<kv::Comm> comm;
   if (t == "local")
@@ -53,6 +61,8 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
 
 KVStore::KVStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KVStore::~KVStore() = default;
+
+void KVStore::RunServer(const std::function<bool()>& stop_requested) { kv::RunServer(stop_requested); }
 
 const std::string& KVStore::type() const { return impl_->type(); }
 int KVStore::rank() const { return impl_->rank(); }

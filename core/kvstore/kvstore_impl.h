@@ -120,6 +120,14 @@ class WEFT_HIDDEN KVStore::Impl {
   /// other key kind is set.
   void ApplyUpdate(const kv::Key& key, const NDArray& merged, NDArray* stored);
   const kv::GradientCompression& compression() const { return compression_; }
+  /// The optimizer set (null when none); for stores that run it elsewhere (parameter servers).
+  Optimizer* current_optimizer() const { return optimizer_.get(); }
+  /// The optimizer index `key` gets (int keys: the key; string keys: in order of first Init).
+  /// In InitImpl: the index the key being initialised is about to get.
+  int OptIndex(const kv::Key& key) const {
+    auto it = keys_.find(key.id());
+    return it != keys_.end() ? it->second.opt_index : (key.is_string ? next_index_ : key.int_key);
+  }
 
  private:
   struct KeyInfo {

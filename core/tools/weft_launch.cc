@@ -2,15 +2,20 @@
 //
 //   weft-launch -n 2 [--timeout 600] [--rendezvous tcp|file] -- ./train_mnist --kvstore dist_sync
 //
+//   weft-launch -n 2 -s 2 -- ./train_mnist --kvstore dist_async     (2 workers, 2 parameter servers)
+//
 // --launcher local (the only launcher built so far) starts N worker processes on this host, each
-// with WEFT_ROLE=worker, WEFT_RANK=i, WEFT_NUM_WORKERS=N, WEFT_RENDEZVOUS (a TCP store this
-// launcher serves on 127.0.0.1, or a fresh directory for a file store) and MXNet's DMLC_ROLE,
-// DMLC_NUM_WORKER, DMLC_NUM_SERVER, DMLC_PS_ROOT_URI/PORT. Each output line is prefixed with
-// "[rank] ". When a process fails (non-zero exit or a signal) or the job's deadline passes, the
-// launcher names it, stops the others (SIGTERM, then SIGKILL after --kill-grace seconds, to the
-// whole process group) and exits non-zero: the failed process's exit status, 128 + its signal, or
-// 124 for the deadline. Children get SIGKILL if the launcher itself dies (PR_SET_PDEATHSIG), so
-// nothing is left behind.
+// with WEFT_ROLE=worker, WEFT_RANK=i, WEFT_NUM_WORKERS=N, WEFT_NUM_SERVERS=S, WEFT_RENDEZVOUS (a
+// TCP store this launcher serves on 127.0.0.1, or a fresh directory for a file store) and MXNet's
+// DMLC_ROLE, DMLC_NUM_WORKER, DMLC_NUM_SERVER, DMLC_PS_ROOT_URI/PORT; with -s S also S parameter
+// servers (MXNet launch.py's -s): this program run as `weft-launch --serve` with WEFT_ROLE=server
+// and WEFT_RANK = the server's rank (KVStore::RunServer). Each output line is prefixed with
+// "[rank] " (workers) or "[s<rank>] " (servers). When every worker has ended successfully the
+// servers are asked to stop (SIGTERM: they finish cleanly) and the job succeeds. When a process fails (non-zero exit or
+// a signal) or the job's deadline passes, the launcher names it, stops the others (SIGTERM, then SIGKILL after
+// --kill-grace seconds, to the whole process group) and exits non-zero: the failed process's exit status, 128 + its
+// signal, or 124 for the deadline. Children get SIGKILL if the launcher itself dies (PR_SET_PDEATHSIG), so nothing is
+// left behind.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "weft/kvstore.h"
 #include "weft/rendezvous.h"
 
 namespace {
@@ -41,6 +47,8 @@ std::atomic<int> g_signal{0};
 
 struct Child {
   int rank = 0;
+  bool server = false;
+  std::string label;  // "0" for worker 0, "s0" for server 0 (output prefix)
   pid_t pid = -1;
   int out_fd = -1, err_fd = -1;
   std::string out_buf, err_buf;
@@ -65,12 +73,12 @@ int ExitCodeFor(int status) {
 }
 
 // Writes complete lines of `buf` to `out` with the rank prefix; `flush` writes the rest too.
-void EmitLines(int rank, std::string* buf, FILE* out, bool flush) {
+void EmitLines(const std::string& label, std::string* buf, FILE* out, bool flush) {
   size_t start = 0;
   for (size_t nl; (nl = buf->find('\n', start)) != std::string::npos; start = nl + 1)
-    std::fprintf(out, "[%d] %.*s\n", rank, static_cast<int>(nl - start), buf->data() + start);
+    std::fprintf(out, "[%s] %.*s\n", label.c_str(), static_cast<int>(nl - start), buf->data() + start);
   if (flush && start < buf->size()) {
-    std::fprintf(out, "[%d] %s\n", rank, buf->c_str() + start);
+    std::fprintf(out, "[%s] %s\n", label.c_str(), buf->c_str() + start);
     start = buf->size();
   }
   buf->erase(0, start);
@@ -99,9 +107,9 @@ void PumpOutput(std::vector<Child>& children, int wait_ms) {
     std::string& b = is_err ? c->err_buf : c->out_buf;
     if (n > 0) {
       b.append(buf, static_cast<size_t>(n));
-      EmitLines(c->rank, &b, is_err ? stderr : stdout, false);
+      EmitLines(c->label, &b, is_err ? stderr : stdout, false);
     } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-      EmitLines(c->rank, &b, is_err ? stderr : stdout, true);
+      EmitLines(c->label, &b, is_err ? stderr : stdout, true);
       ::close(fd);
       fd = -1;
     }
@@ -129,6 +137,30 @@ size_t Running(const std::vector<Child>& children) {
   return n;
 }
 
+// "rank 3" or "server 1", for messages.
+std::string Name(const Child& c) { return (c.server ? "server " : "rank ") + std::to_string(c.rank); }
+
+bool WorkersSucceeded(const std::vector<Child>& children) {
+  for (const auto& c : children)
+    if (!c.server && (c.running || c.status != 0)) return false;
+  return true;
+}
+
+// --serve: this process is parameter server WEFT_RANK (KVStore::RunServer) until SIGTERM/SIGINT.
+int Serve() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int sig) { g_signal.store(sig); };
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  try {
+    weft::KVStore::RunServer([] { return g_signal.load() != 0; });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft-launch --serve: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
 // SIGTERM to every running child's group, SIGKILL after `grace`; reaps them all.
 void StopAll(std::vector<Child>& children, pid_t pgid, double grace_s) {
   if (pgid > 0) ::kill(-pgid, SIGTERM);
@@ -136,7 +168,7 @@ void StopAll(std::vector<Child>& children, pid_t pgid, double grace_s) {
   while (Running(children) > 0 && Clock::now() < kill_at) {
     PumpOutput(children, 20);
     for (Child* c : Reap(children))
-      std::fprintf(stderr, "weft-launch: rank %d (pid %d) %s\n", c->rank, c->pid, Describe(c->status).c_str());
+      std::fprintf(stderr, "weft-launch: %s (pid %d) %s\n", Name(*c).c_str(), c->pid, Describe(c->status).c_str());
   }
   if (Running(children) > 0) {
     std::fprintf(stderr, "weft-launch: %zu process(es) ignored SIGTERM for %.1f s; sending SIGKILL\n",
@@ -201,7 +233,11 @@ int main(int argc, char** argv) {
   double timeout_s = 0, grace_s = 5, kv_timeout_s = 0;
   std::vector<std::string> extra_env;
   app.add_option("-n,--num-workers", workers, "number of worker processes")->check(CLI::Range(1, 4096));
-  app.add_option("-s,--num-servers", servers, "parameter servers (dist_async; not available yet)");
+  app.add_option("-s,--num-servers", servers,
+                 "parameter servers (dist_async, or dist_sync with --env WEFT_KVSTORE_TRANSPORT=zmq)")
+      ->check(CLI::Range(0, 4096));
+  bool serve = false;
+  app.add_flag("--serve", serve, "run this process as a parameter server of the job in the environment (used by -s)");
   app.add_option("--launcher", launcher, "local (this host); ssh, mpi and slurm are not built yet");
   app.add_option("--rendezvous", rendezvous, "tcp (a store served by this launcher) or file (a temporary directory)")
       ->check(CLI::IsMember({"tcp", "file"}));
@@ -211,6 +247,7 @@ int main(int argc, char** argv) {
   app.add_option("--env", extra_env, "extra KEY=VALUE for every process");
   app.prefix_command();
   CLI11_PARSE(app, argc, argv);
+  if (serve) return Serve();
   std::vector<std::string> cmd = app.remaining();
   if (!cmd.empty() && cmd[0] == "--") cmd.erase(cmd.begin());
   if (cmd.empty()) {
@@ -223,10 +260,6 @@ int main(int argc, char** argv) {
                  "program directly with WEFT_RENDEZVOUS=file:<shared dir>: weft reads OMPI_COMM_WORLD_RANK/SIZE "
                  "and SLURM_PROCID/NTASKS\n",
                  launcher.c_str());
-    return 2;
-  }
-  if (servers > 0) {
-    std::fprintf(stderr, "weft-launch: parameter servers (-s, for dist_async) are not available yet\n");
     return 2;
   }
 
@@ -250,7 +283,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   env["WEFT_NUM_WORKERS"] = env["DMLC_NUM_WORKER"] = std::to_string(workers);
-  env["WEFT_NUM_SERVERS"] = env["DMLC_NUM_SERVER"] = "0";
+  env["WEFT_NUM_SERVERS"] = env["DMLC_NUM_SERVER"] = std::to_string(servers);
   env["WEFT_ROLE"] = env["DMLC_ROLE"] = "worker";
   if (kv_timeout_s > 0) env["WEFT_KVSTORE_TIMEOUT"] = std::to_string(static_cast<int64_t>(kv_timeout_s + 0.5));
   for (const auto& kv : extra_env) {
@@ -268,12 +301,30 @@ int main(int argc, char** argv) {
   ::sigaction(SIGTERM, &sa, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  std::vector<Child> children(static_cast<size_t>(workers));
+  std::vector<Child> children(static_cast<size_t>(workers + servers));
   pid_t pgid = 0;
-  for (int r = 0; r < workers; ++r) {
-    children[r].rank = r;
-    env["WEFT_RANK"] = env["DMLC_RANK"] = std::to_string(r);
-    pid_t pid = Spawn(children[r], pgid, cmd, env);
+  char self[4096] = {};
+  const ssize_t self_len = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (servers > 0 && self_len <= 0) {
+    std::perror("weft-launch: cannot find its own executable for the servers (/proc/self/exe)");
+    return 1;
+  }
+  for (int i = 0; i < workers + servers; ++i) {
+    Child& c = children[i];
+    c.server = i >= workers;
+    c.rank = c.server ? i - workers : i;
+    c.label = (c.server ? "s" : "") + std::to_string(c.rank);
+    std::map<std::string, std::string> e = env;
+    e["WEFT_RANK"] = std::to_string(c.rank);
+    if (c.server) {
+      e["WEFT_ROLE"] = e["DMLC_ROLE"] = "server";
+      e["DMLC_SERVER_ID"] = std::to_string(c.rank);
+      e.erase("DMLC_RANK");
+    } else {
+      e["DMLC_RANK"] = std::to_string(c.rank);
+    }
+    const std::vector<std::string> argv = c.server ? std::vector<std::string>{std::string(self), "--serve"} : cmd;
+    pid_t pid = Spawn(c, pgid, argv, e);
     if (pgid == 0) pgid = pid;
   }
 
@@ -288,14 +339,16 @@ int main(int argc, char** argv) {
       if (failed == nullptr || (WIFSIGNALED(c->status) && !WIFSIGNALED(failed->status))) failed = c;
     }
     if (failed != nullptr) {
-      std::fprintf(stderr, "weft-launch: rank %d (pid %d) %s; stopping the other %zu process(es)\n", failed->rank,
+      std::fprintf(stderr, "weft-launch: %s (pid %d) %s; stopping the other %zu process(es)\n", Name(*failed).c_str(),
                    failed->pid, Describe(failed->status).c_str(), Running(children));
       for (const auto& c : children)
         if (!c.running && c.status != 0 && &c != failed)
-          std::fprintf(stderr, "weft-launch: rank %d (pid %d) %s too\n", c.rank, c.pid, Describe(c.status).c_str());
+          std::fprintf(stderr, "weft-launch: %s (pid %d) %s too\n", Name(c).c_str(), c.pid, Describe(c.status).c_str());
       exit_code = ExitCodeFor(failed->status);
     }
     if (exit_code != 0) break;
+    // Every worker is done: the servers are no longer needed (they end cleanly on SIGTERM).
+    if (servers > 0 && WorkersSucceeded(children)) break;
     if (g_signal.load() != 0) {
       std::fprintf(stderr, "weft-launch: received signal %d; stopping the job\n", g_signal.load());
       exit_code = 128 + g_signal.load();
@@ -304,7 +357,7 @@ int main(int argc, char** argv) {
     if (timeout_s > 0 && Clock::now() - start > std::chrono::duration<double>(timeout_s)) {
       std::string ranks;
       for (auto& c : children)
-        if (c.running) ranks += (ranks.empty() ? "" : ", ") + std::to_string(c.rank);
+        if (c.running) ranks += (ranks.empty() ? "" : ", ") + c.label;
       std::fprintf(stderr,
                    "weft-launch: the job's deadline of %.0f s passed; rank(s) %s still running; stopping them\n",
                    timeout_s, ranks.c_str());

@@ -1,4 +1,4 @@
-// weft core — InterruptGuard (weft/interrupt.h): the first SIGINT becomes a stop request.
+// weft core — InterruptGuard (weft/interrupt.h): the first SIGINT or SIGTERM becomes a stop request.
 #include "weft/interrupt.h"
 
 #include <atomic>
@@ -14,17 +14,20 @@ namespace {
 // Written by the handler: lock-free atomics and sigaction are async-signal-safe.
 std::atomic<bool> g_requested{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
+std::atomic<int> g_signal{0};
 std::atomic<bool> g_guard_alive{false};
-struct sigaction g_previous;
+struct sigaction g_previous, g_previous_term;
 
-extern "C" void OnInterrupt(int) {
+extern "C" void OnInterrupt(int sig) {
+  g_signal.store(sig);
   g_requested.store(true);
-  // The second SIGINT takes the default action: the process ends, as a user pressing Ctrl-C
-  // twice expects (e.g. when the step in progress hangs).
+  // The second signal takes the default action: the process ends, as a user pressing Ctrl-C
+  // twice expects (e.g. when the step in progress hangs), or a launcher's second SIGTERM.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   sigaction(SIGINT, &dfl, nullptr);
+  sigaction(SIGTERM, &dfl, nullptr);
 }
 
 }  // namespace
@@ -33,6 +36,7 @@ InterruptGuard::InterruptGuard() {
   WEFT_CHECK(!g_guard_alive.exchange(true),
              "InterruptGuard: another guard is alive (SIGINT has one handler per process); use that one");
   g_requested.store(false);
+  g_signal.store(0);
   struct sigaction action {};
   action.sa_handler = OnInterrupt;
   action.sa_flags = SA_RESTART;  // as std::signal: a system call in progress is resumed, not failed
@@ -42,14 +46,23 @@ InterruptGuard::InterruptGuard() {
     g_guard_alive.store(false);
     Fail("InterruptGuard: cannot install the SIGINT handler: {}", std::strerror(err));
   }
+  if (sigaction(SIGTERM, &action, &g_previous_term) != 0) {
+    const int err = errno;
+    sigaction(SIGINT, &g_previous, nullptr);
+    g_guard_alive.store(false);
+    Fail("InterruptGuard: cannot install the SIGTERM handler: {}", std::strerror(err));
+  }
 }
 
 InterruptGuard::~InterruptGuard() {
+  sigaction(SIGTERM, &g_previous_term, nullptr);
   sigaction(SIGINT, &g_previous, nullptr);
   g_guard_alive.store(false);
 }
 
 bool InterruptGuard::requested() const { return g_requested.load(); }
+
+int InterruptGuard::signal_number() const { return g_signal.load(); }
 
 std::function<bool()> InterruptGuard::StopRequested() const {
   return [] { return g_requested.load(); };

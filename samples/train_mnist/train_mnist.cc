@@ -24,8 +24,9 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "device type of a loaded plugin (cpu, simdev, cuda, ...)");
   app.add_option("--num-devices", num_devices, "devices to train on, data parallel")->check(CLI::Range(1, 4096));
   app.add_option("--kvstore", kvstore,
-                 "local or device (one process); dist_sync or dist_device_sync (one worker per process, started "
-                 "by weft-launch; each reads its share of the data)");
+                 "local or device (one process); dist_sync or dist_device_sync (Gloo), dist_async (parameter "
+                 "servers: weft-launch -s S) (one worker per process, started by weft-launch; each reads its share "
+                 "of the data)");
   app.add_option("--epochs", epochs, "epochs to train (in total, counting resumed ones)")->check(CLI::Range(1, 9999));
   app.add_option("--batch-size", batch_size, "samples per step, split over the devices")->check(CLI::Range(1, 60000));
   app.add_option("--lr", lr, "learning rate");
@@ -95,17 +96,29 @@ int main(int argc, char** argv) {
     fit.num_epoch = epochs;
     fit.batch_end_callback = ProgressBar(train_iter.num_batches(), static_cast<size_t>(batch_size));
     fit.nan_check_every = no_nan_check ? 0 : 100;
-    const EpochEndCallback log = LogEpoch(), save = DoCheckpoint(model_prefix, 1, /*save_optimizer_states=*/true);
+    const EpochEndCallback log = LogEpoch(),
+                           save = DoCheckpoint(model_prefix, 1, /*save_optimizer_states=*/kvstore != "dist_async");
     fit.epoch_end_callback = [&](const EpochEndParam& p) {
       log(p);
       if (!model_prefix.empty()) save(p);  // on worker 0 of a dist store
     };
-    const InterruptGuard interrupt;  // Ctrl-C stops between steps (a checkpoint in progress is finished)
+    // Ctrl-C or SIGTERM (weft-launch stopping the job) stops between steps (a checkpoint in
+    // progress is finished; checkpoint files are replaced atomically).
+    const InterruptGuard interrupt;
     fit.stop_requested = interrupt.StopRequested();
     if (mod.Fit(train_iter, &val_iter, fit)) return 0;
     const std::string& last = mod.last_checkpoint();
-    std::printf("\nInterrupted; the last complete checkpoint: %s\n", last.empty() ? "none" : last.c_str());
-    return 130;
+    std::printf("\nInterrupted (signal %d); the last complete checkpoint: %s\n", interrupt.signal_number(),
+                last.empty() ? "none" : last.c_str());
+    if (workers > 1) {
+      // The other workers may have stopped at another step, so this worker's pending collectives
+      // would wait for them until the op deadline: leave at once (the checkpoint is complete; the
+      // peers see this process go and stop too).
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(128 + interrupt.signal_number());
+    }
+    return 128 + interrupt.signal_number();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_mnist: %s\n", e.what());
     return 1;

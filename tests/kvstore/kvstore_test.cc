@@ -221,14 +221,14 @@ TEST(KVStore, CreateKnowsItsTypes) {
   EXPECT_EQ(local->rank(), 0);
   EXPECT_EQ(local->num_workers(), 1);
   EXPECT_EQ(KVStore::Create("device")->type(), "device");
-  for (const char* t : {"dist_async", "nccl", "DIST_ASYNC"}) {
+  for (const char* t : {"nccl", "NCCL"}) {
     const std::string msg = ErrorOf([&] { KVStore::Create(t); });
     EXPECT_NE(msg.find("transport plugin"), std::string::npos) << t << ": " << msg;
     EXPECT_NE(msg.find("not available yet"), std::string::npos) << t << ": " << msg;
   }
-  // Outside a job (no WEFT_NUM_WORKERS) a dist store is worker 0 of 1 and needs no transport;
-  // tests/dist runs the several-process cases.
-  for (const char* t : {"dist_sync", "dist_device_sync", "DIST_SYNC"}) {
+  // Outside a job (no WEFT_NUM_WORKERS, no servers) a dist store is worker 0 of 1 and needs no
+  // transport; tests/dist runs the several-process cases.
+  for (const char* t : {"dist_sync", "dist_device_sync", "DIST_SYNC", "dist_async"}) {
     auto kv = KVStore::Create(t);
     EXPECT_EQ(kv->type(), t);
     EXPECT_EQ(kv->rank(), 0);

@@ -29,6 +29,18 @@ TEST(InterruptGuard, FirstSigintIsAStopRequest) {
   EXPECT_EQ(CurrentHandler(), SIG_DFL);  // so the next one ends the process
 }
 
+// SIGTERM (weft-launch stopping a job, a scheduler, `kill`) is a stop request too.
+TEST(InterruptGuard, SigtermIsAStopRequestToo) {
+  InterruptGuard guard;
+  EXPECT_EQ(guard.signal_number(), 0);
+  ASSERT_EQ(std::raise(SIGTERM), 0);  // the process survives it
+  EXPECT_TRUE(guard.requested());
+  EXPECT_EQ(guard.signal_number(), SIGTERM);
+  struct sigaction now {};
+  sigaction(SIGTERM, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_DFL);  // so the next one ends the process
+}
+
 TEST(InterruptGuard, SecondSigintEndsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(

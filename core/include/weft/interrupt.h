@@ -23,16 +23,20 @@ namespace weft {
 
 class WEFT_API InterruptGuard {
  public:
-  /// Installs the SIGINT handler. Throws weft::Error when another InterruptGuard is alive or the
-  /// handler cannot be installed (sigaction fails).
+  /// Installs the SIGINT and SIGTERM handler (SIGTERM: what weft-launch, batch schedulers and
+  /// `kill` send to stop a job; it is treated as Ctrl-C). Throws weft::Error when another InterruptGuard is alive or
+  /// the handler cannot be installed (sigaction fails).
   InterruptGuard();
-  /// Restores the SIGINT disposition that was in effect before the constructor.
+  /// Restores the SIGINT and SIGTERM dispositions that were in effect before the constructor.
   ~InterruptGuard();
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
 
-  /// True once a SIGINT arrived while this guard was alive.
+  /// True once a SIGINT or SIGTERM arrived while this guard was alive.
   bool requested() const;
+  /// The signal that made the request (SIGINT or SIGTERM), 0 before one arrived. A program's
+  /// conventional exit status after it is 128 + this.
+  int signal_number() const;
   /// requested() as a callable, for FitOptions::stop_requested. It must not outlive the guard.
   std::function<bool()> StopRequested() const;
 };

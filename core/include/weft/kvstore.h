@@ -13,11 +13,17 @@
 // first push; MXNet's CommDevice) — both in this process. Sums, 2-bit compression and optimizer
 // updates are operators (add_n, _quantize_2bit / _dequantize_2bit, sgd_update, ...) run by the
 // device plugin where the data is, so a "device" store on a GPU-class device never stages data
-// through the host. "dist_sync" and "dist_device_sync" span several processes (one worker each,
-// started by weft-launch) on a collective transport plugin (Gloo): pushes are summed on the
-// worker's devices, allreduced across workers, and every worker applies the optimizer to its copy
-// (core/kvstore/kvstore_dist.h has the details and the failure behaviour). "nccl" and
-// "dist_async" are refused (no transport for them yet). Type names are matched lower-cased;
+// through the host. The dist types span several processes (one worker each, started by
+// weft-launch):
+//   "dist_sync", "dist_device_sync"  on the collective transport plugin (Gloo): pushes are summed
+//        on the worker's devices, allreduced across workers, and every worker applies the
+//        optimizer to its copy (core/kvstore/kvstore_dist.h has the details and failures);
+//   "dist_async"  on a parameter-server transport plugin (ZeroMQ, weft-launch -s S servers): keys
+//        sharded over the servers, big arrays sliced (MXNET_KVSTORE_BIGARRAY_BOUND), the servers
+//        apply the optimizer to each push as it arrives (core/kvstore/kvstore_ps.h);
+//   "dist_sync" with WEFT_KVSTORE_TRANSPORT=zmq  on the parameter servers too: each server sums
+//        every worker's push of a key, then applies the optimizer once (MXNet's dist_sync).
+// "nccl" is refused (no transport for it yet). Type names are matched lower-cased;
 // type() returns the name as given.
 //
 // Keys: ints or strings; one store takes one kind (weft::Error on mixing them).
@@ -69,10 +75,21 @@ class WEFT_API KVStore {
   /// A store of `type` ("local", "device", "dist_sync", "dist_device_sync"; see the top of this
   /// file). The dist types join the job described by the environment (WEFT_RANK,
   /// WEFT_NUM_WORKERS, WEFT_RENDEZVOUS, set by weft-launch) and block until every worker has
-  /// joined (WEFT_RENDEZVOUS_TIMEOUT, default 300 s). Throws weft::Error for "nccl" and
-  /// "dist_async" (no transport yet), for unknown names (listing the known ones), and when the
-  /// job cannot be joined (no transport plugin, rendezvous deadline passed).
+  /// joined (WEFT_RENDEZVOUS_TIMEOUT, default 300 s). Throws weft::Error for "nccl" (no
+  /// transport yet), for unknown names (listing the known ones), and when the job cannot be
+  /// joined (no transport plugin, no servers for dist_async with several workers, rendezvous
+  /// deadline passed).
   static std::unique_ptr<KVStore> Create(const std::string& type = "local");
+
+  /// Runs this process as a parameter server of the job in the environment (WEFT_ROLE=server,
+  /// WEFT_RANK = the server's rank, WEFT_NUM_SERVERS, WEFT_NUM_WORKERS, WEFT_RENDEZVOUS; MXNet's
+  /// DMLC_* names are read too), serving the workers' dist_async (and zmq dist_sync) stores one
+  /// after the other, until `stop_requested()` returns true (polled about every 200 ms; may be
+  /// empty) or no further store is created within WEFT_RENDEZVOUS_TIMEOUT. `weft-launch -s S`
+  /// runs S of these (as `weft-launch --serve`). Throws weft::Error naming the worker when a
+  /// worker dies or a sync round / Barrier waits longer than WEFT_KVSTORE_TIMEOUT for one, and for
+  /// an incomplete environment. Blocks the calling thread.
+  static void RunServer(const std::function<bool()>& stop_requested = {});
   virtual ~KVStore();
 
   /// The type name as given to Create.

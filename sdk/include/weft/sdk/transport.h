@@ -31,8 +31,12 @@
  *         through `done`); broadcast: gloo::BroadcastOptions + setRoot; barrier:
  *         gloo::BarrierOptions. group_start / group_end: the calls are queued and run, in
  *         order, at group_end. abort: closes the pairs so pending calls fail at once.
- *   ZeroMQ  parameter server: DEALER sockets on workers, a ROUTER on each server; every receive
- *         polls with the deadline; heartbeats detect dead peers.
+ *   ZeroMQ  parameter server (plugins/zmq): a DEALER per server on each worker, a ROUTER on each
+ *         server, one I/O thread per communicator; every request carries a deadline; a socket
+ *         monitor's DISCONNECTED event marks a server dead at once (workers) or triggers checks of
+ *         the workers' processes (servers). A parameter-server transport (ps_call set) offers no
+ *         collectives: its allreduce / broadcast / barrier return WEFT_ERR_UNSUPPORTED, and core
+ *         never picks it for collectives.
  *
  * Deadlines and failures: every blocking point honours a deadline (args timeout_ms, else the
  * communicator's). When a peer dies or misses the deadline the call fails with
@@ -196,6 +200,14 @@ typedef struct weft_transport_api {
   /* The first asynchronous failure of comm, or NULL while it is healthy (NCCL's
    * ncclCommGetAsyncError). Core's watchdog polls it for device communicators. */
   weft_error* (*comm_status)(void* plugin_state, weft_comm comm);
+
+  /* ----- added in SDK 2.x: optional, NULL = unsupported (older plugins' tables end above) ----- */
+
+  /* Server side: answers request_id with a failure instead of a reply: the worker's ps_call
+   * fails with `code` (WEFT_ERR_*) and `message` (NUL-terminated; e.g. a sync round that waited
+   * too long, naming the missing workers). Any thread, like ps_respond. */
+  weft_error* (*ps_respond_error)(void* plugin_state, weft_comm comm, uint64_t request_id, int32_t code,
+                                  const char* message);
 } weft_transport_api;
 
 #ifdef __cplusplus

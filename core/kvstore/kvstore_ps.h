@@ -1,0 +1,124 @@
+// weft core — the parameter-server KVStore (MXNet's KVStoreDist on ps-lite, here on a transport
+// plugin offering ps_call / ps_poll / ps_respond: the "zmq" plugin).
+//
+// Which transport a type uses:
+//   dist_async   always the parameter server (servers apply the optimizer per push);
+//   dist_sync    Gloo collectives (kvstore_dist.h), unless WEFT_KVSTORE_TRANSPORT names a
+//                parameter-server transport (WEFT_KVSTORE_TRANSPORT=zmq): then the servers sum
+//                every worker's push of a key and apply the optimizer once per round (MXNet);
+//   one worker and no servers (no launcher): the local store.
+//
+// Workers (KVStorePS): keys are sharded over the S servers — an int key k to server
+// (k·9973) mod S, a string key by its FNV-1a hash mod S — and a key of at least bigarray_bound
+// elements (MXNET_KVSTORE_BIGARRAY_BOUND, default 1e6) is sliced into S contiguous parts, part i
+// on server i. Init sends each part to its server (rank 0's value wins: the servers keep rank
+// 0's and answer the others'); Push sums this worker's devices first (Comm, as the local store;
+// 2-bit compression there), then sends each part; Pull receives every part into the worker's
+// copy, then copies it to the outs. Push and Pull are engine operations (asynchronous); a Pull
+// runs after the earlier Pushes of the key, and in dist_sync a Push completes when the server's
+// round is complete. Barrier waits for this worker's earlier operations, then for every worker
+// (a command to server 0). SetOptimizer sends the optimizer (its Serialize(): type, parameters,
+// multipliers, counts; the LR scheduler is not sent) from rank 0 to every server, then a
+// Barrier: every worker must call it. SetUpdater is refused (a C++ function cannot run on a
+// server). SaveOptimizerStates / LoadOptimizerStates: not offered on servers yet (error).
+//
+// Servers (RunServer): a loop on ps_poll; see ps_server.cc. They serve the stores the workers
+// create one after the other (store n of every worker meets store n of the servers).
+//
+// Failures: a request that fails (server died: at once; server silent: WEFT_KVSTORE_TIMEOUT)
+// stores a weft::Error naming the server, the request and the key on the arrays it writes, so
+// the next read of a pulled value throws it. A server ends with an error naming the worker when
+// a worker dies or a sync round waits longer than WEFT_KVSTORE_TIMEOUT for a worker.
+//
+// Thread-safety: as KVStore::Impl (the store's lock); the client may be called from any thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvstore/collectives.h"
+#include "kvstore/kvstore_local.h"
+
+namespace weft::kv {
+
+/// A parameter-server communicator of a worker: requests to servers with completions.
+class PsClient {
+ public:
+  PsClient(const DistConfig& config, const std::string& prefix);
+  /// Finalizes the communicator (aborts it first after a failure).
+  ~PsClient();
+  PsClient(const PsClient&) = delete;
+  PsClient& operator=(const PsClient&) = delete;
+
+  using Done = std::function<void(std::exception_ptr)>;
+  /// Sends one request (WEFT_PS_*) of `key` to `server`: `send_count` floats from `send`, the
+  /// reply (`recv_count` floats) into `recv`. `done` is called once, from any thread, with the
+  /// failure (weft::Error naming the server and key) or nullptr. Buffers stay valid until then.
+  void Call(int kind, int server, const std::string& key, const float* send, uint64_t send_count, float* recv,
+            uint64_t recv_count, Done done);
+  /// Call and wait (a command's JSON text as payload, an empty reply).
+  void Command(int server, const std::string& json);
+  const std::string& transport_name() const { return name_; }
+  /// True after any request failed (the job is broken: no goodbye is sent).
+  bool failed() const { return failed_.load(); }
+
+ private:
+  DistConfig config_;
+  Transport t_;
+  weft_comm comm_ = nullptr;
+  std::string name_;
+  std::atomic<bool> failed_{false};
+};
+
+class KVStorePS final : public KVStoreLocal {
+ public:
+  /// Joins the job as a worker (DistConfig::FromEnv; `sync`: dist_sync semantics on the servers).
+  /// Throws weft::Error when the environment is incomplete, no server is configured for several
+  /// workers, or the rendezvous fails.
+  KVStorePS(std::string type, bool sync);
+  /// Waits for this store's pending work (errors are logged), says goodbye to the servers and
+  /// leaves the job.
+  ~KVStorePS() override;
+
+  int rank() const override { return config_.rank; }
+  int num_workers() const override { return config_.num_workers; }
+  void Barrier() override;
+  void SaveOptimizerStates(const std::string& file_name, bool dump_optimizer) override;
+  void LoadOptimizerStates(const std::string& file_name) override;
+
+  struct Part {
+    int server = 0;
+    uint64_t begin = 0, count = 0;  // elements
+    std::string wire;               // the key on the wire: "<opt index>:<key>[#<part>]"
+  };
+  /// The parts of a key of `size` elements (MXNet's sharding; see the top of the file).
+  static std::vector<Part> Shard(const Key& key, int opt_index, uint64_t size, int num_servers, uint64_t bound);
+
+ protected:
+  void InitImpl(const Key& key, const NDArray& value) override;
+  void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
+  void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
+  void OnUpdaterChanged() override;
+
+ private:
+  // An engine op sending request `kind` for every part of `key`: from `data` (reads) or into it
+  // (WEFT_PS_PULL, writes); `order` is written too, so Pulls follow Pushes of the key.
+  void Issue(int kind, const Key& key, const NDArray& data, const NDArray& order, int priority);
+  void BarrierLocked();
+
+  DistConfig config_;
+  bool sync_;
+  std::shared_ptr<PsClient> ps_;  // null: one worker without servers (local store)
+  std::map<std::string, std::vector<Part>> parts_;
+};
+
+/// Runs this process as parameter server WEFT_RANK of the job in the environment until
+/// `stop_requested()` returns true (checked about every 200 ms; may be empty), or every store the
+/// workers created is closed and no further one joins within WEFT_RENDEZVOUS_TIMEOUT. Throws
+/// weft::Error when a worker dies, a sync round or barrier misses WEFT_KVSTORE_TIMEOUT, or the
+/// environment is incomplete.
+void RunServer(const std::function<bool()>& stop_requested);
+
+}  // namespace weft::kv

@@ -1,0 +1,302 @@
+// weft core — the parameter server (MXNet's KVStoreDistServer), on a transport offering
+// ps_poll / ps_respond (see kvstore_ps.h for the semantics the workers see).
+//
+// Per key part (the wire key "<opt index>:<key>[#part]"): the stored value (rank 0's Init wins;
+// requests for a part rank 0 has not initialised yet wait for it), and in sync mode the round's
+// sum and the pushes waiting for it. dist_async: each push is applied as it arrives — the
+// optimizer's Update(opt index, stored, gradient), or, with no optimizer, the push replaces the
+// value — and answered at once. dist_sync: pushes are summed until every worker has pushed, then
+// applied once and all answered (so a worker's next Pull sees the round's result). Pulls are
+// answered with the stored value. Commands (JSON): mode, optimizer (type + Serialize() state,
+// from rank 0), barrier (server 0 answers when every worker asked), stop (a worker's goodbye).
+//
+// Deadlines: a sync round, a barrier or a request waiting for rank 0's Init that stays open 3/4
+// of WEFT_KVSTORE_TIMEOUT (so that the server's error, which names the missing workers, reaches
+// the waiting workers before their own deadline) is answered with that error (ps_respond_error)
+// and ends the server; a worker that dies (the transport reports it) ends it naming the worker.
+// The other workers then see the server's connection close and fail naming it; weft-launch stops
+// the job.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "kvstore/kvstore_ps.h"
+#include "weft/logging.h"
+#include "weft/rendezvous.h"
+#include "weft/runtime.h"
+
+namespace weft::kv {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Request {
+  uint64_t id = 0;
+  int kind = 0;
+  int sender = 0;
+  std::vector<float> payload;
+  Clock::time_point at;
+};
+
+struct Part {
+  std::string name;  // for messages
+  int opt_index = 0;
+  bool inited = false;
+  NDArray stored;
+  std::vector<float> sum;  // sync round
+  std::vector<uint64_t> round_ids;
+  std::set<int> round_senders;
+  Clock::time_point round_start;
+  std::vector<Request> waiting;  // before rank 0's Init
+};
+
+std::string Ranks(int n, const std::set<int>& have) {
+  std::string s;
+  for (int r = 0; r < n; ++r)
+    if (have.count(r) == 0) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
+class Server {
+ public:
+  Server(const DistConfig& c, const Transport& t, weft_comm comm) : c_(c), t_(t), comm_(comm) {}
+
+  // Serves until every worker said stop (true) or `stop` asks (false).
+  bool Serve(const std::function<bool()>& stop) {
+    while (stopped_.size() < static_cast<size_t>(c_.num_workers)) {
+      if (stop && stop()) return false;
+      weft_ps_request r{};
+      r.struct_size = sizeof(r);
+      r.sender = -1;
+      weft_error* err = t_.api->ps_poll(t_.state, comm_, &r, 200);
+      if (err != nullptr) {
+        const int code = ErrorCode(err);
+        if (code == WEFT_ERR_TIMEOUT) {
+          ReleaseError(err);
+        } else if (code == WEFT_ERR_UNAVAILABLE && r.sender >= 0 && stopped_.count(r.sender) != 0) {
+          ReleaseError(err);  // a worker that said goodbye has ended: expected
+        } else {
+          ThrowIfError(err, fmt::format("KVStore server {}", c_.rank));
+        }
+      } else {
+        Request q;
+        q.id = r.request_id;
+        q.kind = r.kind;
+        q.sender = r.sender;
+        q.payload.resize(r.payload_bytes / sizeof(float));
+        if (r.payload_bytes > 0) std::memcpy(q.payload.data(), r.payload, q.payload.size() * sizeof(float));
+        q.at = Clock::now();
+        const std::string key = r.key ? r.key : "";
+        if (q.kind == WEFT_PS_COMMAND) {
+          Command(std::move(q), std::string(static_cast<const char*>(r.payload), r.payload_bytes));
+        } else {
+          Handle(key, std::move(q));
+        }
+      }
+      CheckDeadlines();
+    }
+    return true;
+  }
+
+ private:
+  void Respond(uint64_t id, const void* data = nullptr, uint64_t bytes = 0) {
+    ThrowIfError(t_.api->ps_respond(t_.state, comm_, id, data, bytes),
+                 fmt::format("KVStore server {}: reply", c_.rank));
+  }
+
+  void Command(Request q, const std::string& text) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    WEFT_CHECK(j.is_object() && j.contains("cmd"), "KVStore server {}: malformed command from worker {}", c_.rank,
+               q.sender);
+    const std::string cmd = j["cmd"].get<std::string>();
+    if (cmd == "mode") {
+      sync_ = j["sync"].get<bool>();
+    } else if (cmd == "optimizer") {
+      opt_ = OptimizerRegistry::Create(j["type"].get<std::string>());
+      opt_->Deserialize(j["state"].get<std::string>());
+      LogInfo("KVStore server {}: optimizer {} from worker {}", c_.rank, opt_->GetType(), q.sender);
+    } else if (cmd == "barrier") {
+      if (barrier_ids_.empty()) barrier_start_ = Clock::now();
+      barrier_ids_.push_back(q.id);
+      barrier_senders_.insert(q.sender);
+      if (barrier_senders_.size() == static_cast<size_t>(c_.num_workers)) {
+        for (uint64_t id : barrier_ids_) Respond(id);
+        barrier_ids_.clear();
+        barrier_senders_.clear();
+      }
+      return;
+    } else if (cmd == "stop") {
+      stopped_.insert(q.sender);
+    } else {
+      Fail("KVStore server {}: unknown command '{}' from worker {}", c_.rank, cmd, q.sender);
+    }
+    Respond(q.id);
+  }
+
+  void Handle(const std::string& wire, Request q) {
+    auto [it, fresh] = parts_.try_emplace(wire);
+    Part& p = it->second;
+    if (fresh) {
+      const size_t colon = wire.find(':');
+      p.opt_index = std::atoi(wire.substr(0, colon).c_str());
+      p.name = colon == std::string::npos ? wire : wire.substr(colon + 1);
+    }
+    if (q.kind == WEFT_PS_INIT) {
+      if (!p.inited && q.sender == 0) {
+        p.stored = NDArray(q.payload, Shape(static_cast<int64_t>(q.payload.size())), Context::cpu(0));
+        p.inited = true;
+        LogInfo("KVStore server {}: holds key {} ({} elements)", c_.rank, p.name, q.payload.size());
+        Respond(q.id);
+        std::vector<Request> waiting = std::move(p.waiting);
+        for (auto& w : waiting) Handle(wire, std::move(w));
+        return;
+      }
+      Respond(q.id);
+      return;
+    }
+    if (!p.inited) {
+      p.waiting.push_back(std::move(q));
+      return;
+    }
+    WEFT_CHECK(q.kind == WEFT_PS_PULL || q.payload.size() == p.stored.Size(),
+               "KVStore server {}: worker {} pushed {} elements of key {}, which holds {}", c_.rank, q.sender,
+               q.payload.size(), p.name, p.stored.Size());
+    if (q.kind == WEFT_PS_PULL) {
+      std::vector<float> value;
+      p.stored.SyncCopyToCPU(&value);
+      Respond(q.id, value.data(), value.size() * sizeof(float));
+    } else if (!sync_) {
+      Apply(p, std::move(q.payload));
+      Respond(q.id);
+    } else {
+      if (p.round_ids.empty()) {
+        p.round_start = Clock::now();
+        p.sum = std::move(q.payload);
+      } else {
+        for (size_t i = 0; i < p.sum.size(); ++i) p.sum[i] += q.payload[i];
+      }
+      p.round_ids.push_back(q.id);
+      p.round_senders.insert(q.sender);
+      if (p.round_ids.size() == static_cast<size_t>(c_.num_workers)) {
+        Apply(p, std::move(p.sum));
+        for (uint64_t id : p.round_ids) Respond(id);
+        p.round_ids.clear();
+        p.round_senders.clear();
+      }
+    }
+  }
+
+  void Apply(Part& p, std::vector<float> grad) {
+    NDArray g(grad, p.stored.GetShape(), Context::cpu(0));
+    if (opt_)
+      opt_->Update(p.opt_index, p.stored, g);
+    else
+      NDArray::CopyFromTo(g, p.stored);
+  }
+
+  // Answers `ids` with `message` as a failure (when the transport can), then throws it.
+  [[noreturn]] void FailWaiting(const std::vector<uint64_t>& ids, const std::string& message) {
+    if (t_.api->ps_respond_error != nullptr)
+      for (uint64_t id : ids)
+        if (weft_error* e = t_.api->ps_respond_error(t_.state, comm_, id, WEFT_ERR_TIMEOUT, message.c_str()))
+          ReleaseError(e);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the replies leave before we end
+    Fail("{}", message);
+  }
+
+  void CheckDeadlines() {
+    const int64_t ms = c_.op_timeout_ms * 3 / 4;
+    const auto limit = std::chrono::milliseconds(ms);
+    const auto now = Clock::now();
+    for (auto& [wire, p] : parts_) {
+      if (!p.round_ids.empty() && now - p.round_start > limit)
+        FailWaiting(p.round_ids, fmt::format("KVStore server {}: the sync round of key {} waited {} ms for worker "
+                                             "rank(s) {} (pushed: {} of {})",
+                                             c_.rank, p.name, ms, Ranks(c_.num_workers, p.round_senders),
+                                             p.round_senders.size(), c_.num_workers));
+      if (!p.waiting.empty() && now - p.waiting.front().at > limit) {
+        std::vector<uint64_t> ids;
+        for (const auto& w : p.waiting) ids.push_back(w.id);
+        FailWaiting(ids, fmt::format("KVStore server {}: worker 0 never initialised key {} within {} ms, but "
+                                     "worker {} uses it",
+                                     c_.rank, p.name, ms, p.waiting.front().sender));
+      }
+    }
+    if (!barrier_ids_.empty() && now - barrier_start_ > limit)
+      FailWaiting(barrier_ids_, fmt::format("KVStore server {}: Barrier waited {} ms for worker rank(s) {}", c_.rank,
+                                            ms, Ranks(c_.num_workers, barrier_senders_)));
+  }
+
+  const DistConfig& c_;
+  const Transport& t_;
+  weft_comm comm_;
+  bool sync_ = false;
+  std::unique_ptr<Optimizer> opt_;
+  std::map<std::string, Part> parts_;
+  std::set<int> stopped_;
+  std::vector<uint64_t> barrier_ids_;
+  std::set<int> barrier_senders_;
+  Clock::time_point barrier_start_;
+};
+
+// Waits for worker 0 to announce store `prefix`; false when `stop` asks or the deadline passes.
+bool WaitForStore(RendezvousStore& store, const std::string& prefix, int64_t timeout_ms,
+                  const std::function<bool()>& stop) {
+  const auto until = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (Clock::now() < until) {
+    if (stop && stop()) return false;
+    if (store.Get(prefix + "/join/0", std::chrono::milliseconds(200))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void RunServer(const std::function<bool()>& stop) {
+  const DistConfig c = DistConfig::FromEnv();
+  WEFT_CHECK(c.role == "server", "KVStore::RunServer: this process's role is '{}' (WEFT_ROLE=server expected)", c.role);
+  auto store = RendezvousFromEnv();
+  WEFT_CHECK(store != nullptr, "KVStore server: no rendezvous: set WEFT_RENDEZVOUS (weft-launch does)");
+  SetRendezvousStore(store);
+  const Transport t = FindTransport("dist_async", IsParameterServerTransport(c.transport) ? c.transport : "", true);
+  for (int n = 0;; ++n) {
+    const std::string prefix = "weft/ps" + std::to_string(n);
+    if (!WaitForStore(*store, prefix, c.rendezvous_timeout_ms, stop)) {
+      if (stop && stop()) return;
+      WEFT_CHECK(n > 0, "KVStore server {}: no worker joined within {} ms (WEFT_RENDEZVOUS_TIMEOUT)", c.rank,
+                 c.rendezvous_timeout_ms);
+      LogInfo("KVStore server {}: no further store within {} ms; ending", c.rank, c.rendezvous_timeout_ms);
+      return;
+    }
+    const std::string op_timeout = std::to_string(c.op_timeout_ms);
+    weft_kv attr{"op_timeout_ms", op_timeout.c_str()};
+    weft_comm_init_args a{};
+    a.struct_size = sizeof(a);
+    a.rank = c.rank;
+    a.world_size = c.num_workers;
+    a.num_servers = c.num_servers;
+    a.role = WEFT_ROLE_SERVER;
+    a.prefix = prefix.c_str();
+    a.timeout_ms = c.rendezvous_timeout_ms;
+    a.num_attrs = 1;
+    a.attrs = &attr;
+    ThrowIfError(t.api->comm_init(t.state, &a), fmt::format("KVStore server {} of {}: joining store {} through '{}'",
+                                                            c.rank, c.num_servers, n, t.api->name));
+    bool finished = false;
+    try {
+      Server server(c, t, a.comm);
+      finished = server.Serve(stop);
+    } catch (const std::exception& e) {
+      LogError("{}", e.what());
+      t.api->comm_abort(t.state, a.comm);
+      if (weft_error* err = t.api->comm_finalize(t.state, a.comm)) ReleaseError(err);
+      throw;
+    }
+    if (weft_error* err = t.api->comm_finalize(t.state, a.comm)) ReleaseError(err);
+    if (!finished) return;
+  }
+}
+
+}  // namespace weft::kv
