@@ -3,7 +3,9 @@
 //   - op probes: each listed operator's symbol JSON as MXNet writes it, forward (and backward
 //     with a random head gradient, where the op has one) compared element by element;
 //   - model zoo: Gluon model-zoo networks (reduced widths, random weights) exported with
-//     HybridBlock.export, loaded with Symbol::Load + NDArray::Load, inference output compared.
+//     HybridBlock.export, loaded with Symbol::Load + NDArray::Load, inference output compared;
+//   - classic symbols: MXNet's example/image-classification networks (mlp, lenet, resnet,
+//     inception-bn, mobilenet) built with mx.sym and saved by mx.model.save_checkpoint, likewise.
 // Tolerance (the issue's): |a − b| ≤ 1e-5 + 1e-4·|b| for fp32. Each case prints its max abs error.
 #include <gtest/gtest.h>
 
@@ -32,10 +34,28 @@ nlohmann::json ReadJson(const std::string& path) {
   return nlohmann::json::parse(ss.str());
 }
 
+// Element values as float (positions of topk / argsort and _arange's come in integer dtypes).
+template <typename T>
+std::vector<float> AsFloat(const NDArray& a) {
+  std::vector<T> raw(a.Size());
+  a.SyncCopyToCPUBytes(raw.data(), a.Bytes());
+  return std::vector<float>(raw.begin(), raw.end());
+}
+
 std::vector<float> Values(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
+  switch (a.GetDType()) {
+    case DType::kFloat64:
+      return AsFloat<double>(a);
+    case DType::kInt32:
+      return AsFloat<int32_t>(a);
+    case DType::kInt64:
+      return AsFloat<int64_t>(a);
+    default: {
+      std::vector<float> v;
+      a.SyncCopyToCPU(&v);
+      return v;
+    }
+  }
 }
 
 // Max |got − want|; counts elements outside 1e-5 + 1e-4·|want| into *bad.
@@ -94,7 +114,9 @@ TEST_P(OpProbe, MatchesMXNet) {
   const size_t compared = probe["outputs"].get<size_t>();
   for (size_t i = 0; i < compared; ++i) {
     size_t b = 0;
-    worst = std::max(worst, Compare(Values(ex->outputs[i]), Values(get("out:" + std::to_string(i))), &b));
+    const NDArray want = get("out:" + std::to_string(i));
+    EXPECT_EQ(ex->outputs[i].GetDType(), want.GetDType()) << "output " << i << " dtype differs from MXNet's";
+    worst = std::max(worst, Compare(Values(ex->outputs[i]), Values(want), &b));
     EXPECT_EQ(b, 0u) << "output " << i << " differs from MXNet's";
   }
   if (probe["forward_only"].get<bool>()) {
@@ -123,20 +145,26 @@ INSTANTIATE_TEST_SUITE_P(MXNet191, OpProbe, testing::ValuesIn(ProbeNames()),
                            return s;
                          });
 
+// Networks: "zoo_<net>" (Gluon model zoo, index zoo.json) and "sym_<net>" (the classic
+// example/image-classification symbols written with mx.sym, index symbols.json).
 class ZooNetwork : public testing::TestWithParam<std::string> {};
 
 std::vector<std::string> ZooNames() {
   std::vector<std::string> names;
-  const nlohmann::json index = ReadJson(kData + "/zoo.json");
-  for (const auto& [k, v] : index.items()) names.push_back(k);
+  for (const char* kind : {"zoo", "sym"}) {
+    const nlohmann::json index = ReadJson(kData + (kind == std::string("zoo") ? "/zoo.json" : "/symbols.json"));
+    for (const auto& [k, v] : index.items()) names.push_back(std::string(kind) + "_" + k);
+  }
   return names;
 }
 
 TEST_P(ZooNetwork, MatchesMXNet) {
-  const std::string name = GetParam();
-  const nlohmann::json index = ReadJson(kData + "/zoo.json");
+  const std::string param = GetParam();
+  const bool zoo = param.rfind("zoo_", 0) == 0;
+  const std::string name = param.substr(4);
+  const nlohmann::json index = ReadJson(kData + (zoo ? "/zoo.json" : "/symbols.json"));
   const nlohmann::json& info = index.at(name);
-  const std::string prefix = kData + "/zoo_" + name;
+  const std::string prefix = kData + "/" + param;
   Symbol sym = Symbol::Load(prefix + "-symbol.json");
   std::map<std::string, NDArray> arg_params, aux_params;
   for (const auto& [k, v] : NDArray::LoadToMap(prefix + "-0000.params")) {
@@ -153,7 +181,7 @@ TEST_P(ZooNetwork, MatchesMXNet) {
   const double worst = Compare(Values(ex->outputs.at(0)), want, &bad);
   EXPECT_EQ(bad, 0u) << name << ": " << bad << " of " << want.size() << " outputs differ from MXNet's (max abs error "
                      << worst << ")";
-  std::cout << "[compat] zoo " << name << ": max abs error " << worst << " (|out| up to "
+  std::cout << "[compat] " << (zoo ? "zoo " : "symbols ") << name << ": max abs error " << worst << " (|out| up to "
             << info["out_absmax"].get<double>() << ")\n";
 }
 

@@ -13,6 +13,10 @@ void RegisterShapeOps(OpRegistry& r);      // defs/shape.cc
 void RegisterReduceOps(OpRegistry& r);     // defs/reduce.cc
 void RegisterElemwiseOps(OpRegistry& r);   // defs/elemwise.cc
 void RegisterOptimizerOps(OpRegistry& r);  // defs/optimizer.cc
+void RegisterIndexOps(OpRegistry& r);      // defs/index.cc
+void RegisterLayoutOps(OpRegistry& r);     // defs/layout.cc
+void RegisterInitOps(OpRegistry& r);       // defs/init.cc
+void RegisterNormOps(OpRegistry& r);       // defs/norm.cc
 
 inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterNnOps(r);
@@ -22,6 +26,10 @@ inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterReduceOps(r);
   RegisterElemwiseOps(r);
   RegisterOptimizerOps(r);
+  RegisterIndexOps(r);
+  RegisterLayoutOps(r);
+  RegisterInitOps(r);
+  RegisterNormOps(r);
 }
 
 }  // namespace weft::opdef
