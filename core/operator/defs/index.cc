@@ -146,7 +146,9 @@ OpDef Ordering(std::string name, std::string description) {
   d.name = name;
   d.description = std::move(description);
   d.list_inputs = Fixed({"data"});
-  d.attrs = {Opt("axis", "int", "-1", "axis to order along; None = the flattened data")};
+  // An int or None; "int" specs accept None only as their default, so this one is a string.
+  d.attrs = {Opt("axis", "string", "-1", "axis to order along; None = the flattened data")};
+  d.validate = [](const AttrMap& a) { a.GetOptionalInt("axis"); };
   return d;
 }
 
