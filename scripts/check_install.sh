@@ -2,7 +2,10 @@
 # The public surface check: installs a weft build into a fresh prefix, configures and builds all of
 # samples/ from that prefix alone (find_package(weft); no path into the source tree's core/), and
 # runs them: train_mnist briefly (a checkpoint to read), predict_mnist on it, and the custom-op
-# sample's check (its plugin built by the installed weft_add_plugin()).
+# sample's check (its plugin built by the installed weft_add_plugin()). Then the installed
+# weft-conformance: it certifies the custom-op plugin and tinydev (a device plugin built here
+# against the install, tests/conformance/tinydev), and fails tinydev's deliberately broken builds
+# naming the op, the case and the error.
 #   scripts/check_install.sh [build dir, default build/default]
 # Everything goes to <build>/install-check (fixed paths under the checkout, so ccache hits).
 set -euo pipefail
@@ -31,4 +34,18 @@ out=$("$root/samples/predict_mnist/predict_mnist" --model-prefix "$root/mlp" --e
 echo "$out"
 grep -q "test accuracy 0\.[5-9]" <<<"$out" || { echo "check_install: predict_mnist accuracy too low" >&2; exit 1; }
 ctest --test-dir "$root/samples" --output-on-failure
-echo "check_install: samples built and ran against the install in $root/prefix"
+
+# weft-conformance from the install, on plugins built against the install only.
+conformance="$root/prefix/bin/weft-conformance"
+"$conformance" --plugin "$root/samples/custom_op/libswish_op.so" --json "$root/swish.json" \
+  --markdown "$root/swish.md" || { echo "check_install: the custom-op plugin did not certify" >&2; exit 1; }
+cmake -S tests/conformance/tinydev -B "$root/tinydev" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_PREFIX_PATH="$root/prefix" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${launcher[@]}" >"$root/tinydev-configure.log"
+cmake --build "$root/tinydev" -- -j2
+if grep -q -- "-I$PWD/core\b" "$root/tinydev/compile_commands.json"; then
+  echo "check_install: tinydev was compiled with an include path into the source tree's core/" >&2
+  exit 1
+fi
+tests/conformance/tinydev/check_tinydev.sh "$conformance" "$root/tinydev" "$root/tinydev-reports"
+echo "check_install: samples built and ran against the install in $root/prefix; weft-conformance certified"\
+  "the custom op and tinydev and failed the broken tinydevs"

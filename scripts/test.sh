@@ -47,6 +47,12 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
     ctest --preset tsan
   fi
 fi
+if [[ "${WEFT_TEST_FUZZ:-1}" == 1 ]]; then
+  # The libFuzzer targets (tests/fuzz), 60 s each, two at a time; any crash fails. Builds only
+  # libweft's sources and the targets with clang (the `fuzz` preset). WEFT_TEST_FUZZ=0 skips it.
+  step "libFuzzer targets, 60 s each (scripts/fuzz.sh)"
+  FUZZ_SECONDS=60 FUZZ_JOBS=2 scripts/fuzz.sh
+fi
 if [[ "${WEFT_TEST_RELEASE:-1}" == 1 ]]; then
   # What a user builds first: a plain Release configuration (GCC -O3, no -Werror by default) of
   # the library, plugins and samples, so that no preset-only flag hides a broken user build.

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +35,17 @@ std::optional<double> ParseNumber(const std::string& v) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+// A decimal int that fills all of `s` (an index or state number in saved keys), else nullopt.
+// std::stoi threw std::invalid_argument out of Deserialize for a key such as "(5" (found by the
+// states fuzzer), and the double ParseNumber let "1e300" or "nan" reach a cast to int.
+std::optional<int> ParseIndex(std::string_view s) {
+  int v = 0;
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc() || p != end) return std::nullopt;
+  return v;
 }
 
 }  // namespace
@@ -200,15 +213,27 @@ void Optimizer::Deserialize(const std::string& json) {
                  j["type"].get<std::string>());
     if (j.contains("params"))
       for (const auto& [k, v] : j["params"].items()) SetParamString(k, v.get<std::string>());
+    auto index = [&](const char* section, const std::string& key) {
+      const std::optional<int> i = ParseIndex(key);
+      WEFT_CHECK(i, "{} optimizer: Deserialize: the {} key '{}' is not an integer index", GetType(), section,
+                 detail::Excerpt(key));
+      return *i;
+    };
+    auto count = [&](const char* what, const nlohmann::json& v) {
+      WEFT_CHECK(v.is_number_unsigned() && v.get<uint64_t>() <= std::numeric_limits<unsigned>::max(),
+                 "{} optimizer: Deserialize: {} must be an update count (0..{}), got {}", GetType(), what,
+                 std::numeric_limits<unsigned>::max(), detail::JsonExcerpt(v));
+      return v.get<unsigned>();
+    };
     if (j.contains("counts")) {
       count_.clear();
-      for (const auto& [k, v] : j["counts"].items()) count_[std::stoi(k)] = v.get<unsigned>();
+      for (const auto& [k, v] : j["counts"].items()) count_[index("counts", k)] = count("a count", v);
     }
-    if (j.contains("num_update")) num_update_ = j["num_update"].get<unsigned>();
+    if (j.contains("num_update")) num_update_ = count("num_update", j["num_update"]);
     if (j.contains("lr_mult"))
-      for (const auto& [k, v] : j["lr_mult"].items()) lr_mult_[std::stoi(k)] = v.get<float>();
+      for (const auto& [k, v] : j["lr_mult"].items()) lr_mult_[index("lr_mult", k)] = v.get<float>();
     if (j.contains("wd_mult"))
-      for (const auto& [k, v] : j["wd_mult"].items()) wd_mult_[std::stoi(k)] = v.get<float>();
+      for (const auto& [k, v] : j["wd_mult"].items()) wd_mult_[index("wd_mult", k)] = v.get<float>();
   } catch (const nlohmann::json::exception& e) {
     Fail("{} optimizer: Deserialize: malformed state: {}", GetType(), e.what());
   }
@@ -225,10 +250,11 @@ void Optimizer::SetStates(const std::map<std::string, NDArray>& states) {
   std::map<int, std::map<int, NDArray>> parsed;
   for (const auto& [name, array] : states) {
     const size_t colon = name.find(':');
-    auto index = colon == std::string::npos ? std::nullopt : ParseNumber(name.substr(0, colon));
-    auto k = colon == std::string::npos ? std::nullopt : ParseNumber(name.substr(colon + 1));
-    WEFT_CHECK(index && k && *k >= 0, "{} optimizer: state name '{}' is not '<index>:<k>'", GetType(), name);
-    parsed[static_cast<int>(*index)][static_cast<int>(*k)] = array;
+    auto index = colon == std::string::npos ? std::nullopt : ParseIndex(std::string_view(name).substr(0, colon));
+    auto k = colon == std::string::npos ? std::nullopt : ParseIndex(std::string_view(name).substr(colon + 1));
+    WEFT_CHECK(index && k && *k >= 0, "{} optimizer: state name '{}' is not '<index>:<k>' (integers)", GetType(),
+               detail::Excerpt(name));
+    parsed[*index][*k] = array;
   }
   states_.clear();
   for (auto& [index, m] : parsed) {

@@ -43,14 +43,28 @@ void WaitForPluginOps() {
   g_hook_cv.wait(lock, [] { return g_hook_state.load(std::memory_order_acquire) == kHooked; });
 }
 
+// Op name -> definition file of the built-ins; written once, before Get() first returns.
+std::map<std::string, std::string>& BuiltinFiles() {
+  static std::map<std::string, std::string> files;
+  return files;
+}
+
 }  // namespace
+
+const std::string& opdef::BuiltinDefinitionFile(const std::string& name) {
+  OpRegistry::Get();
+  static const std::string none;
+  const auto& files = BuiltinFiles();
+  const auto it = files.find(name);
+  return it == files.end() ? none : it->second;
+}
 
 OpRegistry& OpRegistry::Get() {
   // Built-ins are registered here, not by static initialisers: those live in a static library
   // and the linker drops object files nothing references.
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
-    opdef::RegisterBuiltinOps(*r);
+    BuiltinFiles() = opdef::RegisterBuiltinOps(*r);
     return r;
   }();
   int expected = kNotHooked;

@@ -40,6 +40,24 @@ void CheckCheckpointPrefix(const std::string& prefix, const Symbol& symbol, bool
              prefix, file);
 }
 
+void CheckTrainingCheckpoints(const std::string& prefix, int load_epoch, int num_epoch, const Symbol& symbol,
+                              bool replace_network) {
+  WEFT_CHECK(load_epoch >= 0, "resume epoch (load_epoch) {} is negative; 0 starts a fresh run", load_epoch);
+  WEFT_CHECK(load_epoch == 0 || !prefix.empty(),
+             "resuming from epoch {} (load_epoch) needs the checkpoint prefix it was saved under (model_prefix)",
+             load_epoch);
+  WEFT_CHECK(load_epoch < num_epoch,
+             "resume epoch {} (load_epoch) is not below the number of epochs {} (num_epoch, resumed ones included): "
+             "nothing to train; raise the number of epochs",
+             load_epoch, num_epoch);
+  if (prefix.empty() || load_epoch > 0) return;
+  CheckCheckpointPrefix(prefix, symbol, replace_network);
+  std::error_code ec;
+  if (replace_network) std::filesystem::remove(CheckpointSymbolFile(prefix), ec);
+  WEFT_CHECK(!ec, "cannot replace the network of checkpoint prefix '{}': removing '{}' failed: {}", prefix,
+             CheckpointSymbolFile(prefix), ec.message());
+}
+
 void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params, const std::map<std::string, NDArray>& aux_params,
                     const SaveCheckpointOptions& options) {

@@ -1,6 +1,8 @@
 // weft core — Module (see weft/module.h).
 #include "weft/module.h"
 
+#include "weft/runtime.h"
+
 #include <fmt/ranges.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 namespace weft {
 
@@ -60,6 +63,7 @@ Module Module::Load(const std::string& prefix, int epoch, bool load_optimizer_st
   Checkpoint ck = LoadCheckpoint(prefix, epoch);
   Module m(ck.symbol, std::move(data_names), std::move(label_names), std::move(contexts));
   m.preload_ = std::move(ck);
+  m.last_checkpoint_ = CheckpointParamsFile(prefix, epoch);
   if (load_optimizer_states) {
     m.preload_states_ = CheckpointStatesFile(prefix, epoch);
     // Checked here, before any training: InitOptimizer would fail only after Bind and the data.
@@ -352,6 +356,7 @@ void Module::SaveCheckpoint(const std::string& prefix, int epoch, bool save_opti
   if (save_optimizer_states)
     options.write_states = [this](const std::string& file) { kvstore().SaveOptimizerStates(file, true); };
   weft::SaveCheckpoint(prefix, epoch, symbol_, args, aux, options);
+  last_checkpoint_ = CheckpointParamsFile(prefix, epoch);
 }
 
 BatchEndCallback ProgressBar(size_t total_batches, size_t batch_size) {
@@ -388,8 +393,72 @@ BatchEndCallback ProgressBar(size_t total_batches, size_t batch_size) {
 EpochEndCallback DoCheckpoint(const std::string& prefix, int period, bool save_optimizer_states) {
   WEFT_CHECK(period >= 1, "DoCheckpoint: period must be at least 1, got {}", period);
   return [=](const EpochEndParam& p) {
-    if ((p.epoch + 1) % period == 0) p.module.SaveCheckpoint(prefix, p.epoch + 1, save_optimizer_states);
+    if ((p.epoch + 1) % period != 0) return;
+    if (p.module.optimizer_initialized() && p.module.kvstore().rank() != 0) return;
+    p.module.SaveCheckpoint(prefix, p.epoch + 1, save_optimizer_states);
+    std::printf("Saved checkpoint to \"%s\"\n", p.module.last_checkpoint().c_str());
+    std::fflush(stdout);
   };
+}
+
+EpochEndCallback LogEpoch() {
+  return [](const EpochEndParam& p) {
+    std::string line = fmt::format("Epoch[{}] Train-{}={:.4f}", p.epoch, p.train_metric.name(), p.train_metric.Get());
+    if (p.eval_metric) line += fmt::format(" Validation-{}={:.4f}", p.eval_metric->name(), p.eval_metric->Get());
+    const double speed = p.train_seconds > 0 ? static_cast<double>(p.num_samples) / p.train_seconds : 0.0;
+    std::printf("%s Speed=%.0f samples/s Time=%.1fs\n", line.c_str(), speed, p.train_seconds);
+    std::fflush(stdout);
+  };
+}
+
+std::vector<Context> RequireDevices(const std::string& device_type, int count) {
+  WEFT_CHECK(count >= 1, "{} devices of type {} requested: ask for at least 1", count, device_type);
+  Runtime& rt = Runtime::Get();
+  const int available = rt.DeviceCount(device_type);
+  if (available == 0) {
+    // A plugin that found no hardware says why (e.g. "CUDA driver not found ...: install ...").
+    std::string why;
+    for (const Plugin* p : rt.Plugins())
+      if (p->device_type() == device_type && !p->device_note().empty()) why = p->device_note();
+    if (why.empty()) {
+      const std::vector<std::string> types = rt.DeviceTypes();
+      why = fmt::format(
+          "no loaded plugin provides it (device types: {}); weft-info lists the plugins found and why "
+          "any was rejected",
+          types.empty() ? "none" : fmt::format("{}", fmt::join(types, ", ")));
+    }
+    Fail("no {} device is present: {}", device_type, why);
+  }
+  WEFT_CHECK(available >= count, "only {} {} device(s) are present, {} requested", available, device_type, count);
+  std::vector<Context> contexts;
+  for (int i = 0; i < count; ++i) contexts.emplace_back(device_type, i);
+  return contexts;
+}
+
+std::unique_ptr<LRScheduler> EpochStepScheduler(const std::vector<int>& step_epochs, size_t batches_per_epoch,
+                                                float factor) {
+  if (step_epochs.empty() || factor == 1.0f) return nullptr;
+  WEFT_CHECK(batches_per_epoch >= 1, "EpochStepScheduler: batches_per_epoch must be at least 1");
+  std::vector<int> steps;
+  for (int epoch : step_epochs) {
+    WEFT_CHECK(epoch >= 1, "EpochStepScheduler: step epoch {} must be >= 1", epoch);
+    const size_t step = static_cast<size_t>(epoch) * batches_per_epoch;
+    WEFT_CHECK(step / batches_per_epoch == static_cast<size_t>(epoch) &&
+                   step <= static_cast<size_t>(std::numeric_limits<int>::max()),
+               "EpochStepScheduler: epoch {} of {} batches is beyond the update count's range", epoch,
+               batches_per_epoch);
+    steps.push_back(static_cast<int>(step));
+  }
+  return std::make_unique<MultiFactorScheduler>(steps, factor);
+}
+
+float DefaultRescaleGrad(const KVStore& kv, size_t batch_size) {
+  WEFT_CHECK(batch_size > 0, "DefaultRescaleGrad: the batch size must be positive");
+  // MXNet's test: 'dist' in kvstore.type and '_sync' in kvstore.type.
+  const std::string& type = kv.type();
+  const bool sums_workers = type.find("dist") != std::string::npos && type.find("_sync") != std::string::npos;
+  const size_t total = batch_size * static_cast<size_t>(sums_workers ? kv.num_workers() : 1);
+  return 1.0f / static_cast<float>(total);
 }
 
 }  // namespace weft

@@ -127,6 +127,8 @@ class Gpu {
   uint64_t heap_bytes() const { return heap_bytes_; }
   uint64_t used_bytes() const { return used_.load(); }
   bool has_push_descriptor() const { return push_descriptor_; }
+  /// shaderFloat64 is offered (and enabled on the VkDevice): the Cast shader can run.
+  bool has_float64() const { return float64_; }
   /// Directory of the on-disk pipeline cache ("" = none); set before first use.
   void set_cache_dir(std::string dir) { cache_dir_ = std::move(dir); }
   /// Creates the VkDevice, queue and completion thread on first call. Thread-safe.
@@ -196,6 +198,7 @@ class Gpu {
   std::string driver_;
   uint64_t heap_bytes_ = 0;
   bool push_descriptor_ = false;
+  bool float64_ = false;
 
   std::once_flag init_once_;
   std::string init_error_;

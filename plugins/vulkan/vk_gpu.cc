@@ -52,6 +52,9 @@ Gpu::Gpu(Api& api, VkPhysicalDevice phys, uint32_t family, std::string name)
   api_.vkEnumerateDeviceExtensionProperties(phys_, nullptr, &n, ext.data());
   for (const auto& e : ext)
     if (std::strcmp(e.extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0) push_descriptor_ = true;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  api_.vkGetPhysicalDeviceFeatures2(phys_, &f2);
+  float64_ = f2.features.shaderFloat64 == VK_TRUE;
 }
 
 Gpu::~Gpu() {
@@ -83,8 +86,12 @@ VkDevice Gpu::device() {
     q.pQueuePriorities = &priority;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.timelineSemaphore = VK_TRUE;
+    // shaderFloat64 when offered: Cast to and from float64 (shaders/Cast.comp) needs it.
+    VkPhysicalDeviceFeatures features{};
+    features.shaderFloat64 = float64_ ? VK_TRUE : VK_FALSE;
     VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     ci.pNext = &f12;
+    ci.pEnabledFeatures = &features;
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &q;
     const char* ext[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};

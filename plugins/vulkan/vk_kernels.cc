@@ -2,6 +2,9 @@
 #include "vk_kernels.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "vk_shaders.h"
 
@@ -37,26 +40,91 @@ void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const
   });
 }
 
-void ZeroOutput(const sdk::DeviceCall& call, const sdk::DeviceTensor& t, int32_t req) {
-  if (req != WEFT_REQ_WRITE && req != WEFT_REQ_WRITE_INPLACE) return;
-  if (t.bytes() == 0) return;
+void ZeroFill(const sdk::DeviceCall& call, const Binding& b, uint64_t bytes) {
+  if (bytes == 0) return;
   VulkanDevice& dev = static_cast<const VkKernelTable*>(call.table)->device();
   dev.OnStream(call.device, call.stream, [&](Gpu& g, StreamState& s) {
-    auto [buf, at] = g.Locate(t.data(), t.offset(), t.bytes(), "kernel output");
+    auto [buf, at] = g.Locate(b.ptr, b.offset, bytes, "kernel output");
     const VkBuffer w[1] = {buf->buffer};
-    g.Record(s, {}, w, [&](VkCommandBuffer cb) { g.api().vkCmdFillBuffer(cb, buf->buffer, at, t.bytes(), 0u); });
+    g.Record(s, {}, w, [&](VkCommandBuffer cb) { g.api().vkCmdFillBuffer(cb, buf->buffer, at, bytes, 0u); });
   });
+}
+
+void ZeroOutput(const sdk::DeviceCall& call, const sdk::DeviceTensor& t, int32_t req) {
+  if (req != WEFT_REQ_WRITE && req != WEFT_REQ_WRITE_INPLACE) return;
+  ZeroFill(call, Out(t), t.bytes());
+}
+
+namespace {
+
+// Byte offset of a binding inside its VkBuffer.
+uint64_t BufferOffset(const sdk::DeviceCall& call, const Binding& t) {
+  uint64_t at = 0;
+  VulkanDevice& dev = static_cast<const VkKernelTable*>(call.table)->device();
+  dev.OnStream(call.device, call.stream,
+               [&](Gpu& g, StreamState&) { at = g.Locate(t.ptr, t.offset, t.bytes, "gemm operand").second; });
+  return at;
+}
+
+}  // namespace
+
+GemmTiles ChooseGemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, const Binding& b) {
+  GemmTiles t = GemmTilesOverride();
+  if (t.rows4 < 0) return {};
+  // gemm4 loads vec4: 16-byte aligned operands and batch strides, and multiples of 4 along the
+  // contiguous axis of each operand (K unless ta && !tb, M when ta, N when !tb).
+  const bool ok = (g.k % 4 == 0 || (g.ta && !g.tb)) && (!g.ta || g.m % 4 == 0) && (g.tb || g.n % 4 == 0) &&
+                  g.sa % 4 == 0 && g.sb % 4 == 0 && BufferOffset(call, a) % 16 == 0 && BufferOffset(call, b) % 16 == 0;
+  if (!ok) return {};
+  if (t.rows4 == 0) t = {2, 2};  // 8 x 8 per invocation: the best of bench/vulkan (note of issue 14)
+  return t;
+}
+
+GemmTiles GemmTilesOverride() {
+  // WEFT_VULKAN_GEMM=R4xC4 (tile of 4R4 x 4C4 per invocation) or "scalar" (gemm.comp): for the
+  // benchmark's comparisons.
+  GemmTiles t;
+  const char* e = std::getenv("WEFT_VULKAN_GEMM");
+  if (e == nullptr || *e == 0) return t;
+  if (std::string(e) == "scalar") return {-1, -1};
+  int r = 0, c = 0;
+  char rest = 0;
+  if (std::sscanf(e, "%dx%d%c", &r, &c, &rest) == 2 && r > 0 && c > 0 && r <= 4 && c <= 4) return {r, c};
+  throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string("WEFT_VULKAN_GEMM='") + e +
+                                                  "': expected RxC (tile rows and columns / 4, 1..4 each) or 'scalar'");
+}
+
+Binding At(Binding b, uint64_t elements) {
+  b.offset += elements * 4;
+  b.bytes -= elements * 4;
+  return b;
 }
 
 void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTensor& a, const sdk::DeviceTensor& b,
           const sdk::DeviceTensor& c, int32_t req, const sdk::DeviceTensor* bias) {
+  const Binding bb = bias != nullptr ? In(*bias) : Binding{};
+  Gemm(call, g, In(a), In(b), Out(c), req, bias != nullptr ? &bb : nullptr);
+}
+
+void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, const Binding& b, const Binding& c,
+          int32_t req, const Binding* bias) {
   if (sdk::IsNull(req) || g.m == 0 || g.n == 0) return;
   struct {
     uint32_t m, n, k, ta, tb, add, has_bias, sa, sb, sc;
     float alpha;
     uint32_t bias_rows;
   } push{g.m, g.n, g.k, g.ta, g.tb, AddFlag(req), bias != nullptr, g.sa, g.sb, g.sc, g.alpha, g.bias_rows};
-  const Binding binds[4] = {In(a), In(b), Out(c), bias != nullptr ? In(*bias) : In(c)};
+  const Binding binds[4] = {a, b, c, bias != nullptr ? *bias : c};
+  const GemmTiles t = ChooseGemm(call, g, a, b);
+  if (t.rows4 > 0) {
+    // Invocations along M: enough for M (up to 8), the rest of the 64 along N.
+    int32_t wgy = 1;
+    while (wgy < 8 && static_cast<uint32_t>(wgy * 4 * t.rows4) < g.m) wgy *= 2;
+    const int32_t spec[5] = {g.ta, g.tb, t.rows4, t.cols4, wgy};
+    const uint32_t tm = 4 * t.rows4 * wgy, tn = 4 * t.cols4 * (64 / wgy);
+    Dispatch(call, Launch{"gemm4", spec, (g.n + tn - 1) / tn, (g.m + tm - 1) / tm, g.batch}, binds, push);
+    return;
+  }
   // 4 rows x 4 column strips per invocation measured best on lavapipe among 4..32 x 1..4
   // (bench/vulkan; the note of issue 14 has the numbers).
   constexpr int32_t rows = 4, colsn = 4;
@@ -191,6 +259,8 @@ void RegisterKernels(VkKernelTable& t) {
   t.Add<SgdKernel>("sgd_mom_update", f32);
   RegisterNnKernels(t);
   RegisterConvKernels(t);
+  RegisterMathKernels(t);
+  RegisterNormKernels(t);
 }
 
 }  // namespace weft::vk

@@ -28,6 +28,8 @@ class VkKernelTable : public sdk::KernelTable {
 void RegisterKernels(VkKernelTable& table);
 void RegisterNnKernels(VkKernelTable& table);
 void RegisterConvKernels(VkKernelTable& table);
+void RegisterMathKernels(VkKernelTable& table);  // vk_kernels_math.cc
+void RegisterNormKernels(VkKernelTable& table);  // vk_kernels_norm.cc
 
 /// A shader dispatch: pipeline `shader` with specialization constants `spec`.
 struct Launch {
@@ -57,6 +59,8 @@ inline uint32_t AddFlag(int32_t req) { return req == WEFT_REQ_ADD ? 1u : 0u; }
 
 /// Fills the float32 tensor `t` with 0 on the call's stream (req write), nothing for add/null.
 void ZeroOutput(const sdk::DeviceCall& call, const sdk::DeviceTensor& t, int32_t req);
+/// Fills `bytes` bytes of `b` with 0 (vkCmdFillBuffer: offset and size multiples of 4).
+void ZeroFill(const sdk::DeviceCall& call, const Binding& b, uint64_t bytes);
 
 /// Throws WEFT_ERR_UNSUPPORTED unless every input and output of the setup is float32.
 void RequireFloat32(const sdk::KernelSetup& s);
@@ -72,7 +76,29 @@ struct GemmArgs {
   float alpha = 1.0f;
   uint32_t bias_rows = 0;  // bias per row of C (1) or per column (0)
 };
+/// Tile of the vec4 GEMM (shaders/gemm4.comp): 4 rows4 x 4 cols4 per invocation; rows4 = 0
+/// means gemm.comp (operands gemm4 cannot load as vec4, or WEFT_VULKAN_GEMM=scalar).
+struct GemmTiles {
+  int32_t rows4 = 0, cols4 = 0;
+};
+GemmTiles ChooseGemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, const Binding& b);
+/// WEFT_VULKAN_GEMM: "RxC" forces gemm4 tiles (1..4 each), "scalar" gemm.comp; unset {0, 0}.
+GemmTiles GemmTilesOverride();
 void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTensor& a, const sdk::DeviceTensor& b,
           const sdk::DeviceTensor& c, int32_t req, const sdk::DeviceTensor* bias);
+/// The same on bindings (parts of tensors or of the workspace); c must be writable.
+void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, const Binding& b, const Binding& c,
+          int32_t req, const Binding* bias);
+/// `b` advanced by `elements` float32 elements.
+Binding At(Binding b, uint64_t elements);
+/// The call's workspace as a binding.
+inline Binding Workspace(const sdk::DeviceCall& c, bool write) {
+  return {c.workspace.data(), c.workspace.offset(), c.workspace_bytes, write};
+}
+/// dst (=|+=) src walked with strides over `dims` (up to 4 axes after merging; throws otherwise),
+/// float32 elements (shaders/broadcast_reduce.comp).
+void StridedCopy(const sdk::DeviceCall& c, std::span<const int64_t> dims, const Binding& src,
+                 std::span<const int64_t> src_strides, const Binding& dst, std::span<const int64_t> dst_strides,
+                 int32_t req);
 
 }  // namespace weft::vk

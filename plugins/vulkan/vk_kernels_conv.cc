@@ -1,6 +1,8 @@
 // vulkan plugin — Convolution and Pooling (1-D NCW and 2-D NCHW; 1-D runs as H = 1), direct
 // shaders (shaders/Convolution.comp, _backward_Convolution.comp, Pooling.comp,
 // _backward_Pooling.comp). Geometry and semantics as the CPU plugin's kernels (MXNet 1.9).
+#include <algorithm>
+
 #include "vk_kernels.h"
 
 namespace weft::vk {
@@ -63,6 +65,65 @@ ConvPush ParseConv(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sd
   return p;
 }
 
+// im2col geometry of a convolution: rows = channels x kernel taps per group, pixels per image.
+struct ColPlan {
+  uint64_t ohow = 0, kk = 0, cg = 0, fg = 0, rows_g = 0;
+  uint64_t rows = 0;   // im2col rows per image (all groups; padded to 4 for one group)
+  uint64_t chunk = 0;  // images per forward im2col pass
+  bool pad_w = false;  // the forward copies the weight with rows padded to `rows` columns
+};
+
+// Largest im2col buffer, in floats (64 MiB, half of lavapipe's maxStorageBufferRange): bigger
+// convolutions are done in chunks of images (forward) or by the direct shaders (backward).
+constexpr uint64_t kMaxColFloats = uint64_t{16} << 20;
+
+ColPlan PlanCol(const ConvPush& p) {
+  ColPlan c;
+  c.ohow = uint64_t{p.oh} * p.ow;
+  c.kk = uint64_t{p.kh} * p.kw;
+  c.cg = p.c / p.g;
+  c.fg = p.f / p.g;
+  c.rows_g = c.cg * c.kk;
+  c.rows = p.c * c.kk;
+  // One group: pad K to a multiple of 4 (zero rows in col, zero columns in a copy of the
+  // weight) so gemm4.comp takes it.
+  if (p.g == 1 && c.rows % 4 != 0) c.pad_w = true, c.rows = (c.rows + 3) / 4 * 4, c.rows_g = c.rows;
+  const uint64_t per_image = std::max<uint64_t>(1, c.rows * c.ohow);
+  c.chunk = std::clamp<uint64_t>(kMaxColFloats / per_image, 0, p.n);
+  return c;
+}
+
+struct ColPush {
+  uint32_t n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, rows_or_add, row_stride, img_stride;
+};
+
+ColPush MakeColPush(const ConvPush& p, uint32_t n, uint64_t rows_or_add, uint64_t row_stride, uint64_t img_stride) {
+  return {n,
+          p.c,
+          p.h,
+          p.w,
+          p.oh,
+          p.ow,
+          p.kh,
+          p.kw,
+          p.sh,
+          p.sw,
+          p.ph,
+          p.pw,
+          p.dh,
+          p.dw,
+          static_cast<uint32_t>(rows_or_add),
+          static_cast<uint32_t>(row_stride),
+          static_cast<uint32_t>(img_stride)};
+}
+
+void Im2col(const sdk::DeviceCall& c, const ConvPush& p, const Binding& x, const Binding& col, uint32_t n,
+            uint64_t rows, uint64_t row_stride, uint64_t img_stride) {
+  const ColPush push = MakeColPush(p, n, rows, row_stride, img_stride);
+  const Binding b[2] = {x, col};
+  Dispatch(c, Launch{"im2col", {}, Groups64(static_cast<int64_t>(n * rows))}, b, push);
+}
+
 class ConvForward {
  public:
   explicit ConvForward(const sdk::KernelSetup& s) {
@@ -70,9 +131,54 @@ class ConvForward {
     if (s.inputs.size() < 2 || s.outputs.size() != 1) Invalid(s, "expects data, weight[, bias] and one output");
     p_ = ParseConv(s, s.inputs[0], s.inputs[1], s.outputs[0], bias_);
     s.ExpectCounts(bias_ ? 3 : 2, 1);
+    col_ = PlanCol(p_);
+  }
+  // im2col buffer for `chunk` images, then the padded weight.
+  uint64_t WorkspaceBytes() const {
+    if (col_.chunk == 0) return 0;
+    return 4 * (col_.chunk * col_.rows * col_.ohow + (col_.pad_w ? uint64_t{p_.f} * col_.rows : 0));
   }
   void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0])) return;
+    if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
+    if (col_.chunk == 0) return Direct(c);
+    const Binding ws = Workspace(c, true), x = In(c.inputs[0]), y = Out(c.outputs[0]);
+    Binding w = In(c.inputs[1]);
+    const uint64_t col_floats = col_.chunk * col_.rows * col_.ohow;
+    if (col_.pad_w) {
+      const Binding wpad = At(ws, col_floats);
+      ZeroFill(c, wpad, uint64_t{p_.f} * col_.rows * 4);
+      const int64_t dims[2] = {p_.f, static_cast<int64_t>(p_.c * col_.kk)};
+      const int64_t src[2] = {dims[1], 1}, dst[2] = {static_cast<int64_t>(col_.rows), 1};
+      StridedCopy(c, dims, w, src, wpad, dst, WEFT_REQ_WRITE);
+      w = wpad;
+      w.write = false;
+    }
+    Binding col = ws;
+    col.bytes = col_floats * 4;
+    const uint64_t img_x = uint64_t{p_.c} * p_.h * p_.w, img_y = uint64_t{p_.f} * col_.ohow;
+    for (uint64_t n0 = 0; n0 < p_.n; n0 += col_.chunk) {
+      const uint32_t cnt = static_cast<uint32_t>(std::min<uint64_t>(col_.chunk, p_.n - n0));
+      Im2col(c, p_, At(x, n0 * img_x), col, cnt, col_.rows, col_.ohow, col_.rows * col_.ohow);
+      Binding colr = col;
+      colr.write = false;
+      for (uint32_t g = 0; g < p_.g; ++g) {
+        // y[img, g] (fg x ohow) = W_g (fg x rows_g) · col[img, g] (rows_g x ohow) (+ bias per row)
+        GemmArgs a{static_cast<uint32_t>(col_.fg), static_cast<uint32_t>(col_.ohow),
+                   static_cast<uint32_t>(col_.rows_g)};
+        a.batch = cnt;
+        a.sb = static_cast<uint32_t>(col_.rows * col_.ohow);
+        a.sc = static_cast<uint32_t>(img_y);
+        a.bias_rows = 1;
+        const Binding bias = bias_ ? At(In(c.inputs[2]), g * col_.fg) : Binding{};
+        Gemm(c, a, At(w, g * col_.fg * col_.rows_g), At(colr, g * col_.rows_g * col_.ohow),
+             At(y, n0 * img_y + g * col_.fg * col_.ohow), c.req[0], bias_ ? &bias : nullptr);
+      }
+    }
+  }
+
+ private:
+  // The direct shader (convolutions whose im2col of one image exceeds kMaxColFloats).
+  void Direct(const sdk::DeviceCall& c) const {
     struct {
       ConvPush p;
       uint32_t has_bias, add;
@@ -81,13 +187,15 @@ class ConvForward {
                           Out(c.outputs[0])};
     Dispatch(c, Launch{"Convolution", {}, Groups64(c.outputs[0].size())}, b, push);
   }
-
- private:
   ConvPush p_;
+  ColPlan col_;
   bool bias_ = true;
 };
 
-// Inputs out_grad, data, weight[, bias]; outputs data, weight[, bias] gradients.
+// Inputs out_grad, data, weight[, bias]; outputs data, weight[, bias] gradients. With im2col
+// (the whole batch's columns within kMaxColFloats): dy is transposed to dy' (F, N·ohow), then
+// dW_g = dy'_g · col_gᵀ and dcol_g = W_gᵀ · dy'_g (one GEMM per group each) and col2im; else the
+// direct shaders.
 class ConvBackward {
  public:
   explicit ConvBackward(const sdk::KernelSetup& s) {
@@ -95,25 +203,70 @@ class ConvBackward {
     if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
     p_ = ParseConv(s, s.inputs[1], s.inputs[2], s.inputs[0], bias_);
     s.ExpectCounts(bias_ ? 4 : 3, bias_ ? 3 : 2);
+    ohow_ = uint64_t{p_.oh} * p_.ow;
+    rows_ = uint64_t{p_.c} * p_.kh * p_.kw;
+    im2col_ = rows_ * p_.n * ohow_ <= kMaxColFloats;
   }
+  uint64_t WorkspaceBytes() const { return im2col_ ? 4 * (uint64_t{p_.f} + rows_) * p_.n * ohow_ : 0; }
   void Compute(const sdk::DeviceCall& c) const {
-    for (int mode = 0; mode < (bias_ ? 3 : 2); ++mode) {
-      const int32_t req = c.req[static_cast<size_t>(mode)];
-      if (sdk::IsNull(req)) continue;
-      const sdk::DeviceTensor& out = c.outputs[static_cast<size_t>(mode)];
-      struct {
-        ConvPush p;
-        uint32_t add;
-      } push{p_, AddFlag(req)};
-      const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), In(c.inputs[2]), Out(out)};
-      const int32_t spec[1] = {mode};
-      Dispatch(c, Launch{"_backward_Convolution", spec, Groups64(out.size())}, b, push);
+    const bool gx = !sdk::IsNull(c.req[0]), gw = !sdk::IsNull(c.req[1]);
+    if (!im2col_ || p_.n == 0 || ohow_ == 0) {
+      for (int mode = 0; mode < 2; ++mode) DirectMode(c, mode);
+    } else if (gx || gw) {
+      ViaGemm(c, gx, gw);
     }
+    if (bias_) DirectMode(c, 2);
   }
 
  private:
+  void ViaGemm(const sdk::DeviceCall& c, bool gx, bool gw) const {
+    const uint64_t cols = uint64_t{p_.n} * ohow_, fg = p_.f / p_.g, rg = rows_ / p_.g;
+    const Binding ws = Workspace(c, true);
+    Binding dyt = ws, col = At(ws, uint64_t{p_.f} * cols);
+    dyt.bytes = uint64_t{p_.f} * cols * 4;
+    const int64_t dims[3] = {p_.n, p_.f, static_cast<int64_t>(ohow_)};
+    const int64_t src[3] = {static_cast<int64_t>(p_.f * ohow_), static_cast<int64_t>(ohow_), 1};
+    const int64_t dst[3] = {static_cast<int64_t>(ohow_), static_cast<int64_t>(cols), 1};
+    StridedCopy(c, dims, In(c.inputs[0]), src, dyt, dst, WEFT_REQ_WRITE);
+    Binding dytr = dyt, colr = col;
+    dytr.write = colr.write = false;
+    if (gw) {
+      Im2col(c, p_, In(c.inputs[1]), col, p_.n, rows_, cols, ohow_);
+      for (uint32_t g = 0; g < p_.g; ++g) {
+        GemmArgs a{static_cast<uint32_t>(fg), static_cast<uint32_t>(rg), static_cast<uint32_t>(cols)};
+        a.tb = true;
+        Gemm(c, a, At(dytr, g * fg * cols), At(colr, g * rg * cols), At(Out(c.outputs[1]), g * fg * rg), c.req[1],
+             nullptr);
+      }
+    }
+    if (gx) {
+      for (uint32_t g = 0; g < p_.g; ++g) {
+        GemmArgs a{static_cast<uint32_t>(rg), static_cast<uint32_t>(cols), static_cast<uint32_t>(fg)};
+        a.ta = true;
+        Gemm(c, a, At(In(c.inputs[2]), g * fg * rg), At(dytr, g * fg * cols), At(col, g * rg * cols), WEFT_REQ_WRITE,
+             nullptr);
+      }
+      const ColPush push = MakeColPush(p_, p_.n, AddFlag(c.req[0]), cols, ohow_);
+      const Binding b[2] = {colr, Out(c.outputs[0])};
+      Dispatch(c, Launch{"col2im", {}, Groups64(int64_t{p_.n} * p_.c * p_.h)}, b, push);
+    }
+  }
+  void DirectMode(const sdk::DeviceCall& c, int mode) const {
+    const int32_t req = c.req[static_cast<size_t>(mode)];
+    if (sdk::IsNull(req)) return;
+    const sdk::DeviceTensor& out = c.outputs[static_cast<size_t>(mode)];
+    struct {
+      ConvPush p;
+      uint32_t add;
+    } push{p_, AddFlag(req)};
+    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), In(c.inputs[2]), Out(out)};
+    const int32_t spec[1] = {mode};
+    Dispatch(c, Launch{"_backward_Convolution", spec, Groups64(out.size())}, b, push);
+  }
+
   ConvPush p_;
-  bool bias_ = true;
+  bool bias_ = true, im2col_ = false;
+  uint64_t ohow_ = 0, rows_ = 0;
 };
 
 struct PoolPush {

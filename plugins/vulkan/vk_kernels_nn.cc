@@ -1,5 +1,7 @@
 // vulkan plugin — layer kernels: FullyConnected (tiled GEMM), Activation, SoftmaxOutput.
 // Semantics as the CPU plugin's kernels (MXNet 1.9).
+#include <cstring>
+
 #include "vk_kernels.h"
 
 namespace weft::vk {
@@ -197,16 +199,54 @@ class SoftmaxOutputBackward {
     RequireFloat32(s);
     p_ = ParseSoftmaxOutput(s, s.inputs[1], s.inputs[2]);
   }
+  // One word: the shader's bad-label report.
+  uint64_t WorkspaceBytes() const { return 4; }
   void Compute(const sdk::DeviceCall& c) const {
     if (!sdk::IsNull(c.req[0]) && p_.n * p_.c > 0) {
       struct {
         uint32_t rows, cols, add, use_ignore, norm;
         float grad_scale, ignore_label;
       } push{p_.n, p_.c, AddFlag(c.req[0]), p_.use_ignore, p_.norm, p_.grad_scale, p_.ignore_label};
-      const Binding b[3] = {In(c.inputs[2]), In(c.inputs[3]), Out(c.outputs[0])};
+      const Binding bad = Workspace(c, true);
+      ZeroFill(c, bad, 4);
+      const Binding b[4] = {In(c.inputs[2]), In(c.inputs[3]), Out(c.outputs[0]), bad};
       Dispatch(c, Launch{"_backward_SoftmaxOutput", {}, (p_.n * p_.c + 63) / 64}, b, push);
+      ReportBadLabel(c, bad);
     }
     ZeroOutput(c, c.outputs[1], c.req[1]);
+  }
+
+ private:
+  // Copies the report word to staging; once the batch has run, a non-zero word becomes the
+  // stream's sticky error (Gpu::Retire keeps what the host work throws), as the cpu kernel's
+  // error for the same labels.
+  void ReportBadLabel(const sdk::DeviceCall& c, const Binding& bad) const {
+    VulkanDevice& dev = static_cast<const VkKernelTable*>(c.table)->device();
+    const uint32_t classes = p_.c;
+    dev.OnStream(c.device, c.stream, [&](Gpu& g, StreamState& s) {
+      auto [src, at] = g.Locate(bad.ptr, bad.offset, 4, "SoftmaxOutput report");
+      RawBuffer st = g.TakeStaging(4);
+      g.KeepStaging(s, st);
+      const VkBuffer r[1] = {src->buffer}, w[1] = {st.buffer};
+      g.Record(s, r, w, [&](VkCommandBuffer cb) {
+        VkBufferCopy region{at, 0, 4};
+        g.api().vkCmdCopyBuffer(cb, src->buffer, st.buffer, 1, &region);
+      });
+      const void* word = st.mapped;
+      const std::string dev_name = g.name();
+      g.After(
+          s,
+          [word, classes, dev_name] {
+            uint32_t row = 0;
+            std::memcpy(&row, word, 4);
+            if (row != 0)
+              throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "SoftmaxOutput on " + dev_name + ": the label of row " +
+                                                              std::to_string(row - 1) + " is outside [0, " +
+                                                              std::to_string(classes) +
+                                                              ") (set use_ignore/ignore_label to skip it)");
+          },
+          false);
+    });
   }
 
  private:

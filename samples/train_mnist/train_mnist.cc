@@ -5,22 +5,11 @@
 //
 //   train_mnist --network lenet --device cpu --num-devices 2 --epochs 10 --model-prefix /tmp/lenet
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <cstdio>
-#include <filesystem>
 
+#include "weft/interrupt.h"
 #include "weft/module.h"
 #include "weft/networks.h"
-#include "weft/plugin.h"
-#include "weft/runtime.h"
-
-// SIGINT stops training between steps, so a checkpoint being written is finished; a second one
-// ends the process at once (the default action).
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void OnInterrupt(int) {
-  g_interrupted = 1;
-  std::signal(SIGINT, SIG_DFL);
-}
 
 int main(int argc, char** argv) {
   CLI::App app{"Train MXNet's MNIST networks on Fashion-MNIST with weft"};
@@ -60,23 +49,10 @@ int main(int argc, char** argv) {
 
   try {
     using namespace weft;
-    const int available = Runtime::Get().DeviceCount(device);
-    // A plugin that found no hardware says why (e.g. "CUDA driver not found ...: install ...").
-    std::string why = "weft-info lists the plugins and why they have no devices";
-    for (const Plugin* p : Runtime::Get().Plugins())
-      if (p->device_type() == device && !p->device_note().empty()) why = p->device_note();
-    WEFT_CHECK(available > 0, "--device {}: no {} device is present: {}", device, device, why);
-    WEFT_CHECK(available >= num_devices, "--device {} --num-devices {}: only {} {} device(s) are present", device,
-               num_devices, available, device);
-    WEFT_CHECK(load_epoch == 0 || !model_prefix.empty(), "--load-epoch needs --model-prefix");
-    WEFT_CHECK(load_epoch < epochs, "--load-epoch {} is not below --epochs {}: nothing to train", load_epoch, epochs);
-    // Before any long work: a read-only directory, or a prefix holding another network.
-    if (!model_prefix.empty() && load_epoch == 0) {
-      CheckCheckpointPrefix(model_prefix, MnistNetwork(network), replace_network);
-      if (replace_network) std::filesystem::remove(CheckpointSymbolFile(model_prefix));
-    }
-    std::vector<Context> contexts;
-    for (int i = 0; i < num_devices; ++i) contexts.emplace_back(device, i);
+    // Before any long work: missing devices, a read-only directory, a prefix of another network.
+    const std::vector<Context> contexts = RequireDevices(device, num_devices);
+    const Symbol net = MnistNetwork(network);
+    CheckTrainingCheckpoints(model_prefix, load_epoch, epochs, net, replace_network);
 
     // The store first: a dist store joins the job, which gives this worker's share of the data.
     std::unique_ptr<KVStore> kv = KVStore::Create(kvstore);
@@ -98,28 +74,17 @@ int main(int argc, char** argv) {
     const bool resume = load_epoch > 0;
     Module mod = resume
                      ? Module::Load(model_prefix, load_epoch, !reset_optimizer, {"data"}, {"softmax_label"}, contexts)
-                     : Module(MnistNetwork(network), {"data"}, {"softmax_label"}, contexts);
+                     : Module(net, {"data"}, {"softmax_label"}, contexts);
     const Shape data_shape = flat ? Shape(batch_size, 784) : Shape(batch_size, 1, 28, 28);
     mod.Bind({{"data", data_shape}}, {{"softmax_label", Shape(batch_size)}});
-    if (resume) {
-      std::printf("Loaded %s (epoch %d)\n", CheckpointParamsFile(model_prefix, load_epoch).c_str(), load_epoch);
-    } else {
-      Xavier init(Xavier::gaussian, Xavier::in, 2.0f);  // MXNet's fit.py
-      init.Seed(seed);
-      mod.InitParams(init);
-    }
+    if (resume) std::printf("Loaded %s (epoch %d)\n", mod.last_checkpoint().c_str(), load_epoch);
+    Xavier init(Xavier::gaussian, Xavier::in, 2.0f);  // MXNet's fit.py; a loaded module keeps its parameters
+    init.Seed(seed);
+    mod.InitParams(init);
     auto opt = OptimizerRegistry::Create(optimizer);  // its SetParam refuses NaN/Inf values
-    // As MXNet's Module: a sync dist store sums the gradients of every worker's batch.
-    const bool dist_sync = kvstore.rfind("dist", 0) == 0 && kvstore.find("sync") != std::string::npos;
-    const int total_batch = batch_size * (dist_sync ? workers : 1);
-    opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", 1.0f / static_cast<float>(total_batch));
+    opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", DefaultRescaleGrad(*kv, batch_size));
     if (optimizer == "sgd" || optimizer == "nag") opt->SetParam("momentum", momentum);
-    if (!lr_step_epochs.empty() && lr_factor != 1.0f) {
-      // As MXNet's fit.py: steps in updates; the optimizer's count resumes from the loaded states.
-      std::vector<int> steps;
-      for (int e : lr_step_epochs) steps.push_back(e * static_cast<int>(train_iter.num_batches()));
-      opt->SetLRScheduler(std::make_unique<MultiFactorScheduler>(steps, lr_factor));
-    }
+    opt->SetLRScheduler(EpochStepScheduler(lr_step_epochs, train_iter.num_batches(), lr_factor));
     mod.InitOptimizer(std::move(kv), std::move(opt));
 
     std::printf("Training %s on %d %s device(s), kvstore %s (worker %d of %d), batch %d, %zu samples, %s lr %g\n",
@@ -130,21 +95,16 @@ int main(int argc, char** argv) {
     fit.num_epoch = epochs;
     fit.batch_end_callback = ProgressBar(train_iter.num_batches(), static_cast<size_t>(batch_size));
     fit.nan_check_every = no_nan_check ? 0 : 100;
-    fit.stop_requested = [] { return g_interrupted != 0; };
-    std::string last = resume ? CheckpointParamsFile(model_prefix, load_epoch) : "none";
+    const EpochEndCallback log = LogEpoch(), save = DoCheckpoint(model_prefix, 1, /*save_optimizer_states=*/true);
     fit.epoch_end_callback = [&](const EpochEndParam& p) {
-      std::printf("Epoch[%d] Train-accuracy=%.4f Validation-accuracy=%.4f Speed=%.0f samples/s Time=%.1fs\n", p.epoch,
-                  static_cast<double>(p.train_metric.Get()), static_cast<double>(p.eval_metric->Get()),
-                  static_cast<double>(p.num_samples) / p.train_seconds, p.train_seconds);
-      std::fflush(stdout);
-      if (model_prefix.empty() || rank != 0) return;  // the weights are the same on every worker
-      p.module.SaveCheckpoint(model_prefix, p.epoch + 1, /*save_optimizer_states=*/true);
-      last = CheckpointParamsFile(model_prefix, p.epoch + 1);
-      std::printf("Saved checkpoint to \"%s\"\n", last.c_str());
+      log(p);
+      if (!model_prefix.empty()) save(p);  // on worker 0 of a dist store
     };
-    std::signal(SIGINT, OnInterrupt);
+    const InterruptGuard interrupt;  // Ctrl-C stops between steps (a checkpoint in progress is finished)
+    fit.stop_requested = interrupt.StopRequested();
     if (mod.Fit(train_iter, &val_iter, fit)) return 0;
-    std::printf("\nInterrupted; the last complete checkpoint: %s\n", last.c_str());
+    const std::string& last = mod.last_checkpoint();
+    std::printf("\nInterrupted; the last complete checkpoint: %s\n", last.empty() ? "none" : last.c_str());
     return 130;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_mnist: %s\n", e.what());

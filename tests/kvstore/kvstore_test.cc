@@ -509,6 +509,40 @@ TEST(KVStore, HostileStatesMetaIsRefusedClearly) {
   std::filesystem::remove(file);
 }
 
+// Found by states_fuzzer (issue 19): an lr_mult key that is not an integer ("(5") made
+// std::stoi throw std::invalid_argument out of Optimizer::Deserialize, which terminated the
+// process. Keys, counts and state names are integers checked whole; each refusal names the part.
+TEST(KVStore, MalformedIndicesInOptimizerStatesAreRefused) {
+  // The fuzzer's input, as found.
+  const std::string found =
+      R"({"counts":{},"lr_mult":{"(5":2.0},"nugamma2":"0.9","lr":"0.05","rescale_grad":"1","wddient":"-1",)"
+      R"("lr":"0.05","moment00clip_429pe":"sgd","wd_mult":{}})";
+  auto deserialize = [](const std::string& json) {
+    return ErrorOf([&] { OptimizerRegistry::Create("sgd")->Deserialize(json); });
+  };
+  std::string msg = deserialize(found);
+  EXPECT_NE(msg.find("the lr_mult key '(5' is not an integer index"), std::string::npos) << msg;
+  for (const char* section : {"counts", "lr_mult", "wd_mult"})
+    for (const char* key : {"5abc", "1e300", "nan", "99999999999", "", " 3", "+1"}) {
+      msg = deserialize(fmt::format(R"({{"{}": {{"{}": 1}}}})", section, key));
+      EXPECT_NE(msg.find(fmt::format("the {} key '{}' is not an integer index", section, key)), std::string::npos)
+          << msg;
+    }
+  msg = deserialize(R"({"counts": {"0": -1}})");
+  EXPECT_NE(msg.find("a count must be an update count (0..4294967295), got -1"), std::string::npos) << msg;
+  msg = deserialize(R"({"num_update": 4294967296})");
+  EXPECT_NE(msg.find("num_update must be an update count"), std::string::npos) << msg;
+  EXPECT_EQ(deserialize(R"({"counts": {"-2": 3, "7": 1}, "num_update": 3, "lr_mult": {"7": 0.5}})"), "");
+
+  auto opt = OptimizerRegistry::Create("sgd");
+  NDArray state = Filled(0, Context::cpu(0));
+  for (const char* name : {"1e300:0", "nan:0", "1.5:0", "0:inf", "0:-1", "0", "a:b", "0:99999999999"}) {
+    msg = ErrorOf([&] { opt->SetStates({{name, state}}); });
+    EXPECT_NE(msg.find(fmt::format("state name '{}' is not '<index>:<k>'", name)), std::string::npos) << msg;
+  }
+  EXPECT_EQ(ErrorOf([&] { opt->SetStates({{"-3:0", state}, {"4:0", state}}); }), "");
+}
+
 TEST(KVStore, NonFiniteOptimizerParametersAreRefused) {
   for (const char* name : {"lr", "wd", "momentum", "rescale_grad"}) {
     for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {

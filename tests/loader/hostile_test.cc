@@ -40,7 +40,8 @@ TEST(LoaderHostile, DiscoveryInADirectoryOfSuchLibrariesSurvives) {
   testing::internal::CaptureStderr();
   Runtime& rt = FreshRuntime(LOADER_HOSTILE_DIR);
   testing::internal::GetCapturedStderr();
-  const PluginRecord* rec = FindRecord(rt.PluginRecords(), Hostile("fixture_ctor_abort"));
+  const std::vector<PluginRecord> records = rt.PluginRecords();  // a copy: keep it alive
+  const PluginRecord* rec = FindRecord(records, Hostile("fixture_ctor_abort"));
   ASSERT_NE(rec, nullptr);
   EXPECT_FALSE(rec->accepted);
 }

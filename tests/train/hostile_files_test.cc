@@ -128,6 +128,31 @@ TEST(HostileFiles, APrefixHoldsOneNetworkUnlessReplacingIsAsked) {
   EXPECT_NE(ErrorOf([&] { CheckCheckpointPrefix(prefix, lenet); }).find("cannot be read"), std::string::npos);
 }
 
+// A training program's --model-prefix / --load-epoch settings, checked before any work.
+TEST(HostileFiles, TrainingCheckpointSettingsAreCheckedUpFront) {
+  ScratchDir dir;
+  const std::string prefix = dir / "run";
+  const Symbol mlp = MnistNetwork("mlp"), lenet = MnistNetwork("lenet");
+  CheckTrainingCheckpoints("", 0, 10, mlp);  // no checkpoints
+  CheckTrainingCheckpoints(prefix, 0, 10, mlp);
+  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints("", 3, 10, mlp); }).find("needs the checkpoint prefix"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints(prefix, 10, 10, mlp); }).find("nothing to train"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints(prefix, -1, 10, mlp); }).find("negative"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints("/proc/weft-run", 0, 10, mlp); }).find("writable"),
+            std::string::npos);
+  // A fresh run into a prefix of another network: refused, or the old symbol goes when asked.
+  SaveCheckpoint(prefix, 1, mlp, ParamsOf(mlp), {});
+  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints(prefix, 0, 10, lenet); }).find("different network"),
+            std::string::npos);
+  CheckTrainingCheckpoints(prefix, 1, 10, lenet);  // resuming reads the prefix's own network: no check
+  EXPECT_TRUE(fs::exists(CheckpointSymbolFile(prefix)));
+  CheckTrainingCheckpoints(prefix, 0, 10, lenet, /*replace_network=*/true);
+  EXPECT_FALSE(fs::exists(CheckpointSymbolFile(prefix)));
+  SaveCheckpoint(prefix, 1, lenet, ParamsOf(lenet), {});  // the first save of the new network succeeds
+}
+
 TEST(HostileFiles, ParamsAreWrittenLastAndNothingIsLeftOnFailure) {
   ScratchDir dir;
   const std::string prefix = dir / "m";

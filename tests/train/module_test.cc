@@ -153,6 +153,69 @@ TEST(Module, CheckpointRoundTripGivesIdenticalPredictions) {
   fs::remove(prefix + "-0001.params");
 }
 
+// What a training program prints and remembers at epoch ends (LogEpoch, DoCheckpoint,
+// last_checkpoint), and MXNet's rescale_grad rule.
+TEST(Module, TrainingProgramCallbacks) {
+  Accuracy train, val;
+  const NDArray labels(std::vector<float>{0, 1}, Shape(2), Context::cpu(0));
+  train.Update(labels, NDArray(std::vector<float>{0.9f, 0.1f, 0.2f, 0.8f}, Shape(2, 2), Context::cpu(0)));
+  val.Update(labels, NDArray(std::vector<float>{0.9f, 0.1f, 0.9f, 0.1f}, Shape(2, 2), Context::cpu(0)));
+  Module m = MakeModule(50);
+  EXPECT_EQ(m.last_checkpoint(), "");
+  testing::internal::CaptureStdout();
+  LogEpoch()({3, train, &val, 1000, 4.0, m});
+  LogEpoch()({4, train, nullptr, 10, 0.5, m});
+  EXPECT_EQ(testing::internal::GetCapturedStdout(),
+            "Epoch[3] Train-accuracy=1.0000 Validation-accuracy=0.5000 Speed=250 samples/s Time=4.0s\n"
+            "Epoch[4] Train-accuracy=1.0000 Speed=20 samples/s Time=0.5s\n");
+
+  const std::string prefix = TempPrefix("callbacks");
+  testing::internal::CaptureStdout();
+  DoCheckpoint(prefix, 2)({0, train, nullptr, 10, 1.0, m});  // epoch 1 of period 2: nothing
+  DoCheckpoint(prefix, 2)({1, train, nullptr, 10, 1.0, m});
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "Saved checkpoint to \"" + prefix + "-0002.params\"\n");
+  EXPECT_EQ(m.last_checkpoint(), prefix + "-0002.params");
+  EXPECT_FALSE(fs::exists(CheckpointParamsFile(prefix, 1)));
+  EXPECT_EQ(Module::Load(prefix, 2).last_checkpoint(), prefix + "-0002.params");
+  for (const char* s : {"-symbol.json", "-0002.params"}) fs::remove(prefix + s);
+
+  const auto local = KVStore::Create("local");
+  EXPECT_FLOAT_EQ(DefaultRescaleGrad(*local, 100), 0.01f);
+  EXPECT_NE(ErrorOf([&] { DefaultRescaleGrad(*local, 0); }).find("positive"), std::string::npos);
+}
+
+// RequireDevices: the contexts a program asked for, or an error before any work saying what is
+// missing (the GPU plugins' device notes are checked in tests/gpu through train_mnist).
+TEST(Module, RequireDevicesGivesContextsOrSaysWhatIsMissing) {
+  ASSERT_EQ(Runtime::Get().DeviceCount("cpu"), 4) << "module_test runs with WEFT_CPU_DEVICES=4";
+  EXPECT_EQ(RequireDevices("cpu", 2), (std::vector<Context>{Context::cpu(0), Context::cpu(1)}));
+  EXPECT_EQ(RequireDevices("cpu", 4).size(), 4u);
+  EXPECT_EQ(ErrorOf([] { RequireDevices("cpu", 5); }), "only 4 cpu device(s) are present, 5 requested");
+  const std::string none = ErrorOf([] { RequireDevices("nosuch", 1); });
+  EXPECT_NE(none.find("no nosuch device is present: no loaded plugin provides it (device types: cpu"),
+            std::string::npos)
+      << none;
+  EXPECT_NE(none.find("weft-info"), std::string::npos) << none;
+  EXPECT_NE(ErrorOf([] { RequireDevices("cpu", 0); }).find("at least 1"), std::string::npos);
+}
+
+// MXNet fit.py's epoch steps: the rate drops after the last update of each listed epoch.
+TEST(Module, EpochStepSchedulerStepsAtEpochEnds) {
+  auto s = EpochStepScheduler({2, 3}, 10, 0.5f);
+  ASSERT_NE(s, nullptr);
+  s->SetLR(1.0f);
+  EXPECT_FLOAT_EQ(s->GetLR(20), 1.0f);  // the last update of epoch 2 (epochs counted from 1)
+  EXPECT_FLOAT_EQ(s->GetLR(21), 0.5f);
+  EXPECT_FLOAT_EQ(s->GetLR(31), 0.25f);
+  EXPECT_EQ(EpochStepScheduler({}, 10, 0.5f), nullptr);       // no steps: constant rate
+  EXPECT_EQ(EpochStepScheduler({2}, 10, 1.0f), nullptr);      // factor 1: constant rate
+  EXPECT_THROW(EpochStepScheduler({3, 2}, 10, 0.5f), Error);  // as MultiFactorScheduler
+  EXPECT_THROW(EpochStepScheduler({0}, 10, 0.5f), Error);
+  EXPECT_THROW(EpochStepScheduler({2}, 0, 0.5f), Error);
+  EXPECT_THROW(EpochStepScheduler({2}, 10, 2.0f), Error);
+  EXPECT_THROW(EpochStepScheduler({100000}, 100000, 0.5f), Error);  // 1e10 updates
+}
+
 TEST(Module, ResumeContinuesFromTheSavedEpoch) {
   REQUIRE_FASHION_MNIST();
   const std::string prefix = TempPrefix("resume");

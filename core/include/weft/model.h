@@ -46,6 +46,17 @@ struct SaveCheckpointOptions {
 /// holds another network or cannot be read. The message names the file and the fix.
 WEFT_API void CheckCheckpointPrefix(const std::string& prefix, const Symbol& symbol, bool replace_network = false);
 
+/// Checks a training run's checkpoint settings before any long work (MXNet fit.py's
+/// --model-prefix / --load-epoch), so that a mistake is reported before the data is read:
+///  - resuming (load_epoch > 0) needs the prefix the run was saved under, and load_epoch below
+///    num_epoch (the total, counting resumed epochs), or nothing is left to train;
+///  - a fresh run (load_epoch 0) with a prefix checks it (CheckCheckpointPrefix) and, with
+///    replace_network, removes "<prefix>-symbol.json" of another network so the first save
+///    succeeds (that network's params files stay, and no longer load with the new symbol).
+/// `prefix` "" = the run saves no checkpoints. Throws weft::Error naming the setting and the fix.
+WEFT_API void CheckTrainingCheckpoints(const std::string& prefix, int load_epoch, int num_epoch, const Symbol& symbol,
+                                       bool replace_network = false);
+
 /// Saves epoch `epoch` in an order that makes the params file the epoch's commit point: checks
 /// the prefix (CheckCheckpointPrefix), removes an old params file of that epoch, writes the states
 /// (options.write_states), the symbol, then the params, each atomically. So a params file that

@@ -35,6 +35,7 @@
 #include "weft/initializer.h"
 #include "weft/io.h"
 #include "weft/kvstore.h"
+#include "weft/lr_scheduler.h"
 #include "weft/metric.h"
 #include "weft/model.h"
 #include "weft/optimizer.h"
@@ -182,6 +183,9 @@ class WEFT_API Module {
   /// MXNet's save_checkpoint: <prefix>-symbol.json, <prefix>-%04d.params and, with
   /// save_optimizer_states, <prefix>-%04d.states (all written atomically).
   void SaveCheckpoint(const std::string& prefix, int epoch, bool save_optimizer_states = false) const;
+  /// The params file this module last saved completely (SaveCheckpoint) or was loaded from
+  /// (Module::Load); "" when neither. What to resume from after an interrupted Fit.
+  const std::string& last_checkpoint() const { return last_checkpoint_; }
 
   const Symbol& symbol() const { return symbol_; }
   const std::vector<std::string>& param_names() const { return param_names_; }
@@ -211,11 +215,41 @@ class WEFT_API Module {
   // Module::Load: parameters applied at Bind, optimizer states at InitOptimizer.
   std::optional<Checkpoint> preload_;
   std::string preload_states_;
+  mutable std::string last_checkpoint_;  // a record of SaveCheckpoint, which does not change the module
 };
 
 /// MXNet's callback.do_checkpoint: an epoch-end callback saving <prefix> every `period` epochs
-/// (as epoch + 1, MXNet's numbering), with the optimizer states when asked.
+/// (as epoch + 1, MXNet's numbering), with the optimizer states when asked, and printing
+/// `Saved checkpoint to "<params file>"` to stdout (as MXNet's save_checkpoint logs). With a dist
+/// KVStore only the worker of rank 0 saves: the weights are the same on every worker.
 WEFT_API EpochEndCallback DoCheckpoint(const std::string& prefix, int period = 1, bool save_optimizer_states = false);
+
+/// An epoch-end callback printing one line per epoch to stdout, flushed (what MXNet's fit logs):
+///   Epoch[3] Train-accuracy=0.8533 Validation-accuracy=0.8391 Speed=12034 samples/s Time=4.9s
+/// with the metric's name; no Validation part without validation data. Speed counts the
+/// samples trained on in the epoch over its training time (validation excluded).
+WEFT_API EpochEndCallback LogEpoch();
+
+/// Contexts device_type(0) .. device_type(count - 1) for a Module on `count` devices of a type a
+/// user named (a --device flag). Throws weft::Error, before any work, when fewer are present:
+/// "no cuda device is present: <why>" where <why> is the plugin's device note (e.g. which driver
+/// is missing) or, when no loaded plugin provides the type, the device types that are loaded;
+/// "only 2 cpu device(s) are present, 4 requested" when some are. count < 1 is an error too.
+WEFT_API std::vector<Context> RequireDevices(const std::string& device_type, int count);
+
+/// MXNet fit.py's --lr-step-epochs / --lr-factor: a MultiFactorScheduler (weft/lr_scheduler.h)
+/// that multiplies the rate by `factor` once each epoch of `step_epochs` has been trained, i.e.
+/// after update number epoch · batches_per_epoch (the optimizer's update count, which resumes
+/// with its saved states). nullptr (a constant rate, for Optimizer::SetLRScheduler) when
+/// step_epochs is empty or factor is 1. Throws weft::Error as MultiFactorScheduler (epochs must
+/// increase from 1, factor <= 1), for batches_per_epoch 0, or when a step exceeds the int range.
+WEFT_API std::unique_ptr<LRScheduler> EpochStepScheduler(const std::vector<int>& step_epochs, size_t batches_per_epoch,
+                                                         float factor);
+
+/// MXNet Module.init_optimizer's rescale_grad for a store `kv` and `batch_size` samples per step
+/// (all devices): 1 / (batch_size · workers), where workers is kv.num_workers() for a dist *_sync
+/// store (a push sums every worker's gradients) and 1 otherwise. Throws weft::Error for batch 0.
+WEFT_API float DefaultRescaleGrad(const KVStore& kv, size_t batch_size);
 
 /// A batch-end callback drawing MXNet-style progress for an epoch of `total_batches` batches of
 /// `batch_size`: a redrawn bar with samples/s and ETA on a terminal, otherwise a line

@@ -1,6 +1,9 @@
-// weft core — registration of the built-in op definitions (OPS.md), one function per family.
-// Called once, from OpRegistry::Get().
+// weft core — registration of the built-in op definitions (core/operator/OPS.md), one function
+// per family. Called once, from OpRegistry::Get().
 #pragma once
+
+#include <map>
+#include <string>
 
 #include "operator/op_def.h"
 
@@ -18,18 +21,41 @@ void RegisterLayoutOps(OpRegistry& r);     // defs/layout.cc
 void RegisterInitOps(OpRegistry& r);       // defs/init.cc
 void RegisterNormOps(OpRegistry& r);       // defs/norm.cc
 
-inline void RegisterBuiltinOps(OpRegistry& r) {
-  RegisterNnOps(r);
-  RegisterLossOps(r);
-  RegisterTensorOps(r);
-  RegisterShapeOps(r);
-  RegisterReduceOps(r);
-  RegisterElemwiseOps(r);
-  RegisterOptimizerOps(r);
-  RegisterIndexOps(r);
-  RegisterLayoutOps(r);
-  RegisterInitOps(r);
-  RegisterNormOps(r);
+/// One family of built-in definitions and the source file (relative to the repository root)
+/// that holds it. The file names feed the generated OPS.md (tools/weft-ops-json), which must
+/// lead from an op's name to its definition even when a helper builds it (softmax is made by
+/// SoftmaxLike in defs/loss.cc); the ops_md_current test fails when a path here goes stale.
+struct BuiltinFamily {
+  const char* file;
+  void (*register_ops)(OpRegistry&);
+};
+inline constexpr BuiltinFamily kBuiltinFamilies[] = {
+    {"core/operator/defs/nn.cc", &RegisterNnOps},
+    {"core/operator/defs/loss.cc", &RegisterLossOps},
+    {"core/operator/defs/tensor.cc", &RegisterTensorOps},
+    {"core/operator/defs/shape.cc", &RegisterShapeOps},
+    {"core/operator/defs/reduce.cc", &RegisterReduceOps},
+    {"core/operator/defs/elemwise.cc", &RegisterElemwiseOps},
+    {"core/operator/defs/optimizer.cc", &RegisterOptimizerOps},
+    {"core/operator/defs/index.cc", &RegisterIndexOps},
+    {"core/operator/defs/layout.cc", &RegisterLayoutOps},
+    {"core/operator/defs/init.cc", &RegisterInitOps},
+    {"core/operator/defs/norm.cc", &RegisterNormOps},
+};
+
+/// Registers every family into `r` and returns op name (and alias) -> the family's file.
+inline std::map<std::string, std::string> RegisterBuiltinOps(OpRegistry& r) {
+  std::map<std::string, std::string> files;
+  for (const BuiltinFamily& family : kBuiltinFamilies) {
+    family.register_ops(r);
+    for (const std::string& name : r.ListNames()) files.emplace(name, family.file);
+    for (const auto& [alias, target] : r.ListAliases()) files.emplace(alias, family.file);
+  }
+  return files;
 }
+
+/// The file of BuiltinFamily that defines built-in op (or alias) `name`; "" for an op no
+/// built-in family defines (a plugin's). Registers the built-ins first (OpRegistry::Get()).
+const std::string& BuiltinDefinitionFile(const std::string& name);
 
 }  // namespace weft::opdef

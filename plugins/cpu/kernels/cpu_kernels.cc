@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -48,22 +49,19 @@ ThreadPlan ReadThreadPlan(const weft_host_api* host) {
 
 // The math libraries' thread counts are process-wide (OpenBLAS) or per thread but read from one
 // setting (OpenMP), so the plan is process-wide too: made by the first table (or the first
-// kernel run without a table) and never changed.
-std::atomic<const ThreadPlan*>& PlanSlot() {
-  static std::atomic<const ThreadPlan*> plan{nullptr};
-  return plan;
-}
-
+// kernel run without a table) and never changed. It lives in static storage and is never
+// destroyed, because kernels may run at exit; it holds no heap block (the warnings were logged
+// when it was read), which LeakSanitizer would report once the plugin is unloaded.
 const ThreadPlan& InstallPlan(const weft_host_api* host) {
-  const ThreadPlan* current = PlanSlot().load(std::memory_order_acquire);
-  if (current != nullptr) return *current;
-  auto* made = new ThreadPlan(ReadThreadPlan(host));  // process lifetime: kernels may run at exit
-  if (!PlanSlot().compare_exchange_strong(current, made)) {
-    delete made;
-    return *current;
-  }
-  openblas_set_num_threads(made->blas);
-  return *made;
+  alignas(ThreadPlan) static unsigned char storage[sizeof(ThreadPlan)];
+  static const ThreadPlan* const plan = [host] {
+    ThreadPlan read = ReadThreadPlan(host);
+    std::vector<std::string>().swap(read.warnings);
+    auto* made = new (storage) ThreadPlan(std::move(read));
+    openblas_set_num_threads(made->blas);
+    return made;
+  }();
+  return *plan;
 }
 
 }  // namespace

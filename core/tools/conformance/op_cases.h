@@ -24,6 +24,9 @@ struct OpCase {
   bool fd_grad = true;   // check the CPU backward against central finite differences
   bool is_train = true;  // false for ops that draw random numbers (results differ across devices)
   bool req_add = true;   // false: the op refuses req add (its output is a bit pattern, _quantize_2bit)
+  // The forward result is exactly defined (IEEE add/sub/mul are correctly rounded; copies, max,
+  // min move values): every device must match the cpu bit for bit, not within a tolerance.
+  bool exact = false;
   // Device types whose kernel for this op refuses these attributes with an error (a feature the
   // cpu kernel has and theirs lacks yet). The suite checks that they do refuse rather than run
   // wrong; remove a device from the list when its kernel gains the feature.

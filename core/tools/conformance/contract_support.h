@@ -1,4 +1,5 @@
-// Device contract suite — helpers shared by its test files.
+// Device contract helpers (contract_checks.cc, tests/device_contract): byte patterns, buffers,
+// streams and events freed at scope exit, error outcomes.
 #pragma once
 
 #include <cstdint>

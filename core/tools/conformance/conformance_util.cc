@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ndarray/dtype_convert.h"
 #include "operator/infer.h"
 #include "weft/ndarray.h"
 #include "weft/sdk/operator.h"
@@ -15,77 +16,10 @@ namespace {
 constexpr uint8_t kSentinel = 0xA5;
 constexpr int64_t kPadElems = 5;  // odd: views start at unaligned offsets
 
-void Store(DType dt, double x, uint8_t* p) {
-  switch (dt) {
-    case DType::kFloat32: {
-      float f = static_cast<float>(x);
-      std::memcpy(p, &f, 4);
-      return;
-    }
-    case DType::kFloat64:
-      std::memcpy(p, &x, 8);
-      return;
-    case DType::kInt32: {
-      int32_t i = static_cast<int32_t>(x);
-      std::memcpy(p, &i, 4);
-      return;
-    }
-    case DType::kInt64: {
-      int64_t i = static_cast<int64_t>(x);
-      std::memcpy(p, &i, 8);
-      return;
-    }
-    case DType::kUint8:
-      *p = static_cast<uint8_t>(x);
-      return;
-    case DType::kUint32: {  // bit patterns (2-bit codes): taken modulo 2^32
-      const uint32_t u = static_cast<uint32_t>(static_cast<int64_t>(x));
-      std::memcpy(p, &u, 4);
-      return;
-    }
-    case DType::kInt8:
-      *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(x);
-      return;
-    default:
-      weft::Fail("conformance: dtype {} not supported by the harness", weft::DTypeName(dt));
-  }
-}
-
-double Load(DType dt, const uint8_t* p) {
-  switch (dt) {
-    case DType::kFloat32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      return f;
-    }
-    case DType::kFloat64: {
-      double d;
-      std::memcpy(&d, p, 8);
-      return d;
-    }
-    case DType::kInt32: {
-      int32_t i;
-      std::memcpy(&i, p, 4);
-      return i;
-    }
-    case DType::kInt64: {
-      int64_t i;
-      std::memcpy(&i, p, 8);
-      return static_cast<double>(i);
-    }
-    case DType::kUint8:
-      return *p;
-    case DType::kUint32: {
-      uint32_t u;
-      std::memcpy(&u, p, 4);
-      return u;
-    }
-    case DType::kInt8:
-      return *reinterpret_cast<const int8_t*>(p);
-    default:
-      weft::Fail("conformance: dtype {} not supported by the harness", weft::DTypeName(dt));
-  }
-}
+// Every dtype through the ndarray module's converters (float16/bfloat16 rounded to nearest,
+// integers converted as C++ does; the uint32 bit patterns of _dequantize_2bit are drawn below 2^32).
+void Store(DType dt, double x, uint8_t* p) { weft::ndarray_detail::StoreFromDouble(x, dt, p); }
+double Load(DType dt, const uint8_t* p) { return weft::ndarray_detail::LoadAsDouble(p, dt); }
 
 // An NDArray view of `shape` at an odd offset inside a padded 1-d array.
 struct Padded {
@@ -118,9 +52,16 @@ HostTensor ReadPadded(const Padded& p, const std::string& what, std::string* err
   std::vector<uint8_t> host(static_cast<size_t>(p.n + 2 * kPadElems) * p.elem);
   p.big.SyncCopyToCPUBytes(host.data(), host.size());
   const size_t pad_bytes = static_cast<size_t>(kPadElems) * p.elem;
+  // Names the overwritten pad element nearest to the array on each side.
   for (size_t i = 0; i < pad_bytes; ++i) {
-    if (host[i] != kSentinel || host[host.size() - 1 - i] != kSentinel) {
-      *error += what + ": padding around the array was overwritten (out-of-bounds write); ";
+    if (host[pad_bytes - 1 - i] != kSentinel) {
+      *error += fmt::format("{}: out-of-bounds write {} element(s) before the start; ", what, i / p.elem + 1);
+      break;
+    }
+  }
+  for (size_t i = 0; i < pad_bytes; ++i) {
+    if (host[host.size() - pad_bytes + i] != kSentinel) {
+      *error += fmt::format("{}: out-of-bounds write {} element(s) past the end; ", what, i / p.elem + 1);
       break;
     }
   }
@@ -130,6 +71,12 @@ HostTensor ReadPadded(const Padded& p, const std::string& what, std::string* err
 }
 
 }  // namespace
+
+double RoundTo(DType dtype, double x) {
+  uint8_t bytes[16];
+  Store(dtype, x, bytes);
+  return Load(dtype, bytes);
+}
 
 HostTensor Random(std::mt19937_64& rng, const Shape& shape, const Domain& d) {
   HostTensor t{shape, d.dtype, std::vector<double>(static_cast<size_t>(shape.Size()))};

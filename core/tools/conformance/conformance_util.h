@@ -1,5 +1,6 @@
-// Conformance suite helpers: host tensors, running one node on a device through KernelRunner with
-// sentinel-padded NDArrays, inference of a node's signature, NMSE.
+// Conformance suite helpers (core/tools/conformance, behind weft-conformance and tests/conformance): host tensors,
+// running one node on a device through KernelRunner with sentinel-padded NDArrays, inference of a node's signature,
+// NMSE.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,9 @@ struct Domain {
 };
 
 HostTensor Random(std::mt19937_64& rng, const Shape& shape, const Domain& d);
+
+/// `x` as an element of `dtype` holds it (rounded to nearest for floats), back as double.
+double RoundTo(DType dtype, double x);
 
 /// One run of a node.
 struct RunSpec {

@@ -1,0 +1,324 @@
+// vulkan plugin — BatchNorm, Dropout, softmax / log_softmax and the adam, nag and rmsprop
+// updates (shaders named by op). Semantics as the CPU plugin's kernels (MXNet 1.9).
+#include "vk_kernels.h"
+
+namespace weft::vk {
+namespace {
+
+// out (=|+=) `n` floats of `src` (add_n.comp with one input).
+void CopyFloats(const sdk::DeviceCall& c, Binding src, const sdk::DeviceTensor& out, int32_t req) {
+  if (sdk::IsNull(req) || out.size() == 0) return;
+  struct {
+    uint32_t n, add;
+  } push{static_cast<uint32_t>(out.size()), AddFlag(req)};
+  const Binding b[2] = {src, Out(out)};
+  Dispatch(c, Launch{"add_n", {}, Groups64(out.size())}, b, push);
+}
+
+// ---- BatchNorm ---------------------------------------------------------------------------------
+
+struct BnShape {
+  uint32_t outer = 1, c = 1, inner = 1;
+  float eps = 1e-3f, momentum = 0.9f;
+  bool fix_gamma = true, use_global = false;
+};
+
+BnShape ParseBatchNorm(const sdk::KernelSetup& s, const sdk::TensorDesc& x) {
+  BnShape p;
+  const int nd = x.ndim();
+  int64_t axis = s.attrs.GetInt("axis", 1);
+  if (nd < 1 || axis < -nd || axis >= nd) Invalid(s, "axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += nd;
+  for (int i = 0; i < nd; ++i) (i < axis ? p.outer : i == axis ? p.c : p.inner) *= static_cast<uint32_t>(x.dim(i));
+  p.eps = static_cast<float>(s.attrs.GetFloat("eps", 1e-3));
+  p.momentum = static_cast<float>(s.attrs.GetFloat("momentum", 0.9));
+  p.fix_gamma = s.attrs.GetBool("fix_gamma", true);
+  p.use_global = s.attrs.GetBool("use_global_stats", false);
+  return p;
+}
+
+void CheckPerChannel(const sdk::KernelSetup& s, const BnShape& p, std::initializer_list<const sdk::TensorDesc*> ts) {
+  for (const sdk::TensorDesc* t : ts)
+    if (t->size() != p.c) Invalid(s, "per-channel tensors must have " + std::to_string(p.c) + " elements");
+}
+
+// Inputs data, gamma, beta; outputs output[, mean, inv_std]; aux moving_mean, moving_var.
+class BatchNormKernel {
+ public:
+  explicit BatchNormKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(3, -1, 2);
+    if (s.outputs.size() != 1 && s.outputs.size() != 3) Invalid(s, "expects 1 or 3 outputs");
+    RequireFloat32(s);
+    p_ = ParseBatchNorm(s, s.inputs[0]);
+    CheckPerChannel(s, p_, {&s.inputs[1], &s.inputs[2], &s.aux[0], &s.aux[1]});
+    for (size_t i = 1; i < s.outputs.size(); ++i) CheckPerChannel(s, p_, {&s.outputs[i]});
+    if (s.outputs[0].size() != s.inputs[0].size()) Invalid(s, "output must have data's shape");
+  }
+  uint64_t WorkspaceBytes() const { return uint64_t{2} * p_.c * sizeof(float); }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (p_.c == 0) return;
+    struct {
+      uint32_t outer, c, inner, batch, fix_gamma, add;
+      float eps, momentum;
+    } push{p_.outer,          p_.c,   p_.inner,   c.is_train && !p_.use_global, p_.fix_gamma,
+           AddFlag(c.req[0]), p_.eps, p_.momentum};
+    const bool batch = push.batch != 0;
+    const Binding stats[7] = {In(c.inputs[0]),
+                              In(c.inputs[1]),
+                              In(c.inputs[2]),
+                              batch ? Out(c.aux[0]) : In(c.aux[0]),
+                              batch ? Out(c.aux[1]) : In(c.aux[1]),
+                              Workspace(c, true),
+                              In(c.outputs[0])};
+    const int32_t stage0[1] = {0}, stage1[1] = {1};
+    Dispatch(c, Launch{"BatchNorm", stage0, p_.c}, stats, push);
+    if (!sdk::IsNull(c.req[0]) && c.outputs[0].size() > 0) {
+      const Binding norm[7] = {In(c.inputs[0]), In(c.inputs[1]),     In(c.inputs[2]),  In(c.aux[0]),
+                               In(c.aux[1]),    Workspace(c, false), Out(c.outputs[0])};
+      Dispatch(c, Launch{"BatchNorm", stage1, Groups64(c.outputs[0].size())}, norm, push);
+    }
+    for (size_t k = 1; k < c.outputs.size(); ++k) {
+      Binding part = Workspace(c, false);
+      part.offset += (k - 1) * p_.c * sizeof(float);
+      part.bytes = p_.c * sizeof(float);
+      CopyFloats(c, part, c.outputs[k], c.req[k]);
+    }
+  }
+
+ private:
+  BnShape p_;
+};
+
+// _backward_BatchNorm inputs: out-grads (1, or 3 with the hidden outputs'), data, gamma, beta,
+// output, mean, inv_std, moving_mean, moving_var. Outputs: data, gamma, beta gradients.
+class BatchNormBackwardKernel {
+ public:
+  explicit BatchNormBackwardKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(-1, 3);
+    if (s.inputs.size() != 9 && s.inputs.size() != 11)
+      Invalid(s, "expects 9 or 11 inputs (out-grads, data, gamma, beta, output, mean, inv_std, moving stats)");
+    RequireFloat32(s);
+    g_ = s.inputs.size() - 8;
+    p_ = ParseBatchNorm(s, s.inputs[g_]);
+    for (size_t i : {1, 2, 4, 5, 6, 7}) CheckPerChannel(s, p_, {&s.inputs[g_ + i]});
+  }
+  uint64_t WorkspaceBytes() const { return uint64_t{4} * p_.c * sizeof(float); }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (p_.c == 0) return;
+    struct {
+      uint32_t outer, c, inner, use_global, fix_gamma, add, which;
+      float eps;
+    } push{p_.outer, p_.c, p_.inner, p_.use_global, p_.fix_gamma, 0, 0, p_.eps};
+    auto in = [&](size_t i) { return In(c.inputs[i]); };
+    auto bindings = [&](Binding ws, Binding out) {
+      return std::array<Binding, 9>{in(0), in(g_), in(g_ + 1), in(g_ + 4), in(g_ + 5), in(g_ + 6), in(g_ + 7), ws, out};
+    };
+    const int32_t stage[3] = {0, 1, 2};
+    Dispatch(c, Launch{"_backward_BatchNorm", std::span(stage, 1), p_.c},
+             bindings(Workspace(c, true), In(c.outputs[0])), push);
+    if (!sdk::IsNull(c.req[0]) && c.outputs[0].size() > 0) {
+      push.add = AddFlag(c.req[0]);
+      Dispatch(c, Launch{"_backward_BatchNorm", std::span(stage + 1, 1), Groups64(c.outputs[0].size())},
+               bindings(Workspace(c, false), Out(c.outputs[0])), push);
+    }
+    for (uint32_t k = 1; k < 3; ++k) {
+      if (sdk::IsNull(c.req[k])) continue;
+      push.add = AddFlag(c.req[k]);
+      push.which = k - 1;
+      Dispatch(c, Launch{"_backward_BatchNorm", std::span(stage + 2, 1), (p_.c + 63) / 64},
+               bindings(Workspace(c, false), Out(c.outputs[k])), push);
+    }
+  }
+
+ private:
+  BnShape p_;
+  size_t g_ = 1;
+};
+
+// ---- Dropout -----------------------------------------------------------------------------------
+
+class DropoutKernel {
+ public:
+  explicit DropoutKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(1, -1);
+    if (s.outputs.empty() || s.outputs.size() > 2) Invalid(s, "expects output and an optional mask output");
+    RequireFloat32(s);
+    for (const sdk::TensorDesc& o : s.outputs)
+      if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape");
+    if (s.attrs.GetString("mode", "training") != "training") Unsupported(s, "mode other than 'training'");
+    if (!s.attrs.GetTuple("axes", {}).empty()) Unsupported(s, "axes (variational dropout)");
+    p_ = static_cast<float>(s.attrs.GetFloat("p", 0.5));
+    if (!(p_ >= 0.0f && p_ <= 1.0f)) Invalid(s, "p must lie in [0, 1], got " + std::to_string(p_));
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    const int64_t n = c.inputs[0].size();
+    const bool has_mask = c.outputs.size() > 1;
+    const int32_t mreq = has_mask ? c.req[1] : WEFT_REQ_NULL;
+    if (n == 0 || (sdk::IsNull(c.req[0]) && sdk::IsNull(mreq))) return;
+    const float keep = 1.0f - p_;
+    struct {
+      uint32_t n, train, write_y, add_y, write_m, add_m, seed_lo, seed_hi;
+      float keep, scale;
+    } push{static_cast<uint32_t>(n),
+           c.is_train && p_ > 0.0f,
+           !sdk::IsNull(c.req[0]),
+           AddFlag(c.req[0]),
+           !sdk::IsNull(mreq),
+           AddFlag(mreq),
+           static_cast<uint32_t>(c.seed),
+           static_cast<uint32_t>(c.seed >> 32),
+           keep,
+           keep > 0.0f ? 1.0f / keep : 0.0f};
+    const Binding b[3] = {In(c.inputs[0]), Out(c.outputs[0]), has_mask ? Out(c.outputs[1]) : Out(c.outputs[0])};
+    Dispatch(c, Launch{"Dropout", {}, Groups64(n)}, b, push);
+  }
+
+ private:
+  float p_ = 0.5f;
+};
+
+// _backward_Dropout: out_grad first, the mask last; data grad = out_grad · mask
+// (elemwise_binary.comp's product).
+class DropoutBackwardKernel {
+ public:
+  explicit DropoutBackwardKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(-1, 1);
+    RequireFloat32(s);
+    if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
+    for (const sdk::TensorDesc& t : s.inputs)
+      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs must have data's shape");
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
+    const int64_t n = c.outputs[0].size();
+    struct {
+      uint32_t n, add;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
+    const Binding b[3] = {In(c.inputs[0]), In(c.inputs.back()), Out(c.outputs[0])};
+    const int32_t spec[1] = {2};
+    Dispatch(c, Launch{"elemwise_binary", spec, Groups64(n)}, b, push);
+  }
+};
+
+// ---- softmax / log_softmax -----------------------------------------------------------------------
+
+struct AxisView {
+  uint32_t rows = 1, len = 1, inner = 1;
+  float inv_t = 1.0f;
+};
+
+AxisView ParseSoftmax(const sdk::KernelSetup& s, const sdk::TensorDesc& t) {
+  const int nd = t.ndim();
+  int64_t axis = s.attrs.GetInt("axis", -1);
+  if (nd == 0) Invalid(s, "data must have at least one axis");
+  if (axis < -nd || axis >= nd) Invalid(s, "axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += nd;
+  if (s.attrs.GetBool("use_length", false)) Unsupported(s, "use_length=True");
+  AxisView v;
+  uint32_t outer = 1;
+  for (int i = 0; i < nd; ++i) (i < axis ? outer : i == axis ? v.len : v.inner) *= static_cast<uint32_t>(t.dim(i));
+  v.rows = outer * v.inner;
+  const double temp = s.attrs.GetFloat("temperature", 1.0);
+  if (!(temp > 0)) Invalid(s, "temperature must be positive");
+  v.inv_t = static_cast<float>(1.0 / temp);
+  return v;
+}
+
+// softmax / log_softmax (input data) and their backward ops (inputs out_grad, output).
+class SoftmaxKernel {
+ public:
+  explicit SoftmaxKernel(const sdk::KernelSetup& s)
+      : backward_(s.op_name.starts_with("_backward_")), log_(s.op_name.find("log_softmax") != std::string::npos) {
+    s.ExpectCounts(backward_ ? 2 : 1, 1);
+    RequireFloat32(s);
+    for (const sdk::TensorDesc& t : s.inputs)
+      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs and output must have one shape");
+    v_ = ParseSoftmax(s, s.inputs[backward_ ? 1 : 0]);
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
+    const int32_t spec[1] = {log_ ? 1 : 0};
+    struct {
+      uint32_t rows, len, inner, add;
+      float inv_t;
+    } push{v_.rows, v_.len, v_.inner, AddFlag(c.req[0]), v_.inv_t};
+    if (!backward_) {
+      const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
+      Dispatch(c, Launch{"softmax", spec, Groups64(v_.rows)}, b, push);
+    } else {
+      const Binding b[3] = {In(c.inputs[0]), In(c.inputs[1]), Out(c.outputs[0])};
+      Dispatch(c, Launch{"_backward_softmax", spec, Groups64(v_.rows)}, b, push);
+    }
+  }
+
+ private:
+  bool backward_, log_;
+  AxisView v_;
+};
+
+// ---- adam, nag, rmsprop ----------------------------------------------------------------------------
+
+// Inputs weight, grad; aux the rule's states; output the new weight. States advance even when
+// the output's req is null (MXNet updates them in place).
+class UpdateKernel {
+ public:
+  explicit UpdateKernel(const sdk::KernelSetup& s) : op_(s.op_name) {
+    states_ = op_ == "adam_update" ? 2 : op_ == "rmspropalex_update" ? 3 : 1;
+    s.ExpectCounts(2, 1, states_);
+    RequireFloat32(s);
+    for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
+      for (const sdk::TensorDesc& t : *list)
+        if (t.size() != s.inputs[0].size()) Invalid(s, "weight, grad, states and output must have one size");
+    auto f = [&](const char* name, double dflt) { return static_cast<float>(s.attrs.GetFloat(name, dflt)); };
+    common_ = {f("lr", 0), f("wd", 0.0), f("rescale_grad", 1.0), f("clip_gradient", -1.0)};
+    if (op_ == "adam_update")
+      extra_ = {f("beta1", 0.9), f("beta2", 0.999), f("epsilon", 1e-8), 0};
+    else if (op_ == "nag_mom_update")
+      extra_ = {f("momentum", 0.0), 0, 0, 0};
+    else
+      extra_ = {f("gamma1", 0.95), f("gamma2", 0.9), f("epsilon", 1e-8), f("clip_weights", -1.0)};
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    const int64_t n = c.inputs[0].size();
+    if (n == 0) return;
+    struct {
+      uint32_t n, write, add;
+      float common[4], extra[4];
+    } push{static_cast<uint32_t>(n), !sdk::IsNull(c.req[0]), AddFlag(c.req[0]), {}, {}};
+    std::copy(common_.begin(), common_.end(), push.common);
+    std::copy(extra_.begin(), extra_.end(), push.extra);
+    std::vector<Binding> b = {In(c.inputs[0]), In(c.inputs[1])};
+    for (const sdk::DeviceTensor& t : c.aux) b.push_back(Out(t));
+    const int32_t alex[1] = {op_ == "rmspropalex_update" ? 1 : 0};
+    std::span<const int32_t> spec;
+    const char* shader = op_.c_str();
+    if (op_.starts_with("rmsprop")) {
+      shader = "rmsprop_update";
+      spec = alex;
+      while (b.size() < 5) b.push_back(Out(c.aux[0]));  // rmsprop: the unused gs, delta slots
+    }
+    b.push_back(Out(c.outputs[0]));
+    Dispatch(c, Launch{shader, spec, Groups64(n)}, b, push);
+  }
+
+ private:
+  std::string op_;
+  int states_ = 1;
+  std::array<float, 4> common_{}, extra_{};
+};
+
+}  // namespace
+
+void RegisterNormKernels(VkKernelTable& t) {
+  const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
+  t.Add<BatchNormKernel>("BatchNorm", f32);
+  t.Add<BatchNormBackwardKernel>("_backward_BatchNorm", f32);
+  t.Add<DropoutKernel>("Dropout", f32);
+  t.Add<DropoutBackwardKernel>("_backward_Dropout", f32);
+  for (const char* op : {"softmax", "_backward_softmax", "log_softmax", "_backward_log_softmax"})
+    t.Add<SoftmaxKernel>(op, f32);
+  for (const char* op : {"adam_update", "nag_mom_update", "rmsprop_update", "rmspropalex_update"})
+    t.Add<UpdateKernel>(op, f32);
+}
+
+}  // namespace weft::vk
