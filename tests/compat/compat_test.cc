@@ -58,6 +58,31 @@ std::vector<float> Values(const NDArray& a) {
   }
 }
 
+template <typename T>
+NDArray FromFloat(const std::vector<float>& v, const Shape& shape, DType dtype) {
+  const std::vector<T> raw(v.begin(), v.end());
+  NDArray out(shape, Context::cpu(0), false, dtype);
+  out.SyncCopyFromCPUBytes(raw.data(), raw.size() * sizeof(T));
+  return out;
+}
+
+// `a` converted to `dtype`. MXNet's fixture stores every head gradient as float32, also the one
+// for an integer output (topk's indices); Executor::Backward wants the output's own dtype.
+NDArray CastTo(const NDArray& a, DType dtype) {
+  if (a.GetDType() == dtype) return a;
+  const std::vector<float> v = Values(a);
+  switch (dtype) {
+    case DType::kFloat64:
+      return FromFloat<double>(v, a.GetShape(), dtype);
+    case DType::kInt32:
+      return FromFloat<int32_t>(v, a.GetShape(), dtype);
+    case DType::kInt64:
+      return FromFloat<int64_t>(v, a.GetShape(), dtype);
+    default:
+      return FromFloat<float>(v, a.GetShape(), DType::kFloat32);
+  }
+}
+
 // Max |got − want|; counts elements outside 1e-5 + 1e-4·|want| into *bad.
 double Compare(const std::vector<float>& got, const std::vector<float>& want, size_t* bad) {
   double worst = 0;
@@ -109,6 +134,22 @@ TEST_P(OpProbe, MatchesMXNet) {
   std::map<std::string, NDArray> args;
   for (const std::string& a : sym.ListArguments()) args[a] = get("arg:" + a);
   ex->CopyParamsFrom(args);
+  if (probe.contains("expect_error")) {
+    // A case MXNet refuses at run time (take mode=raise with an index out of range): weft must
+    // refuse it too, with a message naming the op and the offending value.
+    std::string message;
+    try {
+      ex->Forward(probe["is_train"].get<bool>());
+      for (const NDArray& out : ex->outputs) out.WaitToRead();
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    const std::string op = nlohmann::json::parse(probe["symbol"].get<std::string>())["nodes"].back()["op"];
+    EXPECT_NE(message.find(probe["expect_error"].get<std::string>()), std::string::npos) << "got: '" << message << "'";
+    EXPECT_NE(message.find(op), std::string::npos) << "the error does not name the op " << op << ": " << message;
+    std::cout << "[compat] op " << name << ": refused as MXNet refuses it: " << message << "\n";
+    return;
+  }
   ex->Forward(probe["is_train"].get<bool>());
   double worst = 0;
   const size_t compared = probe["outputs"].get<size_t>();
@@ -125,7 +166,8 @@ TEST_P(OpProbe, MatchesMXNet) {
   }
   std::vector<NDArray> heads;
   if (!probe["loss"].get<bool>())
-    for (size_t i = 0; i < ex->outputs.size(); ++i) heads.push_back(get("head:" + std::to_string(i)));
+    for (size_t i = 0; i < ex->outputs.size(); ++i)
+      heads.push_back(CastTo(get("head:" + std::to_string(i)), ex->outputs[i].GetDType()));
   ex->Backward(heads);
   const std::map<std::string, NDArray> grads = ex->grad_dict();
   for (const std::string& a : sym.ListArguments()) {

@@ -231,6 +231,32 @@ def tensor_probes(add, d):
         {"data": ((1, 2, 3, 4), signed)})
     add("Pad_reflect_5d", mx.sym.Pad(d, mode="reflect", pad_width=(0, 0, 0, 0, 1, 1, 2, 1, 0, 2)),
         {"data": ((1, 2, 2, 3, 3), signed)})
+    later_probes(add, d)
+
+
+def bilinear_weight(shape):
+    """The weight MXNet programs give bilinear UpSampling: mx.init.Bilinear's kernel per channel."""
+    w = mx.nd.zeros(shape)
+    mx.init.Bilinear()(mx.init.InitDesc("up_weight"), w)
+    return w.asnumpy()
+
+
+def later_probes(add, d):
+    """Probes added by the third pass of issue 13 (appended last, so earlier values stay)."""
+    a = var("a")
+    add("take_raise", mx.sym.take(a, var("indices"), mode="raise"),
+        {"a": ((5, 3), signed), "indices": ((2, 3), integers(0, 5))}, no_grad=["indices"])
+    add("take_clip_axis1", mx.sym.take(a, var("indices"), axis=-1, mode="clip"),
+        {"a": ((2, 4, 3), signed), "indices": ((2, 2), integers(-3, 6))}, no_grad=["indices"])
+    # MXNet refuses an out-of-range index with mode=raise ("take operator contains indices out of
+    # bound"); compat_test checks weft refuses it too, naming the op and the index.
+    add("take_raise_out_of_range", mx.sym.take(a, var("indices"), mode="raise"),
+        {"a": ((5, 3), signed), "indices": ((3,), lambda s: np.array([0, 7, 2], np.float32))}, no_grad=["indices"],
+        expect_error="index 7 is out of range")
+    add("UpSampling_bilinear", mx.sym.UpSampling(d, scale=2, sample_type="bilinear", num_filter=3, name="up"),
+        {"data": ((2, 3, 3, 4), signed), "up_weight": ((3, 1, 4, 4), bilinear_weight)})
+    add("UpSampling_bilinear_s3", mx.sym.UpSampling(d, scale=3, sample_type="bilinear", num_filter=2, name="up"),
+        {"data": ((1, 2, 2, 3), signed), "up_weight": ((2, 1, 5, 5), signed)})
 
 
 def write_probes():
@@ -246,6 +272,19 @@ def write_probes():
         grads = {a: mx.nd.zeros(args[a].shape) for a in arg_names if a not in no_grad}
         reqs = {a: ("null" if a in no_grad else "write") for a in arg_names}
         ex = sym.bind(mx.cpu(), args=args, args_grad=grads, grad_req=reqs)
+        if "expect_error" in opt:
+            try:
+                ex.forward(is_train=is_train)[0].wait_to_read()
+            except mx.base.MXNetError:
+                pass
+            else:
+                raise AssertionError("%s: MXNet did not refuse the case" % name)
+            for a in arg_names:
+                arrays["%s:arg:%s" % (name, a)] = args[a]
+            manifest.append({"name": name, "symbol": sym.tojson(), "is_train": is_train,
+                             "shapes": {k: list(v) for k, v in shapes.items()}, "no_grad": sorted(no_grad),
+                             "loss": False, "forward_only": True, "outputs": 0, "expect_error": opt["expect_error"]})
+            continue
         outs = ex.forward(is_train=is_train)
         heads = [mx.nd.array(signed(o.shape)) for o in outs]
         is_loss = sym.attr("op") == "SoftmaxOutput" or "SoftmaxOutput" in sym.tojson()

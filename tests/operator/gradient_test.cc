@@ -117,6 +117,12 @@ const std::vector<Row>& Table() {
         {"sort", {}, K, "_backward_sort", O, {}},
         {"argsort", {}, N, "", 0, {}},
         {"UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}, K, "_backward_UpSampling", 0, {}},
+        {"UpSampling",
+         {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}},
+         K,
+         "_backward_UpSampling",
+         I,
+         {}},
     };
     for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"}) {
       r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, 0, {{0, 0}}});
@@ -199,6 +205,17 @@ TEST(BackwardNode, ActivationReadsItsInputOnlyForSoftsign) {
   auto n = Describe("Activation", {{"act_type", "softsign"}});
   ASSERT_TRUE(n);
   EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {In, 0}, {Out, 0}}));
+}
+
+TEST(BackwardNode, UpSamplingReadsDataAndWeightOnlyForBilinear) {
+  auto n = Describe("UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "2"}});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}}));
+  EXPECT_EQ(n->num_outputs, 2);
+  n = Describe("UpSampling", {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "4"}});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {In, 0}, {In, 1}}));
+  EXPECT_EQ(n->num_outputs, 2);
 }
 
 TEST(BackwardNode, DropoutReadsItsMask) {

@@ -1,5 +1,5 @@
 // Replicating and reshaping ops: stack, tile, repeat, broadcast_to, broadcast_like, reshape_like,
-// slice_like, Pad, UpSampling (nearest). Shape rules are MXNet 1.9's (src/operator/tensor/matrix_op-inl.h,
+// slice_like, Pad, UpSampling (nearest, bilinear). Shape rules are MXNet 1.9's (src/operator/tensor/matrix_op-inl.h,
 // broadcast_reduce_op.h, elemwise_unary_op_basic.cc, pad-inl.h).
 #include <algorithm>
 
@@ -255,45 +255,78 @@ OpDef Pad() {
   return d;
 }
 
+// MXNet's bilinear UpSampling is a grouped Deconvolution (upsampling-inl.h GetDeconvolutionParam):
+// kernel 2·scale − scale % 2, stride scale, pad ⌈(scale − 1) / 2⌉, one group per channel, no bias;
+// the weight (C, 1, k, k) is an ordinary input (mx.init.Bilinear fills it in MXNet's programs).
+int64_t BilinearKernel(int64_t scale) { return 2 * scale - scale % 2; }
+
+void NearestShape(ShapeIO& io) {
+  for (size_t i = 0; i < io.num_in(); ++i)
+    if (!FullyKnown(io.in(i))) return;
+  const Shape& first = *io.in(0);
+  const int64_t scale = io.attrs().GetInt("scale");
+  const bool concat = io.attrs().GetString("multi_input_mode") == "concat";
+  if (first.ndim() != 4) io.Fail(fmt::format("input 'arg0' {} must be 4-D (N, C, H, W)", first.ToString()));
+  Shape out{first[0], 0, first[2] * scale, first[3] * scale};
+  for (size_t i = 0; i < io.num_in(); ++i) {
+    const Shape& s = *io.in(i);
+    if (s.ndim() != 4 || s[0] != first[0] || out[2] % s[2] != 0 || out[3] % s[3] != 0 || out[2] / s[2] != out[3] / s[3])
+      io.Fail(fmt::format("input '{}' {} cannot be upsampled by a whole factor to ({}, {}) with batch {}",
+                          io.in_name(i), s.ToString(), out[2], out[3], first[0]));
+    if (!concat && s[1] != first[1])
+      io.Fail(fmt::format("multi_input_mode=sum needs equal channels; input '{}' {} differs from {}", io.in_name(i),
+                          s.ToString(), first.ToString()));
+    out[1] = concat ? out[1] + s[1] : s[1];
+  }
+  io.AssignOut(0, out);
+}
+
+void BilinearShape(ShapeIO& io) {
+  if (!FullyKnown(io.in(0))) return;
+  const Shape& in = *io.in(0);
+  const int64_t scale = io.attrs().GetInt("scale"), nf = io.attrs().GetInt("num_filter");
+  if (in.ndim() != 4) io.Fail(fmt::format("input 'data' {} must be 4-D (N, C, H, W)", in.ToString()));
+  // MXNet infers the same shapes for any num_filter but its deconvolution then fails (or
+  // crashes for 0) unless num_filter equals the channels: refuse that here, at bind.
+  if (nf != in[1])
+    io.Fail(fmt::format("sample_type=bilinear needs num_filter ({}) equal to the channels of input 'data' {}", nf,
+                        in.ToString()));
+  const int64_t k = BilinearKernel(scale);
+  io.AssignIn(1, Shape{in[1], 1, k, k});
+  io.AssignOut(0, Shape{in[0], in[1], in[2] * scale, in[3] * scale});
+}
+
 OpDef UpSampling() {
   OpDef d = OneInput("UpSampling",
-                     "Nearest-neighbour upsampling of num_args (N, C, H, W) arrays to (H·scale, W·scale) of the first; "
+                     "nearest: upsampling of num_args (N, C, H, W) arrays to (H·scale, W·scale) of the first; "
                      "each input is repeated by its own integer factor, then the results are concatenated along "
-                     "channels (multi_input_mode concat) or summed (sum). The gradient sums each block back.");
+                     "channels (multi_input_mode concat) or summed (sum); the gradient sums each block back. "
+                     "bilinear: inputs data (N, C, H, W) and weight (C, 1, k, k), k = 2·scale − scale % 2; the "
+                     "output (N, C, H·scale, W·scale) is the per-channel Deconvolution with stride scale and pad "
+                     "⌈(scale − 1) / 2⌉ (MXNet's definition; num_filter must equal C); data and weight get gradients.");
   d.attrs = {Req("scale", "int", "upsampling factor of the first input"),
-             Opt("num_filter", "int", "0", "channels (bilinear only)"),
-             Enum("sample_type", {"bilinear", "nearest"}, "", "nearest (bilinear is refused)"),
-             Enum("multi_input_mode", {"concat", "sum"}, "concat", "how several inputs are combined"),
-             Opt("num_args", "int", "1", "number of inputs"),
+             Opt("num_filter", "int", "0", "channels (bilinear only; must equal data's)"),
+             Enum("sample_type", {"bilinear", "nearest"}, "", "nearest or bilinear"),
+             Enum("multi_input_mode", {"concat", "sum"}, "concat", "how several inputs are combined (nearest)"),
+             Opt("num_args", "int", "1", "number of inputs (nearest; bilinear takes data and weight)"),
              Ignored(Opt("workspace", "int", "512", ""))};
-  d.list_inputs = Numbered("arg", "num_args");
+  d.list_inputs = [](const AttrMap& a) {
+    if (a.GetString("sample_type") == "bilinear") return std::vector<std::string>{"data", "weight"};
+    return Numbered("arg", "num_args")(a);
+  };
+  d.backward_uses = kUsesInputs;
+  d.backward_uses_for = [](const AttrMap& a) { return a.GetString("sample_type") == "bilinear" ? kUsesInputs : 0u; };
   d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetString("sample_type") == "nearest",
-               "sample_type=bilinear is not implemented in weft (only nearest); it is a grouped Deconvolution with "
-               "a bilinear weight, which the file can use instead");
     WEFT_CHECK(a.GetInt("scale") >= 1, "scale must be at least 1, got {}", a.GetInt("scale"));
     WEFT_CHECK(a.GetInt("num_args") >= 1, "num_args must be at least 1, got {}", a.GetInt("num_args"));
+    WEFT_CHECK(a.GetString("sample_type") != "bilinear" || a.GetInt("num_args") == 1,
+               "sample_type=bilinear takes one data input (num_args 1), got num_args {}", a.GetInt("num_args"));
   };
   SetShapeFn(d, [](ShapeIO& io) {
-    for (size_t i = 0; i < io.num_in(); ++i)
-      if (!FullyKnown(io.in(i))) return;
-    const Shape& first = *io.in(0);
-    const int64_t scale = io.attrs().GetInt("scale");
-    const bool concat = io.attrs().GetString("multi_input_mode") == "concat";
-    if (first.ndim() != 4) io.Fail(fmt::format("input 'arg0' {} must be 4-D (N, C, H, W)", first.ToString()));
-    Shape out{first[0], 0, first[2] * scale, first[3] * scale};
-    for (size_t i = 0; i < io.num_in(); ++i) {
-      const Shape& s = *io.in(i);
-      if (s.ndim() != 4 || s[0] != first[0] || out[2] % s[2] != 0 || out[3] % s[3] != 0 ||
-          out[2] / s[2] != out[3] / s[3])
-        io.Fail(fmt::format("input '{}' {} cannot be upsampled by a whole factor to ({}, {}) with batch {}",
-                            io.in_name(i), s.ToString(), out[2], out[3], first[0]));
-      if (!concat && s[1] != first[1])
-        io.Fail(fmt::format("multi_input_mode=sum needs equal channels; input '{}' {} differs from {}", io.in_name(i),
-                            s.ToString(), first.ToString()));
-      out[1] = concat ? out[1] + s[1] : s[1];
-    }
-    io.AssignOut(0, out);
+    if (io.attrs().GetString("sample_type") == "bilinear")
+      BilinearShape(io);
+    else
+      NearestShape(io);
   });
   return d;
 }

@@ -1,6 +1,7 @@
 // where, take and pick (MXNet 1.9), forward and backward: ops that choose elements by a second
 // array of conditions or positions. Data in float32 / float64; conditions and positions in any
-// index dtype (float values truncated toward zero, as MXNet's static_cast).
+// index dtype (float values truncated toward zero, as MXNet's static_cast); where's forward also
+// selects int32 / int64 data.
 //
 // where:  output = condition != 0 ? x : y (condition per element, or per row of x's first axis).
 //         _backward_where: out_grad, condition, x, y -> zeros, out_grad where chosen x, where y.
@@ -27,7 +28,11 @@ class WhereKernel {
     const TensorDesc& cond = s.inputs[c];
     const TensorDesc& x = s.inputs[c + 1];
     DispatchIndex(s.op_name.c_str(), cond.dtype, [](auto) {});
-    DispatchFloat(s.op_name.c_str(), x.dtype, [](auto) {});
+    // The forward selects any index dtype (float32/64, int32/64); gradients are float only.
+    if (backward_)
+      DispatchFloat(s.op_name.c_str(), x.dtype, [](auto) {});
+    else
+      DispatchIndex(s.op_name.c_str(), x.dtype, [](auto) {});
     if (s.inputs[c + 2].dtype != x.dtype || s.inputs[c + 2].shape != x.shape)
       Invalid(s, "x and y must have one shape and dtype");
     n_ = x.size();
@@ -47,7 +52,7 @@ class WhereKernel {
     DispatchIndex("where", c.inputs[ci].dtype(), [&](auto ctag) {
       using C = typename decltype(ctag)::type;
       const C* cond = static_cast<const C*>(c.inputs[ci].raw());
-      DispatchFloat("where", c.inputs[ci + 1].dtype(), [&](auto tag) {
+      DispatchIndex("where", c.inputs[ci + 1].dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (!backward_) {
           const T* x = static_cast<const T*>(c.inputs[1].raw());
@@ -95,8 +100,9 @@ int64_t Position(I v, int64_t n, Mode mode, const char* op) {
   }
   if (mode == Mode::kRaise && (j < 0 || j >= n)) {
     throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string(op) + ": index " + std::to_string(j) +
-                                                    " is out of range for an axis of length " + std::to_string(n) +
-                                                    " (mode=raise)");
+                                                    " is out of range [0, " + std::to_string(n) +
+                                                    ") of the axis (mode=raise); use mode=clip or mode=wrap "
+                                                    "to map such indices, or fix the indices");
   }
   return std::clamp<int64_t>(j, 0, n - 1);
 }
@@ -137,6 +143,10 @@ class TakePickKernel {
     DispatchIndex(op, idx_t.dtype(), [&](auto itag) {
       using I = typename decltype(itag)::type;
       const I* idx = static_cast<const I*>(idx_t.raw());
+      // mode=raise checks every position before anything is written: a failed call leaves the
+      // output as it was (MXNet likewise checks the whole index array first).
+      if (mode_ == Mode::kRaise)
+        for (int64_t e = 0; e < idx_t.size(); ++e) Position(idx[e], n_, mode_, op);
       DispatchFloat(op, c.outputs[0].dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         // Element (o, p, i) of the small side and its source (o, pos, i) in data.

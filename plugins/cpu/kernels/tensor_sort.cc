@@ -144,7 +144,10 @@ class OrderKernel {
 
 void RegisterSortKernels(KernelTable& t) {
   for (const char* op : {"topk", "sort", "argsort"}) t.Add<OrderKernel>(op, kFloatMask);
-  for (const char* op : {"_backward_topk", "_backward_sort"}) t.Add<OrderKernel>(op, kAllMask);
+  // Gradients flow through float values (an integer-positions out_grad, topk ret_typ=indices with
+  // an integer dtype, has no kernel: its gradient would be zero).
+  t.Add<OrderKernel>("_backward_topk", kFloatMask);
+  t.Add<OrderKernel>("_backward_sort", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor
