@@ -227,6 +227,7 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
     try {
       r.runner =
           std::make_shared<KernelRunner>(x.op, x.params, graph.contexts[static_cast<size_t>(x.dev)], sig, x.resources);
+      r.runner->SetNodeName(x.name);
     } catch (const OutOfMemoryError&) {
       throw;
     } catch (const Error& e) {

@@ -62,6 +62,9 @@ std::string KernelOwners(const std::string& op) {
 struct KernelRunner::State {
   std::string op;
   std::string label;  // "FullyConnected on cpu(0)"
+  // Prefix of run-time kernel errors: label, plus the graph node when one was named
+  // ("take on cpu(0) (node 'tk')"), so a failure deep in a network points at its node.
+  std::string compute_label;
   Context ctx;
   NodeSignature sig;
   const KernelInfo* kernel = nullptr;
@@ -177,7 +180,7 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   args.stream = stream;
   args.is_train = is_train ? 1 : 0;
   args.seed = seed;
-  ThrowIfError(kernel->def->compute(kernel->plugin_state, &args), label);
+  ThrowIfError(kernel->def->compute(kernel->plugin_state, &args), compute_label);
 }
 
 KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx, const NodeSignature& sig,
@@ -190,6 +193,7 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
   s.ctx = ctx;
   s.sig = sig;
   s.label = fmt::format("{} on {}", s.op, ctx.ToString());
+  s.compute_label = s.label;
   s.random = (resources & kResourceRandom) != 0;
   WEFT_CHECK(sig.in_shapes.size() == sig.in_dtypes.size() && sig.out_shapes.size() == sig.out_dtypes.size() &&
                  sig.aux_shapes.size() == sig.aux_dtypes.size(),
@@ -291,6 +295,10 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
   check_alloc(outputs, "output");
   check_alloc(aux, "aux state");
   state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? NextRandomSeed() : 0);
+}
+
+void KernelRunner::SetNodeName(const std::string& node) {
+  state_->compute_label = fmt::format("{} (node '{}')", state_->label, node);
 }
 
 const std::string& KernelRunner::op() const { return state_->op; }

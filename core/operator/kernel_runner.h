@@ -89,6 +89,11 @@ class KernelRunner {
   void RunInline(const RunContext& rctx, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
                  const std::vector<int32_t>& req, const std::vector<NDArray>& aux, bool is_train) const;
 
+  /// Names the graph node this runner computes (the executor's node name): errors the kernel
+  /// reports while computing then read "<op> on <device> (node '<node>'): <message>". Call before
+  /// the first run (not thread-safe against runs in flight).
+  void SetNodeName(const std::string& node);
+
   /// The op name the kernel was found under (aliases resolved), e.g. "add_n".
   const std::string& op() const;
   const Context& context() const;

@@ -3,7 +3,9 @@
 //   - op probes: each listed operator's symbol JSON as MXNet writes it, forward (and backward
 //     with a random head gradient, where the op has one) compared element by element;
 //   - model zoo: Gluon model-zoo networks (reduced widths, random weights) exported with
-//     HybridBlock.export, loaded with Symbol::Load + NDArray::Load, inference output compared.
+//     HybridBlock.export, loaded with Symbol::Load + NDArray::Load, inference output compared;
+//   - classic symbols: MXNet's example/image-classification networks (mlp, lenet, resnet,
+//     inception-bn, mobilenet) built with mx.sym and saved by mx.model.save_checkpoint, likewise.
 // Tolerance (the issue's): |a − b| ≤ 1e-5 + 1e-4·|b| for fp32. Each case prints its max abs error.
 #include <gtest/gtest.h>
 
@@ -32,10 +34,53 @@ nlohmann::json ReadJson(const std::string& path) {
   return nlohmann::json::parse(ss.str());
 }
 
+// Element values as float (positions of topk / argsort and _arange's come in integer dtypes).
+template <typename T>
+std::vector<float> AsFloat(const NDArray& a) {
+  std::vector<T> raw(a.Size());
+  a.SyncCopyToCPUBytes(raw.data(), a.Bytes());
+  return std::vector<float>(raw.begin(), raw.end());
+}
+
 std::vector<float> Values(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
+  switch (a.GetDType()) {
+    case DType::kFloat64:
+      return AsFloat<double>(a);
+    case DType::kInt32:
+      return AsFloat<int32_t>(a);
+    case DType::kInt64:
+      return AsFloat<int64_t>(a);
+    default: {
+      std::vector<float> v;
+      a.SyncCopyToCPU(&v);
+      return v;
+    }
+  }
+}
+
+template <typename T>
+NDArray FromFloat(const std::vector<float>& v, const Shape& shape, DType dtype) {
+  const std::vector<T> raw(v.begin(), v.end());
+  NDArray out(shape, Context::cpu(0), false, dtype);
+  out.SyncCopyFromCPUBytes(raw.data(), raw.size() * sizeof(T));
+  return out;
+}
+
+// `a` converted to `dtype`. MXNet's fixture stores every head gradient as float32, also the one
+// for an integer output (topk's indices); Executor::Backward wants the output's own dtype.
+NDArray CastTo(const NDArray& a, DType dtype) {
+  if (a.GetDType() == dtype) return a;
+  const std::vector<float> v = Values(a);
+  switch (dtype) {
+    case DType::kFloat64:
+      return FromFloat<double>(v, a.GetShape(), dtype);
+    case DType::kInt32:
+      return FromFloat<int32_t>(v, a.GetShape(), dtype);
+    case DType::kInt64:
+      return FromFloat<int64_t>(v, a.GetShape(), dtype);
+    default:
+      return FromFloat<float>(v, a.GetShape(), DType::kFloat32);
+  }
 }
 
 // Max |got − want|; counts elements outside 1e-5 + 1e-4·|want| into *bad.
@@ -89,12 +134,30 @@ TEST_P(OpProbe, MatchesMXNet) {
   std::map<std::string, NDArray> args;
   for (const std::string& a : sym.ListArguments()) args[a] = get("arg:" + a);
   ex->CopyParamsFrom(args);
+  if (probe.contains("expect_error")) {
+    // A case MXNet refuses at run time (take mode=raise with an index out of range): weft must
+    // refuse it too, with a message naming the op and the offending value.
+    std::string message;
+    try {
+      ex->Forward(probe["is_train"].get<bool>());
+      for (const NDArray& out : ex->outputs) out.WaitToRead();
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    const std::string op = nlohmann::json::parse(probe["symbol"].get<std::string>())["nodes"].back()["op"];
+    EXPECT_NE(message.find(probe["expect_error"].get<std::string>()), std::string::npos) << "got: '" << message << "'";
+    EXPECT_NE(message.find(op), std::string::npos) << "the error does not name the op " << op << ": " << message;
+    std::cout << "[compat] op " << name << ": refused as MXNet refuses it: " << message << "\n";
+    return;
+  }
   ex->Forward(probe["is_train"].get<bool>());
   double worst = 0;
   const size_t compared = probe["outputs"].get<size_t>();
   for (size_t i = 0; i < compared; ++i) {
     size_t b = 0;
-    worst = std::max(worst, Compare(Values(ex->outputs[i]), Values(get("out:" + std::to_string(i))), &b));
+    const NDArray want = get("out:" + std::to_string(i));
+    EXPECT_EQ(ex->outputs[i].GetDType(), want.GetDType()) << "output " << i << " dtype differs from MXNet's";
+    worst = std::max(worst, Compare(Values(ex->outputs[i]), Values(want), &b));
     EXPECT_EQ(b, 0u) << "output " << i << " differs from MXNet's";
   }
   if (probe["forward_only"].get<bool>()) {
@@ -103,7 +166,8 @@ TEST_P(OpProbe, MatchesMXNet) {
   }
   std::vector<NDArray> heads;
   if (!probe["loss"].get<bool>())
-    for (size_t i = 0; i < ex->outputs.size(); ++i) heads.push_back(get("head:" + std::to_string(i)));
+    for (size_t i = 0; i < ex->outputs.size(); ++i)
+      heads.push_back(CastTo(get("head:" + std::to_string(i)), ex->outputs[i].GetDType()));
   ex->Backward(heads);
   const std::map<std::string, NDArray> grads = ex->grad_dict();
   for (const std::string& a : sym.ListArguments()) {
@@ -123,20 +187,26 @@ INSTANTIATE_TEST_SUITE_P(MXNet191, OpProbe, testing::ValuesIn(ProbeNames()),
                            return s;
                          });
 
+// Networks: "zoo_<net>" (Gluon model zoo, index zoo.json) and "sym_<net>" (the classic
+// example/image-classification symbols written with mx.sym, index symbols.json).
 class ZooNetwork : public testing::TestWithParam<std::string> {};
 
 std::vector<std::string> ZooNames() {
   std::vector<std::string> names;
-  const nlohmann::json index = ReadJson(kData + "/zoo.json");
-  for (const auto& [k, v] : index.items()) names.push_back(k);
+  for (const char* kind : {"zoo", "sym"}) {
+    const nlohmann::json index = ReadJson(kData + (kind == std::string("zoo") ? "/zoo.json" : "/symbols.json"));
+    for (const auto& [k, v] : index.items()) names.push_back(std::string(kind) + "_" + k);
+  }
   return names;
 }
 
 TEST_P(ZooNetwork, MatchesMXNet) {
-  const std::string name = GetParam();
-  const nlohmann::json index = ReadJson(kData + "/zoo.json");
+  const std::string param = GetParam();
+  const bool zoo = param.rfind("zoo_", 0) == 0;
+  const std::string name = param.substr(4);
+  const nlohmann::json index = ReadJson(kData + (zoo ? "/zoo.json" : "/symbols.json"));
   const nlohmann::json& info = index.at(name);
-  const std::string prefix = kData + "/zoo_" + name;
+  const std::string prefix = kData + "/" + param;
   Symbol sym = Symbol::Load(prefix + "-symbol.json");
   std::map<std::string, NDArray> arg_params, aux_params;
   for (const auto& [k, v] : NDArray::LoadToMap(prefix + "-0000.params")) {
@@ -153,7 +223,7 @@ TEST_P(ZooNetwork, MatchesMXNet) {
   const double worst = Compare(Values(ex->outputs.at(0)), want, &bad);
   EXPECT_EQ(bad, 0u) << name << ": " << bad << " of " << want.size() << " outputs differ from MXNet's (max abs error "
                      << worst << ")";
-  std::cout << "[compat] zoo " << name << ": max abs error " << worst << " (|out| up to "
+  std::cout << "[compat] " << (zoo ? "zoo " : "symbols ") << name << ": max abs error " << worst << " (|out| up to "
             << info["out_absmax"].get<double>() << ")\n";
 }
 

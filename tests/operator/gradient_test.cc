@@ -91,6 +91,38 @@ const std::vector<Row>& Table() {
         {"floor", {}, Z, "", 0, {{0, 0}}},
         {"round", {}, Z, "", 0, {{0, 0}}},
         {"sign", {}, Z, "", 0, {{0, 0}}},
+        {"where", {}, K, "_backward_where", I, {}},
+        {"take", {}, K, "_backward_take", I, {}},
+        {"pick", {}, K, "_backward_pick", I, {}},
+        {"stack", {{"num_args", "2"}}, K, "_backward_stack", 0, {}},
+        {"tile", {{"reps", "(2,)"}}, K, "_backward_tile", 0, {}},
+        {"repeat", {{"repeats", "2"}}, K, "_backward_repeat", 0, {}},
+        {"broadcast_to", {}, K, "_backward_broadcast_to", 0, {}},
+        {"broadcast_like", {}, K, "_backward_broadcast_like", 0, {}},
+        {"reshape_like", {}, K, "_backward_reshape_like", 0, {{0, 0}}},
+        {"slice_like", {}, K, "_backward_slice_like", 0, {}},
+        {"Pad", {{"mode", "edge"}, {"pad_width", "(0, 0, 0, 0, 1, 1, 1, 1)"}}, K, "_backward_Pad", 0, {}},
+        {"min", {}, K, "_backward_min", I | O, {}},
+        {"prod", {}, K, "_backward_prod", I | O, {}},
+        {"nansum", {}, K, "_backward_nansum", I, {}},
+        {"norm", {}, K, "_backward_norm", I | O, {}},
+        {"_zeros", {}, N, "", 0, {}},
+        {"_ones", {}, N, "", 0, {}},
+        {"_full", {{"value", "1"}}, N, "", 0, {}},
+        {"_arange", {{"start", "3"}}, N, "", 0, {}},
+        {"LayerNorm", {}, K, "_backward_LayerNorm", I, {}},
+        {"InstanceNorm", {}, K, "_backward_InstanceNorm", I, {}},
+        {"L2Normalization", {}, K, "_backward_L2Normalization", I, {}},
+        {"topk", {}, K, "_backward_topk", O, {}},
+        {"sort", {}, K, "_backward_sort", O, {}},
+        {"argsort", {}, N, "", 0, {}},
+        {"UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}, K, "_backward_UpSampling", 0, {}},
+        {"UpSampling",
+         {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}},
+         K,
+         "_backward_UpSampling",
+         I,
+         {}},
     };
     for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"}) {
       r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, 0, {{0, 0}}});
@@ -130,7 +162,7 @@ TEST(GradientTable, CoversEveryBuiltinOp) {
       EXPECT_TRUE(rows.count(name)) << name;
     }
   }
-  EXPECT_EQ(rows.size(), 80u);
+  EXPECT_EQ(rows.size(), 106u);
 }
 
 using B = BackwardInput;
@@ -173,6 +205,17 @@ TEST(BackwardNode, ActivationReadsItsInputOnlyForSoftsign) {
   auto n = Describe("Activation", {{"act_type", "softsign"}});
   ASSERT_TRUE(n);
   EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {In, 0}, {Out, 0}}));
+}
+
+TEST(BackwardNode, UpSamplingReadsDataAndWeightOnlyForBilinear) {
+  auto n = Describe("UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "2"}});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}}));
+  EXPECT_EQ(n->num_outputs, 2);
+  n = Describe("UpSampling", {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "4"}});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->inputs, (std::vector<B>{{G, 0}, {In, 0}, {In, 1}}));
+  EXPECT_EQ(n->num_outputs, 2);
 }
 
 TEST(BackwardNode, DropoutReadsItsMask) {

@@ -16,6 +16,10 @@ void RegisterShapeOps(OpRegistry& r);      // defs/shape.cc
 void RegisterReduceOps(OpRegistry& r);     // defs/reduce.cc
 void RegisterElemwiseOps(OpRegistry& r);   // defs/elemwise.cc
 void RegisterOptimizerOps(OpRegistry& r);  // defs/optimizer.cc
+void RegisterIndexOps(OpRegistry& r);      // defs/index.cc
+void RegisterLayoutOps(OpRegistry& r);     // defs/layout.cc
+void RegisterInitOps(OpRegistry& r);       // defs/init.cc
+void RegisterNormOps(OpRegistry& r);       // defs/norm.cc
 
 /// One family of built-in definitions and the source file (relative to the repository root)
 /// that holds it. The file names feed the generated OPS.md (tools/weft-ops-json), which must
@@ -33,6 +37,10 @@ inline constexpr BuiltinFamily kBuiltinFamilies[] = {
     {"core/operator/defs/reduce.cc", &RegisterReduceOps},
     {"core/operator/defs/elemwise.cc", &RegisterElemwiseOps},
     {"core/operator/defs/optimizer.cc", &RegisterOptimizerOps},
+    {"core/operator/defs/index.cc", &RegisterIndexOps},
+    {"core/operator/defs/layout.cc", &RegisterLayoutOps},
+    {"core/operator/defs/init.cc", &RegisterInitOps},
+    {"core/operator/defs/norm.cc", &RegisterNormOps},
 };
 
 /// Registers every family into `r` and returns op name (and alias) -> the family's file.

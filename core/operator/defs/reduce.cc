@@ -1,4 +1,4 @@
-// Reductions: sum, mean, max over `axis` (with keepdims) and argmax. Shape rules are MXNet
+// Reductions: sum, mean, max, min, prod, nansum, norm over `axis` (with keepdims) and argmax. Shape rules are MXNet
 // 1.9's legacy (non-NumPy) mode: reducing every axis without keepdims gives (1,), not ().
 #include <algorithm>
 
@@ -78,15 +78,39 @@ OpDef Argmax() {
   return d;
 }
 
+// norm: the L1 or L2 norm over `axis` (MXNet 1.9 accepts one or two axes; two give the Frobenius
+// norm, which is the L2 norm over both).
+OpDef Norm() {
+  OpDef d = Reduce("norm", "", kUsesInputs | kUsesOutputs);
+  d.description =
+      "The L1 (ord=1) or L2 (ord=2) norm over `axis` (every element when None; at most two axes), keeping reduced "
+      "axes with length 1 when keepdims. Gradient out_grad·sign(x) (L1) or out_grad·x/norm (L2).";
+  d.attrs = {Opt("ord", "int", "2", "1 or 2"), Opt("axis", "shape", "None", "axes to reduce; None = all"),
+             DefaultOnly(Enum("out_dtype", {"None", "float16", "float32", "float64", "int32", "int64", "int8"}, "None",
+                              "output dtype (the input's only)")),
+             Opt("keepdims", "bool", "False", "keep reduced axes with length 1")};
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetInt("ord") == 1 || a.GetInt("ord") == 2, "ord must be 1 or 2, got {}", a.GetInt("ord"));
+    WEFT_CHECK(a.GetTuple("axis", {}).size() <= 2, "axis {} names more than two axes (MXNet's limit)",
+               a.GetString("axis"));
+  };
+  return d;
+}
+
 }  // namespace
 
 void RegisterReduceOps(OpRegistry& r) {
   r.Register(Reduce("sum", "sum", 0));
   r.Register(Reduce("mean", "mean", 0));
   r.Register(Reduce("max", "maximum", kUsesInputs | kUsesOutputs));
+  r.Register(Reduce("min", "minimum", kUsesInputs | kUsesOutputs));
+  r.Register(Reduce("prod", "product", kUsesInputs | kUsesOutputs));
+  r.Register(Reduce("nansum", "sum (NaN counted as 0)", kUsesInputs));
+  r.Register(Norm());
   r.Register(Argmax());
   r.AddAlias("sum_axis", "sum");
   r.AddAlias("max_axis", "max");
+  r.AddAlias("min_axis", "min");
 }
 
 }  // namespace weft::opdef

@@ -127,6 +127,18 @@ std::vector<OpCase> Build() {
                    {In(Shape{1, 2, 4, 4}), In(Shape{2, 3, 4, 4})}));
   v.push_back(Case("Deconvolution", {{"kernel", "(3,)"}, {"num_filter", "3"}, {"dilate", "(2,)"}, {"no_bias", "False"}},
                    {In(Shape{2, 2, 5}), In(Shape{2, 3, 3}), In(Shape{3})}));
+  v.push_back(Case("LayerNorm", {}, {In(Shape{3, 5}), In(Shape{5}, kPositive), In(Shape{5})}));
+  v.push_back(
+      Case("LayerNorm", {{"axis", "1"}, {"eps", "0.01"}}, {In(Shape{2, 3, 4}), In(Shape{3}, kPositive), In(Shape{3})}));
+  // As MXNet, the backward ignores the mean / std outputs' gradients, which finite differences
+  // would include: the forward alone is checked with them visible.
+  v.push_back(NoGrad(Case("LayerNorm", {{"axis", "1"}, {"eps", "0.01"}, {"output_mean_var", "True"}},
+                          {In(Shape{2, 3, 4}), In(Shape{3}, kPositive), In(Shape{3})})));
+  v.push_back(Case("InstanceNorm", {}, {In(Shape{2, 3, 2, 3}), In(Shape{3}, kPositive), In(Shape{3})}));
+  v.push_back(Case("InstanceNorm", {{"eps", "1e-05"}}, {In(Shape{1, 2, 5}), In(Shape{2}, kPositive), In(Shape{2})}));
+  for (const char* mode : {"instance", "channel", "spatial"})
+    v.push_back(Case("L2Normalization", {{"mode", mode}}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("L2Normalization", {}, {In(Shape{3, 5})}));
   v.push_back(Case("LRN", {{"nsize", "3"}, {"alpha", "0.3"}, {"knorm", "1.5"}}, {In(Shape{2, 5, 3, 2})}));
   v.push_back(Case("LRN", {{"nsize", "5"}}, {In(Shape{1, 4, 3})}));
   v.push_back(Case("Embedding", {{"input_dim", "5"}, {"output_dim", "4"}},
@@ -176,6 +188,66 @@ std::vector<OpCase> Build() {
   v.push_back(Case("slice", {{"begin", "(-2,)"}, {"end", "(None,)"}, {"step", "(2,)"}}, {In(Shape{5, 3})}));
   v.push_back(Case("slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "3"}}, {In(Shape{2, 4, 3})}));
   v.push_back(Case("slice_axis", {{"axis", "-1"}, {"begin", "-2"}, {"end", "None"}}, {In(Shape{3, 5})}));
+  // Selection, replication and shape-borrowing ops (index inputs hold whole numbers).
+  const Domain kBool{0, 2, true};
+  v.push_back(Case("where", {}, {In(Shape{2, 3}, kBool), In(Shape{2, 3}), In(Shape{2, 3})}));
+  v.push_back(Case("where", {}, {In(Shape{3}, kBool), In(Shape{3, 4}), In(Shape{3, 4})}));
+  v.push_back(Case("take", {}, {In(Shape{4, 3}), In(Shape{2, 2}, Domain{-1, 6, true})}));
+  v.push_back(Case("take", {{"axis", "1"}, {"mode", "wrap"}}, {In(Shape{2, 5, 3}), In(Shape{4}, Domain{-7, 7, true})}));
+  v.push_back(Case("pick", {}, {In(Shape{3, 4}), In(Shape{3}, Domain{0, 4, true})}));
+  v.push_back(Case("pick", {{"axis", "0"}, {"keepdims", "True"}, {"mode", "wrap"}},
+                   {In(Shape{3, 4}), In(Shape{1, 4}, Domain{-4, 6, true})}));
+  v.push_back(Case("stack", {{"num_args", "3"}, {"axis", "1"}}, {In(Shape{2, 3}), In(Shape{2, 3}), In(Shape{2, 3})}));
+  v.push_back(Case("stack", {{"num_args", "2"}, {"axis", "-1"}}, {In(Shape{3}), In(Shape{3})}));
+  v.push_back(Case("tile", {{"reps", "(2, 1, 3)"}}, {In(Shape{2, 3})}));
+  v.push_back(Case("tile", {{"reps", "(2,)"}}, {In(Shape{3, 1, 2})}));
+  v.push_back(Case("repeat", {{"repeats", "2"}, {"axis", "1"}}, {In(Shape{2, 3})}));
+  v.push_back(Case("repeat", {{"repeats", "3"}}, {In(Shape{2, 2})}));
+  v.push_back(Case("broadcast_to", {{"shape", "(2, 0, 4)"}}, {In(Shape{1, 3, 1})}));
+  v.push_back(Case("broadcast_like", {}, {In(Shape{1, 3}), In(Shape{2, 3})}));
+  v.push_back(
+      Case("broadcast_like", {{"lhs_axes", "(0,)"}, {"rhs_axes", "(2,)"}}, {In(Shape{1, 3}), In(Shape{2, 3, 5})}));
+  v.push_back(Case("reshape_like", {}, {In(Shape{2, 6}), In(Shape{3, 4})}));
+  v.push_back(Case("reshape_like", {{"lhs_begin", "1"}, {"rhs_begin", "0"}, {"rhs_end", "2"}},
+                   {In(Shape{2, 6}), In(Shape{3, 2, 7})}));
+  v.push_back(Case("slice_like", {}, {In(Shape{3, 4, 5}), In(Shape{2, 3, 4})}));
+  v.push_back(Case("slice_like", {{"axes", "(0, -2)"}}, {In(Shape{3, 4, 5}), In(Shape{2, 3})}));
+  v.push_back(Case("Pad", {{"mode", "constant"}, {"pad_width", "(0, 0, 0, 0, 1, 2, 0, 3)"}, {"constant_value", "0.5"}},
+                   {In(Shape{1, 2, 3, 4})}));
+  v.push_back(Case("Pad", {{"mode", "edge"}, {"pad_width", "(0, 0, 0, 0, 2, 1, 1, 1)"}}, {In(Shape{2, 1, 3, 2})}));
+  v.push_back(
+      Case("Pad", {{"mode", "reflect"}, {"pad_width", "(0, 0, 0, 0, 1, 1, 2, 1, 0, 2)"}}, {In(Shape{1, 2, 2, 3, 3})}));
+  v.push_back(Case("UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}, {In(Shape{2, 3, 2, 3})}));
+  v.push_back(Case("UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "2"}},
+                   {In(Shape{1, 2, 2, 2}), In(Shape{1, 1, 4, 4})}));
+  v.push_back(Case("UpSampling",
+                   {{"scale", "3"}, {"sample_type", "nearest"}, {"num_args", "2"}, {"multi_input_mode", "sum"}},
+                   {In(Shape{1, 2, 1, 2}), In(Shape{1, 2, 3, 6})}));
+  v.push_back(Case("UpSampling", {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "2"}},
+                   {In(Shape{1, 2, 3, 2}), In(Shape{2, 1, 4, 4})}));
+  v.push_back(Case("UpSampling", {{"scale", "3"}, {"sample_type", "bilinear"}, {"num_filter", "1"}},
+                   {In(Shape{2, 1, 2, 2}), In(Shape{1, 1, 5, 5})}));
+  for (const char* ret : {"value", "both", "indices", "mask"})
+    v.push_back(Case("topk", {{"k", "2"}, {"ret_typ", ret}}, {In(Shape{3, 5}, kDistinct)}));
+  v.push_back(Case("topk", {{"axis", "0"}, {"k", "2"}, {"ret_typ", "value"}, {"is_ascend", "True"}},
+                   {In(Shape{4, 3}, kDistinct)}));
+  v.push_back(Case("topk", {{"axis", "None"}, {"k", "3"}, {"ret_typ", "both"}, {"dtype", "int32"}},
+                   {In(Shape{2, 3}, kDistinct)}));
+  for (const char* dt : {"int32", "int64"})
+    v.push_back(
+        NoGrad(Case("topk", {{"k", "2"}, {"ret_typ", "indices"}, {"dtype", dt}}, {In(Shape{2, 4}, kDistinct)})));
+  v.push_back(Case("sort", {}, {In(Shape{3, 4}, kDistinct)}));
+  v.push_back(Case("sort", {{"axis", "0"}, {"is_ascend", "False"}}, {In(Shape{4, 2, 3}, kDistinct)}));
+  v.push_back(NoGrad(Case("argsort", {}, {In(Shape{3, 4}, kDistinct)})));
+  v.push_back(NoGrad(
+      Case("argsort", {{"axis", "None"}, {"is_ascend", "False"}, {"dtype", "int64"}}, {In(Shape{2, 3}, kDistinct)})));
+  // Arrays made from attributes alone.
+  v.push_back(NoGrad(Case("_zeros", {{"shape", "(2, 3)"}}, {})));
+  v.push_back(NoGrad(Case("_ones", {{"shape", "(4,)"}, {"dtype", "int32"}}, {})));
+  v.push_back(NoGrad(Case("_ones", {{"shape", "(2, 2)"}}, {})));
+  v.push_back(NoGrad(Case("_full", {{"shape", "(3, 1, 2)"}, {"value", "2.5"}}, {})));
+  v.push_back(NoGrad(Case("_arange", {{"start", "1"}, {"stop", "7"}, {"step", "2"}, {"repeat", "2"}}, {})));
+  v.push_back(NoGrad(Case("_arange", {{"start", "5"}, {"step", "-0.5"}, {"stop", "2"}}, {})));
   v.push_back(Case("dot", {}, {In(Shape{3, 4}), In(Shape{4, 5})}));
   v.push_back(Case("dot", {{"transpose_a", "True"}}, {In(Shape{4, 3}), In(Shape{4, 5})}));
   v.push_back(Case("dot", {{"transpose_b", "True"}}, {In(Shape{1, 4}), In(Shape{5, 4})}));
@@ -186,15 +258,20 @@ std::vector<OpCase> Build() {
   v.push_back(NoGrad(Case("ones_like", {}, {In(Shape{3, 4})})));
   v.push_back(NoGrad(Case("one_hot", {{"depth", "4"}}, {In(Shape{5}, Domain{0, 4, true})})));
   v.push_back(NoGrad(Case("argmax", {{"axis", "1"}}, {In(Shape{3, 5})})));
-  for (const char* op : {"sum", "mean", "max"}) {
-    // max needs distinct values (no ties); the distinct grid is symmetric about 0, so sums of it
-    // cancel to rounding noise, which devices summing in another order cannot match: sum and
-    // mean get positive values.
-    const Domain d = std::string(op) == "max" ? kDistinct : kPositive;
+  for (const char* op : {"sum", "mean", "max", "min", "nansum", "prod", "norm"}) {
+    // max/min need distinct values (no ties); the distinct grid is symmetric about 0, so sums of
+    // it cancel to rounding noise, which devices summing in another order cannot match: sum,
+    // mean and nansum get positive values. prod's gradient divides by x and norm's L1 gradient
+    // has a kink at 0: keep x away from 0.
+    const std::string name = op;
+    const Domain d = name == "max" || name == "min"     ? kDistinct
+                     : name == "prod" || name == "norm" ? kAwayFromZero
+                                                        : kPositive;
     v.push_back(Case(op, {{"axis", "(1,)"}}, {In(Shape{2, 3, 4}, d)}));
     v.push_back(Case(op, {}, {In(Shape{3, 5}, d)}));
     v.push_back(Case(op, {{"axis", "(0, 2)"}, {"keepdims", "True"}}, {In(Shape{2, 1, 3}, d)}));
   }
+  v.push_back(Case("norm", {{"ord", "1"}, {"axis", "-1"}}, {In(Shape{3, 4}, kAwayFromZero)}));
   // Optimizer updates.
   v.push_back(NoGrad(Case("sgd_update", {{"lr", "0.1"}, {"wd", "0.01"}}, {In(Shape{5, 3}), In(Shape{5, 3})})));
   v.push_back(NoGrad(Case("sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}}, {In(Shape{5, 3}), In(Shape{5, 3})},

@@ -1,10 +1,15 @@
-// sum / mean / max over axis tuples (MXNet: axis=() reduces everything, negative axes count from
-// the end, exclude=True reduces the axes not named; keepdims only changes the output shape) and
-// their backward ops, float32 / float64.
+// sum / mean / max / min / prod / nansum / norm over axis tuples (MXNet: axis=() or None reduces
+// everything, negative axes count from the end, exclude=True reduces the axes not named; keepdims
+// only changes the output shape) and their backward ops, float32 / float64.
 //
 // _backward_sum broadcasts the output gradient back over the reduced axes, _backward_mean also
-// divides by the count, _backward_max routes it to every element equal to the maximum (MXNet's
-// rule: tied maxima all receive the full gradient).
+// divides by the count, _backward_max / _backward_min route it to every element equal to the
+// extremum (MXNet's rule: tied extrema all receive the full gradient), _backward_prod multiplies
+// by output / x (MXNet's formula: a zero x gives inf or NaN there, as in MXNet), _backward_nansum
+// passes it where x is not NaN. norm (ord 1 or 2) sums |x| or x² (then the square root);
+// _backward_norm gives out_grad·sign(x) or out_grad·x / norm.
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "elemwise_driver.h"
@@ -14,12 +19,51 @@
 namespace weft::cpu::tensor {
 namespace {
 
-enum class Reduce { kSum, kMean, kMax };
+// Min: identity +inf (max for integers); a NaN wins, as in MaxOp.
+template <typename T>
+struct MinOp {
+  static T Init() {
+    if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+    return std::numeric_limits<T>::max();
+  }
+  T operator()(T a, T b) const {
+    const T m = b < a ? b : a;
+    return IsNan(b) ? b : m;
+  }
+};
+
+// Product: identity 1.
+template <typename T>
+struct ProdOp {
+  static T Init() { return T(1); }
+  T operator()(T a, T b) const { return a * b; }
+};
+
+// Sum that counts NaN as 0 (MXNet's nansum). Partial sums are never NaN, so folding them with
+// the same operator is exact.
+template <typename T>
+struct NanSumOp {
+  static T Init() { return T(0); }
+  T operator()(T a, T b) const { return a + (IsNan(b) ? T(0) : b); }
+};
+
+enum class Reduce { kSum, kMean, kMax, kMin, kProd, kNanSum, kNorm };
 
 Reduce KindOf(const std::string& op) {
-  if (op.find("sum") != std::string::npos) return Reduce::kSum;
-  if (op.find("mean") != std::string::npos) return Reduce::kMean;
+  const std::string base = op.rfind("_backward_", 0) == 0 ? op.substr(10) : op;
+  if (base == "sum") return Reduce::kSum;
+  if (base == "mean") return Reduce::kMean;
+  if (base == "min") return Reduce::kMin;
+  if (base == "prod") return Reduce::kProd;
+  if (base == "nansum") return Reduce::kNanSum;
+  if (base == "norm") return Reduce::kNorm;
   return Reduce::kMax;
+}
+
+// Backward inputs after out_grad: x (and the output) for the kinds whose gradient needs them.
+int BackwardInputs(Reduce k) {
+  if (k == Reduce::kSum || k == Reduce::kMean) return 1;
+  return k == Reduce::kNanSum ? 2 : 3;
 }
 
 class ReduceKernel {
@@ -29,7 +73,7 @@ class ReduceKernel {
     if (!backward_) {
       s.ExpectCounts(1, 1);
     } else {
-      s.ExpectCounts(kind_ == Reduce::kMax ? 3 : 1, 1);  // out_grad[, data, output] -> data_grad
+      s.ExpectCounts(BackwardInputs(kind_), 1);  // out_grad[, data[, output]] -> data_grad
     }
     RequireSameDType(s);
     DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
@@ -51,7 +95,12 @@ class ReduceKernel {
       Invalid(s, "reducing " + data_.Str() + " gives " + std::to_string(kept_.Size()) + " elements, the " +
                      (backward_ ? "output gradient" : "output") + " has " + std::to_string(small.size()));
     }
-    if (kind_ == Reduce::kMax && count_ == 0 && kept_.Size() > 0) Invalid(s, "max over an empty axis");
+    if ((kind_ == Reduce::kMax || kind_ == Reduce::kMin) && count_ == 0 && kept_.Size() > 0)
+      Invalid(s, "max/min over an empty axis");
+    if (kind_ == Reduce::kNorm) {
+      ord_ = s.attrs.GetInt("ord", 2);
+      if (ord_ != 1 && ord_ != 2) Invalid(s, "ord=" + std::to_string(ord_) + " is not 1 or 2");
+    }
   }
 
   void Compute(const KernelCall& c) const {
@@ -59,39 +108,99 @@ class ReduceKernel {
       using T = typename decltype(tag)::type;
       const T* in0 = static_cast<const T*>(c.inputs[0].raw());
       T* out = static_cast<T*>(c.outputs[0].raw());
+      if (backward_) {
+        Backward<T>(c, in0, out);
+        return;
+      }
       const T scale = kind_ == Reduce::kMean ? (count_ == 0 ? T(0) : T(1) / static_cast<T>(count_)) : T(1);
-      if (!backward_) {
-        if (kind_ == Reduce::kMax) {
-          ReduceTo(in0, data_, reduced_, out, c.req[0], MaxOp<T>());
-        } else {
-          ReduceTo(in0, data_, reduced_, out, c.req[0], SumOp<T>(), scale);
-        }
-      } else if (kind_ == Reduce::kMax) {
-        const T* x = static_cast<const T*>(c.inputs[1].raw());
-        const T* y = static_cast<const T*>(c.inputs[2].raw());
-        MapBroadcast(
-            out, data_, c.req[0], [](T g, T xv, T yv) { return xv == yv ? g : T(0); }, BroadcastIn<T>{in0, kept_},
-            BroadcastIn<T>{x, data_}, BroadcastIn<T>{y, kept_});
-      } else {
-        MapBroadcast(
-            out, data_, c.req[0], [scale](T g) { return g * scale; }, BroadcastIn<T>{in0, kept_});
+      switch (kind_) {
+        case Reduce::kMax:
+          return ReduceTo(in0, data_, reduced_, out, c.req[0], MaxOp<T>());
+        case Reduce::kMin:
+          return ReduceTo(in0, data_, reduced_, out, c.req[0], MinOp<T>());
+        case Reduce::kProd:
+          return ReduceTo(in0, data_, reduced_, out, c.req[0], ProdOp<T>());
+        case Reduce::kNanSum:
+          return ReduceTo(in0, data_, reduced_, out, c.req[0], NanSumOp<T>());
+        case Reduce::kNorm:
+          return Norm(in0, out, c.req[0]);
+        default:
+          return ReduceTo(in0, data_, reduced_, out, c.req[0], SumOp<T>(), scale);
       }
     });
   }
 
  private:
+  // Σ|x| or sqrt(Σx²) through a temporary of the mapped elements.
+  template <typename T>
+  void Norm(const T* x, T* out, int32_t req) const {
+    if (sdk::IsNull(req)) return;
+    const int64_t n = data_.Size(), m = kept_.Size();
+    std::vector<T> mapped(static_cast<size_t>(n)), acc(static_cast<size_t>(m));
+    if (ord_ == 1) {
+      Map(
+          mapped.data(), n, WEFT_REQ_WRITE, [](T v) { return v < T(0) ? -v : v; }, x);
+    } else {
+      Map(
+          mapped.data(), n, WEFT_REQ_WRITE, [](T v) { return v * v; }, x);
+    }
+    ReduceTo(mapped.data(), data_, reduced_, acc.data(), WEFT_REQ_WRITE, SumOp<T>());
+    if (ord_ == 2) {
+      Map(
+          out, m, req, [](T v) { return std::sqrt(v); }, acc.data());
+    } else {
+      Map(
+          out, m, req, [](T v) { return v; }, acc.data());
+    }
+  }
+
+  template <typename T>
+  void Backward(const KernelCall& c, const T* g, T* out) const {
+    const int32_t req = c.req[0];
+    if (kind_ == Reduce::kSum || kind_ == Reduce::kMean) {
+      const T scale = kind_ == Reduce::kMean ? (count_ == 0 ? T(0) : T(1) / static_cast<T>(count_)) : T(1);
+      MapBroadcast(
+          out, data_, req, [scale](T gv) { return gv * scale; }, BroadcastIn<T>{g, kept_});
+      return;
+    }
+    // One three-input loop for every kind keeps the ISA-dispatched instantiations (and the build)
+    // small; the kind is fixed per call, so its branch is predictable. nansum has no output input.
+    const T* x = static_cast<const T*>(c.inputs[1].raw());
+    const T* y = kind_ == Reduce::kNanSum ? g : static_cast<const T*>(c.inputs[2].raw());
+    const Reduce kind = kind_;
+    const bool l1 = ord_ == 1;
+    MapBroadcast(
+        out, data_, req,
+        [kind, l1](T gv, T xv, T yv) {
+          switch (kind) {
+            case Reduce::kNanSum:
+              return IsNan(xv) ? T(0) : gv;
+            case Reduce::kProd:
+              return gv * (yv / xv);
+            case Reduce::kNorm:
+              if (l1) return xv > T(0) ? gv : xv < T(0) ? -gv : T(0);
+              return gv * (xv / yv);
+            default:  // max, min: every element equal to the extremum
+              return xv == yv ? gv : T(0);
+          }
+        },
+        BroadcastIn<T>{g, kept_}, BroadcastIn<T>{x, data_}, BroadcastIn<T>{y, kept_});
+  }
+
   Reduce kind_;
   bool backward_ = false;
   Dims data_, kept_;
   bool reduced_[WEFT_MAX_NDIM] = {};
   int64_t count_ = 1;
+  int64_t ord_ = 2;
 };
 
 }  // namespace
 
 void RegisterReduceKernels(KernelTable& t) {
-  for (const char* op : {"sum", "mean", "max", "_backward_sum", "_backward_mean", "_backward_max"}) {
+  for (const char* op : {"sum", "mean", "max", "min", "prod", "nansum", "norm"}) {
     t.Add<ReduceKernel>(op, kFloatMask);
+    t.Add<ReduceKernel>(std::string("_backward_") + op, kFloatMask);
   }
 }
 

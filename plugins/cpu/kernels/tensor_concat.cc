@@ -1,5 +1,7 @@
-// Concat / _backward_Concat and SliceChannel / _backward_SliceChannel: joining tensors along an
-// axis and splitting one along an axis are the same block copies in opposite directions.
+// Concat / _backward_Concat, SliceChannel / _backward_SliceChannel and stack / _backward_stack:
+// joining tensors along an axis and splitting one along an axis are the same block copies in
+// opposite directions. stack is a Concat along a new axis of the output (its `axis` counted in
+// the output's axes), so the parts' blocks are whole parts' rows.
 //
 // Row-major layout makes both simple: with outer = product of the extents before the axis, each
 // part is `outer` contiguous blocks of (its size / outer) elements, and the whole is those
@@ -45,18 +47,19 @@ Blocks MakeBlocks(const KernelSetup& s, const TensorDesc& whole, const std::vect
 class AxisCopyKernel {
  public:
   explicit AxisCopyKernel(const KernelSetup& s) {
-    join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel";
+    join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel" || s.op_name == "stack";
     const bool concat_attrs = s.op_name == "Concat" || s.op_name == "_backward_Concat";
+    const bool stack = s.op_name == "stack" || s.op_name == "_backward_stack";
     const char* attr = concat_attrs ? "dim" : "axis";
-    const int64_t n = s.attrs.GetInt(concat_attrs ? "num_args" : "num_outputs", -1);
+    const int64_t n = s.attrs.GetInt(concat_attrs || stack ? "num_args" : "num_outputs", -1);
     if (join_) {
       s.ExpectCounts(-1, 1);
       if (n >= 0 && n != static_cast<int64_t>(s.inputs.size())) Invalid(s, "num attribute disagrees with inputs");
-      blocks_ = MakeBlocks(s, s.outputs[0], s.inputs, attr, 1);
+      blocks_ = MakeBlocks(s, s.outputs[0], s.inputs, attr, stack ? 0 : 1);
     } else {
       s.ExpectCounts(1, -1);
       if (n >= 0 && n != static_cast<int64_t>(s.outputs.size())) Invalid(s, "num attribute disagrees with outputs");
-      blocks_ = MakeBlocks(s, s.inputs[0], s.outputs, attr, 1);
+      blocks_ = MakeBlocks(s, s.inputs[0], s.outputs, attr, stack ? 0 : 1);
     }
   }
 
@@ -98,7 +101,8 @@ class AxisCopyKernel {
 }  // namespace
 
 void RegisterConcatKernels(KernelTable& t) {
-  for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"}) {
+  for (const char* op :
+       {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel", "stack", "_backward_stack"}) {
     t.Add<AxisCopyKernel>(op, kAllMask);
   }
 }

@@ -1,5 +1,8 @@
 // Data copies: _copy, _backward_copy, Flatten, Reshape, expand_dims, BlockGrad's forward (the
-// shape is the definition's business; the kernel moves elements) and zeros_like / ones_like.
+// shape is the definition's business; the kernel moves elements), reshape_like, zeros_like /
+// ones_like and the input-less fills _zeros, _ones, _full and _arange.
+#include <cmath>
+
 #include "tensor_kernels.h"
 
 namespace weft::cpu::tensor {
@@ -36,9 +39,72 @@ class FillKernel {
   }
 };
 
+// reshape_like: output (=|+=) lhs (rhs only gives the shape). _backward_reshape_like: out_grad ->
+// lhs gradient (a copy), rhs gradient (zeros).
+class ReshapeLikeKernel {
+ public:
+  explicit ReshapeLikeKernel(const KernelSetup& s) : backward_(s.op_name.rfind("_backward_", 0) == 0) {
+    s.ExpectCounts(backward_ ? 1 : 2, backward_ ? 2 : 1);
+    if (s.inputs[0].size() != s.outputs[0].size() || s.inputs[0].dtype != s.outputs[0].dtype)
+      Invalid(s, "lhs " + sdk::FormatTuple(backward_ ? s.outputs[0].shape : s.inputs[0].shape) + " and output " +
+                     sdk::FormatTuple(backward_ ? s.inputs[0].shape : s.outputs[0].shape) +
+                     " must have one element count and dtype");
+  }
+  void Compute(const KernelCall& c) const {
+    const Tensor& in = c.inputs[0];
+    CopyOrAdd(c.outputs[0].raw(), in.raw(), in.size(), in.dtype(), c.req[0]);
+    if (backward_) FillOrAdd(c.outputs[1].raw(), 0.0, c.outputs[1].size(), c.outputs[1].dtype(), c.req[1]);
+  }
+
+ private:
+  bool backward_;
+};
+
+// _zeros, _ones, _full (attribute `value`) and _arange (start, step, repeat: element i is
+// start + step·⌊i / repeat⌋, computed in double and converted once, as MXNet's range kernel;
+// stop None counts from 0). The output's dtype is the definition's (attribute dtype).
+class InitKernel {
+ public:
+  explicit InitKernel(const KernelSetup& s) : arange_(s.op_name == "_arange") {
+    s.ExpectCounts(0, 1);
+    DispatchAll(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
+    if (arange_) {
+      start_ = s.attrs.GetOptionalFloat("stop") ? s.attrs.GetFloat("start") : 0.0;
+      step_ = s.attrs.GetFloat("step", 1.0);
+      repeat_ = s.attrs.GetInt("repeat", 1);
+      if (repeat_ < 1) Invalid(s, "repeat must be at least 1");
+    } else {
+      value_ = s.op_name == "_ones" ? 1.0 : s.op_name == "_full" ? s.attrs.GetFloat("value") : 0.0;
+    }
+  }
+  void Compute(const KernelCall& c) const {
+    const Tensor& out = c.outputs[0];
+    if (!arange_) {
+      FillOrAdd(out.raw(), value_, out.size(), out.dtype(), c.req[0]);
+      return;
+    }
+    DispatchAll("_arange", out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* y = static_cast<T*>(out.raw());
+      sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t i = 0; i < out.size(); ++i)
+          assign(y[i], Convert<T>(start_ + step_ * static_cast<double>(i / repeat_)));
+      });
+    });
+  }
+
+ private:
+  bool arange_;
+  double value_ = 0, start_ = 0, step_ = 1;
+  int64_t repeat_ = 1;
+};
+
 }  // namespace
 
 void RegisterCopyKernels(KernelTable& t) {
+  t.Add<ReshapeLikeKernel>("reshape_like", kAllMask);
+  t.Add<ReshapeLikeKernel>("_backward_reshape_like", kAllMask);
+  for (const char* op : {"_zeros", "_ones", "_full", "_arange"}) t.Add<InitKernel>(op, kAllMask);
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"}) {
     t.Add<CopyKernel>(op, kAllMask);
   }

@@ -16,6 +16,12 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterReduceKernels(table);
   RegisterUnaryKernels(table);
   RegisterBinaryKernels(table);
+  RegisterGatherKernels(table);
+  RegisterBroadcastKernels(table);
+  RegisterPadKernels(table);
+  RegisterNormKernels(table);
+  RegisterSortKernels(table);
+  RegisterUpSamplingKernels(table);
 }
 
 namespace tensor {

@@ -1,4 +1,6 @@
-// slice and slice_axis (MXNet 1.9), forward and backward, every data-movement dtype.
+// slice, slice_axis and slice_like (MXNet 1.9), forward and backward, every data-movement dtype.
+// slice_like's box starts at 0 with the sliced tensor's extents; its shape_like input gets a zero
+// gradient.
 //
 // Both cut a strided box out of the input: per axis a range (begin, step, len) computed by
 // sdk/cpp/slice.hpp, the rule core's shape inference uses too. The forward gathers the box into
@@ -15,14 +17,18 @@ namespace {
 class SliceKernel {
  public:
   explicit SliceKernel(const KernelSetup& s) : backward_(s.op_name.rfind("_backward_", 0) == 0) {
-    s.ExpectCounts(1, 1);
-    RequireSameDType(s);
-    DispatchAll(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    const bool like = s.op_name.find("slice_like") != std::string::npos;
+    s.ExpectCounts(like && !backward_ ? 2 : 1, like && backward_ ? 2 : 1);
     const TensorDesc& data = backward_ ? s.outputs[0] : s.inputs[0];
     const TensorDesc& sliced = backward_ ? s.inputs[0] : s.outputs[0];
+    if (data.dtype != sliced.dtype) Invalid(s, "data and output dtypes differ");
+    DispatchAll(s.op_name.c_str(), data.dtype, [](auto) {});
     std::vector<sdk::SliceRange> r;
     try {
-      if (s.op_name.find("slice_axis") != std::string::npos) {
+      if (like) {
+        if (sliced.ndim() != data.ndim()) Invalid(s, "data and output must have the same number of axes");
+        for (int64_t len : sliced.shape) r.push_back(sdk::SliceRange{0, 1, len});
+      } else if (s.op_name.find("slice_axis") != std::string::npos) {
         int axis = 0;
         const sdk::SliceRange one = sdk::SliceAxisOpRange(s.attrs, data.shape, &axis);
         for (int i = 0; i < data.ndim(); ++i)
@@ -40,6 +46,7 @@ class SliceKernel {
   }
 
   void Compute(const KernelCall& c) const {
+    if (c.outputs.size() > 1) FillOrAdd(c.outputs[1].raw(), 0.0, c.outputs[1].size(), c.outputs[1].dtype(), c.req[1]);
     if (backward_ && c.req[0] == WEFT_REQ_WRITE) {
       FillOrAdd(c.outputs[0].raw(), 0.0, c.outputs[0].size(), c.outputs[0].dtype(), WEFT_REQ_WRITE);
     }
@@ -95,7 +102,8 @@ class SliceKernel {
 }  // namespace
 
 void RegisterSliceKernels(KernelTable& t) {
-  for (const char* op : {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis"})
+  for (const char* op :
+       {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis", "slice_like", "_backward_slice_like"})
     t.Add<SliceKernel>(op, kAllMask);
 }
 

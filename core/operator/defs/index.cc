@@ -1,0 +1,246 @@
+// Selection ops: where, take, pick, and the ordering ops topk, sort, argsort. Shape rules are
+// MXNet 1.9's (src/operator/tensor/control_flow_op.h, indexing_op.h, broadcast_reduce_op.h,
+// ordering_op-inl.h).
+#include <algorithm>
+
+#include "operator/defs/builtin.h"
+#include "operator/op_util.h"
+
+namespace weft::opdef {
+namespace {
+
+// Index inputs keep their own dtype; the output (and any unknown data input) takes input `from`'s.
+std::function<void(const AttrMap&, std::vector<int>&, std::vector<int>&, std::vector<int>&)> TypeOfInput(
+    size_t from, std::string op) {
+  return [from, op = std::move(op)](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    if (in[from] < 0) in[from] = out[0];
+    if (in[from] < 0) return;
+    for (int& o : out) AssignType(op, "output", "output", o, in[from]);
+    for (int& i : in)
+      if (i < 0) i = in[from];
+  };
+}
+
+OpDef Where() {
+  OpDef d;
+  d.name = "where";
+  d.description =
+      "output = condition != 0 ? x : y element by element; condition has x's shape or is 1-D with x's first "
+      "extent (one choice per row). condition gets no gradient.";
+  d.list_inputs = Fixed({"condition", "x", "y"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    for (size_t i : {1, 2})
+      if (io.in(i)) io.AssignOut(0, *io.in(i));
+    if (!io.out(0)) return;
+    const Shape xs = *io.out(0);
+    io.AssignIn(1, xs);
+    io.AssignIn(2, xs);
+    const ShapeSlot& c = io.in(0);
+    if (c && c->ndim() == 1 && xs.ndim() > 1) {
+      if ((*c)[0] >= 0 && xs[0] >= 0 && (*c)[0] != xs[0]) {
+        io.Fail(fmt::format("input 'condition' {} must have x's shape {} or be 1-D of length {}", c->ToString(),
+                            xs.ToString(), xs[0]));
+      }
+      return;
+    }
+    io.AssignIn(0, xs);
+  });
+  d.infer_type = TypeOfInput(1, "where");
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_where";
+  d.backward_uses = kUsesInputs;
+  return d;
+}
+
+OpDef Take() {
+  OpDef d;
+  d.name = "take";
+  d.description =
+      "Gathers slices of `a` along `axis` at the positions in `indices` (values truncated to integers): output "
+      "shape a.shape[:axis] + indices.shape + a.shape[axis+1:]. mode clip clamps positions into range, wrap takes "
+      "them modulo the extent, raise fails on one out of range. The gradient of `a` sums out_grad slices per "
+      "position; indices get none.";
+  d.attrs = {Opt("axis", "int", "0", "axis of a to take along"),
+             Enum("mode", {"clip", "raise", "wrap"}, "clip", "out-of-range positions")};
+  d.list_inputs = Fixed({"a", "indices"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0) || !io.in(1)) return;
+    const Shape& a = *io.in(0);
+    if (a.ndim() == 0) io.Fail("input 'a' must have at least one axis");
+    const size_t axis =
+        static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(a.ndim()), "axis"));
+    std::vector<int64_t> out(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(axis));
+    for (int64_t e : io.in(1)->dims()) out.push_back(e);
+    out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(axis) + 1, a.end());
+    io.AssignOut(0, Shape(out));
+  });
+  d.infer_type = TypeOfInput(0, "take");
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_take";
+  d.backward_uses = kUsesInputs;
+  return d;
+}
+
+OpDef Pick() {
+  OpDef d;
+  d.name = "pick";
+  d.description =
+      "output[i…, j…] = data[i…, index[i…, j…], j…]: one element along `axis` per position, chosen by `index` "
+      "(truncated; clip clamps, wrap takes the value modulo the extent). index has the output's shape. The "
+      "gradient of data scatters out_grad to the picked elements; index gets none.";
+  d.attrs = {Opt("axis", "int", "-1", "axis to pick along (None is refused, as MXNet 1.9)"),
+             Opt("keepdims", "bool", "False", "keep the axis with length 1"),
+             Enum("mode", {"clip", "wrap"}, "clip", "out-of-range indices")};
+  d.list_inputs = Fixed({"data", "index"});
+  d.list_outputs = Fixed({"output"});
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetOptionalInt("axis").has_value(), "axis=None is not supported by pick (as MXNet 1.9); give an axis");
+  };
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    std::vector<int64_t> s = io.in(0)->dims();
+    const size_t axis =
+        static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(s.size()), "axis"));
+    if (io.attrs().GetBool("keepdims")) {
+      s[axis] = 1;
+    } else {
+      s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
+    }
+    if (s.empty()) s.push_back(1);
+    io.AssignOut(0, Shape(s));
+    io.AssignIn(1, Shape(s));
+  });
+  d.infer_type = TypeOfInput(0, "pick");
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_pick";
+  d.backward_uses = kUsesInputs;
+  return d;
+}
+
+// ---- topk, sort, argsort ---------------------------------------------------------------------------
+
+const std::vector<std::string> kIndexDTypes = {"float16", "float32", "float64", "int32", "int64", "uint8"};
+
+// The output shape of an ordering op keeping `k` elements along `axis` (None: of the flattened
+// data); k < 1 keeps them all.
+Shape OrderedShape(const ShapeIO& io, const Shape& in, int64_t k) {
+  const std::optional<int64_t> axis = io.attrs().GetOptionalInt("axis");
+  if (!axis) {
+    const int64_t n = ProdOrUnknown(in, 0, in.ndim());
+    return Shape{k < 1 || n < 0 ? n : std::min(k, n)};
+  }
+  Shape out = in;
+  const size_t a = static_cast<size_t>(NormalizeAxis(io, *axis, static_cast<int64_t>(in.ndim()), "axis"));
+  if (k >= 1 && in[a] >= 0) {
+    if (k > in[a])
+      io.Fail(fmt::format("k={} is larger than the axis' extent {} of input 'data' {}", k, in[a], in.ToString()));
+    out[a] = k;
+  }
+  return out;
+}
+
+OpDef Ordering(std::string name, std::string description) {
+  OpDef d;
+  d.name = name;
+  d.description = std::move(description);
+  d.list_inputs = Fixed({"data"});
+  // An int or None; "int" specs accept None only as their default, so this one is a string.
+  d.attrs = {Opt("axis", "string", "-1", "axis to order along; None = the flattened data")};
+  d.validate = [](const AttrMap& a) { a.GetOptionalInt("axis"); };
+  return d;
+}
+
+OpDef Topk() {
+  OpDef d = Ordering("topk",
+                     "The k largest (smallest with is_ascend) elements along `axis`, in order: ret_typ value gives "
+                     "them (indices hidden), indices their positions (as `dtype`), both the two, mask an array of "
+                     "data's shape with 1 where an element is among them. k < 1 takes all. Ties keep the earlier "
+                     "position first. value/both have a gradient (scattered back), indices/mask none.");
+  d.attrs.push_back(Opt("k", "int", "1", "how many; < 1 = all"));
+  d.attrs.push_back(Enum("ret_typ", {"both", "indices", "mask", "value"}, "indices", "what to return"));
+  d.attrs.push_back(Opt("is_ascend", "bool", "False", "smallest first"));
+  d.attrs.push_back(Enum("dtype", kIndexDTypes, "float32", "dtype of the indices"));
+  auto two = [](const AttrMap& a) {
+    const std::string r = a.GetString("ret_typ");
+    return r == "both" || r == "value";
+  };
+  d.list_outputs = [two](const AttrMap& a) {
+    return two(a) ? std::vector<std::string>{"output0", "output1"} : std::vector<std::string>{"output"};
+  };
+  d.num_visible_outputs = [](const AttrMap& a) { return a.GetString("ret_typ") == "both" ? 2 : 1; };
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    if (io.attrs().GetString("ret_typ") == "mask") {
+      io.AssignOut(0, *io.in(0));
+      return;
+    }
+    const Shape out = OrderedShape(io, *io.in(0), io.attrs().GetInt("k"));
+    for (size_t i = 0; i < io.num_out(); ++i) io.AssignOut(i, out);
+  });
+  d.infer_type = [two](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    const int idx = static_cast<int>(DTypeFromName(a.GetString("dtype")));
+    const std::string r = a.GetString("ret_typ");
+    if (r == "indices") {
+      AssignType("topk", "output", "output", out[0], idx);
+    } else {
+      if (in[0] < 0) in[0] = out[0];
+      if (in[0] >= 0) AssignType("topk", "output", "output0", out[0], in[0]);
+      if (two(a)) AssignType("topk", "output", "output1", out[1], idx);
+    }
+  };
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_topk";
+  d.backward_uses = kUsesOutputs;
+  return d;
+}
+
+OpDef Sort() {
+  OpDef d = Ordering("sort",
+                     "data's elements sorted along `axis` (ascending unless is_ascend is False; ties keep their "
+                     "order); a hidden second output holds the positions. The gradient scatters back.");
+  d.attrs.push_back(Opt("is_ascend", "bool", "True", "smallest first"));
+  d.list_outputs = Fixed({"output0", "output1"});
+  d.num_visible_outputs = [](const AttrMap&) { return 1; };
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    const Shape out = OrderedShape(io, *io.in(0), 0);
+    io.AssignOut(0, out);
+    io.AssignOut(1, out);
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_sort";
+  d.backward_uses = kUsesOutputs;
+  return d;
+}
+
+OpDef Argsort() {
+  OpDef d = Ordering("argsort",
+                     "The positions that sort data along `axis` (ascending unless is_ascend is False; ties keep "
+                     "their order), as `dtype`.");
+  d.attrs.push_back(Opt("is_ascend", "bool", "True", "smallest first"));
+  d.attrs.push_back(Enum("dtype", kIndexDTypes, "float32", "dtype of the positions"));
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (io.in(0)) io.AssignOut(0, OrderedShape(io, *io.in(0), 0));
+  });
+  d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
+    AssignType("argsort", "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+  };
+  d.grad = GradKind::kNone;
+  return d;
+}
+
+}  // namespace
+
+void RegisterIndexOps(OpRegistry& r) {
+  r.Register(Where());
+  r.Register(Take());
+  r.Register(Pick());
+  r.Register(Topk());
+  r.Register(Sort());
+  r.Register(Argsort());
+}
+
+}  // namespace weft::opdef

@@ -1,0 +1,84 @@
+// Ops without inputs that make arrays from their attributes: _zeros, _ones, _full, _arange (what
+// mx.sym.zeros / ones / full / arange write into symbol JSON). Shape rules are MXNet 1.9's
+// (src/operator/tensor/init_op.h).
+#include <algorithm>
+#include <cmath>
+
+#include "operator/defs/builtin.h"
+#include "operator/op_util.h"
+
+namespace weft::opdef {
+namespace {
+
+const std::vector<std::string> kInitDTypes = {"float32", "float64", "float16", "bfloat16", "uint8",
+                                              "int8",    "int32",   "int64",   "bool"};
+
+OpDef NoInput(std::string name, std::string description) {
+  OpDef d;
+  d.name = std::move(name);
+  d.description = std::move(description);
+  d.attrs = {Ignored(Opt("ctx", "string", "", "device the array is made on (the executor's context is used)")),
+             Enum("dtype", kInitDTypes, "float32", "output dtype")};
+  d.list_inputs = Fixed({});
+  d.list_outputs = Fixed({"output"});
+  d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
+    AssignType("init", "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+  };
+  d.grad = GradKind::kNone;
+  return d;
+}
+
+OpDef Fill(std::string name, std::string what) {
+  OpDef d = NoInput(name, "An array of `shape` filled with " + what + ".");
+  d.attrs.push_back(Opt("shape", "shape", "()", "output shape"));
+  if (name == "_full") d.attrs.push_back(Req("value", "float", "fill value"));
+  SetShapeFn(d, [](ShapeIO& io) {
+    const std::vector<int64_t> s = io.attrs().GetTuple("shape", {});
+    for (int64_t e : s)
+      if (e < 0) io.Fail(fmt::format("shape {} has a negative extent", sdk::FormatTuple(s)));
+    io.AssignOut(0, Shape(s));
+  });
+  return d;
+}
+
+// MXNet's RangeParam: [start, stop) by step, each value `repeat` times; stop None = [0, start).
+int64_t ArangeLength(const AttrMap& a) {
+  double start = a.GetFloat("start"), step = a.GetFloat("step", 1.0);
+  std::optional<double> stop = a.GetOptionalFloat("stop");
+  if (!stop) {
+    stop = start;
+    start = 0;
+  }
+  WEFT_CHECK(step != 0, "step must not be 0");
+  const double n = std::ceil((*stop - start) / step);
+  return n <= 0 ? 0 : static_cast<int64_t>(n) * a.GetInt("repeat", 1);
+}
+
+OpDef Arange() {
+  OpDef d = NoInput("_arange",
+                    "start, start + step, … below stop (above it for a negative step; stop None counts from 0 to "
+                    "start), each value `repeat` times.");
+  d.attrs.push_back(Req("start", "float", "first value (the end when stop is None)"));
+  d.attrs.push_back(Opt("stop", "float", "None", "end (exclusive)"));
+  d.attrs.push_back(Opt("step", "float", "1", "spacing"));
+  d.attrs.push_back(Opt("repeat", "int", "1", "copies of each value"));
+  d.attrs.push_back(DefaultOnly(Opt("infer_range", "bool", "False", "take the length from the graph (unsupported)")));
+  d.attrs[1].choices.erase(std::find(d.attrs[1].choices.begin(), d.attrs[1].choices.end(), "bool"));
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetInt("repeat") >= 1, "repeat must be at least 1, got {}", a.GetInt("repeat"));
+    ArangeLength(a);
+  };
+  SetShapeFn(d, [](ShapeIO& io) { io.AssignOut(0, Shape{ArangeLength(io.attrs())}); });
+  return d;
+}
+
+}  // namespace
+
+void RegisterInitOps(OpRegistry& r) {
+  r.Register(Fill("_zeros", "zeros"));
+  r.Register(Fill("_ones", "ones"));
+  r.Register(Fill("_full", "`value`"));
+  r.Register(Arange());
+}
+
+}  // namespace weft::opdef
