@@ -427,6 +427,28 @@ struct FillAnyMap {
   WEFT_HD void operator()(int64_t i) const { StoreScalar<Assign>(out, dtype, i, value); }
 };
 
+// ---- GEMM for float64 (cpu: tensor_dot.cc) ----------------------------------------------------
+
+/// Row-major batched C = op(A)·op(B) (Assign: write or add) for dtypes the tiled float GEMM does
+/// not serve: item = one element (z, r, col) of C, the k loop inside it.
+template <typename T, class Assign>
+struct GemmMap {
+  bool ta, tb;
+  int64_t m, n, k, lda, ldb, ldc, sa, sb, sc;
+  const T* a;
+  const T* b;
+  T* c;
+  WEFT_HD void operator()(int64_t e) const {
+    const int64_t z = e / (m * n), rem = e - z * m * n, r = rem / n, col = rem - r * n;
+    const T* az = a + z * sa;
+    const T* bz = b + z * sb;
+    T acc = T(0);
+    for (int64_t kk = 0; kk < k; ++kk)
+      acc += (ta ? az[kk * lda + r] : az[r * lda + kk]) * (tb ? bz[col * ldb + kk] : bz[kk * ldb + col]);
+    Assign::Put(c[z * sc + r * ldc + col], acc);
+  }
+};
+
 // ---- index ops (cpu: tensor_index.cc) ----------------------------------------------------------
 
 /// one_hot: item = one index; its row of `depth` values on / off.

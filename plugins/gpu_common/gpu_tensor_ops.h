@@ -6,8 +6,7 @@
 //
 // dtypes are the cpu plugin's for each op (plugins/cpu/kernels/tensor_kernels.h), so a GPU claims
 // what the cpu reference can check: math in float32 / float64, data movement and Cast in every
-// kMoveDTypes dtype, indices in float32 / float64 / int32 / int64 — except dot / batch_dot, which
-// go through the float32 GEMM (cuBLAS or the tiled kernel) and claim float32 only. Setup (host)
+// kMoveDTypes dtype, indices in float32 / float64 / int32 / int64. Setup (host)
 // parses attributes as the cpu kernels do and builds the index plans of gpu_tensor_math.h.
 #pragma once
 
@@ -15,6 +14,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -738,14 +738,15 @@ inline DotGeometry ParseDot(const KernelSetup& s, const TensorDesc& lhs, const T
   return g;
 }
 
-/// dot / batch_dot and their backward ops (inputs out_grad, lhs, rhs; outputs their gradients)
-/// through L::Gemm, batched: cuBLAS (strided-batched) on CUDA, the tiled kernel elsewhere.
+/// dot / batch_dot and their backward ops (inputs out_grad, lhs, rhs; outputs their gradients):
+/// float32 through L::Gemm, batched (cuBLAS strided-batched on CUDA, the tiled kernel elsewhere);
+/// float64 through GemmMap (a plain kernel, no vendor call: correct, not fast).
 template <class L>
 class DotKernel {
  public:
   explicit DotKernel(const KernelSetup& s) : backward_(IsBackward(s)) {
     s.ExpectCounts(backward_ ? 3 : 2, backward_ ? 2 : 1);
-    RequireFloat32(s);
+    RequireSameDType(s, kFloatTypes);
     const size_t first = backward_ ? 1 : 0;
     g_ = ParseDot(s, s.inputs[first], s.inputs[first + 1], s.op_name.find("batch_dot") != std::string::npos);
     const TensorDesc& c = backward_ ? s.inputs[0] : s.outputs[0];
@@ -753,24 +754,38 @@ class DotKernel {
       Invalid(s, "the product has " + std::to_string(g_.batch * g_.m * g_.n) + " elements, not " + ShapeOf(c));
   }
   void Compute(const DeviceCall& c) const {
+    WithFloatType("dot", c.inputs[0].dtype(), [&](auto tag) { Run<typename decltype(tag)::type>(c); });
+  }
+
+ private:
+  // float32: L::Gemm (cuBLAS / the tiled kernel); float64: GemmMap, one item per element of C.
+  template <typename T>
+  void Run(const DeviceCall& c) const {
     const int64_t sa = g_.m * g_.k, sb = g_.k * g_.n, sc = g_.m * g_.n;
-    auto gemm = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, int64_t sta,
-                    const float* b, int64_t ldb, int64_t stb, int32_t req, float* out, int64_t ldc, int64_t stc) {
+    auto gemm = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, int64_t sta, const T* b,
+                    int64_t ldb, int64_t stb, int32_t req, T* out, int64_t ldc, int64_t stc) {
       if (req == WEFT_REQ_NULL) return;
-      GemmArgs g = MakeGemm(ta, tb, m, n, k, a, lda, b, ldb, req, out, ldc);
-      g.batch = g_.batch, g.stride_a = sta, g.stride_b = stb, g.stride_c = stc;
-      L::Gemm(c, g);
+      if constexpr (std::is_same_v<T, float>) {
+        GemmArgs g = MakeGemm(ta, tb, m, n, k, a, lda, b, ldb, req, out, ldc);
+        g.batch = g_.batch, g.stride_a = sta, g.stride_b = stb, g.stride_c = stc;
+        L::Gemm(c, g);
+      } else {
+        WithReq(req, [&](auto as) {
+          L::Map(c, g_.batch * m * n,
+                 GemmMap<T, decltype(as)>{ta, tb, m, n, k, lda, ldb, ldc, sta, stb, stc, a, b, out});
+        });
+      }
     };
-    auto in = [&](size_t i) { return L::template Ptr<const float>(c.inputs[i]); };
-    auto out = [&](size_t i) { return L::template Ptr<float>(c.outputs[i]); };
+    auto in = [&](size_t i) { return L::template Ptr<const T>(c.inputs[i]); };
+    auto out = [&](size_t i) { return L::template Ptr<T>(c.outputs[i]); };
     const DotGeometry& g = g_;
     if (!backward_) {
       gemm(g.ta, g.tb, g.m, g.n, g.k, in(0), g.lda(), sa, in(1), g.ldb(), sb, c.req[0], out(0), g.n, sc);
       return;
     }
-    const float* dc = in(0);
-    const float* a = in(1);
-    const float* b = in(2);
+    const T* dc = in(0);
+    const T* a = in(1);
+    const T* b = in(2);
     if (!g.ta)  // dA (m × k) = dC · op(B)ᵀ
       gemm(false, !g.tb, g.m, g.k, g.n, dc, g.n, sc, b, g.ldb(), sb, c.req[0], out(0), g.k, sa);
     else  // dA (k × m) = op(B) · dCᵀ
@@ -781,7 +796,6 @@ class DotKernel {
       gemm(true, g.ta, g.n, g.k, g.m, dc, g.n, sc, a, g.lda(), sa, c.req[1], out(1), g.k, sb);
   }
 
- private:
   bool backward_;
   DotGeometry g_;
 };
@@ -940,7 +954,8 @@ void RegisterTensorKernels(sdk::KernelTable& t) {
     t.Add<SliceKernel<L>>(op, kMoveTypes);
   for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"})
     t.Add<AxisCopyKernel<L>>(op, kMoveTypes);
-  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"}) t.Add<DotKernel<L>>(op, kF32);
+  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"})
+    t.Add<DotKernel<L>>(op, kFloatTypes);
   t.Add<OneHotKernel<L>>("one_hot", kIndexTypes);
   t.Add<ArgmaxKernel<L>>("argmax", kIndexTypes);
   t.Add<EmbeddingKernel<L>>("Embedding", kIndexTypes);
