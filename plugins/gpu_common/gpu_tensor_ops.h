@@ -926,18 +926,22 @@ class EmbeddingKernel {
 /// Registers every tensor op of this file for launcher L (called by RegisterGpuLayer).
 template <class L>
 void RegisterTensorKernels(sdk::KernelTable& t) {
+  // Names built as "prefix" + name, which OPS.md's generator (scripts/gen_ops_md.py) recognises.
   for (const EwName& e : kEwOps) {
     t.Add<EwKernel<L>>(e.name, kFloatTypes);
-    if (e.op != EwOp::kFloor && e.op != EwOp::kRound && e.op != EwOp::kSign)
-      t.Add<EwKernel<L>>(std::string(e.name[0] == '_' ? "_backward" : "_backward_") + e.name, kFloatTypes);
+    if (e.op == EwOp::kFloor || e.op == EwOp::kRound || e.op == EwOp::kSign) continue;  // zero gradient
+    if (e.name[0] == '_')
+      t.Add<EwKernel<L>>(std::string("_backward") + e.name, kFloatTypes);
+    else
+      t.Add<EwKernel<L>>(std::string("_backward_") + e.name, kFloatTypes);
   }
   for (const BinName& b : kBinOps) {
-    const bool elemwise = b.op != BinOp::kMaximum && b.op != BinOp::kMinimum;
-    for (const char* family : {"elemwise_", "broadcast_"}) {
-      if (!elemwise && family[0] == 'e') continue;
-      t.Add<BinaryKernel<L>>(family + std::string(b.name), kFloatTypes);
-      t.Add<BinaryBackwardKernel<L>>("_backward_" + (family + std::string(b.name)), kFloatTypes);
+    if (b.op != BinOp::kMaximum && b.op != BinOp::kMinimum) {
+      t.Add<BinaryKernel<L>>(std::string("elemwise_") + b.name, kFloatTypes);
+      t.Add<BinaryBackwardKernel<L>>(std::string("_backward_elemwise_") + b.name, kFloatTypes);
     }
+    t.Add<BinaryKernel<L>>(std::string("broadcast_") + b.name, kFloatTypes);
+    t.Add<BinaryBackwardKernel<L>>(std::string("_backward_broadcast_") + b.name, kFloatTypes);
   }
   t.Add<AddNBackwardKernel<L>>("_backward_add_n", kFloatTypes);
   for (const char* op : {"sum", "mean", "max", "_backward_sum", "_backward_mean", "_backward_max"})
