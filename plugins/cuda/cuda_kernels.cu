@@ -9,11 +9,8 @@
 
 #include "cuda_kernels.h"
 #include "cudnn_conv.h"
-#include "gpu_batch_norm.h"
-#include "gpu_conv.h"
 #include "gpu_launch_device.h"
-#include "gpu_ops.h"
-#include "gpu_pool.h"
+#include "gpu_register.h"
 
 namespace weft::cuda {
 namespace {
@@ -31,7 +28,7 @@ cublasHandle_t NewHandle(int32_t device) {
 // Returns false (the caller falls back to the tiled kernel) for sizes beyond cuBLAS' 32-bit
 // arguments and for argument combinations cuBLAS rejects (e.g. a leading dimension of 0 when k = 0).
 bool CublasGemm(const sdk::DeviceCall& c, gpuStream_t stream, const GemmArgs& g) {
-  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc})
+  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.batch})
     if (v > INT_MAX) return false;
   if (g.k == 0 || g.lda == 0 || g.ldb == 0) return false;
   GpuStream* s = reinterpret_cast<GpuStream*>(c.stream);
@@ -45,10 +42,15 @@ bool CublasGemm(const sdk::DeviceCall& c, gpuStream_t stream, const GemmArgs& g)
   }
   const float alpha = 1.0f;
   cublasSetStream(h, stream);
+  const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  // batch_dot: one strided-batched call (the strides are those of the row-major operands).
   const cublasStatus_t st =
-      cublasSgemm(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                  static_cast<int>(g.n), static_cast<int>(g.m), static_cast<int>(g.k), &alpha, g.b,
-                  static_cast<int>(g.ldb), g.a, static_cast<int>(g.lda), &g.beta, g.c, static_cast<int>(g.ldc));
+      g.batch == 1 ? cublasSgemm(h, op_b, op_a, n, m, k, &alpha, g.b, static_cast<int>(g.ldb), g.a,
+                                 static_cast<int>(g.lda), &g.beta, g.c, static_cast<int>(g.ldc))
+                   : cublasSgemmStridedBatched(h, op_b, op_a, n, m, k, &alpha, g.b, static_cast<int>(g.ldb), g.stride_b,
+                                               g.a, static_cast<int>(g.lda), g.stride_a, &g.beta, g.c,
+                                               static_cast<int>(g.ldc), g.stride_c, static_cast<int>(g.batch));
   if (s == nullptr) {
     cudaStreamSynchronize(stream);
     cublasDestroy(h);
@@ -251,13 +253,91 @@ class CudnnConvolutionBackward {
   uint64_t workspace_ = 0;
 };
 
+// ---- cuDNN LRN ----------------------------------------------------------------------------------
+
+// LRN through cuDNN's cross-channel LRN (MXNet's GPU path) where its window is MXNet's — odd nsize
+// (MXNet's window is ±nsize/2 channels) within cuDNN's limits (nsize <= 16, knorm >= 1e-5,
+// beta >= 0.01) — else the layer's kernel. Data (N, C, rest...) is described as (N, C, rest, 1).
+// The hidden tmp_norm output, which cuDNN does not produce, comes from the layer's functor when
+// it is wanted (req not null).
+class CudnnLrn {
+ public:
+  explicit CudnnLrn(const KernelSetup& s) : layer_(s), backward_(IsBackward(s)) {
+    const LrnParams& p = layer_.params();
+    const TensorDesc& x = s.inputs[backward_ ? 2 : 0];
+    const int64_t n = x.dim(0), inner = p.inner;
+    const bool fits = n > 0 && p.c > 0 && inner > 0 && n <= INT_MAX && p.c <= INT_MAX && inner <= INT_MAX;
+    if (!fits || p.nsize % 2 == 0 || p.nsize > CUDNN_LRN_MAX_N || p.knorm < CUDNN_LRN_MIN_K ||
+        p.beta < CUDNN_LRN_MIN_BETA)
+      return;
+    try {
+      CheckCudnn(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
+      CheckCudnn(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),
+                                            static_cast<int>(p.c), static_cast<int>(inner), 1),
+                 "cudnnSetTensor4dDescriptor (LRN)");
+      CheckCudnn(cudnnCreateLRNDescriptor(&lrn_), "cudnnCreateLRNDescriptor");
+      CheckCudnn(cudnnSetLRNDescriptor(lrn_, static_cast<unsigned>(p.nsize), p.alpha, p.beta, p.knorm),
+                 "cudnnSetLRNDescriptor");
+    } catch (const sdk::Error& e) {
+      Release();
+      if (e.code() != WEFT_ERR_UNSUPPORTED) throw;
+    }
+  }
+  ~CudnnLrn() { Release(); }
+  CudnnLrn(const CudnnLrn&) = delete;
+  CudnnLrn& operator=(const CudnnLrn&) = delete;
+
+  void Compute(const sdk::DeviceCall& c) const {
+    if (lrn_ == nullptr) return layer_.Compute(c);
+    auto in = [&](size_t i) { return DeviceLaunch::Ptr<const float>(c.inputs[i]); };
+    const float one = 1.0f;
+    if (backward_) {  // out_grad(output), out_grad(tmp_norm), data, output, tmp_norm
+      if (c.req[0] == WEFT_REQ_NULL) return;
+      WithDnn(c, [&](cudnnHandle_t h) {
+        const float beta = Beta(c.req[0]);
+        CheckCudnn(cudnnLRNCrossChannelBackward(h, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x_, in(3), x_, in(0), x_,
+                                                in(2), &beta, x_, DeviceLaunch::Ptr<float>(c.outputs[0])),
+                   "cudnnLRNCrossChannelBackward");
+      });
+      return;
+    }
+    if (c.req[0] != WEFT_REQ_NULL)
+      WithDnn(c, [&](cudnnHandle_t h) {
+        const float beta = Beta(c.req[0]);
+        CheckCudnn(cudnnLRNCrossChannelForward(h, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x_, in(0), &beta, x_,
+                                               DeviceLaunch::Ptr<float>(c.outputs[0])),
+                   "cudnnLRNCrossChannelForward");
+      });
+    if (c.outputs.size() > 1)
+      WithReq(c.req[1], [&](auto a) {
+        DeviceLaunch::Map(c, c.outputs[1].size(),
+                          LrnMap<decltype(a)>{layer_.params(), true, in(0), DeviceLaunch::Ptr<float>(c.outputs[1])});
+      });
+  }
+
+ private:
+  void Release() noexcept {
+    if (x_ != nullptr) cudnnDestroyTensorDescriptor(x_);
+    if (lrn_ != nullptr) cudnnDestroyLRNDescriptor(lrn_);
+    x_ = nullptr;
+    lrn_ = nullptr;
+  }
+  LrnKernel<DeviceLaunch> layer_;
+  bool backward_;
+  cudnnTensorDescriptor_t x_ = nullptr;
+  cudnnLRNDescriptor_t lrn_ = nullptr;
+};
+
 }  // namespace
 
 void RegisterCudaKernels(sdk::KernelTable& table) {
   DeviceLaunch::vendor_gemm = &CublasGemm;
-  RegisterGpuKernels<DeviceLaunch>(table);
-  RegisterPooling<DeviceLaunch>(table);
-  RegisterBatchNorm<DeviceLaunch>(table);
+  GpuLayerOptions options;
+  options.im2col_convolution = false;  // cuDNN's, falling back to the layer's im2col per geometry
+  options.lrn = false;                 // cuDNN's, falling back to the layer's kernel per shape
+  RegisterGpuLayer<DeviceLaunch>(table, options);
+  table.Add<CudnnLrn>("LRN", kF32);
+  table.Add<CudnnLrn>("_backward_LRN", kF32);
   table.Add<CudnnConvolution>("Convolution", kF32);
   table.Add<CudnnConvolutionBackward>("_backward_Convolution", kF32);
 }

@@ -30,6 +30,15 @@ struct GemmArgs {
   float beta = 0;  // 0: C is written (its old contents are never read), 1: added to
   float* c = nullptr;
   int64_t ldc = 0;
+  // Strided batch (batch_dot): product z uses a + z·stride_a, b + z·stride_b, c + z·stride_c.
+  int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  /// The arguments of product z of the batch.
+  WEFT_HD GemmArgs At(int64_t z) const {
+    GemmArgs g = *this;
+    g.a += z * stride_a, g.b += z * stride_b, g.c += z * stride_c;
+    g.batch = 1;
+    return g;
+  }
 };
 
 /// Element (r, kk) of op(A), 0 outside the matrix (the tile's padding).

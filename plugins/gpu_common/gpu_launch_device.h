@@ -28,18 +28,23 @@ __global__ void MapKernel(int64_t n, F f) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) f(i);
 }
 
-__global__ void __launch_bounds__(kGemmTile* kGemmTile) GemmTiledKernel(GemmArgs g) {
+// Grid z walks the batch (strided: gridDim.z is capped at 65535); the loop bound is the same for
+// every thread of a block, so the barriers inside stay uniform.
+__global__ void __launch_bounds__(kGemmTile* kGemmTile) GemmTiledKernel(GemmArgs batched) {
   __shared__ float as[kGemmTile][kGemmTile];
   __shared__ float bs[kGemmTile][kGemmTile];
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  float acc = 0.0f;
-  for (int64_t t = 0, steps = (g.k + kGemmTile - 1) / kGemmTile; t < steps; ++t) {
-    GemmLoad(g, blockIdx.x, blockIdx.y, tx, ty, t, as, bs);
-    __syncthreads();
-    acc = GemmAccumulate(tx, ty, as, bs, acc);
-    __syncthreads();
+  for (int64_t z = blockIdx.z; z < batched.batch; z += gridDim.z) {
+    const GemmArgs g = batched.At(z);
+    float acc = 0.0f;
+    for (int64_t t = 0, steps = (g.k + kGemmTile - 1) / kGemmTile; t < steps; ++t) {
+      GemmLoad(g, blockIdx.x, blockIdx.y, tx, ty, t, as, bs);
+      __syncthreads();
+      acc = GemmAccumulate(tx, ty, as, bs, acc);
+      __syncthreads();
+    }
+    GemmStore(g, blockIdx.x, blockIdx.y, tx, ty, acc);
   }
-  GemmStore(g, blockIdx.x, blockIdx.y, tx, ty, acc);
 }
 
 /// A vendor GEMM the plugin may install (cuBLAS); returns false to fall back to the tiled kernel
@@ -74,13 +79,14 @@ struct DeviceLaunch {
   }
 
   static void Gemm(const sdk::DeviceCall& c, const GemmArgs& g) {
-    if (g.m <= 0 || g.n <= 0) return;
+    if (g.m <= 0 || g.n <= 0 || g.batch <= 0) return;
     const gpuStream_t s = Begin(c);
     if (vendor_gemm != nullptr && vendor_gemm(c, s, g)) {
       End(c, "vendor GEMM");
       return;
     }
-    const dim3 grid(static_cast<unsigned>(GemmBlocksX(g)), static_cast<unsigned>(GemmBlocksY(g)));
+    const dim3 grid(static_cast<unsigned>(GemmBlocksX(g)), static_cast<unsigned>(GemmBlocksY(g)),
+                    static_cast<unsigned>(std::min<int64_t>(g.batch, 65535)));
     GemmTiledKernel<<<grid, dim3(kGemmTile, kGemmTile), 0, s>>>(g);
     End(c, "tiled GEMM");
   }

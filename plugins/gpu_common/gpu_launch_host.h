@@ -25,9 +25,12 @@ struct HostLaunch {
     for (int64_t i = 0; i < n; ++i) f(i);
   }
 
-  /// Every block in turn; inside a block each phase runs for all threads before the next phase
-  /// starts, as the device's __syncthreads() barriers order them (see gpu_gemm.h).
-  static void Gemm(const sdk::DeviceCall& /*call*/, const GemmArgs& g) {
+  /// Every product of the batch, every block in turn; inside a block each phase runs for all threads before the next
+  /// phase starts, as the device's __syncthreads() barriers order them (see gpu_gemm.h).
+  static void Gemm(const sdk::DeviceCall& call, const GemmArgs& batched) {
+    for (int64_t z = 0; z < batched.batch; ++z) GemmOne(call, batched.At(z));
+  }
+  static void GemmOne(const sdk::DeviceCall& /*call*/, const GemmArgs& g) {
     float as[kGemmTile][kGemmTile], bs[kGemmTile][kGemmTile], acc[kGemmTile][kGemmTile];
     for (int64_t by = 0; by < GemmBlocksY(g); ++by)
       for (int64_t bx = 0; bx < GemmBlocksX(g); ++bx) {

@@ -17,50 +17,24 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "gpu_elem.h"
 #include "gpu_port.h"
 
 namespace weft::WEFT_GPU_NS {
 
-struct ReqWrite {
-  WEFT_HD static void Put(float& dst, float v) { dst = v; }
-};
-struct ReqAdd {
-  WEFT_HD static void Put(float& dst, float v) { dst += v; }
-};
-
 WEFT_HD inline float ClipTo(float v, float c) { return c >= 0.0f ? fminf(fmaxf(v, -c), c) : v; }
 
-// ---- element-wise binary (cpu: elemwise_binary.cc) ---------------------------------------------
-
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
-
-template <BinaryOp Op>
-WEFT_HD inline float Binary(float a, float b) {
-  if constexpr (Op == BinaryOp::kAdd) return a + b;
-  if constexpr (Op == BinaryOp::kSub) return a - b;
-  if constexpr (Op == BinaryOp::kMul) return a * b;
-  if constexpr (Op == BinaryOp::kDiv) return a / b;
-  return 0.0f;
-}
-
-/// elemwise_<op>: out[i] = a[i] op b[i].
-template <BinaryOp Op, class Assign>
-struct BinaryMap {
-  const float* a;
-  const float* b;
-  float* out;
-  WEFT_HD void operator()(int64_t i) const { Assign::Put(out[i], Binary<Op>(a[i], b[i])); }
-};
+// ---- add_n (cpu: elemwise_binary.cc) ---------------------------------------------------------
 
 /// add_n (the KVStore's sum of device copies): out[i] = Σ_k in[k][i], k < count (≤ kMaxAddN).
 inline constexpr int kMaxAddN = 16;
-template <class Assign>
+template <typename T, class Assign>
 struct AddNMap {
-  const float* in[kMaxAddN];
+  const T* in[kMaxAddN];
   int count;
-  float* out;
+  T* out;
   WEFT_HD void operator()(int64_t i) const {
-    float s = in[0][i];
+    T s = in[0][i];
     for (int k = 1; k < count; ++k) s += in[k][i];
     Assign::Put(out[i], s);
   }
@@ -68,7 +42,13 @@ struct AddNMap {
 
 // ---- activations (cpu: nn_activation.cc) -------------------------------------------------------
 
-enum class Act { kRelu, kSigmoid, kTanh, kSoftRelu, kSoftSign, kLeaky, kElu };
+enum class Act { kRelu, kSigmoid, kTanh, kSoftRelu, kSoftSign, kLeaky, kElu, kSelu, kGelu };
+
+// MXNet's SELU constants (mshadow_op.h) and the erf-form GELU's.
+inline constexpr float kSeluLambda = 1.0507009873554804934193349852946f;
+inline constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
+inline constexpr float kSqrt1_2 = 0.70710678118654752440f;
+inline constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
 WEFT_HD inline float ActForward(Act act, float slope, float x) {
   switch (act) {
@@ -86,6 +66,10 @@ WEFT_HD inline float ActForward(Act act, float slope, float x) {
       return x > 0.0f ? x : slope * x;
     case Act::kElu:
       return x > 0.0f ? x : slope * expm1f(x);
+    case Act::kSelu:
+      return kSeluLambda * (x > 0.0f ? x : kSeluAlpha * expm1f(x));
+    case Act::kGelu:
+      return 0.5f * x * (1.0f + erff(x * kSqrt1_2));
   }
   return 0.0f;
 }
@@ -109,6 +93,10 @@ WEFT_HD inline float ActBackward(Act act, float slope, float gy, float x, float 
       return x > 0.0f ? gy : slope * gy;
     case Act::kElu:
       return x > 0.0f ? gy : gy * (y + slope);
+    case Act::kSelu:  // MXNet 1.9's selu_grad below zero: lambda * (y + alpha)
+      return gy * (x > 0.0f ? kSeluLambda : kSeluLambda * (y + kSeluAlpha));
+    case Act::kGelu:
+      return gy * (0.5f * (1.0f + erff(x * kSqrt1_2)) + x * kInvSqrt2Pi * expf(-0.5f * x * x));
   }
   return 0.0f;
 }
@@ -297,34 +285,36 @@ struct SoftmaxBackwardRowMap {
   }
 };
 
-/// _backward_SoftmaxOutput, one row of `c` classes: (y − one_hot(label)) · scale, 0 for ignored
-/// rows. A label outside [0, c) cannot raise an error on a GPU: its row is treated as ignored (the
-/// host-side kernel reports it). normalization 'valid' divides by the rows not ignored, which each
-/// item counts itself (O(n) per row; n is a batch).
+/// _backward_SoftmaxOutput, one backward row r of `v` (label r): (y − one_hot(label)) · scale, 0
+/// for ignored rows. A label outside [0, len) cannot raise an error on a GPU: its row is treated as
+/// ignored (the cpu kernel reports it). normalization 'valid' divides by the rows not ignored,
+/// which each item counts itself (O(rows) per row).
 template <class Assign>
 struct SoftmaxOutputGradMap {
-  int64_t n, c;
-  float scale;  // grad_scale, already divided by n for normalization 'batch'
+  AxisView v;
+  float scale;  // grad_scale, divided for normalization null / batch on the host
   bool use_ignore, norm_valid;
   float ignore_label;
   const float* label;
   const float* y;
   float* gx;
-  WEFT_HD bool Ignored(int64_t i) const {
-    const float l = label[i];
-    return (use_ignore && l == ignore_label) || !(l >= 0.0f) || static_cast<int64_t>(l) >= c;
+  WEFT_HD bool Ignored(int64_t r) const {
+    const float l = label[r];  // the class is l truncated toward zero
+    return (use_ignore && l == ignore_label) || !(l > -1.0f) || static_cast<int64_t>(l) >= v.len;
   }
-  WEFT_HD void operator()(int64_t i) const {
+  WEFT_HD void operator()(int64_t r) const {
     float s = scale;
     if (norm_valid) {
       int64_t valid = 0;
-      for (int64_t r = 0; r < n; ++r) valid += Ignored(r) ? 0 : 1;
+      for (int64_t q = 0, rows = v.outer * v.inner; q < rows; ++q) valid += Ignored(q) ? 0 : 1;
       s /= static_cast<float>(valid > 1 ? valid : 1);
     }
-    const bool ignored = Ignored(i);
-    const int64_t k = ignored ? -1 : static_cast<int64_t>(label[i]);
-    for (int64_t j = 0; j < c; ++j)
-      Assign::Put(gx[i * c + j], ignored ? 0.0f : (y[i * c + j] - (j == k ? 1.0f : 0.0f)) * s);
+    const bool ignored = Ignored(r);
+    const int64_t k = ignored ? -1 : static_cast<int64_t>(label[r]), b = v.RowBase(r);
+    for (int64_t j = 0; j < v.len; ++j) {
+      const int64_t at = b + j * v.inner;
+      Assign::Put(gx[at], ignored ? 0.0f : (y[at] - (j == k ? 1.0f : 0.0f)) * s);
+    }
   }
 };
 

@@ -4,12 +4,13 @@
 //   L = HostLaunch   (gpu_launch_host.h):   the kernel layer's tests, on host memory
 // Setup (attribute parsing, shape checks) runs on the host in both; Compute turns the call into
 // functors of gpu_math.h and hands them to L. RegisterGpuKernels<L>(table) registers every class
-// under its MXNet op name, float32 (as the cpu plugin's nn kernels).
+// of this file under its MXNet op name, float32 (as the cpu plugin's nn kernels); the plugins
+// register the whole layer through RegisterGpuLayer (gpu_register.h).
 //
-// Ops: elemwise_add/sub/mul/div, add_n (the KVStore's sum), Activation, LeakyReLU (leaky, elu),
-// softmax, log_softmax, SoftmaxOutput, FullyConnected (through L::Gemm: cuBLAS on CUDA, the tiled
-// GEMM elsewhere), the optimizer updates (sgd, sgd_mom, nag_mom, adam, rmsprop, rmspropalex), and
-// the 2-bit compression (_quantize_2bit, _dequantize_2bit); backward ops where MXNet has them.
+// Ops: add_n (the KVStore's sum; float32 and float64), Activation (and LeakyReLU's element-wise
+// act_types, for LeakyKernel in gpu_nn_extra.h), softmax, log_softmax, SoftmaxOutput, FullyConnected (through L::Gemm:
+// cuBLAS on CUDA, the tiled GEMM elsewhere), the optimizer updates (sgd, sgd_mom, nag_mom, adam, rmsprop, rmspropalex),
+// and the 2-bit compression (_quantize_2bit, _dequantize_2bit); backward ops where MXNet has them.
 #pragma once
 
 #include <string>
@@ -84,24 +85,6 @@ void WithReq(int32_t req, F&& body) {
 
 // ---- element-wise ----------------------------------------------------------------------------
 
-template <class L, BinaryOp Op>
-class BinaryKernel {
- public:
-  explicit BinaryKernel(const KernelSetup& s) {
-    s.ExpectCounts(2, 1);
-    RequireFloat32(s);
-    RequireSameSize(s);
-  }
-  void Compute(const DeviceCall& c) const {
-    WithReq(c.req[0], [&](auto a) {
-      using A = decltype(a);
-      L::Map(c, c.outputs[0].size(),
-             BinaryMap<Op, A>{L::template Ptr<const float>(c.inputs[0]), L::template Ptr<const float>(c.inputs[1]),
-                              L::template Ptr<float>(c.outputs[0])});
-    });
-  }
-};
-
 template <class L>
 class AddNKernel {
  public:
@@ -111,17 +94,28 @@ class AddNKernel {
     if (s.inputs.size() > static_cast<size_t>(kMaxAddN))
       Unsupported(s, std::to_string(s.inputs.size()) + " inputs; the GPU kernel sums up to " +
                          std::to_string(kMaxAddN) + " at once");
-    RequireFloat32(s);
+    const int64_t n = s.attrs.GetInt("num_args", static_cast<int64_t>(s.inputs.size()));
+    if (n != static_cast<int64_t>(s.inputs.size()))
+      Invalid(s, "num_args=" + std::to_string(n) + " but " + std::to_string(s.inputs.size()) + " inputs");
+    for (const auto* ts : {&s.inputs, &s.outputs})
+      for (const TensorDesc& t : *ts)
+        if (t.dtype != s.inputs[0].dtype || (t.dtype != WEFT_DTYPE_FLOAT32 && t.dtype != WEFT_DTYPE_FLOAT64))
+          Unsupported(s, "tensors must all be float32 or all float64");
     RequireSameSize(s);
   }
   void Compute(const DeviceCall& c) const {
-    WithReq(c.req[0], [&](auto a) {
-      AddNMap<decltype(a)> f{};
-      f.count = static_cast<int>(c.inputs.size());
-      for (int k = 0; k < f.count; ++k) f.in[k] = L::template Ptr<const float>(c.inputs[static_cast<size_t>(k)]);
-      f.out = L::template Ptr<float>(c.outputs[0]);
-      L::Map(c, c.outputs[0].size(), f);
-    });
+    auto run = [&](auto zero) {
+      using T = decltype(zero);
+      WithReq(c.req[0], [&](auto a) {
+        AddNMap<T, decltype(a)> f{};
+        f.count = static_cast<int>(c.inputs.size());
+        for (int k = 0; k < f.count; ++k) f.in[k] = L::template Ptr<const T>(c.inputs[static_cast<size_t>(k)]);
+        f.out = L::template Ptr<T>(c.outputs[0]);
+        L::Map(c, c.outputs[0].size(), f);
+      });
+    };
+    if (c.inputs[0].dtype() == WEFT_DTYPE_FLOAT64) return run(0.0);
+    run(0.0f);
   }
 };
 
@@ -132,7 +126,9 @@ inline Act ParseAct(const KernelSetup& s) {
     const std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "prelu", "rrelu", "selu", "gelu"}, "leaky");
     if (t == "leaky") return Act::kLeaky;
     if (t == "elu") return Act::kElu;
-    Unsupported(s, "act_type '" + t + "' is not implemented on GPUs (leaky and elu are)");
+    if (t == "selu") return Act::kSelu;
+    if (t == "gelu") return Act::kGelu;
+    Unsupported(s, "act_type '" + t + "' has per-channel or random slopes: LeakyKernel (gpu_nn_extra.h) runs it");
   }
   const std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
   return t == "relu"       ? Act::kRelu
@@ -264,24 +260,43 @@ class SoftmaxBackwardKernel {
   float inv_t_ = 1.0f;
 };
 
-/// SoftmaxOutput's data viewed as (n, c) and its attributes.
-struct SoftmaxOutputShape {
-  int64_t n = 0, c = 0;
+/// SoftmaxOutput's views of its data (the cpu's nn_softmax.cc, MXNet 1.9 softmax_output-inl.h):
+///   multi_output  softmax over axis 1 of (N, C, rest...), one label per (n, rest) position; the
+///                 gradient divided by rest (null), N·rest (batch) or the valid count (valid)
+///   otherwise     forward rows: data as (N, size / N); backward rows: (M, size / M) with M the
+///                 label's size (MXNet's FlatTo2D quirk, kept for equal gradients); divided by M
+///                 (batch) or the valid count (valid)
+struct SoftmaxOutputParams {
+  AxisView fwd, bwd;
+  float scale = 1;  // grad_scale, divided for null / batch as above (valid divides per call)
   float grad_scale = 1, ignore_label = -1;
-  bool use_ignore = false, norm_batch = false, norm_valid = false;
-  SoftmaxOutputShape(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
-    if (s.attrs.GetBool("multi_output", false)) Unsupported(s, "multi_output=True is not implemented on GPUs");
+  bool use_ignore = false, norm_valid = false;
+  SoftmaxOutputParams(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
     if (s.attrs.GetBool("preserve_shape", false)) Unsupported(s, "preserve_shape=True is not implemented on GPUs");
     if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-    n = data.ndim() == 1 ? 1 : data.dim(0);
-    c = data.ndim() == 1 ? data.dim(0) : (n == 0 ? 0 : data.size() / n);
-    if (label.size() != n) Invalid(s, "label " + ShapeOf(label) + " must hold one class per row of " + ShapeOf(data));
+    const bool multi = s.attrs.GetBool("multi_output", false);
+    float extra_div = 1;
+    if (multi) {
+      if (data.ndim() < 2) Invalid(s, "multi_output needs (N, C, ...) data, got " + ShapeOf(data));
+      fwd = bwd = ViewAround(s, data, 1);
+      extra_div = static_cast<float>(fwd.inner);
+      if (label.size() != fwd.outer * fwd.inner)
+        Invalid(s, "label " + ShapeOf(label) + " must hold one class per (n, position) of data " + ShapeOf(data));
+    } else {
+      const int64_t n = data.ndim() == 1 ? 1 : data.dim(0), size = data.size(), m = label.size();
+      fwd = AxisView{n, n == 0 ? 0 : size / n, 1};
+      if (m == 0 ? size != 0 : size % m != 0)
+        Invalid(s, "label " + ShapeOf(label) + " must hold one class per row of data " + ShapeOf(data));
+      bwd = AxisView{m, m == 0 ? 0 : size / m, 1};
+    }
     grad_scale = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
     ignore_label = static_cast<float>(s.attrs.GetFloat("ignore_label", -1.0));
     use_ignore = s.attrs.GetBool("use_ignore", false);
     const std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
-    norm_batch = norm == "batch";
     norm_valid = norm == "valid";
+    scale = grad_scale;
+    if (norm == "batch" && bwd.outer > 0) scale /= static_cast<float>(bwd.outer);
+    if (multi) scale /= extra_div;
   }
 };
 
@@ -293,14 +308,14 @@ class SoftmaxOutputKernel {
   }
   void Compute(const DeviceCall& c) const {
     WithReq(c.req[0], [&](auto a) {
-      L::Map(c, p_.n,
-             SoftmaxRowMap<false, decltype(a)>{AxisView{p_.n, p_.c, 1}, 1.0f, L::template Ptr<const float>(c.inputs[0]),
+      L::Map(c, p_.fwd.outer * p_.fwd.inner,
+             SoftmaxRowMap<false, decltype(a)>{p_.fwd, 1.0f, L::template Ptr<const float>(c.inputs[0]),
                                                L::template Ptr<float>(c.outputs[0])});
     });
   }
 
  private:
-  SoftmaxOutputShape p_;
+  SoftmaxOutputParams p_;
 };
 
 // Inputs out_grad (ignored: a loss), data, label, output; outputs data grad, label grad (zeros).
@@ -311,13 +326,12 @@ class SoftmaxOutputBackwardKernel {
     RequireFloat32(s);
   }
   void Compute(const DeviceCall& c) const {
-    const float scale = p_.norm_batch && p_.n > 0 ? p_.grad_scale / static_cast<float>(p_.n) : p_.grad_scale;
     WithReq(c.req[0], [&](auto a) {
-      L::Map(c, p_.n,
-             SoftmaxOutputGradMap<decltype(a)>{p_.n, p_.c, scale, p_.use_ignore, p_.norm_valid, p_.ignore_label,
-                                               L::template Ptr<const float>(c.inputs[2]),
-                                               L::template Ptr<const float>(c.inputs[3]),
-                                               L::template Ptr<float>(c.outputs[0])});
+      L::Map(c, p_.bwd.outer * p_.bwd.inner,
+             SoftmaxOutputGradMap<decltype(a)>{
+                 p_.bwd, p_.norm_valid ? p_.grad_scale : p_.scale, p_.use_ignore, p_.norm_valid, p_.ignore_label,
+                 L::template Ptr<const float>(c.inputs[2]), L::template Ptr<const float>(c.inputs[3]),
+                 L::template Ptr<float>(c.outputs[0])});
     });
     WithReq(c.req[1], [&](auto a) {
       if constexpr (std::is_same_v<decltype(a), ReqWrite>)
@@ -326,7 +340,7 @@ class SoftmaxOutputBackwardKernel {
   }
 
  private:
-  SoftmaxOutputShape p_;
+  SoftmaxOutputParams p_;
 };
 
 // ---- FullyConnected --------------------------------------------------------------------------
@@ -511,18 +525,12 @@ class Dequantize2BitKernel {
   float threshold_;
 };
 
-/// Registers every GPU kernel class for launcher L in `t`.
+/// Registers the kernel classes of this file for launcher L in `t` (called by RegisterGpuLayer).
 template <class L>
 void RegisterGpuKernels(sdk::KernelTable& t) {
-  t.Add<BinaryKernel<L, BinaryOp::kAdd>>("elemwise_add", kF32);
-  t.Add<BinaryKernel<L, BinaryOp::kSub>>("elemwise_sub", kF32);
-  t.Add<BinaryKernel<L, BinaryOp::kMul>>("elemwise_mul", kF32);
-  t.Add<BinaryKernel<L, BinaryOp::kDiv>>("elemwise_div", kF32);
-  t.Add<AddNKernel<L>>("add_n", kF32);
+  t.Add<AddNKernel<L>>("add_n", kF32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64));
   t.Add<ActivationKernel<L>>("Activation", kF32);
   t.Add<ActivationBackwardKernel<L>>("_backward_Activation", kF32);
-  t.Add<ActivationKernel<L>>("LeakyReLU", kF32);
-  t.Add<ActivationBackwardKernel<L>>("_backward_LeakyReLU", kF32);
   t.Add<SoftmaxKernel<L, false>>("softmax", kF32);
   t.Add<SoftmaxBackwardKernel<L, false>>("_backward_softmax", kF32);
   t.Add<SoftmaxKernel<L, true>>("log_softmax", kF32);

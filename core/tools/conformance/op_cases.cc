@@ -28,7 +28,7 @@ OpCase NoGrad(OpCase c) {
   return c;
 }
 
-// Attribute variants the GPU kernel layer (gpuhost runs it) and Vulkan do not implement yet.
+// Attribute variants a device's kernels do not implement yet (Vulkan's SoftmaxOutput).
 OpCase Refused(OpCase c, std::vector<std::string> devices) {
   c.refused_by = std::move(devices);
   return c;
@@ -77,20 +77,19 @@ std::vector<OpCase> Build() {
   v.push_back(Case("LeakyReLU", {{"act_type", "elu"}}, {In(Shape{4, 3}, kAwayFromZero)}));
   // MXNet's selu gradient below zero is λ·(y + α), not the derivative y + λ·α: weft reproduces it
   // (tests/compat checks it against MXNet), so finite differences cannot agree.
-  v.push_back(
-      Refused(NoGrad(Case("LeakyReLU", {{"act_type", "selu"}}, {In(Shape{4, 3}, kAwayFromZero)})), {"gpuhost"}));
-  v.push_back(Refused(Case("LeakyReLU", {{"act_type", "gelu"}}, {In(Shape{2, 3, 2})}), {"gpuhost"}));
+  v.push_back(NoGrad(Case("LeakyReLU", {{"act_type", "selu"}}, {In(Shape{4, 3}, kAwayFromZero)})));
+  v.push_back(Case("LeakyReLU", {{"act_type", "gelu"}}, {In(Shape{2, 3, 2})}));
   v.push_back(
       Refused(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{2, 3, 4}, kAwayFromZero), In(Shape{3}, kPositive)}),
-              {"gpuhost", "vulkan"}));
+              {"vulkan"}));
   v.push_back(
       Refused(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{3, 5}, kAwayFromZero), In(Shape{1}, kPositive)}),
-              {"gpuhost", "vulkan"}));
+              {"vulkan"}));
   {
     // Random slopes in training differ across devices: compare the inference slope.
     OpCase c = Case("LeakyReLU", {{"act_type", "rrelu"}}, {In(Shape{4, 3}, kAwayFromZero)});
     c.is_train = false;
-    c.refused_by = {"gpuhost", "vulkan"};
+    c.refused_by = {"vulkan"};
     v.push_back(c);
   }
   v.push_back(Case("FullyConnected", {{"num_hidden", "3"}}, {In(Shape{4, 5}), In(Shape{3, 5}), In(Shape{3})}));
@@ -160,9 +159,9 @@ std::vector<OpCase> Build() {
                           {In(Shape{1, 3}), In(Shape{1}, Domain{0, 3, true})})));
   v.push_back(Refused(NoGrad(Case("SoftmaxOutput", {{"multi_output", "True"}, {"normalization", "valid"}},
                                   {In(Shape{2, 3, 4}), In(Shape{2, 4}, Domain{0, 3, true})})),
-                      {"gpuhost", "vulkan"}));
+                      {"vulkan"}));
   v.push_back(Refused(NoGrad(Case("SoftmaxOutput", {}, {In(Shape{2, 3, 4}), In(Shape{2, 3}, Domain{0, 4, true})})),
-                      {"gpuhost", "vulkan"}));
+                      {"vulkan"}));
   for (const char* op : {"softmax", "log_softmax"}) {
     v.push_back(Case(op, {}, {In(Shape{3, 7})}));
     v.push_back(Case(op, {{"axis", "1"}}, {In(Shape{2, 3, 4})}));

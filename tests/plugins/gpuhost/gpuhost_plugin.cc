@@ -13,10 +13,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "gpu_batch_norm.h"
-#include "gpu_conv.h"
 #include "gpu_launch_host.h"
-#include "gpu_pool.h"
+#include "gpu_register.h"
 #include "weft/sdk/cpp/host_queue.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"
@@ -77,10 +75,7 @@ class GpuHostDevice final : public sdk::HostQueueDevice {
 
 std::unique_ptr<sdk::KernelTable> MakeTable(const weft_host_api* host) {
   auto t = std::make_unique<sdk::KernelTable>("gpuhost", host);
-  RegisterGpuKernels<HostLaunch>(*t);
-  RegisterIm2colConvolution<HostLaunch>(*t);
-  RegisterPooling<HostLaunch>(*t);
-  RegisterBatchNorm<HostLaunch>(*t);
+  RegisterGpuLayer<HostLaunch>(*t);
   return t;
 }
 
