@@ -28,7 +28,7 @@ OpCase NoGrad(OpCase c) {
   return c;
 }
 
-// Attribute variants a device's kernels do not implement yet (Vulkan's SoftmaxOutput).
+// Attribute variants a device's kernels do not implement yet (Vulkan: N-d SoftmaxOutput, LeakyReLU prelu/rrelu).
 OpCase Refused(OpCase c, std::vector<std::string> devices) {
   c.refused_by = std::move(devices);
   return c;
