@@ -54,6 +54,24 @@ Transport FindTransport(const std::string& kvstore_type, const std::string& name
       name.empty() ? "" : fmt::format(" under the name '{}'", name), served.empty() ? "none" : served);
 }
 
+weft_comm InitComm(const Transport& t, const DistConfig& config, const char* role, const std::string& prefix,
+                   const std::string& what) {
+  const std::string op_timeout = std::to_string(config.op_timeout_ms);
+  weft_kv attr{"op_timeout_ms", op_timeout.c_str()};
+  weft_comm_init_args a{};
+  a.struct_size = sizeof(a);
+  a.rank = config.rank;
+  a.world_size = config.num_workers;
+  a.num_servers = t.api->ps_call != nullptr ? config.num_servers : 0;  // the SDK: 0 for collective transports
+  a.role = role;
+  a.prefix = prefix.c_str();
+  a.timeout_ms = config.rendezvous_timeout_ms;
+  a.num_attrs = 1;
+  a.attrs = &attr;
+  ThrowIfError(t.api->comm_init(t.state, &a), what);
+  return a.comm;
+}
+
 bool IsParameterServerTransport(const std::string& name) {
   if (name.empty()) return false;
   for (const Plugin* p : Runtime::Get().Plugins()) {
@@ -224,21 +242,9 @@ Collectives::Collectives(const std::string& kvstore_type, const DistConfig& conf
   s.type = kvstore_type;
   s.rank = config.rank;
   s.op_timeout_ms = config.op_timeout_ms;
-  const std::string op_timeout = std::to_string(config.op_timeout_ms);
-  weft_kv attr{"op_timeout_ms", op_timeout.c_str()};
-  weft_comm_init_args a{};
-  a.struct_size = sizeof(a);
-  a.rank = config.rank;
-  a.world_size = config.num_workers;
-  a.role = WEFT_ROLE_WORKER;
-  a.prefix = prefix.c_str();
-  a.timeout_ms = config.rendezvous_timeout_ms;
-  a.num_attrs = 1;
-  a.attrs = &attr;
-  ThrowIfError(s.api->comm_init(s.pstate, &a),
-               fmt::format("KVStore({}): joining the job as rank {} of {} through the '{}' transport", kvstore_type,
-                           config.rank, config.num_workers, s.api->name));
-  s.comm = a.comm;
+  s.comm = InitComm(t, config, WEFT_ROLE_WORKER, prefix,
+                    fmt::format("KVStore({}): joining the job as rank {} of {} through the '{}' transport",
+                                kvstore_type, config.rank, config.num_workers, s.api->name));
   s.dispatcher = std::thread([st = state_] { st->Loop(); });
 }
 

@@ -62,6 +62,11 @@ struct Transport {
 /// parameter server (offers ps_call) when `parameter_server`, else one offering collectives
 /// (no ps_call). Throws weft::Error naming the loaded transports and the types they serve.
 Transport FindTransport(const std::string& kvstore_type, const std::string& name, bool parameter_server);
+/// Joins the job through `t` (comm_init) as `role` (WEFT_ROLE_WORKER or WEFT_ROLE_SERVER) with the
+/// rank, sizes and deadlines of `config` under the store key `prefix`; returns the communicator.
+/// Throws weft::Error starting with `what` when the plugin fails.
+weft_comm InitComm(const Transport& t, const DistConfig& config, const char* role, const std::string& prefix,
+                   const std::string& what);
 /// True when a loaded transport named `name` offers ps_call (WEFT_KVSTORE_TRANSPORT=zmq makes
 /// dist_sync run on the parameter servers).
 bool IsParameterServerTransport(const std::string& name);

@@ -54,22 +54,9 @@ void CallDone(void* data, weft_error* err, int32_t) {
 PsClient::PsClient(const DistConfig& config, const std::string& prefix)
     : config_(config), t_(FindTransport(config.num_workers > 0 ? "dist_async" : "", config.transport, true)) {
   name_ = t_.api->name;
-  const std::string op_timeout = std::to_string(config.op_timeout_ms);
-  weft_kv attr{"op_timeout_ms", op_timeout.c_str()};
-  weft_comm_init_args a{};
-  a.struct_size = sizeof(a);
-  a.rank = config.rank;
-  a.world_size = config.num_workers;
-  a.num_servers = config.num_servers;
-  a.role = WEFT_ROLE_WORKER;
-  a.prefix = prefix.c_str();
-  a.timeout_ms = config.rendezvous_timeout_ms;
-  a.num_attrs = 1;
-  a.attrs = &attr;
-  ThrowIfError(t_.api->comm_init(t_.state, &a),
-               fmt::format("KVStore: worker {} of {} joining {} parameter server(s) through '{}'", config.rank,
-                           config.num_workers, config.num_servers, name_));
-  comm_ = a.comm;
+  comm_ = InitComm(t_, config, WEFT_ROLE_WORKER, prefix,
+                   fmt::format("KVStore: worker {} of {} joining {} parameter server(s) through '{}'", config.rank,
+                               config.num_workers, config.num_servers, name_));
 }
 
 PsClient::~PsClient() {

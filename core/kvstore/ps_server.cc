@@ -270,31 +270,20 @@ void RunServer(const std::function<bool()>& stop) {
       LogInfo("KVStore server {}: no further store within {} ms; ending", c.rank, c.rendezvous_timeout_ms);
       return;
     }
-    const std::string op_timeout = std::to_string(c.op_timeout_ms);
-    weft_kv attr{"op_timeout_ms", op_timeout.c_str()};
-    weft_comm_init_args a{};
-    a.struct_size = sizeof(a);
-    a.rank = c.rank;
-    a.world_size = c.num_workers;
-    a.num_servers = c.num_servers;
-    a.role = WEFT_ROLE_SERVER;
-    a.prefix = prefix.c_str();
-    a.timeout_ms = c.rendezvous_timeout_ms;
-    a.num_attrs = 1;
-    a.attrs = &attr;
-    ThrowIfError(t.api->comm_init(t.state, &a), fmt::format("KVStore server {} of {}: joining store {} through '{}'",
-                                                            c.rank, c.num_servers, n, t.api->name));
+    weft_comm comm = InitComm(
+        t, c, WEFT_ROLE_SERVER, prefix,
+        fmt::format("KVStore server {} of {}: joining store {} through '{}'", c.rank, c.num_servers, n, t.api->name));
     bool finished = false;
     try {
-      Server server(c, t, a.comm);
+      Server server(c, t, comm);
       finished = server.Serve(stop);
     } catch (const std::exception& e) {
       LogError("{}", e.what());
-      t.api->comm_abort(t.state, a.comm);
-      if (weft_error* err = t.api->comm_finalize(t.state, a.comm)) ReleaseError(err);
+      t.api->comm_abort(t.state, comm);
+      if (weft_error* err = t.api->comm_finalize(t.state, comm)) ReleaseError(err);
       throw;
     }
-    if (weft_error* err = t.api->comm_finalize(t.state, a.comm)) ReleaseError(err);
+    if (weft_error* err = t.api->comm_finalize(t.state, comm)) ReleaseError(err);
     if (!finished) return;
   }
 }

@@ -88,9 +88,9 @@ class DnnlConv final : public ConvAlgo {
         g.groups == 1 ? memory::desc({g.f, g.c, g.kh, g.kw}, memory::data_type::f32, tag::oihw)
                       : memory::desc({g.groups, g.fg(), g.cg(), g.kh, g.kw}, memory::data_type::f32, tag::goihw);
     const memory::desc bias_md = g.bias ? memory::desc({g.f}, memory::data_type::f32, tag::x) : memory::desc();
-    blocked_ = g.groups == 1 && g.c >= 16 && g.f >= 16;
+    const bool blocked = g.groups == 1 && g.c >= 16 && g.f >= 16;
     auto any = [&](const memory::desc& md) {
-      return blocked_ ? memory::desc(md.dims(), memory::data_type::f32, tag::any) : md;
+      return blocked ? memory::desc(md.dims(), memory::data_type::f32, tag::any) : md;
     };
 
     dnnl::primitive_attr attr;
@@ -100,7 +100,7 @@ class DnnlConv final : public ConvAlgo {
     dnnl::convolution_forward::primitive_desc fpd(fd, attr, Engine());
     fwd_ = dnnl::convolution_forward(fpd);
     fwd_scratch_ = RoundUp(fpd.scratchpad_desc().get_size());
-    if (!blocked_) {
+    if (!blocked) {
       dnnl::primitive_attr attr_sum;  // a fresh object: copies of primitive_attr share one handle
       attr_sum.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       dnnl::post_ops ops;
@@ -202,7 +202,6 @@ class DnnlConv final : public ConvAlgo {
   }
 
   ConvGeom g_;
-  bool blocked_ = false;
   memory::desc bias_md_;
   dnnl::convolution_forward fwd_, fwd_add_;
   dnnl::convolution_backward_data bwd_data_;
