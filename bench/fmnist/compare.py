@@ -11,8 +11,10 @@ Settings (each applied to all three programs alike, other thread variables remov
   one   the same three at 1
   none  no thread variable set (each program's default)
 weft runs build/bin/train_mnist (median epoch samples/s, last validation accuracy) and then
-build/bin/predict_mnist on the checkpoint it wrote (inference samples/s); the peers run
-peer_fmnist.py. MXNet comes from --mxnet-python, else from the virtual environment --mxnet-venv
+build/bin/predict_mnist --repeat 5 on the checkpoint it wrote (inference samples/s: the median of
+passes 2-5 over the test set, so that no program is timed with its one-time start-up costs, as
+the peers measure after training in a warm process); the peers run peer_fmnist.py, which times
+inference the same way. MXNet comes from --mxnet-python, else from the virtual environment --mxnet-venv
 (default ~/.cache/weft-bench/mxnet-1.9.1), created with `pip install mxnet==1.9.1 "numpy<1.24"`
 when it lacks mxnet. PyTorch is Debian's python3-torch (scripts/setup.sh --bench).
 With --rounds R every program runs R times per setting, interleaved, and the median is shown.
@@ -70,7 +72,7 @@ def weft(a, net, env, workdir, seed):
     rates = [float(r) for r in re.findall(r"Speed=([0-9.]+) samples/s", out)]
     acc = re.findall(r"Validation-accuracy=([0-9.]+)", out)[-1]
     pred = run([os.path.join(a.build_dir, "bin", "predict_mnist"), "--model-prefix", prefix, "--epoch",
-                str(a.epochs), "--batch-size", "100"], env, "predict_mnist")
+                str(a.epochs), "--batch-size", "100", "--repeat", "5"], env, "predict_mnist")
     infer = float(re.search(r"([0-9.]+) samples/s", pred).group(1))
     return statistics.median(rates), infer, float(acc)
 

@@ -129,6 +129,40 @@ void NDArray::CopyFromHostSync(const void* data, size_t bytes) {
   engine->WaitForVar(chunk_->var);
 }
 
+void NDArray::CopyRowsFromHostAsync(const void* src, std::vector<uint32_t> rows, size_t row_bytes) {
+  CheckNotNone("CopyRowsFromHostAsync");
+  WEFT_CHECK(rows.size() * row_bytes == Bytes(),
+             "CopyRowsFromHostAsync: {} rows of {} bytes given for an array of shape {} {} ({} bytes)", rows.size(),
+             row_bytes, shape_, DTypeName(dtype_), Bytes());
+  CheckAndAlloc();
+  const weft_device_ptr base = dptr();
+  const uint64_t off = offset_;
+  Device* dev = chunk_->device;
+  const auto* from = static_cast<const uint8_t*>(src);
+  if (Bytes() == 0) return;
+  if (dev->host_addressable()) {
+    Engine::Get()->PushSync(
+        [=, rows = std::move(rows)](RunContext rctx) {
+          for (size_t i = 0; i < rows.size();) {
+            size_t run = 1;  // consecutive source rows: one block (a whole unshuffled batch)
+            while (i + run < rows.size() && rows[i + run] == rows[i] + run) ++run;
+            dev->CopyFromHost(base, off + i * row_bytes, from + size_t{rows[i]} * row_bytes, run * row_bytes,
+                              rctx.stream);
+            i += run;
+          }
+        },
+        chunk_->ctx, {}, {chunk_->var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyToDevice, 0,
+        "CopyRowsFromHost");
+    return;
+  }
+  Staging stage = AcquireStaging(*dev, Bytes());
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(static_cast<uint8_t*>(stage->data()) + i * row_bytes, from + size_t{rows[i]} * row_bytes, row_bytes);
+  const size_t bytes = Bytes();
+  Engine::Get()->PushSync([=](RunContext rctx) { dev->CopyFromHost(base, off, stage->data(), bytes, rctx.stream); },
+                          chunk_->ctx, {}, {chunk_->var}, FnProperty::kCopyToDevice, 0, "CopyRowsFromHost");
+}
+
 void NDArray::CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) const {
   CheckAndAlloc();
   const weft_device_ptr base = dptr();

@@ -138,6 +138,15 @@ MNISTIter::MNISTIter(const std::string& image_file, const std::string& label_fil
   label_ = NDArray(Shape(b), options.context);
 }
 
+MNISTIter::~MNISTIter() {
+  // The last batch's queued copies read images_ and labels_.
+  try {
+    if (!data_.is_none()) data_.WaitToRead();
+    if (!label_.is_none()) label_.WaitToRead();
+  } catch (...) {  // a failed copy was reported to whoever read the batch
+  }
+}
+
 void MNISTIter::BeforeFirst() {
   // The first Reset (before any epoch ran) keeps the construction order.
   if (started_ && options_.shuffle && options_.reshuffle_each_epoch) std::shuffle(order_.begin(), order_.end(), rng_);
@@ -148,21 +157,16 @@ bool MNISTIter::Next() {
   started_ = true;
   const size_t b = static_cast<size_t>(options_.batch_size);
   if (cursor_ + b > order_.size()) return false;
-  batch_data_.resize(b * pixels_);
-  batch_label_.resize(b);
   index_.assign(order_.begin() + static_cast<std::ptrdiff_t>(cursor_),
                 order_.begin() + static_cast<std::ptrdiff_t>(cursor_ + b));
-  for (size_t i = 0; i < b; ++i) {
-    const size_t s = static_cast<size_t>(index_[i]);
-    std::copy_n(images_.begin() + static_cast<std::ptrdiff_t>(s * pixels_), pixels_,
-                batch_data_.begin() + static_cast<std::ptrdiff_t>(i * pixels_));
-    batch_label_[i] = labels_[s];
-  }
+  std::vector<uint32_t> rows(index_.begin(), index_.end());
   // Fresh arrays per batch: a consumer may still be reading the previous batch asynchronously.
+  // The rows are gathered straight from images_ by a queued copy: no staging copy on this
+  // thread and no wait (the destructor waits for the last batch's copies).
   data_ = NDArray(data_.GetShape(), options_.context, false);
   label_ = NDArray(label_.GetShape(), options_.context, false);
-  data_.SyncCopyFromCPU(batch_data_);
-  label_.SyncCopyFromCPU(batch_label_);
+  data_.CopyRowsFromHostAsync(images_.data(), rows, pixels_ * sizeof(float));
+  label_.CopyRowsFromHostAsync(labels_.data(), std::move(rows), sizeof(float));
   cursor_ += b;
   return true;
 }

@@ -298,6 +298,27 @@ TEST(NDArray, StagedCopiesAreCorrectAndReuseTheirBuffers) {
   EXPECT_GE(after.reused - before.reused, 12u) << "staging buffers should come back to the pool and be reused";
 }
 
+// The data iterators' gather: runs of consecutive rows, single rows, repeats, and a view with an
+// offset, on the cpu (queued copy from the caller's memory) and on simdev (staged here).
+TEST(NDArray, CopyRowsFromHostAsyncGathersRows) {
+  const std::vector<float> samples = Iota(10 * 3);  // 10 rows of 3
+  for (const Context& ctx : TestDevices()) {
+    NDArray a(Shape(5, 3), ctx);
+    a.CopyRowsFromHostAsync(samples.data(), {7, 8, 9, 2, 2}, 3 * sizeof(float));
+    EXPECT_EQ(Read(a), (std::vector<float>{21, 22, 23, 24, 25, 26, 27, 28, 29, 6, 7, 8, 6, 7, 8})) << ctx.ToString();
+    NDArray whole(Shape(4, 2), ctx);
+    whole = -1.0f;
+    whole.Slice(1, 3).CopyRowsFromHostAsync(samples.data(), {0, 1}, 2 * sizeof(float));
+    EXPECT_EQ(Read(whole), (std::vector<float>{-1, -1, 0, 1, 2, 3, -1, -1})) << ctx.ToString();
+    try {
+      a.CopyRowsFromHostAsync(samples.data(), {0, 1}, 3 * sizeof(float));
+      FAIL() << "expected weft::Error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("2 rows of 12 bytes"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // ---- files --------------------------------------------------------------------------------------
 
 TEST(NDArray, SaveLoadRoundTripsNamedAndUnnamedArrays) {

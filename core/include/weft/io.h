@@ -89,6 +89,12 @@ struct WEFT_API MNISTIterOptions {
 class WEFT_API MNISTIter : public DataIter {
  public:
   MNISTIter(const std::string& image_file, const std::string& label_file, const MNISTIterOptions& options = {});
+  /// Waits for the last batch's queued copies, which read this iterator's samples.
+  ~MNISTIter() override;
+  MNISTIter(const MNISTIter&) = default;
+  MNISTIter(MNISTIter&&) = default;
+  MNISTIter& operator=(const MNISTIter&) = default;
+  MNISTIter& operator=(MNISTIter&&) = default;
   void BeforeFirst() override;
   bool Next() override;
   NDArray GetData() override { return data_; }
@@ -111,9 +117,6 @@ class WEFT_API MNISTIter : public DataIter {
   bool started_ = false;
   NDArray data_, label_;
   std::vector<int> index_;
-  // Host staging of one batch, reused: a fresh 300 KB vector per batch cost a zero fill and,
-  // as glibc returned it to the system each time, page faults (a fifth of MLP inference time).
-  std::vector<float> batch_data_, batch_label_;
 };
 
 /// mxnet-cpp's MXDataIter, for the iterator types weft has ("MNISTIter": parameters image,

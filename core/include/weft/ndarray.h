@@ -184,6 +184,15 @@ class WEFT_API NDArray {
   uint64_t offset() const noexcept { return offset_; }
   /// The chunk's storage block (null before allocation).
   Storage::Handle storage_handle() const;
+  /// Asynchronous gather from host memory, for data iterators that own their samples: row i of
+  /// this array (rows along axis 0, each `row_bytes` bytes) is copied from
+  /// `src + rows[i] * row_bytes`; runs of consecutive rows are copied as one block. Returns at
+  /// once: the copy is queued as a write of this array (ordered after its pending reads and
+  /// writes), so there is neither a staging copy on the calling thread nor a wait as with
+  /// SyncCopyFromCPU. Devices that are not host-addressable get the rows gathered into a staging
+  /// buffer here first. The caller keeps `src` alive and unchanged until the copy completed
+  /// (WaitToRead). Throws weft::Error when rows.size() * row_bytes != Bytes().
+  void CopyRowsFromHostAsync(const void* src, std::vector<uint32_t> rows, size_t row_bytes);
   /// True when both arrays view the same chunk.
   bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
 
