@@ -12,6 +12,11 @@
 
 namespace weft {
 
+uint64_t Var::NextStamp() noexcept {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 namespace {
 
 std::string Lower(std::string s) {

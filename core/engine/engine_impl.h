@@ -119,7 +119,10 @@ class VarImpl final : public Var {
   EventPtr write_event;
   std::vector<EventPtr> read_events;
   std::atomic<bool> has_events{false};
-  void BumpVersion() noexcept { version_.fetch_add(1, std::memory_order_acq_rel); }
+  void BumpVersion() noexcept {
+    stamp_.store(NextStamp(), std::memory_order_release);  // before the version: a reader that
+    version_.fetch_add(1, std::memory_order_acq_rel);      // sees the new version sees the new stamp
+  }
 };
 
 }  // namespace weft::engine_detail

@@ -157,8 +157,11 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   std::vector<weft_tensor> in = Tensors(inputs, in_dims, device);
   std::vector<weft_tensor> out = Tensors(outputs, out_dims, device);
   std::vector<weft_tensor> ax = Tensors(aux, aux_dims, device);
+  std::vector<uint64_t> stamps(inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].is_none()) stamps[i] = inputs[i].var()->stamp();
   weft_kernel_args args{};
-  args.struct_size = WEFT_STRUCT_SIZE(weft_kernel_args, seed);
+  args.struct_size = WEFT_STRUCT_SIZE(weft_kernel_args, input_stamps);
   args.kernel_data = kernel->def->kernel_data;
   args.state = kernel_state;
   args.device = device;
@@ -180,6 +183,7 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   args.stream = stream;
   args.is_train = is_train ? 1 : 0;
   args.seed = seed;
+  args.input_stamps = stamps.data();
   ThrowIfError(kernel->def->compute(kernel->plugin_state, &args), compute_label);
 }
 

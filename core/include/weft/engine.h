@@ -91,11 +91,18 @@ class WEFT_API Var {
   /// Number of completed writes to this variable (0 for a fresh one). Thread-safe; the value may
   /// be stale by the time it is used when writes are still pending.
   uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
+  /// A value that no other variable and no other version of this one ever has (drawn from one
+  /// process-wide counter at creation and at each completed write, never 0): equal stamps mean
+  /// the same variable with no write completed in between. Kernels get it as their inputs'
+  /// content stamps (SDK weft_kernel_args.input_stamps). Thread-safe; as stale as version().
+  uint64_t stamp() const noexcept { return stamp_.load(std::memory_order_acquire); }
 
  protected:
-  Var() = default;
+  Var() noexcept : stamp_(NextStamp()) {}
   ~Var() = default;
+  static uint64_t NextStamp() noexcept;
   std::atomic<uint64_t> version_{0};
+  std::atomic<uint64_t> stamp_;
 };
 using VarHandle = Var*;
 

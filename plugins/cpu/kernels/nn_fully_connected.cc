@@ -1,7 +1,9 @@
 // FullyConnected and _backward_FullyConnected (MXNet 1.9 semantics): y = x · Wᵀ + b with
 // x viewed as (N, K) — N = first axis and K = the rest when flatten=True, N = all leading axes
-// and K = the last when flatten=False — W (num_hidden, K), b (num_hidden). OpenBLAS sgemm.
+// and K = the last when flatten=False — W (num_hidden, K), b (num_hidden). OpenBLAS sgemm, and
+// for a forward whose weights stay constant (inference) oneDNN with cached reordered weights.
 #include "nn_common.h"
+#include "nn_fc_dnnl.h"
 
 namespace weft::cpu {
 namespace {
@@ -49,6 +51,8 @@ class FcForward {
       Invalid(s, "bias " + ShapeString(s.inputs[2]) + " must have num_hidden = " + std::to_string(d_.h) + " elements");
     if (s.outputs[0].size() != d_.n * d_.h)
       Invalid(s, "output " + ShapeString(s.outputs[0]) + " must hold N x num_hidden elements");
+    // Below about 2^18 multiply-adds the call costs more than the product (MLP's 64 -> 10 layer).
+    if (d_.n * d_.k * d_.h >= (int64_t{1} << 18)) dnnl_ = DnnlFcForward::Make(d_.n, d_.k, d_.h, d_.bias, s.host);
   }
   void Compute(const KernelCall& c) const {
     int32_t req = c.req[0];
@@ -56,17 +60,19 @@ class FcForward {
     const float* x = c.inputs[0].data<float>();
     const float* w = c.inputs[1].data<float>();
     float* y = c.outputs[0].data<float>();
+    const float* b = d_.bias ? c.inputs[2].data<float>() : nullptr;
+    if (dnnl_ && weft::sdk::ReqBeta(req) == 0.0f && dnnl_->TryForward(x, w, c.InputStamp(1), b, y)) return;
     Sgemm(false, true, d_.n, d_.h, d_.k, 1.0f, x, d_.k, w, d_.k, weft::sdk::ReqBeta(req), y, d_.h);
     if (d_.bias) {
       // After the product, while y is still in cache (measured faster than seeding y with the
       // bias and asking sgemm for beta = 1 on small layers).
-      const float* b = c.inputs[2].data<float>();
       for (int64_t i = 0; i < d_.n; ++i) AddRow(y + i * d_.h, b, d_.h);
     }
   }
 
  private:
   FcDims d_;
+  std::unique_ptr<DnnlFcForward> dnnl_;  // null: OpenBLAS only
 };
 
 // Inputs: out_grad (N, H), data, weight[, bias]; outputs: data, weight[, bias] gradients.

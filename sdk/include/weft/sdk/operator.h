@@ -192,6 +192,14 @@ typedef struct weft_kernel_args {
                              work on it and return (see the top of this file) */
   int32_t is_train;       /* 1 in training mode (Dropout, BatchNorm) */
   uint64_t seed;          /* per-call seed when WEFT_OP_RESOURCE_RANDOM was asked */
+  /* Appended to 2.0 (test with WEFT_STRUCT_HAS; older hosts pass a shorter struct): num_inputs
+   * stamps of the inputs' contents, or NULL. The host draws a stamp from one process-wide counter
+   * when a tensor's storage is created and again each time a write to it completes, so a nonzero
+   * stamp seen again (with the same data pointer and offset) means the bytes are unchanged since
+   * then. A kernel may key a cache of a transformed input on it (the cpu plugin keeps
+   * FullyConnected weights reordered for oneDNN while they stay constant, as in inference).
+   * 0 = unknown: never cache. */
+  const uint64_t* input_stamps;
 } weft_kernel_args;
 
 /* Kernel flags (weft_kernel_def.flags). */

@@ -67,6 +67,11 @@ struct KernelCall {
   int32_t device = 0;
   bool is_train = false;
   uint64_t seed = 0;  // per-call seed when the op asked for WEFT_OP_RESOURCE_RANDOM
+  /// Content stamps of the inputs (weft_kernel_args.input_stamps), empty when the host has none.
+  std::span<const uint64_t> input_stamps;
+
+  /// Stamp of input i, 0 (unknown: do not cache) when the host gave none.
+  uint64_t InputStamp(size_t i) const { return i < input_stamps.size() ? input_stamps[i] : 0; }
 
   /// Workspace as T*, checking that `count` elements fit; throws WEFT_ERR_INTERNAL otherwise.
   template <typename T>
@@ -164,6 +169,7 @@ class HostKernelAdapter {
     k.device = c.device;
     k.is_train = c.is_train;
     k.seed = c.seed;
+    k.input_stamps = c.input_stamps;
     k.host = c.host;
     kernel_.Compute(k);
   }

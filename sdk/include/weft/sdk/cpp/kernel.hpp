@@ -237,6 +237,11 @@ struct DeviceCall {
   uint64_t seed = 0;  // per-call seed when the op asked for WEFT_OP_RESOURCE_RANDOM
   const weft_host_api* host = nullptr;
   const KernelTable* table = nullptr;
+  /// Content stamps of the inputs (weft_kernel_args.input_stamps), empty when the host has none.
+  std::span<const uint64_t> input_stamps;
+
+  /// Stamp of input i, 0 (unknown: do not cache) when the host gave none.
+  uint64_t InputStamp(size_t i) const { return i < input_stamps.size() ? input_stamps[i] : 0; }
 
   /// The native handle of call.stream (a cudaStream_t, the VkCommandBuffer being recorded, ...)
   /// through the host (host.h native_handle). Throws Error with the host's error.
@@ -423,6 +428,8 @@ weft_error* Compute(void*, const weft_kernel_args* a) {
     c.device = a->device;
     c.is_train = a->is_train != 0;
     c.seed = a->seed;
+    if (WEFT_STRUCT_HAS(a, weft_kernel_args, input_stamps) && a->input_stamps != nullptr)
+      c.input_stamps = std::span<const uint64_t>(a->input_stamps, static_cast<size_t>(a->num_inputs));
     c.host = TableHost(a->kernel_data);
     c.table = TableOf(a->kernel_data);
     box->kernel.Compute(c);

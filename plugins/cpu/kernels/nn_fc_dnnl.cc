@@ -1,0 +1,113 @@
+// oneDNN 2.x inner product for FullyConnected with cached reordered weights (see nn_fc_dnnl.h).
+#include "nn_fc_dnnl.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "nn_common.h"
+
+namespace weft::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+constexpr uint64_t kMaxCachedBytes = uint64_t{64} << 20;
+
+class DnnlFc final : public DnnlFcForward {
+ public:
+  DnnlFc(int64_t n, int64_t k, int64_t h, bool bias)
+      : x_md_({n, k}, memory::data_type::f32, tag::nc),
+        w_plain_({h, k}, memory::data_type::f32, tag::oi),
+        b_md_(bias ? memory::desc({h}, memory::data_type::f32, tag::x) : memory::desc()),
+        y_md_({n, h}, memory::data_type::f32, tag::nc) {
+    const memory::desc w_any({h, k}, memory::data_type::f32, tag::any);
+    dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, x_md_, w_any, b_md_, y_md_);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    pd_ = dnnl::inner_product_forward::primitive_desc(d, attr, Engine());
+    const std::string impl = pd_.impl_info_str();
+    // gemm- or reference-based kernels gain nothing over OpenBLAS: not worth a second copy.
+    if (impl.find("brgemm") == std::string::npos && impl.find("jit") == std::string::npos)
+      throw dnnl::error(dnnl_unimplemented, ("no blocked kernel, only " + impl).c_str());
+    if (pd_.weights_desc().get_size() > kMaxCachedBytes) throw dnnl::error(dnnl_unimplemented, "weights too large");
+    prim_ = dnnl::inner_product_forward(pd_);
+    reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), w_plain_, Engine(), pd_.weights_desc()));
+  }
+
+  bool TryForward(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y) const override {
+    if (w_stamp == 0) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (w_stamp != stamp_ || w != source_) {  // new weights: remember, let the caller compute
+      stamp_ = w_stamp;
+      source_ = w;
+      reordered_ = false;
+      return false;
+    }
+    dnnl::stream s(Engine());
+    if (!reordered_) {  // seen twice unchanged: treat as constant from now on
+      if (cache_ == nullptr) {
+        cache_.reset(static_cast<char*>(std::aligned_alloc(64, RoundUp(pd_.weights_desc().get_size()))));
+        if (cache_ == nullptr) return false;
+      }
+      memory from(w_plain_, Engine(), const_cast<float*>(w)), to(pd_.weights_desc(), Engine(), cache_.get());
+      reorder_.execute(s, from, to);
+      reordered_ = true;
+    }
+    const size_t scratch_bytes = pd_.scratchpad_desc().get_size();
+    if (scratch_bytes > scratch_size_) {
+      scratch_.reset(static_cast<char*>(std::aligned_alloc(64, RoundUp(scratch_bytes))));
+      scratch_size_ = scratch_.get() != nullptr ? scratch_bytes : 0;
+      if (scratch_ == nullptr) return false;
+    }
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, memory(x_md_, Engine(), const_cast<float*>(x))},
+        {DNNL_ARG_WEIGHTS, memory(pd_.weights_desc(), Engine(), cache_.get())},
+        {DNNL_ARG_DST, memory(y_md_, Engine(), y)},
+        {DNNL_ARG_SCRATCHPAD, memory(pd_.scratchpad_desc(), Engine(), scratch_.get())}};
+    if (b != nullptr) args[DNNL_ARG_BIAS] = memory(b_md_, Engine(), const_cast<float*>(b));
+    prim_.execute(s, args);
+    s.wait();
+    return true;
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  static size_t RoundUp(size_t b) { return (b + 63) / 64 * 64; }
+
+  memory::desc x_md_, w_plain_, b_md_, y_md_;
+  dnnl::inner_product_forward::primitive_desc pd_;
+  dnnl::inner_product_forward prim_;
+  dnnl::reorder reorder_;
+  mutable std::mutex mu_;
+  mutable uint64_t stamp_ = 0;
+  mutable const float* source_ = nullptr;
+  mutable bool reordered_ = false;
+  mutable std::unique_ptr<char, Free> cache_, scratch_;
+  mutable size_t scratch_size_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DnnlFcForward> DnnlFcForward::Make(int64_t n, int64_t k, int64_t h, bool bias,
+                                                   const weft_host_api* host) {
+  try {
+    return std::make_unique<DnnlFc>(n, k, h, bias);
+  } catch (const dnnl::error& e) {
+    weft::sdk::Log(host, WEFT_LOG_DEBUG, std::string("oneDNN inner product not used: ") + e.what());
+    return nullptr;
+  }
+}
+
+}  // namespace weft::cpu
