@@ -93,6 +93,9 @@ DistConfig DistConfig::FromEnv() {
   const int64_t bound = FirstInt({"WEFT_KVSTORE_BIGARRAY_BOUND", "MXNET_KVSTORE_BIGARRAY_BOUND"}).value_or(1000000);
   WEFT_CHECK(bound > 0, "WEFT_KVSTORE_BIGARRAY_BOUND / MXNET_KVSTORE_BIGARRAY_BOUND must be positive, got {}", bound);
   c.bigarray_bound = static_cast<uint64_t>(bound);
+  const int64_t bucket = GetEnvInt("WEFT_KVSTORE_BUCKET_BYTES", 4 << 20);
+  WEFT_CHECK(bucket >= 0, "WEFT_KVSTORE_BUCKET_BYTES must be >= 0 (0 turns bucket fusion off), got {}", bucket);
+  c.bucket_bytes = static_cast<uint64_t>(bucket);
   const auto rank = c.role == "server" ? FirstInt({"WEFT_RANK", "DMLC_SERVER_ID"})
                                        : FirstInt({"WEFT_RANK", "DMLC_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
   const auto size = FirstInt({"WEFT_NUM_WORKERS", "DMLC_NUM_WORKER", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"});
