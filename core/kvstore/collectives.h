@@ -22,7 +22,7 @@
 // DMLC_SERVER_ID is the server rank), arrays of at least WEFT_KVSTORE_BIGARRAY_BOUND /
 // MXNET_KVSTORE_BIGARRAY_BOUND elements (default 1 000 000) sliced across all servers.
 // WEFT_KVSTORE_BUCKET_BYTES (bytes, default 4 MiB, 0 = off): collective stores fuse pushes of
-// keys smaller than it into buckets of at most that size (kvstore_dist.h).
+// keys smaller than a quarter of it into buckets of at most that size (kvstore_dist.h).
 //
 // Thread-safety: Reserve, Submit and Run may be called from any thread.
 #pragma once
@@ -50,7 +50,7 @@ struct DistConfig {
   int num_servers = 0;
   std::string role = "worker";  // "worker" or "server"
   uint64_t bigarray_bound = 1000000;
-  uint64_t bucket_bytes = 4 << 20;  // collectives: keys below it are fused (0 = no fusion)
+  uint64_t bucket_bytes = 4 << 20;  // collectives: fusion bucket size (0 = no fusion)
   /// From the environment (see the top). Throws weft::Error for malformed values.
   static DistConfig FromEnv();
 };

@@ -135,7 +135,9 @@ void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, i
   NDArray& stored = Stored(key);
   const NDArray merged = comm().Reduce(key.id(), values, priority);
   const uint64_t n = merged.Size();
-  if (n * sizeof(float) < config_.bucket_bytes) {
+  // Keys of a quarter of a bucket or more travel alone: their transfer dwarfs the per-op latency
+  // fusion saves, and the two copies into and out of the bucket would cost more.
+  if (n * sizeof(float) * 4 < config_.bucket_bytes) {
     // Fused: the sum is copied into the open bucket now (see the top of kvstore_dist.h).
     for (const Member& m : bucket_)
       if (m.key.id() == key.id()) Flush();

@@ -12,8 +12,8 @@
 //          copy with that sum (without one the copy is replaced by the sum). Copies therefore stay
 //          identical on every worker. Device data is staged through cpu(0) for the transport.
 //   Pull   local: the worker's copy is broadcast to the outs.
-//   Fusion keys smaller than WEFT_KVSTORE_BUCKET_BYTES (default 4 MiB; 0 = off) are not
-//          allreduced one by one: their local sums are copied (at Push, so later writes to the
+//   Fusion keys smaller than a quarter of WEFT_KVSTORE_BUCKET_BYTES (default 4 MiB, so keys below
+//          1 MiB; 0 = off) are not allreduced one by one: their local sums are copied (at Push, so later writes to the
 //          pushed arrays do not matter) into a bucket buffer in push order, and one allreduce
 //          of the bucket carries them all, followed by each key's update. A bucket is issued when
 //          the next key would overflow it, when a key already in it is pushed again, when a key in

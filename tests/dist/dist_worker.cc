@@ -262,9 +262,9 @@ int Buckets() {
   ::setenv("WEFT_KVSTORE_BUCKET_BYTES", "4096", 1);
   auto fused = KVStore::Create(KvType());
   const int r = plain->rank(), n = plain->num_workers();
-  // Small keys of many sizes (several buckets, one of 1000 elements alone in its bucket) and one
-  // above the bound (never fused).
-  const std::vector<int64_t> sizes{1, 7, 100, 1000, 3, 500, 50, 513, 4, 999, 300, 8, 20000};
+  // Small keys of many sizes (fused: below 256 elements, a quarter of 4 KiB; two buckets of them)
+  // and larger ones (never fused).
+  const std::vector<int64_t> sizes{1, 7, 100, 200, 3, 250, 50, 255, 4, 199, 1000, 130, 8, 256, 20000};
   auto values = [&](int q, int round) {
     std::vector<NDArray> v;
     for (size_t k = 0; k < sizes.size(); ++k) {
