@@ -40,9 +40,12 @@ Transport FindTransport(const std::string& kvstore_type, const std::string& name
     const weft_transport_api* t = p->transport_api();
     if (t == nullptr) continue;
     const bool is_ps = t->ps_call != nullptr;
+    // Device transports (NCCL) are not driven by core's collectives, which stage device data
+    // through host memory (see NcclStatus).
+    const bool is_device = t->device_count != nullptr;
     served += fmt::format("{}{} ({}{})", served.empty() ? "" : ", ", t->name, t->kvstore_types,
-                          is_ps ? "; parameter server" : "; collectives");
-    if (!name.empty() && name != t->name) continue;
+                          is_ps ? "; parameter server" : (is_device ? "; device collectives" : "; collectives"));
+    if (is_device || (!name.empty() && name != t->name)) continue;
     if (is_ps == parameter_server && Serves(*t, kvstore_type)) return Transport{p, t, p->state()};
   }
   Fail(
@@ -70,6 +73,24 @@ weft_comm InitComm(const Transport& t, const DistConfig& config, const char* rol
   a.attrs = &attr;
   ThrowIfError(t.api->comm_init(t.state, &a), what);
   return a.comm;
+}
+
+std::string NcclStatus() {
+  for (const Plugin* p : Runtime::Get().Plugins()) {
+    const weft_transport_api* t = p->transport_api();
+    if (t == nullptr || std::string(t->name) != "nccl" || t->device_count == nullptr) continue;
+    const char* reason = nullptr;
+    const int32_t n = t->device_count(p->state(), &reason);
+    if (n <= 0)
+      return fmt::format("the nccl transport plugin is loaded but reports 0 usable devices: {}",
+                         reason ? reason : "(no reason given)");
+    return fmt::format(
+        "the nccl transport plugin reports {} usable device(s), but core does not drive device communicators yet "
+        "(its collectives stage device data through host memory); use dist_device_sync, which runs on Gloo",
+        n);
+  }
+  return "the nccl transport plugin (libweft-nccl.so, built with the CUDA plugin when the toolkit has NCCL) is not "
+         "loaded; `weft-info` shows why";
 }
 
 bool IsParameterServerTransport(const std::string& name) {

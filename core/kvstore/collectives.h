@@ -70,6 +70,10 @@ Transport FindTransport(const std::string& kvstore_type, const std::string& name
 /// Throws weft::Error starting with `what` when the plugin fails.
 weft_comm InitComm(const Transport& t, const DistConfig& config, const char* role, const std::string& prefix,
                    const std::string& what);
+/// Why KVStore type "nccl" cannot be created in this process: the nccl transport plugin is not
+/// loaded, or reports 0 usable devices (with its reason), or core does not drive its device
+/// communicators yet.
+std::string NcclStatus();
 /// True when a loaded transport named `name` offers ps_call (WEFT_KVSTORE_TRANSPORT=zmq makes
 /// dist_sync run on the parameter servers).
 bool IsParameterServerTransport(const std::string& name);

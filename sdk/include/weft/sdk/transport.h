@@ -208,6 +208,12 @@ typedef struct weft_transport_api {
    * too long, naming the missing workers). Any thread, like ps_respond. */
   weft_error* (*ps_respond_error)(void* plugin_state, weft_comm comm, uint64_t request_id, int32_t code,
                                   const char* message);
+
+  /* Device transports (NCCL): how many devices of their device type this process can communicate
+   * on; 0 when the driver or the devices are missing, and `reason` (may be NULL) then receives a
+   * one-line explanation (plugin-owned, valid until shutdown). NULL for host transports (Gloo,
+   * ZeroMQ). Core picks a device transport for a KVStore type only when this is > 0. */
+  int32_t (*device_count)(void* plugin_state, const char** reason);
 } weft_transport_api;
 
 #ifdef __cplusplus
