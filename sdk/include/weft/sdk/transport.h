@@ -25,9 +25,9 @@
  *         ncclCommGetAsyncError and calls ncclCommAbort when a call is overdue; abort ->
  *         ncclCommAbort; finalize -> ncclCommFinalize + ncclCommDestroy.
  *   Gloo  comm_init: gloo::rendezvous::Context(rank, size).connectFullMesh(store, tcp device), the
- *         store adapting the host's kv_set / kv_get. allreduce: gloo::AllreduceOptions with
- *         setInputs/setOutput, setReduceFunction, setTag(sequence), setTimeout(deadline), run
- *         by gloo::allreduce on a transport thread (host buffers: stream is NULL, completion
+ *         store adapting the host's kv_set / kv_get. allreduce: a ring (reduce-scatter, then
+ *         allgather) over Gloo's unbound buffers reading the input in place, tag = sequence,
+ *         every wait bounded by the deadline (host buffers: stream is NULL, completion
  *         through `done`); broadcast: gloo::BroadcastOptions + setRoot; barrier:
  *         gloo::BarrierOptions. group_start / group_end: the calls are queued and run, in
  *         order, at group_end. abort: closes the pairs so pending calls fail at once.
