@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "weft/engine.h"
@@ -139,8 +140,7 @@ void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, i
   // fusion saves, and the two copies into and out of the bucket would cost more.
   if (n * sizeof(float) * 4 < config_.bucket_bytes) {
     // Fused: the sum is copied into the open bucket now (see the top of kvstore_dist.h).
-    for (const Member& m : bucket_)
-      if (m.key.id() == key.id()) Flush();
+    if (InBucket(key)) Flush();  // a second push of a key: the first one goes out first
     const uint64_t capacity = config_.bucket_bytes / sizeof(float);
     if (bucket_elems_ + n > capacity) Flush();
     NDArray& buf = bucket_buf_[bucket_turn_];
@@ -180,12 +180,12 @@ void KVStoreDist::Flush() {
     Finish(m.key, buf.Slice(m.offset, m.offset + m.shape.Size()).Reshape(m.shape), m.merge_ctx, m.priority);
 }
 
+bool KVStoreDist::InBucket(const Key& key) const {
+  return std::any_of(bucket_.begin(), bucket_.end(), [&](const Member& m) { return m.key.id() == key.id(); });
+}
+
 void KVStoreDist::PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) {
-  for (const Member& m : bucket_)
-    if (m.key.id() == key.id()) {
-      Flush();
-      break;
-    }
+  if (InBucket(key)) Flush();
   KVStoreLocal::PullImpl(key, outs, priority);
 }
 

@@ -77,6 +77,8 @@ class KVStoreDist final : public KVStoreLocal {
   void Finish(const Key& key, const NDArray& reduced, const Context& merge_ctx, int priority);
   // Issues the open bucket (one allreduce, then each member's Finish); nothing when it is empty.
   void Flush();
+  // True when `key` has a push waiting in the open bucket.
+  bool InBucket(const Key& key) const;
 
   struct Buffers {
     NDArray send_host;  // staging of a device sum
