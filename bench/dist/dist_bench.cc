@@ -4,7 +4,8 @@
 //   weft-launch -n 2 -- build/default/bench/dist_bench [sizes in MB, default 1 16 64]
 //
 // Rank 0 prints one line per size: MB, raw Gloo GB/s, KVStore GB/s, ratio. GB/s is the
-// "algorithm bandwidth" bytes / time per allreduce, best of the repeats (same for both).
+// "algorithm bandwidth" bytes / time per allreduce, best of the repeats and (in brackets) their
+// median; the two are timed alternately, so load changes on a shared machine hit both alike.
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -49,16 +50,28 @@ class Store final : public gloo::rendezvous::Store {
   std::shared_ptr<weft::RendezvousStore> s_;
 };
 
-template <typename F>
-double BestSeconds(int repeats, F&& f) {
-  f();  // warm-up
-  double best = 1e30;
+// Times `a` and `b` alternately `repeats` times after one warm-up each (alternating, so that a
+// change of the machine's load hits both alike); returns their times in seconds.
+template <typename A, typename B>
+std::pair<std::vector<double>, std::vector<double>> TimeBoth(int repeats, A&& a, B&& b) {
+  a();
+  b();
+  std::pair<std::vector<double>, std::vector<double>> t;
   for (int i = 0; i < repeats; ++i) {
-    const auto t0 = Clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    auto t0 = Clock::now();
+    a();
+    t.first.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    t0 = Clock::now();
+    b();
+    t.second.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  return best;
+  return t;
+}
+
+double Best(std::vector<double> v) { return *std::min_element(v.begin(), v.end()); }
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -79,33 +92,39 @@ int main(int argc, char** argv) {
     ctx->setTimeout(std::chrono::seconds(60));
     ctx->connectFullMesh(store, dev);
     if (rank == 0)
-      std::printf("%d workers; allreduce of float32, best of repeats\n%8s %12s %14s %7s\n", size, "MB", "gloo GB/s",
-                  "KVStore GB/s", "ratio");
+      std::printf(
+          "%d workers; allreduce of float32, raw Gloo and KVStore alternately; GB/s best of repeats (median)\n"
+          "%8s %20s %20s %13s\n",
+          size, "MB", "gloo GB/s", "KVStore GB/s", "ratio");
     int key = 0;
     for (double mb : sizes_mb) {
       const size_t n = static_cast<size_t>(mb * 1024 * 1024 / 4);
-      const int repeats = mb <= 1 ? 30 : (mb <= 16 ? 8 : 4);
+      const int repeats = mb <= 1 ? 40 : (mb <= 16 ? 12 : 8);
       std::vector<float> buf(n, 1.0f);
       uint32_t tag = 0;
-      const double raw = BestSeconds(repeats, [&] {
-        gloo::AllreduceOptions o(ctx);
-        o.setOutput(buf.data(), n);
-        o.setReduceFunction([](void* c, const void* a, const void* b, size_t k) { gloo::sum<float>(c, a, b, k); });
-        o.setTag(tag++);
-        gloo::allreduce(o);
-      });
       weft::NDArray grad(std::vector<float>(n, 1.0f), weft::Shape(static_cast<int64_t>(n)), weft::Context::cpu(0));
       weft::NDArray out(weft::Shape(static_cast<int64_t>(n)), weft::Context::cpu(0));
       kv->Init(key, grad);
-      const double dist = BestSeconds(repeats, [&] {
-        kv->Push(key, {grad});
-        kv->Pull(key, {out});
-        out.WaitToRead();
-      });
+      const auto [raw, dist] = TimeBoth(
+          repeats,
+          [&] {
+            gloo::AllreduceOptions o(ctx);
+            o.setOutput(buf.data(), n);
+            o.setReduceFunction([](void* c, const void* a, const void* b, size_t k) { gloo::sum<float>(c, a, b, k); });
+            o.setTag(tag++);
+            gloo::allreduce(o);
+          },
+          [&] {
+            kv->Push(key, {grad});
+            kv->Pull(key, {out});
+            out.WaitToRead();
+          });
       ++key;
       const double bytes = static_cast<double>(n) * 4;
       if (rank == 0)
-        std::printf("%8.0f %12.2f %14.2f %6.0f%%\n", mb, bytes / raw / 1e9, bytes / dist / 1e9, 100 * raw / dist);
+        std::printf("%8.0f %12.2f (%5.2f) %12.2f (%5.2f) %5.0f%% (%3.0f%%)\n", mb, bytes / Best(raw) / 1e9,
+                    bytes / Median(raw) / 1e9, bytes / Best(dist) / 1e9, bytes / Median(dist) / 1e9,
+                    100 * Best(raw) / Best(dist), 100 * Median(raw) / Median(dist));
     }
     kv->Barrier();
   } catch (const std::exception& e) {

@@ -40,9 +40,12 @@ Transport FindTransport(const std::string& kvstore_type, const std::string& name
     const weft_transport_api* t = p->transport_api();
     if (t == nullptr) continue;
     const bool is_ps = t->ps_call != nullptr;
+    // Device transports (NCCL) are not driven by core's collectives, which stage device data
+    // through host memory (see NcclStatus).
+    const bool is_device = t->device_count != nullptr;
     served += fmt::format("{}{} ({}{})", served.empty() ? "" : ", ", t->name, t->kvstore_types,
-                          is_ps ? "; parameter server" : "; collectives");
-    if (!name.empty() && name != t->name) continue;
+                          is_ps ? "; parameter server" : (is_device ? "; device collectives" : "; collectives"));
+    if (is_device || (!name.empty() && name != t->name)) continue;
     if (is_ps == parameter_server && Serves(*t, kvstore_type)) return Transport{p, t, p->state()};
   }
   Fail(
@@ -72,6 +75,24 @@ weft_comm InitComm(const Transport& t, const DistConfig& config, const char* rol
   return a.comm;
 }
 
+std::string NcclStatus() {
+  for (const Plugin* p : Runtime::Get().Plugins()) {
+    const weft_transport_api* t = p->transport_api();
+    if (t == nullptr || std::string(t->name) != "nccl" || t->device_count == nullptr) continue;
+    const char* reason = nullptr;
+    const int32_t n = t->device_count(p->state(), &reason);
+    if (n <= 0)
+      return fmt::format("the nccl transport plugin is loaded but reports 0 usable devices: {}",
+                         reason ? reason : "(no reason given)");
+    return fmt::format(
+        "the nccl transport plugin reports {} usable device(s), but core does not drive device communicators yet "
+        "(its collectives stage device data through host memory); use dist_device_sync, which runs on Gloo",
+        n);
+  }
+  return "the nccl transport plugin (libweft-nccl.so, built with the CUDA plugin when the toolkit has NCCL) is not "
+         "loaded; `weft-info` shows why";
+}
+
 bool IsParameterServerTransport(const std::string& name) {
   if (name.empty()) return false;
   for (const Plugin* p : Runtime::Get().Plugins()) {
@@ -93,6 +114,9 @@ DistConfig DistConfig::FromEnv() {
   const int64_t bound = FirstInt({"WEFT_KVSTORE_BIGARRAY_BOUND", "MXNET_KVSTORE_BIGARRAY_BOUND"}).value_or(1000000);
   WEFT_CHECK(bound > 0, "WEFT_KVSTORE_BIGARRAY_BOUND / MXNET_KVSTORE_BIGARRAY_BOUND must be positive, got {}", bound);
   c.bigarray_bound = static_cast<uint64_t>(bound);
+  const int64_t bucket = GetEnvInt("WEFT_KVSTORE_BUCKET_BYTES", 4 << 20);
+  WEFT_CHECK(bucket >= 0, "WEFT_KVSTORE_BUCKET_BYTES must be >= 0 (0 turns bucket fusion off), got {}", bucket);
+  c.bucket_bytes = static_cast<uint64_t>(bucket);
   const auto rank = c.role == "server" ? FirstInt({"WEFT_RANK", "DMLC_SERVER_ID"})
                                        : FirstInt({"WEFT_RANK", "DMLC_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
   const auto size = FirstInt({"WEFT_NUM_WORKERS", "DMLC_NUM_WORKER", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"});

@@ -21,6 +21,8 @@
 // process's role from WEFT_ROLE / DMLC_ROLE ("worker" default, or "server": then WEFT_RANK /
 // DMLC_SERVER_ID is the server rank), arrays of at least WEFT_KVSTORE_BIGARRAY_BOUND /
 // MXNET_KVSTORE_BIGARRAY_BOUND elements (default 1 000 000) sliced across all servers.
+// WEFT_KVSTORE_BUCKET_BYTES (bytes, default 4 MiB, 0 = off): collective stores fuse pushes of
+// keys smaller than a quarter of it into buckets of at most that size (kvstore_dist.h).
 //
 // Thread-safety: Reserve, Submit and Run may be called from any thread.
 #pragma once
@@ -48,6 +50,7 @@ struct DistConfig {
   int num_servers = 0;
   std::string role = "worker";  // "worker" or "server"
   uint64_t bigarray_bound = 1000000;
+  uint64_t bucket_bytes = 4 << 20;  // collectives: fusion bucket size (0 = no fusion)
   /// From the environment (see the top). Throws weft::Error for malformed values.
   static DistConfig FromEnv();
 };
@@ -67,6 +70,10 @@ Transport FindTransport(const std::string& kvstore_type, const std::string& name
 /// Throws weft::Error starting with `what` when the plugin fails.
 weft_comm InitComm(const Transport& t, const DistConfig& config, const char* role, const std::string& prefix,
                    const std::string& what);
+/// Why KVStore type "nccl" cannot be created in this process: the nccl transport plugin is not
+/// loaded, or reports 0 usable devices (with its reason), or core does not drive its device
+/// communicators yet.
+std::string NcclStatus();
 /// True when a loaded transport named `name` offers ps_call (WEFT_KVSTORE_TRANSPORT=zmq makes
 /// dist_sync run on the parameter servers).
 bool IsParameterServerTransport(const std::string& name);

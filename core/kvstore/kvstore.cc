@@ -29,9 +29,9 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   const std::string t = Lower(type);
   if (t == "nccl") {
     Fail(
-        "KVStore::Create(\"{}\"): the nccl kvstore needs an NCCL transport plugin, which is not available yet; "
-        "use \"dist_sync\" (Gloo allreduce) for several processes, or \"local\" / \"device\" in one process",
-        type);
+        "KVStore::Create(\"{}\"): {}. Use \"dist_sync\" or \"dist_device_sync\" (Gloo allreduce) for several "
+        "processes, or \"local\" / \"device\" in one process",
+        type, kv::NcclStatus());
   }
   // dist_async always runs on parameter servers; dist_sync too when WEFT_KVSTORE_TRANSPORT names a
   // parameter-server transport (zmq), else on Gloo collectives.
@@ -49,7 +49,7 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   WEFT_CHECK(t == "local" || t == "device",
              "KVStore::Create(\"{}\"): unknown type; known types: local, device (in-process), dist_sync, "
              "dist_device_sync (several processes; Gloo transport plugin), dist_async (parameter servers; zmq "
-             "transport plugin), nccl (not available yet)",
+             "transport plugin), nccl (NCCL transport plugin; not driven by core yet)",
              type);
   std::unique_ptr<kv::Comm> comm;
   if (t == "local")

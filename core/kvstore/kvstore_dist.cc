@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "weft/engine.h"
@@ -49,6 +50,7 @@ KVStoreDist::KVStoreDist(std::string type, std::unique_ptr<Comm> comm)
 
 KVStoreDist::~KVStoreDist() {
   try {
+    FlushPendingLocked();
     Engine::Get()->WaitForAll();
   } catch (const std::exception& e) {
     LogWarning("KVStore({}) rank {}: pending work failed while closing: {}", type(), config_.rank, e.what());
@@ -58,6 +60,7 @@ KVStoreDist::~KVStoreDist() {
 
 void KVStoreDist::Barrier() {
   if (!coll_) return;
+  FlushPendingLocked();
   Collectives::Op op;
   op.kind = Collectives::Kind::kBarrier;
   op.key = "(barrier)";
@@ -107,27 +110,14 @@ void KVStoreDist::InitImpl(const Key& key, const NDArray& value) {
   if (!IsHost(stored)) NDArray::CopyFromTo(host, stored, 0);
 }
 
-void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
-  if (!coll_) {
-    KVStoreLocal::PushImpl(key, values, priority);
-    return;
-  }
+void KVStoreDist::Finish(const Key& key, const NDArray& reduced_host, const Context& merge_ctx, int priority) {
   NDArray& stored = Stored(key);
-  const NDArray merged = comm().Reduce(key.id(), values, priority);
   Buffers& b = buf_[key.id()];
-  const NDArray send = OnHost(merged, &b.send_host, priority);
-  if (!has_updater() && IsHost(stored) && !send.SharesChunkWith(stored)) {
-    // The sum replaces the stored value: allreduce straight into it (one copy less).
-    Issue(Collectives::Kind::kAllreduce, key, send, stored, priority);
-    return;
-  }
-  if (b.recv_host.is_none()) b.recv_host = NDArray(merged.GetShape(), Context::cpu(0), false, merged.GetDType());
-  Issue(Collectives::Kind::kAllreduce, key, send, b.recv_host, priority);
-  NDArray reduced = b.recv_host;
-  if (!IsHost(merged)) {
-    if (b.recv_dev.is_none() || b.recv_dev.GetContext() != merged.GetContext())
-      b.recv_dev = NDArray(merged.GetShape(), merged.GetContext(), false, merged.GetDType());
-    NDArray::CopyFromTo(b.recv_host, b.recv_dev, priority);
+  NDArray reduced = reduced_host;
+  if (merge_ctx.GetDeviceType() != "cpu") {
+    if (b.recv_dev.is_none() || b.recv_dev.GetContext() != merge_ctx)
+      b.recv_dev = NDArray(reduced.GetShape(), merge_ctx, false, reduced.GetDType());
+    NDArray::CopyFromTo(reduced_host, b.recv_dev, priority);
     reduced = b.recv_dev;
   }
   if (has_updater()) {
@@ -136,6 +126,71 @@ void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, i
   } else {
     NDArray::CopyFromTo(reduced, stored, priority);
   }
+}
+
+void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
+  if (!coll_) {
+    KVStoreLocal::PushImpl(key, values, priority);
+    return;
+  }
+  NDArray& stored = Stored(key);
+  const NDArray merged = comm().Reduce(key.id(), values, priority);
+  const uint64_t n = merged.Size();
+  // Keys of a quarter of a bucket or more travel alone: their transfer dwarfs the per-op latency
+  // fusion saves, and the two copies into and out of the bucket would cost more.
+  if (n * sizeof(float) * 4 < config_.bucket_bytes) {
+    // Fused: the sum is copied into the open bucket now (see the top of kvstore_dist.h).
+    if (InBucket(key)) Flush();  // a second push of a key: the first one goes out first
+    const uint64_t capacity = config_.bucket_bytes / sizeof(float);
+    if (bucket_elems_ + n > capacity) Flush();
+    NDArray& buf = bucket_buf_[bucket_turn_];
+    if (buf.is_none()) buf = NDArray(Shape(static_cast<int64_t>(capacity)), Context::cpu(0), false, DType::kFloat32);
+    NDArray::CopyFromTo(merged, buf.Slice(bucket_elems_, bucket_elems_ + n).Reshape(merged.GetShape()), priority);
+    bucket_.push_back(Member{key, merged.GetContext(), bucket_elems_, merged.GetShape(), priority});
+    bucket_elems_ += n;
+    return;
+  }
+  Buffers& b = buf_[key.id()];
+  const NDArray send = OnHost(merged, &b.send_host, priority);
+  if (!has_updater() && IsHost(stored) && !send.SharesChunkWith(stored)) {
+    // The sum replaces the stored value: allreduce straight into it (no copy).
+    Issue(Collectives::Kind::kAllreduce, key, send, stored, priority);
+    return;
+  }
+  if (b.recv_host.is_none()) b.recv_host = NDArray(merged.GetShape(), Context::cpu(0), false, merged.GetDType());
+  Issue(Collectives::Kind::kAllreduce, key, send, b.recv_host, priority);
+  Finish(key, b.recv_host, merged.GetContext(), priority);
+}
+
+void KVStoreDist::Flush() {
+  if (bucket_.empty()) return;
+  std::vector<Member> members;
+  members.swap(bucket_);
+  const uint64_t elems = bucket_elems_;
+  bucket_elems_ = 0;
+  const NDArray buf = bucket_buf_[bucket_turn_];
+  bucket_turn_ = (bucket_turn_ + 1) % kBucketBuffers;
+  // Named by its keys in messages (a failure names every key it carried).
+  std::string name = "bucket of " + std::to_string(members.size()) + " keys [";
+  for (size_t i = 0; i < members.size() && i < 8; ++i) name += (i ? ", " : "") + members[i].key.display();
+  name += members.size() > 8 ? ", ...]" : "]";
+  const NDArray all = buf.Slice(0, elems);
+  Issue(Collectives::Kind::kAllreduce, StrKey(name), all, all, members.front().priority);
+  for (const Member& m : members)
+    Finish(m.key, buf.Slice(m.offset, m.offset + m.shape.Size()).Reshape(m.shape), m.merge_ctx, m.priority);
+}
+
+bool KVStoreDist::InBucket(const Key& key) const {
+  return std::any_of(bucket_.begin(), bucket_.end(), [&](const Member& m) { return m.key.id() == key.id(); });
+}
+
+void KVStoreDist::PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) {
+  if (InBucket(key)) Flush();
+  KVStoreLocal::PullImpl(key, outs, priority);
+}
+
+void KVStoreDist::FlushPending() {
+  if (coll_) Flush();
 }
 
 }  // namespace weft::kv

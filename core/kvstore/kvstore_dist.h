@@ -12,6 +12,17 @@
 //          copy with that sum (without one the copy is replaced by the sum). Copies therefore stay
 //          identical on every worker. Device data is staged through cpu(0) for the transport.
 //   Pull   local: the worker's copy is broadcast to the outs.
+//   Fusion keys smaller than a quarter of WEFT_KVSTORE_BUCKET_BYTES (default 4 MiB, so keys below
+//          1 MiB; 0 = off) are not allreduced one by one: their local sums are copied (at Push, so later writes to the
+//          pushed arrays do not matter) into a bucket buffer in push order, and one allreduce
+//          of the bucket carries them all, followed by each key's update. A bucket is issued when
+//          the next key would overflow it, when a key already in it is pushed again, when a key in
+//          it is pulled, and before Barrier, SetOptimizer / SetUpdater, Save/LoadOptimizerStates
+//          and the store's end. Every rank must therefore make the same pushes and the same pulls
+//          of just-pushed keys in the same order (pushes must be the same anyway for dist_sync); a
+//          rank that pulls where another does not would fuse different buckets, and the allreduce
+//          fails on the size mismatch or at the deadline. Results equal the unfused ones (with two
+//          workers bit for bit; with more, a sum may add the workers' values in another order).
 //   Barrier  a collective barrier, after every collective issued before it.
 //   rank(), num_workers()  from the job (collectives.h DistConfig).
 // Optimizer states live on every worker (identical); SaveOptimizerStates writes this worker's.
@@ -52,6 +63,8 @@ class KVStoreDist final : public KVStoreLocal {
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
+  void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
+  void FlushPending() override;
 
  private:
   // Pushes an engine op that runs collective `kind` of `key` from `send` into `recv` (host
@@ -59,15 +72,37 @@ class KVStoreDist final : public KVStoreLocal {
   void Issue(Collectives::Kind kind, const Key& key, const NDArray& send, const NDArray& recv, int priority);
   // `a` itself when it is host memory, else its host staging copy (pushed).
   NDArray OnHost(const NDArray& a, NDArray* staging, int priority);
+  // After the allreduce of `key` into `reduced` (host): the update, or the replacement, of the
+  // stored value; `merge_ctx` is where the local sum was made (device sums are updated there).
+  void Finish(const Key& key, const NDArray& reduced, const Context& merge_ctx, int priority);
+  // Issues the open bucket (one allreduce, then each member's Finish); nothing when it is empty.
+  void Flush();
+  // True when `key` has a push waiting in the open bucket.
+  bool InBucket(const Key& key) const;
 
   struct Buffers {
     NDArray send_host;  // staging of a device sum
     NDArray recv_host;  // allreduce result
     NDArray recv_dev;   // the result on the sum's device
   };
+  struct Member {
+    Key key;
+    Context merge_ctx;
+    uint64_t offset;  // elements into the bucket
+    Shape shape;
+    int priority;
+  };
   DistConfig config_;
   std::shared_ptr<Collectives> coll_;  // null for one worker
   std::map<std::string, Buffers> buf_;
+  // The open bucket: its members in push order, the elements they fill, the buffer they are in
+  // (one of kBucketBuffers reused in turn, so that packing the next bucket overlaps the allreduce
+  // of the previous ones; the engine orders reuse through the buffer's variable).
+  static constexpr int kBucketBuffers = 3;
+  std::vector<Member> bucket_;
+  uint64_t bucket_elems_ = 0;
+  NDArray bucket_buf_[kBucketBuffers];
+  int bucket_turn_ = 0;
 };
 
 }  // namespace weft::kv

@@ -96,6 +96,7 @@ void KVStore::Impl::ApplyUpdate(const Key& key, const NDArray& merged, NDArray* 
 
 void KVStore::Impl::SetOptimizer(std::unique_ptr<Optimizer> optimizer) {
   std::lock_guard<std::mutex> lock(mu_);
+  FlushPending();  // held-back pushes are applied with the updater they were pushed under
   optimizer_ = std::move(optimizer);
   updater_ = nullptr;
   str_updater_ = nullptr;
@@ -109,6 +110,7 @@ Optimizer* KVStore::Impl::optimizer() const {
 
 void KVStore::Impl::SetUpdater(Updater updater) {
   std::lock_guard<std::mutex> lock(mu_);
+  FlushPending();  // held-back pushes are applied with the updater they were pushed under
   optimizer_.reset();
   updater_ = std::move(updater);
   OnUpdaterChanged();
@@ -116,6 +118,7 @@ void KVStore::Impl::SetUpdater(Updater updater) {
 
 void KVStore::Impl::SetUpdater(StrUpdater updater) {
   std::lock_guard<std::mutex> lock(mu_);
+  FlushPending();  // held-back pushes are applied with the updater they were pushed under
   optimizer_.reset();
   str_updater_ = std::move(updater);
   OnUpdaterChanged();
@@ -161,6 +164,7 @@ void KVStore::Impl::SetGradientCompression(const std::map<std::string, std::stri
 void KVStore::Impl::SaveOptimizerStates(const std::string& file_name, bool dump_optimizer) {
   std::lock_guard<std::mutex> lock(mu_);
   WEFT_CHECK(optimizer_ != nullptr, "KVStore({}) SaveOptimizerStates: no optimizer is set (SetOptimizer first)", type_);
+  FlushPending();
   std::map<std::string, NDArray> arrays = optimizer_->GetStates();
   nlohmann::json meta = nlohmann::json::parse(optimizer_->Serialize());
   if (!dump_optimizer) {
@@ -177,6 +181,7 @@ void KVStore::Impl::SaveOptimizerStates(const std::string& file_name, bool dump_
 void KVStore::Impl::LoadOptimizerStates(const std::string& file_name) {
   std::lock_guard<std::mutex> lock(mu_);
   WEFT_CHECK(optimizer_ != nullptr, "KVStore({}) LoadOptimizerStates: no optimizer is set (SetOptimizer first)", type_);
+  FlushPending();
   std::map<std::string, NDArray> arrays = NDArray::LoadToMap(file_name);
   auto it = arrays.find("__meta__");
   WEFT_CHECK(it != arrays.end(),

@@ -110,6 +110,14 @@ class WEFT_HIDDEN KVStore::Impl {
   virtual void OnUpdaterChanged() {}
   /// After SetGradientCompression changed compression(). Default: nothing.
   virtual void OnGradientCompressionChanged() {}
+  /// Issues work the store holds back (pushes waiting in a fusion bucket), before the updater
+  /// changes and before optimizer states are saved or loaded. Default: nothing.
+  virtual void FlushPending() {}
+  /// FlushPending under the store's lock (for overrides of calls that do not take it: Barrier).
+  void FlushPendingLocked() {
+    std::lock_guard<std::mutex> lock(mu_);
+    FlushPending();
+  }
 
   // ---- for implementations ----------------------------------------------------------------------
   /// True when an optimizer or an updater is set (pushes update the stored value; without one a

@@ -225,11 +225,13 @@ void Module::Backward() {
 
 void Module::Update() {
   WEFT_CHECK(kv_ != nullptr, "Module::Update: call InitOptimizer first");
-  for (size_t k = 0; k < param_names_.size(); ++k) {
-    const int key = static_cast<int>(k);
-    kv_->Push(key, group_->grad_arrays()[k], -key);
-    kv_->Pull(key, group_->param_arrays()[k], -key);
-  }
+  // Every push first, then every pull (MXNet pushes and pulls each key in turn; the result is the
+  // same): a distributed store fuses the pushes of small keys into buckets, and a pull of a key
+  // still in the open bucket would issue it early.
+  for (size_t k = 0; k < param_names_.size(); ++k)
+    kv_->Push(static_cast<int>(k), group_->grad_arrays()[k], -static_cast<int>(k));
+  for (size_t k = 0; k < param_names_.size(); ++k)
+    kv_->Pull(static_cast<int>(k), group_->param_arrays()[k], -static_cast<int>(k));
 }
 
 void Module::UpdateMetric(EvalMetric& metric, const NDArray& labels) const {

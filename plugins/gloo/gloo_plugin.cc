@@ -31,6 +31,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -175,6 +176,7 @@ struct Comm {
   std::vector<int> pids;           // found by its pid when Gloo's error does not name it)
   std::mutex op_mu;                // one Gloo op at a time
   uint32_t seq = 0;                // collectives issued (Gloo tag)
+  std::vector<char> scratch;       // RingAllreduce's received segments (under op_mu)
   std::atomic<bool> aborted{false};
   std::mutex err_mu;
   int32_t failed_code = 0;  // first failure: later calls repeat it
@@ -395,6 +397,76 @@ size_t ElemSize(int32_t dtype) {
 
 char* HostPtr(const weft_buffer& b) { return static_cast<char*>(b.host) + b.offset; }
 
+// Ring allreduce reading `in` and writing `out` (they may be the same memory): a reduce-scatter
+// then an allgather, N-1 steps each, every chunk split into segments of at most kSegmentBytes so
+// that the next segment travels while this one is reduced. Unlike gloo::allreduce with an input
+// distinct from the output, `in` is never copied into `out` first: the reduce-scatter computes
+// out = in + received, and the allgather receives straight into `out`. The scratch for received
+// segments is the communicator's (kept, not allocated per call). One slot per call (the tag):
+// Gloo matches a pair's messages of one slot in order.
+constexpr size_t kSegmentBytes = size_t{1} << 20;
+constexpr uint8_t kRingSlotPrefix = 0x57;  // distinct from Gloo's own collectives' prefixes
+
+void RingAllreduce(Comm& c, const char* in, char* out, size_t count, size_t esize,
+                   const ::gloo::AllreduceOptions::Func& fn, uint32_t tag, Ms timeout) {
+  const size_t bytes = count * esize;
+  const int n = c.size;
+  if (n == 1 || bytes == 0) {
+    if (in != out && bytes > 0) std::memcpy(out, in, bytes);
+    return;
+  }
+  // Chunk i: elements [i*per, min((i+1)*per, count)); segments of a chunk: kSegmentBytes each.
+  const size_t per = (count + n - 1) / n;
+  const size_t seg_elems = std::max<size_t>(1, kSegmentBytes / esize);
+  const size_t nseg = (per + seg_elems - 1) / seg_elems;
+  auto range = [&](int chunk, size_t k) {  // byte offset and length of segment k of `chunk`
+    const int ch = ((chunk % n) + n) % n;
+    const size_t begin = std::min(count, ch * per + k * seg_elems);
+    const size_t end = std::min({count, ch * per + per, begin + seg_elems});
+    return std::pair<size_t, size_t>{begin * esize, (end - begin) * esize};
+  };
+  if (c.scratch.size() < 2 * seg_elems * esize) c.scratch.resize(2 * seg_elems * esize);
+  auto in_buf = c.ctx->createUnboundBuffer(const_cast<char*>(in), bytes);
+  auto out_buf = c.ctx->createUnboundBuffer(out, bytes);
+  auto tmp_buf = c.ctx->createUnboundBuffer(c.scratch.data(), c.scratch.size());
+  const int right = (c.rank + 1) % n, left = (c.rank + n - 1) % n;
+  const uint64_t slot = ::gloo::Slot::build(kRingSlotPrefix, tag);
+  const auto deadline = Clock::now() + timeout;
+  auto left_ms = [&] { return std::max(Ms(1), std::chrono::duration_cast<Ms>(deadline - Clock::now())); };
+  // Item i = step t (0..N-2 reduce-scatter, N-1..2N-3 allgather), segment k. Its send needs item
+  // i - nseg done (the segment reduced or received one step earlier).
+  const size_t steps = 2 * static_cast<size_t>(n - 1), items = steps * nseg;
+  auto send_of = [&](size_t i) { return range(c.rank - static_cast<int>(i / nseg), i % nseg); };
+  auto recv_of = [&](size_t i) { return range(c.rank - static_cast<int>(i / nseg) - 1, i % nseg); };
+  auto reduces = [&](size_t i) { return i / nseg < static_cast<size_t>(n - 1); };
+  auto post_recv = [&](size_t i) {
+    const auto [off, len] = recv_of(i);
+    if (len == 0) return;
+    if (reduces(i))
+      tmp_buf->recv(left, slot, (i % 2) * seg_elems * esize, len);
+    else
+      out_buf->recv(left, slot, off, len);
+  };
+  auto complete = [&](size_t i) {
+    const auto [roff, rlen] = recv_of(i);
+    if (rlen > 0) {
+      (reduces(i) ? tmp_buf : out_buf)->waitRecv(left_ms());
+      if (reduces(i)) fn(out + roff, in + roff, c.scratch.data() + (i % 2) * seg_elems * esize, rlen / esize);
+    }
+    if (send_of(i).second > 0) (i < nseg ? in_buf : out_buf)->waitSend(left_ms());
+  };
+  for (size_t i = 0; i <= items; ++i) {
+    // Receives into scratch may be posted before the previous item completes (its half of the
+    // scratch was freed two items ago); receives into out wait, so they never overlap a send.
+    if (i < items && reduces(i)) post_recv(i);
+    if (i > 0) complete(i - 1);
+    if (i == items) break;
+    if (!reduces(i)) post_recv(i);
+    const auto [soff, slen] = send_of(i);
+    if (slen > 0) (i < nseg ? in_buf : out_buf)->send(right, slot, soff, slen);
+  }
+}
+
 // ----- the C entries ------------------------------------------------------------------------
 enum class OpKind { kAllreduce, kBroadcast, kBarrier };
 
@@ -589,24 +661,9 @@ weft_error* RunCollective(void* state, weft_collective_args* a, OpKind kind) {
     failure = RunOp(c, names[static_cast<int>(kind)], a->key, seq, timeout, [&] {
       const size_t bytes = a->recv.count * esize;
       if (kind == OpKind::kAllreduce) {
-        ::gloo::AllreduceOptions opts(c.ctx);
         char* out = HostPtr(a->recv);
-        if (a->send.host != nullptr && HostPtr(a->send) != out) {
-          if (esize == 4)
-            opts.setInput<float>(c.ctx->createUnboundBuffer(HostPtr(a->send), bytes));
-          else
-            opts.setInput<double>(c.ctx->createUnboundBuffer(HostPtr(a->send), bytes));
-        }
-        // setOutput<T> uses only sizeof(T) (element count and size); the reduce function
-        // carries the real type.
-        if (esize == 4)
-          opts.setOutput<float>(c.ctx->createUnboundBuffer(out, bytes));
-        else
-          opts.setOutput<double>(c.ctx->createUnboundBuffer(out, bytes));
-        opts.setReduceFunction(fn);
-        opts.setTag(seq);
-        opts.setTimeout(Ms(timeout));
-        ::gloo::allreduce(opts);
+        const char* in = a->send.host != nullptr ? HostPtr(a->send) : out;
+        RingAllreduce(c, in, out, a->recv.count, esize, fn, seq, Ms(timeout));
       } else if (kind == OpKind::kBroadcast) {
         ::gloo::BroadcastOptions opts(c.ctx);
         if (c.rank == a->root && a->send.host != nullptr && HostPtr(a->send) != HostPtr(a->recv))

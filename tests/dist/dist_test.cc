@@ -17,6 +17,16 @@ TEST_F(Dist, ValuesMatchTheSingleProcessStoreOnTwoWorkers) {
   }
 }
 
+// Small keys fused into buckets give the unfused results, bit for bit.
+TEST_F(Dist, BucketFusionGivesTheUnfusedResults) {
+  StartWorkers(2, {"buckets"}, {});
+  WaitAll(60);
+  for (size_t i = 0; i < procs_.size(); ++i) {
+    EXPECT_EQ(ExitCode(i), 0) << Log(i);
+    EXPECT_NE(Log(i).find("buckets OK"), std::string::npos) << Log(i);
+  }
+}
+
 TEST_F(Dist, ValuesOnThreeWorkersWithTcpRendezvousAndDeviceSync) {
   weft::TcpStoreServer server("127.0.0.1", 0);
   StartWorkers(

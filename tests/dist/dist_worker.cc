@@ -7,6 +7,11 @@
 //                                      With parameter servers (WEFT_NUM_SERVERS > 0) the updater is
 //                                      an optimizer run by the servers (sgd, lr -2: w += 2 g), set
 //                                      before the updater rounds; the numbers are the same
+//   dist_worker buckets                bucket fusion: the same pushes (fractions, many key sizes,
+//                                      pushed all then pulled all, pushed and pulled in turn, a key
+//                                      pushed twice, then sgd with momentum) into an unfused store
+//                                      and one with 4 KiB buckets: bit-identical pulls, equal to the
+//                                      sums of every rank's values (2 workers); prints "buckets OK"
 //   dist_worker async <rounds>         dist_async on the servers: each worker pushes r+1 <rounds>
 //                                      times to an int, a string and a big key under w += g (applied
 //                                      per push: commutative), then Barrier; the final values must
@@ -92,13 +97,25 @@ void CheckValues(KVStore& kv, K k1, K k2, K k3) {
   kv.Pull(k1, {out, out1});
   Expect(out, 2 * tri, "push from two devices", r);
   Expect(out1, 2 * tri, "pull to cpu(1)", r);
-  // A larger key (several Gloo segments) that no updater touches.
-  const Shape big(300, 1000);
+  // A larger key (several 1 MiB ring segments per worker's chunk, the last chunk shorter) that no
+  // updater touches; a ramp, so that a segment landing in the wrong place shows.
+  const Shape big(701, 1001);
+  std::vector<float> ramp(big.Size()), want(big.Size());
+  for (size_t i = 0; i < ramp.size(); ++i) {
+    ramp[i] = static_cast<float>((r + 1) * static_cast<int>(i % 997));
+    want[i] = tri * static_cast<float>(i % 997);
+  }
   kv.Init(k2, Full(big, 0));
-  kv.Push(k2, {Full(big, 0.5f * static_cast<float>(r + 1))});
+  kv.Push(k2, {NDArray(ramp, big, Context::cpu(0))});
   NDArray bout = Full(big, -1);
   kv.Pull(k2, {bout});
-  Expect(bout, 0.5f * tri, "push of a 300x1000 key", r);
+  std::vector<float> got;
+  bout.SyncCopyToCPU(&got);
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i]) {
+      std::fprintf(stderr, "rank %d: 701x1001 key: element %zu is %g, expected %g\n", r, i, got[i], want[i]);
+      std::exit(1);
+    }
   // MXNet's dist test: updater w += 2 g, init 1, worker r pushes r+1: after round i the value is
   // n(n+1) i + 1.
   kv.Init(k3, Full(s, 1));
@@ -207,16 +224,126 @@ int Fault(int victim, const std::string& how, int at_round) {
 
 }  // namespace
 
+// A value of rank q's key k in round `round` (-1: init): fractions, so that a sum in another order
+// or a value in the wrong place shows.
+float Gen(int q, int round, int k, size_t i) {
+  const uint32_t h =
+      static_cast<uint32_t>(q * 7919 + (round + 2) * 104729 + k * 1299709) + static_cast<uint32_t>(i) * 2654435761u;
+  return static_cast<float>(static_cast<int>(h >> 16) % 2001 - 1000) / 997.0f;
+}
+
+// Pulls every key of both stores and compares them bit for bit with each other and, when `sums`
+// is given, with it.
+void Compare(KVStore& plain, KVStore& fused, const std::vector<int64_t>& sizes,
+             const std::vector<std::vector<float>>* sums, const std::string& what) {
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const Shape s(sizes[k]);
+    NDArray a = Full(s, -7), b = Full(s, -7);
+    plain.Pull(static_cast<int>(k), {a});
+    fused.Pull(static_cast<int>(k), {b});
+    std::vector<float> va, vb;
+    a.SyncCopyToCPU(&va);
+    b.SyncCopyToCPU(&vb);
+    for (size_t i = 0; i < va.size(); ++i) {
+      const float want = sums ? (*sums)[k][i] : va[i];
+      if (std::memcmp(&va[i], &want, 4) != 0 || std::memcmp(&vb[i], &want, 4) != 0) {
+        std::fprintf(stderr, "rank %d: %s: key %zu element %zu: unfused %.9g, fused %.9g, expected %.9g\n",
+                     plain.rank(), what.c_str(), k, i, va[i], vb[i], want);
+        std::exit(1);
+      }
+    }
+  }
+}
+
+// Bucket fusion: the same pushes into a store without fusion and into one with 4 KiB buckets.
+int Buckets() {
+  ::setenv("WEFT_KVSTORE_BUCKET_BYTES", "0", 1);
+  auto plain = KVStore::Create(KvType());
+  ::setenv("WEFT_KVSTORE_BUCKET_BYTES", "4096", 1);
+  auto fused = KVStore::Create(KvType());
+  const int r = plain->rank(), n = plain->num_workers();
+  // Small keys of many sizes (fused: below 256 elements, a quarter of 4 KiB; two buckets of them)
+  // and larger ones (never fused).
+  const std::vector<int64_t> sizes{1, 7, 100, 200, 3, 250, 50, 255, 4, 199, 1000, 130, 8, 256, 20000};
+  auto values = [&](int q, int round) {
+    std::vector<NDArray> v;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      std::vector<float> x(static_cast<size_t>(sizes[k]));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = Gen(q, round, static_cast<int>(k), i);
+      v.emplace_back(x, Shape(sizes[k]), Context::cpu(0));
+    }
+    return v;
+  };
+  auto sums = [&](int round) {  // every rank's values added in rank order (the ring's order for 2)
+    std::vector<std::vector<float>> s(sizes.size());
+    for (int q = 0; q < n; ++q) {
+      const auto v = values(q, round);
+      for (size_t k = 0; k < sizes.size(); ++k) {
+        std::vector<float> x;
+        v[k].SyncCopyToCPU(&x);
+        if (q == 0)
+          s[k] = x;
+        else
+          for (size_t i = 0; i < x.size(); ++i) s[k][i] += x[i];
+      }
+    }
+    return s;
+  };
+  const auto init = values(r, -1);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    plain->Init(static_cast<int>(k), init[k]);
+    fused->Init(static_cast<int>(k), init[k]);
+  }
+  // Round 0: every push, then every pull; key 2 is pushed twice (the second replaces the first).
+  auto g = values(r, 0), g2 = values(r, 5);
+  for (size_t k = 0; k < sizes.size(); ++k)
+    for (KVStore* kv : {plain.get(), fused.get()}) kv->Push(static_cast<int>(k), {g[k]});
+  for (KVStore* kv : {plain.get(), fused.get()}) kv->Push(2, {g2[2]});
+  auto want = sums(0);
+  want[2] = sums(5)[2];
+  Compare(*plain, *fused, sizes, &want, "round 0 (push all, then pull all)");
+  // Round 1: push and pull each key in turn (each pull issues the open bucket).
+  g = values(r, 1);
+  want = sums(1);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const Shape s(sizes[k]);
+    NDArray a = Full(s, -7), b = Full(s, -7);
+    plain->Push(static_cast<int>(k), {g[k]});
+    plain->Pull(static_cast<int>(k), {a});
+    fused->Push(static_cast<int>(k), {g[k]});
+    fused->Pull(static_cast<int>(k), {b});
+  }
+  Compare(*plain, *fused, sizes, &want, "round 1 (push and pull in turn)");
+  // Rounds 2-3 with an optimizer with state (momentum): the fused store's updates are the same.
+  for (KVStore* kv : {plain.get(), fused.get()}) {
+    auto opt = weft::OptimizerRegistry::Create("sgd");
+    opt->SetParam("lr", 0.1f)->SetParam("momentum", 0.9f)->SetParam("wd", 0.001f)->SetParam("rescale_grad", 0.5f);
+    kv->SetOptimizer(std::move(opt));
+  }
+  for (int round = 2; round <= 3; ++round) {
+    g = values(r, round);
+    for (size_t k = 0; k < sizes.size(); ++k)
+      for (KVStore* kv : {plain.get(), fused.get()}) kv->Push(static_cast<int>(k), {g[k]});
+    Compare(*plain, *fused, sizes, nullptr, "round " + std::to_string(round) + " (sgd with momentum)");
+  }
+  plain->Barrier();
+  fused->Barrier();
+  std::printf("rank %d of %d: buckets OK\n", r, n);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   try {
     if (what == "values") return Values();
+    if (what == "buckets") return Buckets();
     if (what == "async" && argc == 3) return Async(std::atoi(argv[2]));
     if (what == "fault" && argc == 5) return Fault(std::atoi(argv[2]), argv[3], std::atoi(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   }
-  std::fprintf(stderr, "usage: dist_worker values | async <rounds> | fault <victim rank> <kill|stop|exit> <round>\n");
+  std::fprintf(stderr,
+               "usage: dist_worker values | buckets | async <rounds> | fault <victim rank> <kill|stop|exit> <round>\n");
   return 2;
 }

@@ -25,9 +25,9 @@
  *         ncclCommGetAsyncError and calls ncclCommAbort when a call is overdue; abort ->
  *         ncclCommAbort; finalize -> ncclCommFinalize + ncclCommDestroy.
  *   Gloo  comm_init: gloo::rendezvous::Context(rank, size).connectFullMesh(store, tcp device), the
- *         store adapting the host's kv_set / kv_get. allreduce: gloo::AllreduceOptions with
- *         setInputs/setOutput, setReduceFunction, setTag(sequence), setTimeout(deadline), run
- *         by gloo::allreduce on a transport thread (host buffers: stream is NULL, completion
+ *         store adapting the host's kv_set / kv_get. allreduce: a ring (reduce-scatter, then
+ *         allgather) over Gloo's unbound buffers reading the input in place, tag = sequence,
+ *         every wait bounded by the deadline (host buffers: stream is NULL, completion
  *         through `done`); broadcast: gloo::BroadcastOptions + setRoot; barrier:
  *         gloo::BarrierOptions. group_start / group_end: the calls are queued and run, in
  *         order, at group_end. abort: closes the pairs so pending calls fail at once.
@@ -208,6 +208,12 @@ typedef struct weft_transport_api {
    * too long, naming the missing workers). Any thread, like ps_respond. */
   weft_error* (*ps_respond_error)(void* plugin_state, weft_comm comm, uint64_t request_id, int32_t code,
                                   const char* message);
+
+  /* Device transports (NCCL): how many devices of their device type this process can communicate
+   * on; 0 when the driver or the devices are missing, and `reason` (may be NULL) then receives a
+   * one-line explanation (plugin-owned, valid until shutdown). NULL for host transports (Gloo,
+   * ZeroMQ). Core picks a device transport for a KVStore type only when this is > 0. */
+  int32_t (*device_count)(void* plugin_state, const char** reason);
 } weft_transport_api;
 
 #ifdef __cplusplus
