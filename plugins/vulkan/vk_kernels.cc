@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <string>
 
 #include "vk_shaders.h"
@@ -34,8 +35,11 @@ void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const
   std::span<const uint32_t> code = Shader(launch.shader);
   if (code.empty())
     throw sdk::Error(WEFT_ERR_INTERNAL, std::string("vulkan: no embedded shader '") + launch.shader + "'");
+  uint32_t texel_mask = 0;
+  for (size_t i = 0; i < bindings.size(); ++i) texel_mask |= bindings[i].texel ? 1u << i : 0u;
   dev.OnStream(call.device, call.stream, [&](Gpu& g, StreamState& s) {
-    const Pipeline& p = g.GetPipeline(launch.shader, code, static_cast<uint32_t>(bindings.size()), launch.spec);
+    const Pipeline& p =
+        g.GetPipeline(launch.shader, code, static_cast<uint32_t>(bindings.size()), launch.spec, texel_mask);
     g.Dispatch(s, p, bindings, push, push_bytes, launch.gx, launch.gy, launch.gz);
   });
 }
@@ -76,22 +80,27 @@ GemmTiles ChooseGemm(const sdk::DeviceCall& call, const GemmArgs& g, const Bindi
   const bool ok = (g.k % 4 == 0 || (g.ta && !g.tb)) && (!g.ta || g.m % 4 == 0) && (g.tb || g.n % 4 == 0) &&
                   g.sa % 4 == 0 && g.sb % 4 == 0 && BufferOffset(call, a) % 16 == 0 && BufferOffset(call, b) % 16 == 0;
   if (!ok) return {};
-  if (t.rows4 == 0) t = {2, 2};  // 8 x 8 per invocation: the best of bench/vulkan (note of issue 14)
+  // bench/vulkan on lavapipe (note of issue 14): 16 x 16 per invocation with K steps of 8 is the
+  // fastest for large GEMMs (1024^3: 19 GFLOP/s against 14 for 8 x 8); smaller products (LeNet's
+  // convolutions: M = 20 or 50 filters) keep more workgroups busy with 8 x 8.
+  if (t.rows4 == 0) t = g.m >= 128 && g.n >= 128 ? GemmTiles{4, 4, 2} : GemmTiles{2, 2, 1};
   return t;
 }
 
 GemmTiles GemmTilesOverride() {
-  // WEFT_VULKAN_GEMM=R4xC4 (tile of 4R4 x 4C4 per invocation) or "scalar" (gemm.comp): for the
-  // benchmark's comparisons.
+  // WEFT_VULKAN_GEMM=R4xC4[kKB] (tile of 4R4 x 4C4 per invocation, K steps of 4KB) or "scalar"
+  // (gemm.comp): for the benchmark's comparisons.
   GemmTiles t;
   const char* e = std::getenv("WEFT_VULKAN_GEMM");
   if (e == nullptr || *e == 0) return t;
   if (std::string(e) == "scalar") return {-1, -1};
-  int r = 0, c = 0;
-  char rest = 0;
-  if (std::sscanf(e, "%dx%d%c", &r, &c, &rest) == 2 && r > 0 && c > 0 && r <= 4 && c <= 4) return {r, c};
+  static const std::regex kTile("([1-4])x([1-4])(k([1-4]))?");
+  std::cmatch m;
+  if (std::regex_match(e, m, kTile))
+    return {std::stoi(m[1].str()), std::stoi(m[2].str()), m[4].matched ? std::stoi(m[4].str()) : 1};
   throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string("WEFT_VULKAN_GEMM='") + e +
-                                                  "': expected RxC (tile rows and columns / 4, 1..4 each) or 'scalar'");
+                                                  "': expected RxC or RxCkB (tile rows and columns / 4, 1..4 each; "
+                                                  "K blocks of 4 per step, 1..4) or 'scalar'");
 }
 
 Binding At(Binding b, uint64_t elements) {
@@ -114,13 +123,14 @@ void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, cons
     float alpha;
     uint32_t bias_rows;
   } push{g.m, g.n, g.k, g.ta, g.tb, AddFlag(req), bias != nullptr, g.sa, g.sb, g.sc, g.alpha, g.bias_rows};
-  const Binding binds[4] = {a, b, c, bias != nullptr ? *bias : c};
+  Binding binds[4] = {a, b, c, bias != nullptr ? *bias : c};
   const GemmTiles t = ChooseGemm(call, g, a, b);
   if (t.rows4 > 0) {
+    binds[0].texel = binds[1].texel = true;
     // Invocations along M: enough for M (up to 8), the rest of the 64 along N.
     int32_t wgy = 1;
     while (wgy < 8 && static_cast<uint32_t>(wgy * 4 * t.rows4) < g.m) wgy *= 2;
-    const int32_t spec[5] = {g.ta, g.tb, t.rows4, t.cols4, wgy};
+    const int32_t spec[6] = {g.ta, g.tb, t.rows4, t.cols4, wgy, t.kblocks};
     const uint32_t tm = 4 * t.rows4 * wgy, tn = 4 * t.cols4 * (64 / wgy);
     Dispatch(call, Launch{"gemm4", spec, (g.n + tn - 1) / tn, (g.m + tm - 1) / tm, g.batch}, binds, push);
     return;

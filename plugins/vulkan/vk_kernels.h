@@ -78,13 +78,15 @@ struct GemmArgs {
   float alpha = 1.0f;
   uint32_t bias_rows = 0;  // bias per row of C (1) or per column (0)
 };
-/// Tile of the vec4 GEMM (shaders/gemm4.comp): 4 rows4 x 4 cols4 per invocation; rows4 = 0
-/// means gemm.comp (operands gemm4 cannot load as vec4, or WEFT_VULKAN_GEMM=scalar).
+/// Tile of the vec4 GEMM (shaders/gemm4.comp): 4 rows4 x 4 cols4 per invocation, K walked in
+/// steps of 4 kblocks; rows4 = 0 means gemm.comp (operands gemm4 cannot load as vec4, or
+/// WEFT_VULKAN_GEMM=scalar).
 struct GemmTiles {
-  int32_t rows4 = 0, cols4 = 0;
+  int32_t rows4 = 0, cols4 = 0, kblocks = 1;
 };
 GemmTiles ChooseGemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, const Binding& b);
-/// WEFT_VULKAN_GEMM: "RxC" forces gemm4 tiles (1..4 each), "scalar" gemm.comp; unset {0, 0}.
+/// WEFT_VULKAN_GEMM: "RxC" or "RxCkB" forces gemm4 tiles (R, C 1..4, B 1..4), "scalar"
+/// gemm.comp; unset {0, 0}.
 GemmTiles GemmTilesOverride();
 void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTensor& a, const sdk::DeviceTensor& b,
           const sdk::DeviceTensor& c, int32_t req, const sdk::DeviceTensor* bias);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -78,6 +79,27 @@ TEST_F(VulkanOps, Gemm4TilesMatchCpu) {
   EXPECT_LE(CompareWithCpu("dot", {}, {Shape{20, 36}, Shape{36, 40}}), 1e-7);
   EXPECT_LE(CompareWithCpu("dot", {{"transpose_a", "True"}}, {Shape{7, 24}, Shape{7, 16}}), 1e-7);
   EXPECT_LE(CompareWithCpu("batch_dot", {{"transpose_b", "True"}}, {Shape{3, 8, 12}, Shape{3, 20, 12}}), 1e-7);
+}
+
+// M, N >= 128 take the 16 x 16 tile with K steps of 8 (gemm4's default there): edge tiles in M
+// and N, K not a multiple of 8 (a zeroed block past K), and a K tail of 3 with transpose_a. Then
+// other tile settings (WEFT_VULKAN_GEMM, read at every dispatch) on the transposed cases.
+TEST_F(VulkanOps, Gemm4LargeTilesMatchCpu) {
+  auto cases = [] {
+    EXPECT_LE(CompareWithCpu("FullyConnected", {{"num_hidden", "132"}}, {Shape{130, 12}, Shape{132, 12}, Shape{132}}),
+              1e-7);
+    EXPECT_LE(CompareWithCpu("dot", {{"transpose_a", "True"}}, {Shape{7, 132}, Shape{7, 136}}), 1e-7);
+    EXPECT_LE(
+        CompareWithCpu("dot", {{"transpose_a", "True"}, {"transpose_b", "True"}}, {Shape{20, 140}, Shape{132, 20}}),
+        1e-7);
+  };
+  cases();
+  for (const char* tiles : {"1x1", "3x2k3", "2x4k4"}) {
+    SCOPED_TRACE(tiles);
+    setenv("WEFT_VULKAN_GEMM", tiles, 1);
+    cases();
+  }
+  unsetenv("WEFT_VULKAN_GEMM");
 }
 
 TEST_F(VulkanOps, LeNetConvolutionsMatchCpu) {
