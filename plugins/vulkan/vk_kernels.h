@@ -104,5 +104,11 @@ inline Binding Workspace(const sdk::DeviceCall& c, bool write) {
 void StridedCopy(const sdk::DeviceCall& c, std::span<const int64_t> dims, const Binding& src,
                  std::span<const int64_t> src_strides, const Binding& dst, std::span<const int64_t> dst_strides,
                  int32_t req);
+/// The same, summing src over the axes flagged in `reduced` (dst strides there are ignored).
+void StridedSum(const sdk::DeviceCall& c, std::span<const int64_t> dims, const Binding& src,
+                std::span<const int64_t> src_strides, const Binding& dst, std::span<const int64_t> dst_strides,
+                std::span<const bool> reduced, int32_t req);
+/// "(2, 3)" for a tensor's shape, "(5,)" for one axis.
+std::string ShapeText(const sdk::TensorDesc& t);
 
 }  // namespace weft::vk

@@ -613,6 +613,17 @@ void StridedCopy(const sdk::DeviceCall& c, std::span<const int64_t> dims, const 
   RunStrided(c, kCopy, p, src, src, src, dst, req);
 }
 
+void StridedSum(const sdk::DeviceCall& c, std::span<const int64_t> dims, const Binding& src,
+                std::span<const int64_t> src_strides, const Binding& dst, std::span<const int64_t> dst_strides,
+                std::span<const bool> reduced, int32_t req) {
+  const Dims d(dims.begin(), dims.end()), ss(src_strides.begin(), src_strides.end());
+  Dims ds(dst_strides.begin(), dst_strides.end());
+  for (size_t i = 0; i < ds.size(); ++i)
+    if (reduced[i]) ds[i] = 0;
+  const Strided p(d, ss, ss, ss, ds, std::vector<bool>(reduced.begin(), reduced.end()));
+  RunStrided(c, kCopy, p, src, src, src, dst, req);
+}
+
 void RegisterMathKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (int32_t i = 0; i < static_cast<int32_t>(std::size(kUnaryOps)); ++i) {

@@ -5,13 +5,14 @@
 #include "vk_kernels.h"
 
 namespace weft::vk {
-namespace {
 
 std::string ShapeText(const sdk::TensorDesc& t) {
   std::string s = "(";
   for (int i = 0; i < t.ndim(); ++i) s += (i ? ", " : "") + std::to_string(t.dim(i));
   return s + (t.ndim() == 1 ? ",)" : ")");
 }
+
+namespace {
 
 struct FcDims {
   uint32_t n = 0, k = 0, h = 0;

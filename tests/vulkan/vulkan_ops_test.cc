@@ -1,7 +1,7 @@
 // Vulkan kernels at shapes the conformance suite's small odd-offset cases do not reach: the vec4
 // GEMM (shaders/gemm4.comp, taken for 16-byte aligned operands with extents that are multiples
-// of 4), Convolution through im2col + GEMM (LeNet's shapes, forward and backward) and full
-// reductions, each against the cpu plugin. Skipped without a Vulkan device.
+// of 4), Convolution through im2col + GEMM (LeNet's shapes, forward and backward), Deconvolution
+// and full reductions, each against the cpu plugin. Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -114,6 +114,18 @@ TEST_F(VulkanOps, LeNetConvolutionsMatchCpu) {
   EXPECT_LE(CompareWithCpu("_backward_Convolution", {{"kernel", "(5, 5)"}, {"num_filter", "50"}},
                            {Shape{4, 50, 8, 8}, Shape{4, 20, 12, 12}, Shape{50, 20, 5, 5}, Shape{50}},
                            {Shape{4, 20, 12, 12}, Shape{50, 20, 5, 5}, Shape{50}}),
+            1e-7);
+}
+
+// Deconvolution runs the convolution's passes with roles swapped; at these extents (multiples of
+// 4) its GEMMs take gemm4. Forward with bias, then every gradient.
+TEST_F(VulkanOps, DeconvolutionMatchesCpu) {
+  const std::vector<std::pair<std::string, std::string>> attrs = {
+      {"kernel", "(4, 4)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}, {"num_filter", "8"}, {"no_bias", "False"}};
+  EXPECT_LE(CompareWithCpu("Deconvolution", attrs, {Shape{2, 16, 6, 6}, Shape{16, 8, 4, 4}, Shape{8}}), 1e-7);
+  EXPECT_LE(CompareWithCpu("_backward_Deconvolution", attrs,
+                           {Shape{2, 8, 12, 12}, Shape{2, 16, 6, 6}, Shape{16, 8, 4, 4}, Shape{8}},
+                           {Shape{2, 16, 6, 6}, Shape{16, 8, 4, 4}, Shape{8}}),
             1e-7);
 }
 
