@@ -135,6 +135,10 @@ class Gpu {
   uint64_t heap_bytes() const { return heap_bytes_; }
   uint64_t used_bytes() const { return used_.load(); }
   bool has_push_descriptor() const { return push_descriptor_; }
+  /// Largest storage-buffer binding in bytes: maxStorageBufferRange, or less when
+  /// WEFT_VULKAN_MAX_BINDING_BYTES says so (read at every call; tests lower it to exercise the
+  /// chunked element-wise path on small tensors). Throws on a malformed value.
+  uint64_t max_binding_bytes() const;
   /// shaderFloat64 is offered (and enabled on the VkDevice): the Cast shader can run.
   bool has_float64() const { return float64_; }
   /// Directory of the on-disk pipeline cache ("" = none); set before first use.

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "vk_shaders.h"
 
@@ -42,6 +44,27 @@ void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const
         g.GetPipeline(launch.shader, code, static_cast<uint32_t>(bindings.size()), launch.spec, texel_mask);
     g.Dispatch(s, p, bindings, push, push_bytes, launch.gx, launch.gy, launch.gz);
   });
+}
+
+void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::span<const int32_t> spec,
+                         std::span<const Binding> bindings, const void* push, uint32_t push_bytes) {
+  uint32_t n = 0;
+  std::memcpy(&n, push, 4);
+  VulkanDevice& dev = static_cast<const VkKernelTable*>(call.table)->device();
+  // Elements per chunk: the binding range less the alignment slack of a shifted binding.
+  const uint64_t chunk = (dev.gpu(call.device).max_binding_bytes() - 64) / 4 / 64 * 64;
+  if (n <= chunk) return Dispatch(call, Launch{shader, spec, Groups64(n)}, bindings, push, push_bytes);
+  std::vector<uint8_t> pc(static_cast<const uint8_t*>(push), static_cast<const uint8_t*>(push) + push_bytes);
+  std::vector<Binding> b(bindings.begin(), bindings.end());
+  for (uint64_t at = 0; at < n; at += chunk) {
+    const uint32_t cnt = static_cast<uint32_t>(std::min<uint64_t>(chunk, n - at));
+    std::memcpy(pc.data(), &cnt, 4);
+    for (size_t i = 0; i < b.size(); ++i) {
+      b[i] = At(bindings[i], at);
+      b[i].bytes = uint64_t{cnt} * 4;
+    }
+    Dispatch(call, Launch{shader, spec, Groups64(cnt)}, b, pc.data(), push_bytes);
+  }
 }
 
 void ZeroFill(const sdk::DeviceCall& call, const Binding& b, uint64_t bytes) {
@@ -164,7 +187,7 @@ class ElemwiseKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
     const Binding b[3] = {In(c.inputs[0]), In(c.inputs[1]), Out(c.outputs[0])};
     const int32_t spec[1] = {op_};
-    Dispatch(c, Launch{"elemwise_binary", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "elemwise_binary", spec, b, push);
   }
 
  private:
@@ -178,7 +201,7 @@ void AddInto(const sdk::DeviceCall& c, const sdk::DeviceTensor& x, const sdk::De
     uint32_t n, add;
   } push{static_cast<uint32_t>(n), add ? 1u : 0u};
   const Binding b[2] = {In(x), Out(out)};
-  Dispatch(c, Launch{"add_n", {}, Groups64(n)}, b, push);
+  DispatchElementwise(c, "add_n", {}, b, push);
 }
 
 // add_n: out = sum of the inputs.
@@ -248,7 +271,7 @@ class SgdKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), lr_, wd_, rescale_, clip_, momentum_};
     const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), mom_ ? Out(c.aux[0]) : In(c.outputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {mom_ ? 1 : 0};
-    Dispatch(c, Launch{"sgd_update", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "sgd_update", spec, b, push);
   }
 
  private:

@@ -49,6 +49,18 @@ void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const
   Dispatch(call, launch, bindings, &push, sizeof(P));
 }
 
+/// An element-wise dispatch: `push` starts with the element count n (uint32_t), every binding
+/// holds n float32 elements. Tensors larger than the device's storage-buffer range are done in
+/// chunks (one dispatch per chunk, each binding advanced and n lowered).
+void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::span<const int32_t> spec,
+                         std::span<const Binding> bindings, const void* push, uint32_t push_bytes);
+template <typename P>
+void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::span<const int32_t> spec,
+                         std::span<const Binding> bindings, const P& push) {
+  static_assert(sizeof(P) >= 4);
+  DispatchElementwise(call, shader, spec, bindings, &push, sizeof(P));
+}
+
 /// Workgroups of 64 invocations for n elements (grid-stride shaders loop over the rest).
 uint32_t Groups64(int64_t n);
 

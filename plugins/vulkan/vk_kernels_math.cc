@@ -202,7 +202,7 @@ class UnaryKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), u_.s, u_.s2};
     const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {u_.op};
-    Dispatch(c, Launch{"elemwise_unary", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "elemwise_unary", spec, b, push);
   }
 
  private:
@@ -235,7 +235,7 @@ class UnaryBackwardKernel {
     const sdk::DeviceTensor& y = c.inputs.size() > 2 ? c.inputs[2] : c.inputs[0];
     const Binding b[4] = {In(c.inputs[0]), In(x), In(y), Out(c.outputs[0])};
     const int32_t spec[1] = {u_.op};
-    Dispatch(c, Launch{"_backward_elemwise_unary", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "_backward_elemwise_unary", spec, b, push);
   }
 
  private:

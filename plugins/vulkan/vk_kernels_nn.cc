@@ -129,7 +129,7 @@ class ActivationKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), slope_};
     const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {act_};
-    Dispatch(c, Launch{"Activation", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "Activation", spec, b, push);
   }
 
  private:
@@ -160,7 +160,7 @@ class ActivationBackwardKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), slope_};
     const Binding b[4] = {In(c.inputs[0]), In(x), In(y), Out(c.outputs[0])};
     const int32_t spec[1] = {act_};
-    Dispatch(c, Launch{"_backward_Activation", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "_backward_Activation", spec, b, push);
   }
 
  private:

@@ -1,6 +1,7 @@
 // vulkan plugin — pipelines created lazily from the embedded SPIR-V, a VkPipelineCache kept on
 // disk (checked against vendor, device, driver version and pipelineCacheUUID), and dispatches
 // with push descriptors.
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -194,9 +195,22 @@ void Gpu::Dispatch(StreamState& s, const Pipeline& p, std::span<const Binding> b
   });
 }
 
+uint64_t Gpu::max_binding_bytes() const {
+  const uint64_t range = props_.limits.maxStorageBufferRange;
+  const char* e = std::getenv("WEFT_VULKAN_MAX_BINDING_BYTES");
+  if (e == nullptr || *e == 0) return range;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(e, &end, 10);
+  if (*end != 0 || v < 256)
+    throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string("WEFT_VULKAN_MAX_BINDING_BYTES='") + e +
+                                                    "': expected a byte count >= 256 (it can only lower "
+                                                    "maxStorageBufferRange)");
+  return std::min<uint64_t>(v, range);
+}
+
 uint32_t Gpu::StorageRange(const RawBuffer& buf, uint64_t at, uint64_t bytes, VkDescriptorBufferInfo& info) const {
   const uint64_t align = props_.limits.minStorageBufferOffsetAlignment;
-  const uint64_t max_range = props_.limits.maxStorageBufferRange;
+  const uint64_t max_range = max_binding_bytes();
   // Bind at an aligned offset; the rest travels as an element offset (4-byte elements).
   const uint64_t base = at / align * align;
   const uint64_t rest = at - base;
@@ -205,7 +219,8 @@ uint32_t Gpu::StorageRange(const RawBuffer& buf, uint64_t at, uint64_t bytes, Vk
                      name_ + ": tensor at byte offset " + std::to_string(at) + " is not 4-byte aligned");
   if (rest + bytes > max_range)
     throw sdk::Error(WEFT_ERR_UNSUPPORTED, name_ + ": a tensor of " + std::to_string(bytes) +
-                                               " bytes exceeds maxStorageBufferRange " + std::to_string(max_range));
+                                               " bytes exceeds maxStorageBufferRange " + std::to_string(max_range) +
+                                               " (this op's kernel does not split it; the element-wise ones do)");
   info = {buf.buffer, base, std::min<uint64_t>(buf.bytes - base, max_range)};
   return static_cast<uint32_t>(rest / 4);
 }

@@ -137,6 +137,36 @@ TEST_F(VulkanOps, ReductionsOverEveryAxis) {
   }
 }
 
+// Element-wise kernels split tensors larger than the device's storage-buffer range (128 MiB on
+// lavapipe) into one dispatch per chunk; WEFT_VULKAN_MAX_BINDING_BYTES lowers the range so small
+// tensors take that path (4096 bytes: chunks of 1008 elements, the last one partial). A kernel
+// without the split refuses such a tensor, naming the limit.
+TEST_F(VulkanOps, ElementwiseOpsSplitTensorsBeyondTheBufferRange) {
+  setenv("WEFT_VULKAN_MAX_BINDING_BYTES", "4096", 1);
+  const Shape big{50, 61};
+  EXPECT_LE(CompareWithCpu("elemwise_mul", {}, {big, big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("Activation", {{"act_type", "sigmoid"}}, {big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("_backward_Activation", {{"act_type", "tanh"}}, {big, big}, {big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("_mul_scalar", {{"scalar", "3"}}, {big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}}, {big, big, big}), 1e-14);
+  std::string error;
+  try {
+    const Context vk("vulkan", 0);
+    ImperativeCall call;
+    call.op = "softmax";
+    call.inputs.emplace_back(std::vector<float>(static_cast<size_t>(big.Size()), 1.0f), big, vk);
+    std::vector<NDArray> out;
+    Invoke(call, &out);
+    for (const NDArray& o : out) Read(o);
+    NDArray::WaitAll();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  unsetenv("WEFT_VULKAN_MAX_BINDING_BYTES");
+  EXPECT_NE(error.find("exceeds maxStorageBufferRange 4096"), std::string::npos) << error;
+  EXPECT_LE(CompareWithCpu("sum", {}, {Shape{3, 5}}), 1e-7);  // the device keeps working
+}
+
 // A label outside [0, classes) fails the backward on vulkan as on cpu (a device-side report
 // turned into the stream's error), not a silent zero gradient.
 TEST_F(VulkanOps, SoftmaxOutputBadLabelIsAnError) {
