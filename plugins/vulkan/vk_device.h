@@ -62,6 +62,7 @@ struct Binding {
   uint64_t bytes = 0;
   bool write = false;
   bool texel = false;
+  bool scalar_texel = false;  // with texel: R32_SFLOAT texels (a float per fetch, offset in floats)
 };
 
 /// A compute pipeline made from one embedded shader (see vk_shaders.h) and its layout.
@@ -199,8 +200,9 @@ class Gpu {
   VkDescriptorSetLayout SetLayout(uint32_t bindings, uint32_t texel_mask);
   /// Storage-buffer descriptor of [at, at + bytes) of `buf`; returns the element offset to push.
   uint32_t StorageRange(const RawBuffer& buf, uint64_t at, uint64_t bytes, VkDescriptorBufferInfo& info) const;
-  /// A new R32G32B32A32_SFLOAT view covering [at, at + bytes); returns the texel offset to push.
-  uint32_t TexelView(const RawBuffer& buf, uint64_t at, uint64_t bytes, VkBufferView& view);
+  /// A new view covering [at, at + bytes) of R32G32B32A32_SFLOAT (texel_bytes 16) or R32_SFLOAT
+  /// (4) texels; returns the texel offset to push.
+  uint32_t TexelView(const RawBuffer& buf, uint64_t at, uint64_t bytes, uint32_t texel_bytes, VkBufferView& view);
   void LoadPipelineCache();
   void SavePipelineCache();
   std::string PipelineCachePath() const;

@@ -123,7 +123,9 @@ ColPush MakeColPush(const ConvPush& p, uint32_t n, uint64_t rows_or_add, uint64_
 void Im2col(const sdk::DeviceCall& c, const ConvPush& p, const Binding& x, const Binding& col, uint32_t n,
             uint64_t rows, uint64_t row_stride, uint64_t img_stride) {
   const ColPush push = MakeColPush(p, n, rows, row_stride, img_stride);
-  const Binding b[2] = {x, col};
+  Binding xt = x;
+  xt.texel = xt.scalar_texel = true;
+  const Binding b[2] = {xt, col};
   Dispatch(c, Launch{"im2col", {}, Groups64(static_cast<int64_t>(n * rows))}, b, push);
 }
 
@@ -222,7 +224,9 @@ class ConvAlgo {
         Gemm(c, a, At(w, g * fg * rg), At(dytr, g * fg * cols), At(col, g * rg * cols), WEFT_REQ_WRITE, nullptr);
       }
       const ColPush push = MakeColPush(p_, p_.n, AddFlag(req_x), cols, ohow_);
-      const Binding b[2] = {colr, dx};
+      Binding colt = colr;
+      colt.texel = colt.scalar_texel = true;
+      const Binding b[2] = {colt, dx};
       Dispatch(c, Launch{"col2im", {}, Groups64(int64_t{p_.n} * p_.c * p_.h)}, b, push);
     }
   }

@@ -165,8 +165,8 @@ void Gpu::Dispatch(StreamState& s, const Pipeline& p, std::span<const Binding> b
       writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[i].dstBinding = static_cast<uint32_t>(i);
       writes[i].descriptorCount = 1;
-      const uint32_t elem =
-          texel ? TexelView(*buf, at, bd.bytes, views[i]) : StorageRange(*buf, at, bd.bytes, infos[i]);
+      const uint32_t elem = texel ? TexelView(*buf, at, bd.bytes, bd.scalar_texel ? 4 : 16, views[i])
+                                  : StorageRange(*buf, at, bd.bytes, infos[i]);
       if (texel) {
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
         writes[i].pTexelBufferView = &views[i];
@@ -225,28 +225,29 @@ uint32_t Gpu::StorageRange(const RawBuffer& buf, uint64_t at, uint64_t bytes, Vk
   return static_cast<uint32_t>(rest / 4);
 }
 
-uint32_t Gpu::TexelView(const RawBuffer& buf, uint64_t at, uint64_t bytes, VkBufferView& view) {
+uint32_t Gpu::TexelView(const RawBuffer& buf, uint64_t at, uint64_t bytes, uint32_t texel_bytes, VkBufferView& view) {
   const uint64_t align = std::max<uint64_t>(props_.limits.minTexelBufferOffsetAlignment, 16);
-  const uint64_t max_range = static_cast<uint64_t>(props_.limits.maxTexelBufferElements) * 16;
+  const uint64_t max_range = static_cast<uint64_t>(props_.limits.maxTexelBufferElements) * texel_bytes;
   const uint64_t base = at / align * align;
   const uint64_t rest = at - base;
-  if (rest % 16 != 0)
-    throw sdk::Error(WEFT_ERR_INTERNAL,
-                     name_ + ": texel-buffer operand at byte offset " + std::to_string(at) + " is not 16-byte aligned");
-  // Whole texels only, inside the buffer (allocations are multiples of 16 bytes on the callers'
-  // shapes: the kernels choose texel bindings only for such operands).
-  const uint64_t range = std::min((rest + bytes + 15) / 16 * 16, (buf.bytes - base) / 16 * 16);
+  if (rest % texel_bytes != 0)
+    throw sdk::Error(WEFT_ERR_INTERNAL, name_ + ": texel-buffer operand at byte offset " + std::to_string(at) +
+                                            " is not " + std::to_string(texel_bytes) + "-byte aligned");
+  // Whole texels only, inside the buffer (vec4 texels: the kernels choose them only for operands
+  // whose extents are multiples of 4).
+  const uint64_t range = std::min((rest + bytes + texel_bytes - 1) / texel_bytes * texel_bytes,
+                                  (buf.bytes - base) / texel_bytes * texel_bytes);
   if (range > max_range)
-    throw sdk::Error(WEFT_ERR_UNSUPPORTED,
-                     name_ + ": a tensor of " + std::to_string(bytes) +
-                         " bytes exceeds maxTexelBufferElements x 16 = " + std::to_string(max_range));
+    throw sdk::Error(WEFT_ERR_UNSUPPORTED, name_ + ": a tensor of " + std::to_string(bytes) +
+                                               " bytes exceeds maxTexelBufferElements x " +
+                                               std::to_string(texel_bytes) + " = " + std::to_string(max_range));
   VkBufferViewCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
   ci.buffer = buf.buffer;
-  ci.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+  ci.format = texel_bytes == 16 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
   ci.offset = base;
   ci.range = range;
   Check(api_.vkCreateBufferView(device_, &ci, nullptr, &view), name_ + ": vkCreateBufferView");
-  return static_cast<uint32_t>(rest / 16);
+  return static_cast<uint32_t>(rest / texel_bytes);
 }
 
 }  // namespace weft::vk
