@@ -161,6 +161,7 @@ void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, cons
   // 4 rows x 4 column strips per invocation measured best on lavapipe among 4..32 x 1..4
   // (bench/vulkan; the note of issue 14 has the numbers).
   constexpr int32_t rows = 4, colsn = 4;
+  binds[0].texel = binds[1].texel = binds[0].scalar_texel = binds[1].scalar_texel = true;
   const int32_t spec[2] = {rows, colsn};
   Launch l{"gemm", spec, (g.n + 64 * colsn - 1) / (64 * colsn), (g.m + rows - 1) / rows, g.batch};
   Dispatch(call, l, binds, push);
