@@ -3,7 +3,7 @@
 // OpenBLAS sgemm on the same shape, then LeNet's convolutions (im2col + GEMM) next to the cpu
 // plugin's. Prints tables; not a test.
 //   vulkan_bench [sizes...]   (default 256 512 1024)
-//   WEFT_BENCH_GEMM_VARIANTS=scalar,1x1,2x1  also time these WEFT_VULKAN_GEMM settings
+//   WEFT_BENCH_GEMM_VARIANTS=scalar,1x1,2x1  time these WEFT_VULKAN_GEMM settings (GEMM and conv)
 //   WEFT_BENCH_NO_CONV=1                     skip the convolutions
 // Run on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json vulkan_bench
 #include <cblas.h>
@@ -183,14 +183,15 @@ double BlasGemmMs(int64_t m, int64_t n, int64_t k, int reps) {
 
 // LeNet's convolutions (batch 100, train_mnist --network lenet): conv1 1->20 5x5 on 28x28,
 // conv2 20->50 5x5 on 12x12; forward, on the Vulkan device and on the cpu plugin.
-void ConvTable(Device& vk) {
+void ConvTable(Device& vk, const std::vector<std::string>& variants) {
   struct Conv {
     const char* name;
     int64_t n, c, h, w, f, k;
   };
   const Conv convs[] = {{"conv1", 100, 1, 28, 28, 20, 5}, {"conv2", 100, 20, 12, 12, 50, 5}};
   Device& cpu = weft::Runtime::Get().GetDevice(Context::cpu(0));
-  std::printf("\n%-8s %28s %12s %12s %12s %12s\n", "conv", "shape", "vulkan ms", "vulkan GF/s", "cpu ms", "cpu GF/s");
+  std::printf("\n%-8s %28s %10s %12s %12s %12s %12s\n", "conv", "shape", "gemm", "vulkan ms", "vulkan GF/s", "cpu ms",
+              "cpu GF/s");
   for (const Conv& c : convs) {
     const int64_t oh = c.h - c.k + 1, ow = c.w - c.k + 1;
     const OpRun r{"Convolution",
@@ -200,11 +201,17 @@ void ConvTable(Device& vk) {
                   {{c.n, c.c, c.h, c.w}, {c.f, c.c, c.k, c.k}, {c.f}},
                   {c.n, c.f, oh, ow}};
     const double flop = 2.0 * c.n * c.f * oh * ow * c.c * c.k * c.k;
-    const double v = DeviceOpMs(vk, r, 3), h = DeviceOpMs(cpu, r, 3);
+    const double h = DeviceOpMs(cpu, r, 3);
     const std::string shape = std::to_string(c.n) + "x" + std::to_string(c.c) + "x" + std::to_string(c.h) + "x" +
                               std::to_string(c.w) + " * " + std::to_string(c.f) + "x" + std::to_string(c.k) + "x" +
                               std::to_string(c.k);
-    std::printf("%-8s %28s %12.2f %12.2f %12.2f %12.2f\n", c.name, shape.c_str(), v, flop / v / 1e6, h, flop / h / 1e6);
+    for (const std::string& var : variants) {
+      if (!var.empty()) setenv("WEFT_VULKAN_GEMM", var.c_str(), 1);
+      const double v = DeviceOpMs(vk, r, 3);
+      std::printf("%-8s %28s %10s %12.2f %12.2f %12.2f %12.2f\n", c.name, shape.c_str(),
+                  var.empty() ? "default" : var.c_str(), v, flop / v / 1e6, h, flop / h / 1e6);
+      unsetenv("WEFT_VULKAN_GEMM");
+    }
   }
 }
 
@@ -245,6 +252,6 @@ int main(int argc, char** argv) {
     }
   }
   unsetenv("WEFT_VULKAN_GEMM");
-  if (std::getenv("WEFT_BENCH_NO_CONV") == nullptr) ConvTable(d);
+  if (std::getenv("WEFT_BENCH_NO_CONV") == nullptr) ConvTable(d, variants);
   return 0;
 }

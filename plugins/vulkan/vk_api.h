@@ -33,6 +33,8 @@ namespace weft::vk {
   X(vkUnmapMemory)                            \
   X(vkCreateBuffer)                           \
   X(vkDestroyBuffer)                          \
+  X(vkCreateBufferView)                       \
+  X(vkDestroyBufferView)                      \
   X(vkGetBufferMemoryRequirements)            \
   X(vkBindBufferMemory)                       \
   X(vkCreateCommandPool)                      \

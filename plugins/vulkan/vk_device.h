@@ -51,11 +51,18 @@ struct RawBuffer {
 };
 
 /// One tensor argument of a dispatch: bytes [offset, offset + bytes) of allocation `ptr`.
+/// `texel`: bound as a uniform texel buffer of R32G32B32A32_SFLOAT texels (a GLSL samplerBuffer,
+/// read-only, 16-byte aligned, its push-constant offset counted in texels) instead of a storage
+/// buffer. Why: lavapipe turns a storage-buffer load into a loop over the SIMD lanes with a branch
+/// per lane and component, while a texel fetch is a vector gather; GEMM operands read this way
+/// load several times faster (bench/vulkan, note of issue 14).
 struct Binding {
   weft_device_ptr ptr = 0;
   uint64_t offset = 0;
   uint64_t bytes = 0;
   bool write = false;
+  bool texel = false;
+  bool scalar_texel = false;  // with texel: R32_SFLOAT texels (a float per fetch, offset in floats)
 };
 
 /// A compute pipeline made from one embedded shader (see vk_shaders.h) and its layout.
@@ -63,6 +70,7 @@ struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   uint32_t bindings = 0;
+  uint32_t texel_mask = 0;  // bit i: binding i is a uniform texel buffer (else a storage buffer)
 };
 
 /// Work run on the completion thread after a batch completed.
@@ -73,7 +81,8 @@ struct Batch {
   uint64_t host_value = 0;  // when non-zero: the completion thread signals it after `after`
   std::vector<std::function<void()>> after;
   std::vector<RawBuffer> staging;
-  std::vector<RawBuffer> release;  // freed allocations, destroyed after this batch
+  std::vector<RawBuffer> release;   // freed allocations, destroyed after this batch
+  std::vector<VkBufferView> views;  // texel-buffer views of the batch's dispatches
 };
 
 struct StreamState {
@@ -127,6 +136,10 @@ class Gpu {
   uint64_t heap_bytes() const { return heap_bytes_; }
   uint64_t used_bytes() const { return used_.load(); }
   bool has_push_descriptor() const { return push_descriptor_; }
+  /// Largest storage-buffer binding in bytes: maxStorageBufferRange, or less when
+  /// WEFT_VULKAN_MAX_BINDING_BYTES says so (read at every call; tests lower it to exercise the
+  /// chunked element-wise path on small tensors). Throws on a malformed value.
+  uint64_t max_binding_bytes() const;
   /// shaderFloat64 is offered (and enabled on the VkDevice): the Cast shader can run.
   bool has_float64() const { return float64_; }
   /// Directory of the on-disk pipeline cache ("" = none); set before first use.
@@ -170,9 +183,10 @@ class Gpu {
   std::shared_ptr<StreamState> SyncStream();
   void ReleaseSyncStream(std::shared_ptr<StreamState> s);
 
-  // Pipelines: `spirv` of shader `name` with `bindings` storage buffers; cached by name.
+  // Pipelines: `spirv` of shader `name` with `bindings` descriptors (storage buffers, uniform
+  // texel buffers where `texel_mask` has bit i); cached by name, spec constants and mask.
   const Pipeline& GetPipeline(const std::string& name, std::span<const uint32_t> spirv, uint32_t bindings,
-                              std::span<const int32_t> spec);
+                              std::span<const int32_t> spec, uint32_t texel_mask = 0);
   /// Records a dispatch of `p` over `groups` workgroups with the bindings and push constants
   /// (binding element offsets first, then `push`).
   void Dispatch(StreamState& s, const Pipeline& p, std::span<const Binding> bindings, const void* push,
@@ -183,7 +197,12 @@ class Gpu {
   void Retire(Batch& b);
   VkCommandBuffer NewCommandBuffer(StreamState& s);
   uint32_t MemoryType(uint32_t type_bits, bool host_visible) const;
-  VkDescriptorSetLayout SetLayout(uint32_t bindings);
+  VkDescriptorSetLayout SetLayout(uint32_t bindings, uint32_t texel_mask);
+  /// Storage-buffer descriptor of [at, at + bytes) of `buf`; returns the element offset to push.
+  uint32_t StorageRange(const RawBuffer& buf, uint64_t at, uint64_t bytes, VkDescriptorBufferInfo& info) const;
+  /// A new view covering [at, at + bytes) of R32G32B32A32_SFLOAT (texel_bytes 16) or R32_SFLOAT
+  /// (4) texels; returns the texel offset to push.
+  uint32_t TexelView(const RawBuffer& buf, uint64_t at, uint64_t bytes, uint32_t texel_bytes, VkBufferView& view);
   void LoadPipelineCache();
   void SavePipelineCache();
   std::string PipelineCachePath() const;
@@ -225,8 +244,9 @@ class Gpu {
   std::vector<std::shared_ptr<StreamState>> sync_streams_;
 
   std::mutex pipe_mu_;
-  std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
-  std::map<uint32_t, VkPipelineLayout> pipe_layouts_;
+  // Keyed by texel_mask << 32 | bindings.
+  std::map<uint64_t, VkDescriptorSetLayout> set_layouts_;
+  std::map<uint64_t, VkPipelineLayout> pipe_layouts_;
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::string cache_dir_;

@@ -132,7 +132,8 @@ RawBuffer Gpu::MakeBuffer(uint64_t bytes, bool host_visible) {
   b.bytes = bytes;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   Check(api_.vkCreateBuffer(dev, &bi, nullptr, &b.buffer),
         name_ + ": vkCreateBuffer of " + std::to_string(bytes) + " bytes");
@@ -512,6 +513,7 @@ void Gpu::Retire(Batch& b) {
     sig.value = b.host_value;
     api_.vkSignalSemaphore(device_, &sig);
   }
+  for (VkBufferView v : b.views) api_.vkDestroyBufferView(device_, v, nullptr);
   for (RawBuffer& st : b.staging) ReturnStaging(st);
   for (RawBuffer& rb : b.release) DestroyBuffer(rb);
   if (b.cb != VK_NULL_HANDLE) {

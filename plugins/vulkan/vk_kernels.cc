@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "vk_shaders.h"
 
@@ -34,10 +37,34 @@ void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const
   std::span<const uint32_t> code = Shader(launch.shader);
   if (code.empty())
     throw sdk::Error(WEFT_ERR_INTERNAL, std::string("vulkan: no embedded shader '") + launch.shader + "'");
+  uint32_t texel_mask = 0;
+  for (size_t i = 0; i < bindings.size(); ++i) texel_mask |= bindings[i].texel ? 1u << i : 0u;
   dev.OnStream(call.device, call.stream, [&](Gpu& g, StreamState& s) {
-    const Pipeline& p = g.GetPipeline(launch.shader, code, static_cast<uint32_t>(bindings.size()), launch.spec);
+    const Pipeline& p =
+        g.GetPipeline(launch.shader, code, static_cast<uint32_t>(bindings.size()), launch.spec, texel_mask);
     g.Dispatch(s, p, bindings, push, push_bytes, launch.gx, launch.gy, launch.gz);
   });
+}
+
+void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::span<const int32_t> spec,
+                         std::span<const Binding> bindings, const void* push, uint32_t push_bytes) {
+  uint32_t n = 0;
+  std::memcpy(&n, push, 4);
+  VulkanDevice& dev = static_cast<const VkKernelTable*>(call.table)->device();
+  // Elements per chunk: the binding range less the alignment slack of a shifted binding.
+  const uint64_t chunk = (dev.gpu(call.device).max_binding_bytes() - 64) / 4 / 64 * 64;
+  if (n <= chunk) return Dispatch(call, Launch{shader, spec, Groups64(n)}, bindings, push, push_bytes);
+  std::vector<uint8_t> pc(static_cast<const uint8_t*>(push), static_cast<const uint8_t*>(push) + push_bytes);
+  std::vector<Binding> b(bindings.begin(), bindings.end());
+  for (uint64_t at = 0; at < n; at += chunk) {
+    const uint32_t cnt = static_cast<uint32_t>(std::min<uint64_t>(chunk, n - at));
+    std::memcpy(pc.data(), &cnt, 4);
+    for (size_t i = 0; i < b.size(); ++i) {
+      b[i] = At(bindings[i], at);
+      b[i].bytes = uint64_t{cnt} * 4;
+    }
+    Dispatch(call, Launch{shader, spec, Groups64(cnt)}, b, pc.data(), push_bytes);
+  }
 }
 
 void ZeroFill(const sdk::DeviceCall& call, const Binding& b, uint64_t bytes) {
@@ -76,22 +103,27 @@ GemmTiles ChooseGemm(const sdk::DeviceCall& call, const GemmArgs& g, const Bindi
   const bool ok = (g.k % 4 == 0 || (g.ta && !g.tb)) && (!g.ta || g.m % 4 == 0) && (g.tb || g.n % 4 == 0) &&
                   g.sa % 4 == 0 && g.sb % 4 == 0 && BufferOffset(call, a) % 16 == 0 && BufferOffset(call, b) % 16 == 0;
   if (!ok) return {};
-  if (t.rows4 == 0) t = {2, 2};  // 8 x 8 per invocation: the best of bench/vulkan (note of issue 14)
+  // bench/vulkan on lavapipe (note of issue 14): 16 x 16 per invocation with K steps of 8 is the
+  // fastest for large GEMMs (1024^3: 19 GFLOP/s against 14 for 8 x 8); smaller products (LeNet's
+  // convolutions: M = 20 or 50 filters) keep more workgroups busy with 8 x 8.
+  if (t.rows4 == 0) t = g.m >= 128 && g.n >= 128 ? GemmTiles{4, 4, 2} : GemmTiles{2, 2, 1};
   return t;
 }
 
 GemmTiles GemmTilesOverride() {
-  // WEFT_VULKAN_GEMM=R4xC4 (tile of 4R4 x 4C4 per invocation) or "scalar" (gemm.comp): for the
-  // benchmark's comparisons.
+  // WEFT_VULKAN_GEMM=R4xC4[kKB] (tile of 4R4 x 4C4 per invocation, K steps of 4KB) or "scalar"
+  // (gemm.comp): for the benchmark's comparisons.
   GemmTiles t;
   const char* e = std::getenv("WEFT_VULKAN_GEMM");
   if (e == nullptr || *e == 0) return t;
   if (std::string(e) == "scalar") return {-1, -1};
-  int r = 0, c = 0;
-  char rest = 0;
-  if (std::sscanf(e, "%dx%d%c", &r, &c, &rest) == 2 && r > 0 && c > 0 && r <= 4 && c <= 4) return {r, c};
+  static const std::regex kTile("([1-4])x([1-4])(k([1-4]))?");
+  std::cmatch m;
+  if (std::regex_match(e, m, kTile))
+    return {std::stoi(m[1].str()), std::stoi(m[2].str()), m[4].matched ? std::stoi(m[4].str()) : 1};
   throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, std::string("WEFT_VULKAN_GEMM='") + e +
-                                                  "': expected RxC (tile rows and columns / 4, 1..4 each) or 'scalar'");
+                                                  "': expected RxC or RxCkB (tile rows and columns / 4, 1..4 each; "
+                                                  "K blocks of 4 per step, 1..4) or 'scalar'");
 }
 
 Binding At(Binding b, uint64_t elements) {
@@ -114,13 +146,14 @@ void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, cons
     float alpha;
     uint32_t bias_rows;
   } push{g.m, g.n, g.k, g.ta, g.tb, AddFlag(req), bias != nullptr, g.sa, g.sb, g.sc, g.alpha, g.bias_rows};
-  const Binding binds[4] = {a, b, c, bias != nullptr ? *bias : c};
+  Binding binds[4] = {a, b, c, bias != nullptr ? *bias : c};
   const GemmTiles t = ChooseGemm(call, g, a, b);
   if (t.rows4 > 0) {
+    binds[0].texel = binds[1].texel = true;
     // Invocations along M: enough for M (up to 8), the rest of the 64 along N.
     int32_t wgy = 1;
     while (wgy < 8 && static_cast<uint32_t>(wgy * 4 * t.rows4) < g.m) wgy *= 2;
-    const int32_t spec[5] = {g.ta, g.tb, t.rows4, t.cols4, wgy};
+    const int32_t spec[6] = {g.ta, g.tb, t.rows4, t.cols4, wgy, t.kblocks};
     const uint32_t tm = 4 * t.rows4 * wgy, tn = 4 * t.cols4 * (64 / wgy);
     Dispatch(call, Launch{"gemm4", spec, (g.n + tn - 1) / tn, (g.m + tm - 1) / tm, g.batch}, binds, push);
     return;
@@ -128,6 +161,7 @@ void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, cons
   // 4 rows x 4 column strips per invocation measured best on lavapipe among 4..32 x 1..4
   // (bench/vulkan; the note of issue 14 has the numbers).
   constexpr int32_t rows = 4, colsn = 4;
+  binds[0].texel = binds[1].texel = binds[0].scalar_texel = binds[1].scalar_texel = true;
   const int32_t spec[2] = {rows, colsn};
   Launch l{"gemm", spec, (g.n + 64 * colsn - 1) / (64 * colsn), (g.m + rows - 1) / rows, g.batch};
   Dispatch(call, l, binds, push);
@@ -154,7 +188,7 @@ class ElemwiseKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
     const Binding b[3] = {In(c.inputs[0]), In(c.inputs[1]), Out(c.outputs[0])};
     const int32_t spec[1] = {op_};
-    Dispatch(c, Launch{"elemwise_binary", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "elemwise_binary", spec, b, push);
   }
 
  private:
@@ -168,7 +202,7 @@ void AddInto(const sdk::DeviceCall& c, const sdk::DeviceTensor& x, const sdk::De
     uint32_t n, add;
   } push{static_cast<uint32_t>(n), add ? 1u : 0u};
   const Binding b[2] = {In(x), Out(out)};
-  Dispatch(c, Launch{"add_n", {}, Groups64(n)}, b, push);
+  DispatchElementwise(c, "add_n", {}, b, push);
 }
 
 // add_n: out = sum of the inputs.
@@ -238,7 +272,7 @@ class SgdKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), lr_, wd_, rescale_, clip_, momentum_};
     const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), mom_ ? Out(c.aux[0]) : In(c.outputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {mom_ ? 1 : 0};
-    Dispatch(c, Launch{"sgd_update", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "sgd_update", spec, b, push);
   }
 
  private:

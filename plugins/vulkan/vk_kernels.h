@@ -49,6 +49,18 @@ void Dispatch(const sdk::DeviceCall& call, const Launch& launch, std::span<const
   Dispatch(call, launch, bindings, &push, sizeof(P));
 }
 
+/// An element-wise dispatch: `push` starts with the element count n (uint32_t), every binding
+/// holds n float32 elements. Tensors larger than the device's storage-buffer range are done in
+/// chunks (one dispatch per chunk, each binding advanced and n lowered).
+void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::span<const int32_t> spec,
+                         std::span<const Binding> bindings, const void* push, uint32_t push_bytes);
+template <typename P>
+void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::span<const int32_t> spec,
+                         std::span<const Binding> bindings, const P& push) {
+  static_assert(sizeof(P) >= 4);
+  DispatchElementwise(call, shader, spec, bindings, &push, sizeof(P));
+}
+
 /// Workgroups of 64 invocations for n elements (grid-stride shaders loop over the rest).
 uint32_t Groups64(int64_t n);
 
@@ -78,13 +90,15 @@ struct GemmArgs {
   float alpha = 1.0f;
   uint32_t bias_rows = 0;  // bias per row of C (1) or per column (0)
 };
-/// Tile of the vec4 GEMM (shaders/gemm4.comp): 4 rows4 x 4 cols4 per invocation; rows4 = 0
-/// means gemm.comp (operands gemm4 cannot load as vec4, or WEFT_VULKAN_GEMM=scalar).
+/// Tile of the vec4 GEMM (shaders/gemm4.comp): 4 rows4 x 4 cols4 per invocation, K walked in
+/// steps of 4 kblocks; rows4 = 0 means gemm.comp (operands gemm4 cannot load as vec4, or
+/// WEFT_VULKAN_GEMM=scalar).
 struct GemmTiles {
-  int32_t rows4 = 0, cols4 = 0;
+  int32_t rows4 = 0, cols4 = 0, kblocks = 1;
 };
 GemmTiles ChooseGemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, const Binding& b);
-/// WEFT_VULKAN_GEMM: "RxC" forces gemm4 tiles (1..4 each), "scalar" gemm.comp; unset {0, 0}.
+/// WEFT_VULKAN_GEMM: "RxC" or "RxCkB" forces gemm4 tiles (R, C 1..4, B 1..4), "scalar"
+/// gemm.comp; unset {0, 0}.
 GemmTiles GemmTilesOverride();
 void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const sdk::DeviceTensor& a, const sdk::DeviceTensor& b,
           const sdk::DeviceTensor& c, int32_t req, const sdk::DeviceTensor* bias);
@@ -102,5 +116,11 @@ inline Binding Workspace(const sdk::DeviceCall& c, bool write) {
 void StridedCopy(const sdk::DeviceCall& c, std::span<const int64_t> dims, const Binding& src,
                  std::span<const int64_t> src_strides, const Binding& dst, std::span<const int64_t> dst_strides,
                  int32_t req);
+/// The same, summing src over the axes flagged in `reduced` (dst strides there are ignored).
+void StridedSum(const sdk::DeviceCall& c, std::span<const int64_t> dims, const Binding& src,
+                std::span<const int64_t> src_strides, const Binding& dst, std::span<const int64_t> dst_strides,
+                std::span<const bool> reduced, int32_t req);
+/// "(2, 3)" for a tensor's shape, "(5,)" for one axis.
+std::string ShapeText(const sdk::TensorDesc& t);
 
 }  // namespace weft::vk

@@ -1,7 +1,10 @@
-// vulkan plugin — Convolution and Pooling (1-D NCW and 2-D NCHW; 1-D runs as H = 1), direct
-// shaders (shaders/Convolution.comp, _backward_Convolution.comp, Pooling.comp,
-// _backward_Pooling.comp). Geometry and semantics as the CPU plugin's kernels (MXNet 1.9).
+// vulkan plugin — Convolution, Deconvolution and Pooling (1-D NCW and 2-D NCHW; 1-D runs as
+// H = 1): im2col + GEMM (shaders/im2col.comp, col2im.comp, gemm4.comp) with the direct shaders
+// (Convolution.comp, _backward_Convolution.comp) for convolutions too large for the columns;
+// Pooling.comp, _backward_Pooling.comp. Geometry and semantics as the CPU plugin's kernels
+// (MXNet 1.9).
 #include <algorithm>
+#include <vector>
 
 #include "vk_kernels.h"
 
@@ -120,29 +123,38 @@ ColPush MakeColPush(const ConvPush& p, uint32_t n, uint64_t rows_or_add, uint64_
 void Im2col(const sdk::DeviceCall& c, const ConvPush& p, const Binding& x, const Binding& col, uint32_t n,
             uint64_t rows, uint64_t row_stride, uint64_t img_stride) {
   const ColPush push = MakeColPush(p, n, rows, row_stride, img_stride);
-  const Binding b[2] = {x, col};
+  Binding xt = x;
+  xt.texel = xt.scalar_texel = true;
+  const Binding b[2] = {xt, col};
   Dispatch(c, Launch{"im2col", {}, Groups64(static_cast<int64_t>(n * rows))}, b, push);
 }
 
-class ConvForward {
+// The im2col algorithm of one convolution geometry, on bindings: Convolution runs it directly and
+// Deconvolution with the roles swapped (its forward is this convolution's data gradient, its
+// data gradient this convolution's forward, its weight gradient this convolution's weight
+// gradient with data and out_grad exchanged). Convolutions whose columns do not fit
+// kMaxColFloats use the direct shaders.
+class ConvAlgo {
  public:
-  explicit ConvForward(const sdk::KernelSetup& s) {
-    RequireFloat32(s);
-    if (s.inputs.size() < 2 || s.outputs.size() != 1) Invalid(s, "expects data, weight[, bias] and one output");
-    p_ = ParseConv(s, s.inputs[0], s.inputs[1], s.outputs[0], bias_);
-    s.ExpectCounts(bias_ ? 3 : 2, 1);
-    col_ = PlanCol(p_);
+  explicit ConvAlgo(const ConvPush& p) : p_(p), col_(PlanCol(p)) {
+    ohow_ = uint64_t{p_.oh} * p_.ow;
+    rows_ = uint64_t{p_.c} * p_.kh * p_.kw;
+    back_im2col_ = rows_ * p_.n * ohow_ <= kMaxColFloats;
   }
-  // im2col buffer for `chunk` images, then the padded weight.
-  uint64_t WorkspaceBytes() const {
+  const ConvPush& geometry() const { return p_; }
+  // Forward: the im2col buffer for `chunk` images, then the padded weight.
+  uint64_t ForwardWorkspace() const {
     if (col_.chunk == 0) return 0;
     return 4 * (col_.chunk * col_.rows * col_.ohow + (col_.pad_w ? uint64_t{p_.f} * col_.rows : 0));
   }
-  void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
-    if (col_.chunk == 0) return Direct(c);
-    const Binding ws = Workspace(c, true), x = In(c.inputs[0]), y = Out(c.outputs[0]);
-    Binding w = In(c.inputs[1]);
+  // Backward: dy transposed (F, N·ohow) and the columns of the whole batch.
+  uint64_t BackwardWorkspace() const { return back_im2col_ ? 4 * (uint64_t{p_.f} + rows_) * p_.n * ohow_ : 0; }
+
+  // y (=|+=) conv(x, w) (+ bias per filter).
+  void Forward(const sdk::DeviceCall& c, const Binding& x, Binding w, const Binding* bias, const Binding& y,
+               int32_t req, const Binding& ws) const {
+    if (sdk::IsNull(req) || y.bytes == 0) return;
+    if (col_.chunk == 0) return DirectForward(c, x, w, bias, y, req);
     const uint64_t col_floats = col_.chunk * col_.rows * col_.ohow;
     if (col_.pad_w) {
       const Binding wpad = At(ws, col_floats);
@@ -169,104 +181,251 @@ class ConvForward {
         a.sb = static_cast<uint32_t>(col_.rows * col_.ohow);
         a.sc = static_cast<uint32_t>(img_y);
         a.bias_rows = 1;
-        const Binding bias = bias_ ? At(In(c.inputs[2]), g * col_.fg) : Binding{};
+        const Binding b = bias != nullptr ? At(*bias, g * col_.fg) : Binding{};
         Gemm(c, a, At(w, g * col_.fg * col_.rows_g), At(colr, g * col_.rows_g * col_.ohow),
-             At(y, n0 * img_y + g * col_.fg * col_.ohow), c.req[0], bias_ ? &bias : nullptr);
+             At(y, n0 * img_y + g * col_.fg * col_.ohow), req, bias != nullptr ? &b : nullptr);
       }
     }
   }
 
- private:
-  // The direct shader (convolutions whose im2col of one image exceeds kMaxColFloats).
-  void Direct(const sdk::DeviceCall& c) const {
-    struct {
-      ConvPush p;
-      uint32_t has_bias, add;
-    } push{p_, bias_ ? 1u : 0u, AddFlag(c.req[0])};
-    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), bias_ ? In(c.inputs[2]) : In(c.inputs[1]),
-                          Out(c.outputs[0])};
-    Dispatch(c, Launch{"Convolution", {}, Groups64(c.outputs[0].size())}, b, push);
-  }
-  ConvPush p_;
-  ColPlan col_;
-  bool bias_ = true;
-};
-
-// Inputs out_grad, data, weight[, bias]; outputs data, weight[, bias] gradients. With im2col
-// (the whole batch's columns within kMaxColFloats): dy is transposed to dy' (F, N·ohow), then
-// dW_g = dy'_g · col_gᵀ and dcol_g = W_gᵀ · dy'_g (one GEMM per group each) and col2im; else the
-// direct shaders.
-class ConvBackward {
- public:
-  explicit ConvBackward(const sdk::KernelSetup& s) {
-    RequireFloat32(s);
-    if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
-    p_ = ParseConv(s, s.inputs[1], s.inputs[2], s.inputs[0], bias_);
-    s.ExpectCounts(bias_ ? 4 : 3, bias_ ? 3 : 2);
-    ohow_ = uint64_t{p_.oh} * p_.ow;
-    rows_ = uint64_t{p_.c} * p_.kh * p_.kw;
-    im2col_ = rows_ * p_.n * ohow_ <= kMaxColFloats;
-  }
-  uint64_t WorkspaceBytes() const { return im2col_ ? 4 * (uint64_t{p_.f} + rows_) * p_.n * ohow_ : 0; }
-  void Compute(const sdk::DeviceCall& c) const {
-    const bool gx = !sdk::IsNull(c.req[0]), gw = !sdk::IsNull(c.req[1]);
-    if (!im2col_ || p_.n == 0 || ohow_ == 0) {
-      for (int mode = 0; mode < 2; ++mode) DirectMode(c, mode);
-    } else if (gx || gw) {
-      ViaGemm(c, gx, gw);
+  // dx (=|+=) the data gradient and dw (=|+=) the weight gradient of dy; x is read only for dw,
+  // w only for dx. With im2col: dy is transposed to dy' (F, N·ohow), then dW_g = dy'_g · col_gᵀ
+  // and dcol_g = W_gᵀ · dy'_g (one GEMM per group each) and col2im.
+  void Backward(const sdk::DeviceCall& c, const Binding& dy, const Binding& x, const Binding& w, const Binding& dx,
+                int32_t req_x, const Binding& dw, int32_t req_w, const Binding& ws) const {
+    const bool gx = !sdk::IsNull(req_x), gw = !sdk::IsNull(req_w);
+    if (!back_im2col_ || p_.n == 0 || ohow_ == 0) {
+      if (gx) DirectBackward(c, 0, dy, dy, w, dx, req_x);
+      if (gw) DirectBackward(c, 1, dy, x, dy, dw, req_w);
+      return;
     }
-    if (bias_) DirectMode(c, 2);
-  }
-
- private:
-  void ViaGemm(const sdk::DeviceCall& c, bool gx, bool gw) const {
+    if (!gx && !gw) return;
     const uint64_t cols = uint64_t{p_.n} * ohow_, fg = p_.f / p_.g, rg = rows_ / p_.g;
-    const Binding ws = Workspace(c, true);
     Binding dyt = ws, col = At(ws, uint64_t{p_.f} * cols);
     dyt.bytes = uint64_t{p_.f} * cols * 4;
     const int64_t dims[3] = {p_.n, p_.f, static_cast<int64_t>(ohow_)};
     const int64_t src[3] = {static_cast<int64_t>(p_.f * ohow_), static_cast<int64_t>(ohow_), 1};
     const int64_t dst[3] = {static_cast<int64_t>(ohow_), static_cast<int64_t>(cols), 1};
-    StridedCopy(c, dims, In(c.inputs[0]), src, dyt, dst, WEFT_REQ_WRITE);
+    StridedCopy(c, dims, dy, src, dyt, dst, WEFT_REQ_WRITE);
     Binding dytr = dyt, colr = col;
     dytr.write = colr.write = false;
     if (gw) {
-      Im2col(c, p_, In(c.inputs[1]), col, p_.n, rows_, cols, ohow_);
+      Im2col(c, p_, x, col, p_.n, rows_, cols, ohow_);
       for (uint32_t g = 0; g < p_.g; ++g) {
         GemmArgs a{static_cast<uint32_t>(fg), static_cast<uint32_t>(rg), static_cast<uint32_t>(cols)};
         a.tb = true;
-        Gemm(c, a, At(dytr, g * fg * cols), At(colr, g * rg * cols), At(Out(c.outputs[1]), g * fg * rg), c.req[1],
-             nullptr);
+        Gemm(c, a, At(dytr, g * fg * cols), At(colr, g * rg * cols), At(dw, g * fg * rg), req_w, nullptr);
       }
     }
     if (gx) {
       for (uint32_t g = 0; g < p_.g; ++g) {
         GemmArgs a{static_cast<uint32_t>(rg), static_cast<uint32_t>(cols), static_cast<uint32_t>(fg)};
         a.ta = true;
-        Gemm(c, a, At(In(c.inputs[2]), g * fg * rg), At(dytr, g * fg * cols), At(col, g * rg * cols), WEFT_REQ_WRITE,
-             nullptr);
+        Gemm(c, a, At(w, g * fg * rg), At(dytr, g * fg * cols), At(col, g * rg * cols), WEFT_REQ_WRITE, nullptr);
       }
-      const ColPush push = MakeColPush(p_, p_.n, AddFlag(c.req[0]), cols, ohow_);
-      const Binding b[2] = {colr, Out(c.outputs[0])};
+      const ColPush push = MakeColPush(p_, p_.n, AddFlag(req_x), cols, ohow_);
+      Binding colt = colr;
+      colt.texel = colt.scalar_texel = true;
+      const Binding b[2] = {colt, dx};
       Dispatch(c, Launch{"col2im", {}, Groups64(int64_t{p_.n} * p_.c * p_.h)}, b, push);
     }
   }
-  void DirectMode(const sdk::DeviceCall& c, int mode) const {
-    const int32_t req = c.req[static_cast<size_t>(mode)];
-    if (sdk::IsNull(req)) return;
-    const sdk::DeviceTensor& out = c.outputs[static_cast<size_t>(mode)];
+
+  // db (=|+=) the sum of dy over images and positions, per filter.
+  void BackwardBias(const sdk::DeviceCall& c, const Binding& dy, const Binding& db, int32_t req) const {
+    if (!sdk::IsNull(req)) DirectBackward(c, 2, dy, dy, dy, db, req);
+  }
+
+ private:
+  // The direct shader (convolutions whose im2col of one image exceeds kMaxColFloats).
+  void DirectForward(const sdk::DeviceCall& c, const Binding& x, const Binding& w, const Binding* bias,
+                     const Binding& y, int32_t req) const {
+    struct {
+      ConvPush p;
+      uint32_t has_bias, add;
+    } push{p_, bias != nullptr ? 1u : 0u, AddFlag(req)};
+    const Binding b[4] = {x, w, bias != nullptr ? *bias : w, y};
+    Dispatch(c, Launch{"Convolution", {}, Groups64(static_cast<int64_t>(y.bytes / 4))}, b, push);
+  }
+  // _backward_Convolution.comp's mode: 0 data (reads dy, w), 1 weight (dy, x), 2 bias (dy).
+  void DirectBackward(const sdk::DeviceCall& c, int32_t mode, const Binding& dy, const Binding& x, const Binding& w,
+                      const Binding& out, int32_t req) const {
     struct {
       ConvPush p;
       uint32_t add;
     } push{p_, AddFlag(req)};
-    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), In(c.inputs[2]), Out(out)};
+    const Binding b[4] = {dy, x, w, out};
     const int32_t spec[1] = {mode};
-    Dispatch(c, Launch{"_backward_Convolution", spec, Groups64(out.size())}, b, push);
+    Dispatch(c, Launch{"_backward_Convolution", spec, Groups64(static_cast<int64_t>(out.bytes / 4))}, b, push);
   }
 
   ConvPush p_;
-  bool bias_ = true, im2col_ = false;
+  ColPlan col_;
   uint64_t ohow_ = 0, rows_ = 0;
+  bool back_im2col_ = false;
+};
+
+// The bindings of a kernel call's tensors.
+Binding InAt(const sdk::DeviceCall& c, size_t i) { return In(c.inputs[i]); }
+Binding OutAt(const sdk::DeviceCall& c, size_t i) { return Out(c.outputs[i]); }
+
+class ConvForward {
+ public:
+  explicit ConvForward(const sdk::KernelSetup& s) : algo_(Parse(s, bias_)) { s.ExpectCounts(bias_ ? 3 : 2, 1); }
+  uint64_t WorkspaceBytes() const { return algo_.ForwardWorkspace(); }
+  void Compute(const sdk::DeviceCall& c) const {
+    const Binding bias = bias_ ? InAt(c, 2) : Binding{};
+    algo_.Forward(c, InAt(c, 0), InAt(c, 1), bias_ ? &bias : nullptr, OutAt(c, 0), c.req[0], Workspace(c, true));
+  }
+
+ private:
+  static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
+    RequireFloat32(s);
+    if (s.inputs.size() < 2 || s.outputs.size() != 1) Invalid(s, "expects data, weight[, bias] and one output");
+    return ParseConv(s, s.inputs[0], s.inputs[1], s.outputs[0], bias);
+  }
+  bool bias_ = true;
+  ConvAlgo algo_;
+};
+
+// Inputs out_grad, data, weight[, bias]; outputs data, weight[, bias] gradients.
+class ConvBackward {
+ public:
+  explicit ConvBackward(const sdk::KernelSetup& s) : algo_(Parse(s, bias_)) {
+    s.ExpectCounts(bias_ ? 4 : 3, bias_ ? 3 : 2);
+  }
+  uint64_t WorkspaceBytes() const { return algo_.BackwardWorkspace(); }
+  void Compute(const sdk::DeviceCall& c) const {
+    algo_.Backward(c, InAt(c, 0), InAt(c, 1), InAt(c, 2), OutAt(c, 0), c.req[0], OutAt(c, 1), c.req[1],
+                   Workspace(c, true));
+    if (bias_) algo_.BackwardBias(c, InAt(c, 0), OutAt(c, 2), c.req[2]);
+  }
+
+ private:
+  static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
+    RequireFloat32(s);
+    if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
+    return ParseConv(s, s.inputs[1], s.inputs[2], s.inputs[0], bias);
+  }
+  bool bias_ = true;
+  ConvAlgo algo_;
+};
+
+// The convolution behind a Deconvolution with data x and output y (MXNet 1.9 attributes kernel,
+// stride, dilate, pad, adj, target_shape, num_group, no_bias): its input is y (num_filter
+// channels), its filters are x's channels, its output positions x's; the weight (C_x,
+// num_filter / num_group, k...) is that convolution's. pad and adj follow from target_shape when
+// it is given, as in MXNet; the output shape must match.
+ConvPush ParseDeconv(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& w,
+                     const sdk::TensorDesc* bias, const sdk::TensorDesc& y) {
+  if (s.attrs.GetTuple("kernel", {}).size() != static_cast<size_t>(x.ndim() - 2))
+    Invalid(s, "kernel " + sdk::FormatTuple(s.attrs.GetTuple("kernel", {})) + " does not match data " + ShapeText(x));
+  const Spatial sp = ParseSpatial(s, x, false);
+  if (y.ndim() != x.ndim()) Invalid(s, "output " + ShapeText(y) + " and data " + ShapeText(x) + " differ in rank");
+  ConvPush p{};
+  p.n = static_cast<uint32_t>(x.dim(0));
+  p.f = static_cast<uint32_t>(x.dim(1));
+  p.c = static_cast<uint32_t>(s.attrs.GetInt("num_filter"));
+  p.g = static_cast<uint32_t>(s.attrs.GetInt("num_group", 1));
+  p.h = sp.sp == 2 ? static_cast<uint32_t>(y.dim(2)) : 1;
+  p.w = static_cast<uint32_t>(y.dim(-1));
+  p.oh = sp.sp == 2 ? static_cast<uint32_t>(x.dim(2)) : 1;
+  p.ow = static_cast<uint32_t>(x.dim(-1));
+  p.kh = sp.kh, p.kw = sp.kw, p.sh = sp.sh, p.sw = sp.sw, p.dh = sp.dh, p.dw = sp.dw;
+  if (p.g < 1 || p.c % p.g != 0 || p.f % p.g != 0)
+    Invalid(s, "num_group " + std::to_string(p.g) + " must divide num_filter and the data's channels");
+  const int64_t eh = int64_t{p.dh} * (p.kh - 1) + 1, ew = int64_t{p.dw} * (p.kw - 1) + 1;
+  const int64_t full_h = int64_t{p.sh} * (p.oh - 1) + eh, full_w = int64_t{p.sw} * (p.ow - 1) + ew;
+  const std::vector<int64_t> target = s.attrs.GetTuple("target_shape", {});
+  const bool use_target = std::any_of(target.begin(), target.end(), [](int64_t t) { return t != 0; });
+  int64_t ph = sp.ph, pw = sp.pw, ah = 0, aw = 0;
+  if (use_target) {
+    ph = sp.sp == 2 ? (full_h - p.h + 1) / 2 : 0;
+    pw = (full_w - p.w + 1) / 2;
+    ah = sp.sp == 2 ? (full_h - p.h) % 2 : 0;
+    aw = (full_w - p.w) % 2;
+  } else {
+    std::vector<int64_t> adj = s.attrs.GetTuple("adj", {});
+    if (!adj.empty() && adj.size() != static_cast<size_t>(sp.sp)) Invalid(s, "adj must have one entry per axis");
+    if (!adj.empty()) ah = sp.sp == 2 ? adj[0] : 0, aw = adj.back();
+  }
+  if (ph < 0 || pw < 0 || int64_t{p.h} != full_h - 2 * ph + ah || int64_t{p.w} != full_w - 2 * pw + aw)
+    Invalid(s,
+            "output " + ShapeText(y) + " does not match data " + ShapeText(x) + " deconvolved with these attributes");
+  p.ph = static_cast<uint32_t>(ph), p.pw = static_cast<uint32_t>(pw);
+  if (w.ndim() != x.ndim() || w.dim(0) != p.f || w.dim(1) != p.c / p.g ||
+      w.size() != int64_t{p.f} * (p.c / p.g) * p.kh * p.kw)
+    Invalid(s, "weight " + ShapeText(w) + " must be (" + std::to_string(p.f) + ", " + std::to_string(p.c / p.g) +
+                   ", kernel...) for data " + ShapeText(x));
+  if (bias != nullptr && bias->size() != p.c)
+    Invalid(s, "bias must have num_filter = " + std::to_string(p.c) + " elements");
+  if (y.dim(0) != p.n || y.dim(1) != p.c) Invalid(s, "output " + ShapeText(y) + " must have num_filter channels");
+  return p;
+}
+
+// dst (N, C, plane) += bias[C] (the Deconvolution's bias, per output channel).
+void AddChannelBias(const sdk::DeviceCall& c, const ConvPush& p, const Binding& bias, const Binding& dst) {
+  const int64_t plane = int64_t{p.h} * p.w;
+  const int64_t dims[3] = {p.n, p.c, plane};
+  const int64_t src[3] = {0, 1, 0}, dst_st[3] = {int64_t{p.c} * plane, plane, 1};
+  StridedCopy(c, dims, bias, src, dst, dst_st, WEFT_REQ_ADD);
+}
+
+// Deconvolution: inputs data, weight[, bias] (no_bias defaults to True, as in MXNet).
+class DeconvForward {
+ public:
+  explicit DeconvForward(const sdk::KernelSetup& s) : algo_(Parse(s, bias_)) { s.ExpectCounts(bias_ ? 3 : 2, 1); }
+  uint64_t WorkspaceBytes() const { return algo_.BackwardWorkspace(); }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (sdk::IsNull(c.req[0])) return;
+    const Binding x = InAt(c, 0), y = OutAt(c, 0);
+    algo_.Backward(c, x, x, InAt(c, 1), y, c.req[0], y, WEFT_REQ_NULL, Workspace(c, true));
+    if (bias_) AddChannelBias(c, algo_.geometry(), InAt(c, 2), y);
+  }
+
+ private:
+  static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
+    RequireFloat32(s);
+    bias = !s.attrs.GetBool("no_bias", true);
+    if (s.inputs.size() != (bias ? 3u : 2u) || s.outputs.size() != 1)
+      Invalid(s, bias ? "expects data, weight, bias and one output" : "expects data, weight and one output");
+    return ParseDeconv(s, s.inputs[0], s.inputs[1], bias ? &s.inputs[2] : nullptr, s.outputs[0]);
+  }
+  bool bias_ = false;
+  ConvAlgo algo_;
+};
+
+// _backward_Deconvolution: inputs out_grad, data, weight[, bias]; outputs data, weight[, bias]
+// gradients: gx = conv(gy, W), gW = the convolution's weight gradient with x as its out_grad and
+// gy as its data, gb = gy summed per channel.
+class DeconvBackward {
+ public:
+  explicit DeconvBackward(const sdk::KernelSetup& s) : algo_(Parse(s, bias_)) {
+    s.ExpectCounts(bias_ ? 4 : 3, bias_ ? 3 : 2);
+  }
+  uint64_t WorkspaceBytes() const { return std::max(algo_.ForwardWorkspace(), algo_.BackwardWorkspace()); }
+  void Compute(const sdk::DeviceCall& c) const {
+    const Binding gy = InAt(c, 0), x = InAt(c, 1), w = InAt(c, 2), ws = Workspace(c, true);
+    algo_.Forward(c, gy, w, nullptr, OutAt(c, 0), c.req[0], ws);
+    algo_.Backward(c, x, gy, w, OutAt(c, 0), WEFT_REQ_NULL, OutAt(c, 1), c.req[1], ws);
+    if (!bias_ || sdk::IsNull(c.req[2])) return;
+    const ConvPush& p = algo_.geometry();
+    const int64_t plane = int64_t{p.h} * p.w;
+    const int64_t dims[3] = {p.n, p.c, plane};
+    const int64_t src[3] = {int64_t{p.c} * plane, plane, 1}, dst[3] = {0, 1, 0};
+    const bool reduced[3] = {true, false, true};
+    StridedSum(c, dims, gy, src, OutAt(c, 2), dst, reduced, c.req[2]);
+  }
+
+ private:
+  static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
+    RequireFloat32(s);
+    bias = !s.attrs.GetBool("no_bias", true);
+    if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
+    return ParseDeconv(s, s.inputs[1], s.inputs[2], bias && s.inputs.size() > 3 ? &s.inputs[3] : nullptr, s.inputs[0]);
+  }
+  bool bias_ = false;
+  ConvAlgo algo_;
 };
 
 struct PoolPush {
@@ -356,6 +515,8 @@ void RegisterConvKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   t.Add<ConvForward>("Convolution", f32);
   t.Add<ConvBackward>("_backward_Convolution", f32);
+  t.Add<DeconvForward>("Deconvolution", f32);
+  t.Add<DeconvBackward>("_backward_Deconvolution", f32);
   t.Add<PoolForward>("Pooling", f32);
   t.Add<PoolBackward>("_backward_Pooling", f32);
 }

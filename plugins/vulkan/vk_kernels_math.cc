@@ -202,7 +202,7 @@ class UnaryKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), u_.s, u_.s2};
     const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {u_.op};
-    Dispatch(c, Launch{"elemwise_unary", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "elemwise_unary", spec, b, push);
   }
 
  private:
@@ -235,7 +235,7 @@ class UnaryBackwardKernel {
     const sdk::DeviceTensor& y = c.inputs.size() > 2 ? c.inputs[2] : c.inputs[0];
     const Binding b[4] = {In(c.inputs[0]), In(x), In(y), Out(c.outputs[0])};
     const int32_t spec[1] = {u_.op};
-    Dispatch(c, Launch{"_backward_elemwise_unary", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "_backward_elemwise_unary", spec, b, push);
   }
 
  private:
@@ -610,6 +610,17 @@ void StridedCopy(const sdk::DeviceCall& c, std::span<const int64_t> dims, const 
                  int32_t req) {
   const Dims d(dims.begin(), dims.end()), ss(src_strides.begin(), src_strides.end());
   const Strided p(d, ss, ss, ss, Dims(dst_strides.begin(), dst_strides.end()), std::vector<bool>(d.size(), false));
+  RunStrided(c, kCopy, p, src, src, src, dst, req);
+}
+
+void StridedSum(const sdk::DeviceCall& c, std::span<const int64_t> dims, const Binding& src,
+                std::span<const int64_t> src_strides, const Binding& dst, std::span<const int64_t> dst_strides,
+                std::span<const bool> reduced, int32_t req) {
+  const Dims d(dims.begin(), dims.end()), ss(src_strides.begin(), src_strides.end());
+  Dims ds(dst_strides.begin(), dst_strides.end());
+  for (size_t i = 0; i < ds.size(); ++i)
+    if (reduced[i]) ds[i] = 0;
+  const Strided p(d, ss, ss, ss, ds, std::vector<bool>(reduced.begin(), reduced.end()));
   RunStrided(c, kCopy, p, src, src, src, dst, req);
 }
 

@@ -1,17 +1,20 @@
-// vulkan plugin — layer kernels: FullyConnected (tiled GEMM), Activation and LeakyReLU, SoftmaxOutput.
+// vulkan plugin — layer kernels: FullyConnected (tiled GEMM), Activation and LeakyReLU (every
+// act_type), SoftmaxOutput, dot and batch_dot.
 // Semantics as the CPU plugin's kernels (MXNet 1.9).
 #include <cstring>
+#include <optional>
 
 #include "vk_kernels.h"
 
 namespace weft::vk {
-namespace {
 
 std::string ShapeText(const sdk::TensorDesc& t) {
   std::string s = "(";
   for (int i = 0; i < t.ndim(); ++i) s += (i ? ", " : "") + std::to_string(t.dim(i));
   return s + (t.ndim() == 1 ? ",)" : ")");
 }
+
+namespace {
 
 struct FcDims {
   uint32_t n = 0, k = 0, h = 0;
@@ -90,14 +93,16 @@ class FcBackward {
 };
 
 // act_func.glsl's code for the op's act_type. LeakyReLU's prelu and rrelu (per-channel and random
-// slopes) have no Vulkan kernel: refused, so the core places them on cpu.
+// slopes) are LeakyKernel's (LeakyReLU.comp), not element-wise: kPrelu / kRrelu.
+constexpr int32_t kPrelu = 9, kRrelu = 10;
 int32_t ParseAct(const sdk::KernelSetup& s) {
   static const char* kNames[] = {"relu", "sigmoid", "tanh", "softrelu", "softsign", "leaky", "elu", "selu", "gelu"};
   if (s.op_name.ends_with("LeakyReLU")) {
     const std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "selu", "gelu", "prelu", "rrelu"}, "leaky");
+    if (t == "prelu") return kPrelu;
+    if (t == "rrelu") return kRrelu;
     for (int32_t i = 5; i < 9; ++i)
       if (t == kNames[i]) return i;
-    Unsupported(s, "act_type '" + t + "' (per-channel or random slopes; the Vulkan kernel has leaky, elu, selu, gelu)");
   }
   const std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
   for (int32_t i = 0; i < 5; ++i)
@@ -124,7 +129,7 @@ class ActivationKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), slope_};
     const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
     const int32_t spec[1] = {act_};
-    Dispatch(c, Launch{"Activation", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "Activation", spec, b, push);
   }
 
  private:
@@ -155,12 +160,134 @@ class ActivationBackwardKernel {
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), slope_};
     const Binding b[4] = {In(c.inputs[0]), In(x), In(y), Out(c.outputs[0])};
     const int32_t spec[1] = {act_};
-    Dispatch(c, Launch{"_backward_Activation", spec, Groups64(n)}, b, push);
+    DispatchElementwise(c, "_backward_Activation", spec, b, push);
   }
 
  private:
   int32_t act_;
   float slope_;
+};
+
+// prelu's slope of element i is gamma[(i / inner) % channels]: one per channel of axis 1, or a
+// single one (as the cpu plugin's PreluView).
+struct ChannelView {
+  uint32_t channels = 1, inner = 1;
+};
+
+ChannelView PreluView(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& gamma) {
+  ChannelView v;
+  v.channels = static_cast<uint32_t>(gamma.size());
+  const int64_t c = x.ndim() > 1 ? x.dim(1) : x.ndim() == 1 ? x.dim(0) : 1;
+  if (v.channels != 1 && v.channels != c)
+    Invalid(s, "gamma " + ShapeText(gamma) + " must hold one slope per channel (" + std::to_string(c) + ") of data " +
+                   ShapeText(x) + " or a single one");
+  if (v.channels != 1 && x.ndim() > 1) v.inner = static_cast<uint32_t>(x.size() / (x.dim(0) * c));
+  return v;
+}
+
+// LeakyReLU: prelu (inputs data, gamma) and rrelu (outputs output, mask; random slopes in
+// training, (lower_bound + upper_bound) / 2 otherwise) through LeakyReLU.comp; the element-wise
+// act_types through ActivationKernel.
+class LeakyKernel {
+ public:
+  explicit LeakyKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)) {
+    if (act_ != kPrelu && act_ != kRrelu) {
+      elementwise_.emplace(s);
+      return;
+    }
+    RequireFloat32(s);
+    if (act_ == kPrelu) {
+      s.ExpectCounts(2, 1);
+      view_ = PreluView(s, s.inputs[0], s.inputs[1]);
+    } else {
+      s.ExpectCounts(1, 2);
+      lower_ = static_cast<float>(s.attrs.GetFloat("lower_bound", 0.125));
+      upper_ = static_cast<float>(s.attrs.GetFloat("upper_bound", 0.334));
+    }
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (elementwise_) return elementwise_->Compute(c);
+    const int64_t n = c.inputs[0].size();
+    const int32_t req_m = act_ == kRrelu ? c.req[1] : WEFT_REQ_NULL;
+    if ((sdk::IsNull(c.req[0]) && sdk::IsNull(req_m)) || n == 0) return;
+    struct {
+      uint32_t n, write_y, add_y, channels, inner, train, write_m, add_m, seed_lo, seed_hi;
+      float lower, upper;
+    } push{static_cast<uint32_t>(n),
+           !sdk::IsNull(c.req[0]),
+           AddFlag(c.req[0]),
+           view_.channels,
+           view_.inner,
+           c.is_train,
+           !sdk::IsNull(req_m),
+           AddFlag(req_m),
+           static_cast<uint32_t>(c.seed),
+           static_cast<uint32_t>(c.seed >> 32),
+           lower_,
+           upper_};
+    const Binding x = In(c.inputs[0]), y = Out(c.outputs[0]);
+    const Binding b[4] = {x, act_ == kPrelu ? In(c.inputs[1]) : x, y, act_ == kRrelu ? Out(c.outputs[1]) : y};
+    const int32_t spec[1] = {act_ == kPrelu ? 0 : 1};
+    Dispatch(c, Launch{"LeakyReLU", spec, Groups64(n)}, b, push);
+  }
+
+ private:
+  int32_t act_;
+  std::optional<ActivationKernel> elementwise_;
+  ChannelView view_;
+  float lower_ = 0.125f, upper_ = 0.334f;
+};
+
+// _backward_LeakyReLU: prelu inputs out_grad, data, gamma, output -> data and gamma gradients
+// (gamma's: x · out_grad summed per channel over the elements not above zero, as a product in the
+// workspace summed by broadcast_reduce.comp); rrelu inputs out_grad, out_grad of the mask, data,
+// output, mask -> data gradient; the element-wise act_types as _backward_Activation.
+class LeakyBackwardKernel {
+ public:
+  explicit LeakyBackwardKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)) {
+    if (act_ != kPrelu && act_ != kRrelu) {
+      elementwise_.emplace(s);
+      return;
+    }
+    RequireFloat32(s);
+    if (act_ == kPrelu) {
+      s.ExpectCounts(4, 2);
+      view_ = PreluView(s, s.inputs[1], s.inputs[2]);
+      n_ = static_cast<uint64_t>(s.inputs[1].size());
+    } else {
+      s.ExpectCounts(5, 1);
+    }
+  }
+  uint64_t WorkspaceBytes() const { return act_ == kPrelu ? 4 * n_ : 0; }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (elementwise_) return elementwise_->Compute(c);
+    const int64_t n = c.outputs[0].size();
+    const bool gamma_grad = act_ == kPrelu && !sdk::IsNull(c.req[1]);
+    if ((sdk::IsNull(c.req[0]) && !gamma_grad) || n == 0) return;
+    struct {
+      uint32_t n, write_x, add_x, channels, inner, write_t;
+    } push{
+        static_cast<uint32_t>(n), !sdk::IsNull(c.req[0]), AddFlag(c.req[0]), view_.channels, view_.inner, gamma_grad};
+    const Binding gx = Out(c.outputs[0]);
+    const Binding t = gamma_grad ? Workspace(c, true) : gx;
+    const Binding b[5] = {In(c.inputs[0]), In(c.inputs[act_ == kPrelu ? 1 : 3]), In(c.inputs[act_ == kPrelu ? 2 : 4]),
+                          gx, t};
+    const int32_t spec[1] = {act_ == kPrelu ? 0 : 1};
+    Dispatch(c, Launch{"_backward_LeakyReLU", spec, Groups64(n)}, b, push);
+    if (!gamma_grad) return;
+    Binding tr = t;
+    tr.write = false;
+    const int64_t inner = view_.inner, ch = view_.channels, outer = n / (inner * ch);
+    const int64_t dims[3] = {outer, ch, inner}, src[3] = {ch * inner, inner, 1}, dst[3] = {0, 1, 0};
+    const bool reduced[3] = {true, false, true};
+    StridedSum(c, dims, tr, src, Out(c.outputs[1]), dst, reduced, c.req[1]);
+  }
+
+ private:
+  int32_t act_;
+  std::optional<ActivationBackwardKernel> elementwise_;
+  ChannelView view_;
+  uint64_t n_ = 0;
 };
 
 struct SoftmaxOutputParams {
@@ -345,8 +472,8 @@ void RegisterNnKernels(VkKernelTable& t) {
   t.Add<FcBackward>("_backward_FullyConnected", f32);
   t.Add<ActivationKernel>("Activation", f32);
   t.Add<ActivationBackwardKernel>("_backward_Activation", f32);
-  t.Add<ActivationKernel>("LeakyReLU", f32);
-  t.Add<ActivationBackwardKernel>("_backward_LeakyReLU", f32);
+  t.Add<LeakyKernel>("LeakyReLU", f32);
+  t.Add<LeakyBackwardKernel>("_backward_LeakyReLU", f32);
   t.Add<SoftmaxOutputForward>("SoftmaxOutput", f32);
   t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", f32);
 }

@@ -1,10 +1,11 @@
 // Vulkan kernels at shapes the conformance suite's small odd-offset cases do not reach: the vec4
 // GEMM (shaders/gemm4.comp, taken for 16-byte aligned operands with extents that are multiples
-// of 4), Convolution through im2col + GEMM (LeNet's shapes, forward and backward) and full
-// reductions, each against the cpu plugin. Skipped without a Vulkan device.
+// of 4), Convolution through im2col + GEMM (LeNet's shapes, forward and backward), Deconvolution
+// and full reductions, each against the cpu plugin. Skipped without a Vulkan device.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -80,6 +81,27 @@ TEST_F(VulkanOps, Gemm4TilesMatchCpu) {
   EXPECT_LE(CompareWithCpu("batch_dot", {{"transpose_b", "True"}}, {Shape{3, 8, 12}, Shape{3, 20, 12}}), 1e-7);
 }
 
+// M, N >= 128 take the 16 x 16 tile with K steps of 8 (gemm4's default there): edge tiles in M
+// and N, K not a multiple of 8 (a zeroed block past K), and a K tail of 3 with transpose_a. Then
+// other tile settings (WEFT_VULKAN_GEMM, read at every dispatch) on the transposed cases.
+TEST_F(VulkanOps, Gemm4LargeTilesMatchCpu) {
+  auto cases = [] {
+    EXPECT_LE(CompareWithCpu("FullyConnected", {{"num_hidden", "132"}}, {Shape{130, 12}, Shape{132, 12}, Shape{132}}),
+              1e-7);
+    EXPECT_LE(CompareWithCpu("dot", {{"transpose_a", "True"}}, {Shape{7, 132}, Shape{7, 136}}), 1e-7);
+    EXPECT_LE(
+        CompareWithCpu("dot", {{"transpose_a", "True"}, {"transpose_b", "True"}}, {Shape{20, 140}, Shape{132, 20}}),
+        1e-7);
+  };
+  cases();
+  for (const char* tiles : {"1x1", "3x2k3", "2x4k4"}) {
+    SCOPED_TRACE(tiles);
+    setenv("WEFT_VULKAN_GEMM", tiles, 1);
+    cases();
+  }
+  unsetenv("WEFT_VULKAN_GEMM");
+}
+
 TEST_F(VulkanOps, LeNetConvolutionsMatchCpu) {
   // conv1 (K = 25, padded to 28) and conv2 (K = 500) of LeNet, batch 4.
   EXPECT_LE(CompareWithCpu("Convolution", {{"kernel", "(5, 5)"}, {"num_filter", "20"}},
@@ -95,12 +117,54 @@ TEST_F(VulkanOps, LeNetConvolutionsMatchCpu) {
             1e-7);
 }
 
+// Deconvolution runs the convolution's passes with roles swapped; at these extents (multiples of
+// 4) its GEMMs take gemm4. Forward with bias, then every gradient.
+TEST_F(VulkanOps, DeconvolutionMatchesCpu) {
+  const std::vector<std::pair<std::string, std::string>> attrs = {
+      {"kernel", "(4, 4)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}, {"num_filter", "8"}, {"no_bias", "False"}};
+  EXPECT_LE(CompareWithCpu("Deconvolution", attrs, {Shape{2, 16, 6, 6}, Shape{16, 8, 4, 4}, Shape{8}}), 1e-7);
+  EXPECT_LE(CompareWithCpu("_backward_Deconvolution", attrs,
+                           {Shape{2, 8, 12, 12}, Shape{2, 16, 6, 6}, Shape{16, 8, 4, 4}, Shape{8}},
+                           {Shape{2, 16, 6, 6}, Shape{16, 8, 4, 4}, Shape{8}}),
+            1e-7);
+}
+
 TEST_F(VulkanOps, ReductionsOverEveryAxis) {
   for (const char* op : {"sum", "mean", "max"}) {
     SCOPED_TRACE(op);
     EXPECT_LE(CompareWithCpu(op, {}, {Shape{3, 5}}), 1e-7);
     EXPECT_LE(CompareWithCpu(op, {}, {Shape{300, 70}}), 1e-7);
   }
+}
+
+// Element-wise kernels split tensors larger than the device's storage-buffer range (128 MiB on
+// lavapipe) into one dispatch per chunk; WEFT_VULKAN_MAX_BINDING_BYTES lowers the range so small
+// tensors take that path (4096 bytes: chunks of 1008 elements, the last one partial). A kernel
+// without the split refuses such a tensor, naming the limit.
+TEST_F(VulkanOps, ElementwiseOpsSplitTensorsBeyondTheBufferRange) {
+  setenv("WEFT_VULKAN_MAX_BINDING_BYTES", "4096", 1);
+  const Shape big{50, 61};
+  EXPECT_LE(CompareWithCpu("elemwise_mul", {}, {big, big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("Activation", {{"act_type", "sigmoid"}}, {big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("_backward_Activation", {{"act_type", "tanh"}}, {big, big}, {big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("_mul_scalar", {{"scalar", "3"}}, {big}), 1e-14);
+  EXPECT_LE(CompareWithCpu("sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}}, {big, big, big}), 1e-14);
+  std::string error;
+  try {
+    const Context vk("vulkan", 0);
+    ImperativeCall call;
+    call.op = "softmax";
+    call.inputs.emplace_back(std::vector<float>(static_cast<size_t>(big.Size()), 1.0f), big, vk);
+    std::vector<NDArray> out;
+    Invoke(call, &out);
+    for (const NDArray& o : out) Read(o);
+    NDArray::WaitAll();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  unsetenv("WEFT_VULKAN_MAX_BINDING_BYTES");
+  EXPECT_NE(error.find("exceeds maxStorageBufferRange 4096"), std::string::npos) << error;
+  EXPECT_LE(CompareWithCpu("sum", {}, {Shape{3, 5}}), 1e-7);  // the device keeps working
 }
 
 // A label outside [0, classes) fails the backward on vulkan as on cpu (a device-side report

@@ -28,7 +28,7 @@ OpCase NoGrad(OpCase c) {
   return c;
 }
 
-// Attribute variants a device's kernels do not implement yet (Vulkan: N-d SoftmaxOutput, LeakyReLU prelu/rrelu).
+// Attribute variants a device's kernels do not implement yet (Vulkan: N-d SoftmaxOutput).
 OpCase Refused(OpCase c, std::vector<std::string> devices) {
   c.refused_by = std::move(devices);
   return c;
@@ -79,19 +79,18 @@ std::vector<OpCase> Build() {
   // (tests/compat checks it against MXNet), so finite differences cannot agree.
   v.push_back(NoGrad(Case("LeakyReLU", {{"act_type", "selu"}}, {In(Shape{4, 3}, kAwayFromZero)})));
   v.push_back(Case("LeakyReLU", {{"act_type", "gelu"}}, {In(Shape{2, 3, 2})}));
-  v.push_back(
-      Refused(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{2, 3, 4}, kAwayFromZero), In(Shape{3}, kPositive)}),
-              {"vulkan"}));
-  v.push_back(
-      Refused(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{3, 5}, kAwayFromZero), In(Shape{1}, kPositive)}),
-              {"vulkan"}));
+  v.push_back(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{2, 3, 4}, kAwayFromZero), In(Shape{3}, kPositive)}));
+  v.push_back(Case("LeakyReLU", {{"act_type", "prelu"}}, {In(Shape{3, 5}, kAwayFromZero), In(Shape{1}, kPositive)}));
   {
-    // Random slopes in training differ across devices: compare the inference slope.
+    // Not training: the slope is (lower_bound + upper_bound) / 2.
     OpCase c = Case("LeakyReLU", {{"act_type", "rrelu"}}, {In(Shape{4, 3}, kAwayFromZero)});
     c.is_train = false;
-    c.refused_by = {"vulkan"};
     v.push_back(c);
   }
+  // Training: random slopes, a pure function of the call's seed and the element index (the cpu's
+  // UniformAt, which the Vulkan shader computes too), so devices must match exactly.
+  v.push_back(NoGrad(Case("LeakyReLU", {{"act_type", "rrelu"}, {"lower_bound", "0.1"}, {"upper_bound", "0.4"}},
+                          {In(Shape{5, 6}, kAwayFromZero)})));
   v.push_back(Case("FullyConnected", {{"num_hidden", "3"}}, {In(Shape{4, 5}), In(Shape{3, 5}), In(Shape{3})}));
   v.push_back(Case("FullyConnected", {{"num_hidden", "1"}, {"no_bias", "True"}}, {In(Shape{1, 5}), In(Shape{1, 5})}));
   v.push_back(Case("FullyConnected", {{"num_hidden", "6"}}, {In(Shape{2, 3, 4}), In(Shape{6, 12}), In(Shape{6})}));

@@ -3,7 +3,8 @@
 // per dx element gathers (no atomics).
 #version 450
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer Col { float col[]; };
+// col through a uniform texel buffer of R32_SFLOAT (a vector gather on lavapipe; im2col.comp).
+layout(binding = 0) uniform samplerBuffer col;
 layout(std430, binding = 1) buffer DX { float dx[]; };
 layout(push_constant) uniform P {
   uint ocol, odx;
@@ -29,7 +30,7 @@ void main() {
           const uint ox = p.sw == 1 ? uint(tx) : uint(tx) / p.sw;
           if (ox >= p.ow) continue;
           const uint row = (ci * p.kh + ki) * p.kw + kj;
-          s += col[p.ocol + row * p.row_stride + img * p.img_stride + oy * p.ow + ox];
+          s += texelFetch(col, int(p.ocol + row * p.row_stride + img * p.img_stride + oy * p.ow + ox)).x;
         }
       }
       dx[dxbase + xx] = p.add != 0 ? dx[dxbase + xx] + s : s;

@@ -1,18 +1,19 @@
 // gemm: C[b] = alpha * op(A[b]) * op(B[b]) (+ bias) (+ C[b] when add != 0), row-major.
 // A is M x K (K x M when ta), B is K x N (N x K when tb); b = gl_WorkGroupID.z with strides
-// sa, sb, sc in elements; bias is per column (bias_rows = 0) or per row (1). Used by
-// FullyConnected, dot and batch_dot.
+// sa, sb, sc in elements (p.oa / p.ob: texel = float offsets); bias is per column (bias_rows = 0)
+// or per row (1). The GEMM for operands gemm4.comp cannot read as vec4.
 // Blocking for CPU implementations (lavapipe runs invocations as SIMD lanes): a workgroup of 64
 // invocations owns ROWS rows of C and 64 * COLS columns; every invocation of a workgroup reads
-// the same A elements (their address is uniform, so the driver loads each once for all lanes)
-// and its own COLS elements of B, then does ROWS * COLS fused multiply-adds per k. No shared
-// memory or barriers: caches do the tiling on a CPU, and barriers cost coroutine switches there.
+// the same A elements and its own COLS elements of B, then does ROWS * COLS fused multiply-adds
+// per k. No shared memory or barriers: caches do the tiling on a CPU, and barriers cost
+// coroutine switches there.
 #version 450
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const int ROWS = 4;
 layout(constant_id = 1) const int COLS = 4;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
+// A and B through uniform texel buffers of R32_SFLOAT (vector gathers on lavapipe, gemm4.comp).
+layout(binding = 0) uniform samplerBuffer a;
+layout(binding = 1) uniform samplerBuffer b;
 layout(std430, binding = 2) buffer C { float c[]; };
 layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
 layout(push_constant) uniform P {
@@ -43,9 +44,9 @@ void main() {
   const uint bk = p.tb == 0 ? p.N : 1, bn = p.tb == 0 ? 1 : p.K;
   for (uint k = 0; k < p.K; ++k) {
     float bv[COLS];
-    for (int j = 0; j < COLS; ++j) bv[j] = b[bbase + bk * k + bn * cols[j]];
+    for (int j = 0; j < COLS; ++j) bv[j] = texelFetch(b, int(bbase + bk * k + bn * cols[j])).x;
     for (int i = 0; i < ROWS; ++i) {
-      const float av = a[abase + am * rows[i] + ak * k];
+      const float av = texelFetch(a, int(abase + am * rows[i] + ak * k)).x;
       for (int j = 0; j < COLS; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
     }
   }

@@ -5,7 +5,9 @@
 // GEMM, (row, img, pix) for the weight gradient's single GEMM.
 #version 450
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
+// x through a uniform texel buffer of R32_SFLOAT: a vector gather on lavapipe, where a storage
+// load is a loop over the SIMD lanes (gemm4.comp's comment).
+layout(binding = 0) uniform samplerBuffer x;
 layout(std430, binding = 1) buffer Col { float col[]; };
 layout(push_constant) uniform P {
   uint ox, ocol;
@@ -32,7 +34,7 @@ void main() {
       const bool row_in = iy >= 0 && iy < int(p.h);
       for (uint ox = 0; ox < p.ow; ++ox, ++pix) {
         const int ix = x0 + int(ox * p.sw);
-        col[base + pix] = row_in && ix >= 0 && ix < int(p.w) ? x[xbase + uint(iy) * p.w + uint(ix)] : 0.0;
+        col[base + pix] = row_in && ix >= 0 && ix < int(p.w) ? texelFetch(x, int(xbase + uint(iy) * p.w + uint(ix))).x : 0.0;
       }
     }
   }
