@@ -88,13 +88,28 @@ elseif(NOT WEFT_WITH_HIP STREQUAL "OFF")
   find_path(WEFT_HIP_INCLUDE_DIR hip/hip_runtime_api.h)
   if(WEFT_HIPCC AND WEFT_AMDHIP64_LIBRARY AND WEFT_HIP_INCLUDE_DIR)
     set(WEFT_BUILD_HIP ON)
+    # Optional vendor libraries of the HIP plugin. rocPRIM (Debian librocprim-dev, header-only):
+    # full reductions (sum / mean / max over every element) through rocprim::reduce
+    # (DeviceLaunch::FullReduce); without it the layer's two-pass kernels run.
+    find_path(WEFT_ROCPRIM_INCLUDE_DIR rocprim/rocprim.hpp HINTS ${WEFT_HIP_INCLUDE_DIR})
+    # hipBLAS and MIOpen (AMD's ROCm packages; not in Debian, so not built or tested here) would
+    # plug in the same way as cuBLAS / cuDNN do for CUDA: find_package(hipblas) / find_package(miopen)
+    # -> WEFT_GPU_HIPBLAS / WEFT_GPU_MIOPEN defined for hip_kernels.hip and the libraries linked;
+    # hipBLAS installed as DeviceLaunch::vendor_gemm (the cuBLAS hook: row-major operands swapped,
+    # false for shapes it rejects -> the tiled kernel), MIOpen Convolution / Pooling / BatchNorm
+    # registered over the layer's classes through GpuLayerOptions, each falling back per node.
   else()
     set(_weft_hip_why "hipcc, libamdhip64 or hip/hip_runtime_api.h not found: apt-get install hipcc libamdhip64-dev "
                       "rocm-device-libs (scripts/setup.sh does), or point WEFT_HIPCC at a ROCm install")
   endif()
 endif()
 if(WEFT_BUILD_HIP)
-  message(STATUS "weft: HIP plugin ON (${WEFT_HIPCC}, architectures ${WEFT_HIP_ARCHITECTURES})")
+  if(WEFT_ROCPRIM_INCLUDE_DIR)
+    set(_weft_rocprim "rocPRIM reductions")
+  else()
+    set(_weft_rocprim "no rocPRIM (apt-get install librocprim-dev): the layer's reductions")
+  endif()
+  message(STATUS "weft: HIP plugin ON (${WEFT_HIPCC}, architectures ${WEFT_HIP_ARCHITECTURES}; ${_weft_rocprim})")
 elseif(WEFT_WITH_HIP STREQUAL "ON")
   message(FATAL_ERROR "WEFT_WITH_HIP=ON but the HIP plugin cannot be built: ${_weft_hip_why}. "
                       "Or configure with -DWEFT_WITH_HIP=OFF (or AUTO) to build without it.")

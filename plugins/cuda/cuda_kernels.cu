@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <climits>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "cuda_kernels.h"
 #include "cudnn_conv.h"
+#include "cudnn_desc.h"
 #include "gpu_launch_device.h"
 #include "gpu_register.h"
 
@@ -124,8 +127,15 @@ void WithDnn(const sdk::DeviceCall& c, F&& body) {
 
 float Beta(int32_t req) { return req == WEFT_REQ_ADD ? 1.0f : 0.0f; }
 
-// Convolution through cuDNN with the algorithm chosen once per node (shape) by cuDNN's heuristics
-// and the workspace from the core's pool; geometries cuDNN rejects run the layer's im2col kernel.
+// cuDNN's convolution algorithms per (device, direction, geometry), for every node of the plugin.
+ConvAlgoCache& AlgoCache() {
+  static ConvAlgoCache cache;
+  return cache;
+}
+
+// Convolution through cuDNN with the algorithm chosen by cuDNN's heuristics once per (device,
+// geometry) for the whole plugin (AlgoCache) and the workspace from the core's pool (the call's
+// workspace, WorkspaceBytes()); geometries cuDNN rejects run the layer's im2col kernel.
 class CudnnConvolution {
  public:
   explicit CudnnConvolution(const KernelSetup& s) {
@@ -136,15 +146,18 @@ class CudnnConvolution {
     s.ExpectCounts(fallback_.g.bias ? 3 : 2, 1);
     try {
       d_ = std::make_unique<CudnnConvDescriptors>(fallback_.g);
-      SetupHandle h(s.device);
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      int n = 0;
-      CheckCudnn(cudnnGetConvolutionForwardAlgorithm_v7(h.h, d_->x(), d_->w(), d_->conv(), d_->y(),
-                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf),
-                 "cudnnGetConvolutionForwardAlgorithm_v7");
-      const cudnnConvolutionFwdAlgoPerf_t best = FirstUsable(perf, n, "forward convolution");
-      algo_ = best.algo;
-      workspace_ = best.memory;
+      const ConvAlgoChoice choice = AlgoCache().Get(ConvAlgoCache::KeyOf(s.device, false, fallback_.g), [&] {
+        SetupHandle h(s.device);
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int n = 0;
+        CheckCudnn(cudnnGetConvolutionForwardAlgorithm_v7(h.h, d_->x(), d_->w(), d_->conv(), d_->y(),
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf),
+                   "cudnnGetConvolutionForwardAlgorithm_v7");
+        const cudnnConvolutionFwdAlgoPerf_t best = FirstUsable(perf, n, "forward convolution");
+        return ConvAlgoChoice{static_cast<int>(best.algo), 0, best.memory};
+      });
+      algo_ = static_cast<cudnnConvolutionFwdAlgo_t>(choice.first);
+      workspace_ = choice.workspace;
     } catch (const sdk::Error& e) {
       if (e.code() != WEFT_ERR_UNSUPPORTED) throw;
       d_.reset();  // cuDNN rejects the geometry: im2col + GEMM
@@ -189,21 +202,25 @@ class CudnnConvolutionBackward {
     s.ExpectCounts(fallback_.g.bias ? 4 : 3, fallback_.g.bias ? 3 : 2);
     try {
       d_ = std::make_unique<CudnnConvDescriptors>(fallback_.g);
-      SetupHandle h(s.device);
-      int n = 0;
-      cudnnConvolutionBwdDataAlgoPerf_t dperf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.h, d_->w(), d_->y(), d_->conv(), d_->x(),
-                                                             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, dperf),
-                 "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      const auto data = FirstUsable(dperf, n, "backward-data");
-      cudnnConvolutionBwdFilterAlgoPerf_t fperf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.h, d_->x(), d_->y(), d_->conv(), d_->w(),
-                                                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, fperf),
-                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      const auto filter = FirstUsable(fperf, n, "backward-filter");
-      data_algo_ = data.algo;
-      filter_algo_ = filter.algo;
-      workspace_ = std::max(data.memory, filter.memory);
+      const ConvAlgoChoice choice = AlgoCache().Get(ConvAlgoCache::KeyOf(s.device, true, fallback_.g), [&] {
+        SetupHandle h(s.device);
+        int n = 0;
+        cudnnConvolutionBwdDataAlgoPerf_t dperf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        CheckCudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.h, d_->w(), d_->y(), d_->conv(), d_->x(),
+                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, dperf),
+                   "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+        const auto data = FirstUsable(dperf, n, "backward-data");
+        cudnnConvolutionBwdFilterAlgoPerf_t fperf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        CheckCudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.h, d_->x(), d_->y(), d_->conv(), d_->w(),
+                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, fperf),
+                   "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+        const auto filter = FirstUsable(fperf, n, "backward-filter");
+        return ConvAlgoChoice{static_cast<int>(data.algo), static_cast<int>(filter.algo),
+                              std::max(data.memory, filter.memory)};
+      });
+      data_algo_ = static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.first);
+      filter_algo_ = static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.second);
+      workspace_ = choice.workspace;
     } catch (const sdk::Error& e) {
       if (e.code() != WEFT_ERR_UNSUPPORTED) throw;
       d_.reset();
@@ -328,6 +345,258 @@ class CudnnLrn {
   cudnnLRNDescriptor_t lrn_ = nullptr;
 };
 
+// ---- cuDNN Activation, softmax, Pooling, BatchNorm ----------------------------------------------
+// Each class sets up the shared layer's kernel first (it validates the node and is the fallback),
+// then the cuDNN descriptors when cuDNN can express the node's attributes (cudnn_desc.h lists the
+// cases it cannot); a descriptor cuDNN rejects also leaves the node on the layer's kernel.
+
+// Runs `make` (which builds descriptors); a cuDNN rejection (WEFT_ERR_UNSUPPORTED) returns false.
+template <typename F>
+bool TryDescribe(F&& make) {
+  try {
+    make();
+    return true;
+  } catch (const sdk::Error& e) {
+    if (e.code() != WEFT_ERR_UNSUPPORTED) throw;
+    return false;
+  }
+}
+
+const float kOne = 1.0f, kZero = 0.0f;
+
+// Activation relu / sigmoid / tanh through cuDNN (MXNet's GPU path); softrelu and softsign run the
+// layer's kernel. Backward inputs are out_grad, data, output or out_grad, output: cuDNN's relu
+// backward reads x only for its sign, which the output shares, so the output stands in for data.
+template <bool kBackward>
+class CudnnActivation {
+ public:
+  explicit CudnnActivation(const KernelSetup& s) : layer_(s), has_data_(s.inputs.size() == 3) {
+    const std::optional<cudnnActivationMode_t> mode = ActModeFor(ParseAct(s));
+    const std::optional<Dims4> dims = FlatDims(s.inputs[0].shape);
+    if (!mode || !dims) return;
+    if (!TryDescribe([&] {
+          t_ = std::make_unique<DnnTensor>(*dims);
+          act_ = std::make_unique<DnnActivation>(*mode);
+        }))
+      t_.reset(), act_.reset();
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (!act_) return layer_.Compute(c);
+    if (c.req[0] == WEFT_REQ_NULL) return;
+    auto in = [&](size_t i) { return DeviceLaunch::Ptr<const float>(c.inputs[i]); };
+    float* out = DeviceLaunch::Ptr<float>(c.outputs[0]);
+    const cudnnTensorDescriptor_t t = t_->get();
+    WithDnn(c, [&](cudnnHandle_t h) {
+      const float beta = Beta(c.req[0]);
+      if constexpr (kBackward) {
+        const float* y = in(has_data_ ? 2 : 1);
+        CheckCudnn(
+            cudnnActivationBackward(h, act_->get(), &kOne, t, y, t, in(0), t, has_data_ ? in(1) : y, &beta, t, out),
+            "cudnnActivationBackward");
+      } else {
+        CheckCudnn(cudnnActivationForward(h, act_->get(), &kOne, t, in(0), &beta, t, out), "cudnnActivationForward");
+      }
+    });
+  }
+
+ private:
+  std::conditional_t<kBackward, ActivationBackwardKernel<DeviceLaunch>, ActivationKernel<DeviceLaunch>> layer_;
+  bool has_data_;
+  std::unique_ptr<DnnTensor> t_;
+  std::unique_ptr<DnnActivation> act_;
+};
+
+// softmax / log_softmax over `axis` through cuDNN's CHANNEL mode on (outer, len, inner, 1)
+// (ACCURATE subtracts the maximum, as the layer does); a temperature other than 1 runs the
+// layer's kernel. Backward inputs: out_grad, output.
+template <bool kLog, bool kBackward>
+class CudnnSoftmax {
+ public:
+  explicit CudnnSoftmax(const KernelSetup& s) : layer_(s) {
+    const AxisView v = ViewAround(s, s.inputs[kBackward ? 1 : 0], s.attrs.GetInt("axis", -1));
+    const std::optional<Dims4> dims = SoftmaxDimsFor(v, InverseTemperature(s));
+    if (dims && !TryDescribe([&] { t_ = std::make_unique<DnnTensor>(*dims); })) t_.reset();
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (!t_) return layer_.Compute(c);
+    if (c.req[0] == WEFT_REQ_NULL) return;
+    auto in = [&](size_t i) { return DeviceLaunch::Ptr<const float>(c.inputs[i]); };
+    float* out = DeviceLaunch::Ptr<float>(c.outputs[0]);
+    const cudnnTensorDescriptor_t t = t_->get();
+    const cudnnSoftmaxAlgorithm_t algo = kLog ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+    WithDnn(c, [&](cudnnHandle_t h) {
+      const float beta = Beta(c.req[0]);
+      if constexpr (kBackward) {
+        CheckCudnn(cudnnSoftmaxBackward(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, t, in(1), t, in(0), &beta, t, out),
+                   "cudnnSoftmaxBackward");
+      } else {
+        CheckCudnn(cudnnSoftmaxForward(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, t, in(0), &beta, t, out),
+                   "cudnnSoftmaxForward");
+      }
+    });
+  }
+
+ private:
+  std::conditional_t<kBackward, SoftmaxBackwardKernel<DeviceLaunch, kLog>, SoftmaxKernel<DeviceLaunch, kLog>> layer_;
+  std::unique_ptr<DnnTensor> t_;
+};
+
+// Pooling max / avg through cuDNN where its windows are MXNet's (PoolParamsFor); sum pooling,
+// 'full' windows and pad >= kernel run the layer's kernel. Backward inputs: out_grad, data, output.
+template <bool kBackward>
+class CudnnPooling {
+ public:
+  explicit CudnnPooling(const KernelSetup& s) : layer_(s) {
+    const PoolGeometry g =
+        kBackward ? ParsePooling(s, s.inputs[1], s.inputs[0]) : ParsePooling(s, s.inputs[0], s.outputs[0]);
+    const std::optional<PoolParams> p = PoolParamsFor(g);
+    if (!p) return;
+    const bool ok = TryDescribe([&] {
+      x_ = std::make_unique<DnnTensor>(p->x);
+      y_ = std::make_unique<DnnTensor>(p->y);
+      pool_ = std::make_unique<DnnPooling>(*p);
+      if (!(pool_->OutputDims(*x_) == p->y)) throw sdk::Error(WEFT_ERR_UNSUPPORTED, "cuDNN's pooled size differs");
+    });
+    if (!ok) x_.reset(), y_.reset(), pool_.reset();
+  }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (!pool_) return layer_.Compute(c);
+    if (c.req[0] == WEFT_REQ_NULL) return;
+    auto in = [&](size_t i) { return DeviceLaunch::Ptr<const float>(c.inputs[i]); };
+    float* out = DeviceLaunch::Ptr<float>(c.outputs[0]);
+    WithDnn(c, [&](cudnnHandle_t h) {
+      const float beta = Beta(c.req[0]);
+      if constexpr (kBackward) {
+        CheckCudnn(cudnnPoolingBackward(h, pool_->get(), &kOne, y_->get(), in(2), y_->get(), in(0), x_->get(), in(1),
+                                        &beta, x_->get(), out),
+                   "cudnnPoolingBackward");
+      } else {
+        CheckCudnn(cudnnPoolingForward(h, pool_->get(), &kOne, x_->get(), in(0), &beta, y_->get(), out),
+                   "cudnnPoolingForward");
+      }
+    });
+  }
+
+ private:
+  std::conditional_t<kBackward, PoolingBackwardKernel<DeviceLaunch>, PoolingKernel<DeviceLaunch>> layer_;
+  std::unique_ptr<DnnTensor> x_, y_;
+  std::unique_ptr<DnnPooling> pool_;
+};
+
+// BatchNorm through cuDNN's SPATIAL batch normalization (MXNet's GPU path) on data viewed as
+// (outer, C, inner, 1), keeping MXNet's (= the cpu's) bookkeeping where cuDNN's differs:
+//  - the moving variance takes the biased batch variance (cuDNN's running variance is unbiased):
+//    cuDNN gets no running buffers; BnMovingUpdateMap updates them from its saved mean and
+//    1/sqrt(var + eps);
+//  - fix_gamma: cuDNN scales by ones (workspace); gamma's gradient is 0.
+// The layer's kernel runs for eps < CUDNN_BN_MIN_EPSILON, < 2 values per channel, and a null
+// request for the output (cuDNN always writes it). Workspace: mean | inv_std | ones (C each).
+class CudnnBatchNorm {
+ public:
+  explicit CudnnBatchNorm(const KernelSetup& s) : layer_(s), p_(ParseBatchNorm(s, s.inputs[0])) {
+    const std::optional<Dims4> d = BnDimsFor(p_);
+    if (d && !TryDescribe([&] {
+          x_ = std::make_unique<DnnTensor>(*d);
+          bn_ = std::make_unique<DnnBnParams>(*x_);
+        }))
+      x_.reset(), bn_.reset();
+  }
+  uint64_t WorkspaceBytes() const { return std::max<uint64_t>(layer_.WorkspaceBytes(), 3 * p_.c * sizeof(float)); }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (!bn_ || c.req[0] == WEFT_REQ_NULL) return layer_.Compute(c);
+    auto in = [&](size_t i) { return DeviceLaunch::Ptr<const float>(c.inputs[i]); };
+    float* mean = DeviceLaunch::Ptr<float>(c.workspace);
+    float* inv_std = mean + p_.c;
+    float* ones = mean + 2 * p_.c;
+    float* moving_mean = DeviceLaunch::Ptr<float>(c.aux[0]);
+    float* moving_var = DeviceLaunch::Ptr<float>(c.aux[1]);
+    const bool batch = c.is_train && !p_.use_global;
+    if (p_.fix_gamma) DeviceLaunch::Map(c, p_.c, FillMap{ones, 1.0f});
+    const float* gamma = p_.fix_gamma ? ones : in(1);
+    const cudnnTensorDescriptor_t x = x_->get();
+    WithDnn(c, [&](cudnnHandle_t h) {
+      const float beta = Beta(c.req[0]);
+      float* y = DeviceLaunch::Ptr<float>(c.outputs[0]);
+      if (batch) {
+        CheckCudnn(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &beta, x, in(0), x, y,
+                                                          bn_->get(), gamma, in(2), 1.0 - p_.momentum, nullptr, nullptr,
+                                                          p_.eps, mean, inv_std),
+                   "cudnnBatchNormalizationForwardTraining");
+      } else {
+        CheckCudnn(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &beta, x, in(0), x, y,
+                                                           bn_->get(), gamma, in(2), moving_mean, moving_var, p_.eps),
+                   "cudnnBatchNormalizationForwardInference");
+      }
+    });
+    if (batch) {
+      DeviceLaunch::Map(c, p_.c, BnMovingUpdateMap{p_, mean, inv_std, moving_mean, moving_var});
+    } else if (c.outputs.size() > 1) {  // the hidden outputs: the moving statistics used
+      DeviceLaunch::Map(c, p_.c, BnStatsMap{p_, false, in(0), moving_mean, moving_var, mean, inv_std});
+    }
+    for (size_t k = 1; k < c.outputs.size(); ++k)
+      WithReq(c.req[k], [&](auto a) {
+        DeviceLaunch::Map(c, p_.c,
+                          CopyMap<decltype(a)>{k == 1 ? mean : inv_std, DeviceLaunch::Ptr<float>(c.outputs[k])});
+      });
+  }
+
+ private:
+  BatchNormKernel<DeviceLaunch> layer_;
+  BnShape p_;
+  std::unique_ptr<DnnTensor> x_;
+  std::unique_ptr<DnnBnParams> bn_;
+};
+
+// _backward_BatchNorm through cudnnBatchNormalizationBackward with the forward's saved mean and
+// inv_std; use_global_stats (a gradient through fixed statistics, which cuDNN's backward does not
+// compute) and the CudnnBatchNorm fallbacks run the layer's kernel. cuDNN writes the gamma / beta
+// gradients into the workspace; they reach the outputs with their own requests.
+class CudnnBatchNormBackward {
+ public:
+  explicit CudnnBatchNormBackward(const KernelSetup& s) : layer_(s) {
+    g_ = s.inputs.size() - 8;
+    p_ = ParseBatchNorm(s, s.inputs[g_]);
+    const std::optional<Dims4> d = p_.use_global ? std::nullopt : BnDimsFor(p_);
+    if (d && !TryDescribe([&] {
+          x_ = std::make_unique<DnnTensor>(*d);
+          bn_ = std::make_unique<DnnBnParams>(*x_);
+        }))
+      x_.reset(), bn_.reset();
+  }
+  uint64_t WorkspaceBytes() const { return std::max<uint64_t>(layer_.WorkspaceBytes(), 3 * p_.c * sizeof(float)); }
+  void Compute(const sdk::DeviceCall& c) const {
+    if (!bn_ || c.req[0] == WEFT_REQ_NULL) return layer_.Compute(c);
+    auto in = [&](size_t i) { return DeviceLaunch::Ptr<const float>(c.inputs[i]); };
+    float* dgamma = DeviceLaunch::Ptr<float>(c.workspace);
+    float* dbeta = dgamma + p_.c;
+    float* ones = dgamma + 2 * p_.c;
+    if (p_.fix_gamma) DeviceLaunch::Map(c, p_.c, FillMap{ones, 1.0f});
+    const float* gamma = p_.fix_gamma ? ones : in(g_ + 1);
+    const cudnnTensorDescriptor_t x = x_->get();
+    WithDnn(c, [&](cudnnHandle_t h) {
+      const float beta = Beta(c.req[0]);
+      CheckCudnn(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, &kOne, &beta, &kOne, &kZero, x, in(g_), x,
+                                                 in(0), x, DeviceLaunch::Ptr<float>(c.outputs[0]), bn_->get(), gamma,
+                                                 dgamma, dbeta, p_.eps, in(g_ + 4), in(g_ + 5)),
+                 "cudnnBatchNormalizationBackward");
+    });
+    WithReq(c.req[1], [&](auto a) {
+      DeviceLaunch::Map(c, p_.c,
+                        BnParamGradMap<decltype(a)>{dgamma, p_.fix_gamma, DeviceLaunch::Ptr<float>(c.outputs[1])});
+    });
+    WithReq(c.req[2], [&](auto a) {
+      DeviceLaunch::Map(c, p_.c, BnParamGradMap<decltype(a)>{dbeta, false, DeviceLaunch::Ptr<float>(c.outputs[2])});
+    });
+  }
+
+ private:
+  BatchNormBackwardKernel<DeviceLaunch> layer_;
+  size_t g_ = 1;
+  BnShape p_;
+  std::unique_ptr<DnnTensor> x_;
+  std::unique_ptr<DnnBnParams> bn_;
+};
+
 }  // namespace
 
 void RegisterCudaKernels(sdk::KernelTable& table) {
@@ -335,7 +604,18 @@ void RegisterCudaKernels(sdk::KernelTable& table) {
   GpuLayerOptions options;
   options.im2col_convolution = false;  // cuDNN's, falling back to the layer's im2col per geometry
   options.lrn = false;                 // cuDNN's, falling back to the layer's kernel per shape
+  options.nn_basics = false;           // Activation, softmax, Pooling, BatchNorm: cuDNN's, same fallback
   RegisterGpuLayer<DeviceLaunch>(table, options);
+  table.Add<CudnnActivation<false>>("Activation", kF32);
+  table.Add<CudnnActivation<true>>("_backward_Activation", kF32);
+  table.Add<CudnnSoftmax<false, false>>("softmax", kF32);
+  table.Add<CudnnSoftmax<false, true>>("_backward_softmax", kF32);
+  table.Add<CudnnSoftmax<true, false>>("log_softmax", kF32);
+  table.Add<CudnnSoftmax<true, true>>("_backward_log_softmax", kF32);
+  table.Add<CudnnPooling<false>>("Pooling", kF32);
+  table.Add<CudnnPooling<true>>("_backward_Pooling", kF32);
+  table.Add<CudnnBatchNorm>("BatchNorm", kF32);
+  table.Add<CudnnBatchNormBackward>("_backward_BatchNorm", kF32);
   table.Add<CudnnLrn>("LRN", kF32);
   table.Add<CudnnLrn>("_backward_LRN", kF32);
   table.Add<CudnnConvolution>("Convolution", kF32);

@@ -42,6 +42,26 @@ inline void CheckPerChannel(const KernelSetup& s, const BnShape& p, const std::v
       Invalid(s, "per-channel tensor " + ShapeOf(*t) + " must have " + std::to_string(p.c) + " elements");
 }
 
+/// moving = momentum·moving + (1 − momentum)·batch, for the mean and the (biased) variance.
+WEFT_HD inline void UpdateMovingStats(const BnShape& p, double mu, double var, float& moving_mean, float& moving_var) {
+  moving_mean = static_cast<float>(p.momentum * moving_mean + (1.0 - p.momentum) * mu);
+  moving_var = static_cast<float>(p.momentum * moving_var + (1.0 - p.momentum) * var);
+}
+
+/// Per channel: the moving statistics' update from a batch's mean and 1/√(var + eps) (the CUDA
+/// plugin's cuDNN path, which saves those two; cuDNN's own running variance is the unbiased one).
+struct BnMovingUpdateMap {
+  BnShape p;
+  const float* mean;
+  const float* inv_std;
+  float* moving_mean;
+  float* moving_var;
+  WEFT_HD void operator()(int64_t ch) const {
+    const double is = inv_std[ch], var = 1.0 / (is * is) - p.eps;
+    UpdateMovingStats(p, mean[ch], var > 0.0 ? var : 0.0, moving_mean[ch], moving_var[ch]);
+  }
+};
+
 /// Per channel: the statistics to normalise with (batch ones when `batch`, updating the moving
 /// ones; else the moving ones) into mean[ch], inv_std[ch].
 struct BnStatsMap {
@@ -67,8 +87,7 @@ struct BnStatsMap {
           v += d * d;
         }
       var = m > 0 ? v / m : 0.0;
-      moving_mean[ch] = static_cast<float>(p.momentum * moving_mean[ch] + (1.0 - p.momentum) * mu);
-      moving_var[ch] = static_cast<float>(p.momentum * moving_var[ch] + (1.0 - p.momentum) * var);
+      UpdateMovingStats(p, mu, var, moving_mean[ch], moving_var[ch]);
     }
     mean[ch] = static_cast<float>(mu);
     inv_std[ch] = static_cast<float>(1.0 / sqrt(var + p.eps));

@@ -7,10 +7,13 @@
 // workspace; per group, Y_g = W_g · col_g. Backward: the weight gradient accumulates
 // gY_g · col_gᵀ over the samples; the data gradient is col_g = W_gᵀ · gY_g scattered back by
 // Col2imMap, which gathers for each input element the columns that read it (no atomics).
+// Deconvolution (the data gradient of a convolution) runs on the same pieces: Im2colDeconv.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gpu_ops.h"
@@ -30,27 +33,35 @@ struct ConvGeometry {
   uint64_t col_bytes() const { return static_cast<uint64_t>(c * kh * kw * oh * ow) * sizeof(float); }
 };
 
+/// Attribute `name` as (h, w): `dflt` per axis when absent; 1-D kernels give (dflt, value).
+inline std::pair<int64_t, int64_t> SpatialPair(const KernelSetup& s, const char* name, int spatial, int64_t dflt) {
+  std::vector<int64_t> v = s.attrs.GetTuple(name, {});
+  if (v.empty()) v.assign(static_cast<size_t>(spatial), dflt);
+  if (v.size() != static_cast<size_t>(spatial))
+    Invalid(s, std::string(name) + " " + sdk::FormatTuple(v) + " must have as many entries as kernel");
+  return spatial == 2 ? std::pair{v[0], v[1]} : std::pair{dflt, v[0]};
+}
+
+/// The channels-first layouts the layer implements (NCW, NCHW); throws for others.
+inline void RequireChannelsFirst(const KernelSetup& s) {
+  const std::string layout = s.attrs.GetString("layout", "");
+  if (!layout.empty() && layout != "None" && layout != "NCHW" && layout != "NCW")
+    Unsupported(s, "layout " + layout + " is not implemented on GPUs (NCW and NCHW are)");
+}
+
 /// MXNet's Convolution attributes against data (x), weight, bias and output (y) shapes; throws
 /// naming the mismatch.
 inline ConvGeometry ParseConvolution(const KernelSetup& s, const TensorDesc& x, const TensorDesc& wt,
                                      const TensorDesc* b, const TensorDesc& y) {
   ConvGeometry g;
-  const std::string layout = s.attrs.GetString("layout", "");
-  if (!layout.empty() && layout != "NCHW" && layout != "NCW")
-    Unsupported(s, "layout " + layout + " is not implemented on GPUs (NCW and NCHW are)");
+  RequireChannelsFirst(s);
   const std::vector<int64_t> kernel = s.attrs.GetTuple("kernel");
   g.spatial = static_cast<int>(kernel.size());
   if (g.spatial != 1 && g.spatial != 2)
     Unsupported(s, "only 1-D and 2-D convolution, kernel " + sdk::FormatTuple(kernel));
   if (x.ndim() != g.spatial + 2)
     Invalid(s, "data " + ShapeOf(x) + " must have " + std::to_string(g.spatial + 2) + " axes");
-  auto pair = [&](const char* name, int64_t dflt) {
-    std::vector<int64_t> v = s.attrs.GetTuple(name, {});
-    if (v.empty()) v.assign(static_cast<size_t>(g.spatial), dflt);
-    if (v.size() != static_cast<size_t>(g.spatial))
-      Invalid(s, std::string(name) + " " + sdk::FormatTuple(v) + " must have as many entries as kernel");
-    return g.spatial == 2 ? std::pair{v[0], v[1]} : std::pair{dflt, v[0]};
-  };
+  auto pair = [&](const char* name, int64_t dflt) { return SpatialPair(s, name, g.spatial, dflt); };
   std::tie(g.kh, g.kw) = pair("kernel", 1);
   std::tie(g.sh, g.sw) = pair("stride", 1);
   std::tie(g.dh, g.dw) = pair("dilate", 1);
@@ -248,6 +259,142 @@ class ConvolutionBackwardKernel {
  private:
   Im2colConv<L> conv_;
 };
+
+// ---- Deconvolution ---------------------------------------------------------------------------
+
+/// MXNet's Deconvolution attributes (kernel, stride, dilate, pad, adj, target_shape, num_filter,
+/// num_group) against data x (N, C, spatial...), weight (C, num_filter / num_group, k...), bias
+/// and output y. Returns the geometry of the convolution whose data gradient the deconvolution
+/// is: that convolution's input is y (num_filter channels), its output x, its filters x's C
+/// channels, its weight the deconvolution's as MXNet stores it. With a non-zero target_shape, pad
+/// and adj follow from the shapes as MXNet's InferPad derives them; otherwise they are the
+/// attributes', and the output shape must agree with them. Throws naming the mismatch.
+inline ConvGeometry ParseDeconvolution(const KernelSetup& s, const TensorDesc& x, const TensorDesc& wt,
+                                       const TensorDesc* b, const TensorDesc& y) {
+  RequireChannelsFirst(s);
+  const std::vector<int64_t> kernel = s.attrs.GetTuple("kernel");
+  ConvGeometry g;
+  g.spatial = static_cast<int>(kernel.size());
+  if (g.spatial != 1 && g.spatial != 2)
+    Unsupported(s, "only 1-D and 2-D deconvolution, kernel " + sdk::FormatTuple(kernel));
+  if (x.ndim() != g.spatial + 2 || y.ndim() != g.spatial + 2)
+    Invalid(s, "data " + ShapeOf(x) + " and output " + ShapeOf(y) + " must have " + std::to_string(g.spatial + 2) +
+                   " axes for kernel " + sdk::FormatTuple(kernel));
+  auto pair = [&](const char* name, int64_t dflt) { return SpatialPair(s, name, g.spatial, dflt); };
+  std::tie(g.kh, g.kw) = pair("kernel", 1);
+  std::tie(g.sh, g.sw) = pair("stride", 1);
+  std::tie(g.dh, g.dw) = pair("dilate", 1);
+  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
+    Invalid(s, "kernel, stride and dilate must be positive");
+  g.groups = s.attrs.GetInt("num_group", 1);
+  g.n = x.dim(0), g.f = x.dim(1), g.c = s.attrs.GetInt("num_filter");
+  g.h = g.spatial == 2 ? y.dim(2) : 1, g.w = y.dim(-1);
+  g.oh = g.spatial == 2 ? x.dim(2) : 1, g.ow = x.dim(-1);
+  g.bias = false;  // the convolution's; the deconvolution's bias is added to y by Im2colDeconv
+  if (g.groups < 1 || g.c % g.groups != 0 || g.f % g.groups != 0)
+    Invalid(s, "num_group " + std::to_string(g.groups) + " must divide num_filter " + std::to_string(g.c) +
+                   " and the data's channels " + std::to_string(g.f));
+  const int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;
+  const int64_t full_h = g.sh * (g.oh - 1) + eh, full_w = g.sw * (g.ow - 1) + ew;  // pad 0, adj 0
+  const std::vector<int64_t> target = s.attrs.GetTuple("target_shape", {});
+  const bool use_target = std::any_of(target.begin(), target.end(), [](int64_t t) { return t != 0; });
+  int64_t ah = 0, aw = 0;
+  if (use_target) {
+    g.ph = (full_h - g.h + 1) / 2, g.pw = (full_w - g.w + 1) / 2;
+    ah = (full_h - g.h) % 2, aw = (full_w - g.w) % 2;
+  } else {
+    std::tie(g.ph, g.pw) = pair("pad", 0);
+    std::tie(ah, aw) = pair("adj", 0);
+  }
+  if (g.ph < 0 || g.pw < 0 || ah < 0 || aw < 0 || ah >= g.sh || aw >= g.sw)
+    Invalid(s, "pad and adj must be non-negative and adj smaller than stride");
+  if (g.h != full_h - 2 * g.ph + ah || g.w != full_w - 2 * g.pw + aw || y.dim(0) != g.n || y.dim(1) != g.c)
+    Invalid(s, "output " + ShapeOf(y) + " does not match data " + ShapeOf(x) + " deconvolved to num_filter " +
+                   std::to_string(g.c) + " channels with these attributes");
+  std::vector<int64_t> ws = {g.f, g.c / g.groups};
+  ws.insert(ws.end(), kernel.begin(), kernel.end());
+  if (wt.shape != ws)
+    Invalid(s, "weight " + ShapeOf(wt) + " must be " + sdk::FormatTuple(ws) + " for data " + ShapeOf(x));
+  if (b != nullptr && b->size() != g.c) Invalid(s, "bias must have num_filter = " + std::to_string(g.c) + " elements");
+  return g;
+}
+
+/// A deconvolution on the im2col convolution `conv` behind it (ParseDeconvolution):
+///   forward          y  = conv's data gradient of x        (col = Wᵀ·x, col2im)  + bias
+///   backward data    gx = conv's forward of gy              (im2col, W·col)
+///   backward weight  gW = conv's weight gradient with x as its out-grad and gy as its data
+/// all through L::Gemm (cuBLAS on CUDA, the tiled kernel elsewhere). Workspace: col_bytes().
+template <class L>
+struct Im2colDeconv {
+  Im2colConv<L> conv;
+
+  int64_t out_plane() const { return conv.g.h * conv.g.w; }
+  void Forward(const DeviceCall& c, const float* x, const float* wt, const float* b, float* y, int32_t req,
+               float* ws) const {
+    if (req == WEFT_REQ_NULL) return;
+    conv.Backward(c, x, nullptr, wt, y, req, nullptr, WEFT_REQ_NULL, nullptr, WEFT_REQ_NULL, ws);
+    if (b != nullptr) L::Map(c, conv.g.n * conv.g.c * out_plane(), AddChannelBiasMap{b, y, conv.g.c, out_plane()});
+  }
+  void Backward(const DeviceCall& c, const float* gy, const float* x, const float* wt, float* gx, int32_t req_x,
+                float* gw, int32_t req_w, float* gb, int32_t req_b, float* ws) const {
+    if (req_x != WEFT_REQ_NULL) conv.Forward(c, gy, wt, nullptr, gx, req_x, ws);
+    conv.Backward(c, x, gy, wt, nullptr, WEFT_REQ_NULL, gw, req_w, nullptr, WEFT_REQ_NULL, ws);
+    if (gb != nullptr)
+      WithReq(req_b, [&](auto a) {
+        L::Map(c, conv.g.c, ChannelSumMap<decltype(a)>{gy, gb, conv.g.n, conv.g.c, out_plane()});
+      });
+  }
+};
+
+// Inputs data, weight[, bias] (no_bias defaults to True, as MXNet's); output y.
+template <class L>
+class DeconvolutionKernel {
+ public:
+  explicit DeconvolutionKernel(const KernelSetup& s) : bias_(!s.attrs.GetBool("no_bias", true)) {
+    RequireFloat32(s);
+    s.ExpectCounts(bias_ ? 3 : 2, 1);
+    d_.conv.g = ParseDeconvolution(s, s.inputs[0], s.inputs[1], bias_ ? &s.inputs[2] : nullptr, s.outputs[0]);
+  }
+  uint64_t WorkspaceBytes() const { return d_.conv.g.col_bytes(); }
+  void Compute(const DeviceCall& c) const {
+    d_.Forward(c, L::template Ptr<const float>(c.inputs[0]), L::template Ptr<const float>(c.inputs[1]),
+               bias_ ? L::template Ptr<const float>(c.inputs[2]) : nullptr, L::template Ptr<float>(c.outputs[0]),
+               c.req[0], L::template Ptr<float>(c.workspace));
+  }
+
+ private:
+  bool bias_;
+  Im2colDeconv<L> d_;
+};
+
+// Inputs out_grad, data, weight[, bias]; outputs the data, weight[, bias] gradients.
+template <class L>
+class DeconvolutionBackwardKernel {
+ public:
+  explicit DeconvolutionBackwardKernel(const KernelSetup& s) : bias_(!s.attrs.GetBool("no_bias", true)) {
+    RequireFloat32(s);
+    s.ExpectCounts(bias_ ? 4 : 3, bias_ ? 3 : 2);
+    d_.conv.g = ParseDeconvolution(s, s.inputs[1], s.inputs[2], bias_ ? &s.inputs[3] : nullptr, s.inputs[0]);
+  }
+  uint64_t WorkspaceBytes() const { return d_.conv.g.col_bytes(); }
+  void Compute(const DeviceCall& c) const {
+    d_.Backward(c, L::template Ptr<const float>(c.inputs[0]), L::template Ptr<const float>(c.inputs[1]),
+                L::template Ptr<const float>(c.inputs[2]), L::template Ptr<float>(c.outputs[0]), c.req[0],
+                L::template Ptr<float>(c.outputs[1]), c.req[1], bias_ ? L::template Ptr<float>(c.outputs[2]) : nullptr,
+                bias_ ? c.req[2] : WEFT_REQ_NULL, L::template Ptr<float>(c.workspace));
+  }
+
+ private:
+  bool bias_;
+  Im2colDeconv<L> d_;
+};
+
+/// Registers Deconvolution and its backward (every GPU plugin: im2col + L::Gemm).
+template <class L>
+void RegisterDeconvolution(sdk::KernelTable& t) {
+  t.Add<DeconvolutionKernel<L>>("Deconvolution", kF32);
+  t.Add<DeconvolutionBackwardKernel<L>>("_backward_Deconvolution", kF32);
+}
 
 /// Registers the im2col Convolution kernels (the HIP plugin's and the host tests'; the CUDA plugin
 /// registers its cuDNN kernels, which fall back to Im2colConv).

@@ -18,7 +18,16 @@
 
 #include "gpu_device.h"
 #include "gpu_gemm.h"
+#include "gpu_tensor_math.h"
 #include "weft/sdk/cpp/kernel.hpp"
+
+#if defined(WEFT_GPU_ROCPRIM)
+#if !defined(__HIPCC__)
+#error "WEFT_GPU_ROCPRIM is for hipcc translation units"
+#endif
+#include <iostream>  // rocPRIM 5.3's device_reduce.hpp uses std::cout without including it
+#include <rocprim/device/device_reduce.hpp>
+#endif
 
 namespace weft::WEFT_GPU_NS {
 
@@ -46,6 +55,23 @@ __global__ void __launch_bounds__(kGemmTile* kGemmTile) GemmTiledKernel(GemmArgs
     GemmStore(g, blockIdx.x, blockIdx.y, tx, ty, acc);
   }
 }
+
+#if defined(WEFT_GPU_ROCPRIM)
+/// The layer's max fold (NaN wins) as a rocPRIM operator.
+template <typename T>
+struct RocprimMax {
+  __host__ __device__ T operator()(const T& a, const T& b) const { return Fold(true, a, b); }
+};
+
+/// rocprim::reduce over in[0, n) into *out (sum, or max); with tmp == nullptr only sets `bytes`
+/// (no device needed: the plugin asks at kernel setup).
+template <typename T>
+hipError_t RocprimReduce(void* tmp, size_t& bytes, const T* in, T* out, int64_t n, bool max, hipStream_t s) {
+  const size_t size = static_cast<size_t>(n);
+  if (max) return rocprim::reduce(tmp, bytes, in, out, FoldInit<T>(true), size, RocprimMax<T>{}, s);
+  return rocprim::reduce(tmp, bytes, in, out, T(0), size, rocprim::plus<T>(), s);
+}
+#endif
 
 /// A vendor GEMM the plugin may install (cuBLAS); returns false to fall back to the tiled kernel
 /// (a shape or layout the library rejects).
@@ -77,6 +103,39 @@ struct DeviceLaunch {
     MapKernel<F><<<static_cast<unsigned>(blocks), static_cast<unsigned>(kThreads), 0, s>>>(n, f);
     End(c, "element kernel");
   }
+
+  /// Workspace bytes of FullReduce for n elements of T; 0 when no vendor reduction is built in
+  /// (then the layer's two-pass kernels run). HIP with rocPRIM (WEFT_GPU_ROCPRIM): rocPRIM's
+  /// scratch plus a slot for the result; CUDA: 0 (the layer's kernels).
+  template <typename T>
+  static uint64_t FullReduceBytes(int64_t n, bool max) {
+#if defined(WEFT_GPU_ROCPRIM)
+    size_t bytes = 0;
+    if (RocprimReduce<T>(nullptr, bytes, nullptr, nullptr, n, max, nullptr) != hipSuccess) return 0;
+    return kResultSlot + bytes;
+#else
+    (void)n, (void)max;
+    return 0;
+#endif
+  }
+  /// out[0] (=|+=) scale · (Σ or max of in[0, n)) through the vendor library, with `ws` of
+  /// FullReduceBytes(n, max) bytes; false when there is none.
+  template <typename T, class Assign>
+  static bool FullReduce(const sdk::DeviceCall& c, const T* in, int64_t n, bool max, T scale, T* out, void* ws,
+                         uint64_t bytes) {
+#if defined(WEFT_GPU_ROCPRIM)
+    const gpuStream_t s = Begin(c);
+    T* result = static_cast<T*>(ws);
+    size_t scratch = bytes - kResultSlot;
+    Check(RocprimReduce<T>(static_cast<char*>(ws) + kResultSlot, scratch, in, result, n, max, s), "rocprim::reduce");
+    Map(c, 1, ReducePartsMap<T, Assign>{max, scale, 1, result, out});  // scale and write request
+    return true;
+#else
+    (void)c, (void)in, (void)n, (void)max, (void)scale, (void)out, (void)ws, (void)bytes;
+    return false;
+#endif
+  }
+  static constexpr uint64_t kResultSlot = 256;  // keeps rocPRIM's scratch 256-byte aligned
 
   static void Gemm(const sdk::DeviceCall& c, const GemmArgs& g) {
     if (g.m <= 0 || g.n <= 0 || g.batch <= 0) return;

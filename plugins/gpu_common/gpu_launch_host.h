@@ -5,6 +5,7 @@
 // Launcher interface (the device launcher in gpu_launch_device.h has the same):
 //   Map(call, n, f)   f(i) for every i in [0, n)
 //   Gemm(call, args)  the tiled GEMM of gpu_gemm.h
+//   FullReduceBytes / FullReduce   a vendor reduction over all elements (none here)
 // Not thread-safe beyond what the functors are (they only touch their own work items).
 #pragma once
 
@@ -23,6 +24,16 @@ struct HostLaunch {
   template <class F>
   static void Map(const sdk::DeviceCall& /*call*/, int64_t n, const F& f) {
     for (int64_t i = 0; i < n; ++i) f(i);
+  }
+
+  /// No vendor full reduction on the host: ReduceKernel runs the layer's kernels.
+  template <typename T>
+  static uint64_t FullReduceBytes(int64_t /*n*/, bool /*max*/) {
+    return 0;
+  }
+  template <typename T, class Assign>
+  static bool FullReduce(const sdk::DeviceCall&, const T*, int64_t, bool, T, T*, void*, uint64_t) {
+    return false;
   }
 
   /// Every product of the batch, every block in turn; inside a block each phase runs for all threads before the next

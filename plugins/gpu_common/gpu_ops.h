@@ -525,16 +525,22 @@ class Dequantize2BitKernel {
   float threshold_;
 };
 
-/// Registers the kernel classes of this file for launcher L in `t` (called by RegisterGpuLayer).
+/// Registers Activation, softmax, log_softmax and their backward ops (RegisterGpuLayer, unless the
+/// plugin runs them through a vendor library).
 template <class L>
-void RegisterGpuKernels(sdk::KernelTable& t) {
-  t.Add<AddNKernel<L>>("add_n", kF32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64));
+void RegisterActivationSoftmax(sdk::KernelTable& t) {
   t.Add<ActivationKernel<L>>("Activation", kF32);
   t.Add<ActivationBackwardKernel<L>>("_backward_Activation", kF32);
   t.Add<SoftmaxKernel<L, false>>("softmax", kF32);
   t.Add<SoftmaxBackwardKernel<L, false>>("_backward_softmax", kF32);
   t.Add<SoftmaxKernel<L, true>>("log_softmax", kF32);
   t.Add<SoftmaxBackwardKernel<L, true>>("_backward_log_softmax", kF32);
+}
+
+/// Registers the other kernel classes of this file for launcher L in `t` (called by RegisterGpuLayer).
+template <class L>
+void RegisterGpuKernels(sdk::KernelTable& t) {
+  t.Add<AddNKernel<L>>("add_n", kF32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64));
   t.Add<SoftmaxOutputKernel<L>>("SoftmaxOutput", kF32);
   t.Add<SoftmaxOutputBackwardKernel<L>>("_backward_SoftmaxOutput", kF32);
   t.Add<FcKernel<L>>("FullyConnected", kF32);

@@ -19,6 +19,9 @@ struct GpuLayerOptions {
   bool im2col_convolution = true;
   /// false: the plugin registers LRN / _backward_LRN itself (cuDNN).
   bool lrn = true;
+  /// false: the plugin registers Activation, softmax, log_softmax, Pooling, BatchNorm and their
+  /// backward ops itself (cuDNN, with the layer's classes as the per-node fallback).
+  bool nn_basics = true;
 };
 
 /// Registers every op of the GPU kernel layer for launcher L in `t`.
@@ -27,8 +30,12 @@ void RegisterGpuLayer(sdk::KernelTable& t, const GpuLayerOptions& options = {}) 
   RegisterGpuKernels<L>(t);
   RegisterTensorKernels<L>(t);
   if (options.im2col_convolution) RegisterIm2colConvolution<L>(t);
-  RegisterPooling<L>(t);
-  RegisterBatchNorm<L>(t);
+  RegisterDeconvolution<L>(t);
+  if (options.nn_basics) {
+    RegisterActivationSoftmax<L>(t);
+    RegisterPooling<L>(t);
+    RegisterBatchNorm<L>(t);
+  }
   t.Add<LeakyKernel<L>>("LeakyReLU", kF32);
   t.Add<LeakyKernel<L>>("_backward_LeakyReLU", kF32);
   t.Add<DropoutKernel<L>>("Dropout", kF32);

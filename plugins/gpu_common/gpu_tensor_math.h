@@ -72,6 +72,25 @@ struct IndexPlan {
       i = q;
     }
   }
+  /// Item i's offsets and its index digits `idx`, the start of a walk by Next.
+  WEFT_HD void Start(int64_t i, int64_t (&idx)[WEFT_MAX_NDIM], int64_t (&off)[K]) const {
+    for (int k = 0; k < K; ++k) off[k] = base[k];
+    for (int a = ndim - 1; a >= 0; --a) {
+      const int64_t q = i / shape[a];
+      idx[a] = i - q * shape[a];
+      for (int k = 0; k < K; ++k) off[k] += idx[a] * stride[k][a];
+      i = q;
+    }
+  }
+  /// Steps (idx, off) to the next item in row-major order: additions only (no division per item).
+  WEFT_HD void Next(int64_t (&idx)[WEFT_MAX_NDIM], int64_t (&off)[K]) const {
+    for (int a = ndim - 1; a >= 0; --a) {
+      for (int k = 0; k < K; ++k) off[k] += stride[k][a];
+      if (++idx[a] < shape[a]) return;
+      for (int k = 0; k < K; ++k) off[k] -= shape[a] * stride[k][a];
+      idx[a] = 0;
+    }
+  }
 };
 
 /// Kept axes (work items, output written at the item's index) and reduced axes (looped).
@@ -362,7 +381,20 @@ struct BroadcastMap {
   }
 };
 
-/// out[k] = scale · fold over the reduced axes of term(...) (sum, or max with NaN winning).
+/// The fold of a reduction: sum, or max with NaN winning (once NaN, the result stays NaN).
+template <typename T>
+WEFT_HD T FoldInit(bool max) {
+  return max ? -static_cast<T>(INFINITY) : T(0);
+}
+template <typename T>
+WEFT_HD T Fold(bool max, T acc, T v) {
+  return !max ? acc + v : IsNan(v) ? v : (v > acc ? v : acc);
+}
+
+/// out[i] = scale · fold over the reduced axes of term(...). With parts > 1 this is the first pass
+/// of a two-pass reduction: item i folds part i % parts (consecutive reduced elements) of output
+/// i / parts into out[i] (a partials buffer; scale 1, write), and ReducePartsMap folds the parts.
+/// The reduced elements are walked by IndexPlan::Next (additions, no division per element).
 template <typename T, class Assign>
 struct ReduceMap {
   Term term;
@@ -374,23 +406,46 @@ struct ReduceMap {
   const T* in1;
   const T* in2;
   T* out;
-  WEFT_HD void operator()(int64_t k) const {
-    int64_t base[3], o[3];
+  int64_t parts = 1;
+  WEFT_HD void operator()(int64_t i) const {
+    const int64_t k = i / parts, part = i - k * parts, len = (p.red_count + parts - 1) / parts;
+    const int64_t r0 = part * len, r1 = r0 + len < p.red_count ? r0 + len : p.red_count;
+    int64_t base[3], o[3], idx[WEFT_MAX_NDIM];
     p.kept.Offsets(k, base);
-    T acc = max ? -static_cast<T>(INFINITY) : T(0);
-    for (int64_t r = 0; r < p.red_count; ++r) {
-      p.red.Offsets(r, o);
+    T acc = FoldInit<T>(max);
+    if (r0 < r1) p.red.Start(r0, idx, o);
+    for (int64_t r = r0; r < r1; ++r) {
       const int64_t a = base[0] + o[0], b = base[1] + o[1], c = base[2] + o[2];
-      const T v = EvalTerm(term, op, in0[a], in1 != nullptr ? in1[b] : T(0), in2 != nullptr ? in2[c] : T(0));
-      if (max) {
-        acc = IsNan(v) ? v : (v > acc ? v : acc);
-      } else {
-        acc += v;
-      }
+      acc = Fold(max, acc, EvalTerm(term, op, in0[a], in1 != nullptr ? in1[b] : T(0), in2 != nullptr ? in2[c] : T(0)));
+      p.red.Next(idx, o);
     }
+    Assign::Put(out[i], scale == T(1) ? acc : acc * scale);
+  }
+};
+
+/// Second pass of a two-pass reduction: out[k] = scale · fold of partials[k·parts .. k·parts + parts).
+template <typename T, class Assign>
+struct ReducePartsMap {
+  bool max;
+  T scale;
+  int64_t parts;
+  const T* partials;
+  T* out;
+  WEFT_HD void operator()(int64_t k) const {
+    T acc = FoldInit<T>(max);
+    for (int64_t j = 0; j < parts; ++j) acc = Fold(max, acc, partials[k * parts + j]);
     Assign::Put(out[k], scale == T(1) ? acc : acc * scale);
   }
 };
+
+/// How many parts each output of a reduction is split into: enough work items to fill a GPU
+/// (~64K) when there are few outputs, at least kMinPart elements per part; 1 = one pass.
+inline int64_t ReduceParts(int64_t outputs, int64_t red_count) {
+  constexpr int64_t kMinPart = 256, kItems = 65536;
+  if (outputs <= 0 || red_count < 2 * kMinPart || outputs >= kItems / 2) return 1;
+  const int64_t by_size = red_count / kMinPart, by_items = kItems / outputs;
+  return by_size < by_items ? by_size : by_items;
+}
 
 // ---- data movement (cpu: tensor_copy / transpose / slice / concat / cast.cc) -------------------
 

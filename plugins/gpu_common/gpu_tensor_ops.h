@@ -405,12 +405,20 @@ class ReduceKernel {
     const Shape zeros(data.size(), 0);
     if (!backward_) {
       reduce_ = MakeReducePlan<3>(data, reduced, {RowMajorStrides(data), zeros, zeros});
+      parts_ = ReduceParts(small.size(), reduce_.red_count);
+      if (parts_ > 1)
+        partials_bytes_ = static_cast<uint64_t>(small.size() * parts_) * sdk::ElementSize(s.inputs[0].dtype);
+      if (small.size() == 1 && count > 0)  // every element of the (contiguous) input: a vendor reduction?
+        WithFloatType("reduction", s.inputs[0].dtype, [&](auto tag) {
+          vendor_bytes_ = L::template FullReduceBytes<typename decltype(tag)::type>(count, max_);
+        });
     } else {
       const Shape ks = BroadcastStrides(kept, data);
       map_ = MakeIndexPlan<3>(data, {ks, RowMajorStrides(data), ks});
     }
     mean_ = mean;
   }
+  uint64_t WorkspaceBytes() const { return partials_bytes_ > vendor_bytes_ ? partials_bytes_ : vendor_bytes_; }
   void Compute(const DeviceCall& c) const {
     WithFloatType("reduction", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -420,7 +428,18 @@ class ReduceKernel {
       T* out = L::template Ptr<T>(c.outputs[0]);
       WithReq(c.req[0], [&](auto a) {
         using A = decltype(a);
-        if (!backward_) {
+        if (!backward_ && vendor_bytes_ > 0 &&
+            L::template FullReduce<T, A>(c, in(0), count_, max_, scale, out, L::template Ptr<void>(c.workspace),
+                                         vendor_bytes_)) {
+          return;                               // rocPRIM on HIP
+        } else if (!backward_ && parts_ > 1) {  // few outputs: the reduced range split over many items
+          T* partials = L::template Ptr<T>(c.workspace);
+          ReduceMap<T, ReqWrite> first{Term::kIdentity, BinOp::kAdd, max_,    T(1),    reduce_,
+                                       in(0),           nullptr,     nullptr, partials};
+          first.parts = parts_;
+          L::Map(c, c.outputs[0].size() * parts_, first);
+          L::Map(c, c.outputs[0].size(), ReducePartsMap<T, A>{max_, scale, parts_, partials, out});
+        } else if (!backward_) {
           L::Map(c, c.outputs[0].size(),
                  ReduceMap<T, A>{Term::kIdentity, BinOp::kAdd, max_, scale, reduce_, in(0), nullptr, nullptr, out});
         } else if (max_) {
@@ -437,6 +456,9 @@ class ReduceKernel {
  private:
   bool backward_, max_ = false, mean_ = false;
   int64_t count_ = 1;
+  int64_t parts_ = 1;  // > 1: two passes through a partials workspace (ReduceParts)
+  uint64_t partials_bytes_ = 0;
+  uint64_t vendor_bytes_ = 0;  // > 0: L's vendor reduction over all elements (FullReduce)
   ReducePlan<3> reduce_;
   IndexPlan<3> map_;
 };
