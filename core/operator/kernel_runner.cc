@@ -183,7 +183,9 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   args.stream = stream;
   args.is_train = is_train ? 1 : 0;
   args.seed = seed;
-  args.input_stamps = stamps.data();
+  // Only for a call that computes before returning: a kernel queued on a stream runs after this
+  // function has freed the array (the SDK allows NULL: "unknown, never cache").
+  args.input_stamps = stream == nullptr ? stamps.data() : nullptr;
   ThrowIfError(kernel->def->compute(kernel->plugin_state, &args), compute_label);
 }
 
