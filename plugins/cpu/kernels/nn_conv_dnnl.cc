@@ -17,20 +17,13 @@
 #include <unordered_map>
 
 #include "nn_conv.h"
+#include "nn_dnnl.h"
 
 namespace weft::cpu {
 namespace {
 
 using dnnl::memory;
 using tag = memory::format_tag;
-
-const dnnl::engine& Engine() {
-  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-constexpr uint64_t kAlign = 64;
-uint64_t RoundUp(uint64_t b) { return (b + kAlign - 1) / kAlign * kAlign; }
 
 // One operand of a primitive: the plain layout weft's tensor has and the layout the primitive
 // wants. When they differ, a buffer at `offset` in the workspace holds the operand in the wanted
@@ -46,31 +39,31 @@ Operand MakeOperand(const memory::desc& plain, const memory::desc& wanted, bool 
   Operand o{plain, wanted, 0, {}};
   if (o.same()) return o;
   o.offset = cursor;
-  cursor += RoundUp(wanted.get_size());
-  o.reorder = input ? dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), wanted))
-                    : dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), wanted, Engine(), plain));
+  cursor += DnnlRoundUp(wanted.get_size());
+  o.reorder = input ? dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), wanted))
+                    : dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), wanted, DnnlEngine(), plain));
   return o;
 }
 
 memory Mem(const memory::desc& md, const float* p) {
-  return memory(md, Engine(), const_cast<float*>(p));  // oneDNN takes void*; inputs are only read
+  return memory(md, DnnlEngine(), const_cast<float*>(p));  // oneDNN takes void*; inputs are only read
 }
 
 // The operand as the primitive reads it: the tensor itself, or its reordered copy.
 memory In(const Operand& o, const float* p, char* ws, dnnl::stream& s) {
   if (o.same()) return Mem(o.plain, p);
-  memory from = Mem(o.plain, p), m(o.wanted, Engine(), ws + o.offset);
+  memory from = Mem(o.plain, p), m(o.wanted, DnnlEngine(), ws + o.offset);
   o.reorder.execute(s, from, m);
   return m;
 }
 
 // Where the primitive writes the operand; Finish then converts it into the tensor `p`.
 memory Out(const Operand& o, float* p, char* ws) {
-  return o.same() ? Mem(o.plain, p) : memory(o.wanted, Engine(), ws + o.offset);
+  return o.same() ? Mem(o.plain, p) : memory(o.wanted, DnnlEngine(), ws + o.offset);
 }
 void Finish(const Operand& o, float* p, char* ws, dnnl::stream& s) {
   if (o.same()) return;
-  memory from(o.wanted, Engine(), ws + o.offset), to = Mem(o.plain, p);
+  memory from(o.wanted, DnnlEngine(), ws + o.offset), to = Mem(o.plain, p);
   o.reorder.execute(s, from, to);
 }
 
@@ -97,18 +90,18 @@ class DnnlConv final : public ConvAlgo {
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                        any(src_md), any(wei_md), bias_md, any(dst_md), strides, dil, pad_l, pad_r);
-    dnnl::convolution_forward::primitive_desc fpd(fd, attr, Engine());
+    dnnl::convolution_forward::primitive_desc fpd(fd, attr, DnnlEngine());
     fwd_ = dnnl::convolution_forward(fpd);
-    fwd_scratch_ = RoundUp(fpd.scratchpad_desc().get_size());
+    fwd_scratch_ = DnnlRoundUp(fpd.scratchpad_desc().get_size());
     if (!blocked) {
       dnnl::primitive_attr attr_sum;  // a fresh object: copies of primitive_attr share one handle
       attr_sum.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       dnnl::post_ops ops;
       ops.append_sum(1.0f);
       attr_sum.set_post_ops(ops);
-      dnnl::convolution_forward::primitive_desc fpd_add(fd, attr_sum, Engine());
+      dnnl::convolution_forward::primitive_desc fpd_add(fd, attr_sum, DnnlEngine());
       fwd_add_ = dnnl::convolution_forward(fpd_add);
-      fwd_scratch_ = RoundUp(std::max<uint64_t>(fwd_scratch_, fpd_add.scratchpad_desc().get_size()));
+      fwd_scratch_ = DnnlRoundUp(std::max<uint64_t>(fwd_scratch_, fpd_add.scratchpad_desc().get_size()));
     }
     uint64_t fcur = fwd_scratch_;
     f_src_ = MakeOperand(src_md, fpd.src_desc(), true, fcur);
@@ -116,20 +109,20 @@ class DnnlConv final : public ConvAlgo {
     f_dst_ = MakeOperand(dst_md, fpd.dst_desc(), false, fcur);
     // Add-to with a reordered output: the plain result is staged, then added.
     fwd_stage_ = fcur;
-    fwd_ws_ = fcur + (f_dst_.same() ? 0 : RoundUp(dst_md.get_size()));
+    fwd_ws_ = fcur + (f_dst_.same() ? 0 : DnnlRoundUp(dst_md.get_size()));
 
     dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any(src_md), any(wei_md), any(dst_md),
                                              strides, dil, pad_l, pad_r);
-    dnnl::convolution_backward_data::primitive_desc bpd(bd, attr, Engine(), fpd);
+    dnnl::convolution_backward_data::primitive_desc bpd(bd, attr, DnnlEngine(), fpd);
     dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, any(src_md), any(wei_md), bias_md,
                                                 any(dst_md), strides, dil, pad_l, pad_r);
-    dnnl::convolution_backward_weights::primitive_desc wpd(wd, attr, Engine(), fpd);
+    dnnl::convolution_backward_weights::primitive_desc wpd(wd, attr, DnnlEngine(), fpd);
     bwd_data_ = dnnl::convolution_backward_data(bpd);
     bwd_w_ = dnnl::convolution_backward_weights(wpd);
-    bwd_scratch_ = RoundUp(std::max(bpd.scratchpad_desc().get_size(), wpd.scratchpad_desc().get_size()));
-    gx_bytes_ = RoundUp(src_md.get_size());
-    gw_bytes_ = RoundUp(wei_md.get_size());
-    uint64_t bcur = bwd_scratch_ + gx_bytes_ + gw_bytes_ + RoundUp(static_cast<uint64_t>(g_.f) * sizeof(float));
+    bwd_scratch_ = DnnlRoundUp(std::max(bpd.scratchpad_desc().get_size(), wpd.scratchpad_desc().get_size()));
+    gx_bytes_ = DnnlRoundUp(src_md.get_size());
+    gw_bytes_ = DnnlRoundUp(wei_md.get_size());
+    uint64_t bcur = bwd_scratch_ + gx_bytes_ + gw_bytes_ + DnnlRoundUp(static_cast<uint64_t>(g_.f) * sizeof(float));
     b_gy_ = MakeOperand(dst_md, bpd.diff_dst_desc(), true, bcur);
     b_wei_ = MakeOperand(wei_md, bpd.weights_desc(), true, bcur);
     b_gx_ = MakeOperand(src_md, bpd.diff_src_desc(), false, bcur);
@@ -145,14 +138,14 @@ class DnnlConv final : public ConvAlgo {
   uint64_t BackwardWorkspace() const override { return bwd_ws_; }
 
   void Forward(const float* x, const float* w, const float* b, float* y, int32_t req, void* ws) const override {
-    dnnl::stream s(Engine());
+    dnnl::stream s(DnnlEngine());
     char* base = static_cast<char*>(ws);
     const bool add = req == WEFT_REQ_ADD;
     float* out = add && !f_dst_.same() ? reinterpret_cast<float*>(base + fwd_stage_) : y;
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, In(f_src_, x, base, s)},
                                             {DNNL_ARG_WEIGHTS, In(f_wei_, w, base, s)},
                                             {DNNL_ARG_DST, Out(f_dst_, out, base)},
-                                            {DNNL_ARG_SCRATCHPAD, memory(Scratch(fwd_scratch_), Engine(), base)}};
+                                            {DNNL_ARG_SCRATCHPAD, memory(Scratch(fwd_scratch_), DnnlEngine(), base)}};
     if (g_.bias) args[DNNL_ARG_BIAS] = Mem(bias_md_, b);
     (add && f_dst_.same() ? fwd_add_ : fwd_).execute(s, args);
     Finish(f_dst_, out, base, s);
@@ -162,9 +155,9 @@ class DnnlConv final : public ConvAlgo {
 
   void Backward(const float* gy, const float* x, const float* w, float* gx, int32_t req_x, float* gw, int32_t req_w,
                 float* gb, int32_t req_b, void* ws) const override {
-    dnnl::stream s(Engine());
+    dnnl::stream s(DnnlEngine());
     char* base = static_cast<char*>(ws);
-    memory scratch(Scratch(bwd_scratch_), Engine(), base);
+    memory scratch(Scratch(bwd_scratch_), DnnlEngine(), base);
     float* stage_x = reinterpret_cast<float*>(base + bwd_scratch_);
     float* stage_w = reinterpret_cast<float*>(base + bwd_scratch_ + gx_bytes_);
     float* stage_b = reinterpret_cast<float*>(base + bwd_scratch_ + gx_bytes_ + gw_bytes_);

@@ -3,23 +3,20 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "nn_common.h"
+#include "nn_dnnl.h"
 
 namespace weft::cpu {
 namespace {
 
 using dnnl::memory;
 using tag = memory::format_tag;
-
-const dnnl::engine& Engine() {
-  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
 
 constexpr uint64_t kMaxCachedBytes = uint64_t{64} << 20;
 
@@ -34,14 +31,16 @@ class DnnlFc final : public DnnlFcForward {
     dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, x_md_, w_any, b_md_, y_md_);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    pd_ = dnnl::inner_product_forward::primitive_desc(d, attr, Engine());
+    pd_ = dnnl::inner_product_forward::primitive_desc(d, attr, DnnlEngine());
     const std::string impl = pd_.impl_info_str();
     // gemm- or reference-based kernels gain nothing over OpenBLAS: not worth a second copy.
     if (impl.find("brgemm") == std::string::npos && impl.find("jit") == std::string::npos)
       throw dnnl::error(dnnl_unimplemented, ("no blocked kernel, only " + impl).c_str());
     if (pd_.weights_desc().get_size() > kMaxCachedBytes) throw dnnl::error(dnnl_unimplemented, "weights too large");
     prim_ = dnnl::inner_product_forward(pd_);
-    reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), w_plain_, Engine(), pd_.weights_desc()));
+    scratch_.reset(Allocate(pd_.scratchpad_desc().get_size()));
+    if (scratch_ == nullptr) throw dnnl::error(dnnl_out_of_memory, "no memory for the scratchpad");
+    reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), w_plain_, DnnlEngine(), pd_.weights_desc()));
   }
 
   bool TryForward(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y) const override {
@@ -53,28 +52,20 @@ class DnnlFc final : public DnnlFcForward {
       reordered_ = false;
       return false;
     }
-    dnnl::stream s(Engine());
+    dnnl::stream s(DnnlEngine());
     if (!reordered_) {  // seen twice unchanged: treat as constant from now on
-      if (cache_ == nullptr) {
-        cache_.reset(static_cast<char*>(std::aligned_alloc(64, RoundUp(pd_.weights_desc().get_size()))));
-        if (cache_ == nullptr) return false;
-      }
-      memory from(w_plain_, Engine(), const_cast<float*>(w)), to(pd_.weights_desc(), Engine(), cache_.get());
+      if (cache_ == nullptr) cache_.reset(Allocate(pd_.weights_desc().get_size()));
+      if (cache_ == nullptr) return false;
+      memory from(w_plain_, DnnlEngine(), const_cast<float*>(w)), to(pd_.weights_desc(), DnnlEngine(), cache_.get());
       reorder_.execute(s, from, to);
       reordered_ = true;
     }
-    const size_t scratch_bytes = pd_.scratchpad_desc().get_size();
-    if (scratch_bytes > scratch_size_) {
-      scratch_.reset(static_cast<char*>(std::aligned_alloc(64, RoundUp(scratch_bytes))));
-      scratch_size_ = scratch_.get() != nullptr ? scratch_bytes : 0;
-      if (scratch_ == nullptr) return false;
-    }
     std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, memory(x_md_, Engine(), const_cast<float*>(x))},
-        {DNNL_ARG_WEIGHTS, memory(pd_.weights_desc(), Engine(), cache_.get())},
-        {DNNL_ARG_DST, memory(y_md_, Engine(), y)},
-        {DNNL_ARG_SCRATCHPAD, memory(pd_.scratchpad_desc(), Engine(), scratch_.get())}};
-    if (b != nullptr) args[DNNL_ARG_BIAS] = memory(b_md_, Engine(), const_cast<float*>(b));
+        {DNNL_ARG_SRC, memory(x_md_, DnnlEngine(), const_cast<float*>(x))},
+        {DNNL_ARG_WEIGHTS, memory(pd_.weights_desc(), DnnlEngine(), cache_.get())},
+        {DNNL_ARG_DST, memory(y_md_, DnnlEngine(), y)},
+        {DNNL_ARG_SCRATCHPAD, memory(pd_.scratchpad_desc(), DnnlEngine(), scratch_.get())}};
+    if (b != nullptr) args[DNNL_ARG_BIAS] = memory(b_md_, DnnlEngine(), const_cast<float*>(b));
     prim_.execute(s, args);
     s.wait();
     return true;
@@ -84,7 +75,9 @@ class DnnlFc final : public DnnlFcForward {
   struct Free {
     void operator()(char* p) const { std::free(p); }
   };
-  static size_t RoundUp(size_t b) { return (b + 63) / 64 * 64; }
+  static char* Allocate(uint64_t bytes) {
+    return static_cast<char*>(std::aligned_alloc(kDnnlAlign, DnnlRoundUp(std::max<uint64_t>(bytes, 1))));
+  }
 
   memory::desc x_md_, w_plain_, b_md_, y_md_;
   dnnl::inner_product_forward::primitive_desc pd_;
@@ -94,8 +87,8 @@ class DnnlFc final : public DnnlFcForward {
   mutable uint64_t stamp_ = 0;
   mutable const float* source_ = nullptr;
   mutable bool reordered_ = false;
-  mutable std::unique_ptr<char, Free> cache_, scratch_;
-  mutable size_t scratch_size_ = 0;
+  std::unique_ptr<char, Free> scratch_;        // scratchpad, used under mu_
+  mutable std::unique_ptr<char, Free> cache_;  // the reordered weights, made on first use
 };
 
 }  // namespace
