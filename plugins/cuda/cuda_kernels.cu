@@ -483,6 +483,16 @@ class CudnnPooling {
   std::unique_ptr<DnnPooling> pool_;
 };
 
+// The data and BatchNorm-parameter descriptors for `d`, shared by the forward and backward
+// kernels; both stay null when `d` is empty or cuDNN cannot describe it (the layer's kernel runs).
+void DescribeBn(const std::optional<Dims4>& d, std::unique_ptr<DnnTensor>& x, std::unique_ptr<DnnBnParams>& bn) {
+  if (d && !TryDescribe([&] {
+        x = std::make_unique<DnnTensor>(*d);
+        bn = std::make_unique<DnnBnParams>(*x);
+      }))
+    x.reset(), bn.reset();
+}
+
 // BatchNorm through cuDNN's SPATIAL batch normalization (MXNet's GPU path) on data viewed as
 // (outer, C, inner, 1), keeping MXNet's (= the cpu's) bookkeeping where cuDNN's differs:
 //  - the moving variance takes the biased batch variance (cuDNN's running variance is unbiased):
@@ -494,12 +504,7 @@ class CudnnPooling {
 class CudnnBatchNorm {
  public:
   explicit CudnnBatchNorm(const KernelSetup& s) : layer_(s), p_(ParseBatchNorm(s, s.inputs[0])) {
-    const std::optional<Dims4> d = BnDimsFor(p_);
-    if (d && !TryDescribe([&] {
-          x_ = std::make_unique<DnnTensor>(*d);
-          bn_ = std::make_unique<DnnBnParams>(*x_);
-        }))
-      x_.reset(), bn_.reset();
+    DescribeBn(BnDimsFor(p_), x_, bn_);
   }
   uint64_t WorkspaceBytes() const { return std::max<uint64_t>(layer_.WorkspaceBytes(), 3 * p_.c * sizeof(float)); }
   void Compute(const sdk::DeviceCall& c) const {
@@ -556,12 +561,7 @@ class CudnnBatchNormBackward {
   explicit CudnnBatchNormBackward(const KernelSetup& s) : layer_(s) {
     g_ = s.inputs.size() - 8;
     p_ = ParseBatchNorm(s, s.inputs[g_]);
-    const std::optional<Dims4> d = p_.use_global ? std::nullopt : BnDimsFor(p_);
-    if (d && !TryDescribe([&] {
-          x_ = std::make_unique<DnnTensor>(*d);
-          bn_ = std::make_unique<DnnBnParams>(*x_);
-        }))
-      x_.reset(), bn_.reset();
+    DescribeBn(p_.use_global ? std::nullopt : BnDimsFor(p_), x_, bn_);
   }
   uint64_t WorkspaceBytes() const { return std::max<uint64_t>(layer_.WorkspaceBytes(), 3 * p_.c * sizeof(float)); }
   void Compute(const sdk::DeviceCall& c) const {
