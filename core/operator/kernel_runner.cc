@@ -157,9 +157,14 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   std::vector<weft_tensor> in = Tensors(inputs, in_dims, device);
   std::vector<weft_tensor> out = Tensors(outputs, out_dims, device);
   std::vector<weft_tensor> ax = Tensors(aux, aux_dims, device);
-  std::vector<uint64_t> stamps(inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].is_none()) stamps[i] = inputs[i].var()->stamp();
+  // Content stamps only for a call that computes before returning: a kernel queued on a stream
+  // runs after this function has freed the array (the SDK allows NULL: "unknown, never cache").
+  std::vector<uint64_t> stamps;
+  if (stream == nullptr) {
+    stamps.resize(inputs.size(), 0);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!inputs[i].is_none()) stamps[i] = inputs[i].var()->stamp();
+  }
   weft_kernel_args args{};
   args.struct_size = WEFT_STRUCT_SIZE(weft_kernel_args, input_stamps);
   args.kernel_data = kernel->def->kernel_data;
@@ -183,9 +188,7 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   args.stream = stream;
   args.is_train = is_train ? 1 : 0;
   args.seed = seed;
-  // Only for a call that computes before returning: a kernel queued on a stream runs after this
-  // function has freed the array (the SDK allows NULL: "unknown, never cache").
-  args.input_stamps = stream == nullptr ? stamps.data() : nullptr;
+  args.input_stamps = stamps.empty() ? nullptr : stamps.data();
   ThrowIfError(kernel->def->compute(kernel->plugin_state, &args), compute_label);
 }
 
