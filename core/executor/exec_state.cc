@@ -269,6 +269,51 @@ void ExecState::RunNodes(size_t begin, size_t end, bool is_train) const {
   }
 }
 
+bool ExecState::RebindArg(uint32_t arg, const NDArray& array) {
+  const uint32_t eid = graph.arg_entries[arg];
+  const NDArray old = entries[eid];
+  if (old.SharesChunkWith(array) && old.offset() == array.offset()) return true;
+  // Only plain reads of the whole argument may be redirected; anything else (a reshape view, the
+  // argument as an output, an aux or in-place write) keeps the copy.
+  auto whole = [&](const NDArray& x) {
+    return x.offset() == old.offset() && x.GetShape() == old.GetShape() && x.GetDType() == old.GetDType();
+  };
+  auto is_arg = [&](const NDArray& x) { return x.SharesChunkWith(old) && whole(x); };
+  // `array` may share a chunk with the current value (consecutive batches viewing one data set).
+  auto touches = [&](const NDArray& x) { return x.SharesChunkWith(old) || x.SharesChunkWith(array); };
+  if (std::find(graph.heads.begin(), graph.heads.end(), eid) != graph.heads.end()) return false;
+  for (size_t e = 0; e < entries.size(); ++e)
+    if (e != eid && touches(entries[e])) return false;
+  for (const NodeRun& r : runs) {
+    for (const auto* list : {&r.outputs, &r.aux})
+      for (const NDArray& x : *list)
+        if (touches(x)) return false;
+    for (const NDArray& x : r.inputs)
+      if (!is_arg(x) && touches(x)) return false;
+  }
+  array.CheckAndAlloc();  // bulk segments run kernels inline on allocated arrays
+  auto redirect = [&](std::vector<NDArray>& arrays) {
+    for (NDArray& x : arrays)
+      if (is_arg(x)) x = array;
+  };
+  entries[eid] = array;
+  for (NodeRun& r : runs) redirect(r.inputs);
+  // Pushed segments keep their own copies; the cached ones are replaced, not edited.
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  const VarHandle from = old.var(), to = array.var();
+  for (auto& [key, plan] : plans_) {
+    for (auto& seg : plan->segments) {
+      if (!seg || std::find(seg->reads.begin(), seg->reads.end(), from) == seg->reads.end()) continue;
+      auto copy = std::make_shared<Segment>(*seg);
+      for (NodeRun& r : copy->nodes) redirect(r.inputs);
+      std::replace(copy->reads.begin(), copy->reads.end(), from, to);
+      std::sort(copy->reads.begin(), copy->reads.end());
+      seg = std::move(copy);
+    }
+  }
+  return true;
+}
+
 const ExecState::Plan& ExecState::GetPlan(size_t begin, size_t end, size_t max_nodes) const {
   std::lock_guard<std::mutex> lock(plans_mu_);
   auto& slot = plans_[{begin, end, max_nodes}];

@@ -66,6 +66,11 @@ struct ExecState {
             const std::map<std::string, Context>& group2ctx);
   /// Pushes nodes [begin, end): bulked into segments as `bulk` says, else one by one.
   void RunNodes(size_t begin, size_t end, bool is_train) const;
+  /// Makes `array` argument `arg`'s value in every prepared node and cached segment (the caller
+  /// checked shape, dtype and context). Returns false, changing nothing, when the argument's
+  /// memory is also reached another way (a view, an output, an in-place write) or `array`'s chunk
+  /// is already used by this executor: then only a copy keeps the graph's meaning.
+  bool RebindArg(uint32_t arg, const NDArray& array);
   std::string DebugStr() const;
 
  private:

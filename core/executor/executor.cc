@@ -118,6 +118,27 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
 
 std::string Executor::DebugStr() const { return state_->DebugStr(); }
 
+bool Executor::AliasArgument(const std::string& name, const NDArray& array) {
+  const auto& names = state_->graph.arg_names;
+  const auto it = std::find(names.begin(), names.end(), name);
+  WEFT_CHECK(it != names.end(), "Executor::AliasArgument: '{}' is not an argument; arguments: {}", name,
+             fmt::join(names, ", "));
+  WEFT_CHECK(std::count(names.begin(), names.end(), name) == 1,
+             "Executor::AliasArgument: the name '{}' is used by more than one argument; rename the variables", name);
+  const auto a = static_cast<uint32_t>(it - names.begin());
+  const NDArray& bound = arg_arrays[a];
+  WEFT_CHECK(!array.is_none() && array.GetShape() == bound.GetShape() && array.GetDType() == bound.GetDType() &&
+                 array.GetContext() == bound.GetContext(),
+             "Executor::AliasArgument: '{}' is bound as {} {} on {}; the array given is {}", name,
+             bound.GetShape().ToString(), DTypeName(bound.GetDType()), bound.GetContext().ToString(),
+             array.is_none() ? std::string("none")
+                             : fmt::format("{} {} on {}", array.GetShape().ToString(), DTypeName(array.GetDType()),
+                                           array.GetContext().ToString()));
+  if (!state_->RebindArg(a, array)) return false;
+  arg_arrays[a] = array;
+  return true;
+}
+
 namespace {
 
 std::map<std::string, NDArray> MakeDict(const char* what, const std::vector<std::string>& names,

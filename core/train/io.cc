@@ -136,6 +136,18 @@ MNISTIter::MNISTIter(const std::string& image_file, const std::string& label_fil
                                         : Shape(b, 1, static_cast<int64_t>(image_dims_[1]), image_dims_[2]);
   data_ = NDArray(data_shape, options.context);
   label_ = NDArray(Shape(b), options.context);
+  if (!options.shuffle && options.context.GetDeviceType() == "cpu") {
+    // Unshuffled batches are consecutive rows: on the cpu they are views of the whole set (as
+    // MXNet's NDArrayIter slices its arrays), so a batch costs no copy here; the consumer's copy
+    // into its executor is the only one.
+    Shape all_shape = data_shape;
+    all_shape[0] = static_cast<int64_t>(count);
+    all_data_ = NDArray(all_shape, options.context, false);
+    all_data_.SyncCopyFromCPU(images_.data(), images_.size());
+    all_label_ = NDArray(Shape(static_cast<int64_t>(count)), options.context, false);
+    all_label_.SyncCopyFromCPU(labels_.data(), labels_.size());
+    std::vector<float>().swap(images_);  // the array holds the samples now
+  }
 }
 
 MNISTIter::~MNISTIter() {
@@ -159,6 +171,12 @@ bool MNISTIter::Next() {
   if (cursor_ + b > order_.size()) return false;
   index_.assign(order_.begin() + static_cast<std::ptrdiff_t>(cursor_),
                 order_.begin() + static_cast<std::ptrdiff_t>(cursor_ + b));
+  if (!all_data_.is_none()) {
+    data_ = all_data_.Slice(cursor_, cursor_ + b);
+    label_ = all_label_.Slice(cursor_, cursor_ + b);
+    cursor_ += b;
+    return true;
+  }
   std::vector<uint32_t> rows(index_.begin(), index_.end());
   // Fresh arrays per batch: a consumer may still be reading the previous batch asynchronously.
   // The rows are gathered straight from images_ by a queued copy: no staging copy on this

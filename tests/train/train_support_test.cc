@@ -171,8 +171,12 @@ TEST(MNISTIter, ReadsIdxAndBatches) {
   MNISTIter plain(img, lab, {.batch_size = 4, .shuffle = false});
   EXPECT_EQ(plain.num_batches(), 2u);  // the last 2 samples are dropped, as MXNet's MNISTIter
   int batches = 0;
+  NDArray first;
   while (plain.Next()) {
     DataBatch b = plain.GetDataBatch();
+    // Unshuffled cpu batches are views of one copy of the set (documented in io.h).
+    if (first.is_none()) first = b.data;
+    EXPECT_TRUE(b.data.SharesChunkWith(first));
     EXPECT_EQ(b.data.GetShape(), Shape(4, 1, 2, 3));
     const std::vector<float> d = Read(b.data), l = Read(b.label);
     for (int r = 0; r < 4; ++r) {

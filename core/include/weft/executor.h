@@ -132,6 +132,17 @@ class WEFT_API Executor {
   void CopyParamsFrom(const std::map<std::string, NDArray>& arg_params,
                       const std::map<std::string, NDArray>& aux_params = {}, bool allow_extra_params = false);
 
+  /// Makes `array` the bound argument `name` without copying (arg_arrays and arg_dict show it):
+  /// later passes read it, so writing it changes the next Forward, as for arrays given at bind.
+  /// For feeding each batch without a copy (DataParallelExecutorGroup does this for groups bound
+  /// without training). `array` must have the argument's shape, dtype and context. Returns
+  /// false, changing nothing, when the executor reaches the argument's memory in another way
+  /// than reading it whole (a view of it, an output, an in-place write) or already uses
+  /// `array`'s memory elsewhere: copy into arg_dict().at(name) then. Throws weft::Error naming
+  /// the argument for an unknown or duplicated name or a different shape, dtype or context.
+  /// Not while another thread uses this executor; pushed passes keep the arrays they were given.
+  bool AliasArgument(const std::string& name, const NDArray& array);
+
   /// Installs (or, with an empty function, removes) the monitor callback; see MonitorCallback.
   void SetMonitorCallback(MonitorCallback callback, bool monitor_all = false);
 

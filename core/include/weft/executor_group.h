@@ -49,8 +49,11 @@ class WEFT_API DataParallelExecutorGroup {
                             const std::map<std::string, DType>& dtypes = {}, bool for_training = true);
   ~DataParallelExecutorGroup();
 
-  /// Copies each named array's rows of every slice into that device's executor (pushed copies).
-  /// Throws weft::Error for a name not in data_shapes or an array of another shape.
+  /// Gives each device's executor its slice of each named array: a group bound without training
+  /// reads the slice where it is when it is on the executor's device (Executor::AliasArgument),
+  /// so writing the array before the next LoadDataBatch changes that pass; otherwise the slice
+  /// is copied into the executor's own array (pushed copies). Throws weft::Error for a name not
+  /// in data_shapes or an array of another shape.
   void LoadDataBatch(const std::map<std::string, NDArray>& batch);
   /// Forward / Backward on every device (pushed; returns at once).
   void Forward(bool is_train = false);
@@ -90,6 +93,8 @@ class WEFT_API DataParallelExecutorGroup {
   std::vector<std::unique_ptr<Executor>> execs_;
   std::vector<std::pair<size_t, size_t>> slices_;
   std::map<std::string, Shape> data_shapes_;
+  bool alias_inputs_ = false;                               // bound without training
+  std::vector<std::map<std::string, NDArray>> own_inputs_;  // per device: data arrays bound at construction
   std::vector<std::string> param_names_, aux_names_;
   std::vector<std::vector<NDArray>> param_arrays_, grad_arrays_, aux_arrays_;
 };

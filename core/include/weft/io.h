@@ -17,6 +17,9 @@
 // remainder of an epoch is dropped, pad is 0). With shuffle, the order is a permutation drawn
 // from std::mt19937(seed) once at construction (MXNet shuffles once too; reshuffle_each_epoch draws
 // a new one per epoch from the same generator), so runs are repeatable.
+// Without shuffle on a cpu context, each batch is a view of the iterator's copy of the whole set
+// (as MXNet's NDArrayIter slices its arrays): copy a batch before writing into it. Otherwise each
+// batch is a fresh array filled by a queued copy.
 //
 // Errors: weft::Error naming the file for a missing or truncated file, a bad magic, image and
 // label counts that differ, batch_size < 1 or larger than the data set.
@@ -116,6 +119,7 @@ class WEFT_API MNISTIter : public DataIter {
   size_t cursor_ = 0;
   bool started_ = false;
   NDArray data_, label_;
+  NDArray all_data_, all_label_;  // the whole set, when batches are views (unshuffled, cpu)
   std::vector<int> index_;
 };
 
