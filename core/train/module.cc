@@ -200,13 +200,13 @@ DataParallelExecutorGroup& Module::exec_group() const {
   return *group_;
 }
 
-void Module::LoadBatch(const DataBatch& batch) {
+void Module::LoadBatch(const DataBatch& batch, bool in_place) {
   std::map<std::string, NDArray> feed{{data_names_[0], batch.data}};
   if (!label_names_.empty() && label_shapes_.count(label_names_[0]) && !batch.label.is_none()) {
     const Shape& want = label_shapes_.at(label_names_[0]);
     feed[label_names_[0]] = batch.label.GetShape() == want ? batch.label : batch.label.Reshape(want);
   }
-  group_->LoadDataBatch(feed);
+  group_->LoadDataBatch(feed, in_place);
 }
 
 void Module::Forward(const DataBatch& batch, bool is_train) {
@@ -287,7 +287,10 @@ bool Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
     train_data.Reset();
     while (!stop() && train_data.Next()) {
       DataBatch b = train_data.GetDataBatch();
-      Forward(b, true);
+      // Read in place: nothing writes the batch before this step's passes are pushed (the next
+      // Next() is ordered after them by the engine), so the copy into the executor is not needed.
+      LoadBatch(b, /*in_place=*/true);
+      group_->Forward(true);
       Backward();
       Update();
       UpdateMetric(*train_metric, b.label);

@@ -49,12 +49,16 @@ class WEFT_API DataParallelExecutorGroup {
                             const std::map<std::string, DType>& dtypes = {}, bool for_training = true);
   ~DataParallelExecutorGroup();
 
-  /// Gives each device's executor its slice of each named array: a group bound without training
-  /// reads the slice where it is when it is on the executor's device (Executor::AliasArgument),
-  /// so writing the array before the next LoadDataBatch changes that pass; otherwise the slice
-  /// is copied into the executor's own array (pushed copies). Throws weft::Error for a name not
-  /// in data_shapes or an array of another shape.
-  void LoadDataBatch(const std::map<std::string, NDArray>& batch);
+  /// Gives each device's executor its slice of each named array. With `in_place` a slice on the
+  /// executor's device is read where it is (Executor::AliasArgument): the caller must not write
+  /// the arrays until the passes that read them (Forward, and Backward when training) are
+  /// pushed; writes after that are ordered after those passes. Otherwise, or where the executor
+  /// refuses the alias, the slice is copied into the executor's own array (pushed copies), as
+  /// MXNet does. The one-argument form reads in place for groups bound without training (only
+  /// a Forward reads the batch). Throws weft::Error for a name not in data_shapes or an array of
+  /// another shape.
+  void LoadDataBatch(const std::map<std::string, NDArray>& batch, bool in_place);
+  void LoadDataBatch(const std::map<std::string, NDArray>& batch) { LoadDataBatch(batch, alias_inputs_); }
   /// Forward / Backward on every device (pushed; returns at once).
   void Forward(bool is_train = false);
   void Backward(const std::vector<std::vector<NDArray>>& head_grads_per_device = {});

@@ -200,7 +200,9 @@ class WEFT_API Module {
 
  private:
   void CheckBound(const char* what) const;
-  void LoadBatch(const DataBatch& batch);
+  /// Feeds the batch to the executors; `in_place` reads it where it is (see
+  /// DataParallelExecutorGroup::LoadDataBatch), which Fit's own loop may do.
+  void LoadBatch(const DataBatch& batch, bool in_place = false);
 
   Symbol symbol_;
   std::vector<std::string> data_names_, label_names_;
