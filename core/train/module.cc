@@ -206,7 +206,11 @@ void Module::LoadBatch(const DataBatch& batch, bool in_place) {
     const Shape& want = label_shapes_.at(label_names_[0]);
     feed[label_names_[0]] = batch.label.GetShape() == want ? batch.label : batch.label.Reshape(want);
   }
-  group_->LoadDataBatch(feed, in_place);
+  // Without in_place the group decides: an inference group reads batches in place anyway.
+  if (in_place)
+    group_->LoadDataBatch(feed, true);
+  else
+    group_->LoadDataBatch(feed);
 }
 
 void Module::Forward(const DataBatch& batch, bool is_train) {

@@ -148,6 +148,9 @@ TEST(Module, CheckpointRoundTripGivesIdenticalPredictions) {
   original.Predict(test).SyncCopyToCPU(&b);
   EXPECT_EQ(a.size(), 100u * 10u);
   EXPECT_EQ(a, b);
+  // The inference module read the iterator's batch in place; the training module copied it.
+  EXPECT_TRUE(loaded.exec_group().executor(0).arg_dict().at("data").SharesChunkWith(test.GetData()));
+  EXPECT_FALSE(original.exec_group().executor(0).arg_dict().at("data").SharesChunkWith(test.GetData()));
   EXPECT_THROW(LoadCheckpoint(prefix, 2), Error);
   fs::remove(prefix + "-symbol.json");
   fs::remove(prefix + "-0001.params");

@@ -201,7 +201,8 @@ class WEFT_API Module {
  private:
   void CheckBound(const char* what) const;
   /// Feeds the batch to the executors; `in_place` reads it where it is (see
-  /// DataParallelExecutorGroup::LoadDataBatch), which Fit's own loop may do.
+  /// DataParallelExecutorGroup::LoadDataBatch), which Fit's own loop may do; otherwise the
+  /// group's default applies (in place only for a module bound without training).
   void LoadBatch(const DataBatch& batch, bool in_place = false);
 
   Symbol symbol_;
