@@ -289,7 +289,8 @@ bool Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
     const auto t0 = Clock::now();
     size_t nbatch = 0;
     train_data.Reset();
-    while (!stop() && train_data.Next()) {
+    bool more = !stop() && train_data.Next();
+    while (more) {
       DataBatch b = train_data.GetDataBatch();
       // Read in place: nothing writes the batch before this step's passes are pushed (the next
       // Next() is ordered after them by the engine), so the copy into the executor is not needed.
@@ -297,10 +298,16 @@ bool Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
       group_->Forward(true);
       Backward();
       Update();
-      UpdateMetric(*train_metric, b.label);
+      // MXNet's order: the next batch is fetched before the metric waits for this one's outputs,
+      // so the device loads it meanwhile. The labels are copied first: an iterator may write the
+      // next batch into the same array.
+      const NDArray labels = b.label.Copy(b.label.GetContext());
+      const bool next = train_data.Next();
+      UpdateMetric(*train_metric, labels);
       ++nbatch;
       if (options.batch_end_callback) options.batch_end_callback({epoch, nbatch, *train_metric});
       if (options.nan_check_every > 0 && nbatch % options.nan_check_every == 0) check_finite(epoch, nbatch);
+      more = next && !stop();  // asked after the step's callbacks, as before the prefetch
     }
     NDArray::WaitAll();
     if (stop()) return false;  // the epoch is unfinished: no validation, no checkpoint of it
