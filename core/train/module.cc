@@ -213,11 +213,13 @@ void Module::LoadBatch(const DataBatch& batch, bool in_place) {
     group_->LoadDataBatch(feed);
 }
 
-void Module::Forward(const DataBatch& batch, bool is_train) {
+void Module::Forward(const DataBatch& batch, bool is_train) { ForwardBatch(batch, is_train, false); }
+
+void Module::ForwardBatch(const DataBatch& batch, bool is_train, bool in_place) {
   CheckBound("Forward");
   WEFT_CHECK(params_initialized_, "Module::Forward: call InitParams or SetParams first");
   WEFT_CHECK(!is_train || for_training_, "Module::Forward: is_train on a module bound with for_training=false");
-  LoadBatch(batch);
+  LoadBatch(batch, in_place);
   group_->Forward(is_train);
 }
 
@@ -294,8 +296,7 @@ bool Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
       DataBatch b = train_data.GetDataBatch();
       // Read in place: nothing writes the batch before this step's passes are pushed (the next
       // Next() is ordered after them by the engine), so the copy into the executor is not needed.
-      LoadBatch(b, /*in_place=*/true);
-      group_->Forward(true);
+      ForwardBatch(b, true, /*in_place=*/true);
       Backward();
       Update();
       // MXNet's order: the next batch is fetched before the metric waits for this one's outputs,
@@ -329,7 +330,7 @@ float Module::Score(DataIter& data, EvalMetric& metric, size_t num_batch) {
   data.Reset();
   for (size_t n = 0; (num_batch == 0 || n < num_batch) && data.Next(); ++n) {
     DataBatch b = data.GetDataBatch();
-    Forward(b, false);
+    ForwardBatch(b, false, /*in_place=*/true);  // nothing writes b before the pass is pushed
     UpdateMetric(metric, b.label);
   }
   return metric.Get();
@@ -342,7 +343,7 @@ NDArray Module::Predict(DataIter& data, size_t num_batch) {
   data.Reset();
   for (size_t n = 0; (num_batch == 0 || n < num_batch) && data.Next(); ++n) {
     DataBatch b = data.GetDataBatch();
-    Forward(b, false);
+    ForwardBatch(b, false, /*in_place=*/true);  // nothing writes b before the pass is pushed
     NDArray out = GetOutputs()[0];
     std::vector<float> values;
     out.SyncCopyToCPU(&values);

@@ -148,9 +148,17 @@ TEST(Module, CheckpointRoundTripGivesIdenticalPredictions) {
   original.Predict(test).SyncCopyToCPU(&b);
   EXPECT_EQ(a.size(), 100u * 10u);
   EXPECT_EQ(a, b);
-  // The inference module read the iterator's batch in place; the training module copied it.
+  // Predict read the iterator's batches in place; an explicit Forward on a training module
+  // copies (MXNet's semantics: the caller may write the batch before Backward).
   EXPECT_TRUE(loaded.exec_group().executor(0).arg_dict().at("data").SharesChunkWith(test.GetData()));
+  EXPECT_TRUE(original.exec_group().executor(0).arg_dict().at("data").SharesChunkWith(test.GetData()));
+  original.Forward(test.GetDataBatch(), false);
   EXPECT_FALSE(original.exec_group().executor(0).arg_dict().at("data").SharesChunkWith(test.GetData()));
+  std::vector<float> c;
+  original.GetOutputs()[0].SyncCopyToCPU(&c);
+  // (Not bitwise: the second pass over unchanged weights runs FullyConnected on oneDNN.)
+  ASSERT_EQ(c.size(), b.size());
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_NEAR(c[i], b[i], 1e-5f) << i;
   EXPECT_THROW(LoadCheckpoint(prefix, 2), Error);
   fs::remove(prefix + "-symbol.json");
   fs::remove(prefix + "-0001.params");

@@ -204,6 +204,8 @@ class WEFT_API Module {
   /// DataParallelExecutorGroup::LoadDataBatch), which Fit's own loop may do; otherwise the
   /// group's default applies (in place only for a module bound without training).
   void LoadBatch(const DataBatch& batch, bool in_place = false);
+  /// Forward's checks, then LoadBatch(batch, in_place) and the group's forward.
+  void ForwardBatch(const DataBatch& batch, bool is_train, bool in_place);
 
   Symbol symbol_;
   std::vector<std::string> data_names_, label_names_;
