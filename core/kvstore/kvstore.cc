@@ -71,6 +71,7 @@ void KVStore::Barrier() const { impl_->Barrier(); }
 
 void KVStore::Init(int key, const NDArray& value) { impl_->Init(IntKey(key), value); }
 void KVStore::Init(const std::string& key, const NDArray& value) { impl_->Init(StrKey(key), value); }
+void KVStore::InitInPlace(int key, const NDArray& value) { impl_->Init(IntKey(key), value, true); }
 
 namespace {
 template <typename K, typename V>

@@ -42,7 +42,7 @@ void KVStore::Impl::CheckArray(const Key& key, const KeyInfo& info, const NDArra
              DTypeName(info.dtype));
 }
 
-void KVStore::Impl::Init(const Key& key, const NDArray& value) {
+void KVStore::Impl::Init(const Key& key, const NDArray& value, bool in_place) {
   std::lock_guard<std::mutex> lock(mu_);
   CheckKind(key);
   WEFT_CHECK(keys_.count(key.id()) == 0, "KVStore({}) Init: duplicate init of key {}; a key is initialized once", type_,
@@ -50,7 +50,7 @@ void KVStore::Impl::Init(const Key& key, const NDArray& value) {
   WEFT_CHECK(!value.is_none(), "KVStore({}) Init of key {}: the value is a none array", type_, key.display());
   WEFT_CHECK(value.GetDType() == DType::kFloat32, "KVStore({}) Init of key {}: the value is {}; KVStore keeps float32",
              type_, key.display(), DTypeName(value.GetDType()));
-  InitImpl(key, value);
+  if (!in_place || !InitSharedImpl(key, value)) InitImpl(key, value);
   keys_.emplace(key.id(), KeyInfo{value.GetShape(), value.GetDType(), key.is_string ? next_index_++ : key.int_key});
 }
 

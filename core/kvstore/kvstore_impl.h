@@ -81,7 +81,7 @@ class WEFT_HIDDEN KVStore::Impl {
   const std::string& type() const { return type_; }
 
   // ---- the public operations: lock, check, call the hooks (errors as weft/kvstore.h) ----------
-  void Init(const kv::Key& key, const NDArray& value);
+  void Init(const kv::Key& key, const NDArray& value, bool in_place = false);
   void Push(const kv::Key& key, const std::vector<NDArray>& values, int priority);
   void Pull(const kv::Key& key, const std::vector<NDArray>& outs, int priority);
   void SetOptimizer(std::unique_ptr<Optimizer> optimizer);
@@ -102,6 +102,9 @@ class WEFT_HIDDEN KVStore::Impl {
   // ---- hooks, called under the lock with checked arguments ------------------------------------
   /// First Init of `key`: keep a copy of `value` (float32, not none).
   virtual void InitImpl(const kv::Key& key, const NDArray& value) = 0;
+  /// First Init of `key` keeping `value` itself as the stored value; false (nothing done) where
+  /// the store cannot (then InitImpl copies). Default: false.
+  virtual bool InitSharedImpl(const kv::Key&, const NDArray&) { return false; }
   /// One push of `key`: 1 or more values of the key's shape and dtype, on any devices.
   virtual void PushImpl(const kv::Key& key, const std::vector<NDArray>& values, int priority) = 0;
   /// One pull of `key` into outs of the key's shape and dtype (possibly none given).

@@ -20,6 +20,12 @@ void KVStoreLocal::InitImpl(const Key& key, const NDArray& value) {
   stored_[key.id()] = value.Copy(comm_->InitContext(value));
 }
 
+bool KVStoreLocal::InitSharedImpl(const Key& key, const NDArray& value) {
+  if (comm_->InitContext(value) != value.GetContext()) return false;
+  stored_[key.id()] = value;
+  return true;
+}
+
 void KVStoreLocal::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
   NDArray& stored = Stored(key);
   const NDArray merged = comm_->Reduce(key.id(), values, priority);

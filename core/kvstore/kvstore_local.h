@@ -27,6 +27,7 @@ class KVStoreLocal : public KVStore::Impl {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
+  bool InitSharedImpl(const Key& key, const NDArray& value) override;
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
   void OnGradientCompressionChanged() override;

@@ -182,7 +182,15 @@ void Module::InitOptimizer(std::unique_ptr<KVStore> kv, std::unique_ptr<Optimize
   optimizer->SetParamNames(idx2name, &symbol_);
   WEFT_CHECK(kv != nullptr, "Module::InitOptimizer: no KVStore given");
   kv_ = std::move(kv);
-  for (size_t k = 0; k < param_names_.size(); ++k) kv_->Init(static_cast<int>(k), group_->param_arrays()[k][0]);
+  // One device and a local store: the store keeps the executor's weights themselves, as MXNet's
+  // Module updates them without a KVStore then (one copy per weight and step less).
+  const bool in_place = group_->num_devices() == 1 && kv_->type() == "local";
+  for (size_t k = 0; k < param_names_.size(); ++k) {
+    if (in_place)
+      kv_->InitInPlace(static_cast<int>(k), group_->param_arrays()[k][0]);
+    else
+      kv_->Init(static_cast<int>(k), group_->param_arrays()[k][0]);
+  }
   kv_->SetOptimizer(std::move(optimizer));
   if (!preload_states_.empty()) {
     kv_->LoadOptimizerStates(preload_states_);

@@ -282,6 +282,30 @@ TEST(KVStore, LocalTypeSumsOnCpu0) {
   EXPECT_EQ(seen, std::vector<std::string>{"cpu(0) cpu(0)"});
 }
 
+TEST(KVStore, InitInPlaceKeepsTheCallersArray) {
+  // "local" keeps a cpu(0) value itself: pushes update it, a pull into it copies nothing, and
+  // writing it changes what later pulls see.
+  auto kv = KVStore::Create("local");
+  NDArray w = Filled(1, Context::cpu(0), Shape(2, 2));
+  kv->InitInPlace(7, w);
+  kv->SetOptimizer(OptimizerRegistry::Create("sgd"));
+  kv->Push(7, {Filled(10, Context::cpu(0), Shape(2, 2))});
+  ExpectAll(w, 1 - 0.01f * 10);  // updated without a Pull
+  kv->Pull(7, {w});
+  ExpectAll(w, 1 - 0.01f * 10);
+  w.SyncCopyFromCPU(std::vector<float>(4, 3.0f));
+  NDArray other = Filled(0, Context::cpu(0), Shape(2, 2));
+  kv->Pull(7, {other});
+  ExpectAll(other, 3);
+  // A value on another device than the store keeps (cpu(1); "local" keeps cpu(0)) is copied.
+  NDArray far = Filled(2, Context::cpu(1), Shape(2, 2));
+  kv->InitInPlace(8, far);
+  kv->Push(8, {Filled(10, Context::cpu(1), Shape(2, 2))});
+  ExpectAll(far, 2);
+  kv->Pull(8, {far});
+  ExpectAll(far, 2 - 0.01f * 10);
+}
+
 TEST(KVStore, OptimizersGiveTheSameResultOnEveryType) {
   // The same pushes through "local" (update on cpu(0)) and "device" (update on the pushing
   // devices: simdev when loaded) give the same weights for every optimizer.

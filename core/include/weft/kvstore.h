@@ -108,6 +108,12 @@ class WEFT_API KVStore {
   void Init(const std::string& key, const NDArray& value);
   void Init(const std::vector<int>& keys, const std::vector<NDArray>& values);
   void Init(const std::vector<std::string>& keys, const std::vector<NDArray>& values);
+  /// Init keeping `value` itself as the stored value where the store can (local stores, value on
+  /// the device the store would copy it to; others copy as Init): pushes then update `value` in
+  /// place, a Pull into `value` copies nothing, and writing `value` changes the stored value.
+  /// What MXNet's Module does for one device with a local store, where no KVStore is made and
+  /// the updater runs on the executor's weights; weft's Module calls it then. Throws as Init.
+  void InitInPlace(int key, const NDArray& value);
 
   /// Pushes the values of one key (summed; from any devices).
   void Push(int key, const std::vector<NDArray>& values, int priority = 0);
