@@ -27,6 +27,23 @@ TEST_F(Dist, BucketFusionGivesTheUnfusedResults) {
   }
 }
 
+// PushPull (fused: the allreduce writes the out) gives Push + Pull's results bit for bit, on 2
+// workers and on 3 (int and string keys; see dist_worker pushpull).
+TEST_F(Dist, PushPullEqualsPushThenPullOnTwoAndThreeWorkers) {
+  for (int n : {2, 3}) {
+    procs_.clear();
+    const fs::path rdv = dir_ / ("rdv" + std::to_string(n));
+    StartWorkers(n, {"pushpull"}, {{"WEFT_RENDEZVOUS", "file:" + rdv.string()}});
+    WaitAll(Now() + 60);
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      EXPECT_EQ(ExitCode(i), 0) << Log(i);
+      EXPECT_NE(Log(i).find("rank " + std::to_string(i) + " of " + std::to_string(n) + ": pushpull OK"),
+                std::string::npos)
+          << Log(i);
+    }
+  }
+}
+
 TEST_F(Dist, ValuesOnThreeWorkersWithTcpRendezvousAndDeviceSync) {
   weft::TcpStoreServer server("127.0.0.1", 0);
   StartWorkers(
