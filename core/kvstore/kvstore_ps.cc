@@ -74,8 +74,10 @@ void PsClient::Call(int kind, int server, const std::string& key, const float* s
   static const char* kinds[] = {"", "init", "push", "pull", "command"};
   auto st = std::make_unique<CallState>();
   const size_t colon = key.find(':');  // the wire key is "<opt index>:<key>": name the key
-  st->what = fmt::format("KVStore worker {}: {} of key {} on server {}", config_.rank, kinds[kind],
-                         colon == std::string::npos ? key : key.substr(colon + 1), server);
+  st->what = kind == WEFT_PS_COMMAND
+                 ? fmt::format("KVStore worker {}: {} on server {}", config_.rank, key, server)
+                 : fmt::format("KVStore worker {}: {} of key {} on server {}", config_.rank, kinds[kind],
+                               colon == std::string::npos ? key : key.substr(colon + 1), server);
   st->done = [this, d = std::move(done)](std::exception_ptr e) {
     if (e) failed_.store(true);
     d(e);
@@ -96,10 +98,11 @@ void PsClient::Call(int kind, int server, const std::string& key, const float* s
   if (err != nullptr) CallDone(raw, err, c.failed_rank);  // a refused call never calls done
 }
 
-std::vector<float> PsClient::Request(int server, const std::vector<float>& payload, uint64_t reply_floats) {
+std::vector<float> PsClient::Request(int server, const std::vector<float>& payload, uint64_t reply_floats,
+                                     const std::string& what) {
   std::vector<float> reply(reply_floats);
   std::promise<void> p;
-  Call(WEFT_PS_COMMAND, server, "(command)", payload.data(), payload.size(), reply.data(), reply.size(),
+  Call(WEFT_PS_COMMAND, server, what, payload.data(), payload.size(), reply.data(), reply.size(),
        [&p](std::exception_ptr e) {
          if (e)
            p.set_exception(e);
@@ -116,7 +119,7 @@ void PsClient::Command(int server, const std::string& json) {
   std::string text = json;
   text.resize(payload.size() * 4, ' ');
   std::memcpy(payload.data(), text.data(), text.size());
-  Request(server, payload, 0);
+  Request(server, payload, 0, "(command)");
 }
 
 std::vector<float> PackStates(nlohmann::json header,
@@ -310,10 +313,11 @@ std::map<std::string, NDArray> KVStorePS::GatherOptimizerStates(std::string* met
   // reply's size is known before it is asked for, while other workers may go on pushing.
   std::vector<PackedStates> from;
   for (int s = 0; s < config_.num_servers; ++s) {
-    const std::vector<float> size = ps_->Request(s, PackStates({{"cmd", "states_size"}}, {}), 2);
+    const std::vector<float> size = ps_->Request(s, PackStates({{"cmd", "states_size"}}, {}), 2, "SaveOptimizerStates");
     uint64_t bytes = 0;
     std::memcpy(&bytes, size.data(), sizeof(bytes));
-    const std::vector<float> blob = ps_->Request(s, PackStates({{"cmd", "states"}}, {}), bytes / sizeof(float));
+    const std::vector<float> blob =
+        ps_->Request(s, PackStates({{"cmd", "states"}}, {}), bytes / sizeof(float), "SaveOptimizerStates");
     from.push_back(
         UnpackStates(blob.data(), bytes, fmt::format("KVStore({}): server {}'s optimizer states", type(), s)));
   }
@@ -382,7 +386,7 @@ void KVStorePS::ScatterOptimizerStates(const std::string& meta_json, const std::
   }
   const nlohmann::json meta = nlohmann::json::parse(meta_json);
   for (int s = 0; s < config_.num_servers; ++s)
-    ps_->Request(s, PackStates({{"cmd", "set_states"}, {"meta", meta}}, to[s]), 0);
+    ps_->Request(s, PackStates({{"cmd", "set_states"}, {"meta", meta}}, to[s]), 0, "LoadOptimizerStates");
 }
 
 }  // namespace weft::kv

@@ -76,8 +76,9 @@ class PsClient {
   /// Call and wait (a command's JSON text as payload, an empty reply).
   void Command(int server, const std::string& json);
   /// Call of a command and wait: `payload` as is (see PackStates), the reply of exactly
-  /// `reply_floats` elements returned.
-  std::vector<float> Request(int server, const std::vector<float>& payload, uint64_t reply_floats);
+  /// `reply_floats` elements returned; `what` names the request in errors.
+  std::vector<float> Request(int server, const std::vector<float>& payload, uint64_t reply_floats,
+                             const std::string& what);
   const std::string& transport_name() const { return name_; }
   /// True after any request failed (the job is broken: no goodbye is sent).
   bool failed() const { return failed_.load(); }

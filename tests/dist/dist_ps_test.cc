@@ -85,6 +85,28 @@ class DistStates : public Dist {
 TEST_F(DistStates, SyncSgdMomentumSavedOnServersLoadsBitForBit) { Run("dist_sync", "sgd"); }
 TEST_F(DistStates, AsyncAdamSavedOnServersLoadsBitForBit) { Run("dist_async", "adam"); }
 
+// SaveOptimizerStates with a dead server fails naming it, and leaves no file behind.
+TEST_F(Dist, SavingOptimizerStatesWithADeadServerNamesIt) {
+  const std::map<std::string, std::string> env = {{"WEFT_NUM_SERVERS", "2"}, {"WEFT_KVSTORE_TIMEOUT", "30"}};
+  StartServers(2, 1, env);
+  const std::string file = (dir_ / "w.states").string();
+  StartWorkers(1, {"savefail", file}, env);  // proc 2
+  ASSERT_TRUE(WaitForOutput(2, "ready", 30)) << Log(2);
+  ::kill(procs_[1].pid, SIGKILL);  // server 1 (holds key 3)
+  Wait(1, Now() + 10);
+  std::ofstream(file + ".go") << "go";
+  Wait(2, Now() + 10);
+  EXPECT_EQ(ExitCode(2), 3) << Log(2);
+  EXPECT_NE(Log(2).find("caught:"), std::string::npos) << Log(2);
+  EXPECT_NE(Log(2).find("server 1"), std::string::npos) << Log(2);
+  EXPECT_FALSE(fs::exists(file));
+  const std::string log = Log(2);
+  const size_t at = log.find("caught:");
+  if (at != std::string::npos) std::printf("%s\n", log.substr(at, log.find('\n', at) - at).c_str());
+  ::kill(procs_[0].pid, SIGTERM);
+  Wait(0, Now() + 10);
+}
+
 // A killed server: every worker fails within a second, naming the server.
 TEST_F(Dist, KilledServerMakesWorkersFailFastNamingIt) {
   const std::map<std::string, std::string> env = {

@@ -32,6 +32,11 @@
 //                                      one push per worker and round; dist_async: the workers push in
 //                                      turn (Barrier between), so the order of updates is fixed.
 //                                      Prints "states OK"
+//   dist_worker savefail <file>       one worker of dist_async with 2 servers: keys 3 (server 1)
+//                                      and 4 (server 0) trained one round, prints "ready", waits for
+//                                      <file>.go (the test kills a server first), then calls
+//                                      SaveOptimizerStates(<file>): prints "caught: <message>" and
+//                                      exits 3 when it fails, 0 when it succeeds
 //   dist_worker fault <victim> <kill|stop|exit> <round>
 //                                      push/pull rounds; rank <victim> kills (SIGKILL) or stops
 //                                      (SIGSTOP) itself, or exits 0 early, at <round>; a survivor
@@ -473,6 +478,33 @@ int States(const std::string& opt, const std::string& dir) {
 
 }  // namespace
 
+// ---- savefail: SaveOptimizerStates with a dead server ------------------------------------------
+
+namespace {
+
+int SaveFail(const std::string& file) {
+  try {
+    auto kv = KVStore::Create("dist_async");
+    kv->SetOptimizer(StateOptimizer("sgd"));
+    for (int k : {3, 4}) {
+      kv->Init(k, Full(Shape(10), 1));
+      kv->Push(k, {Full(Shape(10), 0.5f)});
+    }
+    kv->Barrier();
+    std::fprintf(stderr, "ready\n");
+    std::fflush(stderr);
+    for (int i = 0; i < 2000 && ::access((file + ".go").c_str(), F_OK) != 0; ++i) ::usleep(10000);
+    kv->SaveOptimizerStates(file);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "caught: %s\n", e.what());
+    std::fflush(stderr);
+    std::_Exit(3);  // the store's destructor would wait on a broken job: leave at once
+  }
+  return 0;
+}
+
+}  // namespace
+
 // ---- pushpull: the fused PushPull gives Push + Pull's results ---------------------------------
 
 namespace {
@@ -566,6 +598,7 @@ int main(int argc, char** argv) {
     if (what == "values") return Values();
     if (what == "buckets") return Buckets();
     if (what == "pushpull") return PushPullCheck();
+    if (what == "savefail" && argc == 3) return SaveFail(argv[2]);
     if (what == "async" && argc == 3) return Async(std::atoi(argv[2]));
     if (what == "states" && argc == 4) return States(argv[2], argv[3]);
     if (what == "fault" && argc == 5) return Fault(std::atoi(argv[2]), argv[3], std::atoi(argv[4]));
@@ -574,7 +607,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::fprintf(stderr,
-               "usage: dist_worker values | buckets | pushpull | async <rounds> | states <sgd|adam> <dir> | fault "
+               "usage: dist_worker values | buckets | pushpull | async <rounds> | states <sgd|adam> <dir> | savefail "
+               "<file> | fault "
                "<victim rank> <kill|stop|exit> <round>\n");
   return 2;
 }
