@@ -66,6 +66,8 @@ class Netns : public Dist {
       GTEST_SKIP() << "cannot create a network namespace (ip netns add: " << out
                    << "); needs iproute2 and CAP_NET_ADMIN";
     made_ns_ = true;
+    if (Sh("ip netns exec " + ns_ + " true", &out) != 0)
+      GTEST_SKIP() << "cannot run a process in a network namespace (ip netns exec: " << out << ")";
     if (Sh("ip link add " + host_link_ + " type veth peer name " + ns_link_, &out) != 0)
       GTEST_SKIP() << "cannot create a veth pair (" << out << ")";
     made_link_ = true;
