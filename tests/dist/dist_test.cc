@@ -190,12 +190,14 @@ TEST_F(Dist, TrainMnistStopsCleanlyOnSigtermWithItsCheckpointIntact) {
   Wait(0, 60);
   const std::string log = Log(0);
   EXPECT_EQ(ExitCode(0), 124) << log;
-  EXPECT_NE(log.find("] Interrupted (signal 15)"), std::string::npos) << log;
   EXPECT_EQ(log.find("sending SIGKILL"), std::string::npos) << log;
   EXPECT_LT(procs_[0].exited_s, 14);
   const std::string mark = "[0] Saved checkpoint to \"" + prefix + "-";
   const size_t at = log.rfind(mark);
+  // On a loaded machine the workers may still be starting (no interrupt handler yet: SIGTERM's
+  // default action ends them) when the 5 s deadline passes (seen once in a full ctest -j2 run).
   if (at == std::string::npos) GTEST_SKIP() << "no epoch finished before the deadline on this (loaded) machine";
+  EXPECT_NE(log.find("] Interrupted (signal 15)"), std::string::npos) << log;
   const int epoch = std::stoi(log.substr(at + mark.size(), 4));
   Start({TRAIN_MNIST, "--network", "mlp", "--load-epoch", std::to_string(epoch), "--epochs", std::to_string(epoch + 1),
          "--num-examples", "2000", "--model-prefix", prefix, "--data-dir", data},
