@@ -1,11 +1,13 @@
-// Allreduce bandwidth: KVStore "dist_sync" (Push + Pull of one key, no optimizer) next to raw
-// Gloo (gloo::allreduce, ring, in place) in the same run, on the same rendezvous and sizes.
+// Allreduce bandwidth: KVStore "dist_sync" (Push + Pull of one key, and PushPull of another; no
+// optimizer) next to raw Gloo (gloo::allreduce, ring, in place) in the same run, on the same
+// rendezvous and sizes.
 //
 //   weft-launch -n 2 -- build/default/bench/dist_bench [sizes in MB, default 1 16 64]
 //
-// Rank 0 prints one line per size: MB, raw Gloo GB/s, KVStore GB/s, ratio. GB/s is the
-// "algorithm bandwidth" bytes / time per allreduce, best of the repeats and (in brackets) their
-// median; the two are timed alternately, so load changes on a shared machine hit both alike.
+// Rank 0 prints one line per size: MB, GB/s of raw Gloo, Push+Pull and PushPull, and the two
+// ratios to raw Gloo. GB/s is the "algorithm bandwidth" bytes / time per allreduce, best of the
+// repeats and (in brackets) their median; the three are timed in turn, so load changes on a shared
+// machine hit all alike.
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,21 +53,17 @@ class Store final : public gloo::rendezvous::Store {
   std::shared_ptr<weft::RendezvousStore> s_;
 };
 
-// Times `a` and `b` alternately `repeats` times after one warm-up each (alternating, so that a
-// change of the machine's load hits both alike); returns their times in seconds.
-template <typename A, typename B>
-std::pair<std::vector<double>, std::vector<double>> TimeBoth(int repeats, A&& a, B&& b) {
-  a();
-  b();
-  std::pair<std::vector<double>, std::vector<double>> t;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = Clock::now();
-    a();
-    t.first.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    t0 = Clock::now();
-    b();
-    t.second.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
+// Times each of `fns` in turn, `repeats` rounds after one warm-up round (in turn, so that a change
+// of the machine's load hits all alike); returns their times in seconds.
+std::vector<std::vector<double>> TimeInTurn(int repeats, const std::vector<std::function<void()>>& fns) {
+  for (const auto& f : fns) f();
+  std::vector<std::vector<double>> t(fns.size());
+  for (int i = 0; i < repeats; ++i)
+    for (size_t k = 0; k < fns.size(); ++k) {
+      const auto t0 = Clock::now();
+      fns[k]();
+      t[k].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
   return t;
 }
 
@@ -93,9 +92,10 @@ int main(int argc, char** argv) {
     ctx->connectFullMesh(store, dev);
     if (rank == 0)
       std::printf(
-          "%d workers; allreduce of float32, raw Gloo and KVStore alternately; GB/s best of repeats (median)\n"
-          "%8s %20s %20s %13s\n",
-          size, "MB", "gloo GB/s", "KVStore GB/s", "ratio");
+          "%d workers; allreduce of float32; raw Gloo, KVStore Push+Pull and KVStore PushPull in turn;\n"
+          "GB/s best of repeats (median); ratios to raw Gloo best (median)\n"
+          "%6s %15s %15s %15s %13s %13s\n",
+          size, "MB", "gloo GB/s", "Push+Pull GB/s", "PushPull GB/s", "Push+Pull", "PushPull");
     int key = 0;
     for (double mb : sizes_mb) {
       const size_t n = static_cast<size_t>(mb * 1024 * 1024 / 4);
@@ -104,27 +104,36 @@ int main(int argc, char** argv) {
       uint32_t tag = 0;
       weft::NDArray grad(std::vector<float>(n, 1.0f), weft::Shape(static_cast<int64_t>(n)), weft::Context::cpu(0));
       weft::NDArray out(weft::Shape(static_cast<int64_t>(n)), weft::Context::cpu(0));
+      // One key per path: PushPull leaves its key's value in `out2`.
+      weft::NDArray out2(weft::Shape(static_cast<int64_t>(n)), weft::Context::cpu(0));
       kv->Init(key, grad);
-      const auto [raw, dist] = TimeBoth(
-          repeats,
-          [&] {
-            gloo::AllreduceOptions o(ctx);
-            o.setOutput(buf.data(), n);
-            o.setReduceFunction([](void* c, const void* a, const void* b, size_t k) { gloo::sum<float>(c, a, b, k); });
-            o.setTag(tag++);
-            gloo::allreduce(o);
-          },
-          [&] {
-            kv->Push(key, {grad});
-            kv->Pull(key, {out});
-            out.WaitToRead();
-          });
-      ++key;
+      kv->Init(key + 1, grad);
+      const auto t = TimeInTurn(repeats, {[&] {
+                                            gloo::AllreduceOptions o(ctx);
+                                            o.setOutput(buf.data(), n);
+                                            o.setReduceFunction([](void* c, const void* a, const void* b, size_t k) {
+                                              gloo::sum<float>(c, a, b, k);
+                                            });
+                                            o.setTag(tag++);
+                                            gloo::allreduce(o);
+                                          },
+                                          [&] {
+                                            kv->Push(key, {grad});
+                                            kv->Pull(key, {out});
+                                            out.WaitToRead();
+                                          },
+                                          [&] {
+                                            kv->PushPull(key + 1, {grad}, {out2});
+                                            out2.WaitToRead();
+                                          }});
+      key += 2;
       const double bytes = static_cast<double>(n) * 4;
       if (rank == 0)
-        std::printf("%8.0f %12.2f (%5.2f) %12.2f (%5.2f) %5.0f%% (%3.0f%%)\n", mb, bytes / Best(raw) / 1e9,
-                    bytes / Median(raw) / 1e9, bytes / Best(dist) / 1e9, bytes / Median(dist) / 1e9,
-                    100 * Best(raw) / Best(dist), 100 * Median(raw) / Median(dist));
+        std::printf("%6.0f %7.2f (%5.2f) %7.2f (%5.2f) %7.2f (%5.2f) %5.0f%% (%3.0f%%) %5.0f%% (%3.0f%%)\n", mb,
+                    bytes / Best(t[0]) / 1e9, bytes / Median(t[0]) / 1e9, bytes / Best(t[1]) / 1e9,
+                    bytes / Median(t[1]) / 1e9, bytes / Best(t[2]) / 1e9, bytes / Median(t[2]) / 1e9,
+                    100 * Best(t[0]) / Best(t[1]), 100 * Median(t[0]) / Median(t[1]), 100 * Best(t[0]) / Best(t[2]),
+                    100 * Median(t[0]) / Median(t[2]));
     }
     kv->Barrier();
   } catch (const std::exception& e) {

@@ -138,13 +138,11 @@ void KVStore::Pull(const std::vector<std::string>& keys, const std::vector<std::
 }
 
 void KVStore::PushPull(int key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs, int priority) {
-  Push(key, values, priority);
-  Pull(key, outs.empty() ? values : outs, priority);
+  impl_->PushPull(IntKey(key), values, outs.empty() ? values : outs, priority);
 }
 void KVStore::PushPull(const std::string& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,
                        int priority) {
-  Push(key, values, priority);
-  Pull(key, outs.empty() ? values : outs, priority);
+  impl_->PushPull(StrKey(key), values, outs.empty() ? values : outs, priority);
 }
 
 void KVStore::SetOptimizer(std::unique_ptr<Optimizer> optimizer) { impl_->SetOptimizer(std::move(optimizer)); }

@@ -23,6 +23,12 @@
 //          rank that pulls where another does not would fuse different buckets, and the allreduce
 //          fails on the size mismatch or at the deadline. Results equal the unfused ones (with two
 //          workers bit for bit; with more, a sum may add the workers' values in another order).
+//   PushPull  Push then Pull, fused when no updater is set, there is one out in host memory and
+//          the key travels alone (not fused into a bucket): the allreduce writes the sum straight
+//          into the out, and the store keeps that out as the key's value instead of a copy (as
+//          MXNet's local store keeps the merged array). Writing to the out afterwards changes what
+//          a later Pull of the key returns until the key's next Push or PushPull (a Push first
+//          gives the store its own copy back). Otherwise Push then Pull.
 //   Barrier  a collective barrier, after every collective issued before it.
 //   rank(), num_workers()  from the job (collectives.h DistConfig).
 // Optimizer states live on every worker (identical); SaveOptimizerStates writes this worker's.
@@ -41,6 +47,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "kvstore/collectives.h"
@@ -64,6 +71,8 @@ class KVStoreDist final : public KVStoreLocal {
   void InitImpl(const Key& key, const NDArray& value) override;
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
+  void PushPullImpl(const Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,
+                    int priority) override;
   void FlushPending() override;
 
  private:
@@ -79,6 +88,10 @@ class KVStoreDist final : public KVStoreLocal {
   void Flush();
   // True when `key` has a push waiting in the open bucket.
   bool InBucket(const Key& key) const;
+  // True when a push of `elements` goes into a bucket.
+  bool Fuses(uint64_t elements) const { return elements * sizeof(float) * 4 < config_.bucket_bytes; }
+  // Gives `key` its own stored array again (a copy of the out a fused PushPull left it in).
+  void Unalias(const Key& key);
 
   struct Buffers {
     NDArray send_host;  // staging of a device sum
@@ -95,6 +108,7 @@ class KVStoreDist final : public KVStoreLocal {
   DistConfig config_;
   std::shared_ptr<Collectives> coll_;  // null for one worker
   std::map<std::string, Buffers> buf_;
+  std::set<std::string> aliased_;  // keys whose stored value is a PushPull's out
   // The open bucket: its members in push order, the elements they fill, the buffer they are in
   // (one of kBucketBuffers reused in turn, so that packing the next bucket overlaps the allreduce
   // of the previous ones; the engine orders reuse through the buffer's variable).

@@ -54,20 +54,23 @@ void KVStore::Impl::Init(const Key& key, const NDArray& value, bool in_place) {
   keys_.emplace(key.id(), KeyInfo{value.GetShape(), value.GetDType(), key.is_string ? next_index_++ : key.int_key});
 }
 
-void KVStore::Impl::Push(const Key& key, const std::vector<NDArray>& values, int priority) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const KeyInfo& info = Find(key, "Push");
-  WEFT_CHECK(!values.empty(), "KVStore({}) Push of key {}: no values given", type_, key.display());
-  for (size_t i = 0; i < values.size(); ++i) CheckArray(key, info, values[i], "Push", "value", i);
+void KVStore::Impl::CheckPush(const Key& key, const KeyInfo& info, const std::vector<NDArray>& values, const char* op) {
+  WEFT_CHECK(!values.empty(), "KVStore({}) {} of key {}: no values given", type_, op, key.display());
+  for (size_t i = 0; i < values.size(); ++i) CheckArray(key, info, values[i], op, "value", i);
   if (has_updater() && !optimizer_) {
     // Checked before anything is pushed, so a refused push changes nothing.
     WEFT_CHECK(!key.is_string || static_cast<bool>(str_updater_),
-               "KVStore({}) Push of key {}: the updater set takes int keys; set a StrUpdater for string keys", type_,
+               "KVStore({}) {} of key {}: the updater set takes int keys; set a StrUpdater for string keys", type_, op,
                key.display());
     WEFT_CHECK(key.is_string || static_cast<bool>(updater_),
-               "KVStore({}) Push of key {}: the updater set takes string keys; set an Updater for int keys", type_,
+               "KVStore({}) {} of key {}: the updater set takes string keys; set an Updater for int keys", type_, op,
                key.display());
   }
+}
+
+void KVStore::Impl::Push(const Key& key, const std::vector<NDArray>& values, int priority) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CheckPush(key, Find(key, "Push"), values, "Push");
   pushed_ = true;
   PushImpl(key, values, priority);
 }
@@ -77,6 +80,16 @@ void KVStore::Impl::Pull(const Key& key, const std::vector<NDArray>& outs, int p
   const KeyInfo& info = Find(key, "Pull");
   for (size_t i = 0; i < outs.size(); ++i) CheckArray(key, info, outs[i], "Pull", "out", i);
   PullImpl(key, outs, priority);
+}
+
+void KVStore::Impl::PushPull(const Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,
+                             int priority) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const KeyInfo& info = Find(key, "PushPull");
+  CheckPush(key, info, values, "PushPull");
+  for (size_t i = 0; i < outs.size(); ++i) CheckArray(key, info, outs[i], "PushPull", "out", i);
+  pushed_ = true;
+  PushPullImpl(key, values, outs, priority);
 }
 
 bool KVStore::Impl::has_updater() const { return optimizer_ || updater_ || str_updater_; }
@@ -165,8 +178,9 @@ void KVStore::Impl::SaveOptimizerStates(const std::string& file_name, bool dump_
   std::lock_guard<std::mutex> lock(mu_);
   WEFT_CHECK(optimizer_ != nullptr, "KVStore({}) SaveOptimizerStates: no optimizer is set (SetOptimizer first)", type_);
   FlushPending();
-  std::map<std::string, NDArray> arrays = optimizer_->GetStates();
-  nlohmann::json meta = nlohmann::json::parse(optimizer_->Serialize());
+  std::string meta_json;
+  std::map<std::string, NDArray> arrays = GatherOptimizerStates(&meta_json);
+  nlohmann::json meta = nlohmann::json::parse(meta_json);
   if (!dump_optimizer) {
     meta.erase("type");
     meta.erase("params");
@@ -194,8 +208,17 @@ void KVStore::Impl::LoadOptimizerStates(const std::string& file_name) {
   WEFT_CHECK(meta.is_object(), "LoadOptimizerStates: {}: the __meta__ record must be a JSON object, got {}", file_name,
              detail::JsonExcerpt(meta));
   if (!meta.contains("type")) meta["type"] = optimizer_->GetType();
-  optimizer_->Deserialize(meta.dump());
-  optimizer_->SetStates(arrays);
+  ScatterOptimizerStates(meta.dump(), arrays);
+}
+
+std::map<std::string, NDArray> KVStore::Impl::GatherOptimizerStates(std::string* meta_json) {
+  *meta_json = optimizer_->Serialize();
+  return optimizer_->GetStates();
+}
+
+void KVStore::Impl::ScatterOptimizerStates(const std::string& meta_json, const std::map<std::string, NDArray>& states) {
+  optimizer_->Deserialize(meta_json);
+  optimizer_->SetStates(states);
 }
 
 }  // namespace weft

@@ -28,7 +28,8 @@
 //                                        array, then comm()->Broadcast to the outs;
 //   OnOptimizerChanged                   dist_async: sends the optimizer's Serialize() to the
 //                                        servers (MXNet's kSetOptimizer command);
-//   Save/LoadOptimizerStates             server-side optimizers: ask the servers.
+//   Gather/ScatterOptimizerStates        server-side optimizers: ask the servers (the file itself
+//                                        is written and read here).
 // The transport itself (sdk/transport.h) is called only from those overrides.
 //
 // Thread-safety: the public methods of KVStore::Impl take the store's lock, so the hooks run one
@@ -84,14 +85,16 @@ class WEFT_HIDDEN KVStore::Impl {
   void Init(const kv::Key& key, const NDArray& value, bool in_place = false);
   void Push(const kv::Key& key, const std::vector<NDArray>& values, int priority);
   void Pull(const kv::Key& key, const std::vector<NDArray>& outs, int priority);
+  void PushPull(const kv::Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs, int priority);
   void SetOptimizer(std::unique_ptr<Optimizer> optimizer);
   Optimizer* optimizer() const;
   void SetUpdater(Updater updater);
   void SetUpdater(StrUpdater updater);
   void SetGradientCompression(const std::map<std::string, std::string>& params);
-  /// Default: the local optimizer's states (see weft/kvstore.h for the file format).
-  virtual void SaveOptimizerStates(const std::string& file_name, bool dump_optimizer);
-  virtual void LoadOptimizerStates(const std::string& file_name);
+  /// The optimizer-state file (format: weft/kvstore.h); where the states live is the
+  /// implementation's (GatherOptimizerStates / ScatterOptimizerStates).
+  void SaveOptimizerStates(const std::string& file_name, bool dump_optimizer);
+  void LoadOptimizerStates(const std::string& file_name);
 
   // ---- the process group: single-process stores are rank 0 of 1 and Barrier does nothing -----
   virtual int rank() const { return 0; }
@@ -109,6 +112,13 @@ class WEFT_HIDDEN KVStore::Impl {
   virtual void PushImpl(const kv::Key& key, const std::vector<NDArray>& values, int priority) = 0;
   /// One pull of `key` into outs of the key's shape and dtype (possibly none given).
   virtual void PullImpl(const kv::Key& key, const std::vector<NDArray>& outs, int priority) = 0;
+  /// A Push of `values` then a Pull into `outs` (checked as both). Default: PushImpl, PullImpl.
+  /// Stores may fuse the two (the Gloo store allreduces into the out).
+  virtual void PushPullImpl(const kv::Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,
+                            int priority) {
+    PushImpl(key, values, priority);
+    PullImpl(key, outs, priority);
+  }
   /// After SetOptimizer / SetUpdater changed what ApplyUpdate does. Default: nothing.
   virtual void OnUpdaterChanged() {}
   /// After SetGradientCompression changed compression(). Default: nothing.
@@ -116,6 +126,14 @@ class WEFT_HIDDEN KVStore::Impl {
   /// Issues work the store holds back (pushes waiting in a fusion bucket), before the updater
   /// changes and before optimizer states are saved or loaded. Default: nothing.
   virtual void FlushPending() {}
+  /// For SaveOptimizerStates (an optimizer is set; pending work flushed): the states as named
+  /// arrays ("<index>:<k>", each of its key's shape) and the optimizer's Serialize() JSON in
+  /// `meta_json`. Default: the optimizer set here. Parameter-server stores ask the servers.
+  virtual std::map<std::string, NDArray> GatherOptimizerStates(std::string* meta_json);
+  /// For LoadOptimizerStates: installs `states` (names as above) and `meta_json` (Serialize()
+  /// JSON with "type"). Default: into the optimizer set here. Parameter-server stores send each
+  /// server its keys' parts.
+  virtual void ScatterOptimizerStates(const std::string& meta_json, const std::map<std::string, NDArray>& states);
   /// FlushPending under the store's lock (for overrides of calls that do not take it: Barrier).
   void FlushPendingLocked() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -147,6 +165,7 @@ class WEFT_HIDDEN KVStore::Impl {
     int opt_index;
   };
   void CheckKind(const kv::Key& key);
+  void CheckPush(const kv::Key& key, const KeyInfo& info, const std::vector<NDArray>& values, const char* op);
   const KeyInfo& Find(const kv::Key& key, const char* op);
   void CheckArray(const kv::Key& key, const KeyInfo& info, const NDArray& a, const char* op, const char* what,
                   size_t i) const;

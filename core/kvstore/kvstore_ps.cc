@@ -74,8 +74,10 @@ void PsClient::Call(int kind, int server, const std::string& key, const float* s
   static const char* kinds[] = {"", "init", "push", "pull", "command"};
   auto st = std::make_unique<CallState>();
   const size_t colon = key.find(':');  // the wire key is "<opt index>:<key>": name the key
-  st->what = fmt::format("KVStore worker {}: {} of key {} on server {}", config_.rank, kinds[kind],
-                         colon == std::string::npos ? key : key.substr(colon + 1), server);
+  st->what = kind == WEFT_PS_COMMAND
+                 ? fmt::format("KVStore worker {}: {} on server {}", config_.rank, key, server)
+                 : fmt::format("KVStore worker {}: {} of key {} on server {}", config_.rank, kinds[kind],
+                               colon == std::string::npos ? key : key.substr(colon + 1), server);
   st->done = [this, d = std::move(done)](std::exception_ptr e) {
     if (e) failed_.store(true);
     d(e);
@@ -96,12 +98,11 @@ void PsClient::Call(int kind, int server, const std::string& key, const float* s
   if (err != nullptr) CallDone(raw, err, c.failed_rank);  // a refused call never calls done
 }
 
-void PsClient::Command(int server, const std::string& json) {
-  // The payload travels as float32 elements: pad the text to a multiple of 4 bytes with spaces.
-  std::string text = json;
-  text.resize((text.size() + 3) / 4 * 4, ' ');
+std::vector<float> PsClient::Request(int server, const std::vector<float>& payload, uint64_t reply_floats,
+                                     const std::string& what) {
+  std::vector<float> reply(reply_floats);
   std::promise<void> p;
-  Call(WEFT_PS_COMMAND, server, "(command)", reinterpret_cast<const float*>(text.data()), text.size() / 4, nullptr, 0,
+  Call(WEFT_PS_COMMAND, server, what, payload.data(), payload.size(), reply.data(), reply.size(),
        [&p](std::exception_ptr e) {
          if (e)
            p.set_exception(e);
@@ -109,6 +110,59 @@ void PsClient::Command(int server, const std::string& json) {
            p.set_value();
        });
   p.get_future().get();  // the transport completes every call by its deadline
+  return reply;
+}
+
+void PsClient::Command(int server, const std::string& json) {
+  // The payload travels as float32 elements: pad the text to a multiple of 4 bytes with spaces.
+  std::vector<float> payload((json.size() + 3) / 4);
+  std::string text = json;
+  text.resize(payload.size() * 4, ' ');
+  std::memcpy(payload.data(), text.data(), text.size());
+  Request(server, payload, 0, "(command)");
+}
+
+std::vector<float> PackStates(nlohmann::json header,
+                              const std::vector<std::pair<std::string, std::vector<float>>>& states) {
+  size_t elements = 0;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [name, v] : states) {
+    list.push_back({name, v.size()});
+    elements += v.size();
+  }
+  header["states"] = list;
+  const std::string text = header.dump();
+  const size_t head = (text.size() + 1 + 3) / 4;  // text, NUL, zeros to a float boundary
+  std::vector<float> out(head + elements, 0.0f);
+  std::memcpy(out.data(), text.data(), text.size());
+  float* at = out.data() + head;
+  for (const auto& [name, v] : states) at = std::copy(v.begin(), v.end(), at);
+  return out;
+}
+
+PackedStates UnpackStates(const void* data, size_t bytes, const std::string& what) {
+  const char* c = static_cast<const char*>(data);
+  const void* nul = std::memchr(c, 0, bytes);
+  WEFT_CHECK(nul != nullptr, "{}: malformed (no header)", what);
+  const size_t text = static_cast<size_t>(static_cast<const char*>(nul) - c);
+  PackedStates out;
+  out.header = nlohmann::json::parse(std::string(c, text), nullptr, false);
+  WEFT_CHECK(out.header.is_object() && out.header.contains("states") && out.header["states"].is_array(),
+             "{}: malformed header", what);
+  size_t at = (text + 1 + 3) / 4 * 4;
+  for (const auto& entry : out.header["states"]) {
+    WEFT_CHECK(entry.is_array() && entry.size() == 2 && entry[0].is_string() && entry[1].is_number_unsigned(),
+               "{}: malformed state entry", what);
+    const uint64_t n = entry[1].get<uint64_t>();
+    WEFT_CHECK(n <= (bytes - std::min(at, bytes)) / sizeof(float), "{}: state {} runs past the end ({} bytes)", what,
+               entry[0].get<std::string>(), bytes);
+    std::vector<float>& v = out.states[entry[0].get<std::string>()];
+    v.resize(n);
+    std::memcpy(v.data(), c + at, n * sizeof(float));
+    at += n * sizeof(float);
+  }
+  WEFT_CHECK(at == bytes, "{}: {} bytes after the last state", what, bytes - std::min(at, bytes));
+  return out;
 }
 
 std::vector<KVStorePS::Part> KVStorePS::Shard(const Key& key, int opt_index, uint64_t size, int num_servers,
@@ -174,7 +228,7 @@ void KVStorePS::Issue(int kind, const Key& key, const NDArray& data, const NDArr
   std::vector<VarHandle> reads, writes{order.var()};
   if (data.var() != order.var()) (kind == WEFT_PS_PULL ? writes : reads).push_back(data.var());
   Engine::Get()->PushAsync(
-      [ps = ps_, kind, parts = parts_.at(key.id()), data](RunContext, CallbackOnComplete on_complete) {
+      [ps = ps_, kind, parts = plans_.at(key.id()).parts, data](RunContext, CallbackOnComplete on_complete) {
         struct Join {
           std::atomic<size_t> left;
           std::mutex mu;
@@ -208,7 +262,8 @@ void KVStorePS::InitImpl(const Key& key, const NDArray& value) {
   KVStoreLocal::InitImpl(key, value);
   if (!ps_) return;
   NDArray& stored = Stored(key);
-  parts_[key.id()] = Shard(key, OptIndex(key), stored.Size(), config_.num_servers, config_.bigarray_bound);
+  plans_[key.id()] = KeyPlan{key.display(), OptIndex(key), stored.GetShape(),
+                             Shard(key, OptIndex(key), stored.Size(), config_.num_servers, config_.bigarray_bound)};
   Issue(WEFT_PS_INIT, key, stored, stored, 0);
   // Rank 0's value wins: read it back so every worker's copy starts equal.
   Issue(WEFT_PS_PULL, key, stored, stored, 0);
@@ -251,17 +306,87 @@ void KVStorePS::OnUpdaterChanged() {
   BarrierLocked();
 }
 
-void KVStorePS::SaveOptimizerStates(const std::string& file_name, bool dump_optimizer) {
-  if (!ps_) return KVStoreLocal::SaveOptimizerStates(file_name, dump_optimizer);
-  Fail(
-      "KVStore({}) SaveOptimizerStates: the optimizer states live on the parameter servers, and fetching them is "
-      "not built yet; save the weights (Pull), or use dist_sync on Gloo, whose workers hold the states",
-      type());
+std::map<std::string, NDArray> KVStorePS::GatherOptimizerStates(std::string* meta_json) {
+  if (!ps_) return KVStoreLocal::GatherOptimizerStates(meta_json);
+  Engine::Get()->WaitForAll();  // this worker's pushes are applied (dist_sync: their rounds are complete)
+  // Each server snapshots its optimizer at "states_size" and sends that snapshot at "states": the
+  // reply's size is known before it is asked for, while other workers may go on pushing.
+  std::vector<PackedStates> from;
+  for (int s = 0; s < config_.num_servers; ++s) {
+    const std::vector<float> size = ps_->Request(s, PackStates({{"cmd", "states_size"}}, {}), 2, "SaveOptimizerStates");
+    uint64_t bytes = 0;
+    std::memcpy(&bytes, size.data(), sizeof(bytes));
+    const std::vector<float> blob =
+        ps_->Request(s, PackStates({{"cmd", "states"}}, {}), bytes / sizeof(float), "SaveOptimizerStates");
+    from.push_back(
+        UnpackStates(blob.data(), bytes, fmt::format("KVStore({}): server {}'s optimizer states", type(), s)));
+  }
+  // Counts: each index's from the servers holding it (the parts of a sliced key count alike).
+  nlohmann::json meta = from[0].header["meta"], counts = nlohmann::json::object();
+  unsigned num_update = 0;
+  for (const PackedStates& p : from) {
+    for (const auto& [k, v] : p.header["meta"]["counts"].items())
+      counts[k] = std::max(counts.contains(k) ? counts[k].get<unsigned>() : 0u, v.get<unsigned>());
+    num_update = std::max(num_update, p.header["meta"]["num_update"].get<unsigned>());
+  }
+  meta["counts"] = counts;
+  meta["num_update"] = num_update;
+  *meta_json = meta.dump();
+  std::map<std::string, NDArray> out;
+  for (const auto& [id, plan] : plans_) {
+    for (int k = 0;; ++k) {
+      const std::string name = fmt::format("{}:{}", plan.opt_index, k);
+      size_t have = 0;
+      for (const Part& part : plan.parts) have += from[part.server].states.count(name);
+      if (have == 0) break;  // never updated (or the optimizer's last state)
+      WEFT_CHECK(have == plan.parts.size(),
+                 "KVStore({}) SaveOptimizerStates: key {} has optimizer state {} on {} of its {} servers: a push was "
+                 "still being applied (dist_async: Barrier on every worker before saving)",
+                 type(), plan.display, name, have, plan.parts.size());
+      std::vector<float> full(plan.shape.Size());
+      for (const Part& part : plan.parts) {
+        const std::vector<float>& v = from[part.server].states.at(name);
+        WEFT_CHECK(v.size() == part.count,
+                   "KVStore({}) SaveOptimizerStates: server {} sent {} elements of state {} "
+                   "of key {}, whose part there has {}",
+                   type(), part.server, v.size(), name, plan.display, part.count);
+        std::copy(v.begin(), v.end(), full.begin() + static_cast<std::ptrdiff_t>(part.begin));
+      }
+      out.emplace(name, NDArray(full, plan.shape, Context::cpu(0)));
+    }
+  }
+  return out;
 }
 
-void KVStorePS::LoadOptimizerStates(const std::string& file_name) {
-  if (!ps_) return KVStoreLocal::LoadOptimizerStates(file_name);
-  Fail("KVStore({}) LoadOptimizerStates: not built for parameter servers yet (see SaveOptimizerStates)", type());
+void KVStorePS::ScatterOptimizerStates(const std::string& meta_json, const std::map<std::string, NDArray>& states) {
+  if (!ps_) return KVStoreLocal::ScatterOptimizerStates(meta_json, states);
+  current_optimizer()->Deserialize(meta_json);  // what optimizer() reports here follows the file too
+  Engine::Get()->WaitForAll();                  // this worker's pushes are applied with the old states
+  std::map<int, const KeyPlan*> by_index;
+  for (const auto& [id, plan] : plans_) by_index[plan.opt_index] = &plan;
+  std::vector<std::vector<std::pair<std::string, std::vector<float>>>> to(config_.num_servers);
+  for (const auto& [name, array] : states) {
+    const int index = std::atoi(name.substr(0, name.find(':')).c_str());  // names checked by the file reader
+    auto it = by_index.find(index);
+    WEFT_CHECK(it != by_index.end(),
+               "KVStore({}) LoadOptimizerStates: the file has state '{}' of optimizer index {}, which no key of this "
+               "store has; Init every key before loading the optimizer states",
+               type(), name, index);
+    const KeyPlan& plan = *it->second;
+    WEFT_CHECK(array.Size() == static_cast<size_t>(plan.shape.Size()) && array.GetDType() == DType::kFloat32,
+               "KVStore({}) LoadOptimizerStates: state '{}' has shape {} and dtype {}, but key {} has shape {} "
+               "(float32); the file belongs to other parameters",
+               type(), name, array.GetShape(), DTypeName(array.GetDType()), plan.display, plan.shape);
+    std::vector<float> v;
+    array.SyncCopyToCPU(&v);
+    for (const Part& part : plan.parts)
+      to[part.server].emplace_back(
+          name, std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(part.begin),
+                                   v.begin() + static_cast<std::ptrdiff_t>(part.begin + part.count)));
+  }
+  const nlohmann::json meta = nlohmann::json::parse(meta_json);
+  for (int s = 0; s < config_.num_servers; ++s)
+    ps_->Request(s, PackStates({{"cmd", "set_states"}, {"meta", meta}}, to[s]), 0, "LoadOptimizerStates");
 }
 
 }  // namespace weft::kv

@@ -20,7 +20,21 @@
 // (a command to server 0). SetOptimizer sends the optimizer (its Serialize(): type, parameters,
 // multipliers, counts; the LR scheduler is not sent) from rank 0 to every server, then a
 // Barrier: every worker must call it. SetUpdater is refused (a C++ function cannot run on a
-// server). SaveOptimizerStates / LoadOptimizerStates: not offered on servers yet (error).
+// server).
+//
+// Optimizer states live on the servers (each server's optimizer holds the states of its key
+// parts). SaveOptimizerStates (any worker; not collective): waits for this worker's pending
+// operations, asks every server for a snapshot of its optimizer (Serialize() and states), puts
+// the parts of sliced keys back together in the key's shape, merges the update counts (each
+// index's count from the servers holding it; num_update the highest), and writes the same file
+// the local store writes (atomically), so that the file loads into a local store, and a local
+// store's file loads here, when the optimizer type matches. In dist_sync the snapshot is the state
+// after this worker's last round; in dist_async it holds whatever the servers have applied (call
+// Barrier on every worker first for a defined point). LoadOptimizerStates (any worker; loading the
+// same file on several workers is harmless): sends each server its keys' parts of the states and
+// the counts; every key of the file's states must be initialised first; call it before pushing
+// again, and Barrier afterwards when other workers push. Every request has the op deadline; a dead
+// or silent server fails the call naming its rank.
 //
 // Servers (RunServer): a loop on ps_poll; see ps_server.cc. They serve the stores the workers
 // create one after the other (store n of every worker meets store n of the servers).
@@ -35,6 +49,7 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -60,6 +75,10 @@ class PsClient {
             uint64_t recv_count, Done done);
   /// Call and wait (a command's JSON text as payload, an empty reply).
   void Command(int server, const std::string& json);
+  /// Call of a command and wait: `payload` as is (see PackStates), the reply of exactly
+  /// `reply_floats` elements returned; `what` names the request in errors.
+  std::vector<float> Request(int server, const std::vector<float>& payload, uint64_t reply_floats,
+                             const std::string& what);
   const std::string& transport_name() const { return name_; }
   /// True after any request failed (the job is broken: no goodbye is sent).
   bool failed() const { return failed_.load(); }
@@ -85,8 +104,6 @@ class KVStorePS final : public KVStoreLocal {
   int rank() const override { return config_.rank; }
   int num_workers() const override { return config_.num_workers; }
   void Barrier() override;
-  void SaveOptimizerStates(const std::string& file_name, bool dump_optimizer) override;
-  void LoadOptimizerStates(const std::string& file_name) override;
 
   struct Part {
     int server = 0;
@@ -101,6 +118,8 @@ class KVStorePS final : public KVStoreLocal {
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
   void OnUpdaterChanged() override;
+  std::map<std::string, NDArray> GatherOptimizerStates(std::string* meta_json) override;
+  void ScatterOptimizerStates(const std::string& meta_json, const std::map<std::string, NDArray>& states) override;
 
  private:
   // An engine op sending request `kind` for every part of `key`: from `data` (reads) or into it
@@ -111,8 +130,26 @@ class KVStorePS final : public KVStoreLocal {
   DistConfig config_;
   bool sync_;
   std::shared_ptr<PsClient> ps_;  // null: one worker without servers (local store)
-  std::map<std::string, std::vector<Part>> parts_;
+  struct KeyPlan {
+    std::string display;  // the key, for messages
+    int opt_index = 0;
+    Shape shape;
+    std::vector<Part> parts;
+  };
+  std::map<std::string, KeyPlan> plans_;  // by Key::id()
 };
+
+/// Optimizer states on the wire (the servers' "states" replies, the workers' "set_states"
+/// commands): JSON text (`header` plus "states": [[name, elements], ...]), a NUL, zero bytes up to
+/// a multiple of 4, then the float32 elements of every state in the header's order.
+std::vector<float> PackStates(nlohmann::json header,
+                              const std::vector<std::pair<std::string, std::vector<float>>>& states);
+struct PackedStates {
+  nlohmann::json header;
+  std::map<std::string, std::vector<float>> states;
+};
+/// Reverses PackStates; throws weft::Error naming `what` when the bytes are malformed.
+PackedStates UnpackStates(const void* data, size_t bytes, const std::string& what);
 
 /// Runs this process as parameter server WEFT_RANK of the job in the environment until
 /// `stop_requested()` returns true (checked about every 200 ms; may be empty), or every store the

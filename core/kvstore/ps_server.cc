@@ -17,6 +17,7 @@
 // The other workers then see the server's connection close and fail naming it; weft-launch stops
 // the job.
 #include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -90,7 +91,11 @@ class Server {
         q.at = Clock::now();
         const std::string key = r.key ? r.key : "";
         if (q.kind == WEFT_PS_COMMAND) {
-          Command(std::move(q), std::string(static_cast<const char*>(r.payload), r.payload_bytes));
+          // JSON text, possibly followed by a NUL and binary data (PackStates).
+          const char* text = static_cast<const char*>(r.payload);
+          const void* nul = r.payload_bytes > 0 ? std::memchr(text, 0, r.payload_bytes) : nullptr;
+          const size_t n = nul ? static_cast<size_t>(static_cast<const char*>(nul) - text) : r.payload_bytes;
+          Command(std::move(q), std::string(text, n), r.payload_bytes);
         } else {
           Handle(key, std::move(q));
         }
@@ -106,11 +111,22 @@ class Server {
                  fmt::format("KVStore server {}: reply", c_.rank));
   }
 
-  void Command(Request q, const std::string& text) {
+  void Command(Request q, const std::string& text, size_t bytes) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     WEFT_CHECK(j.is_object() && j.contains("cmd"), "KVStore server {}: malformed command from worker {}", c_.rank,
                q.sender);
     const std::string cmd = j["cmd"].get<std::string>();
+    if (cmd == "states_size" || cmd == "states" || cmd == "set_states") {
+      // A worker's mistake (no optimizer, a file of other parameters) fails its call, not the server.
+      try {
+        States(cmd, q, bytes);
+      } catch (const std::exception& e) {
+        if (t_.api->ps_respond_error == nullptr) throw;
+        ThrowIfError(t_.api->ps_respond_error(t_.state, comm_, q.id, WEFT_ERR_INVALID_ARGUMENT, e.what()),
+                     fmt::format("KVStore server {}: reply", c_.rank));
+      }
+      return;
+    }
     if (cmd == "mode") {
       sync_ = j["sync"].get<bool>();
     } else if (cmd == "optimizer") {
@@ -133,6 +149,43 @@ class Server {
       Fail("KVStore server {}: unknown command '{}' from worker {}", c_.rank, cmd, q.sender);
     }
     Respond(q.id);
+  }
+
+  // The optimizer-state commands (see kvstore_ps.h): "states_size" snapshots the optimizer for the
+  // asking worker and answers the snapshot's size in bytes (uint64); "states" sends the snapshot;
+  // "set_states" installs the parameters, counts and this server's parts of the states.
+  void States(const std::string& cmd, const Request& q, size_t bytes) {
+    WEFT_CHECK(opt_ != nullptr, "KVStore server {}: no optimizer is set on the servers (SetOptimizer first)", c_.rank);
+    if (cmd == "states_size") {
+      std::vector<std::pair<std::string, std::vector<float>>> states;
+      for (const auto& [name, array] : opt_->GetStates()) {
+        states.emplace_back(name, std::vector<float>());
+        array.SyncCopyToCPU(&states.back().second);
+      }
+      std::vector<float>& snap = snapshots_[q.sender];
+      snap = PackStates({{"meta", nlohmann::json::parse(opt_->Serialize())}}, states);
+      const uint64_t size = snap.size() * sizeof(float);
+      Respond(q.id, &size, sizeof(size));
+    } else if (cmd == "states") {
+      auto it = snapshots_.find(q.sender);
+      WEFT_CHECK(it != snapshots_.end(), "KVStore server {}: worker {} asked for states before their size", c_.rank,
+                 q.sender);
+      const std::vector<float> snap = std::move(it->second);
+      snapshots_.erase(it);
+      Respond(q.id, snap.data(), snap.size() * sizeof(float));
+    } else {
+      PackedStates in = UnpackStates(q.payload.data(), std::min(bytes, q.payload.size() * sizeof(float)),
+                                     fmt::format("KVStore server {}: states from worker {}", c_.rank, q.sender));
+      std::map<std::string, NDArray> states;
+      for (auto& [name, v] : in.states) {
+        const Shape shape(static_cast<int64_t>(v.size()));
+        states.emplace(name, NDArray(std::move(v), shape, Context::cpu(0)));
+      }
+      opt_->Deserialize(in.header["meta"].dump());
+      opt_->SetStates(states);
+      LogInfo("KVStore server {}: {} optimizer state(s) loaded from worker {}", c_.rank, states.size(), q.sender);
+      Respond(q.id);
+    }
   }
 
   void Handle(const std::string& wire, Request q) {
@@ -234,6 +287,7 @@ class Server {
   weft_comm comm_;
   bool sync_ = false;
   std::unique_ptr<Optimizer> opt_;
+  std::map<int, std::vector<float>> snapshots_;  // by worker: "states_size" until "states"
   std::map<std::string, Part> parts_;
   std::set<int> stopped_;
   std::vector<uint64_t> barrier_ids_;

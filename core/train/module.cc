@@ -195,6 +195,9 @@ void Module::InitOptimizer(std::unique_ptr<KVStore> kv, std::unique_ptr<Optimize
   if (!preload_states_.empty()) {
     kv_->LoadOptimizerStates(preload_states_);
     preload_states_.clear();
+    // Parameter servers: every worker's states are on the servers before any worker pushes again
+    // (dist_async applies pushes as they come). Every worker resumes from the same checkpoint.
+    if (kv_->num_workers() > 1) kv_->Barrier();
   }
 }
 

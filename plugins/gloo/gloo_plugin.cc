@@ -223,6 +223,35 @@ void WarnStall(Comm& c, uint32_t seq, int64_t timeout_ms, const std::string& wha
   }
 }
 
+// Why collective `seq` timed out on this rank, given the ranks that never said they wait on it.
+// Ranks that wait on it too, or wait on the previous collective (which this rank completed) or on
+// the next one (so they completed this one), are alive but data between them and this rank stopped:
+// the network between the ranks failed (a partition, a link down). Ranks with no word at all
+// stopped or hung.
+std::string ExplainTimeout(Comm& c, uint32_t seq, const std::vector<int>& missing) {
+  const std::string unreachable = " (network failure between the ranks)";
+  if (missing.empty())
+    return c.size == 2 ? "rank " + std::to_string(1 - c.rank) + " reached it too but none of its data arrived: rank " +
+                             std::to_string(1 - c.rank) + " is unreachable" + unreachable
+                       : "every rank reached it but data stopped arriving" + unreachable;
+  std::vector<int> elsewhere;  // waiting on the previous or the next collective
+  try {
+    for (int r : missing)
+      for (uint32_t other : {seq - 1, seq + 1})
+        if ((other != seq - 1 || seq > 0) && c.store->Has("wait/" + std::to_string(other) + "/" + std::to_string(r))) {
+          elsewhere.push_back(r);
+          break;
+        }
+  } catch (const std::exception&) {
+  }
+  if (elsewhere.size() == missing.size()) {
+    const std::string who = (elsewhere.size() == 1 ? "rank " : "ranks ") + RankList(elsewhere);
+    return who + " waited on the collective before or after this one: " + who +
+           " and this rank are alive but their data stopped arriving; " + who + " unreachable" + unreachable;
+  }
+  return "rank(s) " + RankList(missing) + " never reached it (stopped or hung)";
+}
+
 // The port of an address string "[ip]:port" (gloo's Address::str), or -1.
 int PortOf(const std::string& addr) {
   const size_t colon = addr.rfind("]:");
@@ -303,12 +332,11 @@ std::optional<Failure> RunOp(Comm& c, const char* op_name, const char* key, uint
         missing = MissingRanks(c, seq);
       } catch (const std::exception&) {
       }
-      failure = Failure{WEFT_ERR_TIMEOUT, missing.size() == 1 ? missing[0] : -1,
-                        "gloo " + what + " on rank " + std::to_string(c.rank) + ": deadline of " +
-                            std::to_string(timeout_ms) + " ms passed; " +
-                            (missing.empty() ? std::string("all ranks were waiting")
-                                             : "rank(s) " + RankList(missing) + " never reached it (stopped or hung)") +
-                            " [" + msg + "]"};
+      failure =
+          Failure{WEFT_ERR_TIMEOUT, missing.size() == 1 ? missing[0] : -1,
+                  "gloo " + what + " on rank " + std::to_string(c.rank) + ": deadline of " +
+                      std::to_string(timeout_ms) + " ms passed; " + ExplainTimeout(c, seq, missing) + " [" + msg + "]"};
+      if (missing.empty() && c.size == 2) failure->rank = 1 - c.rank;
     } else {
       int32_t peer = RankInMessage(c, msg);
       if (peer < 0) {

@@ -96,8 +96,7 @@ int main(int argc, char** argv) {
     fit.num_epoch = epochs;
     fit.batch_end_callback = ProgressBar(train_iter.num_batches(), static_cast<size_t>(batch_size));
     fit.nan_check_every = no_nan_check ? 0 : 100;
-    const EpochEndCallback log = LogEpoch(),
-                           save = DoCheckpoint(model_prefix, 1, /*save_optimizer_states=*/kvstore != "dist_async");
+    const EpochEndCallback log = LogEpoch(), save = DoCheckpoint(model_prefix, 1, /*save_optimizer_states=*/true);
     fit.epoch_end_callback = [&](const EpochEndParam& p) {
       log(p);
       if (!model_prefix.empty()) save(p);  // on worker 0 of a dist store

@@ -41,6 +41,72 @@ TEST_F(Dist, SyncOnZmqServersEqualsTheGlooNumbers) {
   EXPECT_NE(log.find("[1] rank 1 of 2: values OK (dist_sync)"), std::string::npos) << log;
 }
 
+// Optimizer states on the servers (sgd with momentum in dist_sync, adam in dist_async; a key sliced
+// over both servers): saved by a worker, a restart from the saved weights and states continues
+// bit for bit as the job that went on, and the file loads into a local store and back (see
+// dist_worker states).
+class DistStates : public Dist {
+ protected:
+  void Run(const std::string& type, const std::string& opt) {
+    Start({WEFT_LAUNCH,
+           "-n",
+           "2",
+           "-s",
+           "2",
+           "--timeout",
+           "60",
+           "--env",
+           "WEFT_KVSTORE_TRANSPORT=zmq",
+           "--env",
+           "MXNET_KVSTORE_BIGARRAY_BOUND=1000",
+           "--env",
+           "WEFT_LOG_LEVEL=info",
+           "--env",
+           "DIST_KV_TYPE=" + type,
+           "--",
+           DIST_WORKER,
+           "states",
+           opt,
+           dir_.string()},
+          {}, "launcher");
+    Wait(0, 60);
+    const std::string log = Log(0);
+    ASSERT_EQ(ExitCode(0), 0) << log;
+    for (const char* rank : {"[0] rank 0", "[1] rank 1"})
+      EXPECT_NE(log.find(std::string(rank) + " of 2: states OK (" + type + ", " + opt + ")"), std::string::npos) << log;
+    // Each server got its parts of the states: key 9 is sliced over both, key 3 lives on server 1,
+    // key 4 on server 0 ((k * 9973) % 2); sgd keeps 1 state per key, adam 2.
+    const std::string states = opt == "sgd" ? "2" : "4";
+    for (const char* server : {"KVStore server 0: ", "KVStore server 1: "})
+      EXPECT_NE(log.find(server + states + " optimizer state(s) loaded from worker 0"), std::string::npos) << log;
+  }
+};
+
+TEST_F(DistStates, SyncSgdMomentumSavedOnServersLoadsBitForBit) { Run("dist_sync", "sgd"); }
+TEST_F(DistStates, AsyncAdamSavedOnServersLoadsBitForBit) { Run("dist_async", "adam"); }
+
+// SaveOptimizerStates with a dead server fails naming it, and leaves no file behind.
+TEST_F(Dist, SavingOptimizerStatesWithADeadServerNamesIt) {
+  const std::map<std::string, std::string> env = {{"WEFT_NUM_SERVERS", "2"}, {"WEFT_KVSTORE_TIMEOUT", "30"}};
+  StartServers(2, 1, env);
+  const std::string file = (dir_ / "w.states").string();
+  StartWorkers(1, {"savefail", file}, env);  // proc 2
+  ASSERT_TRUE(WaitForOutput(2, "ready", 30)) << Log(2);
+  ::kill(procs_[1].pid, SIGKILL);  // server 1 (holds key 3)
+  Wait(1, Now() + 10);
+  std::ofstream(file + ".go") << "go";
+  Wait(2, Now() + 10);
+  EXPECT_EQ(ExitCode(2), 3) << Log(2);
+  EXPECT_NE(Log(2).find("caught:"), std::string::npos) << Log(2);
+  EXPECT_NE(Log(2).find("server 1"), std::string::npos) << Log(2);
+  EXPECT_FALSE(fs::exists(file));
+  const std::string log = Log(2);
+  const size_t at = log.find("caught:");
+  if (at != std::string::npos) std::printf("%s\n", log.substr(at, log.find('\n', at) - at).c_str());
+  ::kill(procs_[0].pid, SIGTERM);
+  Wait(0, Now() + 10);
+}
+
 // A killed server: every worker fails within a second, naming the server.
 TEST_F(Dist, KilledServerMakesWorkersFailFastNamingIt) {
   const std::map<std::string, std::string> env = {

@@ -27,6 +27,23 @@ TEST_F(Dist, BucketFusionGivesTheUnfusedResults) {
   }
 }
 
+// PushPull (fused: the allreduce writes the out) gives Push + Pull's results bit for bit, on 2
+// workers and on 3 (int and string keys; see dist_worker pushpull).
+TEST_F(Dist, PushPullEqualsPushThenPullOnTwoAndThreeWorkers) {
+  for (int n : {2, 3}) {
+    procs_.clear();
+    const fs::path rdv = dir_ / ("rdv" + std::to_string(n));
+    StartWorkers(n, {"pushpull"}, {{"WEFT_RENDEZVOUS", "file:" + rdv.string()}});
+    WaitAll(Now() + 60);
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      EXPECT_EQ(ExitCode(i), 0) << Log(i);
+      EXPECT_NE(Log(i).find("rank " + std::to_string(i) + " of " + std::to_string(n) + ": pushpull OK"),
+                std::string::npos)
+          << Log(i);
+    }
+  }
+}
+
 TEST_F(Dist, ValuesOnThreeWorkersWithTcpRendezvousAndDeviceSync) {
   weft::TcpStoreServer server("127.0.0.1", 0);
   StartWorkers(
@@ -173,12 +190,14 @@ TEST_F(Dist, TrainMnistStopsCleanlyOnSigtermWithItsCheckpointIntact) {
   Wait(0, 60);
   const std::string log = Log(0);
   EXPECT_EQ(ExitCode(0), 124) << log;
-  EXPECT_NE(log.find("] Interrupted (signal 15)"), std::string::npos) << log;
   EXPECT_EQ(log.find("sending SIGKILL"), std::string::npos) << log;
   EXPECT_LT(procs_[0].exited_s, 14);
   const std::string mark = "[0] Saved checkpoint to \"" + prefix + "-";
   const size_t at = log.rfind(mark);
+  // On a loaded machine the workers may still be starting (no interrupt handler yet: SIGTERM's
+  // default action ends them) when the 5 s deadline passes (seen once in a full ctest -j2 run).
   if (at == std::string::npos) GTEST_SKIP() << "no epoch finished before the deadline on this (loaded) machine";
+  EXPECT_NE(log.find("] Interrupted (signal 15)"), std::string::npos) << log;
   const int epoch = std::stoi(log.substr(at + mark.size(), 4));
   Start({TRAIN_MNIST, "--network", "mlp", "--load-epoch", std::to_string(epoch), "--epochs", std::to_string(epoch + 1),
          "--num-examples", "2000", "--model-prefix", prefix, "--data-dir", data},

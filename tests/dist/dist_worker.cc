@@ -16,6 +16,27 @@
 //                                      times to an int, a string and a big key under w += g (applied
 //                                      per push: commutative), then Barrier; the final values must
 //                                      be init + rounds n(n+1)/2; prints "async OK"
+//   dist_worker pushpull               PushPull against Push + Pull on two stores with the same
+//                                      pushes (int keys, then string keys; a small key that goes
+//                                      into a bucket and a 1.2 MB one that travels alone; outs given
+//                                      or in place; a Push after PushPulls; then an optimizer): pulls
+//                                      bit-identical; prints "pushpull OK"
+//   dist_worker states <sgd|adam> <dir>
+//                                      server-side optimizer states (parameter servers; keys 3, 4 and
+//                                      9, key 9 sliced when the bound is below 2000): train 3 rounds,
+//                                      rank 0 saves the states, 3 more rounds -> A. A new store from
+//                                      the saved weights and states, 3 rounds -> must equal A bit for
+//                                      bit; rank 0: a local store loading the servers' file must
+//                                      reach A too, and a server store loading the local store's
+//                                      file must follow the local store for 2 more rounds. dist_sync:
+//                                      one push per worker and round; dist_async: the workers push in
+//                                      turn (Barrier between), so the order of updates is fixed.
+//                                      Prints "states OK"
+//   dist_worker savefail <file>       one worker of dist_async with 2 servers: keys 3 (server 1)
+//                                      and 4 (server 0) trained one round, prints "ready", waits for
+//                                      <file>.go (the test kills a server first), then calls
+//                                      SaveOptimizerStates(<file>): prints "caught: <message>" and
+//                                      exits 3 when it fails, 0 when it succeeds
 //   dist_worker fault <victim> <kill|stop|exit> <round>
 //                                      push/pull rounds; rank <victim> kills (SIGKILL) or stops
 //                                      (SIGSTOP) itself, or exits 0 early, at <round>; a survivor
@@ -332,18 +353,262 @@ int Buckets() {
   return 0;
 }
 
+// ---- states: server-side optimizer states saved and loaded ------------------------------------
+
+namespace {
+
+const std::vector<int> kStateKeys{3, 4, 9};
+Shape StateShape(int k) { return k == 3 ? Shape(4, 5) : k == 4 ? Shape(7) : Shape(20, 100); }
+
+NDArray StateGrad(int q, int round, int k) {
+  const Shape s = StateShape(k);
+  std::vector<float> x(s.Size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = Gen(q, round, k, i);
+  return NDArray(x, s, Context::cpu(0));
+}
+
+std::unique_ptr<weft::Optimizer> StateOptimizer(const std::string& name) {
+  auto opt = weft::OptimizerRegistry::Create(name);
+  if (name == "sgd") opt->SetParam("momentum", 0.9f)->SetParam("lr", 0.1f);
+  opt->SetParam("wd", 0.001f)->SetParam("rescale_grad", 0.5f);
+  return opt;
+}
+
+// One round on a store of the job: dist_sync: every worker pushes its gradients; dist_async: the
+// workers push in turn (the servers apply rank 0's, then rank 1's ...).
+void JobRound(KVStore& kv, int round) {
+  const bool async = KvType() == "dist_async";
+  for (int q = 0; q < kv.num_workers(); ++q) {
+    if (!async || q == kv.rank())
+      for (int k : kStateKeys) kv.Push(k, {StateGrad(kv.rank(), round, k)});
+    if (!async) break;
+    kv.Barrier();
+  }
+}
+
+// The same round in a local store: every rank's gradients, summed (dist_sync; the servers add two
+// workers' pushes, which is the same sum in either order) or one after the other (dist_async).
+void LocalRound(KVStore& kv, int workers, int round) {
+  for (int k : kStateKeys) {
+    if (KvType() == "dist_async") {
+      for (int q = 0; q < workers; ++q) kv.Push(k, {StateGrad(q, round, k)});
+    } else {
+      NDArray sum = StateGrad(0, round, k);
+      for (int q = 1; q < workers; ++q) sum = sum + StateGrad(q, round, k);
+      kv.Push(k, {sum});
+    }
+  }
+}
+
+using KeyValues = std::map<int, std::vector<float>>;
+
+KeyValues PullAll(KVStore& kv) {
+  KeyValues v;
+  for (int k : kStateKeys) {
+    NDArray out = Full(StateShape(k), -7);
+    kv.Pull(k, {out});
+    out.SyncCopyToCPU(&v[k]);
+  }
+  return v;
+}
+
+void ExpectSame(const KeyValues& got, const KeyValues& want, const std::string& what, int rank) {
+  for (const auto& [k, w] : want)
+    for (size_t i = 0; i < w.size(); ++i)
+      if (std::memcmp(&got.at(k)[i], &w[i], sizeof(float)) != 0) {
+        std::fprintf(stderr, "rank %d: %s: key %d element %zu is %.9g, expected %.9g\n", rank, what.c_str(), k, i,
+                     got.at(k)[i], w[i]);
+        std::exit(1);
+      }
+}
+
+// A store of type `type` holding `init`, with the optimizer; `load` (when not empty) loaded by
+// rank 0, then a Barrier.
+std::unique_ptr<KVStore> StateStore(const std::string& type, const KeyValues& init, const std::string& opt,
+                                    const std::string& load) {
+  auto kv = KVStore::Create(type);
+  for (int k : kStateKeys) kv->Init(k, NDArray(init.at(k), StateShape(k), Context::cpu(0)));
+  kv->SetOptimizer(StateOptimizer(opt));
+  if (!load.empty() && kv->rank() == 0) kv->LoadOptimizerStates(load);
+  kv->Barrier();
+  return kv;
+}
+
+int States(const std::string& opt, const std::string& dir) {
+  const std::string ps_file = dir + "/ps.states", local_file = dir + "/local.states";
+  KeyValues init;
+  for (int k : kStateKeys) StateGrad(9, -1, k).SyncCopyToCPU(&init[k]);
+  KeyValues w3, a;  // the weights after round 2 (saved) and after round 5 (continued)
+  int r = 0, n = 0;
+  {
+    auto kv = StateStore(KvType(), init, opt, "");
+    r = kv->rank();
+    n = kv->num_workers();
+    for (int round = 0; round < 3; ++round) JobRound(*kv, round);
+    w3 = PullAll(*kv);
+    if (r == 0) kv->SaveOptimizerStates(ps_file);
+    kv->Barrier();
+    for (int round = 3; round < 6; ++round) JobRound(*kv, round);
+    a = PullAll(*kv);
+  }
+  KeyValues l8;  // the local store after round 7
+  if (r == 0) {
+    auto local = StateStore("local", w3, opt, ps_file);
+    for (int round = 3; round < 6; ++round) LocalRound(*local, n, round);
+    ExpectSame(PullAll(*local), a, "a local store loading the servers' states", r);
+    local->SaveOptimizerStates(local_file);
+    for (int round = 6; round < 8; ++round) LocalRound(*local, n, round);
+    l8 = PullAll(*local);
+  }
+  {
+    auto kv = StateStore(KvType(), w3, opt, ps_file);
+    for (int round = 3; round < 6; ++round) JobRound(*kv, round);
+    ExpectSame(PullAll(*kv), a, "restarted from the saved weights and states", r);
+  }
+  {
+    auto kv = StateStore(KvType(), a, opt, local_file);
+    for (int round = 6; round < 8; ++round) JobRound(*kv, round);
+    const KeyValues c = PullAll(*kv);
+    if (r == 0) ExpectSame(c, l8, "servers loading the local store's states", r);
+    kv->Barrier();
+  }
+  std::printf("rank %d of %d: states OK (%s, %s)\n", r, n, KvType().c_str(), opt.c_str());
+  return 0;
+}
+
+}  // namespace
+
+// ---- savefail: SaveOptimizerStates with a dead server ------------------------------------------
+
+namespace {
+
+int SaveFail(const std::string& file) {
+  try {
+    auto kv = KVStore::Create("dist_async");
+    kv->SetOptimizer(StateOptimizer("sgd"));
+    for (int k : {3, 4}) {
+      kv->Init(k, Full(Shape(10), 1));
+      kv->Push(k, {Full(Shape(10), 0.5f)});
+    }
+    kv->Barrier();
+    std::fprintf(stderr, "ready\n");
+    std::fflush(stderr);
+    for (int i = 0; i < 2000 && ::access((file + ".go").c_str(), F_OK) != 0; ++i) ::usleep(10000);
+    kv->SaveOptimizerStates(file);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "caught: %s\n", e.what());
+    std::fflush(stderr);
+    std::_Exit(3);  // the store's destructor would wait on a broken job: leave at once
+  }
+  return 0;
+}
+
+}  // namespace
+
+// ---- pushpull: the fused PushPull gives Push + Pull's results ---------------------------------
+
+namespace {
+
+std::vector<float> Host(const NDArray& a) {
+  std::vector<float> v;
+  a.SyncCopyToCPU(&v);
+  return v;
+}
+
+void ExpectBits(const NDArray& got, const NDArray& want, const std::string& what, int rank) {
+  const std::vector<float> g = Host(got), w = Host(want);
+  for (size_t i = 0; i < w.size(); ++i)
+    if (std::memcmp(&g[i], &w[i], sizeof(float)) != 0) {
+      std::fprintf(stderr, "rank %d: %s: element %zu is %.9g, expected %.9g\n", rank, what.c_str(), i, g[i], w[i]);
+      std::exit(1);
+    }
+}
+
+// `plain` gets Push + Pull, `fused` PushPull, with the same values; keys[0] small, keys[1] large.
+template <typename K>
+void CheckPushPull(KVStore& plain, KVStore& fused, const std::vector<K>& keys) {
+  const int r = plain.rank();
+  const std::vector<int64_t> sizes{100, 300000};  // 300000 floats: above a quarter of a 4 MiB bucket
+  auto grad = [&](int round, size_t k) {
+    std::vector<float> x(static_cast<size_t>(sizes[k]));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = Gen(r, round, static_cast<int>(k), i);
+    return NDArray(x, Shape(sizes[k]), Context::cpu(0));
+  };
+  for (size_t k = 0; k < keys.size(); ++k)
+    for (KVStore* kv : {&plain, &fused}) kv->Init(keys[k], grad(-1, k));
+  // Round 3's in-place outs (the store keeps them as the values) and their values: the Push of
+  // round 4 must give the store its own array again, leaving them as they are.
+  std::vector<NDArray> kept(keys.size()), kept_value(keys.size());
+  for (int round = 0; round < 6; ++round) {
+    if (round == 5)  // from here on an optimizer updates (PushPull is Push then Pull then)
+      for (KVStore* kv : {&plain, &fused}) {
+        auto opt = weft::OptimizerRegistry::Create("sgd");
+        opt->SetParam("lr", 0.1f)->SetParam("momentum", 0.9f)->SetParam("wd", 0.001f);
+        kv->SetOptimizer(std::move(opt));
+      }
+    for (size_t k = 0; k < keys.size(); ++k) {
+      const std::string what = "round " + std::to_string(round) + " key " + std::to_string(k);
+      const NDArray g = grad(round, k);
+      NDArray a = Full(Shape(sizes[k]), -7), b = Full(Shape(sizes[k]), -7);
+      plain.Push(keys[k], {g});
+      plain.Pull(keys[k], {a});
+      if (round == 3) {  // in place: the pushed array receives the result
+        b = g.Copy(Context::cpu(0));
+        fused.PushPull(keys[k], {b}, {});
+        kept[k] = b;
+        kept_value[k] = a;
+      } else if (round == 4) {  // a plain Push after PushPulls
+        fused.Push(keys[k], {g});
+        fused.Pull(keys[k], {b});
+      } else {
+        fused.PushPull(keys[k], {g}, {b});
+      }
+      ExpectBits(b, a, what, r);
+      NDArray again = Full(Shape(sizes[k]), -7);
+      fused.Pull(keys[k], {again});  // the value the store keeps
+      ExpectBits(again, a, what + " (pulled again)", r);
+      if (round == 4) ExpectBits(kept[k], kept_value[k], what + ": round 3's out after a later Push", r);
+    }
+  }
+  fused.Barrier();
+  plain.Barrier();
+}
+
+int PushPullCheck() {
+  int r = 0, n = 0;
+  {
+    auto plain = KVStore::Create(KvType()), fused = KVStore::Create(KvType());
+    CheckPushPull<int>(*plain, *fused, {3, 9});
+    r = plain->rank();
+    n = plain->num_workers();
+  }
+  {
+    auto plain = KVStore::Create(KvType()), fused = KVStore::Create(KvType());
+    CheckPushPull<std::string>(*plain, *fused, {"small", "large"});
+  }
+  std::printf("rank %d of %d: pushpull OK\n", r, n);
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   try {
     if (what == "values") return Values();
     if (what == "buckets") return Buckets();
+    if (what == "pushpull") return PushPullCheck();
+    if (what == "savefail" && argc == 3) return SaveFail(argv[2]);
     if (what == "async" && argc == 3) return Async(std::atoi(argv[2]));
+    if (what == "states" && argc == 4) return States(argv[2], argv[3]);
     if (what == "fault" && argc == 5) return Fault(std::atoi(argv[2]), argv[3], std::atoi(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   }
   std::fprintf(stderr,
-               "usage: dist_worker values | buckets | async <rounds> | fault <victim rank> <kill|stop|exit> <round>\n");
+               "usage: dist_worker values | buckets | pushpull | async <rounds> | states <sgd|adam> <dir> | savefail "
+               "<file> | fault "
+               "<victim rank> <kill|stop|exit> <round>\n");
   return 2;
 }

@@ -35,7 +35,7 @@
 //             one the stored value is replaced by the sum. With 2-bit gradient compression each
 //             pushed value is quantised first (see SetGradientCompression).
 //   Pull      copies the stored value into every out (any devices).
-//   PushPull  Push then Pull.
+//   PushPull  Push then Pull (fused by the Gloo stores: see PushPull below).
 // Ordering: Push and Pull return at once; the copies, sums and updates are engine operations
 // ordered by the arrays they touch, so a Pull of a key runs after every earlier Push to it, and
 // reading an out (WaitToRead, SyncCopyToCPU) waits for the Pull. `priority` is passed to the
@@ -130,7 +130,13 @@ class WEFT_API KVStore {
   void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs, int priority = 0);
   void Pull(const std::vector<std::string>& keys, const std::vector<std::vector<NDArray>>& outs, int priority = 0);
 
-  /// Push then Pull. Empty `outs` pulls into `values`.
+  /// Push then Pull (MXNet's KVStore::PushPull; checks and errors as both). Empty `outs` pulls
+  /// into `values`. The Gloo stores (dist_sync, dist_device_sync) fuse it when no updater is set,
+  /// there is one out in host memory and the key is not fused into a bucket: the allreduce writes
+  /// the sum straight into the out, and the store keeps that out as the key's value (no copy), as
+  /// MXNet's local store keeps the merged array: writing to the out afterwards changes what a later
+  /// Pull of the key returns, until its next Push or PushPull. Results equal Push then Pull bit for
+  /// bit.
   void PushPull(int key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs, int priority = 0);
   void PushPull(const std::string& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,
                 int priority = 0);
@@ -158,11 +164,18 @@ class WEFT_API KVStore {
 
   /// Writes the optimizer's states (NDArray list format, names "<index>:<k>", plus a record
   /// "__meta__" holding counts and, with dump_optimizer, the optimizer's type and parameters as
-  /// JSON in uint8). Waits for pending updates. Throws weft::Error when no optimizer is set or
-  /// the file cannot be written.
+  /// JSON in uint8), atomically (a temporary file renamed). Waits for pending updates. Parameter-
+  /// server stores (dist_async; dist_sync on zmq) fetch the states from the servers, which run the
+  /// optimizer, and write the same format (any worker may call it; see core/kvstore/kvstore_ps.h);
+  /// the Gloo stores write this worker's (identical on every worker). Throws weft::Error when no
+  /// optimizer is set, the file cannot be written, or a server is dead or misses the op deadline
+  /// (naming it).
   void SaveOptimizerStates(const std::string& file_name, bool dump_optimizer = false) const;
-  /// Reads such a file into the installed optimizer. Throws weft::Error when no optimizer is set,
-  /// the file is unreadable, or it was dumped from another optimizer type.
+  /// Reads such a file into the installed optimizer (parameter servers: sends each server its
+  /// keys' parts; Init the keys first). A file of one store type loads into another when the
+  /// optimizer type matches. Throws weft::Error when no optimizer is set, the file is unreadable,
+  /// it was dumped from another optimizer type, or (servers) a state belongs to no key of the
+  /// store or a server fails.
   void LoadOptimizerStates(const std::string& file_name);
 
   /// The implementation interface (core/kvstore/kvstore_impl.h): KVStoreLocal for "local" and
