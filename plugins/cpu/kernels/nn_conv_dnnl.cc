@@ -1,10 +1,13 @@
 // Convolution through oneDNN 2.x. Tensors stay in weft's plain layouts (src/dst NCHW, weights
-// OIHW or GOIHW, bias X). Layers with at least 16 input and output channels and one group let
-// oneDNN choose its layouts (format any): it then picks its blocked direct-convolution kernels
-// (nChw16c, jit:avx512_core / avx2) instead of the gemm-based ones it must use on plain layouts,
-// and each call reorders operands into and out of the workspace. Measured on LeNet's conv2
+// OIHW or GOIHW, bias X). Layers with one group and at least 16 filters let oneDNN choose its
+// layouts (format any) for the forward and the weight gradient: it then picks its blocked
+// direct-convolution kernels (nChw16c, jit:avx512_core / avx2) instead of the gemm-based ones it
+// must use on plain layouts, and each call reorders operands into and out of the workspace. The
+// data gradient is blocked only with at least 16 input channels as well. Measured on LeNet's conv2
 // (bench/kernels, batch 128, 1 thread, reorders included): forward 45.4 vs 41.5 GFLOP/s, backward
-// 48.1 vs 37.4; on conv1 (1 input channel) the blocked kernels were 80x slower, hence the bound.
+// 48.1 vs 37.4. On conv1 (1 input channel; batch 100, 1 thread, reorders included) the blocked
+// forward took 1.5 ms vs 2.3 ms plain and the blocked weight gradient 1.8 ms vs 7.1 ms plain
+// (3.5 ms im2col), but the blocked data gradient 12 ms vs 2.9 ms plain, hence the second bound.
 // Primitives are built once per node; scratchpads are user-managed (carved from the kernel
 // workspace), so primitives may execute from several threads at once. Add-to requests use a sum
 // post-op for the plain forward and a staging buffer in the workspace otherwise.
@@ -81,10 +84,11 @@ class DnnlConv final : public ConvAlgo {
         g.groups == 1 ? memory::desc({g.f, g.c, g.kh, g.kw}, memory::data_type::f32, tag::oihw)
                       : memory::desc({g.groups, g.fg(), g.cg(), g.kh, g.kw}, memory::data_type::f32, tag::goihw);
     const memory::desc bias_md = g.bias ? memory::desc({g.f}, memory::data_type::f32, tag::x) : memory::desc();
-    const bool blocked = g.groups == 1 && g.c >= 16 && g.f >= 16;
+    const bool blocked = DnnlBlockedConv(g), blocked_x = blocked && g.c >= 16;
     auto any = [&](const memory::desc& md) {
       return blocked ? memory::desc(md.dims(), memory::data_type::f32, tag::any) : md;
     };
+    auto any_x = [&](const memory::desc& md) { return blocked_x ? any(md) : md; };
 
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -111,9 +115,15 @@ class DnnlConv final : public ConvAlgo {
     fwd_stage_ = fcur;
     fwd_ws_ = fcur + (f_dst_.same() ? 0 : DnnlRoundUp(dst_md.get_size()));
 
-    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any(src_md), any(wei_md), any(dst_md),
-                                             strides, dil, pad_l, pad_r);
-    dnnl::convolution_backward_data::primitive_desc bpd(bd, attr, DnnlEngine(), fpd);
+    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any_x(src_md), any_x(wei_md),
+                                             any_x(dst_md), strides, dil, pad_l, pad_r);
+    // The data gradient on plain layouts needs a plain forward as its hint.
+    const dnnl::convolution_forward::desc fd_plain(dnnl::prop_kind::forward_training,
+                                                   dnnl::algorithm::convolution_direct, src_md, wei_md, bias_md, dst_md,
+                                                   strides, dil, pad_l, pad_r);
+    dnnl::convolution_backward_data::primitive_desc bpd(
+        bd, attr, DnnlEngine(),
+        blocked == blocked_x ? fpd : dnnl::convolution_forward::primitive_desc(fd_plain, attr, DnnlEngine()));
     dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, any(src_md), any(wei_md), bias_md,
                                                 any(dst_md), strides, dil, pad_l, pad_r);
     dnnl::convolution_backward_weights::primitive_desc wpd(wd, attr, DnnlEngine(), fpd);
