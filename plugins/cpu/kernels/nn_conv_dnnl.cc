@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -213,10 +214,71 @@ class DnnlConv final : public ConvAlgo {
   uint64_t fwd_scratch_ = 0, fwd_stage_ = 0, fwd_ws_ = 0, bwd_scratch_ = 0, bwd_ws_ = 0, gx_bytes_ = 0, gw_bytes_ = 0;
 };
 
+// Blocked layouts cost a reorder of the large operands on every call. Over a whole batch of a
+// layer with big planes those buffers leave the cache between the primitive and its reorder
+// (LeNet conv1, batch 100: a 7.4 MB blocked output), and the reorder runs at memory speed: 1.5 ms
+// of the forward's 2.8 ms, the primitive itself 1.25 ms. Running such layers in chunks of images
+// whose blocked operands fit in the L2 cache keeps each chunk there between the primitive and the
+// reorder. The weight and bias gradients are sums over the images: the first chunk honours the
+// request, later chunks add to it.
+class ChunkedConv final : public ConvAlgo {
+ public:
+  ChunkedConv(const ConvGeom& g, int64_t chunk) : g_(g), chunk_(chunk) {
+    ConvGeom part = g;
+    part.n = chunk;
+    full_ = std::make_unique<DnnlConv>(part);
+    if (g.n % chunk != 0) {
+      part.n = g.n % chunk;
+      rest_ = std::make_unique<DnnlConv>(part);
+    }
+  }
+  uint64_t ForwardWorkspace() const override {
+    return std::max(full_->ForwardWorkspace(), rest_ ? rest_->ForwardWorkspace() : 0);
+  }
+  uint64_t BackwardWorkspace() const override {
+    return std::max(full_->BackwardWorkspace(), rest_ ? rest_->BackwardWorkspace() : 0);
+  }
+  void Forward(const float* x, const float* w, const float* b, float* y, int32_t req, void* ws) const override {
+    for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_)
+      Part(n0).Forward(x + n0 * InImage(), w, b, y + n0 * OutImage(), req, ws);
+  }
+  void Backward(const float* gy, const float* x, const float* w, float* gx, int32_t req_x, float* gw, int32_t req_w,
+                float* gb, int32_t req_b, void* ws) const override {
+    for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_) {
+      const int32_t rw = n0 == 0 || weft::sdk::IsNull(req_w) ? req_w : WEFT_REQ_ADD;
+      const int32_t rb = n0 == 0 || weft::sdk::IsNull(req_b) ? req_b : WEFT_REQ_ADD;
+      Part(n0).Backward(gy + n0 * OutImage(), x + n0 * InImage(), w, gx ? gx + n0 * InImage() : nullptr, req_x, gw, rw,
+                        gb, rb, ws);
+    }
+  }
+
+  /// Images per chunk for g, or 0 when the whole batch's blocked operands are small enough.
+  static int64_t ChunkFor(const ConvGeom& g) {
+    constexpr uint64_t kWholeBatchBytes = uint64_t{4} << 20, kChunkBytes = uint64_t{512} << 10;
+    if (!DnnlBlockedConv(g)) return 0;
+    // Blocked operands pad channels to a multiple of 16; the largest per image decides.
+    auto padded = [](int64_t ch) { return static_cast<uint64_t>((ch + 15) / 16 * 16); };
+    const uint64_t image = sizeof(float) * std::max(padded(g.f) * g.out_plane(), padded(g.c) * g.in_plane());
+    if (image * static_cast<uint64_t>(g.n) <= kWholeBatchBytes) return 0;
+    return std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / image));
+  }
+
+ private:
+  const DnnlConv& Part(int64_t n0) const { return n0 + chunk_ <= g_.n ? *full_ : *rest_; }
+  int64_t InImage() const { return g_.c * g_.in_plane(); }
+  int64_t OutImage() const { return g_.f * g_.out_plane(); }
+
+  ConvGeom g_;
+  int64_t chunk_;
+  std::unique_ptr<DnnlConv> full_, rest_;
+};
+
 }  // namespace
 
 std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host) {
   try {
+    const int64_t chunk = ChunkedConv::ChunkFor(g);
+    if (chunk > 0 && chunk < g.n) return std::make_unique<ChunkedConv>(g, chunk);
     return std::make_unique<DnnlConv>(g);
   } catch (const dnnl::error& e) {
     weft::sdk::Log(host, WEFT_LOG_DEBUG, std::string("oneDNN convolution unavailable, using im2col: ") + e.what());
