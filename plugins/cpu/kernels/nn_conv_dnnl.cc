@@ -137,7 +137,9 @@ class DnnlConv final : public ConvAlgo {
     b_gy_ = MakeOperand(dst_md, bpd.diff_dst_desc(), true, bcur);
     b_wei_ = MakeOperand(wei_md, bpd.weights_desc(), true, bcur);
     b_gx_ = MakeOperand(src_md, bpd.diff_src_desc(), false, bcur);
-    w_gy_ = MakeOperand(dst_md, wpd.diff_dst_desc(), true, bcur);
+    // Both gradients read out_grad in one blocked layout (LeNet conv2): reordered once per call.
+    share_gy_ = !b_gy_.same() && b_gy_.wanted == wpd.diff_dst_desc();
+    w_gy_ = share_gy_ ? b_gy_ : MakeOperand(dst_md, wpd.diff_dst_desc(), true, bcur);
     w_src_ = MakeOperand(src_md, wpd.src_desc(), true, bcur);
     w_gw_ = MakeOperand(wei_md, wpd.diff_weights_desc(), false, bcur);
     bias_md_ = bias_md;
@@ -172,8 +174,10 @@ class DnnlConv final : public ConvAlgo {
     float* stage_x = reinterpret_cast<float*>(base + bwd_scratch_);
     float* stage_w = reinterpret_cast<float*>(base + bwd_scratch_ + gx_bytes_);
     float* stage_b = reinterpret_cast<float*>(base + bwd_scratch_ + gx_bytes_ + gw_bytes_);
+    bool gy_reordered = false;  // the data gradient left out_grad's blocked copy for the weights pass
     if (!weft::sdk::IsNull(req_x)) {
       float* out = req_x == WEFT_REQ_ADD ? stage_x : gx;
+      gy_reordered = share_gy_;
       bwd_data_.execute(s, {{DNNL_ARG_DIFF_DST, In(b_gy_, gy, base, s)},
                             {DNNL_ARG_WEIGHTS, In(b_wei_, w, base, s)},
                             {DNNL_ARG_DIFF_SRC, Out(b_gx_, out, base)},
@@ -187,7 +191,8 @@ class DnnlConv final : public ConvAlgo {
       // The weights primitive always produces both; unwanted or add-to results go to staging.
       float* ow = want_w && req_w != WEFT_REQ_ADD ? gw : stage_w;
       float* ob = want_b && req_b != WEFT_REQ_ADD ? gb : stage_b;
-      std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_DST, In(w_gy_, gy, base, s)},
+      memory gy_m = gy_reordered ? memory(w_gy_.wanted, DnnlEngine(), base + w_gy_.offset) : In(w_gy_, gy, base, s);
+      std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_DST, gy_m},
                                               {DNNL_ARG_SRC, In(w_src_, x, base, s)},
                                               {DNNL_ARG_DIFF_WEIGHTS, Out(w_gw_, ow, base)},
                                               {DNNL_ARG_SCRATCHPAD, scratch}};
@@ -211,6 +216,7 @@ class DnnlConv final : public ConvAlgo {
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_w_;
   Operand f_src_, f_wei_, f_dst_, b_gy_, b_wei_, b_gx_, w_gy_, w_src_, w_gw_;
+  bool share_gy_ = false;
   uint64_t fwd_scratch_ = 0, fwd_stage_ = 0, fwd_ws_ = 0, bwd_scratch_ = 0, bwd_ws_ = 0, gx_bytes_ = 0, gw_bytes_ = 0;
 };
 
