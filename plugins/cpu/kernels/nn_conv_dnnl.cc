@@ -86,15 +86,22 @@ class DnnlConv final : public ConvAlgo {
                       : memory::desc({g.groups, g.fg(), g.cg(), g.kh, g.kw}, memory::data_type::f32, tag::goihw);
     const memory::desc bias_md = g.bias ? memory::desc({g.f}, memory::data_type::f32, tag::x) : memory::desc();
     const bool blocked = DnnlBlockedConv(g), blocked_x = blocked && g.c >= 16;
-    auto any = [&](const memory::desc& md) {
-      return blocked ? memory::desc(md.dims(), memory::data_type::f32, tag::any) : md;
+    // Channel counts that are not multiples of 16 (LeNet conv2: 20 -> 50) run faster with
+    // activations in nhwc (oneDNN's brgconv forward, no padding to whole 16-channel blocks) than
+    // blocked; the weights stay in the layout oneDNN picks. Batch 100, 1 thread, primitives only:
+    // forward 3.3 vs 5.5 ms, data gradient 4.7 vs 5.3, weight gradient 4.3 vs 6.3.
+    const bool nhwc = blocked_x && (g.c % 16 != 0 || g.f % 16 != 0);
+    auto any = [&](const memory::desc& md, bool weights = false) {
+      if (!blocked) return md;
+      return memory::desc(md.dims(), memory::data_type::f32, nhwc && !weights ? tag::nhwc : tag::any);
     };
-    auto any_x = [&](const memory::desc& md) { return blocked_x ? any(md) : md; };
+    auto any_x = [&](const memory::desc& md, bool weights = false) { return blocked_x ? any(md, weights) : md; };
 
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                       any(src_md), any(wei_md), bias_md, any(dst_md), strides, dil, pad_l, pad_r);
+                                       any(src_md), any(wei_md, true), bias_md, any(dst_md), strides, dil, pad_l,
+                                       pad_r);
     dnnl::convolution_forward::primitive_desc fpd(fd, attr, DnnlEngine());
     fwd_ = dnnl::convolution_forward(fpd);
     fwd_scratch_ = DnnlRoundUp(fpd.scratchpad_desc().get_size());
@@ -116,7 +123,7 @@ class DnnlConv final : public ConvAlgo {
     fwd_stage_ = fcur;
     fwd_ws_ = fcur + (f_dst_.same() ? 0 : DnnlRoundUp(dst_md.get_size()));
 
-    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any_x(src_md), any_x(wei_md),
+    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any_x(src_md), any_x(wei_md, true),
                                              any_x(dst_md), strides, dil, pad_l, pad_r);
     // The data gradient on plain layouts needs a plain forward as its hint.
     const dnnl::convolution_forward::desc fd_plain(dnnl::prop_kind::forward_training,
@@ -125,8 +132,8 @@ class DnnlConv final : public ConvAlgo {
     dnnl::convolution_backward_data::primitive_desc bpd(
         bd, attr, DnnlEngine(),
         blocked == blocked_x ? fpd : dnnl::convolution_forward::primitive_desc(fd_plain, attr, DnnlEngine()));
-    dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, any(src_md), any(wei_md), bias_md,
-                                                any(dst_md), strides, dil, pad_l, pad_r);
+    dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, any(src_md), any(wei_md, true),
+                                                bias_md, any(dst_md), strides, dil, pad_l, pad_r);
     dnnl::convolution_backward_weights::primitive_desc wpd(wd, attr, DnnlEngine(), fpd);
     bwd_data_ = dnnl::convolution_backward_data(bpd);
     bwd_w_ = dnnl::convolution_backward_weights(wpd);
