@@ -136,6 +136,10 @@ const std::vector<ConvCase>& ConvCases() {
       {{2, 3, 11}, 4, 1, {3}, {2}, {1}, {1}, false},
       {{2, 1, 28, 28}, 20, 1, {5, 5}, {1, 1}, {0, 0}, {1, 1}, false},   // LeNet conv1
       {{2, 20, 12, 12}, 50, 1, {5, 5}, {1, 1}, {0, 0}, {1, 1}, false},  // LeNet conv2
+      {{2, 3, 9, 9}, 16, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},     // oneDNN: blocked, plain data gradient
+      {{2, 24, 7, 7}, 20, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},    // oneDNN: nhwc
+      // Blocked operands over 4 MB: oneDNN runs in chunks of 7 images (8 chunks + a rest of 5).
+      {{61, 1, 28, 28}, 20, 1, {5, 5}, {1, 1}, {0, 0}, {1, 1}, false},
   };
   return cases;
 }
@@ -287,6 +291,43 @@ TEST(NNKernels, PoolingMatchesReference) {
       CheckGradient(g);
     }
   }
+}
+
+// The 2x2 stride-2 max path (vector lanes of 8 and 4 windows, then scalar) against the generic
+// rule: forward max in window order, gradient to the first maximum of each window. Small integer
+// values make ties frequent; NaNs are dropped by max (as std::max from -inf does) and never take
+// the gradient unless first in their window. 26 columns = 13 windows per row: 8 + 4 + 1.
+TEST(NNKernels, MaxPooling2x2MatchesGenericRuleWithTies) {
+  std::mt19937 rng(static_cast<unsigned>(TestSeed()));
+  const std::vector<int64_t> shape = {2, 3, 6, 26}, oshape = {2, 3, 3, 13};
+  std::vector<float> v(static_cast<size_t>(Prod(shape)));
+  std::uniform_int_distribution<int> pick(0, 3);
+  for (float& e : v) e = static_cast<float>(pick(rng));
+  for (size_t i = 5; i < v.size(); i += 37) v[i] = NAN;
+  std::vector<float> go = Random(rng, Prod(oshape));
+  std::vector<float> ref_y(go.size()), ref_gx(v.size(), 0.0f);
+  for (int64_t p = 0; p < 6; ++p)
+    for (int64_t oy = 0; oy < 3; ++oy)
+      for (int64_t ox = 0; ox < 13; ++ox) {
+        float mx = -INFINITY, picked = 0.0f;  // the output; the value holding the gradient
+        int64_t best = -1;
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j) {
+            const int64_t at = (p * 6 + 2 * oy + i) * 26 + 2 * ox + j;
+            if (best < 0 || v[at] > picked) best = at, picked = v[at];
+            mx = std::max(mx, v[at]);
+          }
+        const int64_t o = (p * 3 + oy) * 13 + ox;
+        ref_y[o] = mx;
+        ref_gx[best] += go[o];
+      }
+  const Attrs a = {{"pool_type", "max"}, {"kernel", "(2, 2)"}, {"stride", "(2, 2)"}};
+  const Buf x = Buf::F(shape, v), gy = Buf::F(oshape, go);
+  const std::vector<Buf> y = RunOp("Pooling", a, {x}, {oshape});
+  EXPECT_EQ(y[0].floats(), ref_y);
+  const std::vector<Buf> gx = RunOp("_backward_Pooling", a, {gy, x, y[0]}, {shape});
+  EXPECT_EQ(gx[0].floats(), ref_gx);
+  CheckReqModes("_backward_Pooling", a, {gy, x, y[0]}, {shape});
 }
 
 }  // namespace

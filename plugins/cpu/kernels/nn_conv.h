@@ -46,6 +46,11 @@ class ConvAlgo {
                         int32_t req_w, float* gb, int32_t req_b, void* ws) const = 0;
 };
 
+/// True when the oneDNN algorithm runs the forward and the weight gradient on layouts oneDNN
+/// picks (one group, at least 16 filters): blocked, or nhwc activations when a channel count is not
+/// a multiple of 16; the data gradient also needs 16 input channels (nn_conv_dnnl.cc).
+inline bool DnnlBlockedConv(const ConvGeom& g) { return g.groups == 1 && g.f >= 16; }
+
 std::unique_ptr<ConvAlgo> MakeIm2colConv(const ConvGeom& g);
 /// nullptr when oneDNN has no implementation for the geometry.
 std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host);

@@ -1,9 +1,10 @@
 // Convolution and _backward_Convolution (MXNet 1.9 attributes; 1-D NCW and 2-D NCHW). The
 // algorithm is chosen once per node and pass, from bench/kernels measurements on LeNet shapes
 // (1 thread): the forward uses oneDNN (38 vs 26 GFLOP/s on conv1, 62 vs 54 on conv2); the
-// backward uses im2col + sgemm for layers with fewer than 4 input channels per group (LeNet conv1:
-// 27 vs 21 GFLOP/s, oneDNN's plain-layout backward is weak there) and oneDNN otherwise (conv2:
-// 56 vs 54). im2col is also the fallback where oneDNN has no implementation.
+// backward uses im2col + sgemm for layers with fewer than 4 input channels per group that oneDNN
+// would run on plain layouts (its plain-layout backward is weak there: 21 vs 27 GFLOP/s) and
+// oneDNN otherwise (conv2: 56 vs 54; LeNet conv1, blocked weight gradient: 1.8 vs 3.5 ms per
+// batch of 100). im2col is also the fallback where oneDNN has no implementation.
 // WEFT_CPU_CONV_ALGO=im2col or =dnnl (host config / environment) forces one for both passes.
 #include <cstdlib>
 #include <string>
@@ -83,7 +84,7 @@ std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bo
   std::string want = ConvAlgoSetting(s.host);
   if (!want.empty() && want != "im2col" && want != "dnnl")
     Invalid(s, "WEFT_CPU_CONV_ALGO='" + want + "' is not one of im2col, dnnl");
-  if (want.empty() && backward && g.cg() < 4) want = "im2col";
+  if (want.empty() && backward && g.cg() < 4 && !DnnlBlockedConv(g)) want = "im2col";
   if (want == "im2col") return MakeIm2colConv(g);
   std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g, s.host) : nullptr;
   if (a == nullptr && want == "dnnl") Unsupported(s, "oneDNN has no convolution for this geometry");
