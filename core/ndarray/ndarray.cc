@@ -166,6 +166,29 @@ void NDArray::CopyRowsFromHostAsync(const void* src, std::vector<uint32_t> rows,
                           chunk_->ctx, {}, {chunk_->var}, FnProperty::kCopyToDevice, 0, "CopyRowsFromHost");
 }
 
+NDArray NDArray::FromHostRows(const void* src, std::vector<uint32_t> rows, size_t row_bytes, const Shape& shape,
+                              const Context& context, DType dtype) {
+  NDArray a(shape, context, /*delay_alloc=*/false, dtype);
+  if (!a.chunk_->device->host_addressable()) {
+    a.CopyRowsFromHostAsync(src, std::move(rows), row_bytes);
+    return a;
+  }
+  WEFT_CHECK(rows.size() * row_bytes == a.Bytes(),
+             "FromHostRows: {} rows of {} bytes given for an array of shape {} {} ({} bytes)", rows.size(), row_bytes,
+             shape, DTypeName(dtype), a.Bytes());
+  // No operation can have been pushed on the new array, and its memory came back to the pool
+  // only after every operation on its previous owner completed: writing it here is safe.
+  auto* to = reinterpret_cast<uint8_t*>(a.dptr() + a.offset_);
+  const auto* from = static_cast<const uint8_t*>(src);
+  for (size_t i = 0; i < rows.size();) {
+    size_t run = 1;  // consecutive source rows: one block
+    while (i + run < rows.size() && rows[i + run] == rows[i] + run) ++run;
+    std::memcpy(to + i * row_bytes, from + size_t{rows[i]} * row_bytes, run * row_bytes);
+    i += run;
+  }
+  return a;
+}
+
 void NDArray::CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) const {
   CheckAndAlloc();
   const weft_device_ptr base = dptr();

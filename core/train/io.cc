@@ -179,12 +179,11 @@ bool MNISTIter::Next() {
   }
   std::vector<uint32_t> rows(index_.begin(), index_.end());
   // Fresh arrays per batch: a consumer may still be reading the previous batch asynchronously.
-  // The rows are gathered straight from images_ by a queued copy: no staging copy on this
-  // thread and no wait (the destructor waits for the last batch's copies).
-  data_ = NDArray(data_.GetShape(), options_.context, false);
-  label_ = NDArray(label_.GetShape(), options_.context, false);
-  data_.CopyRowsFromHostAsync(images_.data(), rows, pixels_ * sizeof(float));
-  label_.CopyRowsFromHostAsync(labels_.data(), std::move(rows), sizeof(float));
+  // On the cpu the rows are gathered here, while the engine still runs the previous step (a
+  // queued gather waited behind it: ~100 us per shuffled MNIST batch on the worker); elsewhere
+  // by a queued copy (the destructor waits for the last batch's copies).
+  data_ = NDArray::FromHostRows(images_.data(), rows, pixels_ * sizeof(float), data_.GetShape(), options_.context);
+  label_ = NDArray::FromHostRows(labels_.data(), std::move(rows), sizeof(float), label_.GetShape(), options_.context);
   cursor_ += b;
   return true;
 }

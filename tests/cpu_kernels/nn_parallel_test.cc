@@ -87,12 +87,12 @@ TEST(ParallelKernels, Im2colConvolutionBackwardMatchesOneDnn) {
   for (size_t i = 0; i < grads.size(); ++i) EXPECT_LE(Nmse(res[1][i].floats(), res[0][i].floats()), 1e-10) << i;
 }
 
-// Products of at least 2^21 multiply-adds are split over the team in blocks of C's rows or
-// columns (nn_common.cc Sgemm): the MLP's first layer at batch 100 takes both ways (the forward
-// and the data gradient split rows, the weight gradient columns).
+// Products of at least 2^24 multiply-adds are split over the team in blocks of C's rows or
+// columns (nn_common.cc Sgemm): a 784-64 layer at batch 400 (20 M each) takes both ways (the
+// forward splits rows, the weight and data gradients columns).
 TEST(ParallelKernels, FullyConnectedSplitProductsMatchReference) {
   std::mt19937 rng(static_cast<unsigned>(TestSeed()));
-  const int64_t n = 100, k = 784, h = 128;
+  const int64_t n = 400, k = 784, h = 64;
   const Attrs a = {{"num_hidden", std::to_string(h)}};
   Buf x = Buf::F({n, k}, Random(rng, n * k)), w = Buf::F({h, k}, Random(rng, h * k));
   Buf b = Buf::F({h}, Random(rng, h)), gy = Buf::F({n, h}, Random(rng, n * h));

@@ -193,6 +193,14 @@ class WEFT_API NDArray {
   /// buffer here first. The caller keeps `src` alive and unchanged until the copy completed
   /// (WaitToRead). Throws weft::Error when rows.size() * row_bytes != Bytes().
   void CopyRowsFromHostAsync(const void* src, std::vector<uint32_t> rows, size_t row_bytes);
+  /// A new (float32 unless `dtype`) array of `shape` on `context` holding rows gathered from
+  /// host memory as CopyRowsFromHostAsync does. On host-addressable devices the rows are copied
+  /// on the calling thread before it returns: a new array has no pending operations, so the
+  /// gather neither waits nor queues behind the engine's work (a data iterator's gather then
+  /// overlaps the previous step's compute); `src` may change once it returned. Elsewhere it is
+  /// CopyRowsFromHostAsync on a new array. Throws weft::Error as CopyRowsFromHostAsync.
+  static NDArray FromHostRows(const void* src, std::vector<uint32_t> rows, size_t row_bytes, const Shape& shape,
+                              const Context& context, DType dtype = DType::kFloat32);
   /// True when both arrays view the same chunk.
   bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
 

@@ -50,9 +50,12 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   // One thread pool (thread_plan.h): with an OpenMP team of several threads OpenBLAS stays at one
   // thread, and products large enough to share are split into blocks of C's rows (or columns,
   // whichever dimension is longer) that the team's threads compute with single-threaded OpenBLAS
-  // calls. Below the size (about 30 µs on one core) waking the team costs more than it saves.
+  // calls. Below the size (about 300 µs on one core) splitting lost in whole training steps,
+  // although a lone product gains (MLP 784-128 at batch 100: 229 -> 160 µs): the second core is
+  // better spent on the host thread's batch gather and pushes than on the team's hand-offs (MLP
+  // training at 2 threads 110 k -> 140 k samples/s with 2^24 instead of 2^21; LeNet unchanged).
   // (oneDNN's dnnl_sgemm on the team was slower here: MLP inference 72 k vs 200 k samples/s.)
-  constexpr int64_t kSplitMacs = int64_t{1} << 21;
+  constexpr int64_t kSplitMacs = int64_t{1} << 24;
   if (CurrentThreadPlan().omp > 1 && m * n * k >= kSplitMacs) {
     const bool rows = m >= n;
     ParallelChunks(rows ? m : n, m * n * k, [&](int64_t i0, int64_t i1, int) {
