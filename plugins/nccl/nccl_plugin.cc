@@ -165,6 +165,7 @@ class NcclPlugin final : public sdk::Plugin {
     api_.struct_size = sizeof(api_);
     api_.name = "nccl";
     api_.kvstore_types = "nccl,dist_device_sync";
+    api_.device_type = "cuda";
     api_.comm_init = [](void* s, weft_comm_init_args* a) noexcept {
       return sdk::Guard(sdk::HostOf(s), [&] { static_cast<NcclPlugin*>(s)->Init(a); });
     };
