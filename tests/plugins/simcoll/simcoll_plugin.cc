@@ -199,6 +199,9 @@ float* HostPointer(const weft_host_api* host, const weft_buffer& b, const char* 
   return static_cast<float*>(n.handle);
 }
 
+constexpr const char* kNoDevices =
+    "WEFT_SIMCOLL_DEVICES is 0 (simcoll is a test stand-in for NCCL on simdev; tests set it to use it)";
+
 class SimcollPlugin final : public sdk::Plugin {
  public:
   explicit SimcollPlugin(const weft_host_api* host)
@@ -237,8 +240,7 @@ class SimcollPlugin final : public sdk::Plugin {
     };
     api_.device_count = [](void* s, const char** reason) noexcept -> int32_t {
       auto* p = static_cast<SimcollPlugin*>(s);
-      if (reason != nullptr && p->devices_ == 0)
-        *reason = "WEFT_SIMCOLL_DEVICES is 0 (simcoll is a test stand-in for NCCL on simdev; tests set it to use it)";
+      if (reason != nullptr && p->devices_ == 0) *reason = kNoDevices;
       return p->devices_;
     };
     Provide(&api_);
@@ -255,29 +257,14 @@ class SimcollPlugin final : public sdk::Plugin {
 };
 
 void SimcollPlugin::Init(weft_comm_init_args* a) {
-  if (a == nullptr || a->world_size < 1 || a->rank < 0 || a->rank >= a->world_size)
-    throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "simcoll comm_init: rank outside world_size");
-  if (a->device_type == nullptr || std::strcmp(a->device_type, "simdev") != 0)
-    throw sdk::Error(WEFT_ERR_UNSUPPORTED,
-                     "simcoll comm_init: it communicates on simdev memory (device_type "
-                     "\"simdev\"), not on " +
-                         std::string(a->device_type ? a->device_type : "host memory"));
-  if (a->device < 0 || a->device >= devices_)
-    throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "simcoll comm_init: simdev(" + std::to_string(a->device) +
-                                                    ") is not one of its " + std::to_string(devices_) + " devices");
+  const nccl_transport::CommSettings settings =
+      nccl_transport::ReadCommArgs(a, "simcoll", "simdev", devices_, kNoDevices);
   auto c = std::make_unique<Comm>();
   c->host = host();
-  c->rank = a->rank;
-  c->size = a->world_size;
-  const int64_t rdv_ms = a->timeout_ms > 0 ? a->timeout_ms : 300000;
-  c->op_timeout_ms = rdv_ms;
-  for (int32_t i = 0; i < a->num_attrs; ++i) {
-    const std::string k = a->attrs[i].key ? a->attrs[i].key : "";
-    if (k != "op_timeout_ms")
-      throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT,
-                       "simcoll comm_init: unknown attribute '" + k + "' (known: op_timeout_ms)");
-    c->op_timeout_ms = std::stoll(a->attrs[i].value ? a->attrs[i].value : "0");
-  }
+  c->rank = settings.rank;
+  c->size = settings.size;
+  c->op_timeout_ms = settings.op_timeout_ms;
+  const int64_t rdv_ms = settings.rendezvous_ms;
   const std::string id = nccl_transport::ExchangeId(
       host(), a->prefix ? a->prefix : "simcoll", c->rank, 16,
       [] {
