@@ -114,12 +114,7 @@ void KVStoreNccl::PushImpl(const Key& key, const std::vector<NDArray>& values, i
     NDArray::CopyFromTo(b.recv, b.at_sum, priority);
     reduced = b.at_sum;
   }
-  if (has_updater()) {
-    if (stored.GetContext() != reduced.GetContext()) stored = stored.Copy(reduced.GetContext());
-    ApplyUpdate(key, reduced, &stored);
-  } else {
-    NDArray::CopyFromTo(reduced, stored, priority);
-  }
+  UpdateStored(key, reduced, priority);
 }
 
 }  // namespace weft::kv

@@ -17,7 +17,23 @@ std::map<std::string, std::string> DeviceEnv(const std::string& type) {
   return {{"WEFT_SIMCOLL_DEVICES", "1"}, {"DIST_KV_TYPE", type}};
 }
 
-TEST_F(Dist, NcclValuesOnSimdevMatchTheSingleProcessStoreOnTwoWorkersUnderTheLauncher) {
+class DeviceDist : public Dist {
+ protected:
+  // Starts `n` device_comm_worker processes (ranks 0..n-1) with `args`, `env`, rendezvous `rdv`.
+  void StartDeviceWorkers(int n, const std::vector<std::string>& args, std::map<std::string, std::string> env,
+                          const std::string& rdv) {
+    env["WEFT_NUM_WORKERS"] = std::to_string(n);
+    env["WEFT_RENDEZVOUS"] = rdv;
+    std::vector<std::string> argv{DEVICE_WORKER};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (int r = 0; r < n; ++r) {
+      env["WEFT_RANK"] = std::to_string(r);
+      Start(argv, env, "rank" + std::to_string(r));
+    }
+  }
+};
+
+TEST_F(DeviceDist, NcclValuesOnSimdevMatchTheSingleProcessStoreOnTwoWorkersUnderTheLauncher) {
   auto env = DeviceEnv("nccl");
   Start({WEFT_LAUNCH, "-n", "2", "--timeout", "60", "--rendezvous", "file", "--", DEVICE_WORKER, "values"}, env,
         "launcher");
@@ -28,16 +44,11 @@ TEST_F(Dist, NcclValuesOnSimdevMatchTheSingleProcessStoreOnTwoWorkersUnderTheLau
   EXPECT_NE(log.find("[1] rank 1 of 2: values OK (nccl)"), std::string::npos) << log;
 }
 
-TEST_F(Dist, DeviceSyncOnSimdevMatchesTheSingleProcessStoreOnThreeWorkers) {
+TEST_F(DeviceDist, DeviceSyncOnSimdevMatchesTheSingleProcessStoreOnThreeWorkers) {
   weft::TcpStoreServer server("127.0.0.1", 0);
   auto env = DeviceEnv("dist_device_sync");
-  env["WEFT_RENDEZVOUS"] = "tcp:127.0.0.1:" + std::to_string(server.port());
   env["WEFT_LOG_LEVEL"] = "info";
-  for (int r = 0; r < 3; ++r) {
-    env["WEFT_RANK"] = std::to_string(r);
-    env["WEFT_NUM_WORKERS"] = "3";
-    Start({DEVICE_WORKER, "values"}, env, "rank" + std::to_string(r));
-  }
+  StartDeviceWorkers(3, {"values"}, env, "tcp:127.0.0.1:" + std::to_string(server.port()));
   WaitAll(60);
   for (size_t i = 0; i < procs_.size(); ++i) {
     EXPECT_EQ(ExitCode(i), 0) << Log(i);
@@ -47,7 +58,7 @@ TEST_F(Dist, DeviceSyncOnSimdevMatchesTheSingleProcessStoreOnThreeWorkers) {
 }
 
 // Host arrays (cpu(0), cpu(1)) on the device path: the generic dist worker's MXNet numbers.
-TEST_F(Dist, NcclWithHostArraysGivesMxnetsNumbers) {
+TEST_F(DeviceDist, NcclWithHostArraysGivesMxnetsNumbers) {
   StartWorkers(2, {"values"}, DeviceEnv("nccl"));
   WaitAll(60);
   for (size_t i = 0; i < procs_.size(); ++i) {
@@ -57,14 +68,8 @@ TEST_F(Dist, NcclWithHostArraysGivesMxnetsNumbers) {
 }
 
 // Pushes from three threads in a fixed turn, inputs ready in a different order on each rank.
-TEST_F(Dist, NcclIssuesCollectivesInPushOrderFromSeveralThreads) {
-  auto env = DeviceEnv("nccl");
-  env["WEFT_NUM_WORKERS"] = "3";
-  env["WEFT_RENDEZVOUS"] = "file:" + (dir_ / "rdv").string();
-  for (int r = 0; r < 3; ++r) {
-    env["WEFT_RANK"] = std::to_string(r);
-    Start({DEVICE_WORKER, "threads", "10"}, env, "rank" + std::to_string(r));
-  }
+TEST_F(DeviceDist, NcclIssuesCollectivesInPushOrderFromSeveralThreads) {
+  StartDeviceWorkers(3, {"threads", "10"}, DeviceEnv("nccl"), "file:" + (dir_ / "rdv").string());
   WaitAll(60);
   for (size_t i = 0; i < procs_.size(); ++i) {
     EXPECT_EQ(ExitCode(i), 0) << Log(i);
@@ -73,7 +78,7 @@ TEST_F(Dist, NcclIssuesCollectivesInPushOrderFromSeveralThreads) {
 }
 
 // A killed worker: the survivors fail within the op deadline (2 s), naming it.
-TEST_F(Dist, NcclKilledWorkerMakesSurvivorsFailWithinTheDeadlineNamingIt) {
+TEST_F(DeviceDist, NcclKilledWorkerMakesSurvivorsFailWithinTheDeadlineNamingIt) {
   auto env = DeviceEnv("nccl");
   env["WEFT_KVSTORE_TIMEOUT"] = "2";
   StartWorkers(3, {"fault", "1", "kill", "20"}, env);
