@@ -25,14 +25,14 @@ std::optional<int64_t> FirstInt(std::initializer_list<const char*> names) {
   return std::nullopt;
 }
 
-bool Serves(const weft_transport_api& t, const std::string& type) {
+}  // namespace
+
+bool ServesType(const weft_transport_api& t, const std::string& kvstore_type) {
   std::stringstream in(t.kvstore_types ? t.kvstore_types : "");
   for (std::string item; std::getline(in, item, ',');)
-    if (item == type) return true;
+    if (item == kvstore_type) return true;
   return false;
 }
-
-}  // namespace
 
 Transport FindTransport(const std::string& kvstore_type, const std::string& name, bool parameter_server) {
   std::string served;
@@ -40,13 +40,13 @@ Transport FindTransport(const std::string& kvstore_type, const std::string& name
     const weft_transport_api* t = p->transport_api();
     if (t == nullptr) continue;
     const bool is_ps = t->ps_call != nullptr;
-    // Device transports (NCCL) are not driven by core's collectives, which stage device data
-    // through host memory (see NcclStatus).
+    // Device transports (NCCL) work on device buffers and streams: DeviceCollectives
+    // (device_comm.h) drives them, these collectives stage device data through host memory.
     const bool is_device = t->device_count != nullptr;
     served += fmt::format("{}{} ({}{})", served.empty() ? "" : ", ", t->name, t->kvstore_types,
                           is_ps ? "; parameter server" : (is_device ? "; device collectives" : "; collectives"));
     if (is_device || (!name.empty() && name != t->name)) continue;
-    if (is_ps == parameter_server && Serves(*t, kvstore_type)) return Transport{p, t, p->state()};
+    if (is_ps == parameter_server && ServesType(*t, kvstore_type)) return Transport{p, t, p->state()};
   }
   Fail(
       "KVStore({}): no loaded {} transport plugin serves it{}; loaded transports: {}. The gloo plugin "
@@ -58,7 +58,7 @@ Transport FindTransport(const std::string& kvstore_type, const std::string& name
 }
 
 weft_comm InitComm(const Transport& t, const DistConfig& config, const char* role, const std::string& prefix,
-                   const std::string& what) {
+                   const std::string& what, const char* device_type, int device) {
   const std::string op_timeout = std::to_string(config.op_timeout_ms);
   weft_kv attr{"op_timeout_ms", op_timeout.c_str()};
   weft_comm_init_args a{};
@@ -71,6 +71,8 @@ weft_comm InitComm(const Transport& t, const DistConfig& config, const char* rol
   a.timeout_ms = config.rendezvous_timeout_ms;
   a.num_attrs = 1;
   a.attrs = &attr;
+  a.device_type = device_type;
+  a.device = device;
   ThrowIfError(t.api->comm_init(t.state, &a), what);
   return a.comm;
 }
@@ -84,10 +86,7 @@ std::string NcclStatus() {
     if (n <= 0)
       return fmt::format("the nccl transport plugin is loaded but reports 0 usable devices: {}",
                          reason ? reason : "(no reason given)");
-    return fmt::format(
-        "the nccl transport plugin reports {} usable device(s), but core does not drive device communicators yet "
-        "(its collectives stage device data through host memory); use dist_device_sync, which runs on Gloo",
-        n);
+    return fmt::format("the nccl transport plugin reports {} usable device(s)", n);
   }
   return "the nccl transport plugin (libweft-nccl.so, built with the CUDA plugin when the toolkit has NCCL) is not "
          "loaded; `weft-info` shows why";

@@ -65,14 +65,16 @@ struct Transport {
 /// parameter server (offers ps_call) when `parameter_server`, else one offering collectives
 /// (no ps_call). Throws weft::Error naming the loaded transports and the types they serve.
 Transport FindTransport(const std::string& kvstore_type, const std::string& name, bool parameter_server);
+/// True when transport `t` lists `kvstore_type` among the types it serves (kvstore_types).
+bool ServesType(const weft_transport_api& t, const std::string& kvstore_type);
 /// Joins the job through `t` (comm_init) as `role` (WEFT_ROLE_WORKER or WEFT_ROLE_SERVER) with the
 /// rank, sizes and deadlines of `config` under the store key `prefix`; returns the communicator.
+/// `device_type` / `device`: the device a device communicator works on (NULL: host buffers).
 /// Throws weft::Error starting with `what` when the plugin fails.
 weft_comm InitComm(const Transport& t, const DistConfig& config, const char* role, const std::string& prefix,
-                   const std::string& what);
-/// Why KVStore type "nccl" cannot be created in this process: the nccl transport plugin is not
-/// loaded, or reports 0 usable devices (with its reason), or core does not drive its device
-/// communicators yet.
+                   const std::string& what, const char* device_type = nullptr, int device = 0);
+/// The state of the nccl transport plugin in this process, for messages: not loaded, or reports
+/// 0 usable devices (with its reason), or the number of devices it reports.
 std::string NcclStatus();
 /// True when a loaded transport named `name` offers ps_call (WEFT_KVSTORE_TRANSPORT=zmq makes
 /// dist_sync run on the parameter servers).

@@ -1,6 +1,7 @@
 // weft core — the public KVStore: forwards to its implementation (kvstore_impl.h); Create picks
 // KVStoreLocal over CommCPU ("local") or CommDevice ("device"), KVStoreDist over the same Comms
-// ("dist_sync", "dist_device_sync").
+// ("dist_sync", "dist_device_sync"), KVStoreNccl on a device transport ("nccl", and
+// "dist_device_sync" when one reports devices), KVStorePS on parameter servers ("dist_async").
 #include "weft/kvstore.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "kvstore/kvstore_dist.h"
 #include "kvstore/kvstore_local.h"
+#include "kvstore/kvstore_nccl.h"
 #include "kvstore/kvstore_ps.h"
 #include "weft/env.h"
 
@@ -27,12 +29,10 @@ std::string Lower(std::string s) {
 
 std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   const std::string t = Lower(type);
-  if (t == "nccl") {
-    Fail(
-        "KVStore::Create(\"{}\"): {}. Use \"dist_sync\" or \"dist_device_sync\" (Gloo allreduce) for several "
-        "processes, or \"local\" / \"device\" in one process",
-        type, kv::NcclStatus());
-  }
+  // nccl, and dist_device_sync when a device transport reports devices: device communicators
+  // (kvstore_nccl.h); dist_device_sync falls back to Gloo below.
+  if (t == "nccl" || t == "dist_device_sync")
+    if (auto impl = kv::CreateDeviceStore(t)) return std::unique_ptr<KVStore>(new KVStore(std::move(impl)));
   // dist_async always runs on parameter servers; dist_sync too when WEFT_KVSTORE_TRANSPORT names a
   // parameter-server transport (zmq), else on Gloo collectives.
   if (t == "dist_async" ||
@@ -49,7 +49,7 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   WEFT_CHECK(t == "local" || t == "device",
              "KVStore::Create(\"{}\"): unknown type; known types: local, device (in-process), dist_sync, "
              "dist_device_sync (several processes; Gloo transport plugin), dist_async (parameter servers; zmq "
-             "transport plugin), nccl (NCCL transport plugin; not driven by core yet)",
+             "transport plugin), nccl (device transport plugin: NCCL on CUDA devices)",
              type);
   std::unique_ptr<kv::Comm> comm;
   if (t == "local")

@@ -27,14 +27,17 @@ bool KVStoreLocal::InitSharedImpl(const Key& key, const NDArray& value) {
 }
 
 void KVStoreLocal::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
+  UpdateStored(key, comm_->Reduce(key.id(), values, priority), priority);
+}
+
+void KVStoreLocal::UpdateStored(const Key& key, const NDArray& sum, int priority) {
   NDArray& stored = Stored(key);
-  const NDArray merged = comm_->Reduce(key.id(), values, priority);
   if (has_updater()) {
     // The update runs where the sum is (MXNet's KVStoreLocal moves the stored value there too).
-    if (stored.GetContext() != merged.GetContext()) stored = stored.Copy(merged.GetContext());
-    ApplyUpdate(key, merged, &stored);
-  } else if (!(merged.SharesChunkWith(stored) && merged.offset() == stored.offset())) {
-    NDArray::CopyFromTo(merged, stored, priority);
+    if (stored.GetContext() != sum.GetContext()) stored = stored.Copy(sum.GetContext());
+    ApplyUpdate(key, sum, &stored);
+  } else if (!(sum.SharesChunkWith(stored) && sum.offset() == stored.offset())) {
+    NDArray::CopyFromTo(sum, stored, priority);
   }
 }
 

@@ -35,6 +35,10 @@ class KVStoreLocal : public KVStore::Impl {
   Comm& comm() { return *comm_; }
   /// The stored value of an initialised key (weft::Error naming the key otherwise).
   NDArray& Stored(const Key& key);
+  /// The end of a push: with an updater, moves the stored value of `key` to `sum`'s device (once)
+  /// and applies the update there; without one, copies `sum` into it (nothing when `sum` is the
+  /// stored value's memory). Pushed; returns at once.
+  void UpdateStored(const Key& key, const NDArray& sum, int priority);
 
  private:
   std::unique_ptr<Comm> comm_;

@@ -165,6 +165,7 @@ class NcclPlugin final : public sdk::Plugin {
     api_.struct_size = sizeof(api_);
     api_.name = "nccl";
     api_.kvstore_types = "nccl,dist_device_sync";
+    api_.device_type = "cuda";
     api_.comm_init = [](void* s, weft_comm_init_args* a) noexcept {
       return sdk::Guard(sdk::HostOf(s), [&] { static_cast<NcclPlugin*>(s)->Init(a); });
     };
@@ -220,30 +221,14 @@ class NcclPlugin final : public sdk::Plugin {
 };
 
 void NcclPlugin::Init(weft_comm_init_args* a) {
-  if (a == nullptr || a->world_size < 1 || a->rank < 0 || a->rank >= a->world_size)
-    throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "nccl comm_init: rank outside world_size");
-  if (a->device_type == nullptr || std::strcmp(a->device_type, "cuda") != 0)
-    throw sdk::Error(WEFT_ERR_UNSUPPORTED,
-                     "nccl comm_init: NCCL communicates on CUDA device memory (device_type "
-                     "\"cuda\"); host buffers go through the gloo transport");
-  if (devices_ == 0) throw sdk::Error(WEFT_ERR_UNAVAILABLE, "nccl comm_init: 0 usable devices: " + reason_);
-  if (a->device < 0 || a->device >= devices_)
-    throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "nccl comm_init: cuda(" + std::to_string(a->device) +
-                                                    ") does not exist (" + std::to_string(devices_) + " devices)");
+  const CommSettings settings = ReadCommArgs(a, "nccl", "cuda", devices_, reason_);
   auto c = std::make_unique<Comm>();
   c->host = host();
-  c->rank = a->rank;
-  c->size = a->world_size;
-  c->device = a->device;
-  const int64_t rdv_ms = a->timeout_ms > 0 ? a->timeout_ms : 300000;
-  c->op_timeout_ms = rdv_ms;
-  for (int32_t i = 0; i < a->num_attrs; ++i) {
-    const std::string k = a->attrs[i].key ? a->attrs[i].key : "";
-    if (k != "op_timeout_ms")
-      throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT,
-                       "nccl comm_init: unknown attribute '" + k + "' (known: op_timeout_ms)");
-    c->op_timeout_ms = std::stoll(a->attrs[i].value ? a->attrs[i].value : "0");
-  }
+  c->rank = settings.rank;
+  c->size = settings.size;
+  c->device = settings.device;
+  const int64_t rdv_ms = settings.rendezvous_ms;
+  c->op_timeout_ms = settings.op_timeout_ms;
   CheckCuda(cudaSetDevice(c->device), "cudaSetDevice");
   const std::string id = ExchangeId(
       host(), a->prefix ? a->prefix : "nccl", c->rank, sizeof(ncclUniqueId),

@@ -10,6 +10,8 @@
 //                    (ncclCommAbort in the plugin) with the reason, so a stream blocked in an NCCL
 //                    kernel waiting for a dead or stalled peer is released and the host sees the
 //                    failure instead of waiting for ever.
+//   ReadCommArgs     the checks and settings of a device communicator's comm_init arguments,
+//                    shared with the test transport that stands in for NCCL (tests/plugins/simcoll).
 // Header-only; plugin code (no exceptions across the C ABI: callers wrap these in sdk::Guard).
 #pragma once
 
@@ -25,6 +27,7 @@
 
 #include "weft/sdk/cpp/error.hpp"
 #include "weft/sdk/host.h"
+#include "weft/sdk/transport.h"
 
 namespace weft::nccl_transport {
 
@@ -65,6 +68,53 @@ inline std::string ExchangeId(const weft_host_api* host, const std::string& pref
                                                     " bytes, not an NCCL unique id (" + std::to_string(id_bytes) +
                                                     " bytes); another program's store?");
   return id;
+}
+
+/// What a device communicator's comm_init arguments say.
+struct CommSettings {
+  int rank = 0, size = 1, device = 0;
+  int64_t rendezvous_ms = 300000;  // args timeout_ms (default 300 s)
+  int64_t op_timeout_ms = 300000;  // attribute "op_timeout_ms" (default: rendezvous_ms)
+};
+
+/// Checks `a` for transport `name` working on `devices` devices of `device_type` and returns its
+/// settings. Throws sdk::Error: WEFT_ERR_INVALID_ARGUMENT for a rank outside world_size, a device
+/// index out of range, an unknown attribute or a malformed op_timeout_ms; WEFT_ERR_UNSUPPORTED
+/// for another device_type (host buffers: naming the gloo transport); WEFT_ERR_UNAVAILABLE
+/// "0 usable devices: <no_device_reason>" when `devices` is 0.
+inline CommSettings ReadCommArgs(const weft_comm_init_args* a, const std::string& name, const std::string& device_type,
+                                 int devices, const std::string& no_device_reason) {
+  const std::string what = name + " comm_init: ";
+  if (a == nullptr || a->world_size < 1 || a->rank < 0 || a->rank >= a->world_size)
+    throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, what + "rank outside world_size");
+  if (a->device_type == nullptr || device_type != a->device_type)
+    throw sdk::Error(WEFT_ERR_UNSUPPORTED, what + "it communicates on " + device_type +
+                                               " device memory (device_type \"" + device_type + "\"), not on " +
+                                               (a->device_type ? a->device_type : "host memory") +
+                                               "; host buffers go through the gloo transport");
+  if (devices == 0) throw sdk::Error(WEFT_ERR_UNAVAILABLE, what + "0 usable devices: " + no_device_reason);
+  if (a->device < 0 || a->device >= devices)
+    throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, what + device_type + "(" + std::to_string(a->device) +
+                                                    ") does not exist (" + std::to_string(devices) + " devices)");
+  CommSettings c;
+  c.rank = a->rank;
+  c.size = a->world_size;
+  c.device = a->device;
+  c.rendezvous_ms = a->timeout_ms > 0 ? a->timeout_ms : 300000;
+  c.op_timeout_ms = c.rendezvous_ms;
+  for (int32_t i = 0; i < a->num_attrs; ++i) {
+    const std::string k = a->attrs[i].key ? a->attrs[i].key : "";
+    if (k != "op_timeout_ms")
+      throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, what + "unknown attribute '" + k + "' (known: op_timeout_ms)");
+    try {
+      c.op_timeout_ms = std::stoll(a->attrs[i].value ? a->attrs[i].value : "");
+    } catch (const std::exception&) {
+      throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, what + "op_timeout_ms '" +
+                                                      (a->attrs[i].value ? a->attrs[i].value : "") +
+                                                      "' is not a number of milliseconds");
+    }
+  }
+  return c;
 }
 
 /// See the top of the file. Thread-safe; `abort` runs on the watchdog's thread, at most once.

@@ -152,6 +152,53 @@ TEST(NcclWatchdog, AnAsynchronousErrorAbortsAtOnce) {
 }
 
 // The plugin itself: built with the CUDA plugin when the toolkit has NCCL (not in sanitizer builds).
+// comm_init's argument checks (shared by the nccl plugin and the simcoll test transport).
+TEST(NcclCommArgs, SettingsAndRefusals) {
+  using weft::nccl_transport::ReadCommArgs;
+  weft_kv attr{"op_timeout_ms", "1500"};
+  weft_comm_init_args a{};
+  a.struct_size = sizeof(a);
+  a.rank = 2;
+  a.world_size = 3;
+  a.timeout_ms = 9000;
+  a.device_type = "cuda";
+  a.device = 1;
+  a.num_attrs = 1;
+  a.attrs = &attr;
+  const auto c = ReadCommArgs(&a, "nccl", "cuda", 2, "");
+  EXPECT_EQ(c.rank, 2);
+  EXPECT_EQ(c.size, 3);
+  EXPECT_EQ(c.device, 1);
+  EXPECT_EQ(c.rendezvous_ms, 9000);
+  EXPECT_EQ(c.op_timeout_ms, 1500);
+  auto refusal = [&](weft_comm_init_args args, int devices) -> std::pair<int32_t, std::string> {
+    try {
+      ReadCommArgs(&args, "nccl", "cuda", devices, "no GPU here");
+    } catch (const weft::sdk::Error& e) {
+      return {e.code(), e.what()};
+    }
+    return {0, ""};
+  };
+  auto host = a;
+  host.device_type = nullptr;
+  EXPECT_EQ(refusal(host, 2).first, WEFT_ERR_UNSUPPORTED);
+  EXPECT_NE(refusal(host, 2).second.find("host buffers go through the gloo transport"), std::string::npos);
+  EXPECT_EQ(refusal(a, 0).first, WEFT_ERR_UNAVAILABLE);
+  EXPECT_NE(refusal(a, 0).second.find("0 usable devices: no GPU here"), std::string::npos);
+  auto dev = a;
+  dev.device = 2;
+  EXPECT_NE(refusal(dev, 2).second.find("cuda(2) does not exist (2 devices)"), std::string::npos);
+  auto rank = a;
+  rank.rank = 3;
+  EXPECT_NE(refusal(rank, 2).second.find("rank outside world_size"), std::string::npos);
+  weft_kv bad{"op_timeout_ms", "soon"}, unknown{"iface", "lo"};
+  auto b = a;
+  b.attrs = &bad;
+  EXPECT_NE(refusal(b, 2).second.find("op_timeout_ms 'soon' is not a number"), std::string::npos);
+  b.attrs = &unknown;
+  EXPECT_NE(refusal(b, 2).second.find("unknown attribute 'iface'"), std::string::npos);
+}
+
 TEST(NcclPlugin, LoadsAndSaysWhyItHasNoDevices) {
 #ifndef WEFT_NCCL_PLUGIN_BUILT
   GTEST_SKIP() << "the nccl transport plugin is not built here (no CUDA toolkit with NCCL, or a sanitizer build)";

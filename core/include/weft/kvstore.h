@@ -23,8 +23,12 @@
 //        apply the optimizer to each push as it arrives (core/kvstore/kvstore_ps.h);
 //   "dist_sync" with WEFT_KVSTORE_TRANSPORT=zmq  on the parameter servers too: each server sums
 //        every worker's push of a key, then applies the optimizer once (MXNet's dist_sync).
-// "nccl" is refused (no transport for it yet). Type names are matched lower-cased;
-// type() returns the name as given.
+//   "nccl", and "dist_device_sync" when a device transport plugin (NCCL) reports devices  on a
+//        device communicator: the worker's sum is allreduced on a device (WEFT_KVSTORE_DEVICE,
+//        default 0, of the transport's device type, e.g. cuda(0)) in engine operations on its
+//        streams, issued in push order on every rank (core/kvstore/kvstore_nccl.h). "nccl" is
+//        refused, naming each device transport's reason, when none reports a device (e.g. no GPU).
+// Type names are matched lower-cased; type() returns the name as given.
 //
 // Keys: ints or strings; one store takes one kind (weft::Error on mixing them).
 //
@@ -72,11 +76,12 @@ class WEFT_API KVStore {
   using Updater = std::function<void(int key, const NDArray& recv, NDArray* local)>;
   using StrUpdater = std::function<void(const std::string& key, const NDArray& recv, NDArray* local)>;
 
-  /// A store of `type` ("local", "device", "dist_sync", "dist_device_sync"; see the top of this
-  /// file). The dist types join the job described by the environment (WEFT_RANK,
-  /// WEFT_NUM_WORKERS, WEFT_RENDEZVOUS, set by weft-launch) and block until every worker has
-  /// joined (WEFT_RENDEZVOUS_TIMEOUT, default 300 s). Throws weft::Error for "nccl" (no
-  /// transport yet), for unknown names (listing the known ones), and when the job cannot be
+  /// A store of `type` ("local", "device", "dist_sync", "dist_device_sync", "dist_async", "nccl";
+  /// see the top of this file). The dist types and "nccl" join the job described by the
+  /// environment (WEFT_RANK, WEFT_NUM_WORKERS, WEFT_RENDEZVOUS, set by weft-launch) and block until
+  /// every worker has joined (WEFT_RENDEZVOUS_TIMEOUT, default 300 s). Throws weft::Error for
+  /// "nccl" when no device transport reports a device (naming why), for unknown names (listing
+  /// the known ones), and when the job cannot be
   /// joined (no transport plugin, no servers for dist_async with several workers, rendezvous
   /// deadline passed).
   static std::unique_ptr<KVStore> Create(const std::string& type = "local");

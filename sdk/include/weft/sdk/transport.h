@@ -214,6 +214,13 @@ typedef struct weft_transport_api {
    * one-line explanation (plugin-owned, valid until shutdown). NULL for host transports (Gloo,
    * ZeroMQ). Core picks a device transport for a KVStore type only when this is > 0. */
   int32_t (*device_count)(void* plugin_state, const char** reason);
+
+  /* Device transports: the device plugin type ("cuda") whose memory and streams their
+   * communicators work on (weft_comm_init_args.device_type must name it). Plugin-owned, valid
+   * until shutdown. NULL for host transports; a device transport built before this field (its
+   * table ends above) is taken to work on "cuda". Core drives a device transport only for arrays
+   * of this type's devices (it copies sums from elsewhere onto the communicator's device). */
+  const char* device_type;
 } weft_transport_api;
 
 #ifdef __cplusplus
