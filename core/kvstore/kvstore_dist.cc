@@ -111,7 +111,6 @@ void KVStoreDist::InitImpl(const Key& key, const NDArray& value) {
 }
 
 void KVStoreDist::Finish(const Key& key, const NDArray& reduced_host, const Context& merge_ctx, int priority) {
-  NDArray& stored = Stored(key);
   Buffers& b = buf_[key.id()];
   NDArray reduced = reduced_host;
   if (merge_ctx.GetDeviceType() != "cpu") {
@@ -120,12 +119,7 @@ void KVStoreDist::Finish(const Key& key, const NDArray& reduced_host, const Cont
     NDArray::CopyFromTo(reduced_host, b.recv_dev, priority);
     reduced = b.recv_dev;
   }
-  if (has_updater()) {
-    if (stored.GetContext() != reduced.GetContext()) stored = stored.Copy(reduced.GetContext());
-    ApplyUpdate(key, reduced, &stored);
-  } else {
-    NDArray::CopyFromTo(reduced, stored, priority);
-  }
+  UpdateStored(key, reduced, priority);
 }
 
 void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
