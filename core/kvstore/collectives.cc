@@ -11,7 +11,9 @@
 
 #include "weft/base.h"
 #include "weft/env.h"
+#include "weft/host_services.h"
 #include "weft/logging.h"
+#include "weft/rendezvous.h"
 #include "weft/runtime.h"
 
 namespace weft::kv {
@@ -90,6 +92,20 @@ std::string NcclStatus() {
   }
   return "the nccl transport plugin (libweft-nccl.so, built with the CUDA plugin when the toolkit has NCCL) is not "
          "loaded; `weft-info` shows why";
+}
+
+bool JoinRendezvous(const std::string& kvstore_type, const DistConfig& config) {
+  if (config.num_workers == 1) {
+    LogInfo("KVStore({}): one worker (WEFT_NUM_WORKERS unset or 1): no transport needed", kvstore_type);
+    return false;
+  }
+  auto store = RendezvousFromEnv();
+  WEFT_CHECK(store != nullptr,
+             "KVStore({}): {} workers but no rendezvous: set WEFT_RENDEZVOUS=file:<shared dir> or "
+             "tcp:<host>:<port> (weft-launch does)",
+             kvstore_type, config.num_workers);
+  SetRendezvousStore(store);
+  return true;
 }
 
 bool IsParameterServerTransport(const std::string& name) {

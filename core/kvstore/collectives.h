@@ -76,6 +76,11 @@ weft_comm InitComm(const Transport& t, const DistConfig& config, const char* rol
 /// The state of the nccl transport plugin in this process, for messages: not loaded, or reports
 /// 0 usable devices (with its reason), or the number of devices it reports.
 std::string NcclStatus();
+/// A collective store's join, before its communicator: for a job of more than one worker installs
+/// the rendezvous store from WEFT_RENDEZVOUS for the transports (SetRendezvousStore) and returns
+/// true; for one worker logs that no transport is needed and returns false. Throws weft::Error
+/// naming the fix when several workers have no rendezvous.
+bool JoinRendezvous(const std::string& kvstore_type, const DistConfig& config);
 /// True when a loaded transport named `name` offers ps_call (WEFT_KVSTORE_TRANSPORT=zmq makes
 /// dist_sync run on the parameter servers).
 bool IsParameterServerTransport(const std::string& name);

@@ -28,21 +28,14 @@ std::string NextPrefix() {
 KVStoreDist::KVStoreDist(std::string type, std::unique_ptr<Comm> comm)
     : KVStoreLocal(std::move(type), std::move(comm)), config_(DistConfig::FromEnv()) {
   const std::string prefix = NextPrefix();
-  if (config_.num_workers == 1) {
-    LogInfo("KVStore({}): one worker (WEFT_NUM_WORKERS unset or 1): no transport needed", this->type());
-    return;
+  if (config_.num_workers > 1) {
+    // A peer that dies leaves sockets whose next write raises SIGPIPE, which would kill this
+    // process before the transport can report which peer died: ignore it (writes then fail with
+    // EPIPE), unless the program installed its own handler.
+    struct sigaction old {};
+    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
   }
-  // A peer that dies leaves sockets whose next write raises SIGPIPE, which would kill this
-  // process before the transport can report which peer died: ignore it (writes then fail with
-  // EPIPE), unless the program installed its own handler.
-  struct sigaction old {};
-  if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
-  auto store = RendezvousFromEnv();
-  WEFT_CHECK(store != nullptr,
-             "KVStore({}): {} workers but no rendezvous: set WEFT_RENDEZVOUS=file:<shared dir> or "
-             "tcp:<host>:<port> (weft-launch does)",
-             this->type(), config_.num_workers);
-  SetRendezvousStore(store);
+  if (!JoinRendezvous(this->type(), config_)) return;
   coll_ = std::make_shared<Collectives>(this->type(), config_, prefix);
   LogInfo("KVStore({}): rank {} of {} joined through the '{}' transport", this->type(), config_.rank,
           config_.num_workers, coll_->transport_name());

@@ -43,16 +43,7 @@ std::unique_ptr<KVStore::Impl> CreateDeviceStore(const std::string& type) {
 KVStoreNccl::KVStoreNccl(std::string type, const Transport& t)
     : KVStoreLocal(std::move(type), std::make_unique<CommDevice>()), config_(DistConfig::FromEnv()) {
   const std::string prefix = NextPrefix();
-  if (config_.num_workers == 1) {
-    LogInfo("KVStore({}): one worker (WEFT_NUM_WORKERS unset or 1): no transport needed", this->type());
-    return;
-  }
-  auto store = RendezvousFromEnv();
-  WEFT_CHECK(store != nullptr,
-             "KVStore({}): {} workers but no rendezvous: set WEFT_RENDEZVOUS=file:<shared dir> or "
-             "tcp:<host>:<port> (weft-launch does)",
-             this->type(), config_.num_workers);
-  SetRendezvousStore(store);
+  if (!JoinRendezvous(this->type(), config_)) return;
   const int64_t index = GetEnvInt("WEFT_KVSTORE_DEVICE", 0);
   const Context device(TransportDeviceType(*t.api), static_cast<int>(index));
   coll_ = std::make_shared<DeviceCollectives>(this->type(), t, config_, prefix, device);
