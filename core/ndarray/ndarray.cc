@@ -14,6 +14,17 @@ using ndarray_detail::Chunk;
 
 namespace {
 
+// Row i of `to` = `from + rows[i] * row_bytes`; runs of consecutive source rows are one memcpy
+// (a whole unshuffled batch is one block).
+void GatherRows(uint8_t* to, const uint8_t* from, const std::vector<uint32_t>& rows, size_t row_bytes) {
+  for (size_t i = 0; i < rows.size();) {
+    size_t run = 1;
+    while (i + run < rows.size() && rows[i + run] == rows[i] + run) ++run;
+    std::memcpy(to + i * row_bytes, from + size_t{rows[i]} * row_bytes, run * row_bytes);
+    i += run;
+  }
+}
+
 uint64_t CheckedBytes(const Shape& shape, DType dtype) {
   uint64_t n = 1;
   for (int64_t d : shape) {
@@ -146,13 +157,7 @@ void NDArray::CopyRowsFromHostAsync(const void* src, std::vector<uint32_t> rows,
     // than the copying.
     Engine::Get()->PushSync(
         [=, rows = std::move(rows)](RunContext) {
-          auto* to = reinterpret_cast<uint8_t*>(base + off);
-          for (size_t i = 0; i < rows.size();) {
-            size_t run = 1;  // consecutive source rows: one block (a whole unshuffled batch)
-            while (i + run < rows.size() && rows[i + run] == rows[i] + run) ++run;
-            std::memcpy(to + i * row_bytes, from + size_t{rows[i]} * row_bytes, run * row_bytes);
-            i += run;
-          }
+          GatherRows(reinterpret_cast<uint8_t*>(base + off), from, rows, row_bytes);
         },
         chunk_->ctx, {}, {chunk_->var}, IsCpu(chunk_->ctx) ? FnProperty::kNormal : FnProperty::kCopyToDevice, 0,
         "CopyRowsFromHost");
@@ -178,14 +183,7 @@ NDArray NDArray::FromHostRows(const void* src, std::vector<uint32_t> rows, size_
              shape, DTypeName(dtype), a.Bytes());
   // No operation can have been pushed on the new array, and its memory came back to the pool
   // only after every operation on its previous owner completed: writing it here is safe.
-  auto* to = reinterpret_cast<uint8_t*>(a.dptr() + a.offset_);
-  const auto* from = static_cast<const uint8_t*>(src);
-  for (size_t i = 0; i < rows.size();) {
-    size_t run = 1;  // consecutive source rows: one block
-    while (i + run < rows.size() && rows[i + run] == rows[i] + run) ++run;
-    std::memcpy(to + i * row_bytes, from + size_t{rows[i]} * row_bytes, run * row_bytes);
-    i += run;
-  }
+  GatherRows(reinterpret_cast<uint8_t*>(a.dptr() + a.offset_), static_cast<const uint8_t*>(src), rows, row_bytes);
   return a;
 }
 
