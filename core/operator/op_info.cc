@@ -1,0 +1,77 @@
+// weft/op_info.h: the public view of the operator registry.
+#include "weft/op_info.h"
+
+#include <algorithm>
+
+#include "operator/op_def.h"
+#include "weft/base.h"
+
+namespace weft {
+namespace {
+
+OpAttrInfo AttrInfo(const AttrSpec& s) {
+  OpAttrInfo a;
+  a.name = s.name;
+  a.type = s.type;
+  a.default_value = s.default_value;
+  a.doc = s.doc;
+  a.choices = s.choices;
+  a.used = s.use == AttrSpec::Use::kUsed;
+  return a;
+}
+
+// The attributes an op's lists are computed for: its defaults, and 1 for a required num_args.
+AttrMap DefaultAttrs(const OpDef& def) {
+  AttrMap given;
+  if (const AttrSpec* n = def.FindAttr("num_args"); n && !n->default_value) given.Set("num_args", "1");
+  for (const AttrSpec& s : def.attrs) {
+    if (!s.default_value && !given.Has(s.name)) given.Set(s.name, s.type == "shape" ? "(1,)" : "1");
+  }
+  return def.Normalize(given);
+}
+
+}  // namespace
+
+std::vector<std::string> ListOpNames() { return OpRegistry::Get().ListNames(); }
+
+std::vector<std::pair<std::string, std::string>> ListOpAliases() { return OpRegistry::Get().ListAliases(); }
+
+std::optional<OpInfo> FindOpInfo(const std::string& name) {
+  const OpDef* def = OpRegistry::Get().Find(name);
+  if (def == nullptr) return std::nullopt;
+  OpInfo info;
+  info.name = def->name;
+  info.description = def->description;
+  info.source = def->source;
+  for (const AttrSpec& s : def->attrs) info.attrs.push_back(AttrInfo(s));
+  if (def->FindAttr("num_args")) info.variadic_attr = "num_args";
+  // Required attributes get a placeholder value for listing; an op whose lists refuse it keeps
+  // empty lists rather than failing the whole listing.
+  try {
+    const AttrMap attrs = DefaultAttrs(*def);
+    std::vector<std::string> aux = def->list_aux ? def->list_aux(attrs) : std::vector<std::string>{};
+    info.inputs = info.variadic_attr.empty() ? def->list_inputs(attrs) : std::vector<std::string>{"data"};
+    info.num_aux = static_cast<int>(aux.size());
+    info.inputs.insert(info.inputs.end(), aux.begin(), aux.end());
+    info.num_visible_outputs =
+        def->num_visible_outputs ? def->num_visible_outputs(attrs) : static_cast<int>(def->list_outputs(attrs).size());
+  } catch (const std::exception&) {
+  }
+  for (const auto& [alias, target] : OpRegistry::Get().ListAliases())
+    if (target == def->name) info.aliases.push_back(alias);
+  info.has_backward = def->grad != GradKind::kNone;
+  return info;
+}
+
+std::vector<std::string> ListOpInputs(const std::string& name, const std::map<std::string, std::string>& attrs) {
+  const OpDef& def = OpRegistry::Get().Lookup(name);
+  const AttrMap normalized = def.Normalize(AttrMap(attrs));
+  std::vector<std::string> out = def.list_inputs(normalized);
+  if (def.list_aux) {
+    std::vector<std::string> aux = def.list_aux(normalized);
+    out.insert(out.end(), aux.begin(), aux.end());
+  }
+  return out;
+}
+
+}  // namespace weft
