@@ -74,4 +74,25 @@ std::vector<std::string> ListOpInputs(const std::string& name, const std::map<st
   return out;
 }
 
+std::vector<std::vector<int64_t>> InferOpOutputShapes(const std::string& name,
+                                                      const std::map<std::string, std::string>& attrs,
+                                                      const std::vector<std::vector<int64_t>>& input_shapes) {
+  const OpDef& def = OpRegistry::Get().Lookup(name);
+  const AttrMap normalized = def.Normalize(AttrMap(attrs));
+  const size_t num_inputs = def.list_inputs(normalized).size();
+  const size_t num_aux = def.list_aux ? def.list_aux(normalized).size() : 0;
+  WEFT_CHECK(input_shapes.size() == num_inputs + num_aux, "operator '{}' takes {} inputs and {} aux states, got {} shapes",
+             def.name, num_inputs, num_aux, input_shapes.size());
+  std::vector<ShapeSlot> in, aux, out(def.list_outputs(normalized).size());
+  for (size_t i = 0; i < input_shapes.size(); ++i) (i < num_inputs ? in : aux).emplace_back(Shape(input_shapes[i]));
+  def.infer_shape(normalized, in, out, aux);
+  const size_t visible = def.num_visible_outputs ? static_cast<size_t>(def.num_visible_outputs(normalized)) : out.size();
+  std::vector<std::vector<int64_t>> result;
+  for (size_t i = 0; i < visible; ++i) {
+    WEFT_CHECK(out[i].has_value(), "operator '{}': output {} has no shape for these inputs", def.name, i);
+    result.push_back(out[i]->dims());
+  }
+  return result;
+}
+
 }  // namespace weft
