@@ -289,8 +289,7 @@ WEFT_MX_API int MXKVStoreIsServerNode(int* ret);
 WEFT_MX_API int MXKVStoreIsSchedulerNode(int* ret);
 WEFT_MX_API int MXKVStoreBarrier(KVStoreHandle handle);
 WEFT_MX_API int MXKVStoreSetBarrierBeforeExit(KVStoreHandle handle, const int barrier_before_exit);
-WEFT_MX_API int MXKVStoreGetNumDeadNode(KVStoreHandle handle, const int node_id, int* number,
-                                        const int timeout_sec);
+WEFT_MX_API int MXKVStoreGetNumDeadNode(KVStoreHandle handle, const int node_id, int* number, const int timeout_sec);
 
 // ---- executors ----------------------------------------------------------------------------------
 WEFT_MX_API int MXExecutorFree(ExecutorHandle handle);

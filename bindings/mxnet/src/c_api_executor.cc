@@ -1,5 +1,6 @@
 // MXNet C API: executors — simple_bind (with MXNet's shared arguments and shared data buffer),
 // bind, forward, backward, outputs, monitor, reshape.
+#include "frontend_callback.h"
 #include "symbol_handle.h"
 #include "weft/executor.h"
 
@@ -386,7 +387,9 @@ int MXExecutorSetMonitorCallbackEX(ExecutorHandle handle, ExecutorMonitorCallbac
     Exec(handle).exec->SetMonitorCallback({}, false);
   } else {
     Exec(handle).exec->SetMonitorCallback(
-        [=](const std::string& name, const NDArray& a) { callback(name.c_str(), NewND(a), callback_handle); },
+        [=](const std::string& name, const NDArray& a) {
+          CallFrontend("the monitor callback", [&] { callback(name.c_str(), NewND(a), callback_handle); });
+        },
         monitor_all);
   }
   API_END();

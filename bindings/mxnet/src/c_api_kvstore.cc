@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "common.h"
+#include "frontend_callback.h"
 #include "weft/env.h"
 #include "weft/kvstore.h"
 
@@ -61,19 +62,27 @@ void PushPull(KVStore& kv, uint32_t vnum, const K* vkeys, uint32_t onum, const K
   auto [vk, vg] = Group(vnum, vkeys, vals);
   auto [ok, og] = Group(onum, okeys, outs);
   if (vk != ok) Fail("KVStore.pushpull: the keys of the values and of the outs differ");
-  for (size_t i = 0; i < vk.size(); ++i) kv.PushPull(vk[i], vg[i], og[i], priority);
+  if (vk.size() == 1) {
+    kv.PushPull(vk[0], vg[0], og[0], priority);
+  } else {
+    // MXNet pushes every key before pulling any: a value array that is also an out of another key
+    // is pushed with what it held before this call.
+    kv.Push(vk, vg, priority);
+    kv.Pull(ok, og, priority);
+  }
 }
 
 // The frontend's updater, called with new handles the frontend takes ownership of (it frees them
 // when its NDArray wrappers go), as MXNet does.
 void SetUpdaters(KVStore& kv, MXKVStoreUpdater* updater, MXKVStoreStrUpdater* str_updater, void* handle) {
   if (updater) {
-    kv.SetUpdater(KVStore::Updater(
-        [=](int key, const NDArray& recv, NDArray* local) { updater(key, NewND(recv), NewND(*local), handle); }));
+    kv.SetUpdater(KVStore::Updater([=](int key, const NDArray& recv, NDArray* local) {
+      CallFrontend("the KVStore updater", [&] { updater(key, NewND(recv), NewND(*local), handle); });
+    }));
   }
   if (str_updater) {
     kv.SetUpdater(KVStore::StrUpdater([=](const std::string& key, const NDArray& recv, NDArray* local) {
-      str_updater(key.c_str(), NewND(recv), NewND(*local), handle);
+      CallFrontend("the KVStore updater", [&] { str_updater(key.c_str(), NewND(recv), NewND(*local), handle); });
     }));
   }
 }

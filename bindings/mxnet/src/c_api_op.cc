@@ -52,7 +52,7 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
     CopyTo(in, *out);
     return;
   }
-  if (op.is_numpy) Fail("{}: {}", op.name, op.description);
+  if (op.is_numpy || op.is_missing) Fail("{}: {}", op.name, op.description);
   ImperativeCall call;
   call.op = op.info.name;
   call.inputs = std::move(in);

@@ -219,7 +219,7 @@ int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, 
   API_BEGIN();
   OpEntry& op = OpFromHandle(creator);
   if (op.is_copyto) Fail("_copyto is an imperative-only operation; it has no symbol");
-  if (op.is_numpy) Fail("{}: {}", op.name, op.description);
+  if (op.is_numpy || op.is_missing) Fail("{}: {}", op.name, op.description);
   SymbolH::Atomic atomic{op.name, {}};
   for (const auto& [k, v] : KeyValues(static_cast<int>(num_param), keys, vals, op.name.c_str()))
     atomic.attrs[LiftHidden(k)] = v;

@@ -51,7 +51,8 @@ const std::vector<std::string>& NumpyImportNames() {
                                                  "_npx_reshape",
                                                  "_np_diag",
                                                  "_np_diagonal",
-                                                 "_np_diagflat", "_npi_Custom"};
+                                                 "_np_diagflat",
+                                                 "_npi_Custom"};
   return names;
 }
 
@@ -63,9 +64,33 @@ bool IsNumpyImportName(const std::string& name) {
 OpInfo NumpyInfo(const std::string& name) {
   OpInfo info;
   info.name = name;
+  info.inputs = {"data"};
+  info.variadic_attr = "num_args";
   info.description =
       "MXNet's NumPy interface (mx.np, mx.npx) is not implemented by weft; this name exists so that "
       "`import mxnet` works. Use the classic mx.nd / mx.sym operators.";
+  info.source = "bindings/mxnet";
+  return info;
+}
+
+// Every MXNet operator name (see tools/gen_mxnet_op_names.py for why they are all listed).
+const std::vector<std::string>& MXNetOpNames() {
+  static const std::vector<std::string> names = {
+#include "mxnet_op_names.inc"
+  };
+  return names;
+}
+
+OpInfo MissingInfo(const std::string& name) {
+  OpInfo info;
+  info.name = name;
+  // Any arguments: the generated function must reach the library (and its error) whatever it is
+  // called with.
+  info.inputs = {"data"};
+  info.variadic_attr = "num_args";
+  info.description = "MXNet's operator '" + name +
+                     "' is not implemented by weft (listed so that calling it raises "
+                     "this error instead of MXNet's placeholder returning None).";
   info.source = "bindings/mxnet";
   return info;
 }
@@ -121,6 +146,7 @@ Table& GetTable() {
     for (const auto& [alias, target] : ListOpAliases()) names.insert(alias);
     names.insert("_copyto");
     for (const std::string& n : NumpyImportNames()) names.insert(n);
+    for (const std::string& n : MXNetOpNames()) names.insert(n);
     table->names.assign(names.begin(), names.end());
     return table;
   }();
@@ -165,8 +191,14 @@ OpEntry& LookupOpEntry(const std::string& name) {
   std::optional<OpInfo> info = name == "_copyto"         ? std::optional<OpInfo>(CopyToInfo())
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
                                                          : FindOpInfo(name);
+  bool missing = false;
+  if (!info && std::find(MXNetOpNames().begin(), MXNetOpNames().end(), name) != MXNetOpNames().end()) {
+    info = MissingInfo(name);
+    missing = true;
+  }
   if (!info) ListOpInputs(name, {});  // throws the registry's "unknown operator" error with close names
   auto entry = MakeEntry(name, std::move(*info));
+  entry->is_missing = missing;
   t.handles.insert(entry.get());
   return *t.entries.emplace(name, std::move(entry)).first->second;
 }

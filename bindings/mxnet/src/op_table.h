@@ -21,6 +21,8 @@ struct OpEntry {
   bool is_copyto = false;
   /// True for the names of MXNet's NumPy interface listed only so that its frontend imports.
   bool is_numpy = false;
+  /// True for MXNet operators weft does not implement (listed so that calling one fails loudly).
+  bool is_missing = false;
 };
 
 /// Every name, sorted (MXListAllOpNames).
