@@ -17,11 +17,20 @@ Chunk::Chunk(const Context& c, uint64_t b, bool delay_alloc)
   }
 }
 
+Chunk::Chunk(std::shared_ptr<Chunk> owner)
+    : ctx(owner->ctx), bytes(owner->bytes), device(owner->device), var(Engine::Get()->NewVariable()) {
+  owner->CheckAndAlloc();
+  handle_ = owner->handle();
+  allocated_ = true;
+  owner_ = std::move(owner);
+}
+
 Chunk::~Chunk() {
   try {
+    // A borrowing chunk gives its owner back once its own operations are done (the owner frees).
     Engine::Get()->DeleteVariable(
-        [h = handle_](RunContext) {
-          if (!h.is_null()) Storage::Get()->Free(h);
+        [h = handle_, owner = std::move(owner_)](RunContext) {
+          if (!owner && !h.is_null()) Storage::Get()->Free(h);
         },
         ctx, var);
   } catch (const std::exception& e) {

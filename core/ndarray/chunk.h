@@ -2,6 +2,7 @@
 // ndarray module.
 #pragma once
 
+#include <memory>
 #include <mutex>
 
 #include "weft/device.h"
@@ -14,6 +15,9 @@ struct Chunk {
   /// Looks the device up (throws weft::Error when `ctx` names none) and creates the variable;
   /// allocates `bytes` now unless delay_alloc.
   Chunk(const Context& ctx, uint64_t bytes, bool delay_alloc);
+  /// A chunk over `owner`'s memory (allocated now if it was delayed) with a variable of its own:
+  /// operations on it are not ordered with those on `owner`. Keeps `owner` alive; frees nothing.
+  explicit Chunk(std::shared_ptr<Chunk> owner);
   /// Frees the block through Engine::DeleteVariable, i.e. after every operation pushed on the
   /// variable has completed.
   ~Chunk();
@@ -34,6 +38,7 @@ struct Chunk {
   mutable std::mutex mu_;
   bool allocated_ = false;
   Storage::Handle handle_;
+  std::shared_ptr<Chunk> owner_;  // set for a borrowing chunk, whose handle_ is the owner's
 };
 
 }  // namespace weft::ndarray_detail

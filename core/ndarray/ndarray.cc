@@ -91,6 +91,11 @@ NDArray::NDArray(const std::vector<float>& data) : NDArray(data.data(), data.siz
 NDArray::NDArray(std::shared_ptr<Chunk> chunk, Shape shape, DType dtype, uint64_t offset)
     : chunk_(std::move(chunk)), shape_(std::move(shape)), dtype_(dtype), offset_(offset) {}
 
+NDArray NDArray::WithOwnVariable() const {
+  CheckNotNone("WithOwnVariable");
+  return NDArray(std::make_shared<Chunk>(chunk_), shape_, dtype_, offset_);
+}
+
 void NDArray::CheckNotNone(const char* what) const {
   WEFT_CHECK(chunk_ != nullptr, "{}: the array is none (default-constructed or loaded from an empty record)", what);
 }

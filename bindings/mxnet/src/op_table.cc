@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "common.h"
+#include "custom_op.h"
 
 namespace weft::mx {
 namespace {
@@ -111,10 +112,14 @@ std::unique_ptr<OpEntry> MakeEntry(const std::string& name, OpInfo info) {
   e->is_numpy = IsNumpyImportName(name);
   e->description = info.description;
   if (!info.aliases.empty()) e->description += fmt::format("\n\nAlso known as: {}", fmt::join(info.aliases, ", "));
+  // A host operator's inputs depend on attributes the program gives (Custom's op_type): MXNet
+  // lists one variadic "data" for them, with no count attribute.
+  const bool open_inputs = info.source == "host" && info.inputs.empty();
+  if (open_inputs) info.inputs = {"data"};
   const size_t num_args = info.inputs.size() - static_cast<size_t>(info.num_aux);
   for (size_t i = 0; i < info.inputs.size(); ++i) {
     e->arg_names.push_back(info.inputs[i]);
-    e->arg_types.push_back(info.variadic_attr.empty() ? "NDArray-or-Symbol" : "NDArray-or-Symbol[]");
+    e->arg_types.push_back(info.variadic_attr.empty() && !open_inputs ? "NDArray-or-Symbol" : "NDArray-or-Symbol[]");
     e->arg_descs.push_back(i < num_args ? "input " + info.inputs[i] : "auxiliary state " + info.inputs[i]);
   }
   for (const OpAttrInfo& a : info.attrs) {
@@ -141,10 +146,12 @@ struct Table {
 Table& GetTable() {
   static Table* t = [] {
     auto* table = new Table;
+    RegisterCustomOp();  // before the op list is read: the frontend generates mx.nd.Custom from it
     std::set<std::string> names;
     for (const std::string& n : ListOpNames()) names.insert(n);
     for (const auto& [alias, target] : ListOpAliases()) names.insert(alias);
     names.insert("_copyto");
+    names.insert("_npi_Custom");  // MXNet's NumPy-interface name of Custom, which its frontend imports
     for (const std::string& n : NumpyImportNames()) names.insert(n);
     for (const std::string& n : MXNetOpNames()) names.insert(n);
     table->names.assign(names.begin(), names.end());
@@ -190,6 +197,7 @@ OpEntry& LookupOpEntry(const std::string& name) {
   if (it != t.entries.end()) return *it->second;
   std::optional<OpInfo> info = name == "_copyto"         ? std::optional<OpInfo>(CopyToInfo())
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
+                               : name == "_npi_Custom"   ? FindOpInfo("Custom")
                                                          : FindOpInfo(name);
   bool missing = false;
   if (!info && std::find(MXNetOpNames().begin(), MXNetOpNames().end(), name) != MXNetOpNames().end()) {

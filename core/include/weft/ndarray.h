@@ -201,6 +201,12 @@ class WEFT_API NDArray {
   /// CopyRowsFromHostAsync on a new array. Throws weft::Error as CopyRowsFromHostAsync.
   static NDArray FromHostRows(const void* src, std::vector<uint32_t> rows, size_t row_bytes, const Shape& shape,
                               const Context& context, DType dtype = DType::kFloat32);
+  /// The same data (same memory, shape, dtype and offset) under an engine variable of its own:
+  /// operations pushed on the result are not ordered with those on this array, and waiting for
+  /// the result does not wait for them. For code that works on an array from inside an operation
+  /// that already holds its dependencies (host operators, weft/host_op.h); the caller orders the
+  /// two. The memory stays alive while the result does. Throws weft::Error for a none array.
+  WEFT_HIDDEN NDArray WithOwnVariable() const;
   /// True when both arrays view the same chunk.
   bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
 
