@@ -25,12 +25,27 @@ Chunk::Chunk(std::shared_ptr<Chunk> owner)
   owner_ = std::move(owner);
 }
 
+Chunk::Chunk(const Context& c, weft_device_ptr ptr, uint64_t b, std::function<void()> release)
+    : ctx(c), bytes(b), device(&Runtime::Get().GetDevice(c)), var(Engine::Get()->NewVariable()) {
+  handle_.dptr = ptr;
+  handle_.size = b;
+  handle_.ctx = c;
+  allocated_ = true;
+  release_ = std::move(release);
+}
+
 Chunk::~Chunk() {
   try {
-    // A borrowing chunk gives its owner back once its own operations are done (the owner frees).
+    // A borrowing chunk gives its owner back once its own operations are done (the owner frees);
+    // external memory goes back to whoever lent it.
     Engine::Get()->DeleteVariable(
-        [h = handle_, owner = std::move(owner_)](RunContext) {
-          if (!owner && !h.is_null()) Storage::Get()->Free(h);
+        [h = handle_, owner = std::move(owner_), release = std::move(release_)](RunContext) {
+          if (owner) return;
+          if (release) {
+            release();
+          } else if (!h.is_null()) {
+            Storage::Get()->Free(h);
+          }
         },
         ctx, var);
   } catch (const std::exception& e) {

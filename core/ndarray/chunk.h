@@ -2,6 +2,7 @@
 // ndarray module.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -18,6 +19,9 @@ struct Chunk {
   /// A chunk over `owner`'s memory (allocated now if it was delayed) with a variable of its own:
   /// operations on it are not ordered with those on `owner`. Keeps `owner` alive; frees nothing.
   explicit Chunk(std::shared_ptr<Chunk> owner);
+  /// A chunk over `bytes` of memory the caller owns at `ptr` on `ctx` (a host pointer on cpu);
+  /// `release` runs once every operation on the chunk has completed after it is gone.
+  Chunk(const Context& ctx, weft_device_ptr ptr, uint64_t bytes, std::function<void()> release);
   /// Frees the block through Engine::DeleteVariable, i.e. after every operation pushed on the
   /// variable has completed.
   ~Chunk();
@@ -38,7 +42,8 @@ struct Chunk {
   mutable std::mutex mu_;
   bool allocated_ = false;
   Storage::Handle handle_;
-  std::shared_ptr<Chunk> owner_;  // set for a borrowing chunk, whose handle_ is the owner's
+  std::shared_ptr<Chunk> owner_;   // set for a borrowing chunk, whose handle_ is the owner's
+  std::function<void()> release_;  // set for external memory, which Storage did not allocate
 };
 
 }  // namespace weft::ndarray_detail

@@ -351,4 +351,28 @@ WEFT_MX_API int MXExecutorSetMonitorCallbackEX(ExecutorHandle handle, ExecutorMo
 // ---- custom operators ---------------------------------------------------------------------------
 WEFT_MX_API int MXCustomOpRegister(const char* op_type, CustomOpPropCreator creator);
 
+// ---- profiler -----------------------------------------------------------------------------------
+WEFT_MX_API int MXSetProcessProfilerConfig(int num_params, const char* const* keys, const char* const* vals,
+                                           KVStoreHandle kvstoreHandle);
+WEFT_MX_API int MXSetProfilerConfig(int num_params, const char* const* keys, const char* const* vals);
+WEFT_MX_API int MXSetProcessProfilerState(int state, int profile_process, KVStoreHandle kvStoreHandle);
+WEFT_MX_API int MXSetProfilerState(int state);
+WEFT_MX_API int MXDumpProcessProfile(int finished, int profile_process, KVStoreHandle kvStoreHandle);
+WEFT_MX_API int MXDumpProfile(int finished);
+WEFT_MX_API int MXAggregateProfileStatsPrint(const char** out_str, int reset);
+WEFT_MX_API int MXAggregateProfileStatsPrintEx(const char** out_str, int reset, int format, int sort_by, int ascending);
+WEFT_MX_API int MXProcessProfilePause(int paused, int profile_process, KVStoreHandle kvStoreHandle);
+WEFT_MX_API int MXProfilePause(int paused);
+WEFT_MX_API int MXProfileCreateDomain(const char* domain, ProfileHandle* out);
+WEFT_MX_API int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHandle* out);
+WEFT_MX_API int MXProfileCreateFrame(ProfileHandle domain, const char* frame_name, ProfileHandle* out);
+WEFT_MX_API int MXProfileCreateEvent(const char* event_name, ProfileHandle* out);
+WEFT_MX_API int MXProfileCreateCounter(ProfileHandle domain, const char* counter_name, ProfileHandle* out);
+WEFT_MX_API int MXProfileDestroyHandle(ProfileHandle frame_handle);
+WEFT_MX_API int MXProfileDurationStart(ProfileHandle duration_handle);
+WEFT_MX_API int MXProfileDurationStop(ProfileHandle duration_handle);
+WEFT_MX_API int MXProfileSetCounter(ProfileHandle counter_handle, uint64_t value);
+WEFT_MX_API int MXProfileAdjustCounter(ProfileHandle counter_handle, int64_t value);
+WEFT_MX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_marker_name, const char* scope);
+
 }  // extern "C"

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "op_table.h"
 #include "weft/imperative.h"
+#include "weft/runtime.h"
 
 using namespace weft;
 using namespace weft::mx;
@@ -46,6 +47,15 @@ void CopyTo(const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
   NDArray::CopyFromTo(in[0], out[0]);
 }
 
+bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<std::string, std::string>& params) {
+  if (ctx.GetDeviceType() == "cpu") return false;
+  auto it = params.find("dtype");
+  DType dtype = DType::kFloat32;
+  if (it != params.end() && it->second != "None" && !it->second.empty()) dtype = DTypeFromName(it->second);
+  Runtime& rt = Runtime::Get();
+  return rt.FindKernel(op, ctx.GetDeviceType(), dtype) == nullptr && rt.FindKernel(op, "cpu", dtype) != nullptr;
+}
+
 void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
             std::vector<NDArray>* out) {
   if (op.is_copyto) {
@@ -61,6 +71,17 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
     params.erase(it);  // weft's definitions accept `ctx` but the call carries it
   }
   call.params = std::move(params);
+  if (call.inputs.empty() && call.context && out->empty() &&
+      NeedsCpuFallback(op.info.name, *call.context, call.params)) {
+    // A creation op (zeros, ones, full, arange, random samplers) the device has no kernel for is
+    // made on the cpu and copied there, as MXNet's frontend expects mx.nd.ones(ctx=gpu) to work.
+    const Context target = *call.context;
+    call.context = Context::cpu(0);
+    std::vector<NDArray> made;
+    weft::Invoke(call, &made);
+    for (NDArray& m : made) out->push_back(m.Copy(target));
+    return;
+  }
   weft::Invoke(call, out);
 }
 

@@ -29,16 +29,21 @@ void Resolve(F& f, const char* name) {
   f = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
 }
 
-// The hook records the exception text in sys._weft_callback_error and keeps printing it.
+// Wraps whatever sys.unraisablehook is now (unless it is already this wrapper): the wrapper records
+// the exception text in sys._weft_callback_error, then calls the hook it wrapped, which prints it.
+// Run before each callback: programs and test runners (pytest) replace the hook at any time.
 constexpr const char* kInstallHook = R"(
 import sys as _weft_sys
-def _weft_unraisable_hook(u, _previous=_weft_sys.unraisablehook, _sys=_weft_sys):
-    import traceback
-    _sys._weft_callback_error = ''.join(
-        traceback.format_exception(u.exc_type, u.exc_value, u.exc_traceback)).strip()
-    _previous(u)
-_weft_sys.unraisablehook = _weft_unraisable_hook
-del _weft_unraisable_hook, _weft_sys
+if not getattr(_weft_sys.unraisablehook, '_weft_records', False):
+    def _weft_unraisable_hook(u, _previous=_weft_sys.unraisablehook, _sys=_weft_sys):
+        import traceback
+        _sys._weft_callback_error = ''.join(
+            traceback.format_exception(u.exc_type, u.exc_value, u.exc_traceback)).strip()
+        _previous(u)
+    _weft_unraisable_hook._weft_records = True
+    _weft_sys.unraisablehook = _weft_unraisable_hook
+    del _weft_unraisable_hook
+del _weft_sys
 )";
 
 PyApi& Api() {
@@ -53,11 +58,6 @@ PyApi& Api() {
     Resolve(a.unicode_as_utf8, "PyUnicode_AsUTF8");
     a.ok = a.is_initialized && a.gil_ensure && a.gil_release && a.run_simple_string && a.sys_get_object &&
            a.sys_set_object && a.unicode_as_utf8 && a.is_initialized();
-    if (a.ok) {
-      const PyApi::GilState g = a.gil_ensure();
-      a.ok = a.run_simple_string(kInstallHook) == 0;
-      a.gil_release(g);
-    }
     return a;
   }();
   return api;
@@ -78,6 +78,13 @@ void CallFrontend(const char* what, const std::function<void()>& fn) {
   std::string error;
   {
     std::lock_guard lock(g_mu);
+    const PyApi::GilState before = py.gil_ensure();
+    const bool hooked = py.run_simple_string(kInstallHook) == 0;
+    py.gil_release(before);
+    if (!hooked) {
+      fn();
+      return;
+    }
     fn();
     const PyApi::GilState g = py.gil_ensure();
     if (void* obj = py.sys_get_object("_weft_callback_error")) {

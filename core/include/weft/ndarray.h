@@ -28,6 +28,7 @@
 #include "weft/export.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -207,6 +208,14 @@ class WEFT_API NDArray {
   /// that already holds its dependencies (host operators, weft/host_op.h); the caller orders the
   /// two. The memory stays alive while the result does. Throws weft::Error for a none array.
   WEFT_HIDDEN NDArray WithOwnVariable() const;
+  /// An array over memory the caller owns (zero copy; DLPack's from_dlpack): `bytes` bytes at `ptr`
+  /// on `context` (a host pointer for cpu), seen as `shape` and `dtype` (C order, packed). The array
+  /// has an engine variable of its own; `release` (may be empty) runs once, after the last view is
+  /// gone and every operation on the array has completed, and is where the caller frees the
+  /// memory. Throws weft::Error when shape and dtype need more than `bytes`, or for a Context
+  /// without a loaded device (then `release` is not called).
+  static NDArray FromExternal(const Context& context, weft_device_ptr ptr, uint64_t bytes, const Shape& shape,
+                              DType dtype, std::function<void()> release);
   /// True when both arrays view the same chunk.
   bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
 

@@ -26,7 +26,7 @@ def pytest_configure(config):
     assert not bundled, 'the real libmxnet is loaded: %s' % bundled
 
 
-@pytest.fixture
+@pytest.fixture(scope='session')
 def mx():
     import mxnet
     return mxnet
