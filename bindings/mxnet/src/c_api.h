@@ -291,6 +291,10 @@ WEFT_MX_API int MXKVStoreBarrier(KVStoreHandle handle);
 WEFT_MX_API int MXKVStoreSetBarrierBeforeExit(KVStoreHandle handle, const int barrier_before_exit);
 WEFT_MX_API int MXKVStoreGetNumDeadNode(KVStoreHandle handle, const int node_id, int* number, const int timeout_sec);
 
+WEFT_MX_API int MXKVStoreSendCommmandToServers(KVStoreHandle handle, int cmd_id, const char* cmd_body);
+WEFT_MX_API int MXKVStoreRunServer(KVStoreHandle handle, MXKVStoreServerController* controller,
+                                   void* controller_handle);
+
 // ---- executors ----------------------------------------------------------------------------------
 WEFT_MX_API int MXExecutorFree(ExecutorHandle handle);
 WEFT_MX_API int MXExecutorPrint(ExecutorHandle handle, const char** out_str);
