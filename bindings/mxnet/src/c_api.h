@@ -244,6 +244,7 @@ WEFT_MX_API int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, co
                                          const int* arg_type_data, uint32_t* in_type_size, const int** in_type_data,
                                          uint32_t* out_type_size, const int** out_type_data, uint32_t* aux_type_size,
                                          const int** aux_type_data, int* complete);
+WEFT_MX_API int MXSymbolSetAttrs(SymbolHandle symbol, uint32_t num_args, const char** keys, const char** values);
 WEFT_MX_API int NNSymbolCompose(SymbolHandle sym, const char* name, nn_uint num_args, const char** keys,
                                 SymbolHandle* args);
 WEFT_MX_API int NNSymbolFree(SymbolHandle symbol);

@@ -341,6 +341,17 @@ int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* value) {
   API_END();
 }
 
+// Several attributes at once (the frontend's Symbol._set_attr, e.g. a Variable's __shape__,
+// __dtype__, __init__, lr_mult); validated together before any is set.
+int MXSymbolSetAttrs(SymbolHandle symbol, uint32_t num_args, const char** keys, const char** values) {
+  API_BEGIN();
+  std::map<std::string, std::string> attrs;
+  for (const auto& [k, v] : KeyValues(static_cast<int>(num_args), keys, values, "Symbol._set_attr"))
+    attrs[LiftHidden(k)] = v;
+  Sym(symbol).Get().SetAttributes(attrs);
+  API_END();
+}
+
 // Every node's attributes as pairs "<node>$<key>", "<value>" (*out_size counts pairs).
 int MXSymbolListAttr(SymbolHandle symbol, uint32_t* out_size, const char*** out) {
   API_BEGIN();
