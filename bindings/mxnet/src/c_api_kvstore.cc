@@ -18,7 +18,17 @@ namespace {
 struct KVStoreH : Handle<HandleKind::kKVStore> {
   std::unique_ptr<KVStore> store;
   std::string role;  // "worker", "server" or "scheduler"
+  std::string type;  // as the frontend named it (kv.type returns it)
 };
+
+// weft's store for one of MXNet's type names: MXNet's local variants (where the reduction and the
+// update run) are weft's local (cpu) or device store; a bare "dist" is synchronous.
+std::string WeftType(const std::string& mxnet_type) {
+  if (mxnet_type == "local_update_cpu" || mxnet_type == "local_allreduce_cpu") return "local";
+  if (mxnet_type == "local_allreduce_device") return "device";
+  if (mxnet_type == "dist") return "dist_sync";
+  return mxnet_type;
+}
 KVStoreH& KVH(KVStoreHandle h) { return *Handle<HandleKind::kKVStore>::From<KVStoreH>(h); }
 KVStore& KV(KVStoreHandle h) {
   KVStoreH& k = KVH(h);
@@ -114,9 +124,8 @@ int MXKVStoreCreate(const char* type, KVStoreHandle* out) {
   API_BEGIN();
   auto h = std::make_unique<KVStoreH>();
   h->role = Role();
-  std::string name = NotNull(type, "type");
-  if (name == "dist") name = "dist_sync";  // MXNet reads a bare "dist" as synchronous
-  if (h->role == "worker") h->store = KVStore::Create(name);
+  h->type = NotNull(type, "type");
+  if (h->role == "worker") h->store = KVStore::Create(WeftType(h->type));
   *NotNull(out, "out") = h.release();
   API_END();
 }
@@ -285,8 +294,7 @@ int MXKVStoreSetGradientCompression(KVStoreHandle handle, uint32_t num_params, c
 int MXKVStoreGetType(KVStoreHandle handle, const char** type) {
   API_BEGIN();
   KVStoreH& k = KVH(handle);
-  static const std::string kServer = "dist_sync";  // a server process serves the job's dist store
-  *NotNull(type, "type") = k.store ? k.store->type().c_str() : kServer.c_str();
+  *NotNull(type, "type") = k.type.c_str();
   API_END();
 }
 
