@@ -1,7 +1,5 @@
 // MXNet C API: listing operators, their information (from which MXNet's Python generates mx.nd.*
 // and mx.sym.*), the legacy function registry, and imperative calls.
-#include <regex>
-
 #include "common.h"
 #include "op_table.h"
 #include "weft/imperative.h"
@@ -12,19 +10,37 @@ using namespace weft::mx;
 
 namespace {
 
-// MXNet's context text ("cpu(0)", "gpu(1)", "cpu_pinned(0)", "cpu_shared(0)").
+// MXNet's context text ("cpu(0)", "gpu(1)", "cpu_pinned(0)", "cpu_shared(0)"). Parsed by hand:
+// GCC 12's <regex> trips -Werror=maybe-uninitialized in the sanitizer presets.
 Context ParseMXNetContext(const std::string& text) {
-  static const std::regex re(R"(\s*(cpu|gpu|cpu_pinned|cpu_shared)\s*\(\s*(\d+)\s*\)\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re)) {
+  auto fail = [&] {
     Fail("cannot read the context '{}' (MXNet's forms: cpu(0), gpu(0), cpu_pinned(0), cpu_shared(0))", text);
+  };
+  auto trim = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t");
+    const auto e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) fail();
+  if (!trim(text.substr(close + 1)).empty()) fail();
+  const std::string type = trim(text.substr(0, open));
+  const std::string digits = trim(text.substr(open + 1, close - open - 1));
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) fail();
+  const int id = std::stoi(digits);
+  int dev_type = 0;
+  if (type == "cpu") {
+    dev_type = kDevCPU;
+  } else if (type == "gpu") {
+    dev_type = kDevGPU;
+  } else if (type == "cpu_pinned") {
+    dev_type = kDevCPUPinned;
+  } else if (type == "cpu_shared") {
+    dev_type = kDevCPUShared;
+  } else {
+    fail();
   }
-  const std::string type = m[1];
-  const int id = std::stoi(m[2]);
-  const int dev_type = type == "cpu"          ? kDevCPU
-                       : type == "gpu"        ? kDevGPU
-                       : type == "cpu_pinned" ? kDevCPUPinned
-                                              : kDevCPUShared;
   return ToContext(dev_type, id);
 }
 
