@@ -60,21 +60,16 @@ bool BatchPlan::GetBatch(uint64_t k, Batch* out) const {
   return true;
 }
 
-void BatchPlan::Delivered(uint64_t k) {
-  any_delivered_ = true;
-  if (k + 1 == num_batches()) last_delivered_ = true;
-}
-
-void BatchPlan::BeginEpoch() {
-  if (!any_delivered_) return;
+void BatchPlan::BeginEpoch(uint64_t delivered) {
+  if (delivered == 0) return;
+  const bool last_delivered = delivered >= num_batches();
   const uint64_t end = (epoch_ + 1) * n_;
   const uint64_t rest = (end - begin_) % batch_;
   uint64_t next = end;
-  if (rest != 0 && mode_ == LastBatch::kRoundBatch && last_delivered_) next = end + (batch_ - rest);
+  if (rest != 0 && mode_ == LastBatch::kRoundBatch && last_delivered) next = end + (batch_ - rest);
   if (rest != 0 && mode_ == LastBatch::kRollOver) next = end - rest;
   ++epoch_;
   begin_ = next;
-  any_delivered_ = last_delivered_ = false;
   MakeOrders(epoch_ + 1);
 }
 

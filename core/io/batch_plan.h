@@ -20,9 +20,8 @@
 // The global position of a sample also identifies its draw of random augmentation, so that the
 // same seed gives the same batches whatever the thread count and timing.
 //
-// Thread-safety: GetBatch may be called from several threads at once; BeginEpoch and Delivered
-// only when no GetBatch runs (the iterators call them with the prefetcher stopped or from the
-// consumer).
+// Thread-safety: GetBatch and num_batches may be called from several threads at once; BeginEpoch
+// only when no other call runs (the iterators call it with their workers stopped).
 #pragma once
 
 #include <cstdint>
@@ -47,11 +46,11 @@ class BatchPlan {
   BatchPlan(uint64_t n, int batch_size, LastBatch mode, bool shuffle, uint32_t seed);
   /// Batch k of the current epoch; false when the epoch has fewer batches.
   bool GetBatch(uint64_t k, Batch* out) const;
-  /// Records that batch k of the current epoch reached the consumer.
-  void Delivered(uint64_t k);
-  /// Moves to the next epoch, unless no batch of the current one was delivered (then nothing
-  /// changes: a reset right after construction or after another reset keeps the order).
-  void BeginEpoch();
+  /// Moves to the next epoch, the current one having delivered its first `delivered` batches
+  /// to the consumer (whether its completed last batch was among them decides kRoundBatch's
+  /// carry). With none delivered nothing changes: a reset right after construction or after
+  /// another reset keeps the order.
+  void BeginEpoch(uint64_t delivered);
   uint64_t num_samples() const noexcept { return n_; }
   /// Batches of the current epoch.
   uint64_t num_batches() const noexcept;
@@ -64,9 +63,8 @@ class BatchPlan {
   LastBatch mode_;
   bool shuffle_;
   std::mt19937 rng_;
-  uint64_t epoch_ = 0;  // order index of the current epoch
-  uint64_t begin_ = 0;  // global position where it begins
-  bool any_delivered_ = false, last_delivered_ = false;
+  uint64_t epoch_ = 0;                                // order index of the current epoch
+  uint64_t begin_ = 0;                                // global position where it begins
   std::map<uint64_t, std::vector<uint32_t>> orders_;  // by order index (shuffled only)
 };
 

@@ -7,7 +7,6 @@
 
 #include "base/untrusted.h"
 #include "io/batch_buffer.h"
-#include "io/prefetcher.h"
 
 namespace weft {
 namespace {
@@ -89,19 +88,34 @@ class CsvStream {
 
 }  // namespace
 
-struct CSVIter::Impl {
+// The producer: one worker streams both files (its state is touched by Restart only while the
+// worker is stopped).
+struct CsvProducer : ThreadedDataIter::Producer {
+  CsvProducer(const CSVIterOptions& o, Shape data_shape, Shape label_shape)
+      : o(o), data_shape(std::move(data_shape)), label_shape(std::move(label_shape)) {
+    data_count = static_cast<size_t>(o.data_shape.Size());
+    label_count = static_cast<size_t>(o.label_shape.Size());
+    data = std::make_unique<CsvStream>(o.data_csv, data_count, o.dtype);
+    if (o.label_csv != "NULL") label = std::make_unique<CsvStream>(o.label_csv, label_count, o.dtype);
+  }
+
+  // MXNet's BatchLoader: after a delivered wrapped batch the next epoch goes on from there.
+  void Restart(uint64_t delivered) override {
+    const bool carry = o.round_batch && wrap_seq >= 0 && delivered > static_cast<uint64_t>(wrap_seq);
+    if (!carry) Rewind();
+    done = false;
+    wrap_seq = -1;
+  }
+
+  bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker&) override;
+
   CSVIterOptions o;
   Shape data_shape, label_shape;  // with the batch axis
   size_t data_count = 0, label_count = 0;
   std::unique_ptr<CsvStream> data, label;
-  // Worker state (touched by the consumer only while the prefetcher is stopped).
   int row = 0;            // examples read since the start of the file
   bool done = false;      // the epoch's last batch was made
   int64_t wrap_seq = -1;  // the batch completed from the start of the file
-  uint64_t delivered = 0;
-  bool touched = false;
-  DataBatch current;
-  std::unique_ptr<io_detail::Prefetcher<DataBatch>> prefetcher;  // last: stopped first
 
   void Rewind() {
     data->Rewind();
@@ -123,42 +137,39 @@ struct CSVIter::Impl {
     index[i] = row++;
     return true;
   }
-
-  bool Produce(uint64_t k, DataBatch* out) {
-    if (done) return false;
-    const auto batch = static_cast<size_t>(o.batch_size);
-    io_detail::BatchBuffer d(data_shape, o.dtype, o.context), l(label_shape, o.dtype, o.context);
-    out->index.assign(batch, 0);
-    out->pad_num = 0;
-    size_t i = 0;
-    for (; i < batch; ++i) {
-      if (ReadExample(d, l, i, out->index)) continue;
-      if (i == 0 && out->pad_num == 0) return false;  // the epoch ended on a whole batch
-      if (!o.round_batch || out->pad_num != 0) break;
-      out->pad_num = static_cast<int>(batch - i);  // complete it from the start of the file
-      wrap_seq = static_cast<int64_t>(k);
-      Rewind();
-      WEFT_CHECK(ReadExample(d, l, i, out->index), "CSVIter: '{}' has no examples", data->path());
-    }
-    if (i < batch) {  // round_batch=0 (or a file shorter than the batch): zero rows
-      WEFT_CHECK(!o.round_batch, "CSVIter: batch_size {} is larger than the {} examples of '{}' (set round_batch=0)",
-                 batch, row, data->path());
-      out->pad_num = static_cast<int>(batch - i);
-      const size_t esize = DTypeSize(o.dtype);
-      std::memset(d.host() + i * data_count * esize, 0, (batch - i) * data_count * esize);
-      std::memset(l.host() + i * label_count * esize, 0, (batch - i) * label_count * esize);
-    }
-    if (out->pad_num != 0) done = true;
-    out->data = d.Finish();
-    out->label = l.Finish();
-    return true;
-  }
 };
 
-CSVIter::CSVIter(const CSVIterOptions& options) : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
-  m.o = options;
-  const CSVIterOptions& o = m.o;
+bool CsvProducer::Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker&) {
+  if (done) return false;
+  const auto batch = static_cast<size_t>(o.batch_size);
+  io_detail::BatchBuffer d(data_shape, o.dtype, o.context), l(label_shape, o.dtype, o.context);
+  out->index.assign(batch, 0);
+  out->pad_num = 0;
+  size_t i = 0;
+  for (; i < batch; ++i) {
+    if (ReadExample(d, l, i, out->index)) continue;
+    if (i == 0 && out->pad_num == 0) return false;  // the epoch ended on a whole batch
+    if (!o.round_batch || out->pad_num != 0) break;
+    out->pad_num = static_cast<int>(batch - i);  // complete it from the start of the file
+    wrap_seq = static_cast<int64_t>(k);
+    Rewind();
+    WEFT_CHECK(ReadExample(d, l, i, out->index), "CSVIter: '{}' has no examples", data->path());
+  }
+  if (i < batch) {  // round_batch=0 (or a file shorter than the batch): zero rows
+    WEFT_CHECK(!o.round_batch, "CSVIter: batch_size {} is larger than the {} examples of '{}' (set round_batch=0)",
+               batch, row, data->path());
+    out->pad_num = static_cast<int>(batch - i);
+    const size_t esize = DTypeSize(o.dtype);
+    std::memset(d.host() + i * data_count * esize, 0, (batch - i) * data_count * esize);
+    std::memset(l.host() + i * label_count * esize, 0, (batch - i) * label_count * esize);
+  }
+  if (out->pad_num != 0) done = true;
+  out->data = d.Finish();
+  out->label = l.Finish();
+  return true;
+}
+
+CSVIter::CSVIter(const CSVIterOptions& o) {
   WEFT_CHECK(!o.data_csv.empty(), "CSVIter: data_csv is required");
   WEFT_CHECK(o.batch_size >= 1, "CSVIter: batch_size must be at least 1, got {}", o.batch_size);
   WEFT_CHECK(o.data_shape.ndim() >= 1 && o.data_shape.Size() >= 1, "CSVIter: data_shape {} must not be empty",
@@ -168,53 +179,14 @@ CSVIter::CSVIter(const CSVIterOptions& options) : impl_(std::make_unique<Impl>()
   WEFT_CHECK(o.dtype == DType::kFloat32 || o.dtype == DType::kInt32 || o.dtype == DType::kInt64,
              "CSVIter: dtype {} is not supported (float32, int32 or int64)", DTypeName(o.dtype));
   WEFT_CHECK(o.prefetch_buffer >= 0, "CSVIter: prefetch_buffer must not be negative");
-  m.data_count = static_cast<size_t>(o.data_shape.Size());
-  m.label_count = static_cast<size_t>(o.label_shape.Size());
   std::vector<int64_t> d{o.batch_size}, l{o.batch_size};
   for (int64_t v : o.data_shape) d.push_back(v);
   if (!(o.label_shape.ndim() == 1 && o.label_shape[0] == 1))
     for (int64_t v : o.label_shape) l.push_back(v);
-  m.data_shape = Shape(d);
-  m.label_shape = Shape(l);
-  m.data = std::make_unique<CsvStream>(o.data_csv, m.data_count, o.dtype);
-  if (o.label_csv != "NULL") m.label = std::make_unique<CsvStream>(o.label_csv, m.label_count, o.dtype);
-  m.prefetcher = std::make_unique<io_detail::Prefetcher<DataBatch>>(
-      1, static_cast<size_t>(std::max(o.prefetch_buffer, 1)),
-      [&m](uint64_t k, DataBatch* out, int) { return m.Produce(k, out); });
-  m.prefetcher->Start();
+  data_ = {"data", Shape(d), o.dtype};
+  label_ = {"softmax_label", Shape(l), o.dtype};
+  StartWorkers(std::make_unique<CsvProducer>(o, data_.shape, label_.shape), 1,
+               static_cast<size_t>(std::max(o.prefetch_buffer, 1)));
 }
-
-CSVIter::~CSVIter() = default;
-
-void CSVIter::BeforeFirst() {
-  Impl& m = *impl_;
-  if (!m.touched) return;
-  m.prefetcher->Stop();
-  // MXNet's BatchLoader: after a delivered wrapped batch the next epoch goes on from there.
-  const bool carry = m.o.round_batch && m.wrap_seq >= 0 && m.delivered > static_cast<uint64_t>(m.wrap_seq);
-  if (!carry) m.Rewind();
-  m.done = false;
-  m.wrap_seq = -1;
-  m.delivered = 0;
-  m.touched = false;
-  m.prefetcher->Start();
-}
-
-bool CSVIter::Next() {
-  Impl& m = *impl_;
-  m.touched = true;
-  DataBatch b;
-  if (!m.prefetcher->Next(&b)) return false;
-  ++m.delivered;
-  m.current = std::move(b);
-  return true;
-}
-
-NDArray CSVIter::GetData() { return impl_->current.data; }
-NDArray CSVIter::GetLabel() { return impl_->current.label; }
-int CSVIter::GetPadNum() { return impl_->current.pad_num; }
-std::vector<int> CSVIter::GetIndex() { return impl_->current.index; }
-std::vector<DataDesc> CSVIter::ProvideData() const { return {{"data", impl_->data_shape, impl_->o.dtype}}; }
-std::vector<DataDesc> CSVIter::ProvideLabel() const { return {{"softmax_label", impl_->label_shape, impl_->o.dtype}}; }
 
 }  // namespace weft

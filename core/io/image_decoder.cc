@@ -111,10 +111,11 @@ struct ImageDecoder::Jpeg {
     return true;
   }
 
-  // Decodes the window [x, x+w) x [y, y+h) as described in image_decoder.h; `row` must hold a
-  // whole output row. Rows below the window are skipped but still entropy-decoded, and the
-  // decoder finished, so that a file truncated anywhere is reported whatever the window.
-  bool ReadWindow(int channels, int x, int y, int w, int h, uint8_t* out, size_t stride) {
+  // Decodes the window [x, x+w) x [y, y+h) into `buf` (rows of the cropped width, which starts
+  // at column *cx) as described in image_decoder.h; `row` holds one output row. Rows below the
+  // window are skipped but still entropy-decoded, and the decoder finished, so that a file
+  // truncated anywhere is reported whatever the window.
+  bool ReadWindow(int channels, int x, int y, int w, int h, std::vector<uint8_t>& buf, int* cx_out, size_t* stride) {
     if (setjmp(err.jump)) {
       jpeg_abort_decompress(&cinfo);
       return false;
@@ -122,21 +123,24 @@ struct ImageDecoder::Jpeg {
     cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&cinfo);
     const int width = static_cast<int>(cinfo.output_width), height = static_cast<int>(cinfo.output_height);
-    // One iMCU of margin on every side: the upsampler then sees the same neighbours as in a
-    // whole-image decode.
-    const int mcu_w = cinfo.max_h_samp_factor * DCTSIZE, mcu_h = cinfo.max_v_samp_factor * DCTSIZE;
-    JDIMENSION cx = static_cast<JDIMENSION>(std::max(0, x - mcu_w));
-    JDIMENSION cw = static_cast<JDIMENSION>(std::min(width, x + w + mcu_w)) - cx;
+    // jpeg_crop_scanline widens the columns to whole iMCUs; the upsampler replicates the edge
+    // samples of that range instead of reading their neighbours, which changes the first and last
+    // column when chroma is subsampled horizontally (h2 fancy upsampling reads one neighbouring
+    // sample). One column of margin on each side keeps the window's columns inside. Rows need no
+    // margin: jpeg_skip_scanlines keeps the upsampler's context rows.
+    const int margin = cinfo.max_h_samp_factor > 1 ? 1 : 0;
+    JDIMENSION cx = static_cast<JDIMENSION>(std::max(0, x - margin));
+    JDIMENSION cw = static_cast<JDIMENSION>(std::min(width, x + w + margin)) - cx;
     if (cw < static_cast<JDIMENSION>(width)) jpeg_crop_scanline(&cinfo, &cx, &cw);
-    const int first = std::max(0, y - mcu_h);
-    if (first > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(first));
-    const size_t skip = static_cast<size_t>(x - static_cast<int>(cx)) * static_cast<size_t>(channels);
-    for (int r = first; r < y + h; ++r) {
-      JSAMPROW p = row.data();
-      jpeg_read_scanlines(&cinfo, &p, 1);
-      if (r >= y)
-        std::memcpy(out + static_cast<size_t>(r - y) * stride, row.data() + skip,
-                    static_cast<size_t>(w) * static_cast<size_t>(channels));
+    *cx_out = static_cast<int>(cx);
+    *stride = static_cast<size_t>(cinfo.output_width) * static_cast<size_t>(channels);
+    buf.resize(*stride * static_cast<size_t>(h));
+    if (y > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(y));
+    for (int r = 0; r < h;) {
+      JSAMPROW rows[4];
+      const int n = std::min(h - r, 4);
+      for (int i = 0; i < n; ++i) rows[i] = buf.data() + static_cast<size_t>(r + i) * *stride;
+      r += static_cast<int>(jpeg_read_scanlines(&cinfo, rows, static_cast<JDIMENSION>(n)));
     }
     // Skipping to the very end would mark the input done without reading it (libjpeg-turbo's
     // jpeg_skip_scanlines); skipping to the last row and reading it entropy-decodes everything.
@@ -156,7 +160,6 @@ struct ImageDecoder::Png {
   png_structp png = nullptr;
   png_infop info = nullptr;
   PngSource src;
-  std::vector<uint8_t> pixels;  // interlaced images: the whole image
   std::vector<png_bytep> row_ptrs;
   std::vector<uint8_t> row;
 
@@ -199,7 +202,9 @@ struct ImageDecoder::Png {
     return true;
   }
 
-  bool ReadWindow(int channels, int x, int y, int w, int h, uint8_t* out, size_t stride) {
+  // Decodes rows [y, y+h) (whole rows) into `buf`, `stride` bytes apart; reads every row and the
+  // end of the file, so that a truncation anywhere is reported.
+  bool ReadRows(int channels, int y, int h, std::vector<uint8_t>& buf, size_t* stride) {
     if (setjmp(png_jmpbuf(png))) return false;
     const int passes = png_set_interlace_handling(png);
     png_read_update_info(png, info);
@@ -207,22 +212,20 @@ struct ImageDecoder::Png {
     const size_t rowbytes = png_get_rowbytes(png, info);
     if (rowbytes != static_cast<size_t>(png_get_image_width(png, info)) * static_cast<size_t>(channels))
       png_error(png, "unexpected row size after the colour transformations");
-    const size_t xoff = static_cast<size_t>(x) * static_cast<size_t>(channels);
-    const size_t wbytes = static_cast<size_t>(w) * static_cast<size_t>(channels);
-    if (passes > 1) {  // Adam7: every pass touches every row
-      pixels.resize(rowbytes * static_cast<size_t>(height));
+    *stride = rowbytes;
+    if (passes > 1) {  // Adam7: every pass touches every row, so the whole image is kept
+      buf.resize(rowbytes * static_cast<size_t>(height));
       row_ptrs.resize(static_cast<size_t>(height));
       for (int r = 0; r < height; ++r)
-        row_ptrs[static_cast<size_t>(r)] = pixels.data() + rowbytes * static_cast<size_t>(r);
+        row_ptrs[static_cast<size_t>(r)] = buf.data() + rowbytes * static_cast<size_t>(r);
       png_read_image(png, row_ptrs.data());
-      for (int r = y; r < y + h; ++r)
-        std::memcpy(out + static_cast<size_t>(r - y) * stride, row_ptrs[static_cast<size_t>(r)] + xoff, wbytes);
+      std::memmove(buf.data(), buf.data() + rowbytes * static_cast<size_t>(y), rowbytes * static_cast<size_t>(h));
     } else {
+      buf.resize(rowbytes * static_cast<size_t>(h));
       row.resize(rowbytes);
-      for (int r = 0; r < height; ++r) {  // every row: a truncated file is reported whatever the window
-        png_read_row(png, row.data(), nullptr);
-        if (r >= y && r < y + h) std::memcpy(out + static_cast<size_t>(r - y) * stride, row.data() + xoff, wbytes);
-      }
+      for (int r = 0; r < height; ++r)
+        png_read_row(png, r >= y && r < y + h ? buf.data() + rowbytes * static_cast<size_t>(r - y) : row.data(),
+                     nullptr);
     }
     png_read_end(png, nullptr);
     return true;
@@ -274,19 +277,30 @@ ImageInfo ImageDecoder::Open(std::span<const uint8_t> bytes, int channels, uint6
   return info_;
 }
 
-void ImageDecoder::Read(int x, int y, int w, int h, uint8_t* out, size_t stride) {
+PixelView ImageDecoder::ReadView(int x, int y, int w, int h) {
   WEFT_CHECK(x >= 0 && y >= 0 && w >= 1 && h >= 1 && x + w <= info_.width && y + h <= info_.height,
              "image decoding: window {}x{} at ({}, {}) is outside the {} x {} image", w, h, x, y, info_.width,
              info_.height);
+  const size_t c = static_cast<size_t>(out_channels_);
+  size_t stride = 0;
   if (info_.format == ImageFormat::kJpeg) {
-    jpeg_->row.resize(static_cast<size_t>(info_.width) * static_cast<size_t>(out_channels_));
-    WEFT_CHECK(jpeg_->ReadWindow(out_channels_, x, y, w, h, out, stride), "cannot decode the JPEG image ({} bytes): {}",
-               bytes_.size(), jpeg_->err.message);
-  } else {
-    const bool ok = png_->ReadWindow(out_channels_, x, y, w, h, out, stride);
-    png_->Reset();
-    WEFT_CHECK(ok, "cannot decode the PNG image ({} bytes): {}", bytes_.size(), png_->src.message);
+    jpeg_->row.resize(static_cast<size_t>(info_.width) * c);
+    int cx = 0;
+    WEFT_CHECK(jpeg_->ReadWindow(out_channels_, x, y, w, h, buffer_, &cx, &stride),
+               "cannot decode the JPEG image ({} bytes): {}", bytes_.size(), jpeg_->err.message);
+    return {buffer_.data() + static_cast<size_t>(x - cx) * c, w, h, out_channels_, stride};
   }
+  const bool ok = png_->ReadRows(out_channels_, y, h, buffer_, &stride);
+  png_->Reset();
+  WEFT_CHECK(ok, "cannot decode the PNG image ({} bytes): {}", bytes_.size(), png_->src.message);
+  return {buffer_.data() + static_cast<size_t>(x) * c, w, h, out_channels_, stride};
+}
+
+void ImageDecoder::Read(int x, int y, int w, int h, uint8_t* out, size_t stride) {
+  const PixelView v = ReadView(x, y, w, h);
+  const size_t bytes = static_cast<size_t>(w) * static_cast<size_t>(v.channels);
+  for (int r = 0; r < h; ++r)
+    std::memcpy(out + static_cast<size_t>(r) * stride, v.data + static_cast<size_t>(r) * v.stride, bytes);
 }
 
 }  // namespace weft::io_detail

@@ -6,19 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "io/pixel_view.h"
 #include "weft/image.h"
 
 namespace weft::io_detail {
-
-/// A view of 8-bit interleaved pixels: `stride` bytes between rows.
-struct PixelView {
-  const uint8_t* data = nullptr;
-  int width = 0, height = 0, channels = 0;
-  size_t stride = 0;
-};
-inline PixelView ViewOf(const Image& im) {
-  return {im.data.data(), im.width, im.height, im.channels, static_cast<size_t>(im.width * im.channels)};
-}
 
 /// Resizes `src` to out->width x out->height (out->channels == src.channels, out->data sized).
 void ResizeInto(const PixelView& src, Image* out, Interpolation method);

@@ -13,7 +13,6 @@
 #include "io/batch_buffer.h"
 #include "io/batch_plan.h"
 #include "io/image_transform.h"
-#include "io/prefetcher.h"
 #include "io/seed.h"
 #include "weft/logging.h"
 #include "weft/recordio.h"
@@ -50,12 +49,7 @@ std::unordered_map<uint64_t, std::vector<float>> ReadLabelList(const std::string
 
 }  // namespace
 
-struct ImageRecordIter::Impl {
-  struct Out {
-    NDArray data, label;
-    int pad = 0;
-    std::vector<int> index;
-  };
+struct ImageRecordIter::Impl : ThreadedDataIter::Producer {
   struct Worker {
     io_detail::ImageTransform::Scratch scratch;
     std::vector<uint8_t> raw;
@@ -69,12 +63,7 @@ struct ImageRecordIter::Impl {
   std::unique_ptr<io_detail::ImageTransform> transform;
   std::unique_ptr<BatchPlan> plan;
   std::vector<std::unique_ptr<Worker>> workers;
-  Out current;
-  uint64_t delivered = 0;
-  bool touched = false;  // Next was called in this epoch
   uint32_t aug_seed = 0;
-  // Last member: destroyed first, so its workers stop before what they use goes.
-  std::unique_ptr<io_detail::Prefetcher<Out>> prefetcher;
 
   Shape LabelShape() const { return o.label_width == 1 ? Shape(o.batch_size) : Shape(o.batch_size, o.label_width); }
 
@@ -100,20 +89,31 @@ struct ImageRecordIter::Impl {
     }
   }
 
+  // The record in w.raw: in place when it has one part (the usual case), else joined.
+  std::span<const uint8_t> RecordBytes(Worker& w, const RecordIOExtent& e) const {
+    if (w.raw.size() >= 8) {
+      uint32_t head[2];
+      std::memcpy(head, w.raw.data(), 8);
+      const uint64_t len = head[1] & ((1u << 29) - 1);
+      if (head[0] == kRecordIOMagic && (head[1] >> 29) == 0 && 8 + len <= w.raw.size())
+        return std::span<const uint8_t>(w.raw).subspan(8, len);
+    }
+    ParseRecordIO(w.raw, 0, &w.record, o.path_imgrec, e.offset);
+    return {reinterpret_cast<const uint8_t*>(w.record.data()), w.record.size()};
+  }
+
   void OneImage(size_t sample, uint64_t position, Worker& w, uint8_t* data, float* label, int* index) const {
     const RecordIOExtent& e = extents[sample];
     uint64_t id = 0;
     try {
       w.raw.resize(e.bytes);
       reader->ReadBytes(e.offset, e.bytes, w.raw.data());
-      ParseRecordIO(w.raw, 0, &w.record, o.path_imgrec, e.offset);
       std::span<const uint8_t> payload;
-      const auto bytes = std::span(reinterpret_cast<const uint8_t*>(w.record.data()), w.record.size());
-      const ImageRecordHeader h = UnpackImageRecord(bytes, &payload);
+      const ImageRecordHeader h = UnpackImageRecord(RecordBytes(w, e), &payload);
       id = h.id;
       *index = static_cast<int>(h.id);
       Labels(h, label);
-      std::mt19937 rng(io_detail::DrawSeed(aug_seed, position));
+      io_detail::DrawRng rng(io_detail::DrawSeed(aug_seed, position));
       transform->Process(payload, rng, w.scratch, data);
     } catch (const Error& err) {
       Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", o.path_imgrec, sample,
@@ -122,7 +122,9 @@ struct ImageRecordIter::Impl {
     }
   }
 
-  bool Produce(uint64_t k, Out* out, int worker) {
+  void Restart(uint64_t delivered) override { plan->BeginEpoch(delivered); }
+
+  bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker& worker) override {
     BatchPlan::Batch b;
     if (!plan->GetBatch(k, &b)) return false;
     io_detail::BatchBuffer data(Shape(o.batch_size, o.data_shape[0], o.data_shape[1], o.data_shape[2]), o.dtype,
@@ -131,10 +133,9 @@ struct ImageRecordIter::Impl {
     const size_t per = transform->out_bytes();
     auto* labels = reinterpret_cast<float*>(label.host());
     out->index.assign(static_cast<size_t>(o.batch_size), 0);
-    Worker& w = *workers[static_cast<size_t>(worker)];
-    const uint64_t epoch = io_detail::Prefetcher<Out>::current_epoch();
+    Worker& w = *workers[static_cast<size_t>(worker.index())];
     for (size_t i = 0; i < b.samples.size(); ++i) {
-      if (prefetcher->stopping(epoch)) return false;  // dropped anyway
+      if (worker.stopping()) return false;  // dropped anyway
       OneImage(b.samples[i], b.positions[i], w, data.host() + i * per, labels + i * static_cast<size_t>(o.label_width),
                &out->index[i]);
     }
@@ -143,15 +144,16 @@ struct ImageRecordIter::Impl {
     std::memset(data.host() + used * per, 0, (static_cast<size_t>(o.batch_size) - used) * per);
     std::fill(labels + used * static_cast<size_t>(o.label_width),
               labels + static_cast<size_t>(o.batch_size) * static_cast<size_t>(o.label_width), 0.0f);
-    out->pad = b.pad;
+    out->pad_num = b.pad;
     out->data = data.Finish();
     out->label = label.Finish();
     return true;
   }
 };
 
-ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options) : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
+ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  Impl& m = *impl;
   m.o = options;
   const ImageRecordIterOptions& o = m.o;
   WEFT_CHECK(!o.path_imgrec.empty(), "ImageRecordIter: path_imgrec (the .rec file) is required");
@@ -174,38 +176,9 @@ ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options) : impl_(
   if (o.verbose)
     LogInfo("ImageRecordIter: '{}' part {}/{}: {} records, {} decoding threads", o.path_imgrec, o.part_index,
             o.num_parts, m.extents.size(), threads);
-  m.prefetcher = std::make_unique<io_detail::Prefetcher<Impl::Out>>(
-      threads, static_cast<size_t>(o.prefetch_buffer) + static_cast<size_t>(threads),
-      [&m](uint64_t k, Impl::Out* out, int worker) { return m.Produce(k, out, worker); });
-  m.prefetcher->Start();
+  impl_ = impl.get();
+  StartWorkers(std::move(impl), threads, static_cast<size_t>(o.prefetch_buffer) + static_cast<size_t>(threads));
 }
-
-ImageRecordIter::~ImageRecordIter() = default;
-
-void ImageRecordIter::BeforeFirst() {
-  Impl& m = *impl_;
-  if (!m.touched) return;  // nothing taken: the batches made ahead are this epoch's
-  m.prefetcher->Stop();
-  m.plan->BeginEpoch();
-  m.delivered = 0;
-  m.touched = false;
-  m.prefetcher->Start();
-}
-
-bool ImageRecordIter::Next() {
-  Impl& m = *impl_;
-  m.touched = true;
-  Impl::Out out;
-  if (!m.prefetcher->Next(&out)) return false;
-  m.plan->Delivered(m.delivered++);
-  m.current = std::move(out);
-  return true;
-}
-
-NDArray ImageRecordIter::GetData() { return impl_->current.data; }
-NDArray ImageRecordIter::GetLabel() { return impl_->current.label; }
-int ImageRecordIter::GetPadNum() { return impl_->current.pad; }
-std::vector<int> ImageRecordIter::GetIndex() { return impl_->current.index; }
 
 std::vector<DataDesc> ImageRecordIter::ProvideData() const {
   const auto& o = impl_->o;

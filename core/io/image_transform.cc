@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "io/image_ops.h"
+#include "io/pixel_convert.h"
 #include "weft/base.h"
 
 namespace weft::io_detail {
@@ -68,14 +69,14 @@ bool ImageTransform::affine() const noexcept {
          o_.min_random_scale != 1.0f || o_.max_aspect_ratio != 0 || o_.max_img_size != 1e10f || o_.min_img_size != 0;
 }
 
-int ImageTransform::Interp(int method, int ow, int oh, int nw, int nh, std::mt19937& rng) const {
+int ImageTransform::Interp(int method, int ow, int oh, int nw, int nh, DrawRng& rng) const {
   if (method == 9) return nw > ow && nh > oh ? 2 : (nw < ow && nh < oh ? 3 : 1);
   if (method == 10) return std::uniform_int_distribution<int>(0, 4)(rng);
   return method;
 }
 
 // The full path: resize, affine, pad and crop on whole images; leaves the crop in s.window.
-void ImageTransform::Augment(std::mt19937& rng, Scratch& s, int* x, int* y) const {
+void ImageTransform::Augment(DrawRng& rng, Scratch& s, int* x, int* y) const {
   Image* cur = &s.a;
   Image* spare = &s.b;
   if (o_.resize != -1) {
@@ -156,10 +157,11 @@ void ImageTransform::Augment(std::mt19937& rng, Scratch& s, int* x, int* y) cons
   Copy(ViewOf(*cur), *x, *y, w_, h_, s.window.data());
 }
 
-void ImageTransform::Process(std::span<const uint8_t> encoded, std::mt19937& rng, Scratch& s, void* out) const {
+void ImageTransform::Process(std::span<const uint8_t> encoded, DrawRng& rng, Scratch& s, void* out) const {
   const ImageInfo info = s.decoder.Open(encoded, c_);
   const bool direct = o_.resize == -1 && !affine() && o_.pad == 0 && o_.max_crop_size == -1 && o_.min_crop_size == -1;
   int x = 0, y = 0;
+  PixelView window;
   if (direct) {
     WEFT_CHECK(info.height >= h_ && info.width >= w_, "the image is {} x {} pixels, smaller than data_shape's {} x {}",
                info.width, info.height, w_, h_);
@@ -172,12 +174,12 @@ void ImageTransform::Process(std::span<const uint8_t> encoded, std::mt19937& rng
       y /= 2;
       x /= 2;
     }
-    s.window.resize(static_cast<size_t>(w_ * h_ * c_));
-    s.decoder.Read(x, y, w_, h_, s.window.data(), static_cast<size_t>(w_ * c_));
+    window = s.decoder.ReadView(x, y, w_, h_);
   } else {
     s.a = Sized(info.width, info.height, c_);
     s.decoder.Read(0, 0, info.width, info.height, s.a.data.data(), static_cast<size_t>(info.width * c_));
     Augment(rng, s, &x, &y);
+    window = {s.window.data(), w_, h_, c_, static_cast<size_t>(w_ * c_)};
   }
   const bool mirror = (o_.rand_mirror && std::bernoulli_distribution(0.5)(rng)) || o_.mirror;
   float contrast = 1, illumination = 0;
@@ -186,41 +188,20 @@ void ImageTransform::Process(std::span<const uint8_t> encoded, std::mt19937& rng
     contrast = (u(rng) * o_.max_random_contrast * 2 - o_.max_random_contrast + 1) * o_.scale;
     illumination = (u(rng) * o_.max_random_illumination * 2 - o_.max_random_illumination) * o_.scale;
   }
-  Write(s.window.data(), mirror, contrast, illumination, out);
+  Write(window, mirror, contrast, illumination, out);
 }
 
-// Interleaved window -> planes, mirrored if asked. float32: through a 256-entry table per channel
-// holding MXNet's (pixel - mean) * mult + bias, computed with the same float operations.
-void ImageTransform::Write(const uint8_t* window, bool mirror, float contrast, float illumination, void* out) const {
-  const size_t plane = static_cast<size_t>(h_ * w_);
-  if (o_.dtype == DType::kUint8) {
-    auto* o = static_cast<uint8_t*>(out);
-    for (int k = 0; k < c_; ++k)
-      for (int r = 0; r < h_; ++r) {
-        const uint8_t* src = window + static_cast<size_t>(r * w_ * c_) + k;
-        uint8_t* dst = o + k * plane + static_cast<size_t>(r * w_);
-        for (int x = 0; x < w_; ++x) dst[mirror ? w_ - 1 - x : x] = src[x * c_];
-      }
-    return;
+// MXNet's ProcessImage: (pixel - mean) * (contrast / std) + illumination / std per channel.
+void ImageTransform::Write(const PixelView& window, bool mirror, float contrast, float illumination, void* out) const {
+  if (o_.dtype == DType::kUint8)
+    return ToPlanes(window.data, window.stride, w_, h_, c_, mirror, static_cast<uint8_t*>(out));
+  const float mean[3] = {o_.mean_r, o_.mean_g, o_.mean_b}, stds[3] = {o_.std_r, o_.std_g, o_.std_b};
+  float mult[3], bias[3];
+  for (int k = 0; k < 3; ++k) {
+    mult[k] = contrast / stds[k];
+    bias[k] = illumination / stds[k];
   }
-  const float means[3] = {o_.mean_r, o_.mean_g, o_.mean_b}, stds[3] = {o_.std_r, o_.std_g, o_.std_b};
-  float lut[3][256];
-  for (int k = 0; k < c_; ++k) {
-    const float mult = contrast / stds[k], bias = illumination / stds[k];
-    for (int p = 0; p < 256; ++p) lut[k][p] = (static_cast<float>(p) - means[k]) * mult + bias;
-  }
-  auto* o = static_cast<float*>(out);
-  for (int k = 0; k < c_; ++k)
-    for (int r = 0; r < h_; ++r) {
-      const uint8_t* src = window + static_cast<size_t>(r * w_ * c_) + k;
-      float* dst = o + k * plane + static_cast<size_t>(r * w_);
-      const float* t = lut[k];
-      if (mirror) {
-        for (int x = 0; x < w_; ++x) dst[w_ - 1 - x] = t[src[x * c_]];
-      } else {
-        for (int x = 0; x < w_; ++x) dst[x] = t[src[x * c_]];
-      }
-    }
+  ToPlanes(window.data, window.stride, w_, h_, c_, mirror, mean, mult, bias, static_cast<float*>(out));
 }
 
 }  // namespace weft::io_detail

@@ -11,10 +11,14 @@
 #include <span>
 
 #include "io/image_decoder.h"
+#include "io/seed.h"
 #include "weft/image.h"
 #include "weft/image_iter.h"
 
 namespace weft::io_detail {
+
+/// The generator of an image's random draws.
+using DrawRng = SplitMix64;
 
 class ImageTransform {
  public:
@@ -29,15 +33,15 @@ class ImageTransform {
   };
   /// Decodes `encoded` and writes C * H * W elements (float32 or uint8 per the options) at `out`.
   /// Throws weft::Error (undecodable data, an image smaller than the output).
-  void Process(std::span<const uint8_t> encoded, std::mt19937& rng, Scratch& s, void* out) const;
+  void Process(std::span<const uint8_t> encoded, DrawRng& rng, Scratch& s, void* out) const;
   /// Bytes of one output image.
   size_t out_bytes() const noexcept { return out_bytes_; }
 
  private:
   bool affine() const noexcept;
-  void Augment(std::mt19937& rng, Scratch& s, int* x, int* y) const;
-  void Write(const uint8_t* window, bool mirror, float contrast, float illumination, void* out) const;
-  int Interp(int method, int ow, int oh, int nw, int nh, std::mt19937& rng) const;
+  void Augment(DrawRng& rng, Scratch& s, int* x, int* y) const;
+  void Write(const PixelView& window, bool mirror, float contrast, float illumination, void* out) const;
+  int Interp(int method, int ow, int oh, int nw, int nh, DrawRng& rng) const;
   ImageRecordIterOptions o_;
   int c_, h_, w_;
   size_t out_bytes_;

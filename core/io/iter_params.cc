@@ -35,7 +35,9 @@ ParamValues::ParamValues(std::string iter, const std::vector<ParamSpec>& specs,
     : iter_(std::move(iter)) {
   std::string names;
   for (const auto& s : specs) names += (names.empty() ? "" : ", ") + s.name;
-  for (const auto& [k, v] : given) {
+  for (const auto& entry : given) {
+    const std::string& k = entry.first;  // (clang 14 cannot capture structured bindings)
+    const std::string& v = entry.second;
     auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == k; });
     WEFT_CHECK(it != specs.end(), "{}: unknown parameter '{}' (its parameters: {})", iter_, detail::Excerpt(k, 60),
                names);

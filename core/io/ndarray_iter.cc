@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "io/batch_plan.h"
-#include "io/prefetcher.h"
 
 namespace weft {
 
@@ -40,86 +39,48 @@ io_detail::LastBatch ModeOf(const std::string& handle) {
 
 }  // namespace
 
-struct NDArrayIter::Impl {
-  NDArrayIterOptions o;
+struct NDArrayIter::Impl : ThreadedDataIter::Producer {
+  int batch_size = 1;
   std::unique_ptr<Rows> data, label;
   std::unique_ptr<io_detail::BatchPlan> plan;
-  DataBatch current;
-  uint64_t delivered = 0;
-  bool touched = false;
-  std::unique_ptr<io_detail::Prefetcher<DataBatch>> prefetcher;  // last: stopped first
 
-  bool Produce(uint64_t k, DataBatch* out) const {
+  void Restart(uint64_t delivered) override { plan->BeginEpoch(delivered); }
+
+  bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker&) override {
     io_detail::BatchPlan::Batch b;
     if (!plan->GetBatch(k, &b)) return false;
     const bool contiguous = b.samples.back() + 1 - b.samples.front() == b.samples.size() &&
                             std::is_sorted(b.samples.begin(), b.samples.end());
-    out->data = data->Batch(b.samples, contiguous, o.batch_size);
-    out->label = label->Batch(b.samples, contiguous, o.batch_size);
+    out->data = data->Batch(b.samples, contiguous, batch_size);
+    out->label = label->Batch(b.samples, contiguous, batch_size);
     out->pad_num = b.pad;
     out->index.assign(b.samples.begin(), b.samples.end());
     return true;
   }
 };
 
-NDArrayIter::NDArrayIter(const NDArray& data, const NDArray& label, const NDArrayIterOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
-  m.o = options;
+NDArrayIter::NDArrayIter(const NDArray& data, const NDArray& label, const NDArrayIterOptions& options) {
   WEFT_CHECK(!data.is_none() && data.GetShape().ndim() >= 1, "NDArrayIter: data must be an array with a row axis");
   const int64_t n = data.GetShape()[0];
   WEFT_CHECK(label.is_none() || (label.GetShape().ndim() >= 1 && label.GetShape()[0] == n),
              "NDArrayIter: data has {} rows but label has shape {}", n, label.GetShape());
   WEFT_CHECK(options.batch_size >= 1, "NDArrayIter: batch_size must be at least 1, got {}", options.batch_size);
   WEFT_CHECK(n >= 1 && n <= INT32_MAX, "NDArrayIter: data has {} rows; 1 to 2^31-1 are supported", n);
-  m.plan = std::make_unique<io_detail::BatchPlan>(static_cast<uint64_t>(n), options.batch_size,
-                                                  ModeOf(options.last_batch_handle), options.shuffle, options.seed);
-  m.data = std::make_unique<Rows>(data);
-  m.label = std::make_unique<Rows>(label);
-  m.prefetcher = std::make_unique<io_detail::Prefetcher<DataBatch>>(
-      1, static_cast<size_t>(std::max(options.prefetch_buffer, 1)),
-      [&m](uint64_t k, DataBatch* out, int) { return m.Produce(k, out); });
-  m.prefetcher->Start();
-}
-
-NDArrayIter::~NDArrayIter() = default;
-
-void NDArrayIter::BeforeFirst() {
-  Impl& m = *impl_;
-  if (!m.touched) return;
-  m.prefetcher->Stop();
-  m.plan->BeginEpoch();
-  m.delivered = 0;
-  m.touched = false;
-  m.prefetcher->Start();
-}
-
-bool NDArrayIter::Next() {
-  Impl& m = *impl_;
-  m.touched = true;
-  DataBatch b;
-  if (!m.prefetcher->Next(&b)) return false;
-  m.plan->Delivered(m.delivered++);
-  m.current = std::move(b);
-  return true;
-}
-
-NDArray NDArrayIter::GetData() { return impl_->current.data; }
-NDArray NDArrayIter::GetLabel() { return impl_->current.label; }
-int NDArrayIter::GetPadNum() { return impl_->current.pad_num; }
-std::vector<int> NDArrayIter::GetIndex() { return impl_->current.index; }
-
-std::vector<DataDesc> NDArrayIter::ProvideData() const {
-  Shape s = impl_->data->array.GetShape();
-  s[0] = impl_->o.batch_size;
-  return {{impl_->o.data_name, s, impl_->data->array.GetDType()}};
-}
-
-std::vector<DataDesc> NDArrayIter::ProvideLabel() const {
-  if (impl_->label->array.is_none()) return {};
-  Shape s = impl_->label->array.GetShape();
-  s[0] = impl_->o.batch_size;
-  return {{impl_->o.label_name, s, impl_->label->array.GetDType()}};
+  auto impl = std::make_unique<Impl>();
+  impl->batch_size = options.batch_size;
+  impl->plan = std::make_unique<io_detail::BatchPlan>(static_cast<uint64_t>(n), options.batch_size,
+                                                      ModeOf(options.last_batch_handle), options.shuffle, options.seed);
+  impl->data = std::make_unique<Rows>(data);
+  impl->label = std::make_unique<Rows>(label);
+  auto with_batch = [&](const NDArray& a, const std::string& name) {
+    Shape s = a.GetShape();
+    s[0] = options.batch_size;
+    return DataDesc{name, s, a.GetDType()};
+  };
+  data_ = with_batch(data, options.data_name);
+  if (!label.is_none()) label_.push_back(with_batch(label, options.label_name));
+  impl_ = impl.get();
+  StartWorkers(std::move(impl), 1, static_cast<size_t>(std::max(options.prefetch_buffer, 1)));
 }
 
 size_t NDArrayIter::num_batches() const { return static_cast<size_t>(impl_->plan->num_batches()); }

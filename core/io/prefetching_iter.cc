@@ -1,66 +1,98 @@
-// PrefetchingIter (weft/prefetching_iter.h): one Prefetcher worker calling the wrapped Next().
+// ThreadedDataIter and PrefetchingIter (weft/prefetching_iter.h) on the Prefetcher.
 #include "weft/prefetching_iter.h"
 
 #include "io/prefetcher.h"
 
 namespace weft {
 
-struct PrefetchingIter::Impl {
-  std::unique_ptr<DataIter> base;
-  std::vector<DataDesc> data_desc, label_desc;
+struct ThreadedDataIter::State {
+  std::unique_ptr<Producer> producer;
   DataBatch current;
-  bool touched = false;
-  // Last: stopped before `base` goes.
+  uint64_t delivered = 0;
+  bool touched = false;  // Next() was called in this epoch
+  // Last: destroyed first, so the workers stop before the producer goes.
   std::unique_ptr<io_detail::Prefetcher<DataBatch>> prefetcher;
 };
 
-PrefetchingIter::PrefetchingIter(std::unique_ptr<DataIter> base, int prefetch_buffer)
-    : impl_(std::make_unique<Impl>()) {
-  WEFT_CHECK(base != nullptr, "PrefetchingIter: no iterator given");
-  WEFT_CHECK(prefetch_buffer >= 0, "PrefetchingIter: prefetch_buffer must not be negative, got {}", prefetch_buffer);
-  Impl& m = *impl_;
-  m.base = std::move(base);
-  m.data_desc = m.base->ProvideData();
-  m.label_desc = m.base->ProvideLabel();
-  // One worker: the wrapped iterator's Next() calls stay sequential and in order.
-  m.prefetcher = std::make_unique<io_detail::Prefetcher<DataBatch>>(
-      1, static_cast<size_t>(std::max(prefetch_buffer, 1)), [&m](uint64_t, DataBatch* out, int) {
-        if (!m.base->Next()) return false;
-        *out = m.base->GetDataBatch();
-        return true;
-      });
-  m.prefetcher->Start();
+bool ThreadedDataIter::Worker::stopping() const {
+  return static_cast<const State*>(state_)->prefetcher->stopping(epoch_);
 }
 
-PrefetchingIter::~PrefetchingIter() = default;
+ThreadedDataIter::ThreadedDataIter() : state_(std::make_unique<State>()) {}
 
-void PrefetchingIter::BeforeFirst() {
-  Impl& m = *impl_;
-  if (!m.touched) return;
-  m.prefetcher->Stop();
-  m.touched = false;
+ThreadedDataIter::~ThreadedDataIter() { state_->prefetcher.reset(); }
+
+void ThreadedDataIter::StartWorkers(std::unique_ptr<Producer> producer, int workers, size_t ahead) {
+  WEFT_CHECK(producer != nullptr && state_->prefetcher == nullptr, "ThreadedDataIter: StartWorkers called twice");
+  State& s = *state_;
+  s.producer = std::move(producer);
+  s.prefetcher =
+      std::make_unique<io_detail::Prefetcher<DataBatch>>(workers, ahead, [&s](uint64_t k, DataBatch* out, int worker) {
+        return s.producer->Produce(k, out, Worker(worker, &s, io_detail::Prefetcher<DataBatch>::current_epoch()));
+      });
+  s.prefetcher->Start();
+}
+
+void ThreadedDataIter::BeforeFirst() {
+  State& s = *state_;
+  WEFT_CHECK(s.prefetcher != nullptr, "ThreadedDataIter: the iterator was not started");
+  if (!s.touched) return;  // nothing asked for: the batches made ahead are this epoch's
+  s.prefetcher->Stop();
+  const uint64_t delivered = s.delivered;
+  s.delivered = 0;
+  s.touched = false;
   try {
-    m.base->BeforeFirst();  // on this thread, with the worker stopped: its errors are thrown here
+    s.producer->Restart(delivered);
   } catch (...) {
-    m.prefetcher->Start();  // Next() then reports whatever state the wrapped iterator is in
+    s.prefetcher->Start();  // Next() then reports whatever state the producer is in
     throw;
   }
-  m.prefetcher->Start();
+  s.prefetcher->Start();
 }
 
-bool PrefetchingIter::Next() {
-  impl_->touched = true;
+bool ThreadedDataIter::Next() {
+  State& s = *state_;
+  WEFT_CHECK(s.prefetcher != nullptr, "ThreadedDataIter: the iterator was not started");
+  s.touched = true;
   DataBatch b;
-  if (!impl_->prefetcher->Next(&b)) return false;
-  impl_->current = std::move(b);
+  if (!s.prefetcher->Next(&b)) return false;
+  ++s.delivered;
+  s.current = std::move(b);
   return true;
 }
 
-NDArray PrefetchingIter::GetData() { return impl_->current.data; }
-NDArray PrefetchingIter::GetLabel() { return impl_->current.label; }
-int PrefetchingIter::GetPadNum() { return impl_->current.pad_num; }
-std::vector<int> PrefetchingIter::GetIndex() { return impl_->current.index; }
-std::vector<DataDesc> PrefetchingIter::ProvideData() const { return impl_->data_desc; }
-std::vector<DataDesc> PrefetchingIter::ProvideLabel() const { return impl_->label_desc; }
+NDArray ThreadedDataIter::GetData() { return state_->current.data; }
+NDArray ThreadedDataIter::GetLabel() { return state_->current.label; }
+int ThreadedDataIter::GetPadNum() { return state_->current.pad_num; }
+std::vector<int> ThreadedDataIter::GetIndex() { return state_->current.index; }
+
+// ---- PrefetchingIter ---------------------------------------------------------------------------
+
+namespace {
+
+class WrappedIter : public ThreadedDataIter::Producer {
+ public:
+  explicit WrappedIter(std::unique_ptr<DataIter> base) : base_(std::move(base)) {}
+  bool Produce(uint64_t, DataBatch* out, const ThreadedDataIter::Worker&) override {
+    if (!base_->Next()) return false;
+    *out = base_->GetDataBatch();
+    return true;
+  }
+  void Restart(uint64_t) override { base_->BeforeFirst(); }
+
+ private:
+  std::unique_ptr<DataIter> base_;
+};
+
+}  // namespace
+
+PrefetchingIter::PrefetchingIter(std::unique_ptr<DataIter> base, int prefetch_buffer) {
+  WEFT_CHECK(base != nullptr, "PrefetchingIter: no iterator given");
+  WEFT_CHECK(prefetch_buffer >= 0, "PrefetchingIter: prefetch_buffer must not be negative, got {}", prefetch_buffer);
+  data_desc_ = base->ProvideData();
+  label_desc_ = base->ProvideLabel();
+  // One worker: the wrapped iterator's Next() calls stay sequential and in order.
+  StartWorkers(std::make_unique<WrappedIter>(std::move(base)), 1, static_cast<size_t>(std::max(prefetch_buffer, 1)));
+}
 
 }  // namespace weft

@@ -15,9 +15,25 @@ inline uint64_t Mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/// The 32-bit seed of the draws for the sample at global position `position`.
-inline uint32_t DrawSeed(uint32_t seed, uint64_t position) {
-  return static_cast<uint32_t>(Mix64(Mix64(seed) ^ position) >> 32);
-}
+/// The seed of the draws for the sample at global position `position`.
+inline uint64_t DrawSeed(uint32_t seed, uint64_t position) { return Mix64(Mix64(seed) ^ position); }
+
+/// SplitMix64 as a C++ UniformRandomBitGenerator: a handful of draws per image from a fresh
+/// stream costs nothing to set up (std::mt19937 fills 624 words first).
+class SplitMix64 {
+ public:
+  using result_type = uint64_t;
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~uint64_t{0}; }
+  result_type operator()() {
+    const uint64_t z = state_;
+    state_ += 0x9e3779b97f4a7c15ull;
+    return Mix64(z);
+  }
+
+ private:
+  uint64_t state_;
+};
 
 }  // namespace weft::io_detail

@@ -172,12 +172,12 @@ TEST(PrefetchingIter, RethrowsAtNextAndRecoversAfterReset) {
 std::vector<std::vector<uint32_t>> Epoch(BatchPlan& plan, std::vector<int>* pads = nullptr) {
   std::vector<std::vector<uint32_t>> out;
   BatchPlan::Batch b;
-  for (uint64_t k = 0; plan.GetBatch(k, &b); ++k) {
+  uint64_t k = 0;
+  for (; plan.GetBatch(k, &b); ++k) {
     out.push_back(b.samples);
     if (pads) pads->push_back(b.pad);
-    plan.Delivered(k);
   }
-  plan.BeginEpoch();
+  plan.BeginEpoch(k);
   return out;
 }
 
@@ -212,11 +212,10 @@ TEST(BatchPlan, LastBatchModes) {
   BatchPlan keep(7, 3, LastBatch::kRoundBatch, true, 9);
   BatchPlan::Batch first, again;
   keep.GetBatch(0, &first);
-  keep.BeginEpoch();
+  keep.BeginEpoch(0);
   keep.GetBatch(0, &again);
   EXPECT_EQ(first.samples, again.samples);
-  keep.Delivered(0);
-  keep.BeginEpoch();
+  keep.BeginEpoch(1);
   keep.GetBatch(0, &again);
   EXPECT_EQ(again.positions.front(), 7u);  // the second order, from its start
   EXPECT_NE(ErrorOf([] { BatchPlan(2, 3, LastBatch::kRoundBatch, false, 0); }).find("larger than the 2"),

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "weft/io.h"
+#include "weft/prefetching_iter.h"
 
 namespace weft {
 
@@ -42,27 +43,17 @@ struct WEFT_API CSVIterOptions {
   Context context = Context::cpu(0);
 };
 
-class WEFT_API CSVIter : public DataIter {
+/// BeforeFirst starts again at the first line (or after the lines the last padded batch took, as
+/// MXNet); see ThreadedDataIter for the rest.
+class WEFT_API CSVIter : public ThreadedDataIter {
  public:
+  /// Checks the options, opens the files and starts the reading thread. Throws weft::Error.
   explicit CSVIter(const CSVIterOptions& options);
-  ~CSVIter() override;
-  CSVIter(const CSVIter&) = delete;
-  CSVIter& operator=(const CSVIter&) = delete;
-
-  /// Starts again at the first line (or after the lines the last padded batch took, as MXNet);
-  /// does nothing when no batch of the epoch was taken.
-  void BeforeFirst() override;
-  bool Next() override;
-  NDArray GetData() override;
-  NDArray GetLabel() override;
-  int GetPadNum() override;
-  std::vector<int> GetIndex() override;
-  std::vector<DataDesc> ProvideData() const override;
-  std::vector<DataDesc> ProvideLabel() const override;
+  std::vector<DataDesc> ProvideData() const override { return {data_}; }
+  std::vector<DataDesc> ProvideLabel() const override { return {label_}; }
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  DataDesc data_, label_;
 };
 
 }  // namespace weft

@@ -14,7 +14,7 @@
 //          order (C = 3) or gray (C = 1), on `context`;
 //   label  float32 (batch_size,) when label_width is 1, else (batch_size, label_width) (MXNet's
 //          iterator makes (batch, label_width) and its C API reshapes width 1 to 1-d);
-//   index  the records' image ids (header id) as int;
+//   index  the records' image ids (header id) as int (MXNet 1.9.1 leaves its index at zeros);
 //   pad    how many rows at the end are not part of this epoch (see round_batch).
 // Each image: decoded (JPEG or PNG, weft/image.h) to C channels; then as MXNet's aug_default:
 //   resize (shorter edge to `resize`, inter_method) → the affine transformation when any of
@@ -27,19 +27,23 @@
 //   them; uint8 keeps the pixels. Without resize or affine or pad, only the crop window is decoded
 //   (libjpeg-turbo's partial decoding; the same pixels as a whole decode).
 // Order: records in file order, or shuffled (`shuffle`): a new permutation of the records of the
-//   part at every epoch, drawn by std::shuffle with std::mt19937(111 + seed), as MXNet with an
-//   .idx file (without one MXNet only shuffles within 64 MiB chunks; weft shuffles the whole part).
+//   part at every epoch, drawn by std::shuffle with std::mt19937(111 + seed), MXNet's generator
+//   and seed for an .idx file. (MXNet 1.9.1's own shuffled reading repeats and skips records
+//   within an epoch, and without an .idx it only shuffles within 64 MiB chunks; weft gives every
+//   record of the part once per epoch in both cases.)
 // Partitions (num_parts, part_index): weft/recordio.h RecordIOPartition, MXNet's split.
 // Epochs: round_batch (default) completes the last batch from the start of the next epoch's
 //   order, pad = the rows taken from it, and the next epoch starts after them (MXNet); with
-//   round_batch false the last batch is short: pad rows are zeros.
+//   round_batch false the last batch is short: pad rows are zeros (MXNet 1.9.1 reports pad 0
+//   there and leaves stale rows).
 // Randomness: the draws for an image (crop place, mirror, scale, ...) come from a generator
 //   seeded by (seed_aug, else seed) and the image's position in the sequence of epochs, so the
 //   same seed gives the same batches run after run, whatever preprocess_threads and timing.
 //   MXNet's draws are per thread; weft does not reproduce MXNet's random augmentations.
 // Threads: preprocess_threads workers (at most the machine's cores, as MXNet) each make whole
-//   batches, up to prefetch_buffer + preprocess_threads batches ahead of the consumer. The first
-//   batches are made from construction on.
+//   batches, up to prefetch_buffer + preprocess_threads batches ahead of the consumer
+//   (weft/prefetching_iter.h: ThreadedDataIter, which also describes BeforeFirst and how errors
+//   reach Next).
 // Device: batches are written into host memory and reach `context` without a host wait (on a
 //   device that is not host-addressable through a staging buffer and a queued copy).
 //
@@ -47,8 +51,7 @@
 // (naming them), and parameters weft does not implement set to a non-default value; at Next for a
 // record that cannot be used (not an image, truncated or corrupt image data, a label count that is
 // not label_width, an image smaller than data_shape), naming the file, the record's number, its id
-// and byte offset. A worker's error is raised by the Next() that would return its batch, after the
-// batches before it; the epoch then ends; BeforeFirst starts a new one.
+// and byte offset, raised by the Next() that would return the batch (ThreadedDataIter).
 // Thread-safety: an iterator belongs to one thread (its workers are internal).
 #pragma once
 
@@ -60,6 +63,7 @@
 #include <vector>
 
 #include "weft/io.h"
+#include "weft/prefetching_iter.h"
 
 namespace weft {
 
@@ -109,23 +113,11 @@ struct WEFT_API ImageRecordIterOptions {
   bool verbose = false;  ///< print the file, part and record count at construction
 };
 
-class WEFT_API ImageRecordIter : public DataIter {
+class WEFT_API ImageRecordIter : public ThreadedDataIter {
  public:
   /// Checks the options, reads the partition's record list (the .idx, or the record headers of
   /// the part's byte range) and starts the workers. Throws weft::Error as described above.
   explicit ImageRecordIter(const ImageRecordIterOptions& options);
-  ~ImageRecordIter() override;
-  ImageRecordIter(const ImageRecordIter&) = delete;
-  ImageRecordIter& operator=(const ImageRecordIter&) = delete;
-
-  /// Starts a new epoch (drains the batches made ahead). Does nothing when no batch of the
-  /// current epoch was taken yet.
-  void BeforeFirst() override;
-  bool Next() override;
-  NDArray GetData() override;
-  NDArray GetLabel() override;
-  int GetPadNum() override;
-  std::vector<int> GetIndex() override;
   std::vector<DataDesc> ProvideData() const override;
   std::vector<DataDesc> ProvideLabel() const override;
   /// Records in this iterator's part.
@@ -135,7 +127,7 @@ class WEFT_API ImageRecordIter : public DataIter {
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  const Impl* impl_;  // the producer, owned by ThreadedDataIter
 };
 
 }  // namespace weft

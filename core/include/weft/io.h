@@ -1,5 +1,9 @@
-// weft — data input: the MNIST idx format and batch iterators, following mxnet-cpp's DataIter /
+// weft — data input: the DataIter interface, the MNIST idx format and MNISTIter, and the registry
+// of iterators that front ends create by name, following mxnet-cpp's DataIter /
 // MXDataIter("MNISTIter") (include/mxnet-cpp/io.h) and MXNet's MNISTIter (src/io/iter_mnist.cc).
+// The other iterators: weft/image_iter.h (ImageRecordIter), weft/csv_iter.h (CSVIter),
+// weft/ndarray_iter.h (NDArrayIter), weft/prefetching_iter.h (any iterator on a loader thread);
+// their files: weft/recordio.h, weft/image.h.
 //
 //   MNISTIter train("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", {.batch_size = 100, .flat = true});
 //   train.Reset();

@@ -13,9 +13,10 @@
 // std::mt19937(seed) (MXNet reshuffles at every reset too, with numpy's generator).
 // Unshuffled batches that lie inside the arrays are views of them (Slice; no copy): do not write
 // to a batch. Other batches are gathered from a host copy of the arrays made at construction into
-// new arrays, on a worker thread (the prefetcher) up to `prefetch_buffer` batches ahead.
-// index: the rows' numbers. Errors (weft::Error): none arrays for data, row counts that differ,
-// batch_size < 1, an unknown last_batch_handle, batch_size > rows with "pad".
+// new arrays, on a worker thread up to `prefetch_buffer` batches ahead.
+// index: the rows' numbers; GetLabel() is a none array without a label. Errors (weft::Error): none
+// arrays for data, row counts that differ, batch_size < 1, an unknown last_batch_handle,
+// batch_size > rows with "pad".
 // Thread-safety: an iterator belongs to one thread; the arrays must not be written while it lives.
 #pragma once
 
@@ -25,6 +26,7 @@
 #include <string>
 
 #include "weft/io.h"
+#include "weft/prefetching_iter.h"
 
 namespace weft {
 
@@ -38,29 +40,22 @@ struct WEFT_API NDArrayIterOptions {
   int prefetch_buffer = 2;
 };
 
-class WEFT_API NDArrayIter : public DataIter {
+/// BeforeFirst begins the next epoch (a new order with shuffle); see ThreadedDataIter.
+class WEFT_API NDArrayIter : public ThreadedDataIter {
  public:
+  /// Copies the arrays to the host (for gathering) and starts the worker. Throws weft::Error.
   NDArrayIter(const NDArray& data, const NDArray& label = NDArray(), const NDArrayIterOptions& options = {});
-  ~NDArrayIter() override;
-  NDArrayIter(const NDArrayIter&) = delete;
-  NDArrayIter& operator=(const NDArrayIter&) = delete;
-
-  /// Next epoch (a new order with shuffle); does nothing when no batch of this epoch was taken.
-  void BeforeFirst() override;
-  bool Next() override;
-  NDArray GetData() override;
-  /// The label batch; a none array when the iterator has no label.
-  NDArray GetLabel() override;
-  int GetPadNum() override;
-  std::vector<int> GetIndex() override;
-  std::vector<DataDesc> ProvideData() const override;
+  std::vector<DataDesc> ProvideData() const override { return {data_}; }
   /// Empty without a label.
-  std::vector<DataDesc> ProvideLabel() const override;
+  std::vector<DataDesc> ProvideLabel() const override { return label_; }
+  /// Batches in the current epoch.
   size_t num_batches() const;
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  const Impl* impl_;  // the producer, owned by ThreadedDataIter
+  DataDesc data_;
+  std::vector<DataDesc> label_;
 };
 
 }  // namespace weft
