@@ -13,28 +13,19 @@
 
 #include "io/image_decoder.h"
 #include "io/image_ops.h"
+#include "io/jpeg_error.h"
 #include "weft/base.h"
 
 namespace weft {
 namespace {
 
-struct JpegEncodeError {
-  jpeg_error_mgr pub;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-[[noreturn]] void OnEncodeError(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<JpegEncodeError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
+using io_detail::JpegErrorManager;
 
 // Compresses into *out (malloc'd by libjpeg); false with err.message on failure.
-bool CompressJpeg(const Image& im, int quality, unsigned char** out, unsigned long* size, JpegEncodeError* err) {
+bool CompressJpeg(const Image& im, int quality, unsigned char** out, unsigned long* size, JpegErrorManager* err) {
   jpeg_compress_struct cinfo{};
   cinfo.err = jpeg_std_error(&err->pub);
-  err->pub.error_exit = OnEncodeError;
+  err->pub.error_exit = io_detail::OnJpegError;
   if (setjmp(err->jump)) {
     jpeg_destroy_compress(&cinfo);
     return false;
@@ -131,7 +122,7 @@ std::vector<uint8_t> EncodeJpeg(const Image& image, int quality) {
   WEFT_CHECK(quality >= 1 && quality <= 100, "EncodeJpeg: quality {} is outside 1..100", quality);
   unsigned char* buf = nullptr;
   unsigned long size = 0;
-  JpegEncodeError err{};
+  JpegErrorManager err{};
   const bool ok = CompressJpeg(image, quality, &buf, &size, &err);
   std::vector<uint8_t> out;
   if (ok) out.assign(buf, buf + size);

@@ -5,6 +5,7 @@
 // pattern; no C++ exception may unwind through their C frames). Those functions keep their C++
 // objects outside the setjmp..longjmp span.
 #include "io/image_decoder.h"
+#include "io/jpeg_error.h"
 
 #include <algorithm>
 #include <csetjmp>
@@ -21,19 +22,7 @@
 namespace weft::io_detail {
 namespace {
 
-// ---- libjpeg error handling ----------------------------------------------------------------
-
-struct JpegErrorManager {
-  jpeg_error_mgr pub;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-[[noreturn]] void OnJpegError(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
+// ---- libjpeg warnings ------------------------------------------------------------------------
 
 // libjpeg only warns about data it cannot decode (and fills the rest of the image with gray):
 // these warnings mean the pixels are not the file's, so they are errors here.

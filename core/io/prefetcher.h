@@ -35,18 +35,23 @@
 #include <vector>
 
 #include "weft/base.h"
+#include "weft/export.h"
 
 namespace weft::io_detail {
 
+/// std::thread(fn, self, worker), made in a .cc file: a thread started from this header's template
+/// would instantiate std::thread's state type with weft's types, which libweft would then export.
+std::thread StartWorkerThread(void (*fn)(void*, int), void* self, int worker);
+
 template <typename Item>
-class Prefetcher {
+class WEFT_HIDDEN Prefetcher {
  public:
   using Produce = std::function<bool(uint64_t seq, Item* item, int worker)>;
 
   Prefetcher(int num_workers, size_t ahead, Produce produce)
       : ahead_(std::max<size_t>(ahead, 1)), produce_(std::move(produce)) {
     WEFT_CHECK(num_workers >= 1, "prefetcher: {} worker threads; at least 1 is needed", num_workers);
-    for (int w = 0; w < num_workers; ++w) threads_.emplace_back([this, w] { WorkerLoop(w); });
+    for (int w = 0; w < num_workers; ++w) threads_.push_back(StartWorkerThread(&Prefetcher::Run, this, w));
   }
   ~Prefetcher() {
     {
@@ -84,8 +89,10 @@ class Prefetcher {
   /// True while the epoch whose items the caller is producing is still wanted (produce may poll
   /// it and return early when false).
   bool stopping(uint64_t epoch) const { return epoch_.load(std::memory_order_relaxed) != epoch; }
-  /// The epoch a worker is producing for (valid inside produce, for stopping()).
+  /// The epoch a worker is producing for, and its prefetcher (valid inside produce, for
+  /// stopping()).
   static uint64_t current_epoch() { return tls_epoch_; }
+  static const Prefetcher* current() { return tls_self_; }
 
   /// The next item of the epoch; false at its end. Rethrows a produce error (see above).
   bool Next(Item* out) {
@@ -111,6 +118,8 @@ class Prefetcher {
   };
   static constexpr uint64_t kNoEnd = std::numeric_limits<uint64_t>::max();
 
+  static void Run(void* self, int worker) { static_cast<Prefetcher*>(self)->WorkerLoop(worker); }
+
   void WorkerLoop(int worker) {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
@@ -124,6 +133,7 @@ class Prefetcher {
       Slot slot;
       bool more = true;
       tls_epoch_ = epoch;
+      tls_self_ = this;
       try {
         Item item;
         more = produce_(seq, &item, worker);
@@ -158,6 +168,7 @@ class Prefetcher {
   std::map<uint64_t, Slot> ready_;
   std::vector<std::thread> threads_;
   static inline thread_local uint64_t tls_epoch_ = 0;
+  static inline thread_local const Prefetcher* tls_self_ = nullptr;
 };
 
 }  // namespace weft::io_detail

@@ -5,6 +5,10 @@
 
 namespace weft {
 
+std::thread io_detail::StartWorkerThread(void (*fn)(void*, int), void* self, int worker) {
+  return std::thread(fn, self, worker);
+}
+
 struct ThreadedDataIter::State {
   std::unique_ptr<Producer> producer;
   DataBatch current;
@@ -14,8 +18,10 @@ struct ThreadedDataIter::State {
   std::unique_ptr<io_detail::Prefetcher<DataBatch>> prefetcher;
 };
 
+// state_ is the Prefetcher itself: it lives until its destructor has joined the workers (the
+// unique_ptr holding it is already null while that destructor runs).
 bool ThreadedDataIter::Worker::stopping() const {
-  return static_cast<const State*>(state_)->prefetcher->stopping(epoch_);
+  return static_cast<const io_detail::Prefetcher<DataBatch>*>(state_)->stopping(epoch_);
 }
 
 ThreadedDataIter::ThreadedDataIter() : state_(std::make_unique<State>()) {}
@@ -28,7 +34,8 @@ void ThreadedDataIter::StartWorkers(std::unique_ptr<Producer> producer, int work
   s.producer = std::move(producer);
   s.prefetcher =
       std::make_unique<io_detail::Prefetcher<DataBatch>>(workers, ahead, [&s](uint64_t k, DataBatch* out, int worker) {
-        return s.producer->Produce(k, out, Worker(worker, &s, io_detail::Prefetcher<DataBatch>::current_epoch()));
+        using P = io_detail::Prefetcher<DataBatch>;
+        return s.producer->Produce(k, out, Worker(worker, P::current(), P::current_epoch()));
       });
   s.prefetcher->Start();
 }

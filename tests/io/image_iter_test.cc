@@ -233,8 +233,8 @@ TEST(ImageRecordIter, DecodeErrorReachesNextNamingTheRecord) {
   o.preprocess_threads = 3;
   o.prefetch_buffer = 4;
   ImageRecordIter it(o);
-  for (int round = 0; round < 2; ++round) {                   // usable again after BeforeFirst, and fails the same way
-    for (int b = 0; b < 3; ++b) ASSERT_TRUE(it.Next()) << b;  // records 0..5 are fine
+  for (int round = 0; round < 2; ++round) {  // usable again after BeforeFirst, and fails the same way
+    for (int b = 0; b < 3; ++b) ASSERT_TRUE(it.Next()) << "round " << round << " batch " << b;  // records 0..5
     const std::string msg = ErrorOf([&] { it.Next(); });
     EXPECT_NE(msg.find("record 6 "), std::string::npos) << msg;
     EXPECT_NE(msg.find("image id 6"), std::string::npos) << msg;
