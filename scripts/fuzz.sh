@@ -5,7 +5,7 @@
 # FUZZ_SECONDS on its dictionary and a seed corpus assembled in build/fuzz/fuzz/seeds/. Fails on any
 # crash, sanitizer report, leak, timeout (> 10 s for one input) or allocation over 512 MiB; the
 # input that failed is kept as build/fuzz/fuzz/<target>-crash-* (or -leak-, -timeout-, -oom-).
-#   usage: scripts/fuzz.sh [target ...]        (default: all four)
+#   usage: scripts/fuzz.sh [target ...]        (default: all five)
 #   FUZZ_SECONDS  fuzzing time per target (default 60: what CI runs)
 #   FUZZ_JOBS     targets run at once (default 2: CI's 2 cores)
 # Long run, as documented in the issue-19 note: FUZZ_SECONDS=600 FUZZ_JOBS=1 nice -n 10 scripts/fuzz.sh
@@ -20,7 +20,7 @@ parallel=${FUZZ_JOBS:-2}
 shared=${WEFT_SHARED_DIR:-$root/../shared}
 out=$root/build/fuzz/fuzz  # the targets, seeds, corpora, logs and failing inputs
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(symbol_json_fuzzer params_fuzzer states_fuzzer idx_fuzzer)
+[ ${#targets[@]} -gt 0 ] || targets=(symbol_json_fuzzer params_fuzzer states_fuzzer idx_fuzzer recordio_fuzzer)
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --target fuzz_seeds "${targets[@]}" -- -j"${FUZZ_BUILD_JOBS:-2}"
@@ -46,12 +46,14 @@ add_seeds params_fuzzer "$seeds"/generated/params/* "$shared"/fixtures/mxnet/leg
   "$root"/tests/compat/data/*.params
 add_seeds states_fuzzer "$seeds"/generated/states/* "$seeds"/generated/params/*
 add_seeds idx_fuzzer "$seeds"/generated/idx/* /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+add_seeds recordio_fuzzer "$seeds"/generated/recordio/* "$root"/tests/io/data/*.rec
 shopt -u nullglob
 
 dict() {
   case $1 in
     symbol_json_fuzzer) echo "$root/tests/fuzz/json.dict" ;;
     idx_fuzzer) echo "$root/tests/fuzz/idx.dict" ;;
+    recordio_fuzzer) echo "$root/tests/fuzz/recordio.dict" ;;
     *) echo "$root/tests/fuzz/params.dict" ;;
   esac
 }

@@ -5,7 +5,7 @@
 #            into a temporary prefix, build and run samples/ against it alone)
 #   asan     the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (-O1; the big
 #            VGG-like model test at batch 2, 64x64)
-#   tsan     the engine, storage, ndarray and kvstore tests under ThreadSanitizer (-O1)
+#   tsan     the engine, storage, ndarray, kvstore and io tests under ThreadSanitizer (-O1)
 # Last, a plain Release build as a user makes it (WEFT_TEST_RELEASE=0 skips it).
 # WEFT_TEST_SANITIZERS=0 runs the default pass only (a quick local check; CI runs all three).
 # On 2 cores with an empty ccache the three take about 19 minutes (measured on a fresh clone:
@@ -58,10 +58,10 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
   step "AddressSanitizer + UBSan tests again on the AVX2 path"
   forced_avx2_tests asan
 
-  step "ThreadSanitizer build (engine, storage, ndarray, kvstore tests)"
+  step "ThreadSanitizer build (engine, storage, ndarray, kvstore, io tests)"
   cmake --preset tsan
   tsan_targets=()
-  for l in engine storage ndarray kvstore; do
+  for l in engine storage ndarray kvstore io; do
     if cmake --build --preset tsan --target help | grep -q "^tests-$l:"; then tsan_targets+=("tests-$l"); fi
   done
   if ((${#tsan_targets[@]})); then

@@ -11,7 +11,6 @@
 #include "weft/base.h"
 
 namespace weft::detail {
-namespace {
 
 namespace fs = std::filesystem;
 
@@ -20,8 +19,6 @@ fs::path TempNameFor(const fs::path& target) {
   std::random_device rd;
   return dir / fmt::format(".{}.tmp-{}-{:08x}", target.filename().string(), ::getpid(), rd());
 }
-
-}  // namespace
 
 void WriteFileAtomically(const std::string& path, std::span<const uint8_t> bytes, std::string_view what) {
   const fs::path target(path);

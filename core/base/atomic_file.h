@@ -2,11 +2,16 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace weft::detail {
+
+/// A hidden temporary name next to `target` (".<name>.tmp-<pid>-<random>"), for files written
+/// in place and renamed over `target` when complete.
+std::filesystem::path TempNameFor(const std::filesystem::path& target);
 
 /// Writes `bytes` to `path` through a hidden temporary file in the same directory
 /// (".<name>.tmp-<pid>-<random>"), flushed to disk and renamed over `path`: readers see the old

@@ -5,7 +5,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -187,66 +186,5 @@ bool MNISTIter::Next() {
   cursor_ += b;
   return true;
 }
-
-// ---- MXDataIter ------------------------------------------------------------------------------
-
-MXDataIter::MXDataIter(const std::string& type) : type_(type) {
-  WEFT_CHECK(type == "MNISTIter", "MXDataIter: iterator type '{}' is not available; known: MNISTIter", type);
-}
-
-MXDataIter MXDataIter::CreateDataIter() {
-  auto take = [&](const char* name) -> std::optional<std::string> {
-    auto it = params_.find(name);
-    if (it == params_.end()) return std::nullopt;
-    std::string v = it->second;
-    params_.erase(it);
-    return v;
-  };
-  auto flag = [](const std::string& v) { return v == "1" || v == "true" || v == "True"; };
-  // std::stoi would throw std::invalid_argument on "abc" and accept "12abc"; a user's typo gets a
-  // weft::Error naming the parameter instead.
-  auto count = [](const char* name, const std::string& v) -> uint64_t {
-    uint64_t out = 0;
-    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    WEFT_CHECK(!v.empty() && ec == std::errc() && p == v.data() + v.size(),
-               "MXDataIter(MNISTIter): parameter '{}' = '{}' is not a non-negative integer", name, v);
-    return out;
-  };
-  auto small = [&](const char* name, const std::string& v) {
-    const uint64_t n = count(name, v);
-    WEFT_CHECK(n <= 0x7fffffffu, "MXDataIter(MNISTIter): parameter '{}' = '{}' is too large", name, v);
-    return static_cast<int>(n);
-  };
-  const auto image = take("image"), label = take("label");
-  WEFT_CHECK(image && label, "MXDataIter(MNISTIter): parameters 'image' and 'label' (file paths) are required");
-  MNISTIterOptions o;
-  if (auto v = take("batch_size")) o.batch_size = small("batch_size", *v);
-  if (auto v = take("shuffle")) o.shuffle = flag(*v);
-  if (auto v = take("flat")) o.flat = flag(*v);
-  if (auto v = take("seed")) o.seed = static_cast<uint32_t>(count("seed", *v));
-  if (auto v = take("max_samples")) o.max_samples = count("max_samples", *v);
-  if (auto v = take("num_parts")) o.num_parts = small("num_parts", *v);
-  if (auto v = take("part_index")) o.part_index = small("part_index", *v);
-  for (const char* ignored : {"silent", "prefetch_buffer"}) take(ignored);
-  if (!params_.empty())
-    Fail(
-        "MXDataIter(MNISTIter): unknown parameter '{}' (known: image, label, batch_size, shuffle, flat, seed, "
-        "max_samples, num_parts, part_index)",
-        params_.begin()->first);
-  MXDataIter out(type_);
-  out.impl_ = std::make_shared<MNISTIter>(*image, *label, o);
-  return out;
-}
-
-DataIter& MXDataIter::Impl() {
-  WEFT_CHECK(impl_ != nullptr, "MXDataIter: call CreateDataIter() first");
-  return *impl_;
-}
-void MXDataIter::BeforeFirst() { Impl().BeforeFirst(); }
-bool MXDataIter::Next() { return Impl().Next(); }
-NDArray MXDataIter::GetData() { return Impl().GetData(); }
-NDArray MXDataIter::GetLabel() { return Impl().GetLabel(); }
-int MXDataIter::GetPadNum() { return Impl().GetPadNum(); }
-std::vector<int> MXDataIter::GetIndex() { return Impl().GetIndex(); }
 
 }  // namespace weft

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "weft/image_iter.h"
 #include "weft/interrupt.h"
 #include "weft/module.h"
 #include "weft/networks.h"
@@ -42,6 +43,12 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed for initialisation and shuffling");
   app.add_option("--data-dir", data_dir, "directory with the *-idx*-ubyte.gz files");
   app.add_option("--num-examples", num_examples, "train on the first N examples only (0 = all)");
+  std::string train_rec, val_rec;
+  int decode_threads = 1;
+  app.add_option("--train-rec", train_rec, "read the training images from <prefix>.rec/.idx instead of --data-dir");
+  app.add_option("--val-rec", val_rec, "read the validation images from <prefix>.rec/.idx")->needs("--train-rec");
+  app.add_option("--decode-threads", decode_threads, "image decoding threads with --train-rec")
+      ->check(CLI::Range(1, 64));
   bool replace_network = false, reset_optimizer = false, no_nan_check = false;
   app.add_flag("--replace-network", replace_network, "let --model-prefix replace checkpoints of another network");
   app.add_flag("--reset-optimizer", reset_optimizer, "resume with fresh optimizer states (needed without .states)");
@@ -60,23 +67,58 @@ int main(int argc, char** argv) {
     const int rank = kv->rank(), workers = kv->num_workers();
     const bool flat = network == "mlp";
     const std::string d = data_dir + "/";
-    MNISTIter train_iter(d + "train-images-idx3-ubyte.gz", d + "train-labels-idx1-ubyte.gz",
-                         {.batch_size = batch_size,
-                          .shuffle = true,
-                          .flat = flat,
-                          .seed = seed,
-                          .max_samples = num_examples,
-                          .reshuffle_each_epoch = true,
-                          .num_parts = workers,
-                          .part_index = rank});
-    MNISTIter val_iter(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz",
-                       {.batch_size = batch_size, .shuffle = false, .flat = flat});
+    std::unique_ptr<DataIter> train_iter, val_iter;
+    size_t train_samples = 0, train_batches = 0;
+    if (train_rec.empty()) {
+      auto train = std::make_unique<MNISTIter>(d + "train-images-idx3-ubyte.gz", d + "train-labels-idx1-ubyte.gz",
+                                               MNISTIterOptions{.batch_size = batch_size,
+                                                                .shuffle = true,
+                                                                .flat = flat,
+                                                                .seed = seed,
+                                                                .max_samples = num_examples,
+                                                                .reshuffle_each_epoch = true,
+                                                                .num_parts = workers,
+                                                                .part_index = rank});
+      train_samples = train->num_samples();
+      train_batches = train->num_batches();
+      train_iter = std::move(train);
+      val_iter =
+          std::make_unique<MNISTIter>(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz",
+                                      MNISTIterOptions{.batch_size = batch_size, .shuffle = false, .flat = flat});
+    } else {
+      if (num_examples != 0) throw Error("--num-examples works with the idx files only, not with --train-rec");
+      // Pixels scaled to [0, 1] as MNISTIter does; a new order every epoch.
+      ImageRecordIterOptions o;
+      o.data_shape = Shape(1, 28, 28);
+      o.batch_size = batch_size;
+      o.scale = 1.0f / 255;
+      o.preprocess_threads = decode_threads;
+      o.num_parts = workers;
+      o.part_index = rank;
+      o.path_imgrec = train_rec + ".rec";
+      o.path_imgidx = train_rec + ".idx";
+      o.shuffle = true;
+      o.seed = static_cast<int>(seed);
+      auto train = std::make_unique<ImageRecordIter>(o);
+      train_samples = train->num_records();
+      train_batches = train->num_batches();
+      train_iter = std::move(train);
+      if (!val_rec.empty()) {
+        o.path_imgrec = val_rec + ".rec";
+        o.path_imgidx = val_rec + ".idx";
+        o.shuffle = false;
+        o.num_parts = 1;
+        o.part_index = 0;
+        val_iter = std::make_unique<ImageRecordIter>(o);
+      }
+    }
 
     const bool resume = load_epoch > 0;
     Module mod = resume
                      ? Module::Load(model_prefix, load_epoch, !reset_optimizer, {"data"}, {"softmax_label"}, contexts)
                      : Module(net, {"data"}, {"softmax_label"}, contexts);
-    const Shape data_shape = flat ? Shape(batch_size, 784) : Shape(batch_size, 1, 28, 28);
+    // FullyConnected flattens (batch, 1, 28, 28) as MXNet's does, so the MLP takes the images too.
+    const Shape data_shape = train_rec.empty() && flat ? Shape(batch_size, 784) : Shape(batch_size, 1, 28, 28);
     mod.Bind({{"data", data_shape}}, {{"softmax_label", Shape(batch_size)}});
     if (resume) std::printf("Loaded %s (epoch %d)\n", mod.last_checkpoint().c_str(), load_epoch);
     Xavier init(Xavier::gaussian, Xavier::in, 2.0f);  // MXNet's fit.py; a loaded module keeps its parameters
@@ -85,16 +127,16 @@ int main(int argc, char** argv) {
     auto opt = OptimizerRegistry::Create(optimizer);  // its SetParam refuses NaN/Inf values
     opt->SetParam("lr", lr)->SetParam("wd", wd)->SetParam("rescale_grad", DefaultRescaleGrad(*kv, batch_size));
     if (optimizer == "sgd" || optimizer == "nag") opt->SetParam("momentum", momentum);
-    opt->SetLRScheduler(EpochStepScheduler(lr_step_epochs, train_iter.num_batches(), lr_factor));
+    opt->SetLRScheduler(EpochStepScheduler(lr_step_epochs, train_batches, lr_factor));
     mod.InitOptimizer(std::move(kv), std::move(opt));
 
     std::printf("Training %s on %d %s device(s), kvstore %s (worker %d of %d), batch %d, %zu samples, %s lr %g\n",
-                network.c_str(), num_devices, device.c_str(), kvstore.c_str(), rank, workers, batch_size,
-                train_iter.num_samples(), optimizer.c_str(), static_cast<double>(lr));
+                network.c_str(), num_devices, device.c_str(), kvstore.c_str(), rank, workers, batch_size, train_samples,
+                optimizer.c_str(), static_cast<double>(lr));
     FitOptions fit;
     fit.begin_epoch = load_epoch;
     fit.num_epoch = epochs;
-    fit.batch_end_callback = ProgressBar(train_iter.num_batches(), static_cast<size_t>(batch_size));
+    fit.batch_end_callback = ProgressBar(train_batches, static_cast<size_t>(batch_size));
     fit.nan_check_every = no_nan_check ? 0 : 100;
     const EpochEndCallback log = LogEpoch(), save = DoCheckpoint(model_prefix, 1, /*save_optimizer_states=*/true);
     fit.epoch_end_callback = [&](const EpochEndParam& p) {
@@ -105,7 +147,7 @@ int main(int argc, char** argv) {
     // progress is finished; checkpoint files are replaced atomically).
     const InterruptGuard interrupt;
     fit.stop_requested = interrupt.StopRequested();
-    if (mod.Fit(train_iter, &val_iter, fit)) return 0;
+    if (mod.Fit(*train_iter, val_iter.get(), fit)) return 0;
     const std::string& last = mod.last_checkpoint();
     std::printf("\nInterrupted (signal %d); the last complete checkpoint: %s\n", interrupt.signal_number(),
                 last.empty() ? "none" : last.c_str());

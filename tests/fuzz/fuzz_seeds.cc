@@ -1,7 +1,7 @@
 // Writes the generated part of the fuzzers' seed corpora: files as weft itself writes them, so the
 // repository holds no binary seeds. scripts/fuzz.sh runs it before every run and adds the MXNet
 // fixtures (../shared/fixtures/mxnet/) and the test suite's data files next to these.
-//   usage: fuzz_seeds <dir>    writes <dir>/params/*, <dir>/states/*, <dir>/idx/*
+//   usage: fuzz_seeds <dir>    writes <dir>/params/*, <dir>/states/*, <dir>/idx/*, <dir>/recordio/*
 // Every seed is small (< 1 KiB): a fuzzer's speed falls with the size of what it mutates.
 #include <zlib.h>
 
@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "weft/image.h"
 #include "weft/ndarray_format.h"
 #include "weft/optimizer.h"
+#include "weft/recordio.h"
 
 namespace {
 
@@ -111,19 +113,39 @@ void WriteIdx(const fs::path& dir) {
   WriteGzip(dir / "images.idx3.gz", Idx({3, 5, 5}));
 }
 
+// Small .rec files: plain and multi-part records, and image records holding a tiny JPEG and PNG.
+void WriteRecordIO(const fs::path& dir) {
+  const std::string magic("\x0a\x23\xd7\xce", 4);
+  {
+    weft::RecordIOWriter w((dir / "records.rec").string());
+    for (const std::string& r : {std::string(), std::string("abc"), magic, "ab" + magic + "cd" + magic})
+      w.WriteRecord(r);
+  }
+  weft::Image im{6, 8, 3, std::vector<uint8_t>(6 * 8 * 3)};
+  for (size_t i = 0; i < im.data.size(); ++i) im.data[i] = static_cast<uint8_t>(i * 5);
+  weft::ImageRecordHeader h;
+  h.label = 3;
+  weft::RecordIOWriter jpg((dir / "jpeg.rec").string());
+  jpg.WriteRecord(weft::PackImageRecord(h, weft::EncodeJpeg(im, 80)));
+  h.labels = {1, 2};
+  weft::RecordIOWriter png((dir / "png.rec").string());
+  png.WriteRecord(weft::PackImageRecord(h, weft::EncodePng(im)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <dir>  (writes <dir>/params, <dir>/states, <dir>/idx)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <dir>  (writes <dir>/params, <dir>/states, <dir>/idx, <dir>/recordio)\n", argv[0]);
     return 2;
   }
   try {
     const fs::path root = argv[1];
-    for (const char* sub : {"params", "states", "idx"}) fs::create_directories(root / sub);
+    for (const char* sub : {"params", "states", "idx", "recordio"}) fs::create_directories(root / sub);
     WriteParams(root / "params");
     WriteStates(root / "states");
     WriteIdx(root / "idx");
+    WriteRecordIO(root / "recordio");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
     return 1;

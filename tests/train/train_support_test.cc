@@ -236,7 +236,7 @@ TEST(MNISTIter, ReadsIdxAndBatches) {
                 .CreateDataIter();
   ASSERT_TRUE(it.Next());
   EXPECT_EQ(it.GetData().GetShape(), Shape(2, 6));
-  EXPECT_NE(ErrorOf([&] { (void)MXDataIter("ImageRecordIter"); }).find("MNISTIter"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { (void)MXDataIter("NoSuchIter"); }).find("MNISTIter"), std::string::npos);
   EXPECT_NE(
       ErrorOf([&] {
         MXDataIter("MNISTIter").SetParam("image", img).SetParam("label", lab).SetParam("colour", 1).CreateDataIter();

@@ -1,5 +1,9 @@
-// weft — data input: the MNIST idx format and batch iterators, following mxnet-cpp's DataIter /
+// weft — data input: the DataIter interface, the MNIST idx format and MNISTIter, and the registry
+// of iterators that front ends create by name, following mxnet-cpp's DataIter /
 // MXDataIter("MNISTIter") (include/mxnet-cpp/io.h) and MXNet's MNISTIter (src/io/iter_mnist.cc).
+// The other iterators: weft/image_iter.h (ImageRecordIter), weft/csv_iter.h (CSVIter),
+// weft/ndarray_iter.h (NDArrayIter), weft/prefetching_iter.h (any iterator on a loader thread);
+// their files: weft/recordio.h, weft/image.h.
 //
 //   MNISTIter train("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", {.batch_size = 100, .flat = true});
 //   train.Reset();
@@ -31,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,6 +53,14 @@ struct WEFT_API IdxFile {
 };
 /// Reads an idx file (plain or gzip). Only unsigned-byte payloads (type code 0x08).
 WEFT_API IdxFile ReadIdxFile(const std::string& path);
+
+/// Name, shape and dtype of one input of a batch (MXNet's DataDesc, the entries of
+/// provide_data / provide_label). Shapes include the batch axis.
+struct WEFT_API DataDesc {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::kFloat32;
+};
 
 struct WEFT_API DataBatch {
   NDArray data;
@@ -69,6 +82,11 @@ class WEFT_API DataIter {
   virtual std::vector<int> GetIndex() = 0;
   DataBatch GetDataBatch() { return DataBatch{GetData(), GetLabel(), GetPadNum(), GetIndex()}; }
   void Reset() { BeforeFirst(); }
+  /// The data inputs of every batch (MXNet's provide_data: "data" and its shape); empty when an
+  /// iterator does not say (then look at a batch).
+  virtual std::vector<DataDesc> ProvideData() const { return {}; }
+  /// The label inputs of every batch (provide_label: "softmax_label"); empty when unknown.
+  virtual std::vector<DataDesc> ProvideLabel() const { return {}; }
 };
 
 struct WEFT_API MNISTIterOptions {
@@ -104,6 +122,8 @@ class WEFT_API MNISTIter : public DataIter {
   NDArray GetLabel() override { return label_; }
   int GetPadNum() override { return 0; }
   std::vector<int> GetIndex() override { return index_; }
+  std::vector<DataDesc> ProvideData() const override { return {{"data", data_.GetShape()}}; }
+  std::vector<DataDesc> ProvideLabel() const override { return {{"softmax_label", label_.GetShape()}}; }
   /// Samples in the data set, and whole batches per epoch.
   size_t num_samples() const { return labels_.size(); }
   size_t num_batches() const { return labels_.size() / static_cast<size_t>(options_.batch_size); }
@@ -123,18 +143,59 @@ class WEFT_API MNISTIter : public DataIter {
   std::vector<int> index_;
 };
 
-/// mxnet-cpp's MXDataIter, for the iterator types weft has ("MNISTIter": parameters image,
-/// label, batch_size, shuffle, flat, seed, max_samples, num_parts, part_index; others raise weft::Error naming the
-/// known ones).
+// ---- the iterator registry --------------------------------------------------------------------
+// Every iterator that can be made from text parameters, for front ends that list and create them
+// generically (MXNet's MXListDataIters / MXDataIterGetIterInfo / MXDataIterCreateIter) and for
+// mxnet-cpp's MXDataIter. Registered: MNISTIter, ImageRecordIter, ImageRecordUInt8Iter, CSVIter
+// (each wrapped in the threaded prefetcher, as MXNet composes them).
+
+/// One parameter of a registered iterator.
+struct WEFT_API DataIterParamInfo {
+  std::string name;
+  /// MXNet's type description, as MXDataIterGetIterInfo reports it: "int, optional, default='1'",
+  /// "Shape(tuple), required", "boolean, optional, default=0", "{'cpu', 'gpu'},optional,
+  /// default='gpu'".
+  std::string type;
+  /// The default as text ("1", "NULL", "gpu"); nullopt for a required parameter.
+  std::optional<std::string> default_value;
+  std::string doc;  ///< one line
+};
+
+/// One registered iterator.
+struct WEFT_API DataIterInfo {
+  std::string name;
+  std::string description;
+  std::vector<DataIterParamInfo> params;  ///< in MXNet's order
+};
+
+/// Every registered iterator, sorted by name. Thread-safe.
+WEFT_API std::vector<DataIterInfo> ListDataIters();
+/// The iterator `name`, or nullopt. Thread-safe.
+WEFT_API std::optional<DataIterInfo> FindDataIter(const std::string& name);
+/// Creates iterator `name` from parameters given as MXNet's Python front end passes them (text:
+/// "1"/"0"/"True"/"False" for booleans, "(3, 224, 224)" or "[3,224,224]" for shapes, dtype names,
+/// "None" for an unset optional). Parameters left out take their defaults. Throws weft::Error for
+/// an unknown iterator (listing the known ones), an unknown parameter or a required one missing
+/// (naming it and the iterator's parameters), a value that does not parse (naming parameter and
+/// value), and whatever the iterator's constructor raises. MXNet parameters that weft accepts
+/// without using (verbose, ctx, device_id, silent) are listed and ignored; ones weft does not
+/// implement (e.g. ImageRecordIter's pca_noise) are listed but must keep their default.
+/// Thread-safe; the iterator belongs to the caller's thread.
+WEFT_API std::unique_ptr<DataIter> CreateDataIter(const std::string& name,
+                                                  const std::map<std::string, std::string>& params);
+
+/// mxnet-cpp's MXDataIter on the registry: MXDataIter("ImageRecordIter").SetParam("path_imgrec",
+/// p).SetParam("batch_size", 64)....CreateDataIter().
 class WEFT_API MXDataIter : public DataIter {
  public:
+  /// Throws weft::Error when no iterator of that name is registered.
   explicit MXDataIter(const std::string& type);
   template <typename T>
   MXDataIter& SetParam(const std::string& name, const T& value) {
     params_[name] = fmt::format("{}", value);
     return *this;
   }
-  /// Builds the iterator. Throws weft::Error for a missing or unknown parameter.
+  /// Builds the iterator (CreateDataIter). Throws weft::Error as CreateDataIter.
   MXDataIter CreateDataIter();
   void BeforeFirst() override;
   bool Next() override;
@@ -142,9 +203,11 @@ class WEFT_API MXDataIter : public DataIter {
   NDArray GetLabel() override;
   int GetPadNum() override;
   std::vector<int> GetIndex() override;
+  std::vector<DataDesc> ProvideData() const override;
+  std::vector<DataDesc> ProvideLabel() const override;
 
  private:
-  DataIter& Impl();
+  DataIter& Impl() const;
   std::string type_;
   std::map<std::string, std::string> params_;
   std::shared_ptr<DataIter> impl_;

@@ -1,0 +1,105 @@
+// ThreadedDataIter and PrefetchingIter (weft/prefetching_iter.h) on the Prefetcher.
+#include "weft/prefetching_iter.h"
+
+#include "io/prefetcher.h"
+
+namespace weft {
+
+std::thread io_detail::StartWorkerThread(void (*fn)(void*, int), void* self, int worker) {
+  return std::thread(fn, self, worker);
+}
+
+struct ThreadedDataIter::State {
+  std::unique_ptr<Producer> producer;
+  DataBatch current;
+  uint64_t delivered = 0;
+  bool touched = false;  // Next() was called in this epoch
+  // Last: destroyed first, so the workers stop before the producer goes.
+  std::unique_ptr<io_detail::Prefetcher<DataBatch>> prefetcher;
+};
+
+// state_ is the Prefetcher itself: it lives until its destructor has joined the workers (the
+// unique_ptr holding it is already null while that destructor runs).
+bool ThreadedDataIter::Worker::stopping() const {
+  return static_cast<const io_detail::Prefetcher<DataBatch>*>(state_)->stopping(epoch_);
+}
+
+ThreadedDataIter::ThreadedDataIter() : state_(std::make_unique<State>()) {}
+
+ThreadedDataIter::~ThreadedDataIter() { state_->prefetcher.reset(); }
+
+void ThreadedDataIter::StartWorkers(std::unique_ptr<Producer> producer, int workers, size_t ahead) {
+  WEFT_CHECK(producer != nullptr && state_->prefetcher == nullptr, "ThreadedDataIter: StartWorkers called twice");
+  State& s = *state_;
+  s.producer = std::move(producer);
+  s.prefetcher =
+      std::make_unique<io_detail::Prefetcher<DataBatch>>(workers, ahead, [&s](uint64_t k, DataBatch* out, int worker) {
+        using P = io_detail::Prefetcher<DataBatch>;
+        return s.producer->Produce(k, out, Worker(worker, P::current(), P::current_epoch()));
+      });
+  s.prefetcher->Start();
+}
+
+void ThreadedDataIter::BeforeFirst() {
+  State& s = *state_;
+  WEFT_CHECK(s.prefetcher != nullptr, "ThreadedDataIter: the iterator was not started");
+  if (!s.touched) return;  // nothing asked for: the batches made ahead are this epoch's
+  s.prefetcher->Stop();
+  const uint64_t delivered = s.delivered;
+  s.delivered = 0;
+  s.touched = false;
+  try {
+    s.producer->Restart(delivered);
+  } catch (...) {
+    s.prefetcher->Start();  // Next() then reports whatever state the producer is in
+    throw;
+  }
+  s.prefetcher->Start();
+}
+
+bool ThreadedDataIter::Next() {
+  State& s = *state_;
+  WEFT_CHECK(s.prefetcher != nullptr, "ThreadedDataIter: the iterator was not started");
+  s.touched = true;
+  DataBatch b;
+  if (!s.prefetcher->Next(&b)) return false;
+  ++s.delivered;
+  s.current = std::move(b);
+  return true;
+}
+
+NDArray ThreadedDataIter::GetData() { return state_->current.data; }
+NDArray ThreadedDataIter::GetLabel() { return state_->current.label; }
+int ThreadedDataIter::GetPadNum() { return state_->current.pad_num; }
+std::vector<int> ThreadedDataIter::GetIndex() { return state_->current.index; }
+
+// ---- PrefetchingIter ---------------------------------------------------------------------------
+
+namespace {
+
+class WrappedIter : public ThreadedDataIter::Producer {
+ public:
+  explicit WrappedIter(std::unique_ptr<DataIter> base) : base_(std::move(base)) {}
+  bool Produce(uint64_t, DataBatch* out, const ThreadedDataIter::Worker&) override {
+    if (!base_->Next()) return false;
+    *out = base_->GetDataBatch();
+    return true;
+  }
+  void Restart(uint64_t) override { base_->BeforeFirst(); }
+
+ private:
+  std::unique_ptr<DataIter> base_;
+};
+
+}  // namespace
+
+PrefetchingIter::PrefetchingIter(std::unique_ptr<DataIter> base, int prefetch_buffer) {
+  WEFT_CHECK(base != nullptr, "PrefetchingIter: no iterator given");
+  WEFT_CHECK(prefetch_buffer >= 0, "PrefetchingIter: prefetch_buffer must not be negative, got {}", prefetch_buffer);
+  data_desc_ = base->ProvideData();
+  label_desc_ = base->ProvideLabel();
+  // One worker: the wrapped iterator's Next() calls stay sequential and in order.
+  StartWorkers(std::make_unique<WrappedIter>(std::move(base)), 1, static_cast<size_t>(std::max(prefetch_buffer, 1)));
+}
+
+}  // namespace weft

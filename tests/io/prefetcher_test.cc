@@ -1,0 +1,245 @@
+// The threaded prefetcher (io/prefetcher.h), PrefetchingIter and the batch plans.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "io/batch_plan.h"
+#include "io/prefetcher.h"
+#include "io_test_util.h"
+#include "weft/prefetching_iter.h"
+
+namespace weft {
+namespace {
+
+using io_detail::BatchPlan;
+using io_detail::LastBatch;
+using io_detail::Prefetcher;
+using test::ErrorOf;
+
+void Nap(uint64_t seed) {
+  std::this_thread::sleep_for(std::chrono::microseconds(std::mt19937(static_cast<uint32_t>(seed))() % 400));
+}
+
+TEST(Prefetcher, DeliversInOrderWithinItsBound) {
+  std::atomic<int> worst{0};
+  std::atomic<uint64_t> taken{0};
+  const size_t ahead = 5;
+  Prefetcher<uint64_t> p(4, ahead, [&](uint64_t k, uint64_t* out, int) {
+    if (k >= 200) return false;
+    // produced (or being produced) but not yet taken: never more than `ahead`
+    const int now = static_cast<int>(k - taken.load()) + 1;
+    worst = std::max(worst.load(), now);
+    Nap(k);
+    *out = k * 3;
+    return true;
+  });
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    if (epoch > 0) p.Stop();
+    taken = 0;
+    p.Start();
+    uint64_t v, n = 0;
+    while (p.Next(&v)) {
+      EXPECT_EQ(v, n * 3);
+      taken = ++n;
+    }
+    EXPECT_EQ(n, 200u);
+    EXPECT_FALSE(p.Next(&v));
+  }
+  // The test's `taken` trails the prefetcher's own count by the Next() in progress: one more.
+  EXPECT_LE(worst.load(), static_cast<int>(ahead) + 1);
+}
+
+TEST(Prefetcher, ErrorReachesTheConsumerInPlace) {
+  std::atomic<bool> fail{true};
+  Prefetcher<int> p(3, 8, [&](uint64_t k, int* out, int) {
+    if (k >= 20) return false;
+    Nap(k + 7);
+    if (k == 9 && fail) Fail("item {} is broken", k);
+    *out = static_cast<int>(k);
+    return true;
+  });
+  p.Start();
+  int v = -1;
+  for (int i = 0; i < 9; ++i) {
+    ASSERT_TRUE(p.Next(&v));
+    EXPECT_EQ(v, i);
+  }
+  EXPECT_EQ(ErrorOf([&] { p.Next(&v); }), "item 9 is broken");
+  EXPECT_FALSE(p.Next(&v));  // the epoch ended with the error
+  // Usable again after a restart.
+  fail = false;
+  p.Stop();
+  p.Start();
+  int n = 0;
+  while (p.Next(&v)) EXPECT_EQ(v, n++);
+  EXPECT_EQ(n, 20);
+}
+
+TEST(Prefetcher, StopDrainsAndWorkersCanGiveUpEarly) {
+  std::atomic<int> gave_up{0};
+  Prefetcher<int>* self = nullptr;
+  Prefetcher<int> p(2, 4, [&](uint64_t k, int* out, int) {
+    const uint64_t epoch = Prefetcher<int>::current_epoch();
+    for (int i = 0; i < 200; ++i) {
+      if (self->stopping(epoch)) {
+        ++gave_up;
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    *out = static_cast<int>(k);
+    return true;
+  });
+  self = &p;
+  p.Start();
+  int v;
+  ASSERT_TRUE(p.Next(&v));
+  EXPECT_EQ(v, 0);
+  p.Stop();  // items 1.. are in production: they stop early
+  EXPECT_GE(gave_up.load(), 1);
+  p.Start();
+  ASSERT_TRUE(p.Next(&v));
+  EXPECT_EQ(v, 0);  // a new epoch from item 0
+}
+
+TEST(Prefetcher, DestructionWhileBusyDoesNotHang) {
+  for (int i = 0; i < 5; ++i) {
+    Prefetcher<int> p(3, 3, [](uint64_t k, int* out, int) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      *out = static_cast<int>(k);
+      return true;  // endless
+    });
+    p.Start();
+    int v;
+    p.Next(&v);
+  }
+}
+
+// A DataIter whose batch `fail_at` throws (a loader thread's error, MXNet's exception note).
+class CountingIter : public DataIter {
+ public:
+  explicit CountingIter(int fail_at) : fail_at_(fail_at) {}
+  void BeforeFirst() override {
+    n_ = 0;
+    ++resets;
+  }
+  bool Next() override {
+    if (n_ == 6) return false;
+    if (n_ == fail_at_) {
+      fail_at_ = -1;  // fails once
+      Fail("CountingIter: batch {} failed", n_);
+    }
+    data_ = NDArray(std::vector<float>{static_cast<float>(n_++)}, Shape(1), Context::cpu(0));
+    return true;
+  }
+  NDArray GetData() override { return data_; }
+  NDArray GetLabel() override { return data_; }
+  int GetPadNum() override { return 0; }
+  std::vector<int> GetIndex() override { return {n_ - 1}; }
+  std::vector<DataDesc> ProvideData() const override { return {{"data", Shape(1)}}; }
+  int resets = 0;
+
+ private:
+  int fail_at_;
+  int n_ = 0;
+  NDArray data_;
+};
+
+TEST(PrefetchingIter, RethrowsAtNextAndRecoversAfterReset) {
+  auto base = std::make_unique<CountingIter>(3);
+  CountingIter* raw = base.get();
+  PrefetchingIter it(std::move(base), 2);
+  EXPECT_EQ(it.ProvideData()[0].shape, Shape(1));
+  it.BeforeFirst();  // nothing taken yet: no reset of the wrapped iterator
+  EXPECT_EQ(raw->resets, 0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(it.Next());
+    EXPECT_EQ(it.GetData().At(0), static_cast<float>(i));
+  }
+  EXPECT_EQ(ErrorOf([&] { it.Next(); }), "CountingIter: batch 3 failed");
+  EXPECT_FALSE(it.Next());
+  it.BeforeFirst();
+  EXPECT_EQ(raw->resets, 1);
+  int n = 0;
+  while (it.Next()) EXPECT_EQ(it.GetIndex()[0], n++);
+  EXPECT_EQ(n, 6);
+}
+
+std::vector<std::vector<uint32_t>> Epoch(BatchPlan& plan, std::vector<int>* pads = nullptr) {
+  std::vector<std::vector<uint32_t>> out;
+  BatchPlan::Batch b;
+  uint64_t k = 0;
+  for (; plan.GetBatch(k, &b); ++k) {
+    out.push_back(b.samples);
+    if (pads) pads->push_back(b.pad);
+  }
+  plan.BeginEpoch(k);
+  return out;
+}
+
+using Batches = std::vector<std::vector<uint32_t>>;
+
+TEST(BatchPlan, LastBatchModes) {
+  // 7 samples, batches of 3.
+  BatchPlan round(7, 3, LastBatch::kRoundBatch, false, 0);
+  std::vector<int> pads;
+  EXPECT_EQ(Epoch(round, &pads), (Batches{{0, 1, 2}, {3, 4, 5}, {6, 0, 1}}));
+  EXPECT_EQ(pads, (std::vector<int>{0, 0, 2}));
+  pads.clear();
+  EXPECT_EQ(Epoch(round, &pads), (Batches{{2, 3, 4}, {5, 6, 0}}));  // goes on after the wrapped rows
+  EXPECT_EQ(pads, (std::vector<int>{0, 1}));
+  EXPECT_EQ(Epoch(round), (Batches{{1, 2, 3}, {4, 5, 6}}));  // ends evenly
+  EXPECT_EQ(Epoch(round), (Batches{{0, 1, 2}, {3, 4, 5}, {6, 0, 1}}));
+  BatchPlan partial(7, 3, LastBatch::kPartial, false, 0);
+  pads.clear();
+  EXPECT_EQ(Epoch(partial, &pads), (Batches{{0, 1, 2}, {3, 4, 5}, {6}}));
+  EXPECT_EQ(pads.back(), 2);
+  EXPECT_EQ(Epoch(partial), (Batches{{0, 1, 2}, {3, 4, 5}, {6}}));
+  BatchPlan pad(7, 3, LastBatch::kPad, false, 0);
+  EXPECT_EQ(Epoch(pad), (Batches{{0, 1, 2}, {3, 4, 5}, {6, 0, 1}}));
+  EXPECT_EQ(Epoch(pad), (Batches{{0, 1, 2}, {3, 4, 5}, {6, 0, 1}}));
+  BatchPlan discard(7, 3, LastBatch::kDiscard, false, 0);
+  EXPECT_EQ(Epoch(discard), (Batches{{0, 1, 2}, {3, 4, 5}}));
+  BatchPlan roll(7, 3, LastBatch::kRollOver, false, 0);
+  EXPECT_EQ(Epoch(roll), (Batches{{0, 1, 2}, {3, 4, 5}}));
+  EXPECT_EQ(Epoch(roll), (Batches{{6, 0, 1}, {2, 3, 4}}));
+  EXPECT_EQ(Epoch(roll), (Batches{{5, 6, 0}, {1, 2, 3}, {4, 5, 6}}));
+  // A reset with nothing delivered keeps the epoch; an undelivered wrap does not carry over.
+  BatchPlan keep(7, 3, LastBatch::kRoundBatch, true, 9);
+  BatchPlan::Batch first, again;
+  keep.GetBatch(0, &first);
+  keep.BeginEpoch(0);
+  keep.GetBatch(0, &again);
+  EXPECT_EQ(first.samples, again.samples);
+  keep.BeginEpoch(1);
+  keep.GetBatch(0, &again);
+  EXPECT_EQ(again.positions.front(), 7u);  // the second order, from its start
+  EXPECT_NE(ErrorOf([] { BatchPlan(2, 3, LastBatch::kRoundBatch, false, 0); }).find("larger than the 2"),
+            std::string::npos);
+}
+
+TEST(BatchPlan, ShuffledOrdersAreRepeatablePermutations) {
+  auto run = [](uint32_t seed) {
+    BatchPlan plan(10, 5, LastBatch::kRoundBatch, true, seed);
+    Batches all;
+    for (int e = 0; e < 3; ++e)
+      for (auto& b : Epoch(plan)) all.push_back(b);
+    return all;
+  };
+  const Batches a = run(4);
+  EXPECT_EQ(a, run(4));
+  EXPECT_NE(a, run(5));
+  for (int e = 0; e < 3; ++e) {
+    std::set<uint32_t> s(a[2 * e].begin(), a[2 * e].end());
+    s.insert(a[2 * e + 1].begin(), a[2 * e + 1].end());
+    EXPECT_EQ(s.size(), 10u);
+  }
+  EXPECT_NE(a[0], a[2]);
+}
+
+}  // namespace
+}  // namespace weft
