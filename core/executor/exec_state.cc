@@ -258,6 +258,9 @@ void ExecState::RunNodes(size_t begin, size_t end, bool is_train) const {
       RunNodesOneByOne(k, k + 1, is_train);
       continue;
     }
+    for (const NodeRun& r : seg->nodes)
+      for (const auto* list : {&r.outputs, &r.aux})
+        for (const NDArray& x : *list) x.NoteWrite();
     engine->PushSync(
         [seg, is_train](RunContext rctx) {
           for (size_t i = 0; i < seg->nodes.size(); ++i) {

@@ -2,7 +2,9 @@
 // ndarray module.
 #pragma once
 
+#include <atomic>
 #include <mutex>
+#include <optional>
 
 #include "weft/device.h"
 #include "weft/engine.h"
@@ -14,6 +16,15 @@ struct Chunk {
   /// Looks the device up (throws weft::Error when `ctx` names none) and creates the variable;
   /// allocates `bytes` now unless delay_alloc.
   Chunk(const Context& ctx, uint64_t bytes, bool delay_alloc);
+  /// A chunk over a mapped POSIX shared-memory segment (shared_mem.cc): `ctx` is cpu, the memory
+  /// is `mapping` (never from the pool), unmapped and its descriptor closed when the chunk goes.
+  struct SharedMem {
+    int pid = -1;              // the process that created the segment
+    int fd = -1;               // its descriptor in this process (owned)
+    void* base = nullptr;      // the mapping
+    uint64_t map_bytes = 0;    // the mapping's length (>= bytes)
+  };
+  Chunk(const Context& ctx, uint64_t bytes, SharedMem mapping);
   /// Frees the block through Engine::DeleteVariable, i.e. after every operation pushed on the
   /// variable has completed.
   ~Chunk();
@@ -29,6 +40,8 @@ struct Chunk {
   const uint64_t bytes;  ///< capacity of the block
   Device* const device;
   const VarHandle var;
+  const std::optional<SharedMem> shm;     // set for shared-memory chunks
+  std::atomic<uint64_t> writes{0};        // NDArray::NoteWrite count
 
  private:
   mutable std::mutex mu_;

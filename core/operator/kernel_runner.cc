@@ -283,6 +283,9 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   AddVars(outputs, &writes);
   AddVars(aux, &writes);
   writes.push_back(state_->var);
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (req[o] != WEFT_REQ_NULL) outputs[o].NoteWrite();
+  for (const NDArray& a : aux) a.NoteWrite();
   const uint64_t seed = state_->random ? NextRandomSeed() : 0;
   std::shared_ptr<const State> s = state_;
   Engine::Get()->PushSync([s, inputs, outputs, req, aux, is_train, seed](

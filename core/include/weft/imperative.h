@@ -14,6 +14,12 @@
 // training) writes those arrays. Every array of one call must be on the same device.
 // Outputs are the op's visible outputs (hidden ones, OPS.md, are allocated and dropped).
 //
+// Autograd (weft/autograd.h): while the calling thread records, every call whose inputs include an
+// array of a recorded graph (or a marked variable) is added to the graph, and its outputs become
+// part of it; writing into an array that is already part of a recorded graph is refused then
+// (MXNet's "Assigning to NDArrays that are already in a computational graph ..."), before anything
+// is pushed. Training mode is the call's is_train or the thread's autograd::IsTraining().
+//
 // Thread-safety: calls from several threads are fine (the engine orders them by their arrays).
 #pragma once
 
@@ -37,7 +43,7 @@ struct WEFT_API ImperativeCall {
   std::map<std::string, std::string> params;                  // attribute strings as in MXNet JSON ("(3, 3)", "True")
   std::vector<NDArray> inputs;                                // positional: op inputs, then aux states
   std::vector<std::pair<std::string, NDArray>> named_inputs;  // by input or aux-state name
-  bool is_train = false;                                      // training mode (Dropout, BatchNorm)
+  bool is_train = false;  // training mode (Dropout, BatchNorm); also on inside autograd::TrainMode / Record scopes
 };
 
 /// Runs `call`, writing into *outputs when it holds arrays (one per visible output, or one per
