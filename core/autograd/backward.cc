@@ -47,10 +47,11 @@ std::string SlotName(const Node& n, bool output, size_t i) {
   return std::string(output ? "output '" : "input '") + (i < names.size() ? names[i] : std::to_string(i)) + "'";
 }
 
-// Throws when a kept value was written after it was recorded.
-void CheckKept(const Node& n, const Saved& s, bool output, size_t i) {
+// Throws when a kept value was written after it was recorded. Aux states (BatchNorm's moving
+// statistics) are state that later calls update by design, so only their presence is checked.
+void CheckKept(const Node& n, const Saved& s, bool output, size_t i, bool aux = false) {
   WEFT_CHECK(s.kept(), "Backward: {} did not keep its {} (internal error)", n.Describe(), SlotName(n, output, i));
-  WEFT_CHECK(s.array.write_count() == s.writes,
+  WEFT_CHECK(aux || s.array.write_count() == s.writes,
              "Backward: {} needs its {} ({}) as it was when the op was recorded, but that memory was written since "
              "(an in-place op, a copy into it or an optimizer update); its gradient would be wrong. Change a copy, "
              "or record the computation again after the change",
@@ -210,7 +211,8 @@ class Pass {
         for (const BackwardInput& b : bw->inputs) {
           const size_t i = static_cast<size_t>(b.index);
           if (b.source == BackwardSource::kInput) CheckKept(n, n.saved_inputs[i], false, i);
-          if (b.source == BackwardSource::kAux) CheckKept(n, n.saved_inputs[n.num_args + i], false, n.num_args + i);
+          if (b.source == BackwardSource::kAux)
+            CheckKept(n, n.saved_inputs[n.num_args + i], false, n.num_args + i, /*aux=*/true);
           if (b.source == BackwardSource::kOutput) CheckKept(n, n.saved_outputs[i], true, i);
         }
         continue;
