@@ -43,8 +43,17 @@ const std::map<std::string, UnaryRule>& UnaryRules() {
       return std::pair{NDArray(), Mul(gdy(u), InvokeOne("_rminus_scalar", {Scale(u.y, 2)}, {{"scalar", "1"}}))};
     };
     r["tanh"] = [=](const Unary& u) { return std::pair{NDArray(), Mul(gdy(u), Scale(u.y, -2))}; };
-    r["relu"] = [](const Unary&) { return std::pair{NDArray(), NDArray()}; };
+    r["rsqrt"] = [=](const Unary& u) {  // d(dy·(−y³/2))/dy = −1.5·dy·y²
+      return std::pair{NDArray(), Scale(Mul(gdy(u), Mul(u.y, u.y)), -1.5)};
+    };
+    r["log1p"] = [=](const Unary& u) {  // f'' = −1/(1 + x)²
+      const NDArray one_x = InvokeOne("_plus_scalar", {u.x}, {{"scalar", "1"}});
+      return std::pair{Scale(InvokeOne("elemwise_div", {gdy(u), Mul(one_x, one_x)}), -1), NDArray()};
+    };
+    r["expm1"] = [=](const Unary& u) { return std::pair{NDArray(), gdy(u)}; };  // d(dy·(y + 1))/dy
+    r["relu"] = [](const Unary&) { return std::pair{NDArray(), NDArray()}; };   // f'' = 0 (almost everywhere)
     r["abs"] = r["relu"];
+    r["negative"] = r["relu"];
     return r;
   }();
   return rules;
@@ -107,9 +116,9 @@ void CheckHigherOrder(const Node& n) {
   if (IsAffine(n) || FindUnaryRule(n) != nullptr || n.def->name == "elemwise_mul") return;
   Fail(
       "Backward: {} was recorded by a backward with create_graph, and weft has no gradient for it: second-order "
-      "gradients exist for element-wise sin, cos, exp, log, sqrt, square, sigmoid, tanh, relu, abs, Activation "
-      "(relu, sigmoid, tanh), elemwise_mul, and for ops whose backward reads only the head gradients (add, sub, scalar "
-      "ops, Reshape, transpose, sum, slice, Concat, ...)",
+      "gradients exist for element-wise sin, cos, exp, expm1, log, log1p, sqrt, rsqrt, square, sigmoid, tanh, relu, "
+      "abs, negative, Activation (relu, sigmoid, tanh), elemwise_mul, and for ops whose backward reads only the head "
+      "gradients (add, sub, scalar ops, Reshape, transpose, sum, slice, Concat, ...)",
       n.Describe());
 }
 

@@ -7,8 +7,8 @@
 //     Concat, SliceChannel, broadcast_add, Cast, ...): such an op is affine, y = A·x + c, its
 //     backward is A^T·dy, and the gradient of that with respect to dy along g is A·g = X(g) − X(0),
 //     computed by running the op itself;
-//   * element-wise unary ops sin, cos, exp, log, sqrt, square, sigmoid, tanh, relu, abs and
-//     Activation (relu, sigmoid, tanh): the backward dy·f'(x) has the derivative f'(x)·g with
+//   * element-wise unary ops sin, cos, exp, expm1, log, log1p, sqrt, rsqrt, square, sigmoid, tanh,
+//     relu, abs, negative and Activation (relu, sigmoid, tanh): the backward dy·f'(x) has the derivative f'(x)·g with
 //     respect to dy (the backward kernel run again on g) and dy·f''(x)·g with respect to x, with
 //     f'' written in forward ops;
 //   * elemwise_mul: (dy·b, dy·a) differentiated directly.

@@ -127,8 +127,9 @@ WEFT_API void SetGradState(const NDArray& array, bool fresh);
 ///     gradient reaches); buffers and flags are not touched.
 /// `retain_graph` false frees the graph's kept values as it goes (a second Backward then fails);
 /// `create_graph` records the gradient computation itself, so that the returned gradients can be
-/// differentiated again (higher-order gradients: element-wise ops sin, cos, exp, log, sqrt,
-/// square, sigmoid, tanh, relu, abs, Activation, elemwise_mul, and every op whose backward is
+/// differentiated again (higher-order gradients: element-wise ops sin, cos, exp, expm1, log, log1p,
+/// sqrt, rsqrt, square, sigmoid, tanh, relu, abs, negative, Activation (relu, sigmoid, tanh),
+/// elemwise_mul, and every op whose backward is
 /// linear and reads nothing but the head gradients, such as add, sub, scalar ops, Reshape,
 /// transpose, sum, slice, Concat; differentiating through another op's gradient raises
 /// weft::Error naming it). `is_train` is the training mode the backward kernels see (Dropout's
