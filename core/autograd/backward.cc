@@ -6,7 +6,6 @@
 #include "autograd/backward.h"
 
 #include <map>
-#include <mutex>
 #include <unordered_map>
 
 #include "autograd/higher_order.h"
@@ -14,6 +13,7 @@
 #include "operator/infer.h"
 #include "weft/autograd.h"
 #include "weft/imperative.h"
+#include "weft/runtime.h"
 #include "weft/sdk/operator.h"
 
 namespace weft::autograd_detail {
@@ -232,19 +232,76 @@ class Pass {
       if (i < head_grads_.size() && !head_grads_[i].is_none()) {
         t = Term{head_grads_[i], false};
       } else {
-        t.array = NDArray(h.GetShape(), h.GetContext(), false, h.GetDType());
+        t.array = Take(h.GetShape(), h.GetDType(), h.GetContext());
         t.array = 1.0f;
       }
       contribs_[Id(h.autograd_node().get())][h.autograd_index()].push_back(std::move(t));
     }
   }
 
+  // The sum of a gradient's terms: the one term, or an add_n into memory from Take; the summed
+  // terms' memory is given back. *owned: made by this pass (not a caller's head gradient).
   NDArray Sum(std::vector<Term>& terms, bool* owned) {
-    std::vector<NDArray> arrays;
     *owned = terms.size() != 1 || terms[0].owned;
-    for (Term& t : terms) arrays.push_back(std::move(t.array));
+    if (terms.size() <= 1) {
+      NDArray a = terms.empty() ? NDArray() : std::move(terms[0].array);
+      terms.clear();
+      return a;
+    }
+    std::vector<NDArray> arrays;
+    for (const Term& t : terms) arrays.push_back(t.array);
+    NDArray out;
+    if (create_) {
+      out = SumArrays(arrays);
+    } else {
+      out = Take(arrays[0].GetShape(), arrays[0].GetDType(), arrays[0].GetContext());
+      AddInto(arrays, out);
+    }
+    for (Term& t : terms)
+      if (t.owned) Give(std::move(t.array));
     terms.clear();
-    return SumArrays(arrays);
+    return out;
+  }
+
+  // add_n(arrays) written into `out` (not recorded).
+  static void AddInto(const std::vector<NDArray>& arrays, const NDArray& out) {
+    ImperativeCall call;
+    call.op = "add_n";
+    call.inputs = arrays;
+    std::vector<NDArray> result{out};
+    Invoke(call, &result);
+  }
+
+  // Memory for an output of this pass: a block an earlier output of the pass no longer needs
+  // (Give), else a new array. The engine orders the new write after the block's pending reads
+  // (same chunk, same variable), as the executor's memory plan does with its blocks; so at most
+  // a few gradients are allocated at a time even though the whole pass is pushed at once. Off
+  // with create_graph (the arrays join the new graph).
+  NDArray Take(const Shape& shape, DType dtype, const Context& ctx) {
+    const uint64_t need = static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype);
+    size_t best = free_.size();
+    for (size_t i = 0; i < free_.size(); ++i) {
+      const Block& b = free_[i];
+      // MXNet's match range: a block at most 16 times the request.
+      if (b.array.GetContext() != ctx || b.capacity < need || b.capacity > need * 16) continue;
+      if (best == free_.size() || b.capacity < free_[best].capacity) best = i;
+    }
+    if (need > 0 && best < free_.size()) {
+      NDArray a = free_[best].array.AsArray(shape, dtype);
+      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+      return a;
+    }
+    NDArray a(shape, ctx, true, dtype);
+    if (!create_) capacity_[a.var()] = need;
+    return a;
+  }
+
+  // Gives back memory from Take whose last reader was pushed. Arrays this pass did not make from
+  // Take (a caller's head gradient, zeros, values handed out) are never reused.
+  void Give(NDArray a) {
+    if (create_ || a.is_none()) return;
+    auto it = capacity_.find(a.var());
+    if (it != capacity_.end()) free_.push_back(Block{std::move(a), it->second});
   }
 
   NDArray Zeros(const Shape& shape, DType dtype, const Context& ctx) {
@@ -261,10 +318,12 @@ class Pass {
     const NodePtr& self = order_[k];
     Node& n = *self;
     std::vector<NDArray> og(n.num_outputs());
+    std::vector<bool> og_owned(og.size());
     bool any = false;
     for (size_t o = 0; o < og.size(); ++o) {
       bool owned = true;
       og[o] = Sum(contribs_[k][o], &owned);
+      og_owned[o] = owned;
       any = any || !og[o].is_none();
     }
     if (!any) return;  // nothing flows back into this node
@@ -278,7 +337,7 @@ class Pass {
       for (size_t i = 0; i < need.size(); ++i) need[i] = n.inputs[i].node && needs_[Id(n.inputs[i].node.get())];
       grads = HigherOrderBackward(n, og, need, is_train_);
     } else {
-      grads = OpBackward(self, og);
+      grads = OpBackward(self, og, og_owned);
     }
     for (size_t i = 0; i < grads.size() && i < n.inputs.size(); ++i)
       if (!grads[i].is_none() && n.inputs[i].node)
@@ -287,7 +346,7 @@ class Pass {
 
   // The node's `_backward_X`; returns the gradients that still have to be routed (none for inputs
   // that need none and for those written straight into a variable's buffer).
-  std::vector<NDArray> OpBackward(const NodePtr& self, std::vector<NDArray>& og) {
+  std::vector<NDArray> OpBackward(const NodePtr& self, std::vector<NDArray>& og, const std::vector<bool>& og_owned) {
     Node& n = *self;
     const size_t na = n.num_args, nx = n.inputs.size() - na;
     const auto bw = DescribeBackward(*n.def, n.attrs, static_cast<int>(na), static_cast<int>(og.size()),
@@ -304,8 +363,8 @@ class Pass {
     const std::vector<NDArray> bw_in = GatherBackwardInputs(*bw, og, ins, outs, aux);
     std::vector<NDArray> grads(na);
     std::vector<int32_t> req(na, WEFT_REQ_NULL);
-    std::vector<NDArray> route(na);
     std::vector<bool> routed(na, false);
+    bool inplace = false;
     for (size_t i = 0; i < na; ++i) {
       const Input& in = n.inputs[i];
       const size_t src = in.node ? Id(in.node.get()) : 0;
@@ -318,19 +377,43 @@ class Pass {
         direct_.push_back(var);
         continue;
       }
-      grads[i] = NDArray(n.in_shapes[i], n.ctx, true, n.in_dtypes[i]);
-      if (need) req[i] = WEFT_REQ_WRITE, routed[i] = true;
+      if (!need) {
+        // Host kernels skip req-null outputs; other devices need an address for every tensor.
+        if (create_ || !HostAddressable(n.ctx)) grads[i] = Take(n.in_shapes[i], n.in_dtypes[i], n.ctx);
+        continue;
+      }
+      req[i] = WEFT_REQ_WRITE;
+      routed[i] = true;
+      if (!create_ && na == 1 && og_owned[0] && BackwardInplaceOk(bw->op) && capacity_.count(og[0].var()) &&
+          og[0].Bytes() == static_cast<size_t>(n.in_shapes[0].Size()) * DTypeSize(n.in_dtypes[0])) {
+        // Element-wise backward over its own head gradient (the executor's in-place backward).
+        grads[0] = og[0].AsArray(n.in_shapes[0], n.in_dtypes[0]);
+        req[0] = WEFT_REQ_WRITE_INPLACE;
+        inplace = true;
+        continue;
+      }
+      grads[i] = Take(n.in_shapes[i], n.in_dtypes[i], n.ctx);
     }
     try {
-      RunBackwardOp(*n.def, n.attrs, *bw, bw_in, grads, req, is_train_);
+      const auto end = static_cast<std::ptrdiff_t>(na);
+      RunBackwardOp(*n.def, n.attrs, *bw, bw_in, std::vector<Shape>(n.in_shapes.begin(), n.in_shapes.begin() + end),
+                    std::vector<DType>(n.in_dtypes.begin(), n.in_dtypes.begin() + end), grads, req, is_train_);
     } catch (const OutOfMemoryError&) {
       throw;
     } catch (const Error& e) {
       Fail("Backward: {}: {}", n.Describe(), e.what());
     }
+    for (size_t o = 0; o < og.size(); ++o)
+      if (og_owned[o] && !(inplace && o == 0)) Give(og[o]);
     // After the run: recording (create_graph) gave the arrays their entries.
-    for (size_t i = 0; i < na; ++i)
-      if (routed[i]) route[i] = grads[i];
+    std::vector<NDArray> route(na);
+    for (size_t i = 0; i < na; ++i) {
+      if (routed[i]) {
+        route[i] = grads[i];
+      } else if (req[i] == WEFT_REQ_NULL) {
+        Give(grads[i]);
+      }
+    }
     return route;
   }
 
@@ -358,24 +441,29 @@ class Pass {
     n.fresh_grad = true;
     if (direct) return;
     std::vector<NDArray> arrays;
-    for (Term& t : terms) arrays.push_back(std::move(t.array));
-    terms.clear();
+    for (const Term& t : terms) arrays.push_back(t.array);
     if (arrays.empty()) {
       if (n.grad_req == kWriteTo) n.grad = 0.0f;
       return;
     }
-    // Not recorded: the buffer is not part of the graph.
-    PassSwitches quiet(false, is_train_);
-    if (n.grad_req == kWriteTo && arrays.size() == 1) {
-      NDArray::CopyFromTo(arrays[0], n.grad);
-      return;
+    {
+      PassSwitches quiet(false, is_train_);  // not recorded: the buffer is not part of the graph
+      if (n.grad_req == kWriteTo && arrays.size() == 1) {
+        NDArray::CopyFromTo(arrays[0], n.grad);
+      } else {
+        if (n.grad_req == kAddTo) arrays.insert(arrays.begin(), n.grad);
+        AddInto(arrays, n.grad);
+      }
     }
-    if (n.grad_req == kAddTo) arrays.insert(arrays.begin(), n.grad);
-    ImperativeCall call;
-    call.op = "add_n";
-    call.inputs = arrays;
-    std::vector<NDArray> out{n.grad};
-    Invoke(call, &out);
+    for (Term& t : terms)
+      if (t.owned) Give(std::move(t.array));
+    terms.clear();
+  }
+
+  bool HostAddressable(const Context& ctx) {
+    auto it = host_.find(ctx);
+    if (it == host_.end()) it = host_.emplace(ctx, Runtime::Get().GetDevice(ctx).host_addressable()).first;
+    return it->second;
   }
 
   const std::vector<NDArray>& heads_;
@@ -388,36 +476,18 @@ class Pass {
   std::vector<uint32_t> count_;
   std::vector<std::vector<std::vector<Term>>> contribs_;  // per node, per output
   std::vector<Node*> direct_;                              // variables written straight
+  struct Block {
+    NDArray array;
+    uint64_t capacity;  // bytes of the chunk (Take made it)
+  };
+  std::vector<Block> free_;                           // memory of this pass no longer read (Give)
+  std::unordered_map<VarHandle, uint64_t> capacity_;  // chunks Take made, by variable
+  std::map<Context, bool> host_;
   std::map<std::string, NDArray> zeros_;
   std::vector<NDArray> results_;
 };
 
 }  // namespace
-
-std::shared_ptr<KernelRunner> CachedRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,
-                                           const NodeSignature& sig, uint32_t resources) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::shared_ptr<KernelRunner>> cache;
-  std::string key = fmt::format("{}|{}|{}|", op, ctx, resources);
-  for (const auto& [k, v] : attrs.values()) key += k + "=" + v + ";";
-  for (const auto* shapes : {&sig.in_shapes, &sig.out_shapes, &sig.aux_shapes}) {
-    key += "|";
-    for (const Shape& s : *shapes) key += s.ToString();
-  }
-  for (const auto* types : {&sig.in_dtypes, &sig.out_dtypes, &sig.aux_dtypes}) {
-    key += "|";
-    for (DType t : *types) key += std::to_string(static_cast<int>(t)) + ",";
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-  }
-  auto runner = std::make_shared<KernelRunner>(op, attrs, ctx, sig, resources);
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache.size() >= 1024) cache.clear();  // a bound: shapes that keep changing must not grow it
-  return cache.emplace(std::move(key), std::move(runner)).first->second;
-}
 
 NDArray SumArrays(const std::vector<NDArray>& terms) {
   if (terms.empty()) return NDArray();
@@ -429,18 +499,17 @@ NDArray SumArrays(const std::vector<NDArray>& terms) {
 }
 
 void RunBackwardOp(const OpDef& def, const AttrMap& attrs, const BackwardNode& bw, const std::vector<NDArray>& inputs,
+                   const std::vector<Shape>& out_shapes, const std::vector<DType>& out_dtypes,
                    std::vector<NDArray>& outputs, const std::vector<int32_t>& req, bool is_train) {
   NodeSignature sig;
   for (const NDArray& a : inputs) {
     sig.in_shapes.push_back(a.GetShape());
     sig.in_dtypes.push_back(a.GetDType());
   }
-  for (const NDArray& a : outputs) {
-    sig.out_shapes.push_back(a.GetShape());
-    sig.out_dtypes.push_back(a.GetDType());
-  }
-  const Context ctx = outputs.empty() ? inputs.at(0).GetContext() : outputs[0].GetContext();
-  CachedRunner(bw.op, attrs, ctx, sig, bw.resources)->Run(inputs, outputs, req, {}, is_train);
+  sig.out_shapes = out_shapes;
+  sig.out_dtypes = out_dtypes;
+  const Context ctx = inputs.at(0).GetContext();
+  SharedKernelRunner(bw.op, attrs, ctx, sig, bw.resources)->Run(inputs, outputs, req, {}, is_train);
   if (!imperative_detail::IsRecording()) return;
   NodePtr node = RecordNode(NodeKind::kBackward, &def, attrs, inputs, static_cast<uint32_t>(inputs.size()), outputs,
                             is_train, std::vector<bool>(inputs.size(), true), {});

@@ -15,17 +15,13 @@ std::vector<NDArray> RunBackward(const std::vector<NDArray>& heads, const std::v
                                  bool is_train);
 
 /// Runs the backward node `bw` of forward op `def` with (normalised) `attrs` on `inputs`, writing
-/// `outputs` (one per forward input, allocated by the caller) with `req`. The prepared kernel is
-/// taken from a cache keyed by op, attributes, device and shapes, so a training loop prepares each
-/// kernel once. When the thread records (create_graph), the run is recorded as a kBackward node:
+/// `outputs` (one per forward input, of `out_shapes` / `out_dtypes`, allocated by the caller; a
+/// none array where req is null on a host-addressable device) with `req`, with the shared prepared
+/// kernel (SharedKernelRunner), so a training loop prepares each kernel once. When the thread records (create_graph), the run is recorded as a kBackward node:
 /// `inputs` must then carry the autograd entries of the values they are.
 void RunBackwardOp(const OpDef& def, const AttrMap& attrs, const BackwardNode& bw, const std::vector<NDArray>& inputs,
+                   const std::vector<Shape>& out_shapes, const std::vector<DType>& out_dtypes,
                    std::vector<NDArray>& outputs, const std::vector<int32_t>& req, bool is_train);
-
-/// A prepared kernel for (op, attrs, ctx, signature, resources), made once and reused (bounded
-/// cache; thread-safe).
-std::shared_ptr<KernelRunner> CachedRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,
-                                           const NodeSignature& sig, uint32_t resources);
 
 /// The sum of `terms` (none when empty, the array itself when one, else add_n; recorded when the
 /// thread records).

@@ -163,7 +163,8 @@ std::vector<NDArray> HigherOrderBackward(const Node& n, const std::vector<NDArra
     for (size_t j = 0; j < n.inputs.size(); ++j)
       bw_in.push_back(n.backward->inputs[j].source == BackwardSource::kOutGrad ? u.g : KeptInput(n, j));
     std::vector<NDArray> out{NDArray(n.out_shapes[0], n.ctx, true, n.out_dtypes[0])};
-    RunBackwardOp(*n.def, n.attrs, *n.backward, bw_in, out, {WEFT_REQ_WRITE}, is_train);
+    RunBackwardOp(*n.def, n.attrs, *n.backward, bw_in, {n.out_shapes[0]}, {n.out_dtypes[0]}, out, {WEFT_REQ_WRITE},
+                  is_train);
     put(BackwardSource::kOutGrad, 0, out[0]);
   }
   const auto [to_x, to_y] = (*FindUnaryRule(n))(u);

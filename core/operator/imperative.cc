@@ -68,8 +68,7 @@ void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs)
       }
     req.push_back(r);
   }
-  KernelRunner runner(call.op, AttrMap{call.params}, ctx, sig);
-  runner.Run(call.inputs, *outputs, req, {}, call.is_train);
+  SharedKernelRunner(call.op, AttrMap{call.params}, ctx, sig)->Run(call.inputs, *outputs, req, {}, call.is_train);
 }
 
 }  // namespace
@@ -181,8 +180,8 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
 
   // Training mode: the call's flag or the thread's (autograd's train_mode / record scopes).
   const bool is_train = call.is_train || imperative_detail::IsTraining();
-  KernelRunner runner(def.name, attrs, *ctx, sig, def.resources);
-  runner.Run(in, out, req, aux, is_train);
+  // The prepared kernel is shared with earlier calls of the same signature (kernel_runner.h).
+  SharedKernelRunner(def.name, attrs, *ctx, sig, def.resources)->Run(in, out, req, aux, is_train);
   for (auto& [tmp, dst] : copy_back) {
     NDArray::CopyFromTo(tmp, dst);
     for (NDArray& o : out)

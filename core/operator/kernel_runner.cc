@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
 #include <string_view>
 #include <utility>
 
@@ -307,6 +308,38 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
   check_alloc(outputs, "output");
   check_alloc(aux, "aux state");
   state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? NextRandomSeed() : 0);
+}
+
+std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,
+                                                 const NodeSignature& sig, uint32_t resources) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<KernelRunner>> cache;
+  static uint64_t workspace = 0;
+  std::string key = fmt::format("{}|{}|{}|", op, ctx, resources);
+  for (const auto& [k, v] : attrs.values()) key += k + "=" + v + ";";
+  for (const auto* shapes : {&sig.in_shapes, &sig.out_shapes, &sig.aux_shapes}) {
+    key += "|";
+    for (const Shape& s : *shapes) key += s.ToString();
+  }
+  for (const auto* types : {&sig.in_dtypes, &sig.out_dtypes, &sig.aux_dtypes}) {
+    key += "|";
+    for (DType t : *types) key += std::to_string(static_cast<int>(t)) + ",";
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  auto runner = std::make_shared<KernelRunner>(op, attrs, ctx, sig, resources);
+  std::lock_guard<std::mutex> lock(mu);
+  // Bounded: shapes that keep changing must not hold memory for ever.
+  if (cache.size() >= 256 || workspace + runner->workspace_bytes() > (uint64_t{256} << 20)) {
+    cache.clear();
+    workspace = 0;
+  }
+  auto [it, inserted] = cache.emplace(std::move(key), std::move(runner));
+  if (inserted) workspace += it->second->workspace_bytes();
+  return it->second;
 }
 
 void KernelRunner::SetNodeName(const std::string& node) {

@@ -5,7 +5,8 @@
 // An imperative call normalises the attributes against the op's definition (defaults filled in,
 // unknown names and bad values refused), infers the output shapes and dtypes from the inputs'
 // (core/operator/OPS.md), allocates the outputs that were not given on the inputs' device,
-// prepares the device's kernel and pushes one engine operation. It returns as soon as the
+// prepares the device's kernel (once per op, attributes, device and shapes: later calls with the
+// same signature reuse it, with its workspace) and pushes one engine operation. It returns as soon as the
 // operation is pushed: reading an output (SyncCopyToCPU, WaitToRead, At) waits for it, and a
 // failure of the kernel is rethrown there (as for any engine operation, engine.h).
 //
