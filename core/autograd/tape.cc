@@ -242,6 +242,29 @@ void AttachGrad(NDArray* variable, OpReqType grad_req) {
   MarkVariables({variable}, {grad_req}, {grad});
 }
 
+void RecordView(const NDArray& source, NDArray* view, const std::string& op,
+                const std::map<std::string, std::string>& params) {
+  WEFT_CHECK(view != nullptr && !view->is_none() && !source.is_none(), "RecordView: the source or the view is none");
+  if (!IsRecording() || !autograd_detail::InGraph(source)) return;
+  const OpDef& def = OpRegistry::Get().Lookup(op);
+  const AttrMap attrs = def.Normalize(AttrMap(params));
+  WEFT_CHECK(def.grad == GradKind::kOp && BackwardUses(def, attrs) == 0,
+             "RecordView: {} cannot describe a view: its gradient reads values (use an op whose backward reads only "
+             "the head gradient: Reshape, slice_axis, slice, Flatten, expand_dims)",
+             op);
+  std::vector<ShapeSlot> in{source.GetShape()}, out(OpOutputNames(def, attrs).size()), aux;
+  std::vector<int> in_t{static_cast<int>(source.GetDType())}, out_t(out.size(), -1), aux_t;
+  InferShapes(def, attrs, in, out, aux);
+  InferTypes(def, attrs, in_t, out_t, aux_t);
+  WEFT_CHECK(out.size() == 1 && out[0] && *out[0] == view->GetShape() && out_t[0] == static_cast<int>(view->GetDType()),
+             "RecordView: {} of {} makes {}, but the view is {}", op, autograd_detail::DescribeArray(source),
+             out.empty() || !out[0] ? std::string("an unknown shape") : out[0]->ToString(),
+             autograd_detail::DescribeArray(*view));
+  std::vector<NDArray> outputs{*view};
+  autograd_detail::RecordNode(NodeKind::kOp, &def, attrs, {source}, 1, outputs, IsTraining(), {}, {});
+  *view = outputs[0];
+}
+
 namespace {
 Node* VariableNode(const NDArray& a) {
   Node* n = a.autograd_node().get();

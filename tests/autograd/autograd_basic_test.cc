@@ -180,3 +180,33 @@ TEST(AutogradBasic, GetSymbolListsVariables) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+TEST(AutogradBasic, ViewsRecordedAsOps) {
+  // MXNet's ReshapeWithRecord / SliceWithRecord: a view that shares memory and passes gradients.
+  NDArray x = test::Array({1, 2, 3, 4, 5, 6}, Shape{3, 2});
+  autograd::AttachGrad(&x);
+  NDArray y;
+  {
+    auto rec = autograd::Record();
+    NDArray rows = x.Slice(1, 3);
+    autograd::RecordView(x, &rows, "slice_axis", {{"axis", "0"}, {"begin", "1"}, {"end", "3"}});
+    NDArray flat = rows.Reshape(Shape{4});
+    autograd::RecordView(rows, &flat, "Reshape", {{"shape", "(4,)"}});
+    EXPECT_TRUE(flat.SharesChunkWith(x));
+    y = flat * flat;
+  }
+  autograd::Backward({y});
+  EXPECT_EQ(test::Read(autograd::GetGrad(x)), (std::vector<float>{0, 0, 6, 8, 10, 12}));
+  NDArray v = x.Reshape(Shape{6});
+  EXPECT_NE(test::ErrorOf([&] {
+              auto rec = autograd::Record();
+              autograd::RecordView(x, &v, "Reshape", {{"shape", "(2, 3)"}});
+            }).find("makes (2, 3)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace weft

@@ -49,7 +49,9 @@
 
 #include "weft/export.h"
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "weft/executor.h"
@@ -146,6 +148,18 @@ WEFT_API std::vector<NDArray> Grad(const std::vector<NDArray>& heads, const std:
                                    const std::vector<NDArray>& head_grads = {},
                                    std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                                    bool train_mode = true);
+
+/// Records a view as an op's output (MXNet's NDArray::ReshapeWithRecord / SliceWithRecord /
+/// AtWithRecord, behind MXNDArrayReshape64, MXNDArraySlice and MXNDArrayAt): `view` is a view of
+/// `source` (NDArray::Reshape, Slice, AsArray) that holds exactly what op `op` with `params` makes
+/// of `source` ("Reshape" with shape, "slice_axis" with axis 0, begin, end); when the thread
+/// records and `source` is part of a recorded graph, `view` becomes that op's output on the tape,
+/// so gradients flow through the view while it still shares the source's memory. Otherwise
+/// nothing happens. Throws weft::Error for an unknown op or attributes the op refuses, an op whose
+/// backward reads values (only ops whose gradient is a pure re-indexing describe views), or when
+/// the op would make another shape or dtype than the view's.
+WEFT_API void RecordView(const NDArray& source, NDArray* view, const std::string& op,
+                         const std::map<std::string, std::string>& params);
 
 /// The recorded graph that produced `head`, as a Symbol (MXAutogradGetSymbol,
 /// autograd.get_symbol): variables are named "var<N>" (marked arrays) and "null<N>" (constant
