@@ -52,7 +52,8 @@ Setup MakeSetup(const std::string& network, int batch) {
   for (size_t i = 0; i < s.names.size(); ++i) {
     std::vector<float> v(static_cast<size_t>(si.arg_shapes[i]->Size()));
     for (size_t k = 0; k < v.size(); ++k)
-      v[k] = s.names[i] == "softmax_label" ? static_cast<float>(k % 10) : (s.names[i] == "data" ? nd(rng) * 20 : nd(rng));
+      v[k] =
+          s.names[i] == "softmax_label" ? static_cast<float>(k % 10) : (s.names[i] == "data" ? nd(rng) * 20 : nd(rng));
     s.args.emplace_back(v, *si.arg_shapes[i], Context::cpu(0));
   }
   return s;
@@ -69,8 +70,12 @@ NDArray ForwardOps(const std::string& network, const std::vector<NDArray>& a) {
   NDArray x = a[0];
   if (network == "lenet") {
     const std::map<std::string, std::string> pool = {{"pool_type", "max"}, {"kernel", "(2, 2)"}, {"stride", "(2, 2)"}};
-    x = InvokeOne("Pooling", {act(InvokeOne("Convolution", {x, a[1], a[2]}, {{"kernel", "(5, 5)"}, {"num_filter", "20"}}), "tanh")}, pool);
-    x = InvokeOne("Pooling", {act(InvokeOne("Convolution", {x, a[3], a[4]}, {{"kernel", "(5, 5)"}, {"num_filter", "50"}}), "tanh")}, pool);
+    x = InvokeOne(
+        "Pooling",
+        {act(InvokeOne("Convolution", {x, a[1], a[2]}, {{"kernel", "(5, 5)"}, {"num_filter", "20"}}), "tanh")}, pool);
+    x = InvokeOne(
+        "Pooling",
+        {act(InvokeOne("Convolution", {x, a[3], a[4]}, {{"kernel", "(5, 5)"}, {"num_filter", "50"}}), "tanh")}, pool);
     x = fc(act(fc(InvokeOne("Flatten", {x}), a[5], a[6], 500), "tanh"), a[7], a[8], 10);
     return InvokeOne("SoftmaxOutput", {x, a[9]});
   }
@@ -82,12 +87,13 @@ NDArray ForwardOps(const std::string& network, const std::vector<NDArray>& a) {
 // Samples the cpu pool's bytes in use until stopped; keeps the maximum.
 class PeakSampler {
  public:
-  PeakSampler() : thread_([this] {
-      while (!stop_.load()) {
-        peak_ = std::max(peak_.load(), Storage::Get()->Stats(Context::cpu(0)).bytes_in_use);
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-    }) {}
+  PeakSampler()
+      : thread_([this] {
+          while (!stop_.load()) {
+            peak_ = std::max(peak_.load(), Storage::Get()->Stats(Context::cpu(0)).bytes_in_use);
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+          }
+        }) {}
   uint64_t Stop() {
     stop_ = true;
     thread_.join();
@@ -185,14 +191,15 @@ int main(int argc, char** argv) {
     NDArray::WaitAll();
     tape_peak = std::max(tape_peak, sampler.Stop() - b);
   }
-  std::printf("%s, batch %d: executor planned training memory %.2f MiB (no sharing: %.2f MiB); CachedOp plan %.2f MiB\n",
-              network.c_str(), batch, Mib(exec.planned_bytes()), Mib(exec.unshared_bytes()),
-              Mib(cached.planned_bytes()));
+  std::printf(
+      "%s, batch %d: executor planned training memory %.2f MiB (no sharing: %.2f MiB); CachedOp plan %.2f MiB\n",
+      network.c_str(), batch, Mib(exec.planned_bytes()), Mib(exec.unshared_bytes()), Mib(cached.planned_bytes()));
   const double plan = static_cast<double>(exec.planned_bytes());
-  std::printf("autograd tape: %.2f MiB kept between forward and backward (%.2fx the executor's plan); peak in use "
-              "above the step's start %.2f MiB during the forward, %.2f MiB during the whole step (%.2fx)\n",
-              Mib(kept), static_cast<double>(kept) / plan, Mib(forward_peak), Mib(tape_peak),
-              static_cast<double>(tape_peak) / plan);
+  std::printf(
+      "autograd tape: %.2f MiB kept between forward and backward (%.2fx the executor's plan); peak in use "
+      "above the step's start %.2f MiB during the forward, %.2f MiB during the whole step (%.2fx)\n",
+      Mib(kept), static_cast<double>(kept) / plan, Mib(forward_peak), Mib(tape_peak),
+      static_cast<double>(tape_peak) / plan);
 
   // 2. Speed, interleaved.
   std::vector<double> speed[3];

@@ -60,9 +60,13 @@ void CheckKept(const Node& n, const Saved& s, bool output, size_t i, bool aux = 
 
 class Pass {
  public:
-  Pass(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads,
-       const std::vector<NDArray>& variables, bool retain, bool create, bool is_train)
-      : heads_(heads), head_grads_(head_grads), vars_(variables), retain_(retain), create_(create),
+  Pass(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads, const std::vector<NDArray>& variables,
+       bool retain, bool create, bool is_train)
+      : heads_(heads),
+        head_grads_(head_grads),
+        vars_(variables),
+        retain_(retain),
+        create_(create),
         is_train_(is_train) {}
 
   std::vector<NDArray> Run() {
@@ -92,16 +96,17 @@ class Pass {
   void CheckHeads() {
     WEFT_CHECK(!heads_.empty(), "Backward: no heads given");
     WEFT_CHECK(head_grads_.empty() || head_grads_.size() == heads_.size(),
-               "Backward: {} head gradients for {} heads; give one per head (none arrays for ones) or none", head_grads_.size(),
-               heads_.size());
+               "Backward: {} head gradients for {} heads; give one per head (none arrays for ones) or none",
+               head_grads_.size(), heads_.size());
     for (size_t i = 0; i < heads_.size(); ++i) {
       const NDArray& h = heads_[i];
       WEFT_CHECK(!h.is_none(), "Backward: head {} is a none array", i);
       if (h.autograd_node() && h.autograd_node()->cleared)
-        Fail("Backward: cannot differentiate head {} ({}): its graph was freed by an earlier backward without "
-             "retain_graph. If you want to differentiate the same graph twice, you need to pass retain_graph=True to "
-             "backward.",
-             i, DescribeArray(h));
+        Fail(
+            "Backward: cannot differentiate head {} ({}): its graph was freed by an earlier backward without "
+            "retain_graph. If you want to differentiate the same graph twice, you need to pass retain_graph=True to "
+            "backward.",
+            i, DescribeArray(h));
       WEFT_CHECK(InGraph(h),
                  "Backward: head {} ({}): Cannot differentiate node because it is not in a computational graph. You "
                  "need to set is_recording to true or use autograd.record() to save computational graphs for "
@@ -125,9 +130,10 @@ class Pass {
     auto visit = [&](const NodePtr& n, const Node* from) {
       if (ids_.count(n.get()) || owners.count(n.get())) return;
       if (n->cleared)
-        Fail("Backward: {} depends on {}, whose values an earlier backward without retain_graph freed; pass "
-             "retain_graph=true to that backward to differentiate through it again",
-             from != nullptr ? from->Describe() : "a head", n->Describe());
+        Fail(
+            "Backward: {} depends on {}, whose values an earlier backward without retain_graph freed; pass "
+            "retain_graph=true to that backward to differentiate through it again",
+            from != nullptr ? from->Describe() : "a head", n->Describe());
       owners.emplace(n.get(), n);
       stack.emplace_back(n.get(), 0);
     };
@@ -205,9 +211,9 @@ class Pass {
       const Node& n = *order_[k];
       if (!needs_[k] || n.is_variable()) continue;
       if (n.kind == NodeKind::kOp) {
-        const auto bw = DescribeBackward(*n.def, n.attrs, static_cast<int>(n.num_args),
-                                         static_cast<int>(n.num_outputs()),
-                                         static_cast<int>(n.inputs.size() - n.num_args));
+        const auto bw =
+            DescribeBackward(*n.def, n.attrs, static_cast<int>(n.num_args), static_cast<int>(n.num_outputs()),
+                             static_cast<int>(n.inputs.size() - n.num_args));
         for (const BackwardInput& b : bw->inputs) {
           const size_t i = static_cast<size_t>(b.index);
           if (b.source == BackwardSource::kInput) CheckKept(n, n.saved_inputs[i], false, i);
@@ -349,8 +355,8 @@ class Pass {
   std::vector<NDArray> OpBackward(const NodePtr& self, std::vector<NDArray>& og, const std::vector<bool>& og_owned) {
     Node& n = *self;
     const size_t na = n.num_args, nx = n.inputs.size() - na;
-    const auto bw = DescribeBackward(*n.def, n.attrs, static_cast<int>(na), static_cast<int>(og.size()),
-                                     static_cast<int>(nx));
+    const auto bw =
+        DescribeBackward(*n.def, n.attrs, static_cast<int>(na), static_cast<int>(og.size()), static_cast<int>(nx));
     for (size_t o = 0; o < og.size(); ++o)
       if (og[o].is_none()) og[o] = Zeros(n.out_shapes[o], n.out_dtypes[o], n.ctx);
     std::vector<NDArray> ins(na), outs(og.size()), aux(nx);
@@ -475,7 +481,7 @@ class Pass {
   std::vector<bool> wanted_, needs_;
   std::vector<uint32_t> count_;
   std::vector<std::vector<std::vector<Term>>> contribs_;  // per node, per output
-  std::vector<Node*> direct_;                              // variables written straight
+  std::vector<Node*> direct_;                             // variables written straight
   struct Block {
     NDArray array;
     uint64_t capacity;  // bytes of the chunk (Take made it)

@@ -17,8 +17,8 @@ std::vector<NDArray> RunBackward(const std::vector<NDArray>& heads, const std::v
 /// Runs the backward node `bw` of forward op `def` with (normalised) `attrs` on `inputs`, writing
 /// `outputs` (one per forward input, of `out_shapes` / `out_dtypes`, allocated by the caller; a
 /// none array where req is null on a host-addressable device) with `req`, with the shared prepared
-/// kernel (SharedKernelRunner), so a training loop prepares each kernel once. When the thread records (create_graph), the run is recorded as a kBackward node:
-/// `inputs` must then carry the autograd entries of the values they are.
+/// kernel (SharedKernelRunner), so a training loop prepares each kernel once. When the thread records (create_graph),
+/// the run is recorded as a kBackward node: `inputs` must then carry the autograd entries of the values they are.
 void RunBackwardOp(const OpDef& def, const AttrMap& attrs, const BackwardNode& bw, const std::vector<NDArray>& inputs,
                    const std::vector<Shape>& out_shapes, const std::vector<DType>& out_dtypes,
                    std::vector<NDArray>& outputs, const std::vector<int32_t>& req, bool is_train);

@@ -69,9 +69,10 @@ CachedOp::Flags ParseFlags(const std::vector<std::pair<std::string, std::string>
     } else if (key == "param_indices") {
       f.param_indices = ParseListFlag(key, v);
     } else {
-      Fail("CachedOp: unknown flag '{}'; flags are static_alloc, static_shape, inline_limit, forward_bulk_size, "
-           "backward_bulk_size, data_indices, param_indices",
-           key);
+      Fail(
+          "CachedOp: unknown flag '{}'; flags are static_alloc, static_shape, inline_limit, forward_bulk_size, "
+          "backward_bulk_size, data_indices, param_indices",
+          key);
     }
   }
   return f;
@@ -82,7 +83,7 @@ struct Plan {
   std::string key;
   std::unique_ptr<exec::ExecState> state;
   std::vector<NDArray> owned_args, owned_aux, owned_head_grads, owned_grads;
-  std::vector<uint32_t> grad_entry;       // per argument: its gradient entry, or kNoEntry
+  std::vector<uint32_t> grad_entry;        // per argument: its gradient entry, or kNoEntry
   std::vector<bool> arg_read_by_backward;  // per argument
   std::vector<bool> out_read_by_backward;  // per output
   bool busy = false;
@@ -218,8 +219,10 @@ std::shared_ptr<Plan> CachedOp::Impl::MakePlan(const std::string& key, const std
   plan->out_read_by_backward.assign(g.heads.size(), false);
   for (size_t k = g.num_forward; k < g.nodes.size(); ++k)
     for (uint32_t in : g.nodes[k].inputs) {
-      for (size_t a = 0; a < num_args; ++a) plan->arg_read_by_backward[a] = plan->arg_read_by_backward[a] || in == g.arg_entries[a];
-      for (size_t o = 0; o < g.heads.size(); ++o) plan->out_read_by_backward[o] = plan->out_read_by_backward[o] || in == g.heads[o];
+      for (size_t a = 0; a < num_args; ++a)
+        plan->arg_read_by_backward[a] = plan->arg_read_by_backward[a] || in == g.arg_entries[a];
+      for (size_t o = 0; o < g.heads.size(); ++o)
+        plan->out_read_by_backward[o] = plan->out_read_by_backward[o] || in == g.heads[o];
     }
   return plan;
 }
@@ -248,8 +251,8 @@ void CachedOp::Impl::Release(const std::shared_ptr<Plan>& plan) {
   plan->busy = false;
   if (flags.static_alloc) return;
   // Without static_alloc one idle set per signature is enough.
-  const auto idle = std::count_if(plans.begin(), plans.end(),
-                                  [&](const auto& p) { return !p->busy && p->key == plan->key; });
+  const auto idle =
+      std::count_if(plans.begin(), plans.end(), [&](const auto& p) { return !p->busy && p->key == plan->key; });
   if (idle > 1) plans.erase(std::find(plans.begin(), plans.end(), plan));
 }
 
@@ -289,8 +292,8 @@ void CachedOp::Impl::Call(const std::vector<NDArray>& inputs, std::vector<NDArra
                input_names[i], inputs[i].GetContext(), input_names[0], inputs[0].GetContext());
   }
   const size_t num_out = ig.outputs.size();
-  WEFT_CHECK(outputs->empty() || outputs->size() == num_out, "CachedOp::Invoke: {} output arrays given, the graph has {}",
-             outputs->size(), num_out);
+  WEFT_CHECK(outputs->empty() || outputs->size() == num_out,
+             "CachedOp::Invoke: {} output arrays given, the graph has {}", outputs->size(), num_out);
   const bool recording = autograd::IsRecording(), is_train = autograd::IsTraining();
   std::vector<bool> need(inputs.size(), false);
   bool any = false;
@@ -300,8 +303,9 @@ void CachedOp::Impl::Call(const std::vector<NDArray>& inputs, std::vector<NDArra
   }
   if (any) {
     for (const NDArray& o : *outputs)
-      WEFT_CHECK(!InGraph(o), "CachedOp::Invoke: an output array is part of a recorded graph ({}); while recording "
-                              "write into a new array",
+      WEFT_CHECK(!InGraph(o),
+                 "CachedOp::Invoke: an output array is part of a recorded graph ({}); while recording "
+                 "write into a new array",
                  o.autograd_node()->Describe());
   }
   if (any && num_ops <= static_cast<size_t>(flags.inline_limit)) {
@@ -348,9 +352,9 @@ void CachedOp::Impl::Call(const std::vector<NDArray>& inputs, std::vector<NDArra
       std::vector<bool> keep_in(inputs.size(), false);
       for (size_t i = 0; i < inputs.size(); ++i)
         keep_in[i] = input_arg[i] >= 0 && plan->arg_read_by_backward[static_cast<size_t>(input_arg[i])];
-      autograd_detail::NodePtr node = autograd_detail::RecordNode(
-          autograd_detail::NodeKind::kGraph, nullptr, AttrMap(), inputs, static_cast<uint32_t>(inputs.size()), out,
-          is_train, keep_in, plan->out_read_by_backward);
+      autograd_detail::NodePtr node = autograd_detail::RecordNode(autograd_detail::NodeKind::kGraph, nullptr, AttrMap(),
+                                                                  inputs, static_cast<uint32_t>(inputs.size()), out,
+                                                                  is_train, keep_in, plan->out_read_by_backward);
       node->graph = std::make_shared<CachedOpCall>(shared_from_this(), plan);
     } else {
       Release(plan);
@@ -362,8 +366,8 @@ void CachedOp::Impl::Call(const std::vector<NDArray>& inputs, std::vector<NDArra
   }
 }
 
-std::vector<NDArray> CachedOp::Impl::Backward(Plan& plan, const std::vector<NDArray>& og,
-                                              const std::vector<bool>& need, bool is_train) {
+std::vector<NDArray> CachedOp::Impl::Backward(Plan& plan, const std::vector<NDArray>& og, const std::vector<bool>& need,
+                                              bool is_train) {
   exec::ExecState& s = *plan.state;
   const exec::ExecGraph& g = s.graph;
   for (size_t o = 0; o < g.heads.size(); ++o) {
@@ -415,8 +419,8 @@ CachedOp::CachedOp(const Symbol& symbol, const std::vector<std::pair<std::string
   const int n = static_cast<int>(m.input_names.size());
   for (const auto* list : {&m.flags.data_indices, &m.flags.param_indices})
     for (int i : *list)
-      WEFT_CHECK(i < n, "CachedOp: data_indices / param_indices name input {}, but the graph has {} inputs ({})", i,
-                 n, fmt::join(m.input_names, ", "));
+      WEFT_CHECK(i < n, "CachedOp: data_indices / param_indices name input {}, but the graph has {} inputs ({})", i, n,
+                 fmt::join(m.input_names, ", "));
   for (int i : m.flags.data_indices)
     WEFT_CHECK(std::find(m.flags.param_indices.begin(), m.flags.param_indices.end(), i) == m.flags.param_indices.end(),
                "CachedOp: input {} ('{}') is in both data_indices and param_indices", i,

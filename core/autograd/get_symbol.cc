@@ -55,9 +55,10 @@ class SymbolBuilder {
         out = Inline(n);
         return;
       case NodeKind::kBackward:
-        Fail("GetSymbol: the graph holds {}, a gradient recorded by a backward with create_graph; a Symbol cannot "
-             "hold backward ops",
-             n.Describe());
+        Fail(
+            "GetSymbol: the graph holds {}, a gradient recorded by a backward with create_graph; a Symbol cannot "
+            "hold backward ops",
+            n.Describe());
     }
   }
 

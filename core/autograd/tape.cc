@@ -215,9 +215,9 @@ void MarkVariables(const std::vector<NDArray*>& variables, const std::vector<OpR
   }
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < i; ++j)
-      WEFT_CHECK(variables[i] != variables[j] &&
-                     !(variables[i]->SharesChunkWith(*variables[j]) && variables[i]->offset() == variables[j]->offset() &&
-                       variables[i]->GetShape() == variables[j]->GetShape()),
+      WEFT_CHECK(variables[i] != variables[j] && !(variables[i]->SharesChunkWith(*variables[j]) &&
+                                                   variables[i]->offset() == variables[j]->offset() &&
+                                                   variables[i]->GetShape() == variables[j]->GetShape()),
                  "MarkVariables: variable {} is variable {} again; mark each array once", i, j);
   for (size_t i = 0; i < n; ++i) {
     NDArray* v = variables[i];

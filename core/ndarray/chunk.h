@@ -19,10 +19,10 @@ struct Chunk {
   /// A chunk over a mapped POSIX shared-memory segment (shared_mem.cc): `ctx` is cpu, the memory
   /// is `mapping` (never from the pool), unmapped and its descriptor closed when the chunk goes.
   struct SharedMem {
-    int pid = -1;              // the process that created the segment
-    int fd = -1;               // its descriptor in this process (owned)
-    void* base = nullptr;      // the mapping
-    uint64_t map_bytes = 0;    // the mapping's length (>= bytes)
+    int pid = -1;            // the process that created the segment
+    int fd = -1;             // its descriptor in this process (owned)
+    void* base = nullptr;    // the mapping
+    uint64_t map_bytes = 0;  // the mapping's length (>= bytes)
   };
   Chunk(const Context& ctx, uint64_t bytes, SharedMem mapping);
   /// Frees the block through Engine::DeleteVariable, i.e. after every operation pushed on the
@@ -40,8 +40,8 @@ struct Chunk {
   const uint64_t bytes;  ///< capacity of the block
   Device* const device;
   const VarHandle var;
-  const std::optional<SharedMem> shm;     // set for shared-memory chunks
-  std::atomic<uint64_t> writes{0};        // NDArray::NoteWrite count
+  const std::optional<SharedMem> shm;  // set for shared-memory chunks
+  std::atomic<uint64_t> writes{0};     // NDArray::NoteWrite count
 
  private:
   mutable std::mutex mu_;

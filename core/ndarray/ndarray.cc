@@ -119,9 +119,7 @@ void NDArray::NoteWrite() const noexcept {
   if (chunk_) chunk_->writes.fetch_add(1, std::memory_order_relaxed);
 }
 
-uint64_t NDArray::write_count() const noexcept {
-  return chunk_ ? chunk_->writes.load(std::memory_order_relaxed) : 0;
-}
+uint64_t NDArray::write_count() const noexcept { return chunk_ ? chunk_->writes.load(std::memory_order_relaxed) : 0; }
 
 NDArray NDArray::Detach() const { return NDArray(chunk_, shape_, dtype_, offset_); }
 

@@ -70,8 +70,7 @@ NDArray NDArray::CreateSharedMem(const Shape& shape, DType dtype) {
   if (ftruncate(fd, static_cast<off_t>(bytes == 0 ? 1 : bytes)) != 0) {
     const int err = errno;
     close(fd);
-    Fail("shared-memory array: sizing the segment to {} bytes failed: {} (is /dev/shm full?)", bytes,
-         ErrnoText(err));
+    Fail("shared-memory array: sizing the segment to {} bytes failed: {} (is /dev/shm full?)", bytes, ErrnoText(err));
   }
   auto chunk = std::make_shared<Chunk>(Context::cpu(0), bytes, MapSegment(pid, fd, bytes));
   return NDArray(std::move(chunk), shape, dtype, 0);
@@ -101,8 +100,9 @@ bool NDArray::IsSharedMem() const noexcept { return chunk_ && chunk_->shm.has_va
 void NDArray::GetSharedMemHandle(int* shared_pid, int* shared_id) const {
   WEFT_CHECK(IsSharedMem(),
              "GetSharedMemHandle: the array is not in shared memory; copy it into NDArray::CreateSharedMem first");
-  WEFT_CHECK(offset_ == 0, "GetSharedMemHandle: the array is a view at byte {} of its segment; the handle names the "
-                           "whole segment, so pass the array itself",
+  WEFT_CHECK(offset_ == 0,
+             "GetSharedMemHandle: the array is a view at byte {} of its segment; the handle names the "
+             "whole segment, so pass the array itself",
              offset_);
   WaitToRead();
   if (shared_pid) *shared_pid = chunk_->shm->pid;

@@ -28,8 +28,6 @@ bool SetIsTraining(bool on) noexcept {
 
 void SetRecorder(const Recorder* recorder) noexcept { g_recorder.store(recorder, std::memory_order_release); }
 
-const Recorder* ActiveRecorder() noexcept {
-  return t_recording ? g_recorder.load(std::memory_order_acquire) : nullptr;
-}
+const Recorder* ActiveRecorder() noexcept { return t_recording ? g_recorder.load(std::memory_order_acquire) : nullptr; }
 
 }  // namespace weft::imperative_detail

@@ -27,7 +27,7 @@ struct InvokedOp {
   const AttrMap& attrs;                // normalised
   const std::vector<NDArray>& inputs;  // the op's inputs, aux states excluded
   const std::vector<NDArray>& aux;
-  std::vector<NDArray>& outputs;       // every output, hidden ones included; the recorder sets entries
+  std::vector<NDArray>& outputs;  // every output, hidden ones included; the recorder sets entries
   bool is_train;
 };
 

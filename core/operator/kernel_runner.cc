@@ -3,8 +3,8 @@
 
 #include <atomic>
 #include <mutex>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "weft/runtime.h"

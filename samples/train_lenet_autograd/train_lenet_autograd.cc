@@ -34,17 +34,14 @@ struct Param {
 
 std::vector<Param> MakeParams(const std::string& network, const Context& ctx) {
   const std::vector<std::pair<std::string, Shape>> shapes =
-      network == "lenet" ? std::vector<std::pair<std::string, Shape>>{{"conv1_weight", {20, 1, 5, 5}},
-                                                                       {"conv1_bias", {20}},
-                                                                       {"conv2_weight", {50, 20, 5, 5}},
-                                                                       {"conv2_bias", {50}},
-                                                                       {"fc1_weight", {500, 800}},
-                                                                       {"fc1_bias", {500}},
-                                                                       {"fc2_weight", {10, 500}},
-                                                                       {"fc2_bias", {10}}}
-                         : std::vector<std::pair<std::string, Shape>>{{"fc1_weight", {128, 784}}, {"fc1_bias", {128}},
-                                                                       {"fc2_weight", {64, 128}},   {"fc2_bias", {64}},
-                                                                       {"fc3_weight", {10, 64}},    {"fc3_bias", {10}}};
+      network == "lenet"
+          ? std::vector<std::pair<std::string, Shape>>{{"conv1_weight", {20, 1, 5, 5}},  {"conv1_bias", {20}},
+                                                       {"conv2_weight", {50, 20, 5, 5}}, {"conv2_bias", {50}},
+                                                       {"fc1_weight", {500, 800}},       {"fc1_bias", {500}},
+                                                       {"fc2_weight", {10, 500}},        {"fc2_bias", {10}}}
+          : std::vector<std::pair<std::string, Shape>>{{"fc1_weight", {128, 784}}, {"fc1_bias", {128}},
+                                                       {"fc2_weight", {64, 128}},  {"fc2_bias", {64}},
+                                                       {"fc3_weight", {10, 64}},   {"fc3_bias", {10}}};
   std::vector<Param> params;
   for (const auto& [name, shape] : shapes) params.push_back({name, NDArray(shape, ctx, false)});
   return params;
@@ -131,7 +128,8 @@ int main(int argc, char** argv) {
     // --hybridize: the same network as one graph; its inputs are data, the parameters, the label.
     std::unique_ptr<CachedOp> cached;
     if (hybridize) {
-      const std::vector<std::pair<std::string, std::string>> flags = {{"static_alloc", "True"}, {"static_shape", "True"}};
+      const std::vector<std::pair<std::string, std::string>> flags = {{"static_alloc", "True"},
+                                                                      {"static_shape", "True"}};
       cached = std::make_unique<CachedOp>(MnistNetwork(network), flags);
     }
     auto run = [&](const NDArray& data, const NDArray& label) {

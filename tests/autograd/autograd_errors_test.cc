@@ -54,7 +54,8 @@ TEST(AutogradErrors, NothingRequiresGradients) {
     auto rec = autograd::Record();
     y = x * 2.0f;
   }
-  EXPECT_HAS(ErrorOf([&] { autograd::Backward({y}); }), "There are no inputs in computation graph that require gradients.");
+  EXPECT_HAS(ErrorOf([&] { autograd::Backward({y}); }),
+             "There are no inputs in computation graph that require gradients.");
   EXPECT_HAS(ErrorOf([&] { autograd::Grad({y}, {y}); }),
              "Cannot differentiate with respect to the 1-th variable because it does not require gradient");
 }
@@ -67,7 +68,7 @@ TEST(AutogradErrors, InPlaceWriteWhileRecording) {
   const std::string e = ErrorOf([&] { y += 1.0f; });
   EXPECT_HAS(e, "_plus_scalar: output 0");
   EXPECT_HAS(e, "Assigning to NDArrays that are already in a computational graph");
-  EXPECT_EQ(Read(y), (std::vector<float>{2, 4}));  // refused before anything ran
+  EXPECT_EQ(Read(y), (std::vector<float>{2, 4}));           // refused before anything ran
   EXPECT_HAS(ErrorOf([&] { x *= 3.0f; }), "variable var");  // a marked variable is part of the graph too
 }
 
@@ -91,7 +92,7 @@ TEST(AutogradErrors, BackwardAfterAKeptValueWasOverwritten) {
     y = x * x;     // keeps x
     z = x + 1.0f;  // keeps nothing
   }
-  x = 5.0f;  // MXNet would differentiate with x = 5 and return 10
+  x = 5.0f;                 // MXNet would differentiate with x = 5 and return 10
   autograd::Backward({z});  // z's gradient reads no value: fine
   const std::string e = ErrorOf([&] { autograd::Backward({y}); });
   EXPECT_HAS(e, "(elemwise_mul) needs its input 'lhs'");
@@ -120,7 +121,9 @@ TEST(AutogradErrors, MarkVariablesRefusals) {
              "the gradient buffer of variable 0 is an array of shape (3,)");
   EXPECT_HAS(ErrorOf([&] { autograd::MarkVariables({&x}, {kWriteTo}, {x}); }), "shares memory with variable 0");
   NDArray g1 = Array({0, 0}, Shape{2}), g2 = Array({0, 0}, Shape{2});
-  EXPECT_HAS(ErrorOf([&] { autograd::MarkVariables({&x, &x}, {kWriteTo}, {g1, g2}); }),
+  EXPECT_HAS(ErrorOf([&] {
+               autograd::MarkVariables({&x, &x}, {kWriteTo}, {g1, g2});
+             }),
              "variable 1 is variable 0 again");
   EXPECT_HAS(ErrorOf([&] { autograd::MarkVariables({&x}, {static_cast<OpReqType>(7)}, {g1}); }),
              "grad_req 7 of variable 0");

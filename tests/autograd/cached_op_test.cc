@@ -30,7 +30,8 @@ std::vector<NDArray> LeNetInputs(const Symbol& net, int n, uint32_t seed) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == "softmax_label") {
       std::vector<float> labels(static_cast<size_t>(n));
-      for (int k = 0; k < n; ++k) labels[static_cast<size_t>(k)] = static_cast<float>((k * 7 + static_cast<int>(seed)) % 10);
+      for (int k = 0; k < n; ++k)
+        labels[static_cast<size_t>(k)] = static_cast<float>((k * 7 + static_cast<int>(seed)) % 10);
       in.emplace_back(labels, Shape{n}, Context::cpu(0));
     } else {
       in.push_back(Random(*si.arg_shapes[i], rng, names[i] == "data" ? 1.0f : 0.2f));
@@ -201,17 +202,21 @@ TEST(CachedOp, AuxStatesAreUpdatedInTheCallersArrays) {
   Symbol x = Symbol::Variable("x");
   Symbol bn = Operator("BatchNorm").SetParam("fix_gamma", "False")(x).CreateSymbol("bn");
   CachedOp op(bn);
-  ASSERT_EQ(op.ListInputNames(), (std::vector<std::string>{"x", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var"}));
+  ASSERT_EQ(op.ListInputNames(),
+            (std::vector<std::string>{"x", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var"}));
   std::mt19937 rng(6);
   NDArray data = Random(Shape{4, 3}, rng, 2.0f);
-  NDArray gamma(std::vector<float>{1, 1, 1}, Shape{3}, Context::cpu(0)), beta(std::vector<float>{0, 0, 0}, Shape{3}, Context::cpu(0));
-  NDArray mean(std::vector<float>{0, 0, 0}, Shape{3}, Context::cpu(0)), var(std::vector<float>{1, 1, 1}, Shape{3}, Context::cpu(0));
+  NDArray gamma(std::vector<float>{1, 1, 1}, Shape{3}, Context::cpu(0)),
+      beta(std::vector<float>{0, 0, 0}, Shape{3}, Context::cpu(0));
+  NDArray mean(std::vector<float>{0, 0, 0}, Shape{3}, Context::cpu(0)),
+      var(std::vector<float>{1, 1, 1}, Shape{3}, Context::cpu(0));
   {
     auto train = autograd::TrainMode();
     op.Invoke({data, gamma, beta, mean, var});
   }
   // The same op imperatively on copies gives the same moving statistics.
-  NDArray m2(std::vector<float>{0, 0, 0}, Shape{3}, Context::cpu(0)), v2(std::vector<float>{1, 1, 1}, Shape{3}, Context::cpu(0));
+  NDArray m2(std::vector<float>{0, 0, 0}, Shape{3}, Context::cpu(0)),
+      v2(std::vector<float>{1, 1, 1}, Shape{3}, Context::cpu(0));
   ImperativeCall call;
   call.op = "BatchNorm";
   call.params = {{"fix_gamma", "False"}};
@@ -225,11 +230,14 @@ TEST(CachedOp, AuxStatesAreUpdatedInTheCallersArrays) {
 
 TEST(CachedOp, RefusesBadFlagsAndInputs) {
   const Symbol net = LeNet();
-  EXPECT_NE(test::ErrorOf([&] { CachedOp(net, {{"static_aloc", "True"}}); }).find("unknown flag 'static_aloc'"),
+  EXPECT_NE(test::ErrorOf([&] {
+              CachedOp(net, {{"static_aloc", "True"}});
+            }).find("unknown flag 'static_aloc'"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { CachedOp(net, {{"inline_limit", "-1"}}); }).find("inline_limit"), std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { CachedOp(net, {{"data_indices", "[0]"}, {"param_indices", "[0, 1]"}}); })
-                .find("both data_indices and param_indices"),
+  EXPECT_NE(test::ErrorOf([&] {
+              CachedOp(net, {{"data_indices", "[0]"}, {"param_indices", "[0, 1]"}});
+            }).find("both data_indices and param_indices"),
             std::string::npos);
   CachedOp op(net);
   EXPECT_NE(test::ErrorOf([&] { op.Invoke({NDArray(Shape{1}, Context::cpu(0))}); }).find("the graph takes 10"),

@@ -27,7 +27,8 @@ std::vector<std::string> DifferentiableOps() {
 NDArray Upload(const wconf::HostTensor& t) {
   NDArray a(t.shape, Context::cpu(0), false, t.dtype);
   std::vector<uint8_t> bytes(t.v.size() * DTypeSize(t.dtype));
-  for (size_t i = 0; i < t.v.size(); ++i) ndarray_detail::StoreFromDouble(t.v[i], t.dtype, bytes.data() + i * DTypeSize(t.dtype));
+  for (size_t i = 0; i < t.v.size(); ++i)
+    ndarray_detail::StoreFromDouble(t.v[i], t.dtype, bytes.data() + i * DTypeSize(t.dtype));
   a.SyncCopyFromCPUBytes(bytes.data(), bytes.size());
   return a;
 }
@@ -36,7 +37,8 @@ std::vector<double> Download(const NDArray& a) {
   std::vector<uint8_t> bytes(a.Bytes());
   a.SyncCopyToCPUBytes(bytes.data(), bytes.size());
   std::vector<double> v(a.Size());
-  for (size_t i = 0; i < v.size(); ++i) v[i] = ndarray_detail::LoadAsDouble(bytes.data() + i * DTypeSize(a.GetDType()), a.GetDType());
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = ndarray_detail::LoadAsDouble(bytes.data() + i * DTypeSize(a.GetDType()), a.GetDType());
   return v;
 }
 

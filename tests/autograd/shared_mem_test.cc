@@ -40,8 +40,9 @@ TEST(SharedMem, ArraysWorkWithOpsAndOpenAgainInTheSameProcess) {
 }
 
 TEST(SharedMem, RefusesBadHandles) {
-  EXPECT_NE(ErrorOf([] { NDArray(Shape{2}, Context::cpu(0)).GetSharedMemHandle(nullptr, nullptr); })
-                .find("not in shared memory"),
+  EXPECT_NE(ErrorOf([] {
+              NDArray(Shape{2}, Context::cpu(0)).GetSharedMemHandle(nullptr, nullptr);
+            }).find("not in shared memory"),
             std::string::npos);
   EXPECT_NE(ErrorOf([] { NDArray::FromSharedMem(1, 100000, Shape{2}); }).find("not an open file descriptor"),
             std::string::npos);

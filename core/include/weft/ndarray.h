@@ -262,7 +262,7 @@ class WEFT_API NDArray {
   std::shared_ptr<ndarray_detail::Chunk> chunk_;
   Shape shape_;
   DType dtype_ = DType::kFloat32;
-  uint64_t offset_ = 0;  // bytes into the chunk
+  uint64_t offset_ = 0;                             // bytes into the chunk
   std::shared_ptr<autograd_detail::Node> ag_node_;  // see autograd_node()
   uint32_t ag_index_ = 0;
 };
