@@ -91,7 +91,7 @@ struct Plan {
 
 }  // namespace
 
-struct CachedOp::Impl : std::enable_shared_from_this<CachedOp::Impl> {
+struct WEFT_HIDDEN CachedOp::Impl : std::enable_shared_from_this<CachedOp::Impl> {
   Symbol symbol;
   Flags flags;
   graph::IndexedGraph ig;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "base/release_chain.h"
 #include "operator/autograd_hook.h"
 #include "operator/infer.h"
 #include "weft/autograd.h"
@@ -45,20 +46,7 @@ const imperative_detail::Recorder kRecorder{&CheckOutputs, &RecordInvoked};
 
 }  // namespace
 
-Node::~Node() {
-  std::vector<NodePtr> orphans;
-  auto harvest = [&orphans](std::vector<Input>& ins) {
-    for (Input& in : ins)
-      if (in.node && in.node.use_count() == 1) orphans.push_back(std::move(in.node));
-    ins.clear();
-  };
-  harvest(inputs);
-  while (!orphans.empty()) {
-    NodePtr n = std::move(orphans.back());
-    orphans.pop_back();
-    harvest(n->inputs);
-  }
-}
+Node::~Node() { detail::ReleaseInputChain(inputs); }
 
 std::string Node::Describe() const {
   switch (kind) {

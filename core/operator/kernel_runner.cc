@@ -312,8 +312,9 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
 
 std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,
                                                  const NodeSignature& sig, uint32_t resources) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::shared_ptr<KernelRunner>> cache;
+  // Never destroyed: a runner freed at exit would call into plugins that have shut down.
+  static std::mutex& mu = *new std::mutex;
+  static auto& cache = *new std::unordered_map<std::string, std::shared_ptr<KernelRunner>>;
   static uint64_t workspace = 0;
   std::string key = fmt::format("{}|{}|{}|", op, ctx, resources);
   for (const auto& [k, v] : attrs.values()) key += k + "=" + v + ";";

@@ -72,6 +72,11 @@ NDArray Forward(const std::string& network, const std::vector<Param>& p, const N
   return InvokeOne("SoftmaxOutput", {x, label});
 }
 
+// The Fashion-MNIST set `name` ("train", "t10k") in `dir`.
+MNISTIter OpenSet(const std::string& dir, const std::string& name, const MNISTIterOptions& options) {
+  return MNISTIter(dir + "/" + name + "-images-idx3-ubyte.gz", dir + "/" + name + "-labels-idx1-ubyte.gz", options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,18 +105,18 @@ int main(int argc, char** argv) {
 
   try {
     const Context ctx = RequireDevices(device, 1).at(0);
-    const bool flat = network == "mlp";
-    const std::string d = data_dir + "/";
-    MNISTIter train_iter(d + "train-images-idx3-ubyte.gz", d + "train-labels-idx1-ubyte.gz",
-                         {.batch_size = batch_size,
-                          .shuffle = true,
-                          .flat = flat,
-                          .seed = seed,
-                          .context = ctx,
-                          .max_samples = num_examples,
-                          .reshuffle_each_epoch = true});
-    MNISTIter val_iter(d + "t10k-images-idx3-ubyte.gz", d + "t10k-labels-idx1-ubyte.gz",
-                       {.batch_size = batch_size, .shuffle = false, .flat = flat, .context = ctx});
+    // Batches straight on the device; the training set shuffled anew each epoch.
+    MNISTIterOptions train_options;
+    train_options.batch_size = batch_size;
+    train_options.flat = network == "mlp";
+    train_options.seed = seed;
+    train_options.context = ctx;
+    train_options.max_samples = num_examples;
+    train_options.reshuffle_each_epoch = true;
+    MNISTIterOptions val_options = train_options;
+    val_options.shuffle = false;
+    val_options.max_samples = 0;
+    MNISTIter train_iter = OpenSet(data_dir, "train", train_options), val_iter = OpenSet(data_dir, "t10k", val_options);
 
     std::vector<Param> params = MakeParams(network, ctx);
     Xavier init(Xavier::gaussian, Xavier::in, 2.0f);  // MXNet's fit.py, as train_mnist

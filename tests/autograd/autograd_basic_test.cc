@@ -95,11 +95,7 @@ TEST(AutogradBasic, AddAccumulatesAndRetainGraph) {
 TEST(AutogradBasic, GradReturnsNewArraysAndLeavesBuffers) {
   NDArray x = Array({1, 2}, Shape{2});
   autograd::AttachGrad(&x);
-  NDArray y;
-  {
-    auto rec = autograd::Record();
-    y = x * x;
-  }
+  NDArray y = test::Recorded([&] { return x * x; });
   std::vector<NDArray> g = autograd::Grad({y}, {x});
   ExpectNear(Read(g[0]), {2, 4});
   ExpectNear(Read(autograd::GetGrad(x)), {0, 0});
@@ -153,11 +149,7 @@ TEST(AutogradBasic, SecondOrderOfExp) {
   // test_gradient: z = exp(x) + x; dz/dx = e + 1 at 1; d2z/dx2 = e.
   NDArray x = Array({1}, Shape{1});
   autograd::AttachGrad(&x);
-  NDArray z;
-  {
-    auto rec = autograd::Record();
-    z = InvokeOne("elemwise_add", {InvokeOne("exp", {x}), x});
-  }
+  NDArray z = test::Recorded([&] { return InvokeOne("elemwise_add", {InvokeOne("exp", {x}), x}); });
   std::vector<NDArray> dx = autograd::Grad({z}, {x}, {}, std::nullopt, /*create_graph=*/true);
   EXPECT_NEAR(Read(dx[0])[0], 3.71828175f, 1e-6f);
   autograd::Backward({dx[0]});

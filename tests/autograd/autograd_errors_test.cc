@@ -24,11 +24,7 @@ TEST(AutogradErrors, BackwardOnAnArrayNotRecorded) {
 TEST(AutogradErrors, BackwardTwiceWithoutRetainGraph) {
   NDArray x = Array({1, 2}, Shape{2});
   autograd::AttachGrad(&x);
-  NDArray y;
-  {
-    auto rec = autograd::Record();
-    y = x * x;
-  }
+  NDArray y = test::Recorded([&] { return x * x; });
   autograd::Backward({y});
   const std::string e = ErrorOf([&] { autograd::Backward({y}); });
   EXPECT_HAS(e, "freed by an earlier backward without retain_graph");
@@ -49,11 +45,7 @@ TEST(AutogradErrors, BackwardTwiceWithoutRetainGraph) {
 TEST(AutogradErrors, NothingRequiresGradients) {
   NDArray x = Array({1, 2}, Shape{2});
   autograd::AttachGrad(&x, kNullOp);
-  NDArray y;
-  {
-    auto rec = autograd::Record();
-    y = x * 2.0f;
-  }
+  NDArray y = test::Recorded([&] { return x * 2.0f; });
   EXPECT_HAS(ErrorOf([&] { autograd::Backward({y}); }),
              "There are no inputs in computation graph that require gradients.");
   EXPECT_HAS(ErrorOf([&] { autograd::Grad({y}, {y}); }),
@@ -101,11 +93,7 @@ TEST(AutogradErrors, BackwardAfterAKeptValueWasOverwritten) {
   // The same after an optimizer update of a weight the graph read.
   NDArray w = Array({1, 2, 3, 4}, Shape{2, 2}), data = Array({1, 1}, Shape{1, 2});
   autograd::AttachGrad(&w);
-  NDArray out;
-  {
-    auto rec = autograd::Record();
-    out = InvokeOne("FullyConnected", {data, w}, {{"num_hidden", "2"}, {"no_bias", "True"}});
-  }
+  NDArray out = test::Recorded([&] { return InvokeOne("FullyConnected", {data, w}, {{"num_hidden", "2"}, {"no_bias", "True"}}); });
   ImperativeCall sgd;
   sgd.op = "sgd_update";
   sgd.params = {{"lr", "0.1"}};

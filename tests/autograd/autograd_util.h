@@ -1,4 +1,4 @@
-// Helpers shared by the autograd tests.
+// Helpers shared by the autograd tests (ErrorOf, ExpectNear, Values come from the executor tests').
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../executor/test_util.h"
 #include "ndarray_read.h"
 #include "weft/autograd.h"
 #include "weft/imperative.h"
@@ -16,18 +17,18 @@ namespace weft::test {
 
 inline NDArray Array(const std::vector<float>& v, const Shape& s) { return NDArray(v, s, Context::cpu(0)); }
 
-inline std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+/// `make()` run while recording (autograd.record()); its result.
+inline NDArray Recorded(const std::function<NDArray()>& make) {
+  auto rec = autograd::Record();
+  return make();
 }
 
-inline void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
+// Every test waits for its pushed work before the process exits: oneDNN's function-local statics
+// can be destroyed before the engine's shutdown runs what is still queued.
+class WaitForAllAtExit : public ::testing::Environment {
+ public:
+  void TearDown() override { NDArray::WaitAll(); }
+};
+inline ::testing::Environment* const kWaitForAllAtExit = ::testing::AddGlobalTestEnvironment(new WaitForAllAtExit);
 
 }  // namespace weft::test

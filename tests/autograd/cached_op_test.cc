@@ -75,11 +75,7 @@ TEST(CachedOp, ForwardAndGradientsEqualTheExecutorBitForBit) {
   CachedOp op(net, {{"static_alloc", "True"}});
   ASSERT_EQ(op.ListInputNames(), net.ListArguments());
   std::vector<NDArray> vars = MarkParams(net, in);
-  NDArray out;
-  {
-    auto rec = autograd::Record();
-    out = op.Invoke(vars).at(0);
-  }
+  NDArray out = test::Recorded([&] { return op.Invoke(vars).at(0); });
   autograd::Backward({out});
   EXPECT_EQ(Read(out), Read(want_out));
   const std::vector<std::string> names = net.ListArguments();
@@ -181,11 +177,7 @@ TEST(CachedOp, SmallGraphsAreInlinedWhenRecording) {
   autograd::AttachGrad(&in[1]);
   for (const char* limit : {"2", "0"}) {
     CachedOp op(y, {{"inline_limit", limit}});
-    NDArray out;
-    {
-      auto rec = autograd::Record();
-      out = op.Invoke(in).at(0);
-    }
+    NDArray out = test::Recorded([&] { return op.Invoke(in).at(0); });
     const std::string node = autograd::GetSymbol(out).ListOutputs().at(0);
     if (std::string(limit) == "2") {
       EXPECT_EQ(node.rfind("node_", 0), 0u) << node;  // recorded op by op

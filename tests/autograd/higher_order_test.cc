@@ -19,6 +19,9 @@ struct Unary {
   bool times_x = false;
 };
 
+// Test names and failure messages say the op, not the bytes of the parameter.
+void PrintTo(const Unary& u, std::ostream* os) { *os << u.op << (u.times_x ? " (times x)" : ""); }
+
 NDArray Apply(const Unary& u, const NDArray& x) {
   NDArray y = InvokeOne(u.op, {x}, u.params);
   return u.times_x ? x * y : y;
@@ -28,11 +31,7 @@ NDArray Apply(const Unary& u, const NDArray& x) {
 std::vector<float> FirstDerivative(const Unary& u, std::vector<float> x) {
   NDArray a = Array(x, Shape{static_cast<int64_t>(x.size())});
   autograd::AttachGrad(&a);
-  NDArray y;
-  {
-    auto rec = autograd::Record();
-    y = Apply(u, a);
-  }
+  NDArray y = test::Recorded([&] { return Apply(u, a); });
   return Read(autograd::Grad({y}, {a})[0]);
 }
 
@@ -42,11 +41,7 @@ TEST_P(SecondOrder, MatchesDifferencesOfTheFirstOrder) {
   const Unary& u = GetParam();
   NDArray x = Array(u.x, Shape{static_cast<int64_t>(u.x.size())});
   autograd::AttachGrad(&x);
-  NDArray y;
-  {
-    auto rec = autograd::Record();
-    y = Apply(u, x);
-  }
+  NDArray y = test::Recorded([&] { return Apply(u, x); });
   std::vector<NDArray> dx = autograd::Grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
   autograd::Backward({dx[0]});
   const std::vector<float> second = Read(autograd::GetGrad(x));
@@ -88,11 +83,7 @@ TEST(HigherOrder, ProductChainAndThirdOrder) {
   // y = x·sin(x): y' = sin x + x cos x; y'' = 2 cos x − x sin x; y''' = −3 sin x − x cos x.
   NDArray x = Array({0.7f, -1.1f}, Shape{2});
   autograd::AttachGrad(&x);
-  NDArray y;
-  {
-    auto rec = autograd::Record();
-    y = x * InvokeOne("sin", {x});
-  }
+  NDArray y = test::Recorded([&] { return x * InvokeOne("sin", {x}); });
   NDArray d1 = autograd::Grad({y}, {x}, {}, std::nullopt, true)[0];
   NDArray d2 = autograd::Grad({d1}, {x}, {}, std::nullopt, true)[0];
   autograd::Backward({d2});
@@ -109,11 +100,7 @@ TEST(HigherOrder, ThroughSumAndReshape) {
   // z = sum(reshape(x², (2, 2))): dz/dx = 2x; d(sum dz/dx)/dx = 2.
   NDArray x = Array({1, 2, 3, 4}, Shape{4});
   autograd::AttachGrad(&x);
-  NDArray z;
-  {
-    auto rec = autograd::Record();
-    z = InvokeOne("sum", {InvokeOne("Reshape", {InvokeOne("square", {x})}, {{"shape", "(2, 2)"}})});
-  }
+  NDArray z = test::Recorded([&] { return InvokeOne("sum", {InvokeOne("Reshape", {InvokeOne("square", {x})}, {{"shape", "(2, 2)"}})}); });
   NDArray d1 = autograd::Grad({z}, {x}, {}, std::nullopt, true)[0];
   EXPECT_EQ(Read(d1), (std::vector<float>{2, 4, 6, 8}));
   autograd::Backward({d1});

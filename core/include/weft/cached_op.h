@@ -98,7 +98,7 @@ class WEFT_API CachedOp {
   size_t num_plans() const;
   uint64_t planned_bytes() const;
 
-  struct Impl;
+  struct Impl;  // internal (cached_op.cc), not exported
 
  private:
   std::shared_ptr<Impl> impl_;
