@@ -35,8 +35,12 @@ forced_avx2_tests() {
     ctest --preset "$1" -LE '^(dist|netns|vulkan|loader|docs|gpu)$'
 }
 
+step "Python environment for the MXNet binding's tests (mxnet==1.9.1 from PyPI)"
+WEFT_MXNET_PYTHON=$(scripts/mxnet_venv.sh)
+export WEFT_MXNET_PYTHON
+
 step "default build"
-cmake --preset default
+cmake --preset default -DWEFT_MXNET_PYTHON="$WEFT_MXNET_PYTHON"
 cmake --build --preset default
 step "default tests"
 ctest --preset default

@@ -361,7 +361,9 @@ const ExecState::Plan& ExecState::GetPlan(size_t begin, size_t end, size_t max_n
   while (k < end) {
     // A segment: consecutive kernel nodes on one device, at most max_nodes of them.
     size_t e = k;
-    while (e < end && e - k < max_nodes && !graph.nodes[e].is_copy && graph.nodes[e].dev == graph.nodes[k].dev) ++e;
+    // Host operators run on their own threads, never inside a bulked segment.
+    auto bulkable = [&](size_t n) { return !graph.nodes[n].is_copy && !(runs[n].runner && runs[n].runner->is_host()); };
+    while (e < end && e - k < max_nodes && bulkable(e) && graph.nodes[e].dev == graph.nodes[k].dev) ++e;
     if (e - k >= 2) {
       plan->segments.push_back(MakeSegment(k, e));
       k = e;

@@ -1,8 +1,5 @@
 #include "chunk.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "weft/logging.h"
 #include "weft/runtime.h"
 
@@ -20,28 +17,35 @@ Chunk::Chunk(const Context& c, uint64_t b, bool delay_alloc)
   }
 }
 
-Chunk::Chunk(const Context& c, uint64_t b, SharedMem mapping)
-    : ctx(c), bytes(b), device(&Runtime::Get().GetDevice(c)), var(Engine::Get()->NewVariable()), shm(mapping) {
-  handle_.dptr = reinterpret_cast<weft_device_ptr>(mapping.base);
+Chunk::Chunk(std::shared_ptr<Chunk> owner)
+    : ctx(owner->ctx), bytes(owner->bytes), device(owner->device), var(Engine::Get()->NewVariable()) {
+  owner->CheckAndAlloc();
+  handle_ = owner->handle();
+  allocated_ = true;
+  owner_ = std::move(owner);
+}
+
+Chunk::Chunk(const Context& c, weft_device_ptr ptr, uint64_t b, std::function<void()> release)
+    : ctx(c), bytes(b), device(&Runtime::Get().GetDevice(c)), var(Engine::Get()->NewVariable()) {
+  handle_.dptr = ptr;
   handle_.size = b;
   handle_.ctx = c;
   allocated_ = true;
+  release_ = std::move(release);
 }
 
 Chunk::~Chunk() {
   try {
-    if (shm) {
-      Engine::Get()->DeleteVariable(
-          [m = *shm](RunContext) {
-            if (munmap(m.base, m.map_bytes) != 0) LogError("munmap of a shared-memory array failed");
-            close(m.fd);
-          },
-          ctx, var);
-      return;
-    }
+    // A borrowing chunk gives its owner back once its own operations are done (the owner frees);
+    // external memory goes back to whoever lent it.
     Engine::Get()->DeleteVariable(
-        [h = handle_](RunContext) {
-          if (!h.is_null()) Storage::Get()->Free(h);
+        [h = handle_, owner = std::move(owner_), release = std::move(release_)](RunContext) {
+          if (owner) return;
+          if (release) {
+            release();
+          } else if (!h.is_null()) {
+            Storage::Get()->Free(h);
+          }
         },
         ctx, var);
   } catch (const std::exception& e) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -16,15 +18,12 @@ struct Chunk {
   /// Looks the device up (throws weft::Error when `ctx` names none) and creates the variable;
   /// allocates `bytes` now unless delay_alloc.
   Chunk(const Context& ctx, uint64_t bytes, bool delay_alloc);
-  /// A chunk over a mapped POSIX shared-memory segment (shared_mem.cc): `ctx` is cpu, the memory
-  /// is `mapping` (never from the pool), unmapped and its descriptor closed when the chunk goes.
-  struct SharedMem {
-    int pid = -1;            // the process that created the segment
-    int fd = -1;             // its descriptor in this process (owned)
-    void* base = nullptr;    // the mapping
-    uint64_t map_bytes = 0;  // the mapping's length (>= bytes)
-  };
-  Chunk(const Context& ctx, uint64_t bytes, SharedMem mapping);
+  /// A chunk over `owner`'s memory (allocated now if it was delayed) with a variable of its own:
+  /// operations on it are not ordered with those on `owner`. Keeps `owner` alive; frees nothing.
+  explicit Chunk(std::shared_ptr<Chunk> owner);
+  /// A chunk over `bytes` of memory the caller owns at `ptr` on `ctx` (a host pointer on cpu);
+  /// `release` runs once every operation on the chunk has completed after it is gone.
+  Chunk(const Context& ctx, weft_device_ptr ptr, uint64_t bytes, std::function<void()> release);
   /// Frees the block through Engine::DeleteVariable, i.e. after every operation pushed on the
   /// variable has completed.
   ~Chunk();
@@ -40,13 +39,21 @@ struct Chunk {
   const uint64_t bytes;  ///< capacity of the block
   Device* const device;
   const VarHandle var;
-  const std::optional<SharedMem> shm;  // set for shared-memory chunks
+  /// Set for arrays in POSIX shared memory (shared_mem.cc; the memory itself is external: its
+  /// release unmaps it and closes the descriptor).
+  struct SharedMem {
+    int pid = -1;  // the process that created the segment
+    int fd = -1;   // its descriptor in this process
+  };
+  std::optional<SharedMem> shm;
   std::atomic<uint64_t> writes{0};     // NDArray::NoteWrite count
 
  private:
   mutable std::mutex mu_;
   bool allocated_ = false;
   Storage::Handle handle_;
+  std::shared_ptr<Chunk> owner_;   // set for a borrowing chunk, whose handle_ is the owner's
+  std::function<void()> release_;  // set for external memory, which Storage did not allocate
 };
 
 }  // namespace weft::ndarray_detail

@@ -91,6 +91,21 @@ NDArray::NDArray(const std::vector<float>& data) : NDArray(data.data(), data.siz
 NDArray::NDArray(std::shared_ptr<Chunk> chunk, Shape shape, DType dtype, uint64_t offset)
     : chunk_(std::move(chunk)), shape_(std::move(shape)), dtype_(dtype), offset_(offset) {}
 
+NDArray NDArray::FromExternal(const Context& context, weft_device_ptr ptr, uint64_t bytes, const Shape& shape,
+                              DType dtype, std::function<void()> release) {
+  for (int64_t d : shape) WEFT_CHECK(d >= 0, "NDArray::FromExternal: shape {} has a negative extent", shape);
+  const uint64_t need = static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype);
+  WEFT_CHECK(need <= bytes, "NDArray::FromExternal: shape {} of {} needs {} bytes, the memory has {}", shape,
+             DTypeName(dtype), need, bytes);
+  auto chunk = std::make_shared<Chunk>(context, ptr, bytes, std::move(release));
+  return NDArray(std::move(chunk), shape, dtype, 0);
+}
+
+NDArray NDArray::WithOwnVariable() const {
+  CheckNotNone("WithOwnVariable");
+  return NDArray(std::make_shared<Chunk>(chunk_), shape_, dtype_, offset_);
+}
+
 void NDArray::CheckNotNone(const char* what) const {
   WEFT_CHECK(chunk_ != nullptr, "{}: the array is none (default-constructed or loaded from an empty record)", what);
 }

@@ -35,20 +35,29 @@ uint64_t BytesOf(const Shape& shape, DType dtype) {
   return n * DTypeSize(dtype);
 }
 
-// Maps `fd` (at least `bytes` long); closes it and throws on failure.
-Chunk::SharedMem MapSegment(int pid, int fd, uint64_t bytes) {
-  Chunk::SharedMem m;
-  m.pid = pid;
-  m.fd = fd;
-  m.map_bytes = bytes == 0 ? 1 : bytes;  // mmap refuses a length of 0
-  void* p = mmap(nullptr, m.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+// Maps `fd` (at least `bytes` long) into a chunk that owns the mapping and the descriptor; closes
+// the descriptor and throws on failure.
+std::shared_ptr<Chunk> MapSegment(int pid, int fd, uint64_t bytes) {
+  const uint64_t length = bytes == 0 ? 1 : bytes;  // mmap refuses a length of 0
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     const int err = errno;
     close(fd);
-    Fail("shared-memory array: mmap of {} bytes failed: {}", m.map_bytes, ErrnoText(err));
+    Fail("shared-memory array: mmap of {} bytes failed: {}", length, ErrnoText(err));
   }
-  m.base = p;
-  return m;
+  auto release = [p, length, fd] {
+    munmap(p, length);
+    close(fd);
+  };
+  std::shared_ptr<Chunk> chunk;
+  try {
+    chunk = std::make_shared<Chunk>(Context::cpu(0), reinterpret_cast<weft_device_ptr>(p), bytes, release);
+  } catch (...) {
+    release();
+    throw;
+  }
+  chunk->shm = Chunk::SharedMem{pid, fd};
+  return chunk;
 }
 
 }  // namespace
@@ -72,8 +81,7 @@ NDArray NDArray::CreateSharedMem(const Shape& shape, DType dtype) {
     close(fd);
     Fail("shared-memory array: sizing the segment to {} bytes failed: {} (is /dev/shm full?)", bytes, ErrnoText(err));
   }
-  auto chunk = std::make_shared<Chunk>(Context::cpu(0), bytes, MapSegment(pid, fd, bytes));
-  return NDArray(std::move(chunk), shape, dtype, 0);
+  return NDArray(MapSegment(pid, fd, bytes), shape, dtype, 0);
 }
 
 NDArray NDArray::FromSharedMem(int shared_pid, int shared_id, const Shape& shape, DType dtype) {
@@ -91,8 +99,7 @@ NDArray NDArray::FromSharedMem(int shared_pid, int shared_id, const Shape& shape
     fd = fcntl(shared_id, F_DUPFD_CLOEXEC, 0);  // the creator's own descriptor stays the creator's
     WEFT_CHECK(fd >= 0, "shared-memory array ({}, {}): dup failed: {}", shared_pid, shared_id, ErrnoText(errno));
   }
-  auto chunk = std::make_shared<Chunk>(Context::cpu(0), bytes, MapSegment(shared_pid, fd, bytes));
-  return NDArray(std::move(chunk), shape, dtype, 0);
+  return NDArray(MapSegment(shared_pid, fd, bytes), shape, dtype, 0);
 }
 
 bool NDArray::IsSharedMem() const noexcept { return chunk_ && chunk_->shm.has_value(); }

@@ -107,11 +107,16 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   const imperative_detail::Recorder* recorder = imperative_detail::ActiveRecorder();
   if (recorder != nullptr) recorder->check_outputs(def, out);
 
-  // Device: the inputs', else the given outputs', else cpu(0).
+  // Device: the inputs', else the given outputs', else the call's, else cpu(0).
   std::optional<Context> ctx;
   for (const std::vector<NDArray>* group : {&slots, &out})
     for (const NDArray& a : *group)
       if (!a.is_none() && !ctx) ctx = a.GetContext();
+  if (call.context) {
+    WEFT_CHECK(!ctx || *ctx == *call.context, "{}: the arrays are on {} but the call asks for {}", def.name,
+               ctx->ToString(), call.context->ToString());
+    ctx = call.context;
+  }
   if (!ctx) ctx = Context::cpu(0);
   for (size_t j = 0; j < slots.size(); ++j)
     WEFT_CHECK(slots[j].GetContext() == *ctx, "{}: '{}' is on {} but the other arrays are on {}", def.name,

@@ -1,8 +1,11 @@
 // weft core — KernelRunner (see kernel_runner.h).
 #include "operator/kernel_runner.h"
 
+#include "operator/host_op.h"
+
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -71,6 +74,7 @@ struct KernelRunner::State {
   const KernelInfo* kernel = nullptr;
   void* kernel_state = nullptr;
   Storage::Handle workspace;
+  std::optional<host_op::Node> host;  // set for host operators (weft/host_op.h), which have no plugin kernel
   bool random = false;
   VarHandle var = nullptr;  // serialises runs: they share the workspace
   // Shapes as int64 arrays the weft_tensors borrow.
@@ -212,6 +216,15 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
              sig.aux_shapes.size(), sig.aux_dtypes.size());
   Runtime& rt = Runtime::Get();
   rt.GetDevice(ctx);  // a clear error for a missing device comes before "no kernel"
+  bool backward = false;
+  if (auto host = host_op::Find(s.op, &backward)) {
+    HostOpAttrs visible;
+    for (const auto& [k, v] : attrs.values())
+      if (!k.starts_with("__")) visible.emplace(k, v);
+    s.host = host_op::Prepare(*host, backward, visible, ctx, sig.in_shapes, sig.in_dtypes);
+    s.var = Engine::Get()->NewVariable();
+    return;
+  }
   const DType key = !sig.in_dtypes.empty()    ? sig.in_dtypes[0]
                     : !sig.out_dtypes.empty() ? sig.out_dtypes[0]
                                               : DType::kFloat32;
@@ -289,6 +302,23 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   for (const NDArray& a : aux) a.NoteWrite();
   const uint64_t seed = state_->random ? NextRandomSeed() : 0;
   std::shared_ptr<const State> s = state_;
+  if (s->host) {
+    // Host operators run on their own threads; the engine operation completes when they are done.
+    Engine::Get()->PushAsync(
+        [s, inputs, outputs, req, aux, is_train](RunContext, CallbackOnComplete done) {
+          host_op::Submit([s, inputs, outputs, req, aux, is_train, done] {
+            std::exception_ptr error;
+            try {
+              host_op::Execute(*s->host, s->compute_label, inputs, outputs, req, aux, is_train);
+            } catch (...) {
+              error = std::current_exception();
+            }
+            done(error);
+          });
+        },
+        state_->ctx, reads, writes, FnProperty::kAsync, priority, state_->op.c_str());
+    return;
+  }
   Engine::Get()->PushSync([s, inputs, outputs, req, aux, is_train, seed](
                               RunContext rctx) { s->Compute(rctx.stream, inputs, outputs, req, aux, is_train, seed); },
                           state_->ctx, reads, writes, FnProperty::kNormal, priority, state_->op.c_str());
@@ -298,6 +328,7 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
                              const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
                              const std::vector<NDArray>& aux, bool is_train) const {
   state_->Check(inputs, outputs, req, aux);
+  WEFT_CHECK(!state_->host, "{}: a host operator cannot run inside another engine operation (bulked)", state_->label);
   auto check_alloc = [&](const std::vector<NDArray>& arrays, const char* kind) {
     for (size_t i = 0; i < arrays.size(); ++i)
       WEFT_CHECK(arrays[i].is_none() || arrays[i].Size() == 0 || arrays[i].dptr() != 0,
@@ -351,7 +382,11 @@ const std::string& KernelRunner::op() const { return state_->op; }
 const Context& KernelRunner::context() const { return state_->ctx; }
 const NodeSignature& KernelRunner::signature() const { return state_->sig; }
 uint64_t KernelRunner::workspace_bytes() const { return state_->workspace.size; }
-const std::string& KernelRunner::plugin_name() const { return state_->kernel->plugin->name(); }
+const std::string& KernelRunner::plugin_name() const {
+  static const std::string host = "host";
+  return state_->host ? host : state_->kernel->plugin->name();
+}
+bool KernelRunner::is_host() const { return state_->host.has_value(); }
 bool KernelRunner::uses_random() const { return state_->random; }
 
 bool HasKernel(const std::string& op, const std::string& device_type, DType dtype) {

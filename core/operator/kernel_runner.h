@@ -104,6 +104,9 @@ class KernelRunner {
   const std::string& plugin_name() const;
   /// True when runs get a per-call seed (WEFT_OP_RESOURCE_RANDOM).
   bool uses_random() const;
+  /// True for a host operator (weft/host_op.h): its runs are asynchronous engine operations served
+  /// by host threads, and RunInline refuses it (an executor must not bulk it).
+  bool is_host() const;
 
   struct State;  // shared with pushed runs; defined in kernel_runner.cc
 

@@ -65,6 +65,10 @@ AttrMap OpDef::Normalize(const AttrMap& given) const {
         continue;
       }
       const AttrSpec* spec = FindAttr(key);
+      if (spec == nullptr && any_attrs) {
+        out.Set(key, value);
+        continue;
+      }
       if (spec == nullptr) {
         std::vector<std::string> names;
         for (const AttrSpec& s : attrs) names.push_back(s.name);

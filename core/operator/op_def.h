@@ -92,6 +92,9 @@ struct OpDef {
   std::function<std::vector<std::pair<int, int>>(const AttrMap&)> inplace;
   uint32_t resources = 0;  // kResource* bits
   bool is_loss = false;    // makes its own head gradient (SoftmaxOutput)
+  // Attributes that are not declared are kept as given instead of refused (host operators such
+  // as MXNet's Custom, whose keywords belong to the program's operator).
+  bool any_attrs = false;
 
   /// Attributes with defaults filled in, values validated by type. Attributes starting with
   /// "__" (MXNet hidden attributes: __ctx_group__, __lr_mult__, ...) pass through untouched.

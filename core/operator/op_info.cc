@@ -20,14 +20,43 @@ OpAttrInfo AttrInfo(const AttrSpec& s) {
   return a;
 }
 
-// The attributes an op's lists are computed for: its defaults, and 1 for a required num_args.
+// A valid value for a required attribute, so that an op's lists can be computed without one.
+std::string Placeholder(const AttrSpec& s) {
+  if (s.type == "shape") return "(1,)";
+  if (s.type == "enum" && !s.choices.empty()) return s.choices.front();
+  if (s.type == "dtype") return "float32";
+  if (s.type == "bool") return "False";
+  return "1";
+}
+
+// The attributes an op's lists are computed for: its defaults, placeholders for required ones.
 AttrMap DefaultAttrs(const OpDef& def) {
   AttrMap given;
-  if (const AttrSpec* n = def.FindAttr("num_args"); n && !n->default_value) given.Set("num_args", "1");
-  for (const AttrSpec& s : def.attrs) {
-    if (!s.default_value && !given.Has(s.name)) given.Set(s.name, s.type == "shape" ? "(1,)" : "1");
-  }
+  for (const AttrSpec& s : def.attrs)
+    if (!s.default_value) given.Set(s.name, Placeholder(s));
   return def.Normalize(given);
+}
+
+// Every input the op can take, as MXNet lists an op's arguments: the inputs for the default
+// attributes, or more where another value of one bool or enum attribute adds inputs
+// (Deconvolution's bias with no_bias False, LeakyReLU's gamma for prelu, softmax's length).
+std::vector<std::string> AllInputs(const OpDef& def, const AttrMap& defaults) {
+  std::vector<std::string> best = def.list_inputs(defaults);
+  for (const AttrSpec& s : def.attrs) {
+    std::vector<std::string> values = s.type == "bool" ? std::vector<std::string>{"True", "False"} : s.choices;
+    if (s.type != "bool" && s.type != "enum") continue;
+    for (const std::string& v : values) {
+      AttrMap variant = defaults;
+      variant.Set(s.name, v);
+      try {
+        std::vector<std::string> in = def.list_inputs(def.Normalize(variant));
+        if (in.size() > best.size()) best = std::move(in);
+      } catch (const std::exception&) {
+        // a value the op refuses together with the other defaults adds nothing
+      }
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -50,7 +79,7 @@ std::optional<OpInfo> FindOpInfo(const std::string& name) {
   try {
     const AttrMap attrs = DefaultAttrs(*def);
     std::vector<std::string> aux = def->list_aux ? def->list_aux(attrs) : std::vector<std::string>{};
-    info.inputs = info.variadic_attr.empty() ? def->list_inputs(attrs) : std::vector<std::string>{"data"};
+    info.inputs = info.variadic_attr.empty() ? AllInputs(*def, attrs) : std::vector<std::string>{"data"};
     info.num_aux = static_cast<int>(aux.size());
     info.inputs.insert(info.inputs.end(), aux.begin(), aux.end());
     info.num_visible_outputs =
@@ -72,6 +101,27 @@ std::vector<std::string> ListOpInputs(const std::string& name, const std::map<st
     out.insert(out.end(), aux.begin(), aux.end());
   }
   return out;
+}
+
+std::vector<std::vector<int64_t>> InferOpOutputShapes(const std::string& name,
+                                                      const std::map<std::string, std::string>& attrs,
+                                                      const std::vector<std::vector<int64_t>>& input_shapes) {
+  const OpDef& def = OpRegistry::Get().Lookup(name);
+  const AttrMap normalized = def.Normalize(AttrMap(attrs));
+  const size_t num_inputs = def.list_inputs(normalized).size();
+  const size_t num_aux = def.list_aux ? def.list_aux(normalized).size() : 0;
+  WEFT_CHECK(input_shapes.size() == num_inputs + num_aux, "operator '{}' takes {} inputs and {} aux states, got {} shapes",
+             def.name, num_inputs, num_aux, input_shapes.size());
+  std::vector<ShapeSlot> in, aux, out(def.list_outputs(normalized).size());
+  for (size_t i = 0; i < input_shapes.size(); ++i) (i < num_inputs ? in : aux).emplace_back(Shape(input_shapes[i]));
+  def.infer_shape(normalized, in, out, aux);
+  const size_t visible = def.num_visible_outputs ? static_cast<size_t>(def.num_visible_outputs(normalized)) : out.size();
+  std::vector<std::vector<int64_t>> result;
+  for (size_t i = 0; i < visible; ++i) {
+    WEFT_CHECK(out[i].has_value(), "operator '{}': output {} has no shape for these inputs", def.name, i);
+    result.push_back(out[i]->dims());
+  }
+  return result;
 }
 
 }  // namespace weft

@@ -116,7 +116,7 @@ Operator& Operator::SetInput(const std::string& name, const NDArray& array) {
 void Operator::PushInput(const NDArray& array) { nd_positional_.push_back(array); }
 
 void Operator::Invoke(std::vector<NDArray>& outputs) {
-  ImperativeCall call{op_name_, params_, nd_positional_, nd_named_, false};
+  ImperativeCall call{op_name_, params_, nd_positional_, nd_named_, false, std::nullopt};
   weft::Invoke(call, &outputs);
 }
 

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,10 @@ struct WEFT_API ImperativeCall {
   std::vector<NDArray> inputs;                                // positional: op inputs, then aux states
   std::vector<std::pair<std::string, NDArray>> named_inputs;  // by input or aux-state name
   bool is_train = false;  // training mode (Dropout, BatchNorm); also on inside autograd::TrainMode / Record scopes
+  // Where outputs are made when no input or given output fixes the device (ops without inputs:
+  // _zeros, _random_uniform; MXNet's `ctx` attribute). Unset: cpu(0). An input or output on
+  // another device is an error naming both.
+  std::optional<Context> context;
 };
 
 /// Runs `call`, writing into *outputs when it holds arrays (one per visible output, or one per

@@ -28,6 +28,7 @@
 #include "weft/export.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -204,6 +205,20 @@ class WEFT_API NDArray {
   /// CopyRowsFromHostAsync on a new array. Throws weft::Error as CopyRowsFromHostAsync.
   static NDArray FromHostRows(const void* src, std::vector<uint32_t> rows, size_t row_bytes, const Shape& shape,
                               const Context& context, DType dtype = DType::kFloat32);
+  /// The same data (same memory, shape, dtype and offset) under an engine variable of its own:
+  /// operations pushed on the result are not ordered with those on this array, and waiting for
+  /// the result does not wait for them. For code that works on an array from inside an operation
+  /// that already holds its dependencies (host operators, weft/host_op.h); the caller orders the
+  /// two. The memory stays alive while the result does. Throws weft::Error for a none array.
+  WEFT_HIDDEN NDArray WithOwnVariable() const;
+  /// An array over memory the caller owns (zero copy; DLPack's from_dlpack): `bytes` bytes at `ptr`
+  /// on `context` (a host pointer for cpu), seen as `shape` and `dtype` (C order, packed). The array
+  /// has an engine variable of its own; `release` (may be empty) runs once, after the last view is
+  /// gone and every operation on the array has completed, and is where the caller frees the
+  /// memory. Throws weft::Error when shape and dtype need more than `bytes`, or for a Context
+  /// without a loaded device (then `release` is not called).
+  static NDArray FromExternal(const Context& context, weft_device_ptr ptr, uint64_t bytes, const Shape& shape,
+                              DType dtype, std::function<void()> release);
   /// True when both arrays view the same chunk.
   bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
   /// Counts a write to the chunk that is about to be pushed (every path that pushes a write to an

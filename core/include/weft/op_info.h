@@ -14,6 +14,7 @@
 #include "weft/export.h"
 
 #include <map>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,5 +64,14 @@ WEFT_API std::optional<OpInfo> FindOpInfo(const std::string& name);
 /// (the messages of weft::Operator).
 WEFT_API std::vector<std::string> ListOpInputs(const std::string& name,
                                                const std::map<std::string, std::string>& attrs);
+
+/// The output shapes (visible outputs) of op `name` with attributes `attrs` for inputs of
+/// `input_shapes` (op inputs then aux states, all known), by the op's shape inference alone
+/// (no graph, nothing allocated): what an imperative call would produce. Reshape with MXNet's
+/// shape codes, for instance. Throws weft::Error as Invoke does for unknown ops, bad attributes,
+/// a wrong number of inputs or shapes the op refuses.
+WEFT_API std::vector<std::vector<int64_t>> InferOpOutputShapes(const std::string& name,
+                                                               const std::map<std::string, std::string>& attrs,
+                                                               const std::vector<std::vector<int64_t>>& input_shapes);
 
 }  // namespace weft

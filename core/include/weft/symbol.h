@@ -116,6 +116,19 @@ class WEFT_API Symbol {
   Symbol GetChildren() const;
   /// A deep copy: the graph's nodes are duplicated.
   Symbol Copy() const;
+  /// MXNet's composition (Symbol.__call__ in Python, NNSymbolCompose): replaces free variables
+  /// of this graph by the (single-output) symbols given, positionally in ListArguments() order
+  /// and by variable name (arguments or aux states). The graph's nodes are changed in place, as
+  /// SetAttr changes them (compose a Copy() to keep the original). Throws weft::Error, changing
+  /// nothing, for a symbol that is a variable, more positional symbols than arguments, a name
+  /// that is no input (listing the inputs), a variable given twice, or a symbol with several
+  /// outputs.
+  void Compose(const std::vector<Symbol>& args, const std::map<std::string, Symbol>& kwargs);
+  /// MXNet's Symbol.debug_str(): "Symbol Outputs:" with "\toutput[i]=<node>(<index>)", then in
+  /// post-order "Variable:<name>" lines and, per op node, "--------------------",
+  /// "Op:<op>, Name=<name>", "Inputs:" with "\targ[j]=<node>(<index>)" (" version=<v>" after
+  /// variables), and "Attrs:" with "\tkey=value" when the node has attributes.
+  std::string DebugStr() const;
 
   std::vector<std::string> ListArguments() const;
   std::vector<std::string> ListOutputs() const;

@@ -13,12 +13,19 @@ namespace {
 const std::vector<std::string> kInitDTypes = {"float32", "float64", "float16", "bfloat16", "uint8",
                                               "int8",    "int32",   "int64",   "bool"};
 
+// MXNet's `ctx` and `dtype`, after the op's own attributes as MXNet declares them (its Python
+// functions take the attributes by position in that order: mx.nd.zeros(shape, ctx, dtype)).
+void AddCtxDType(OpDef& d, bool allow_bool) {
+  d.attrs.push_back(Ignored(Opt("ctx", "string", "", "device the array is made on (the executor's context is used)")));
+  std::vector<std::string> dtypes = kInitDTypes;
+  if (!allow_bool) dtypes.erase(std::find(dtypes.begin(), dtypes.end(), "bool"));
+  d.attrs.push_back(Enum("dtype", dtypes, "float32", "output dtype"));
+}
+
 OpDef NoInput(std::string name, std::string description) {
   OpDef d;
   d.name = std::move(name);
   d.description = std::move(description);
-  d.attrs = {Ignored(Opt("ctx", "string", "", "device the array is made on (the executor's context is used)")),
-             Enum("dtype", kInitDTypes, "float32", "output dtype")};
   d.list_inputs = Fixed({});
   d.list_outputs = Fixed({"output"});
   d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
@@ -31,6 +38,7 @@ OpDef NoInput(std::string name, std::string description) {
 OpDef Fill(std::string name, std::string what) {
   OpDef d = NoInput(name, "An array of `shape` filled with " + what + ".");
   d.attrs.push_back(Opt("shape", "shape", "()", "output shape"));
+  AddCtxDType(d, true);
   if (name == "_full") d.attrs.push_back(Req("value", "float", "fill value"));
   SetShapeFn(d, [](ShapeIO& io) {
     const std::vector<int64_t> s = io.attrs().GetTuple("shape", {});
@@ -63,7 +71,7 @@ OpDef Arange() {
   d.attrs.push_back(Opt("step", "float", "1", "spacing"));
   d.attrs.push_back(Opt("repeat", "int", "1", "copies of each value"));
   d.attrs.push_back(DefaultOnly(Opt("infer_range", "bool", "False", "take the length from the graph (unsupported)")));
-  d.attrs[1].choices.erase(std::find(d.attrs[1].choices.begin(), d.attrs[1].choices.end(), "bool"));
+  AddCtxDType(d, false);
   d.validate = [](const AttrMap& a) {
     WEFT_CHECK(a.GetInt("repeat") >= 1, "repeat must be at least 1, got {}", a.GetInt("repeat"));
     ArangeLength(a);

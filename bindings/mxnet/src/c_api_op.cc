@@ -1,0 +1,224 @@
+// MXNet C API: listing operators, their information (from which MXNet's Python generates mx.nd.*
+// and mx.sym.*), the legacy function registry, and imperative calls.
+#include <regex>
+
+#include "common.h"
+#include "op_table.h"
+#include "weft/imperative.h"
+#include "weft/runtime.h"
+
+using namespace weft;
+using namespace weft::mx;
+
+namespace {
+
+// MXNet's context text ("cpu(0)", "gpu(1)", "cpu_pinned(0)", "cpu_shared(0)").
+Context ParseMXNetContext(const std::string& text) {
+  static const std::regex re(R"(\s*(cpu|gpu|cpu_pinned|cpu_shared)\s*\(\s*(\d+)\s*\)\s*)");
+  std::smatch m;
+  if (!std::regex_match(text, m, re)) {
+    Fail("cannot read the context '{}' (MXNet's forms: cpu(0), gpu(0), cpu_pinned(0), cpu_shared(0))", text);
+  }
+  const std::string type = m[1];
+  const int id = std::stoi(m[2]);
+  const int dev_type = type == "cpu"          ? kDevCPU
+                       : type == "gpu"        ? kDevGPU
+                       : type == "cpu_pinned" ? kDevCPUPinned
+                                              : kDevCPUShared;
+  return ToContext(dev_type, id);
+}
+
+std::vector<NDArray> Inputs(int num_inputs, NDArrayHandle* inputs) {
+  if (num_inputs < 0) Fail("negative number of inputs {}", num_inputs);
+  if (num_inputs > 0) NotNull(inputs, "inputs");
+  std::vector<NDArray> in;
+  in.reserve(static_cast<size_t>(num_inputs));
+  for (int i = 0; i < num_inputs; ++i) in.push_back(ND(inputs[i]));
+  return in;
+}
+
+// `_copyto`: MXNet's copy between two arrays of one shape (any devices).
+void CopyTo(const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+  if (in.size() != 1 || out.size() != 1) Fail("_copyto takes one input and one output array (out=)");
+  if (in[0].GetShape() != out[0].GetShape()) {
+    Fail("_copyto: shapes differ: source {} and destination {}", in[0].GetShape(), out[0].GetShape());
+  }
+  if (in[0].SharesChunkWith(out[0]) && in[0].offset() == out[0].offset()) return;  // a copy onto itself
+  if (in[0].GetDType() != out[0].GetDType()) {
+    // MXNet's copyto converts: cast on the source's device, then copy.
+    NDArray cast = InvokeOne("Cast", {in[0]}, {{"dtype", std::string(DTypeName(out[0].GetDType()))}});
+    NDArray::CopyFromTo(cast, out[0]);
+    return;
+  }
+  NDArray::CopyFromTo(in[0], out[0]);
+}
+
+bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<std::string, std::string>& params) {
+  if (ctx.GetDeviceType() == "cpu") return false;
+  auto it = params.find("dtype");
+  DType dtype = DType::kFloat32;
+  if (it != params.end() && it->second != "None" && !it->second.empty()) dtype = DTypeFromName(it->second);
+  Runtime& rt = Runtime::Get();
+  return rt.FindKernel(op, ctx.GetDeviceType(), dtype) == nullptr && rt.FindKernel(op, "cpu", dtype) != nullptr;
+}
+
+void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
+            std::vector<NDArray>* out) {
+  if (op.is_copyto) {
+    CopyTo(in, *out);
+    return;
+  }
+  if (op.is_numpy || op.is_missing) Fail("{}: {}", op.name, op.description);
+  ImperativeCall call;
+  call.op = op.info.name;
+  call.inputs = std::move(in);
+  if (auto it = params.find("ctx"); it != params.end()) {
+    if (call.inputs.empty() && !it->second.empty()) call.context = ParseMXNetContext(it->second);
+    params.erase(it);  // weft's definitions accept `ctx` but the call carries it
+  }
+  call.params = std::move(params);
+  if (call.inputs.empty() && call.context && out->empty() &&
+      NeedsCpuFallback(op.info.name, *call.context, call.params)) {
+    // A creation op (zeros, ones, full, arange, random samplers) the device has no kernel for is
+    // made on the cpu and copied there, as MXNet's frontend expects mx.nd.ones(ctx=gpu) to work.
+    const Context target = *call.context;
+    call.context = Context::cpu(0);
+    std::vector<NDArray> made;
+    weft::Invoke(call, &made);
+    for (NDArray& m : made) out->push_back(m.Copy(target));
+    return;
+  }
+  weft::Invoke(call, out);
+}
+
+}  // namespace
+
+extern "C" {
+
+int MXListAllOpNames(uint32_t* out_size, const char*** out_array) {
+  API_BEGIN();
+  const std::vector<std::string>& names = AllOpNames();
+  *NotNull(out_size, "out_size") = static_cast<uint32_t>(names.size());
+  *NotNull(out_array, "out_array") = ThreadStrings("MXListAllOpNames").Set(names);
+  API_END();
+}
+
+int NNGetOpHandle(const char* op_name, OpHandle* op_out) {
+  API_BEGIN();
+  *NotNull(op_out, "op_out") = &LookupOpEntry(NotNull(op_name, "op_name"));
+  API_END();
+}
+
+int MXSymbolListAtomicSymbolCreators(uint32_t* out_size, AtomicSymbolCreator** out_array) {
+  API_BEGIN();
+  std::vector<void*>& handles = ThreadHandles("MXSymbolListAtomicSymbolCreators");
+  handles.clear();
+  for (const std::string& n : AllOpNames()) handles.push_back(&LookupOpEntry(n));
+  *NotNull(out_size, "out_size") = static_cast<uint32_t>(handles.size());
+  *NotNull(out_array, "out_array") = handles.data();
+  API_END();
+}
+
+int MXSymbolGetAtomicSymbolName(AtomicSymbolCreator creator, const char** name) {
+  API_BEGIN();
+  *NotNull(name, "name") = OpFromHandle(creator).name.c_str();
+  API_END();
+}
+
+// The op's description and its arguments: inputs (type "NDArray-or-Symbol", or
+// "NDArray-or-Symbol[]" for a variadic op) then attributes with MXNet's type text.
+int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name, const char** description,
+                                uint32_t* num_args, const char*** arg_names, const char*** arg_type_infos,
+                                const char*** arg_descriptions, const char** key_var_num_args,
+                                const char** return_type) {
+  API_BEGIN();
+  OpEntry& op = OpFromHandle(creator);
+  *NotNull(name, "name") = op.name.c_str();
+  *NotNull(description, "description") = op.description.c_str();
+  *NotNull(num_args, "num_args") = static_cast<uint32_t>(op.arg_names.size());
+  *NotNull(arg_names, "arg_names") = op.arg_name_ptrs.data();
+  *NotNull(arg_type_infos, "arg_type_infos") = op.arg_type_ptrs.data();
+  *NotNull(arg_descriptions, "arg_descriptions") = op.arg_desc_ptrs.data();
+  *NotNull(key_var_num_args, "key_var_num_args") = op.info.variadic_attr.c_str();
+  if (return_type) *return_type = nullptr;
+  API_END();
+}
+
+// MXNet's legacy NDArray function registry (mx.torch's functions) has no entries in weft.
+int MXListFunctions(uint32_t* out_size, FunctionHandle** out_array) {
+  API_BEGIN();
+  static FunctionHandle none[1] = {nullptr};
+  *NotNull(out_size, "out_size") = 0;
+  *NotNull(out_array, "out_array") = none;
+  API_END();
+}
+
+int MXGetFunction(const char* name, FunctionHandle* out) {
+  API_BEGIN();
+  NotNull(out, "out");
+  Fail("no legacy NDArray function '{}': weft's operators are listed by MXListAllOpNames", name ? name : "(null)");
+  API_END();
+}
+
+int MXFuncGetInfo(FunctionHandle, const char**, const char**, uint32_t*, const char***, const char***, const char***,
+                  const char**) {
+  API_BEGIN();
+  Fail("MXFuncGetInfo: weft has no legacy NDArray functions (MXListFunctions lists none)");
+  API_END();
+}
+
+int MXFuncDescribe(FunctionHandle, uint32_t*, uint32_t*, uint32_t*, int*) {
+  API_BEGIN();
+  Fail("MXFuncDescribe: weft has no legacy NDArray functions (MXListFunctions lists none)");
+  API_END();
+}
+
+int MXFuncInvoke(FunctionHandle, NDArrayHandle*, float*, NDArrayHandle*) {
+  API_BEGIN();
+  Fail("MXFuncInvoke: weft has no legacy NDArray functions (MXListFunctions lists none)");
+  API_END();
+}
+
+int MXFuncInvokeEx(FunctionHandle, NDArrayHandle*, float*, NDArrayHandle*, int, char**, char**) {
+  API_BEGIN();
+  Fail("MXFuncInvokeEx: weft has no legacy NDArray functions (MXListFunctions lists none)");
+  API_END();
+}
+
+int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                       NDArrayHandle** outputs, int num_params, const char** param_keys, const char** param_vals) {
+  return MXImperativeInvokeEx(creator, num_inputs, inputs, num_outputs, outputs, num_params, param_keys, param_vals,
+                              nullptr);
+}
+
+// Runs op `creator` on the inputs. With *outputs non-NULL the results go into those arrays
+// (Python's out=); otherwise new arrays are returned in a thread-local array of handles the caller
+// takes ownership of (each one freed with MXNDArrayFree). *out_stypes: one storage type per output.
+int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                         NDArrayHandle** outputs, int num_params, const char** param_keys, const char** param_vals,
+                         const int** out_stypes) {
+  API_BEGIN();
+  OpEntry& op = OpFromHandle(creator);
+  NotNull(num_outputs, "num_outputs");
+  NotNull(outputs, "outputs");
+  std::vector<NDArray> out;
+  const bool given = *outputs != nullptr && *num_outputs > 0;
+  if (given)
+    for (int i = 0; i < *num_outputs; ++i) out.push_back(ND((*outputs)[i]));
+  Invoke(op, Inputs(num_inputs, inputs), KeyValues(num_params, param_keys, param_vals, op.name.c_str()), &out);
+  if (!given) {
+    std::vector<void*>& handles = ThreadHandles("MXImperativeInvoke");
+    handles.clear();
+    for (NDArray& a : out) handles.push_back(NewND(std::move(a)));
+    *num_outputs = static_cast<int>(handles.size());
+    *outputs = handles.data();
+  }
+  if (out_stypes) {
+    thread_local std::vector<int> stypes;
+    stypes.assign(out.size(), 0);
+    *out_stypes = stypes.data();
+  }
+  API_END();
+}
+
+}  // extern "C"

@@ -1,0 +1,53 @@
+"""MXNet's gpu on weft: mx.gpu(i) is device i of one GPU-class plugin (cuda, else hip, else vulkan;
+WEFT_MXNET_GPU chooses). On machines without a GPU that is Mesa's lavapipe, a real Vulkan device."""
+import os
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def gpu(mx):
+    if mx.context.num_gpus() == 0:
+        if os.environ.get('WEFT_REQUIRE_ALL') == '1':
+            pytest.fail('no GPU-class device (cuda, hip or vulkan) although WEFT_REQUIRE_ALL=1')
+        pytest.skip('no GPU-class device (cuda, hip or vulkan; lavapipe comes with mesa-vulkan-drivers)')
+    return mx.gpu(0)
+
+
+def test_gpu_count_and_context(mx, gpu):
+    a = mx.nd.ones((2, 3), ctx=gpu)
+    assert a.context == gpu
+    assert a.context.device_type == 'gpu'
+    np.testing.assert_array_equal((a * 3).asnumpy(), np.full((2, 3), 3))
+
+
+def test_fully_connected_on_gpu_matches_cpu(mx, gpu):
+    rng = np.random.RandomState(0)
+    x, w, b = rng.randn(4, 8), rng.randn(5, 8), rng.randn(5)
+    data = mx.sym.Variable('data')
+    net = mx.sym.Activation(mx.sym.FullyConnected(data, name='fc', num_hidden=5), act_type='relu')
+    outs = []
+    for ctx in (mx.cpu(), gpu):
+        ex = net.simple_bind(ctx, data=(4, 8))
+        ex.arg_dict['data'][:] = x
+        ex.arg_dict['fc_weight'][:] = w
+        ex.arg_dict['fc_bias'][:] = b
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones((4, 5), ctx=ctx))
+        outs.append((ex.outputs[0].asnumpy(), ex.grad_dict['fc_weight'].asnumpy()))
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-5)
+
+
+def test_copy_between_cpu_and_gpu(mx, gpu):
+    a = mx.nd.array(np.arange(6).reshape(2, 3))
+    b = a.copyto(gpu)
+    c = b.as_in_context(mx.cpu())
+    np.testing.assert_array_equal(c.asnumpy(), a.asnumpy())
+
+
+def test_several_cpu_devices(mx):
+    a = mx.nd.ones((2,), ctx=mx.cpu(1))
+    assert a.context == mx.cpu(1)
+    np.testing.assert_array_equal(a.copyto(mx.cpu(0)).asnumpy(), [1, 1])
