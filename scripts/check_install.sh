@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The public surface check: installs a weft build into a fresh prefix, configures and builds all of
 # samples/ from that prefix alone (find_package(weft); no path into the source tree's core/), and
-# runs them: train_mnist briefly (a checkpoint to read), predict_mnist on it, and the custom-op
-# sample's check (its plugin built by the installed weft_add_plugin()). Then the installed
+# runs them: train_mnist briefly (a checkpoint to read), predict_mnist on it, train_lenet_autograd
+# against train_mnist (the same accuracy after one short epoch), and the custom-op sample's check (its plugin built by the installed weft_add_plugin()). Then the installed
 # weft-conformance: it certifies the custom-op plugin and tinydev (a device plugin built here
 # against the install, tests/conformance/tinydev), and fails tinydev's deliberately broken builds
 # naming the op, the case and the error.
@@ -34,6 +34,14 @@ out=$("$root/samples/predict_mnist/predict_mnist" --model-prefix "$root/mlp" --e
 echo "$out"
 grep -q "test accuracy 0\.[5-9]" <<<"$out" || { echo "check_install: predict_mnist accuracy too low" >&2; exit 1; }
 ctest --test-dir "$root/samples" --output-on-failure
+# LeNet trained imperatively with autograd reaches train_mnist's accuracy after the same epoch:
+# same initialisation, data order and optimizer, and autograd's gradients are the executor's, so
+# the two runs agree to the last printed digit.
+lenet=(--network lenet --epochs 1 --num-examples 2000)
+want=$("$root/samples/train_mnist/train_mnist" "${lenet[@]}" | grep -o "Validation-accuracy=[0-9.]*")
+got=$("$root/samples/train_lenet_autograd/train_lenet_autograd" "${lenet[@]}" | grep -o "Validation-accuracy=[0-9.]*")
+echo "train_mnist LeNet: $want; train_lenet_autograd: $got"
+[[ -n "$want" && "$want" == "$got" ]] || { echo "check_install: imperative LeNet differs from train_mnist" >&2; exit 1; }
 
 # weft-conformance from the install, on plugins built against the install only.
 conformance="$root/prefix/bin/weft-conformance"

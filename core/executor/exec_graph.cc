@@ -11,19 +11,6 @@
 namespace weft::exec {
 namespace {
 
-// Backward ops whose only output is an element-wise function of out_grad (input 0) at the same
-// index, so the gradient may overwrite out_grad in place (MXNet's backward FInplaceOption). The op
-// definitions do not describe backward in-place yet, so the executor keeps this list.
-bool BackwardInplaceOk(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "_backward_Activation", "_backward_copy",        "_backward_sin",          "_backward_cos",
-      "_backward_exp",        "_backward_log",         "_backward_sqrt",         "_backward_square",
-      "_backward_abs",        "_backward_negative",    "_backward_relu",         "_backward_sigmoid",
-      "_backward_tanh",       "_backward_plus_scalar", "_backward_minus_scalar", "_backward_rminus_scalar",
-      "_backward_mul_scalar", "_backward_div_scalar",  "_backward_rdiv_scalar",  "_backward_power_scalar"};
-  return ops.count(op) > 0;
-}
-
 class Builder {
  public:
   Builder(ExecGraph& eg, const Placement& p) : g_(eg), ig_(eg.fwd), p_(p) {}

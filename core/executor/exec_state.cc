@@ -258,6 +258,9 @@ void ExecState::RunNodes(size_t begin, size_t end, bool is_train) const {
       RunNodesOneByOne(k, k + 1, is_train);
       continue;
     }
+    for (const NodeRun& r : seg->nodes)
+      for (const auto* list : {&r.outputs, &r.aux})
+        for (const NDArray& x : *list) x.NoteWrite();
     engine->PushSync(
         [seg, is_train](RunContext rctx) {
           for (size_t i = 0; i < seg->nodes.size(); ++i) {
@@ -291,27 +294,62 @@ bool ExecState::RebindArg(uint32_t arg, const NDArray& array) {
     for (const NDArray& x : r.inputs)
       if (!is_arg(x) && touches(x)) return false;
   }
+  entries[eid] = array;
+  Redirect(old, array);
+  return true;
+}
+
+bool ExecState::RebindEntry(uint32_t eid, const NDArray& array) {
+  const NDArray old = entries[eid];
+  if (old.SharesChunkWith(array) && old.offset() == array.offset()) return true;
+  auto same = [&](const NDArray& x) {
+    return x.SharesChunkWith(old) && x.offset() == old.offset() && x.GetShape() == old.GetShape() &&
+           x.GetDType() == old.GetDType();
+  };
+  auto touches = [&](const NDArray& x) { return x.SharesChunkWith(old) || x.SharesChunkWith(array); };
+  for (size_t e = 0; e < entries.size(); ++e)
+    if (e != eid && touches(entries[e])) return false;
+  for (const NodeRun& r : runs)
+    for (const auto* list : {&r.inputs, &r.outputs, &r.aux})
+      for (const NDArray& x : *list)
+        if (!same(x) && touches(x)) return false;
+  entries[eid] = array;
+  Redirect(old, array);
+  return true;
+}
+
+void ExecState::Redirect(const NDArray& old, const NDArray& array) {
   array.CheckAndAlloc();  // bulk segments run kernels inline on allocated arrays
+  auto is_old = [&](const NDArray& x) {
+    return x.SharesChunkWith(old) && x.offset() == old.offset() && x.GetShape() == old.GetShape() &&
+           x.GetDType() == old.GetDType();
+  };
   auto redirect = [&](std::vector<NDArray>& arrays) {
     for (NDArray& x : arrays)
-      if (is_arg(x)) x = array;
+      if (is_old(x)) x = array;
   };
-  entries[eid] = array;
-  for (NodeRun& r : runs) redirect(r.inputs);
+  for (NodeRun& r : runs)
+    for (auto* list : {&r.inputs, &r.outputs, &r.aux}) redirect(*list);
   // Pushed segments keep their own copies; the cached ones are replaced, not edited.
   std::lock_guard<std::mutex> lock(plans_mu_);
   const VarHandle from = old.var(), to = array.var();
   for (auto& [key, plan] : plans_) {
     for (auto& seg : plan->segments) {
-      if (!seg || std::find(seg->reads.begin(), seg->reads.end(), from) == seg->reads.end()) continue;
+      if (!seg) continue;
+      const bool reads = std::find(seg->reads.begin(), seg->reads.end(), from) != seg->reads.end();
+      const bool writes = std::find(seg->writes.begin(), seg->writes.end(), from) != seg->writes.end();
+      if (!reads && !writes) continue;
       auto copy = std::make_shared<Segment>(*seg);
-      for (NodeRun& r : copy->nodes) redirect(r.inputs);
-      std::replace(copy->reads.begin(), copy->reads.end(), from, to);
-      std::sort(copy->reads.begin(), copy->reads.end());
+      for (NodeRun& r : copy->nodes)
+        for (auto* list : {&r.inputs, &r.outputs, &r.aux}) redirect(*list);
+      for (auto* vars : {&copy->reads, &copy->writes}) {
+        std::replace(vars->begin(), vars->end(), from, to);
+        std::sort(vars->begin(), vars->end());
+        vars->erase(std::unique(vars->begin(), vars->end()), vars->end());
+      }
       seg = std::move(copy);
     }
   }
-  return true;
 }
 
 const ExecState::Plan& ExecState::GetPlan(size_t begin, size_t end, size_t max_nodes) const {

@@ -71,6 +71,13 @@ struct ExecState {
   /// memory is also reached another way (a view, an output, an in-place write) or `array`'s chunk
   /// is already used by this executor: then only a copy keeps the graph's meaning.
   bool RebindArg(uint32_t arg, const NDArray& array);
+  /// Makes `array` the memory of entry `eid` (any kind: an argument, an aux state, a graph output,
+  /// a head or argument gradient) in every prepared node and cached segment, for a CachedOp call's
+  /// arrays without copies. The caller checked shape, dtype and context. Returns false, changing
+  /// nothing, when the entry's memory is also reached another way (another entry or a view shares
+  /// it: in-place planning, a reshape of an argument) or `array`'s memory is already used by this
+  /// state; then only a copy keeps the graph's meaning.
+  bool RebindEntry(uint32_t eid, const NDArray& array);
   std::string DebugStr() const;
 
  private:
@@ -84,6 +91,8 @@ struct ExecState {
   };
   const Plan& GetPlan(size_t begin, size_t end, size_t max_nodes) const;
   std::shared_ptr<const Segment> MakeSegment(size_t begin, size_t end) const;
+  /// Replaces every whole-entry use of `old` (the same view) by `array` in runs and cached plans.
+  void Redirect(const NDArray& old, const NDArray& array);
 
   mutable std::mutex plans_mu_;
   mutable std::map<std::tuple<size_t, size_t, size_t>, std::unique_ptr<Plan>> plans_;

@@ -2,9 +2,11 @@
 // ndarray module.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "weft/device.h"
 #include "weft/engine.h"
@@ -37,6 +39,14 @@ struct Chunk {
   const uint64_t bytes;  ///< capacity of the block
   Device* const device;
   const VarHandle var;
+  /// Set for arrays in POSIX shared memory (shared_mem.cc; the memory itself is external: its
+  /// release unmaps it and closes the descriptor).
+  struct SharedMem {
+    int pid = -1;  // the process that created the segment
+    int fd = -1;   // its descriptor in this process
+  };
+  std::optional<SharedMem> shm;
+  std::atomic<uint64_t> writes{0};     // NDArray::NoteWrite count
 
  private:
   mutable std::mutex mu_;

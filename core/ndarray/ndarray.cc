@@ -130,10 +130,19 @@ weft_device_ptr NDArray::dptr() const { return chunk_ ? chunk_->handle().dptr : 
 
 Storage::Handle NDArray::storage_handle() const { return chunk_ ? chunk_->handle() : Storage::Handle{}; }
 
+void NDArray::NoteWrite() const noexcept {
+  if (chunk_) chunk_->writes.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t NDArray::write_count() const noexcept { return chunk_ ? chunk_->writes.load(std::memory_order_relaxed) : 0; }
+
+NDArray NDArray::Detach() const { return NDArray(chunk_, shape_, dtype_, offset_); }
+
 // ---- host <-> array ----------------------------------------------------------------------------
 
 void NDArray::CopyFromHostSync(const void* data, size_t bytes) {
   CheckAndAlloc();
+  NoteWrite();
   const weft_device_ptr base = dptr();
   const uint64_t off = offset_;
   Device* dev = chunk_->device;
@@ -161,6 +170,7 @@ void NDArray::CopyRowsFromHostAsync(const void* src, std::vector<uint32_t> rows,
              "CopyRowsFromHostAsync: {} rows of {} bytes given for an array of shape {} {} ({} bytes)", rows.size(),
              row_bytes, shape_, DTypeName(dtype_), Bytes());
   CheckAndAlloc();
+  NoteWrite();
   const weft_device_ptr base = dptr();
   const uint64_t off = offset_;
   Device* dev = chunk_->device;
@@ -284,6 +294,7 @@ void NDArray::CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
              DTypeName(from.dtype_), from.chunk_->ctx, to.shape_, DTypeName(to.dtype_), to.chunk_->ctx);
   from.CheckAndAlloc();
   to.CheckAndAlloc();
+  to.NoteWrite();
   const uint64_t bytes = from.Bytes();
   Device* src = from.chunk_->device;
   Device* dst = to.chunk_->device;
@@ -356,6 +367,7 @@ NDArray NDArray::Copy(const Context& context) const {
 NDArray& NDArray::operator=(float scalar) {
   CheckNotNone("operator=(float)");
   CheckAndAlloc();
+  NoteWrite();
   const size_t elem = DTypeSize(dtype_);
   std::vector<uint8_t> value(elem);
   ndarray_detail::StoreFromDouble(scalar, dtype_, value.data());

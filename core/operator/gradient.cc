@@ -1,5 +1,7 @@
 #include "operator/gradient.h"
 
+#include <set>
+
 #include "operator/infer.h"
 
 namespace weft {
@@ -35,6 +37,16 @@ std::optional<BackwardNode> DescribeBackward(const OpDef& def, const AttrMap& at
   if (uses & kUsesOutputs) add(BackwardSource::kOutput, num_outputs);
   if (uses & kUsesAux) add(BackwardSource::kAux, num_aux);
   return node;
+}
+
+bool BackwardInplaceOk(const std::string& backward_op) {
+  static const std::set<std::string> ops = {
+      "_backward_Activation", "_backward_copy",        "_backward_sin",          "_backward_cos",
+      "_backward_exp",        "_backward_log",         "_backward_sqrt",         "_backward_square",
+      "_backward_abs",        "_backward_negative",    "_backward_relu",         "_backward_sigmoid",
+      "_backward_tanh",       "_backward_plus_scalar", "_backward_minus_scalar", "_backward_rminus_scalar",
+      "_backward_mul_scalar", "_backward_div_scalar",  "_backward_rdiv_scalar",  "_backward_power_scalar"};
+  return ops.count(backward_op) > 0;
 }
 
 const char* BackwardSourceName(BackwardSource s) noexcept {

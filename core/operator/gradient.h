@@ -83,4 +83,10 @@ std::vector<T> GatherBackwardInputs(const BackwardNode& node, const std::vector<
 /// "out_grad", "input", "output" or "aux".
 const char* BackwardSourceName(BackwardSource s) noexcept;
 
+/// True for backward ops whose only output is an element-wise function of out_grad (input 0) at
+/// the same index, so the gradient may overwrite out_grad in place (MXNet's backward
+/// FInplaceOption). The op definitions do not describe backward in-place yet, so this list does;
+/// the executor's memory plan and autograd's Backward both use it.
+bool BackwardInplaceOk(const std::string& backward_op);
+
 }  // namespace weft

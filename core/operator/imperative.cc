@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "operator/autograd_hook.h"
 #include "operator/infer.h"
 #include "operator/kernel_runner.h"
 #include "operator/op_def.h"
@@ -67,8 +68,7 @@ void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs)
       }
     req.push_back(r);
   }
-  KernelRunner runner(call.op, AttrMap{call.params}, ctx, sig);
-  runner.Run(call.inputs, *outputs, req, {}, call.is_train);
+  SharedKernelRunner(call.op, AttrMap{call.params}, ctx, sig)->Run(call.inputs, *outputs, req, {}, call.is_train);
 }
 
 }  // namespace
@@ -103,6 +103,9 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
                "{}: {} output arrays given, the op has {} outputs", def.name, outputs->size(), num_visible);
     for (size_t i = 0; i < outputs->size(); ++i) out[i] = (*outputs)[i];
   }
+  // While recording, an output that is part of a recorded graph is refused before anything runs.
+  const imperative_detail::Recorder* recorder = imperative_detail::ActiveRecorder();
+  if (recorder != nullptr) recorder->check_outputs(def, out);
 
   // Device: the inputs', else the given outputs', else the call's, else cpu(0).
   std::optional<Context> ctx;
@@ -180,13 +183,16 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
     }
   }
 
-  KernelRunner runner(def.name, attrs, *ctx, sig, def.resources);
-  runner.Run(in, out, req, aux, call.is_train);
+  // Training mode: the call's flag or the thread's (autograd's train_mode / record scopes).
+  const bool is_train = call.is_train || imperative_detail::IsTraining();
+  // The prepared kernel is shared with earlier calls of the same signature (kernel_runner.h).
+  SharedKernelRunner(def.name, attrs, *ctx, sig, def.resources)->Run(in, out, req, aux, is_train);
   for (auto& [tmp, dst] : copy_back) {
     NDArray::CopyFromTo(tmp, dst);
     for (NDArray& o : out)
       if (o.SharesChunkWith(tmp)) o = dst;
   }
+  if (recorder != nullptr) recorder->record({def, attrs, in, aux, out, is_train});
 
   if (outputs->empty()) {
     outputs->assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(num_visible));
@@ -224,6 +230,7 @@ NDArray& Into(NDArray& lhs, const char* op, std::vector<NDArray> inputs, std::ma
   call.inputs = std::move(inputs);
   std::vector<NDArray> out{lhs};
   Invoke(call, &out);
+  lhs = out[0];  // keeps what recording attached to it
   return lhs;
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "weft/runtime.h"
@@ -296,6 +297,9 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   AddVars(outputs, &writes);
   AddVars(aux, &writes);
   writes.push_back(state_->var);
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (req[o] != WEFT_REQ_NULL) outputs[o].NoteWrite();
+  for (const NDArray& a : aux) a.NoteWrite();
   const uint64_t seed = state_->random ? NextRandomSeed() : 0;
   std::shared_ptr<const State> s = state_;
   if (s->host) {
@@ -335,6 +339,39 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
   check_alloc(outputs, "output");
   check_alloc(aux, "aux state");
   state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? NextRandomSeed() : 0);
+}
+
+std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,
+                                                 const NodeSignature& sig, uint32_t resources) {
+  // Never destroyed: a runner freed at exit would call into plugins that have shut down.
+  static std::mutex& mu = *new std::mutex;
+  static auto& cache = *new std::unordered_map<std::string, std::shared_ptr<KernelRunner>>;
+  static uint64_t workspace = 0;
+  std::string key = fmt::format("{}|{}|{}|", op, ctx, resources);
+  for (const auto& [k, v] : attrs.values()) key += k + "=" + v + ";";
+  for (const auto* shapes : {&sig.in_shapes, &sig.out_shapes, &sig.aux_shapes}) {
+    key += "|";
+    for (const Shape& s : *shapes) key += s.ToString();
+  }
+  for (const auto* types : {&sig.in_dtypes, &sig.out_dtypes, &sig.aux_dtypes}) {
+    key += "|";
+    for (DType t : *types) key += std::to_string(static_cast<int>(t)) + ",";
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  auto runner = std::make_shared<KernelRunner>(op, attrs, ctx, sig, resources);
+  std::lock_guard<std::mutex> lock(mu);
+  // Bounded: shapes that keep changing must not hold memory for ever.
+  if (cache.size() >= 256 || workspace + runner->workspace_bytes() > (uint64_t{256} << 20)) {
+    cache.clear();
+    workspace = 0;
+  }
+  auto [it, inserted] = cache.emplace(std::move(key), std::move(runner));
+  if (inserted) workspace += it->second->workspace_bytes();
+  return it->second;
 }
 
 void KernelRunner::SetNodeName(const std::string& node) {

@@ -114,6 +114,15 @@ class KernelRunner {
   std::shared_ptr<State> state_;
 };
 
+/// A prepared kernel for (op, attrs, ctx, sig, resources), made on first use and shared by later
+/// calls with the same key (imperative invoke and autograd's backward: a training loop prepares
+/// each kernel once, as the executor does per node). Runs of one shared runner are ordered by the
+/// engine (they share its workspace). The cache is bounded (256 runners, 256 MiB of workspace;
+/// it is emptied when either is exceeded, and pushed runs keep what they use). Thread-safe.
+/// Throws as the KernelRunner constructor.
+std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,
+                                                 const NodeSignature& sig, uint32_t resources = 0);
+
 /// True when some loaded plugin has a kernel for (op, device type, dtype).
 bool HasKernel(const std::string& op, const std::string& device_type, DType dtype);
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/release_chain.h"
 #include "operator/infer.h"
 
 namespace weft::graph {
@@ -75,21 +76,7 @@ const OpDef& LookupOp(std::string_view name) {
   return OpRegistry::Get().Lookup(name);  // throws the registry's "unknown operator" error
 }
 
-Node::~Node() {
-  std::vector<NodePtr> orphans;
-  auto harvest = [&orphans](std::vector<Entry>& ins) {
-    for (Entry& e : ins) {
-      if (e.node && e.node.use_count() == 1) orphans.push_back(std::move(e.node));
-    }
-    ins.clear();
-  };
-  harvest(inputs);
-  while (!orphans.empty()) {
-    NodePtr n = std::move(orphans.back());
-    orphans.pop_back();
-    harvest(n->inputs);
-  }  // each node dies here with no inputs left
-}
+Node::~Node() { detail::ReleaseInputChain(inputs); }
 
 std::string Node::Describe() const {
   if (is_variable()) return "variable '" + name + "'";

@@ -36,6 +36,7 @@ typedef void* ProfileHandle;
 typedef void* DLManagedTensorHandle;
 
 typedef void (*ExecutorMonitorCallback)(const char*, NDArrayHandle, void*);
+typedef void (*CachedOpMonitorCallback)(const char*, const char*, NDArrayHandle);
 typedef void(MXKVStoreUpdater)(int key, NDArrayHandle recv, NDArrayHandle local, void* handle);
 typedef void(MXKVStoreStrUpdater)(const char* key, NDArrayHandle recv, NDArrayHandle local, void* handle);
 typedef void(MXKVStoreServerController)(int head, const char* body, void* controller_handle);
@@ -125,6 +126,37 @@ WEFT_MX_API int MXNDArrayFromDLPackEx(DLManagedTensorHandle dlpack, const bool t
                                       NDArrayHandle* out_handle);
 WEFT_MX_API int MXNDArrayCallDLPackDeleter(DLManagedTensorHandle dlpack);
 WEFT_MX_API int MXShallowCopyNDArray(NDArrayHandle src, NDArrayHandle* out);
+WEFT_MX_API int MXNDArrayGetSharedMemHandle(NDArrayHandle handle, int* shared_pid, int* shared_id);
+WEFT_MX_API int MXNDArrayCreateFromSharedMem(int shared_pid, int shared_id, const uint32_t* shape, uint32_t ndim,
+                                             int dtype, NDArrayHandle* out);
+WEFT_MX_API int MXNDArrayCreateFromSharedMemEx(int shared_pid, int shared_id, const int* shape, int ndim, int dtype,
+                                               NDArrayHandle* out);
+
+// ---- autograd and cached ops (c_api_autograd.cc) ---------------------------------------------------
+WEFT_MX_API int MXAutogradSetIsRecording(int is_recording, int* prev);
+WEFT_MX_API int MXAutogradSetIsTraining(int is_training, int* prev);
+WEFT_MX_API int MXAutogradIsRecording(bool* curr);
+WEFT_MX_API int MXAutogradIsTraining(bool* curr);
+WEFT_MX_API int MXAutogradMarkVariables(uint32_t num_var, NDArrayHandle* var_handles, uint32_t* reqs_array,
+                                        NDArrayHandle* grad_handles);
+WEFT_MX_API int MXAutogradComputeGradient(uint32_t num_output, NDArrayHandle* output_handles);
+WEFT_MX_API int MXAutogradBackward(uint32_t num_output, NDArrayHandle* output_handles, NDArrayHandle* ograd_handles,
+                                   int retain_graph);
+WEFT_MX_API int MXAutogradBackwardEx(uint32_t num_output, NDArrayHandle* output_handles, NDArrayHandle* ograd_handles,
+                                     uint32_t num_variables, NDArrayHandle* var_handles, int retain_graph,
+                                     int create_graph, int is_train, NDArrayHandle** grad_handles, int** grad_stypes);
+WEFT_MX_API int MXAutogradGetSymbol(NDArrayHandle handle, SymbolHandle* out);
+WEFT_MX_API int MXCreateCachedOp(SymbolHandle handle, CachedOpHandle* out);
+WEFT_MX_API int MXCreateCachedOpEx(SymbolHandle handle, int num_flags, const char** keys, const char** vals,
+                                   CachedOpHandle* out);
+WEFT_MX_API int MXCreateCachedOpEX(SymbolHandle handle, int num_flags, const char** keys, const char** vals,
+                                   CachedOpHandle* out, bool thread_safe);
+WEFT_MX_API int MXFreeCachedOp(CachedOpHandle handle);
+WEFT_MX_API int MXInvokeCachedOp(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                                 NDArrayHandle** outputs);
+WEFT_MX_API int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                                   NDArrayHandle** outputs, const int** out_stypes);
+WEFT_MX_API int MXCachedOpRegisterOpHook(NDArrayHandle handle, CachedOpMonitorCallback callback, bool monitor_all);
 
 // ---- operators: listing, information, imperative calls ------------------------------------------
 WEFT_MX_API int MXListAllOpNames(uint32_t* out_size, const char*** out_array);

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "weft/autograd.h"
 #include "weft/op_info.h"
 #include "weft/runtime.h"
 
@@ -17,7 +18,29 @@ NDArrayHandle Create(const Shape& shape, int dev_type, int dev_id, int delay_all
   for (int64_t d : shape) {
     if (d < 0) Fail("cannot create an NDArray of shape {}: negative extent", shape);
   }
+  // cpu_shared: POSIX shared memory, for arrays that DataLoader's workers hand to the main process.
+  if (dev_type == kDevCPUShared) return NewND(NDArray::CreateSharedMem(shape, static_cast<DType>(dtype)));
   return NewND(NDArray(shape, ToContext(dev_type, dev_id), delay_alloc != 0, static_cast<DType>(dtype)));
+}
+
+// Views made while autograd records are recorded as the op they equal (MXNet's SliceWithRecord,
+// AtWithRecord, ReshapeWithRecord), so gradients flow through x[1:3] and x.reshape(...).
+NDArray Slice(const NDArray& a, int64_t begin, int64_t end) {
+  const Shape& s = a.GetShape();
+  if (s.ndim() == 0) Fail("NDArray slice: the array has no axis to slice");
+  if (begin < 0 || begin > end || end > s[0]) {
+    Fail("NDArray slice [{}, {}) is out of range for axis 0 of extent {}", begin, end, s[0]);
+  }
+  NDArray view = a.Slice(static_cast<size_t>(begin), static_cast<size_t>(end));
+  autograd::RecordView(a, &view, "slice_axis",
+                       {{"axis", "0"}, {"begin", std::to_string(begin)}, {"end", std::to_string(end)}});
+  return view;
+}
+
+NDArray RecordedReshape(const NDArray& a, const Shape& shape) {
+  NDArray view = a.Reshape(shape);
+  autograd::RecordView(a, &view, "Reshape", {{"shape", shape.ToString()}});
+  return view;
 }
 
 // MXNet's NDArray::At: row `idx` of the first axis, that axis dropped (a 1-d array keeps (1,)).
@@ -25,18 +48,9 @@ NDArray At(const NDArray& a, int64_t idx) {
   const Shape& s = a.GetShape();
   if (s.ndim() == 0) Fail("NDArray.at: the array has no axis to index");
   if (idx < 0 || idx >= s[0]) Fail("NDArray.at: index {} is out of range for axis 0 of extent {}", idx, s[0]);
-  NDArray row = a.Slice(static_cast<size_t>(idx), static_cast<size_t>(idx) + 1);
+  NDArray row = Slice(a, idx, idx + 1);
   if (s.ndim() == 1) return row;
-  return row.Reshape(Shape(std::vector<int64_t>(s.dims().begin() + 1, s.dims().end())));
-}
-
-NDArray Slice(const NDArray& a, int64_t begin, int64_t end) {
-  const Shape& s = a.GetShape();
-  if (s.ndim() == 0) Fail("NDArray slice: the array has no axis to slice");
-  if (begin < 0 || begin > end || end > s[0]) {
-    Fail("NDArray slice [{}, {}) is out of range for axis 0 of extent {}", begin, end, s[0]);
-  }
-  return a.Slice(static_cast<size_t>(begin), static_cast<size_t>(end));
+  return RecordedReshape(row, Shape(std::vector<int64_t>(s.dims().begin() + 1, s.dims().end())));
 }
 
 // MXNet's reshape codes (0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split) resolved by the
@@ -47,7 +61,7 @@ NDArray ReshapeCodes(const NDArray& a, const std::vector<int64_t>& codes, bool r
   text += codes.size() == 1 ? ",)" : ")";
   std::vector<std::vector<int64_t>> out =
       InferOpOutputShapes("Reshape", {{"shape", text}, {"reverse", reverse ? "True" : "False"}}, {a.GetShape().dims()});
-  return a.Reshape(Shape(out.at(0)));
+  return RecordedReshape(a, Shape(out.at(0)));
 }
 
 template <typename T>
@@ -334,7 +348,8 @@ int MXNDArrayGetDType(NDArrayHandle handle, int* out_dtype) {
 int MXNDArrayGetContext(NDArrayHandle handle, int* out_dev_type, int* out_dev_id) {
   API_BEGIN();
   const NDArray& a = ND(handle);
-  const auto [type, id] = a.is_none() ? std::pair<int, int>{0, 0} : FromContext(a.GetContext());
+  auto [type, id] = a.is_none() ? std::pair<int, int>{0, 0} : FromContext(a.GetContext());
+  if (a.IsSharedMem()) type = kDevCPUShared;
   *NotNull(out_dev_type, "out_dev_type") = type;
   *NotNull(out_dev_id, "out_dev_id") = id;
   API_END();

@@ -5,7 +5,8 @@
 // An imperative call normalises the attributes against the op's definition (defaults filled in,
 // unknown names and bad values refused), infers the output shapes and dtypes from the inputs'
 // (core/operator/OPS.md), allocates the outputs that were not given on the inputs' device,
-// prepares the device's kernel and pushes one engine operation. It returns as soon as the
+// prepares the device's kernel (once per op, attributes, device and shapes: later calls with the
+// same signature reuse it, with its workspace) and pushes one engine operation. It returns as soon as the
 // operation is pushed: reading an output (SyncCopyToCPU, WaitToRead, At) waits for it, and a
 // failure of the kernel is rethrown there (as for any engine operation, engine.h).
 //
@@ -13,6 +14,12 @@
 // data, gamma, beta, moving_mean, moving_var); a kernel that updates aux states (BatchNorm in
 // training) writes those arrays. Every array of one call must be on the same device.
 // Outputs are the op's visible outputs (hidden ones, OPS.md, are allocated and dropped).
+//
+// Autograd (weft/autograd.h): while the calling thread records, every call whose inputs include an
+// array of a recorded graph (or a marked variable) is added to the graph, and its outputs become
+// part of it; writing into an array that is already part of a recorded graph is refused then
+// (MXNet's "Assigning to NDArrays that are already in a computational graph ..."), before anything
+// is pushed. Training mode is the call's is_train or the thread's autograd::IsTraining().
 //
 // Thread-safety: calls from several threads are fine (the engine orders them by their arrays).
 #pragma once
@@ -38,7 +45,7 @@ struct WEFT_API ImperativeCall {
   std::map<std::string, std::string> params;                  // attribute strings as in MXNet JSON ("(3, 3)", "True")
   std::vector<NDArray> inputs;                                // positional: op inputs, then aux states
   std::vector<std::pair<std::string, NDArray>> named_inputs;  // by input or aux-state name
-  bool is_train = false;                                      // training mode (Dropout, BatchNorm)
+  bool is_train = false;  // training mode (Dropout, BatchNorm); also on inside autograd::TrainMode / Record scopes
   // Where outputs are made when no input or given output fixes the device (ops without inputs:
   // _zeros, _random_uniform; MXNet's `ctx` attribute). Unset: cpu(0). An input or output on
   // another device is an error naming both.

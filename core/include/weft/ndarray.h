@@ -45,6 +45,9 @@ namespace weft {
 namespace ndarray_detail {
 struct Chunk;
 }
+namespace autograd_detail {
+struct Node;  // a node of the autograd tape (core/autograd/tape.h)
+}
 
 class WEFT_API NDArray {
  public:
@@ -218,6 +221,52 @@ class WEFT_API NDArray {
                               DType dtype, std::function<void()> release);
   /// True when both arrays view the same chunk.
   bool SharesChunkWith(const NDArray& other) const noexcept { return chunk_ && chunk_ == other.chunk_; }
+  /// Counts a write to the chunk that is about to be pushed (every path that pushes a write to an
+  /// array calls it: copies, fills, kernels). Autograd compares the count of an array it saved for
+  /// backward with the count at saving time to refuse gradients from overwritten values. Views of
+  /// one chunk share the count. Thread-safe; no-op for a none array.
+  void NoteWrite() const noexcept;
+  /// The number of writes noted so far (0 for a none array). Thread-safe.
+  uint64_t write_count() const noexcept;
+
+  // ---- autograd (weft/autograd.h) -----------------------------------------------------------------
+  /// This view without its place in a recorded graph (MXNet's NDArray::Detach, MXNDArrayDetach):
+  /// the same data, shape and dtype, but autograd treats it as a constant; a marked variable's
+  /// detached copy is not a variable. Views (Slice, Reshape, AsArray) are always detached.
+  NDArray Detach() const;
+  /// The recorded node that produced this array (or the variable node of a marked array) and
+  /// the output index; null when the array is not part of a recorded graph. Set by autograd
+  /// (core/autograd); copying an NDArray copies the reference, as MXNet's NDArray copies entry_.
+  const std::shared_ptr<autograd_detail::Node>& autograd_node() const noexcept { return ag_node_; }
+  uint32_t autograd_index() const noexcept { return ag_index_; }
+  void SetAutogradEntry(std::shared_ptr<autograd_detail::Node> node, uint32_t index) noexcept {
+    ag_node_ = std::move(node);
+    ag_index_ = index;
+  }
+
+  // ---- shared memory (MXNet's cpu_shared arrays: gluon.data.DataLoader's worker processes) --------
+  /// A new array of `shape` and `dtype` in POSIX shared memory on the host, usable as a cpu(0)
+  /// array by every op (GetContext() is cpu(0); IsSharedMem() tells it apart). The segment is
+  /// created with shm_open and unlinked at once, so it lives exactly as long as some process maps
+  /// it or holds its descriptor (no name is left behind after a crash). Contents are zeros.
+  /// Throws weft::Error naming the system call and errno text when the segment cannot be made.
+  static NDArray CreateSharedMem(const Shape& shape, DType dtype = DType::kFloat32);
+  /// Maps a segment made by CreateSharedMem (MXNDArrayCreateFromSharedMemEx): `shared_pid` is the
+  /// creating process, `shared_id` a file descriptor *in this process* for the segment: one
+  /// received from the creator over a Unix socket (SCM_RIGHTS, what Python's
+  /// multiprocessing.reduction.DupFd does for DataLoader), or, when `shared_pid` is this process,
+  /// the creator's own descriptor. The array takes ownership of a received descriptor (closed
+  /// when the memory is freed); the creator's own is duplicated. The data is shared: writes on
+  /// either side are seen by the other (order them across processes yourself). Throws weft::Error
+  /// when the descriptor is not open, or the segment holds fewer bytes than shape and dtype need.
+  static NDArray FromSharedMem(int shared_pid, int shared_id, const Shape& shape, DType dtype = DType::kFloat32);
+  /// True for arrays made by CreateSharedMem / FromSharedMem (and their views).
+  bool IsSharedMem() const noexcept;
+  /// The (creating process id, file descriptor in this process) of a shared-memory array
+  /// (MXNDArrayGetSharedMemHandle). Waits for pending writes first, so the other process sees the
+  /// data once it has the handle. Throws weft::Error for an array not in shared memory or a view
+  /// that does not start at the segment's first byte.
+  void GetSharedMemHandle(int* shared_pid, int* shared_id) const;
 
  private:
   WEFT_HIDDEN NDArray(std::shared_ptr<ndarray_detail::Chunk> chunk, Shape shape, DType dtype, uint64_t offset);
@@ -228,7 +277,9 @@ class WEFT_API NDArray {
   std::shared_ptr<ndarray_detail::Chunk> chunk_;
   Shape shape_;
   DType dtype_ = DType::kFloat32;
-  uint64_t offset_ = 0;  // bytes into the chunk
+  uint64_t offset_ = 0;                             // bytes into the chunk
+  std::shared_ptr<autograd_detail::Node> ag_node_;  // see autograd_node()
+  uint32_t ag_index_ = 0;
 };
 
 /// Prints the data like mxnet-cpp: "[1, 2, 3, ]" (every element followed by ", "; waits for

@@ -1,0 +1,262 @@
+// MXNet C API: imperative autograd (MXAutograd*, the per-array gradient state, detach), cached ops
+// (MXCreateCachedOpEx / MXInvokeCachedOpEx: gluon's hybridize) and shared-memory arrays
+// (cpu_shared: gluon.data.DataLoader's workers), over weft/autograd.h, weft/cached_op.h and
+// NDArray::CreateSharedMem / FromSharedMem.
+#include "frontend_callback.h"
+#include "symbol_handle.h"
+#include "weft/autograd.h"
+#include "weft/cached_op.h"
+
+using namespace weft;
+using namespace weft::mx;
+
+namespace {
+
+struct CachedOpH : Handle<HandleKind::kCachedOp> {
+  explicit CachedOpH(std::unique_ptr<CachedOp> o) : op(std::move(o)) {}
+  std::unique_ptr<CachedOp> op;
+};
+CachedOp& Op(CachedOpHandle h) { return *Handle<HandleKind::kCachedOp>::From<CachedOpH>(h)->op; }
+
+// MXNet's grad_req codes (0 null, 1 write, 2 inplace, 3 add).
+OpReqType GradReq(uint32_t code, uint32_t i) {
+  if (code > 3) Fail("mark_variables: grad_req code {} of variable {} is not 0 (null), 1 (write), 3 (add)", code, i);
+  return static_cast<OpReqType>(code);
+}
+
+std::vector<NDArray> Arrays(uint32_t n, NDArrayHandle* handles, const char* what, bool allow_null) {
+  std::vector<NDArray> out;
+  if (n > 0) NotNull(handles, what);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (handles[i] == nullptr && allow_null) {
+      out.emplace_back();
+      continue;
+    }
+    out.push_back(ND(NotNull(handles[i], what)));
+  }
+  return out;
+}
+
+// The storage type of every returned array: MXNet's kDefaultStorage (0).
+const int* DefaultStypes(size_t n, const char* buffer) {
+  thread_local std::map<std::string, std::vector<int>> buffers;
+  std::vector<int>& v = buffers[buffer];
+  v.assign(n, 0);
+  return v.data();
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- recording and training switches (thread-local, as MXNet's) ---------------------------------
+
+int MXAutogradSetIsRecording(int is_recording, int* prev) {
+  API_BEGIN();
+  const bool was = autograd::SetIsRecording(is_recording != 0);
+  if (prev != nullptr) *prev = was ? 1 : 0;
+  API_END();
+}
+
+int MXAutogradSetIsTraining(int is_training, int* prev) {
+  API_BEGIN();
+  const bool was = autograd::SetIsTraining(is_training != 0);
+  if (prev != nullptr) *prev = was ? 1 : 0;
+  API_END();
+}
+
+int MXAutogradIsRecording(bool* curr) {
+  API_BEGIN();
+  *NotNull(curr, "curr") = autograd::IsRecording();
+  API_END();
+}
+
+int MXAutogradIsTraining(bool* curr) {
+  API_BEGIN();
+  *NotNull(curr, "curr") = autograd::IsTraining();
+  API_END();
+}
+
+// ---- variables and per-array state -----------------------------------------------------------
+
+int MXAutogradMarkVariables(uint32_t num_var, NDArrayHandle* var_handles, uint32_t* reqs_array,
+                            NDArrayHandle* grad_handles) {
+  API_BEGIN();
+  std::vector<NDArray*> vars;
+  std::vector<OpReqType> reqs;
+  if (num_var > 0) {
+    NotNull(var_handles, "var_handles");
+    NotNull(reqs_array, "reqs_array");
+  }
+  for (uint32_t i = 0; i < num_var; ++i) {
+    vars.push_back(&ND(var_handles[i]));
+    reqs.push_back(GradReq(reqs_array[i], i));
+  }
+  autograd::MarkVariables(vars, reqs, Arrays(num_var, grad_handles, "grad_handles", true));
+  API_END();
+}
+
+// The gradient buffer of a marked variable; *out is NULL otherwise (Python's NDArray.grad is None).
+int MXNDArrayGetGrad(NDArrayHandle handle, NDArrayHandle* out) {
+  API_BEGIN();
+  const NDArray g = autograd::GetGrad(ND(handle));
+  *NotNull(out, "out") = g.is_none() ? nullptr : NewND(g);
+  API_END();
+}
+
+int MXNDArrayDetach(NDArrayHandle handle, NDArrayHandle* out) {
+  API_BEGIN();
+  *NotNull(out, "out") = NewND(ND(handle).Detach());
+  API_END();
+}
+
+int MXNDArraySetGradState(NDArrayHandle handle, int state) {
+  API_BEGIN();
+  autograd::SetGradState(ND(handle), state != 0);
+  API_END();
+}
+
+int MXNDArrayGetGradState(NDArrayHandle handle, int* out) {
+  API_BEGIN();
+  *NotNull(out, "out") = autograd::GetGradState(ND(handle)) ? 1 : 0;
+  API_END();
+}
+
+// ---- backward ----------------------------------------------------------------------------------
+
+// MXNet's full form: `ograd_handles` may be NULL (ones for every head) or hold NULL entries;
+// with variables (autograd.grad) their gradients come back in *grad_handles (new handles owned by
+// the caller) and *grad_stypes (all default storage).
+int MXAutogradBackwardEx(uint32_t num_output, NDArrayHandle* output_handles, NDArrayHandle* ograd_handles,
+                         uint32_t num_variables, NDArrayHandle* var_handles, int retain_graph, int create_graph,
+                         int is_train, NDArrayHandle** grad_handles, int** grad_stypes) {
+  API_BEGIN();
+  const std::vector<NDArray> heads = Arrays(num_output, output_handles, "output_handles", false);
+  const std::vector<NDArray> ograds =
+      ograd_handles == nullptr ? std::vector<NDArray>() : Arrays(num_output, ograd_handles, "ograd_handles", true);
+  const std::vector<NDArray> vars = Arrays(num_variables, var_handles, "var_handles", false);
+  std::vector<NDArray> grads =
+      autograd::BackwardEx(heads, ograds, vars, retain_graph != 0, create_graph != 0, is_train != 0);
+  if (num_variables > 0) {
+    std::vector<void*>& out = ThreadHandles("MXAutogradBackwardEx");
+    out.clear();
+    for (NDArray& g : grads) out.push_back(NewND(std::move(g)));
+    *NotNull(grad_handles, "grad_handles") = out.data();
+    if (grad_stypes != nullptr) *grad_stypes = const_cast<int*>(DefaultStypes(out.size(), "MXAutogradBackwardEx"));
+  }
+  API_END();
+}
+
+int MXAutogradBackward(uint32_t num_output, NDArrayHandle* output_handles, NDArrayHandle* ograd_handles,
+                       int retain_graph) {
+  return MXAutogradBackwardEx(num_output, output_handles, ograd_handles, 0, nullptr, retain_graph, 0, 1, nullptr,
+                              nullptr);
+}
+
+int MXAutogradComputeGradient(uint32_t num_output, NDArrayHandle* output_handles) {
+  return MXAutogradBackward(num_output, output_handles, nullptr, 0);
+}
+
+int MXAutogradGetSymbol(NDArrayHandle handle, SymbolHandle* out) {
+  API_BEGIN();
+  *NotNull(out, "out") = NewSym(autograd::GetSymbol(ND(handle)));
+  API_END();
+}
+
+// ---- cached ops --------------------------------------------------------------------------------
+
+int MXCreateCachedOpEX(SymbolHandle handle, int num_flags, const char** keys, const char** vals, CachedOpHandle* out,
+                       bool /*thread_safe: weft's CachedOp is always safe to call from several threads*/) {
+  API_BEGIN();
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (const auto& [k, v] : KeyValues(num_flags, keys, vals, "CachedOp flag")) flags.emplace_back(k, v);
+  *NotNull(out, "out") = new CachedOpH(std::make_unique<CachedOp>(Sym(handle).Get(), flags));
+  API_END();
+}
+
+int MXCreateCachedOpEx(SymbolHandle handle, int num_flags, const char** keys, const char** vals,
+                       CachedOpHandle* out) {
+  return MXCreateCachedOpEX(handle, num_flags, keys, vals, out, false);
+}
+
+int MXCreateCachedOp(SymbolHandle handle, CachedOpHandle* out) {
+  return MXCreateCachedOpEX(handle, 0, nullptr, nullptr, out, false);
+}
+
+int MXFreeCachedOp(CachedOpHandle handle) {
+  API_BEGIN();
+  delete Handle<HandleKind::kCachedOp>::From<CachedOpH>(handle);
+  API_END();
+}
+
+// *outputs NULL: new output handles (owned by the caller, in a thread-local array); otherwise the
+// *num_outputs arrays given are written (Python's out=).
+int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                       NDArrayHandle** outputs, const int** out_stypes) {
+  API_BEGIN();
+  CachedOp& op = Op(handle);
+  NotNull(num_outputs, "num_outputs");
+  NotNull(outputs, "outputs");
+  const std::vector<NDArray> in = Arrays(static_cast<uint32_t>(std::max(num_inputs, 0)), inputs, "inputs", false);
+  if (*outputs != nullptr && *num_outputs > 0) {
+    std::vector<NDArray> out = Arrays(static_cast<uint32_t>(*num_outputs), *outputs, "outputs", false);
+    op.Invoke(in, &out);
+    for (int i = 0; i < *num_outputs; ++i) ND((*outputs)[i]) = out[static_cast<size_t>(i)];
+  } else {
+    std::vector<NDArray> out = op.Invoke(in);
+    std::vector<void*>& handles = ThreadHandles("MXInvokeCachedOpEx");
+    handles.clear();
+    for (NDArray& a : out) handles.push_back(NewND(std::move(a)));
+    *num_outputs = static_cast<int>(handles.size());
+    *outputs = handles.data();
+  }
+  if (out_stypes != nullptr) *out_stypes = DefaultStypes(static_cast<size_t>(*num_outputs), "MXInvokeCachedOpEx");
+  API_END();
+}
+
+int MXInvokeCachedOp(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                     NDArrayHandle** outputs) {
+  return MXInvokeCachedOpEx(handle, num_inputs, inputs, num_outputs, outputs, nullptr);
+}
+
+// The hook gets (node name, op name, a new handle to the array) after each node (and, with
+// monitor_all, before it for its inputs); a NULL callback removes it.
+int MXCachedOpRegisterOpHook(NDArrayHandle handle, CachedOpMonitorCallback callback, bool monitor_all) {
+  API_BEGIN();
+  CachedOp& op = Op(handle);
+  if (callback == nullptr) {
+    op.RegisterOpHook({}, false);
+  } else {
+    op.RegisterOpHook(
+        [callback](const std::string& node, const std::string& op_name, const NDArray& a) {
+          CallFrontend("the cached op's hook", [&] { callback(node.c_str(), op_name.c_str(), NewND(a)); });
+        },
+        monitor_all);
+  }
+  API_END();
+}
+
+// ---- shared memory (cpu_shared) ----------------------------------------------------------------
+
+int MXNDArrayGetSharedMemHandle(NDArrayHandle handle, int* shared_pid, int* shared_id) {
+  API_BEGIN();
+  ND(handle).GetSharedMemHandle(NotNull(shared_pid, "shared_pid"), NotNull(shared_id, "shared_id"));
+  API_END();
+}
+
+int MXNDArrayCreateFromSharedMemEx(int shared_pid, int shared_id, const int* shape, int ndim, int dtype,
+                                   NDArrayHandle* out) {
+  API_BEGIN();
+  if (ndim > 0) NotNull(shape, "shape");
+  std::vector<int64_t> dims(shape, shape + std::max(ndim, 0));
+  *NotNull(out, "out") = NewND(NDArray::FromSharedMem(shared_pid, shared_id, Shape(dims), static_cast<DType>(dtype)));
+  API_END();
+}
+
+int MXNDArrayCreateFromSharedMem(int shared_pid, int shared_id, const uint32_t* shape, uint32_t ndim, int dtype,
+                                 NDArrayHandle* out) {
+  std::vector<int> dims(shape, shape + ndim);
+  return MXNDArrayCreateFromSharedMemEx(shared_pid, shared_id, dims.data(), static_cast<int>(ndim), dtype, out);
+}
+
+}  // extern "C"
