@@ -85,6 +85,14 @@
     invisible(.Call(`_mxnet_mx_wait_all`))
 }
 
+.mx_random_seed <- function(seed) {
+    invisible(.Call(`_mxnet_mx_random_seed`, seed))
+}
+
+.mx_gpu_count <- function() {
+    .Call(`_mxnet_mx_gpu_count`)
+}
+
 .mx_nd_array <- function(values, dim, dev_type, dev_id) {
     .Call(`_mxnet_mx_nd_array`, values, dim, dev_type, dev_id)
 }

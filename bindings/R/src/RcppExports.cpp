@@ -226,6 +226,24 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// mx_random_seed
+void mx_random_seed(int seed);
+RcppExport SEXP _mxnet_mx_random_seed(SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< int >::type seed(seedSEXP);
+    mx_random_seed(seed);
+    return R_NilValue;
+END_RCPP
+}
+// mx_gpu_count
+int mx_gpu_count();
+RcppExport SEXP _mxnet_mx_gpu_count() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(mx_gpu_count());
+    return rcpp_result_gen;
+END_RCPP
+}
 // mx_nd_array
 SEXP mx_nd_array(Rcpp::NumericVector values, Rcpp::IntegerVector dim, int dev_type, int dev_id);
 RcppExport SEXP _mxnet_mx_nd_array(SEXP valuesSEXP, SEXP dimSEXP, SEXP dev_typeSEXP, SEXP dev_idSEXP) {
@@ -549,6 +567,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_mxnet_mx_kv_rank_size", (DL_FUNC) &_mxnet_mx_kv_rank_size, 1},
     {"_mxnet_mx_load_library", (DL_FUNC) &_mxnet_mx_load_library, 1},
     {"_mxnet_mx_wait_all", (DL_FUNC) &_mxnet_mx_wait_all, 0},
+    {"_mxnet_mx_random_seed", (DL_FUNC) &_mxnet_mx_random_seed, 1},
+    {"_mxnet_mx_gpu_count", (DL_FUNC) &_mxnet_mx_gpu_count, 0},
     {"_mxnet_mx_nd_array", (DL_FUNC) &_mxnet_mx_nd_array, 4},
     {"_mxnet_mx_nd_empty", (DL_FUNC) &_mxnet_mx_nd_empty, 4},
     {"_mxnet_mx_nd_as_array", (DL_FUNC) &_mxnet_mx_nd_as_array, 1},

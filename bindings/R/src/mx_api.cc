@@ -65,3 +65,13 @@ void mx_load_library(std::string path) { mxr::Load(path); }
 
 // [[Rcpp::export(.mx_wait_all, rng = false)]]
 void mx_wait_all() { mxr::Check(mxr::api().MXNDArrayWaitAll()); }
+
+// [[Rcpp::export(.mx_random_seed, rng = false)]]
+void mx_random_seed(int seed) { mxr::Check(mxr::api().MXRandomSeed(seed)); }
+
+// [[Rcpp::export(.mx_gpu_count, rng = false)]]
+int mx_gpu_count() {
+  int n = 0;
+  mxr::Check(mxr::api().MXGetGPUCount(&n));
+  return n;
+}
