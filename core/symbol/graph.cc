@@ -151,6 +151,10 @@ void ApplyInputVarAttrs(const Node& op_node, size_t index, Node& var) {
     if (in == "moving_mean") var.attrs["__init__"] = "[\"zero\", {}]";
     if (in == "moving_var") var.attrs["__init__"] = "[\"one\", {}]";
   }
+  // PReLU's slopes start at 0.25 (MXNet's LeakyReLU sets this on its gamma input).
+  if (op_node.op->name == "LeakyReLU" && index < op_node.input_names.size() && op_node.input_names[index] == "gamma") {
+    var.attrs["__init__"] = "[\"Constant\", {\"value\": 0.25}]";
+  }
 }
 
 void PostOrderDFS(const std::vector<Entry>& heads, const std::function<void(const NodePtr&)>& fn) {

@@ -244,6 +244,7 @@ WEFT_MX_API int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, co
                                          const int* arg_type_data, uint32_t* in_type_size, const int** in_type_data,
                                          uint32_t* out_type_size, const int** out_type_data, uint32_t* aux_type_size,
                                          const int** aux_type_data, int* complete);
+WEFT_MX_API int MXSymbolSetAttrs(SymbolHandle symbol, uint32_t num_args, const char** keys, const char** values);
 WEFT_MX_API int NNSymbolCompose(SymbolHandle sym, const char* name, nn_uint num_args, const char** keys,
                                 SymbolHandle* args);
 WEFT_MX_API int NNSymbolFree(SymbolHandle symbol);
@@ -290,6 +291,10 @@ WEFT_MX_API int MXKVStoreIsSchedulerNode(int* ret);
 WEFT_MX_API int MXKVStoreBarrier(KVStoreHandle handle);
 WEFT_MX_API int MXKVStoreSetBarrierBeforeExit(KVStoreHandle handle, const int barrier_before_exit);
 WEFT_MX_API int MXKVStoreGetNumDeadNode(KVStoreHandle handle, const int node_id, int* number, const int timeout_sec);
+
+WEFT_MX_API int MXKVStoreSendCommmandToServers(KVStoreHandle handle, int cmd_id, const char* cmd_body);
+WEFT_MX_API int MXKVStoreRunServer(KVStoreHandle handle, MXKVStoreServerController* controller,
+                                   void* controller_handle);
 
 // ---- executors ----------------------------------------------------------------------------------
 WEFT_MX_API int MXExecutorFree(ExecutorHandle handle);

@@ -196,22 +196,21 @@ int MXStorageEmptyCache(int dev_type, int dev_id) {
   API_END();
 }
 
-// MXNet's NumPy shape semantics (zero-size dims and scalars) are not implemented: the flag reads
-// 0 and only 0 may be set.
+// MXNet's NumPy shape semantics (mx.np_shape(), mx.npx.set_np()): shapes keep zero-size axes and
+// scalars (ndim 0); unknown shapes and extents read -1 instead of 0. weft's shapes are like that
+// already; the flag changes how shapes cross this API (see IsNumpyShape in common.h). Values as
+// MXNet: 0 off, 1 on for the calling thread, 2 on for every thread.
 int MXIsNumpyShape(int* curr) {
   API_BEGIN();
-  *NotNull(curr, "curr") = 0;
+  *NotNull(curr, "curr") = NumpyShapeMode();
   API_END();
 }
 
 int MXSetIsNumpyShape(int is_np_shape, int* prev) {
   API_BEGIN();
-  if (prev) *prev = 0;
-  if (is_np_shape != 0) {
-    Fail(
-        "NumPy shape semantics (mx.npx.set_np / is_np_shape) are not supported by weft; only the classic "
-        "MXNet shapes are");
-  }
+  if (is_np_shape < 0 || is_np_shape > 2) Fail("is_np_shape {} (0 off, 1 this thread, 2 global)", is_np_shape);
+  if (prev) *prev = NumpyShapeMode();
+  SetNumpyShapeMode(is_np_shape);
   API_END();
 }
 

@@ -1,5 +1,7 @@
 // MXNet C API: executors — simple_bind (with MXNet's shared arguments and shared data buffer),
 // bind, forward, backward, outputs, monitor, reshape.
+#include <nlohmann/json.hpp>
+
 #include "frontend_callback.h"
 #include "symbol_handle.h"
 #include "weft/executor.h"
@@ -96,17 +98,54 @@ std::vector<OpReqType> GradReqs(const SimpleBindArgs& a, const std::vector<std::
   return reqs;
 }
 
+// Where an argument or aux state lives with model parallelism (group2ctx): the context of its own
+// ctx_group, else of the first node that reads it, else the default (MXNet's device placement for
+// variables). Names map to contexts; an empty map when there is no group2ctx.
+std::map<std::string, Context> PlaceVariables(const Symbol& s, const SimpleBindArgs& a) {
+  std::map<std::string, Context> place;
+  if (a.group2ctx.empty()) return place;
+  const nlohmann::json g = nlohmann::json::parse(s.ToJSON());
+  const auto& nodes = g.at("nodes");
+  auto group_of = [&](const nlohmann::json& node) -> std::optional<Context> {
+    for (const char* key : {"attrs", "attr", "param"}) {
+      if (!node.contains(key)) continue;
+      auto it = node[key].find("__ctx_group__");
+      if (it == node[key].end()) continue;
+      auto c = a.group2ctx.find(it->get<std::string>());
+      if (c != a.group2ctx.end()) return c->second;
+    }
+    return std::nullopt;
+  };
+  std::map<size_t, Context> consumer;  // variable node id -> context of its first reader
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].value("op", "null") == "null") continue;
+    const Context ctx = group_of(nodes[i]).value_or(a.ctx);
+    for (const auto& in : nodes[i].at("inputs")) consumer.emplace(in.at(0).get<size_t>(), ctx);
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].value("op", "null") != "null") continue;
+    const std::string name = nodes[i].at("name");
+    if (auto own = group_of(nodes[i])) {
+      place[name] = *own;
+    } else if (auto c = consumer.find(i); c != consumer.end()) {
+      place[name] = c->second;
+    }
+  }
+  return place;
+}
+
 // An argument not shared with another executor: from the shared data buffer when an array of
 // that name is there and large enough (a view of it), else a new zeroed array added to the buffer.
-NDArray DataArray(const SimpleBindArgs& a, const std::string& name, const Shape& shape, DType dtype) {
+NDArray DataArray(const SimpleBindArgs& a, const std::string& name, const Shape& shape, DType dtype,
+                  const Context& ctx) {
   if (a.shared_buffer) {
     auto it = a.shared_buffer->find(name);
     if (it != a.shared_buffer->end() && it->second.GetDType() == dtype &&
-        it->second.Size() >= static_cast<size_t>(shape.Size()) && it->second.GetContext() == a.ctx) {
+        it->second.Size() >= static_cast<size_t>(shape.Size()) && it->second.GetContext() == ctx) {
       return it->second.AsArray(shape, dtype);
     }
   }
-  NDArray fresh(shape, a.ctx, false, dtype);
+  NDArray fresh(shape, ctx, false, dtype);
   fresh = 0.0f;
   if (a.shared_buffer) (*a.shared_buffer)[name] = fresh;
   return fresh;
@@ -127,6 +166,11 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
     return std::find(a.shared_arg_names.begin(), a.shared_arg_names.end(), name) != a.shared_arg_names.end()
                ? a.shared_exec
                : nullptr;
+  };
+  const std::map<std::string, Context> place = PlaceVariables(s, a);
+  auto ctx_of = [&](const std::string& name) {
+    auto it = place.find(name);
+    return it == place.end() ? a.ctx : it->second;
   };
   std::vector<NDArray> arg_arrays, grad_arrays, aux_arrays;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -149,11 +193,11 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
                                                : NDArray(shape, a.ctx, false, dtype));
       continue;
     }
-    arg_arrays.push_back(DataArray(a, args[i], shape, dtype));
+    arg_arrays.push_back(DataArray(a, args[i], shape, dtype, ctx_of(args[i])));
     if (reqs[i] == kNullOp) {
       grad_arrays.emplace_back();
     } else {
-      NDArray g(shape, a.ctx, false, dtype);
+      NDArray g(shape, ctx_of(args[i]), false, dtype);
       g = 0.0f;
       grad_arrays.push_back(g);
     }
@@ -167,7 +211,7 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
       if (it != names.end()) x = a.shared_exec->exec->aux_arrays[static_cast<size_t>(it - names.begin())];
     }
     if (x.is_none() || x.GetShape() != shape) {
-      x = NDArray(shape, a.ctx, false, type_of(ti.aux_types[i]));
+      x = NDArray(shape, ctx_of(aux_names[i]), false, type_of(ti.aux_types[i]));
       x = 0.0f;
     }
     aux_arrays.push_back(x);

@@ -4,6 +4,7 @@
 
 #include "common.h"
 #include "frontend_callback.h"
+#include "kvstore_optimizer.h"
 #include "weft/env.h"
 #include "weft/kvstore.h"
 
@@ -12,10 +13,31 @@ using namespace weft::mx;
 
 namespace {
 
+// A store, or (in a server or scheduler process of a distributed job) the handle MXNet's frontend
+// makes before it calls MXKVStoreRunServer, which has no store of its own.
 struct KVStoreH : Handle<HandleKind::kKVStore> {
   std::unique_ptr<KVStore> store;
+  std::string role;  // "worker", "server" or "scheduler"
+  std::string type;  // as the frontend named it (kv.type returns it)
 };
-KVStore& KV(KVStoreHandle h) { return *Handle<HandleKind::kKVStore>::From<KVStoreH>(h)->store; }
+
+// weft's store for one of MXNet's type names: MXNet's local variants (where the reduction and the
+// update run) are weft's local (cpu) or device store; a bare "dist" is synchronous.
+std::string WeftType(const std::string& mxnet_type) {
+  if (mxnet_type == "local_update_cpu" || mxnet_type == "local_allreduce_cpu") return "local";
+  if (mxnet_type == "local_allreduce_device") return "device";
+  if (mxnet_type == "dist") return "dist_sync";
+  return mxnet_type;
+}
+KVStoreH& KVH(KVStoreHandle h) { return *Handle<HandleKind::kKVStore>::From<KVStoreH>(h); }
+KVStore& KV(KVStoreHandle h) {
+  KVStoreH& k = KVH(h);
+  if (!k.store) Fail("this process is a KVStore {} (DMLC_ROLE / WEFT_ROLE): it has no store to use", k.role);
+  return *k.store;
+}
+
+// MXNet's command ids (kvstore_server.py's command types).
+enum Command { kController = 0, kSetMultiPrecision = 1, kStopServer = 2, kSyncMode = 3, kSetGradientCompression = 4 };
 
 // MXNet's frontends pass one (key, value) pair per device value; pairs with equal keys are one
 // key's values (MXNet's GroupKVPairs), kept in the order keys first appear.
@@ -101,14 +123,50 @@ extern "C" {
 int MXKVStoreCreate(const char* type, KVStoreHandle* out) {
   API_BEGIN();
   auto h = std::make_unique<KVStoreH>();
-  h->store = KVStore::Create(NotNull(type, "type"));
+  h->role = Role();
+  h->type = NotNull(type, "type");
+  if (h->role == "worker") h->store = KVStore::Create(WeftType(h->type));
   *NotNull(out, "out") = h.release();
   API_END();
 }
 
 int MXKVStoreFree(KVStoreHandle handle) {
   API_BEGIN();
-  delete Handle<HandleKind::kKVStore>::From<KVStoreH>(handle);
+  delete &KVH(handle);
+  API_END();
+}
+
+// The frontend's commands to the servers. kController carries the pickled optimizer of
+// kv.set_optimizer on a distributed store: it becomes the store's weft optimizer (see
+// kvstore_optimizer.h), which the store runs where it updates (servers or every worker).
+int MXKVStoreSendCommmandToServers(KVStoreHandle handle, int cmd_id, const char* cmd_body) {
+  API_BEGIN();
+  KVStore& kv = KV(handle);
+  switch (cmd_id) {
+    case kController:
+      kv.SetOptimizer(OptimizerFromPickle(NotNull(cmd_body, "cmd_body")));
+      break;
+    case kSetMultiPrecision:
+      Fail("KVStore: multi-precision updates are not supported (weft's stores update float32 weights)");
+    case kStopServer:
+    case kSyncMode:
+      break;  // weft's servers stop with their job, and the mode is the store's type
+    case kSetGradientCompression:
+      Fail("KVStore: set gradient compression with kv.set_gradient_compression on the worker");
+    default:
+      Fail("KVStore: unknown server command {}", cmd_id);
+  }
+  API_END();
+}
+
+// A server process of the job (MXNet's frontend runs this at import when DMLC_ROLE / WEFT_ROLE is
+// "server"): serves the workers until the job ends. The frontend's controller never gets a command:
+// workers send weft optimizers, not pickles. A scheduler (ps-lite's third role) has nothing to do
+// in weft's jobs and returns at once.
+int MXKVStoreRunServer(KVStoreHandle handle, MXKVStoreServerController* /*controller*/, void* /*controller_handle*/) {
+  API_BEGIN();
+  KVStoreH& k = KVH(handle);
+  if (k.role == "server") KVStore::RunServer();
   API_END();
 }
 
@@ -235,7 +293,8 @@ int MXKVStoreSetGradientCompression(KVStoreHandle handle, uint32_t num_params, c
 
 int MXKVStoreGetType(KVStoreHandle handle, const char** type) {
   API_BEGIN();
-  *NotNull(type, "type") = KV(handle).type().c_str();
+  KVStoreH& k = KVH(handle);
+  *NotNull(type, "type") = k.type.c_str();
   API_END();
 }
 

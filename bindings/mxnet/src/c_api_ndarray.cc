@@ -56,7 +56,8 @@ const T* ShapeData(const NDArray& a, const char* buffer, int* out_dim) {
   const Shape shape = a.GetShape();  // by value: one object for both iterators
   dims.assign(shape.begin(), shape.end());
   (void)buffer;
-  *out_dim = static_cast<int>(dims.size());
+  // A none array's shape is unknown: ndim 0 in MXNet's classic shape mode, -1 in NumPy shape mode.
+  *out_dim = a.is_none() && IsNumpyShape() ? -1 : static_cast<int>(dims.size());
   return dims.data();
 }
 

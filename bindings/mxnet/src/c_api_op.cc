@@ -44,6 +44,12 @@ void CopyTo(const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
     Fail("_copyto: shapes differ: source {} and destination {}", in[0].GetShape(), out[0].GetShape());
   }
   if (in[0].SharesChunkWith(out[0]) && in[0].offset() == out[0].offset()) return;  // a copy onto itself
+  if (in[0].GetDType() != out[0].GetDType()) {
+    // MXNet's copyto converts: cast on the source's device, then copy.
+    NDArray cast = InvokeOne("Cast", {in[0]}, {{"dtype", std::string(DTypeName(out[0].GetDType()))}});
+    NDArray::CopyFromTo(cast, out[0]);
+    return;
+  }
   NDArray::CopyFromTo(in[0], out[0]);
 }
 

@@ -98,12 +98,13 @@ struct ShapeList {
   void Set(const std::vector<std::optional<Shape>>& shapes) {
     dims.clear();
     ndims.clear();
+    const bool np = IsNumpyShape();
     for (const auto& s : shapes) {
       std::vector<T> d;
-      // Unknown shapes and extents read 0 in MXNet's classic (non-NumPy) shape mode.
+      // Unknown shapes and extents read 0 in MXNet's classic shape mode, -1 in NumPy shape mode.
       if (s)
-        for (int64_t e : *s) d.push_back(static_cast<T>(e < 0 ? 0 : e));
-      ndims.push_back(static_cast<int>(d.size()));
+        for (int64_t e : *s) d.push_back(static_cast<T>(e < 0 ? (np ? -1 : 0) : e));
+      ndims.push_back(!s && np ? -1 : static_cast<int>(d.size()));
       dims.push_back(std::move(d));
     }
     ndims32.assign(ndims.begin(), ndims.end());
@@ -136,11 +137,14 @@ std::map<std::string, Shape> GivenShapes(Symbol& s, uint32_t num_args, const cha
     std::vector<int64_t> d;
     for (IndT j = ind_ptr[i]; j < ind_ptr[i + 1]; ++j)
       d.push_back(static_cast<int64_t>(NotNull(data, "arg_shape_data")[j]));
-    // In MXNet's classic shape mode an extent 0 is unknown, as is an empty shape.
-    for (int64_t& e : d)
-      if (e == 0) e = -1;
+    // In MXNet's classic shape mode an extent 0 is unknown, as is an empty shape; in NumPy shape
+    // mode -1 is unknown and () a scalar.
+    const bool np = IsNumpyShape();
+    if (!np)
+      for (int64_t& e : d)
+        if (e == 0) e = -1;
     const std::string name = keys ? std::string(NotNull(keys[i], "key")) : args[i];
-    if (!d.empty()) shapes[name] = Shape(d);
+    if (!d.empty() || np) shapes[name] = Shape(d);
   }
   return shapes;
 }
@@ -152,8 +156,9 @@ ShapeResult<T>& InferShapes(SymbolH& h, const std::map<std::string, Shape>& give
   out.in.Set(r.arg_shapes);
   out.out.Set(r.out_shapes);
   out.aux.Set(r.aux_shapes);
-  *NotNull(complete, "complete") = r.complete ? 1 : 0;
-  (void)partial;  // MXNet returns what it inferred in both forms; the frontend reads `complete`
+  // The partial forms report success whatever stayed unknown (MXNet's frontend returns their shapes
+  // only when `complete` is set); the full forms say whether everything is known.
+  *NotNull(complete, "complete") = partial || r.complete ? 1 : 0;
   return out;
 }
 
@@ -177,7 +182,7 @@ void ReturnShapes(ShapeResult<T>& r, SizeT* in_size, const NDimT** in_ndim, cons
 
 int InferTypes(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data, uint32_t* in_type_size,
                const int** in_type_data, uint32_t* out_type_size, const int** out_type_data, uint32_t* aux_type_size,
-               const int** aux_type_data, int* complete) {
+               const int** aux_type_data, int* complete, bool partial) {
   API_BEGIN();
   Symbol& s = Sym(sym).Get();
   std::map<std::string, int> given;
@@ -199,7 +204,7 @@ int InferTypes(SymbolHandle sym, uint32_t num_args, const char** keys, const int
   *NotNull(out_type_data, "out_type_data") = out.data();
   *NotNull(aux_type_size, "aux_type_size") = static_cast<uint32_t>(aux.size());
   *NotNull(aux_type_data, "aux_type_data") = aux.data();
-  *NotNull(complete, "complete") = r.complete ? 1 : 0;
+  *NotNull(complete, "complete") = partial || r.complete ? 1 : 0;  // as for shapes
   API_END();
 }
 
@@ -341,12 +346,36 @@ int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* value) {
   API_END();
 }
 
+// Several attributes at once (the frontend's Symbol._set_attr, e.g. a Variable's __shape__,
+// __dtype__, __init__, lr_mult); validated together before any is set.
+int MXSymbolSetAttrs(SymbolHandle symbol, uint32_t num_args, const char** keys, const char** values) {
+  API_BEGIN();
+  std::map<std::string, std::string> attrs;
+  for (const auto& [k, v] : KeyValues(static_cast<int>(num_args), keys, values, "Symbol._set_attr"))
+    attrs[LiftHidden(k)] = v;
+  Sym(symbol).Get().SetAttributes(attrs);
+  API_END();
+}
+
+// A node's attributes for listing: MXNet lists a hidden key stored as "__lr_mult__" under its bare
+// name "lr_mult" as well.
+std::map<std::string, std::string> WithBareHidden(const std::map<std::string, std::string>& attrs) {
+  std::map<std::string, std::string> out = attrs;
+  for (const auto& [k, v] : attrs) {
+    if (k.size() > 4 && k.starts_with("__") && k.ends_with("__")) {
+      const std::string bare = k.substr(2, k.size() - 4);
+      if (LiftHidden(bare) == k) out.emplace(bare, v);
+    }
+  }
+  return out;
+}
+
 // Every node's attributes as pairs "<node>$<key>", "<value>" (*out_size counts pairs).
 int MXSymbolListAttr(SymbolHandle symbol, uint32_t* out_size, const char*** out) {
   API_BEGIN();
   std::vector<std::string> flat;
   for (const auto& [node, attrs] : Sym(symbol).Get().AttrDict()) {
-    for (const auto& [k, v] : attrs) {
+    for (const auto& [k, v] : WithBareHidden(attrs)) {
       flat.push_back(node + "$" + k);
       flat.push_back(v);
     }
@@ -362,7 +391,7 @@ int MXSymbolListAttrShallow(SymbolHandle symbol, uint32_t* out_size, const char*
   std::vector<std::string> flat;
   Symbol& s = Sym(symbol).Get();
   if (!s.IsEmpty() && !s.GetName().empty()) {
-    for (const auto& [k, v] : s.ListAttributes()) {
+    for (const auto& [k, v] : WithBareHidden(s.ListAttributes())) {
       flat.push_back(k);
       flat.push_back(v);
     }
@@ -480,9 +509,12 @@ int MXSymbolInferShapePartialEx(SymbolHandle sym, uint32_t num_args, const char*
                                 const int*** in_shape_data, uint32_t* out_shape_size, const int** out_shape_ndim,
                                 const int*** out_shape_data, uint32_t* aux_shape_size, const int** aux_shape_ndim,
                                 const int*** aux_shape_data, int* complete) {
-  return MXSymbolInferShapeEx(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
-                              in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size,
-                              aux_shape_ndim, aux_shape_data, complete);
+  API_BEGIN();
+  SymbolH& h = Sym(sym);
+  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
+  ReturnShapes(InferShapes<int>(h, given, true, complete), in_shape_size, in_shape_ndim, in_shape_data, out_shape_size,
+               out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
+  API_END();
 }
 
 int MXSymbolInferShape(SymbolHandle sym, uint32_t num_args, const char** keys, const uint32_t* arg_ind_ptr,
@@ -504,9 +536,12 @@ int MXSymbolInferShapePartial(SymbolHandle sym, uint32_t num_args, const char** 
                               const uint32_t** out_shape_ndim, const uint32_t*** out_shape_data,
                               uint32_t* aux_shape_size, const uint32_t** aux_shape_ndim,
                               const uint32_t*** aux_shape_data, int* complete) {
-  return MXSymbolInferShape(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
-                            in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size,
-                            aux_shape_ndim, aux_shape_data, complete);
+  API_BEGIN();
+  SymbolH& h = Sym(sym);
+  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
+  ReturnShapes(InferShapes<uint32_t>(h, given, true, complete), in_shape_size, in_shape_ndim, in_shape_data,
+               out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
+  API_END();
 }
 
 int MXSymbolInferShapeEx64(SymbolHandle sym, uint32_t num_args, const char** keys, const int64_t* arg_ind_ptr,
@@ -527,16 +562,19 @@ int MXSymbolInferShapePartialEx64(SymbolHandle sym, uint32_t num_args, const cha
                                   const int64_t*** in_shape_data, size_t* out_shape_size, const int** out_shape_ndim,
                                   const int64_t*** out_shape_data, size_t* aux_shape_size, const int** aux_shape_ndim,
                                   const int64_t*** aux_shape_data, int* complete) {
-  return MXSymbolInferShapeEx64(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
-                                in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size,
-                                aux_shape_ndim, aux_shape_data, complete);
+  API_BEGIN();
+  SymbolH& h = Sym(sym);
+  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
+  ReturnShapes(InferShapes<int64_t>(h, given, true, complete), in_shape_size, in_shape_ndim, in_shape_data,
+               out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
+  API_END();
 }
 
 int MXSymbolInferType(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
                       uint32_t* in_type_size, const int** in_type_data, uint32_t* out_type_size,
                       const int** out_type_data, uint32_t* aux_type_size, const int** aux_type_data, int* complete) {
   return InferTypes(sym, num_args, keys, arg_type_data, in_type_size, in_type_data, out_type_size, out_type_data,
-                    aux_type_size, aux_type_data, complete);
+                    aux_type_size, aux_type_data, complete, false);
 }
 
 int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
@@ -544,7 +582,7 @@ int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, const char** k
                              const int** out_type_data, uint32_t* aux_type_size, const int** aux_type_data,
                              int* complete) {
   return InferTypes(sym, num_args, keys, arg_type_data, in_type_size, in_type_data, out_type_size, out_type_data,
-                    aux_type_size, aux_type_data, complete);
+                    aux_type_size, aux_type_data, complete, true);
 }
 
 }  // extern "C"

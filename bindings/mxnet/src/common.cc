@@ -1,6 +1,7 @@
 // Errors, handle tables, return buffers and devices shared by the C API files.
 #include "common.h"
 
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <shared_mutex>
@@ -153,6 +154,25 @@ Context ToContext(int dev_type, int dev_id) {
 std::pair<int, int> FromContext(const Context& ctx) {
   if (ctx.GetDeviceType() == "cpu") return {kDevCPU, ctx.GetDeviceId()};
   return {kDevGPU, ctx.GetDeviceId()};
+}
+
+// ---- NumPy shape semantics ----------------------------------------------------------------------
+
+namespace {
+std::atomic<int> g_np_shape_global{0};
+thread_local int t_np_shape = 0;
+}  // namespace
+
+int NumpyShapeMode() { return g_np_shape_global.load() == 2 ? 2 : t_np_shape; }
+
+void SetNumpyShapeMode(int mode) {
+  if (mode == 2) {
+    g_np_shape_global = 2;
+    t_np_shape = 2;
+  } else {
+    g_np_shape_global = 0;
+    t_np_shape = mode;
+  }
 }
 
 // ---- conversions --------------------------------------------------------------------------------

@@ -112,6 +112,13 @@ Context ToContext(int dev_type, int dev_id);
 /// MXNet's (dev_type, dev_id) for a weft Context.
 std::pair<int, int> FromContext(const Context& ctx);
 
+// ---- NumPy shape semantics ----------------------------------------------------------------------
+/// MXNet's is_np_shape: 0 off (classic: an extent 0 or an empty shape means unknown), 1 on for
+/// this thread, 2 on for all threads (0 is a real extent, () a scalar, -1 unknown).
+int NumpyShapeMode();
+void SetNumpyShapeMode(int mode);
+inline bool IsNumpyShape() { return NumpyShapeMode() != 0; }
+
 // ---- small conversions --------------------------------------------------------------------------
 std::map<std::string, std::string> KeyValues(int n, const char* const* keys, const char* const* vals, const char* what);
 Shape ToShape(const int64_t* dims, int ndim);

@@ -21,6 +21,13 @@ struct PyApi {
   void* (*sys_get_object)(const char*) = nullptr;       // borrowed reference or NULL
   int (*sys_set_object)(const char*, void*) = nullptr;  // v may be NULL: deletes
   const char* (*unicode_as_utf8)(void*) = nullptr;
+  void* (*dict_new)() = nullptr;
+  int (*dict_set_item_string)(void*, const char*, void*) = nullptr;
+  void* (*dict_get_item_string)(void*, const char*) = nullptr;  // borrowed
+  void* (*unicode_from_string_and_size)(const char*, ptrdiff_t) = nullptr;
+  void* (*run_string_flags)(const char*, int, void*, void*, void*) = nullptr;
+  void (*dec_ref)(void*) = nullptr;
+  void (*err_clear)() = nullptr;
   bool ok = false;
 };
 
@@ -56,6 +63,13 @@ PyApi& Api() {
     Resolve(a.sys_get_object, "PySys_GetObject");
     Resolve(a.sys_set_object, "PySys_SetObject");
     Resolve(a.unicode_as_utf8, "PyUnicode_AsUTF8");
+    Resolve(a.dict_new, "PyDict_New");
+    Resolve(a.dict_set_item_string, "PyDict_SetItemString");
+    Resolve(a.dict_get_item_string, "PyDict_GetItemString");
+    Resolve(a.unicode_from_string_and_size, "PyUnicode_FromStringAndSize");
+    Resolve(a.run_string_flags, "PyRun_StringFlags");
+    Resolve(a.dec_ref, "Py_DecRef");
+    Resolve(a.err_clear, "PyErr_Clear");
     a.ok = a.is_initialized && a.gil_ensure && a.gil_release && a.run_simple_string && a.sys_get_object &&
            a.sys_set_object && a.unicode_as_utf8 && a.is_initialized();
     return a;
@@ -94,6 +108,54 @@ void CallFrontend(const char* what, const std::function<void()>& fn) {
     py.gil_release(g);
   }
   if (!error.empty()) Fail("{} raised:\n{}", what, error);
+}
+
+std::string EvalPython(const char* what, const std::string& code, const std::string& input) {
+  PyApi& py = Api();
+  if (!py.ok || !py.dict_new || !py.dict_set_item_string || !py.dict_get_item_string ||
+      !py.unicode_from_string_and_size || !py.run_string_flags || !py.dec_ref || !py.err_clear) {
+    Fail("{}: needs the Python interpreter of the frontend, and this process has none", what);
+  }
+  // The code runs inside try/except so that its error comes back as text.
+  std::string wrapped = "try:\n";
+  for (size_t start = 0; start < code.size();) {
+    size_t end = code.find('\n', start);
+    if (end == std::string::npos) end = code.size();
+    wrapped += "    " + code.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  wrapped += "except BaseException:\n    import traceback\n    _weft_error = traceback.format_exc()\n";
+  constexpr int kPyFileInput = 257;  // Py_file_input
+  std::string result, error;
+  const PyApi::GilState g = py.gil_ensure();
+  void* ns = py.dict_new();
+  void* arg = py.unicode_from_string_and_size(input.data(), static_cast<ptrdiff_t>(input.size()));
+  if (ns && arg && py.dict_set_item_string(ns, "_weft_input", arg) == 0) {
+    void* ran = py.run_string_flags(wrapped.c_str(), kPyFileInput, ns, ns, nullptr);
+    if (ran) {
+      py.dec_ref(ran);
+    } else {
+      py.err_clear();
+      error = "the code did not compile";
+    }
+    if (void* e = py.dict_get_item_string(ns, "_weft_error"))
+      error = py.unicode_as_utf8(e) ? py.unicode_as_utf8(e) : "?";
+    if (void* r = py.dict_get_item_string(ns, "_weft_result")) {
+      const char* text = py.unicode_as_utf8(r);
+      if (text)
+        result = text;
+      else
+        py.err_clear();
+    }
+  } else {
+    py.err_clear();
+    error = "cannot make the Python namespace";
+  }
+  if (arg) py.dec_ref(arg);
+  if (ns) py.dec_ref(ns);
+  py.gil_release(g);
+  if (!error.empty()) Fail("{} failed:\n{}", what, error);
+  return result;
 }
 
 }  // namespace weft::mx

@@ -20,4 +20,11 @@ namespace weft::mx {
 /// exception and traceback>" when the callback raised. Thread-safe.
 void CallFrontend(const char* what, const std::function<void()>& fn);
 
+/// Runs Python `code` in a fresh namespace where `_weft_input` is the string `input`, and returns
+/// the string the code stores in `_weft_result`. Throws weft::Error naming `what` when the code
+/// raises (with the Python traceback), sets no string result, or when this process is not a Python
+/// interpreter. For reading objects the frontend hands over pickled (an optimizer sent to the
+/// KVStore servers). Thread-safe.
+std::string EvalPython(const char* what, const std::string& code, const std::string& input);
+
 }  // namespace weft::mx

@@ -20,9 +20,9 @@ def test_trace_file_and_statistics(mx, tmp_path):
     mx.profiler.dump()
     events = json.loads(path.read_text())['traceEvents']
     names = {e.get('name') for e in events}
-    assert 'elemwise_add' in names and '_mul_scalar' in names, sorted(n for n in names if n)[:40]
+    assert 'broadcast_add' in names and '_mul_scalar' in names, sorted(n for n in names if n)[:40]
     assert any(e.get('name') == 'my_task' and e.get('cat') == 'weft_test' for e in events)
     assert 'my_marker' in names
-    assert 'Profile Statistics' in stats and 'elemwise_add' in stats
+    assert 'Profile Statistics' in stats and 'broadcast_add' in stats
     parsed = json.loads(mx.profiler.dumps(reset=True, format='json'))
     assert parsed['Unit']['Time'] == 'ms'

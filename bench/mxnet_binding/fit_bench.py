@@ -1,0 +1,84 @@
+"""One measurement with MXNet's Python frontend, on whichever library MXNET_LIBRARY_PATH selects
+(unset: the real libmxnet): Module.fit samples/s for the MNIST MLP or LeNet on Fashion-MNIST at
+batch 100, or the per-call cost of a small imperative op. Prints one JSON line. Run by compare.py."""
+import argparse
+import json
+import os
+import time
+
+import mxnet as mx
+
+
+def mlp():
+    data = mx.sym.Variable('data')
+    x = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=128, name='fc1'), act_type='relu')
+    x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=64, name='fc2'), act_type='relu')
+    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=10, name='fc3'), name='softmax')
+
+
+def lenet():
+    data = mx.sym.Variable('data')
+    x = mx.sym.Convolution(data, kernel=(5, 5), num_filter=20, name='conv1')
+    x = mx.sym.Pooling(mx.sym.Activation(x, act_type='tanh'), pool_type='max', kernel=(2, 2), stride=(2, 2))
+    x = mx.sym.Convolution(x, kernel=(5, 5), num_filter=50, name='conv2')
+    x = mx.sym.Pooling(mx.sym.Activation(x, act_type='tanh'), pool_type='max', kernel=(2, 2), stride=(2, 2))
+    x = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=500, name='fc1'), act_type='tanh')
+    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=10, name='fc2'), name='softmax')
+
+
+def fit(net, data_dir, epochs):
+    flat = net == 'mlp'
+    it = lambda img, lbl, shuffle: mx.io.MNISTIter(image=os.path.join(data_dir, img), label=os.path.join(data_dir, lbl),
+                                                   batch_size=100, flat=flat, shuffle=shuffle, seed=0)
+    train = it('train-images-idx3-ubyte.gz', 'train-labels-idx1-ubyte.gz', True)
+    val = it('t10k-images-idx3-ubyte.gz', 't10k-labels-idx1-ubyte.gz', False)
+    mod = mx.mod.Module(mlp() if flat else lenet(), context=mx.cpu())
+    times = []
+    mod.bind(data_shapes=train.provide_data, label_shapes=train.provide_label)
+    mod.init_params(mx.init.Xavier(rnd_type='gaussian', factor_type='in', magnitude=2))
+    mod.init_optimizer(optimizer='sgd', optimizer_params={'learning_rate': 0.05, 'momentum': 0.9})
+    metric = mx.metric.create('acc')
+    for epoch in range(epochs):
+        train.reset()
+        metric.reset()
+        t = time.perf_counter()
+        n = 0
+        for batch in train:
+            mod.forward_backward(batch)
+            mod.update()
+            mod.update_metric(metric, batch.label)
+            n += batch.data[0].shape[0]
+        mx.nd.waitall()
+        times.append(n / (time.perf_counter() - t))
+    acc = dict(mod.score(val, 'acc'))['accuracy']
+    return {'samples_per_s': sorted(times)[len(times) // 2], 'epochs': epochs, 'val_accuracy': acc}
+
+
+def per_call(n):
+    a, b = mx.nd.ones((2, 2)), mx.nd.ones((2, 2))
+    c = mx.nd.zeros((2, 2))
+    for _ in range(500):
+        mx.nd.elemwise_add(a, b, out=c)
+    mx.nd.waitall()
+    t = time.perf_counter()
+    for _ in range(n):
+        mx.nd.elemwise_add(a, b, out=c)
+    mx.nd.waitall()
+    return {'us_per_call': (time.perf_counter() - t) / n * 1e6}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('what', choices=['mlp', 'lenet', 'call'])
+    ap.add_argument('--epochs', type=int, default=2)
+    ap.add_argument('--calls', type=int, default=20000)
+    ap.add_argument('--data-dir', default='/usr/share/datasets/fashion-mnist')
+    args = ap.parse_args()
+    lib = 'weft' if os.environ.get('MXNET_LIBRARY_PATH') else 'libmxnet'
+    r = per_call(args.calls) if args.what == 'call' else fit(args.what, args.data_dir, args.epochs)
+    r.update({'library': lib, 'what': args.what})
+    print(json.dumps(r))
+
+
+if __name__ == '__main__':
+    main()
