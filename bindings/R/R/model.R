@@ -164,6 +164,20 @@ mx.internal.model.train <- function(symbol, ctx, input.shape, output.shape, arg.
   model
 }
 
+# The store of a training on `ndevice` devices: none for one device; for "local", MXNet R's choice
+# between updating on the store (small parameters) and summing there, updating on each device.
+mx.internal.model.kvstore <- function(kvstore, arg.params, ndevice, verbose) {
+  if (is.mx.kvstore(kvstore)) return(kvstore)
+  if (!is.character(kvstore)) stop("kvstore must be an MXKVStore or a store type", call. = FALSE)
+  if (ndevice == 1) return(NULL)
+  if (kvstore == "local") {
+    largest <- max(vapply(arg.params, length, 0L))
+    kvstore <- if (largest < 1024 * 1024 * 16) "local_update_cpu" else "local_allreduce_cpu"
+    if (verbose) message("Auto-select kvstore type = ", kvstore)
+  }
+  mx.kv.create(kvstore)
+}
+
 #' Initialize a network's parameters
 #' @param symbol The network.
 #' @param input.shape A named list of the R dims of the inputs.
@@ -285,7 +299,7 @@ mx.model.FeedForward.create <- function(symbol, X, y = NULL, ctx = NULL, begin.r
     }
     eval.data <- mx.internal.model.data(eval.data$data, eval.data$label, array.layout, array.batch.size, FALSE)
   }
-  if (is.character(kvstore)) kvstore <- if (length(ctx) == 1) NULL else mx.kv.create(kvstore)
+  kvstore <- mx.internal.model.kvstore(kvstore, params$arg.params, length(ctx), verbose)
   mx.internal.model.train(symbol, ctx, input.shape, output.shape, params$arg.params, params$aux.params,
                           begin.round, num.round, optimizer, X, eval.data, eval.metric, epoch.end.callback,
                           batch.end.callback, kvstore, io, fixed.param, verbose)

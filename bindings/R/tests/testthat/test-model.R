@@ -43,6 +43,23 @@ test_that("FeedForward.create learns from R arrays and predict gives one column 
   expect_equal(colSums(pred), rep(1, 200), tolerance = 1e-5)
 })
 
+test_that("data-parallel training on two devices, updating on the KVStore or on each device", {
+  mx.set.seed(2)
+  x <- rbind(matrix(rnorm(200, -2), ncol = 2), matrix(rnorm(200, 2), ncol = 2))
+  y <- rep(0:1, each = 100)
+  net <- mx.symbol.SoftmaxOutput(mx.symbol.FullyConnected(mx.symbol.Variable("data"), num_hidden = 2, name = "fc"),
+                                 name = "softmax")
+  for (kv in list("local", mx.kv.create("local_allreduce_cpu"))) {
+    logger <- mx.metric.logger()
+    model <- suppressMessages(mx.model.FeedForward.create(
+      net, X = x, y = y, ctx = list(mx.cpu(0), mx.cpu(1)), num.round = 4, array.batch.size = 20, learning.rate = 0.1,
+      momentum = 0.9, eval.metric = mx.metric.accuracy, array.layout = "rowmajor", kvstore = kv,
+      epoch.end.callback = mx.callback.log.train.metric(1, logger)))
+    expect_gt(logger$train[4], 0.95)
+    expect_gt(mean(max.col(t(predict(model, x, array.layout = "rowmajor"))) - 1 == y), 0.95)
+  }
+})
+
 test_that("FeedForward.create trains the MNIST MLP on Fashion-MNIST to train_mnist's accuracy", {
   skip_without_fmnist()
   train.mnist <- weft.program("WEFT_TRAIN_MNIST")
