@@ -77,9 +77,11 @@ void RaiseUpdaterError(SEXP kv) {
 }
 
 // keys and per-device value lists (values[[device]][[key]]) as MXNet's grouped calls: one C call
-// per key with that key repeated once per device.
-void PerKey(const std::vector<int>& keys, const Rcpp::List& per_device, const char* what,
-            const std::function<void(int key, std::vector<void*>&)>& call) {
+// per key, with the key repeated once per device and that key's priority (recycled).
+using KeyCall = std::function<int(uint32_t n, const int* keys, void** values, int priority)>;
+
+void PerKey(const std::vector<int>& keys, const Rcpp::List& per_device, const std::vector<int>& priority,
+            const char* what, const KeyCall& call) {
   std::vector<std::vector<void*>> devices;
   for (R_xlen_t d = 0; d < per_device.size(); ++d) {
     SEXP list = per_device[d];
@@ -92,7 +94,9 @@ void PerKey(const std::vector<int>& keys, const Rcpp::List& per_device, const ch
   for (size_t k = 0; k < keys.size(); ++k) {
     std::vector<void*> values;
     for (auto& d : devices) values.push_back(d[k]);
-    call(keys[k], values);
+    const std::vector<int> repeated(values.size(), keys[k]);
+    const int p = priority.empty() ? 0 : priority[k % priority.size()];
+    Check(call(static_cast<uint32_t>(values.size()), repeated.data(), values.data(), p));
   }
 }
 
@@ -116,25 +120,18 @@ void mx_kv_init(SEXP kv, std::vector<int> keys, Rcpp::List values) {
 // [[Rcpp::export(.mx_kv_push, rng = false)]]
 void mx_kv_push(SEXP kv, std::vector<int> keys, Rcpp::List per_device, std::vector<int> priority) {
   KVStoreHandle h = Get(kv, Kind::kKVStore, "kvstore");
-  size_t i = 0;
-  PerKey(keys, per_device, "kv$push values", [&](int key, std::vector<void*>& values) {
-    std::vector<int> k(values.size(), key);
-    const int p = priority.empty() ? 0 : priority[i++ % priority.size()];
-    const int rc = api().MXKVStorePush(h, static_cast<uint32_t>(values.size()), k.data(), values.data(), p);
-    RaiseUpdaterError(kv);
-    Check(rc);
+  PerKey(keys, per_device, priority, "kv$push values", [&](uint32_t n, const int* k, void** values, int p) {
+    const int rc = api().MXKVStorePush(h, n, k, values, p);
+    RaiseUpdaterError(kv);  // the updater's error first: it is why the push failed, if it did
+    return rc;
   });
 }
 
 // [[Rcpp::export(.mx_kv_pull, rng = false)]]
 void mx_kv_pull(SEXP kv, std::vector<int> keys, Rcpp::List per_device, std::vector<int> priority) {
   KVStoreHandle h = Get(kv, Kind::kKVStore, "kvstore");
-  size_t i = 0;
-  PerKey(keys, per_device, "kv$pull out", [&](int key, std::vector<void*>& outs) {
-    std::vector<int> k(outs.size(), key);
-    const int p = priority.empty() ? 0 : priority[i++ % priority.size()];
-    Check(api().MXKVStorePull(h, static_cast<uint32_t>(outs.size()), k.data(), outs.data(), p));
-  });
+  PerKey(keys, per_device, priority, "kv$pull out",
+         [&](uint32_t n, const int* k, void** outs, int p) { return api().MXKVStorePull(h, n, k, outs, p); });
 }
 
 // Installs the updater of the store object `kv` (an R environment whose `call.updater(key, grad,
