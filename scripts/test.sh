@@ -25,14 +25,15 @@ step() { printf '\n==== %s (at %d s) ====\n' "$*" "$SECONDS"; }
 # OpenBLAS (OPENBLAS_CORETYPE=Haswell, its AVX2 kernels), so that what fails on AVX2-only machines
 # (AMD EPYC Zen 3 among CI's) fails here too. Tests that do not depend on the ISA are left out:
 # distributed jobs, the network namespace, Vulkan (lavapipe picks its own code), plugin loading,
-# docs and the GPU plugins. On an AVX2-only machine the first run already took that path.
+# docs, the GPU plugins and the R package (its C++ is ISA-independent glue; the library's numbers
+# under it are the suites' above). On an AVX2-only machine the first run already took that path.
 forced_avx2_tests() {
   if ! grep -qw avx512f /proc/cpuinfo; then
     echo "no AVX-512 on this machine: the run above took the AVX2 path already"
     return 0
   fi
   WEFT_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell \
-    ctest --preset "$1" -LE '^(dist|netns|vulkan|loader|docs|gpu)$'
+    ctest --preset "$1" -LE '^(dist|netns|vulkan|loader|docs|gpu|r)$'
 }
 
 step "Python environment for the MXNet binding's tests (mxnet==1.9.1 from PyPI)"

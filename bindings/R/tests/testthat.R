@@ -1,0 +1,4 @@
+library(testthat)
+library(mxnet)
+
+test_check("mxnet")
