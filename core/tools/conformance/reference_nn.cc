@@ -59,6 +59,21 @@ ConvGeometry ReadConv(const Call& c, size_t nd) {
   return g;
 }
 
+// The extents a (de)convolution loops over: batch, data and output channels and their counts per
+// group, and the elements of one data, output and kernel plane.
+struct ConvExtents {
+  int64_t N, C, F, cg, fg, in_plane, out_plane, k_plane;
+  ConvExtents(const HostTensor& x, const HostTensor& w, const HostTensor& y, int64_t groups)
+      : N(x.shape[0]),
+        C(x.shape[1]),
+        F(y.shape[1]),
+        cg(C / groups),
+        fg(F / groups),
+        in_plane(Prod(x.shape, 2, x.shape.ndim())),
+        out_plane(Prod(y.shape, 2, y.shape.ndim())),
+        k_plane(Prod(w.shape, 2, w.shape.ndim())) {}
+};
+
 void AddBias(HostTensor& y, const HostTensor& bias) {
   const int64_t f = y.shape[1], plane = Prod(y.shape, 2, y.shape.ndim());
   for (size_t i = 0; i < y.v.size(); ++i) y.v[i] += bias.v[static_cast<size_t>((static_cast<int64_t>(i) / plane) % f)];
@@ -70,9 +85,7 @@ void Convolution(Call& c) {
   HostTensor& y = c.out[0];
   const std::vector<int64_t> in = SpatialDims(x.shape), out = SpatialDims(y.shape);
   const ConvGeometry g = ReadConv(c, in.size());
-  const int64_t N = x.shape[0], C = x.shape[1], F = y.shape[1], cg = C / g.groups, fg = F / g.groups;
-  const int64_t in_plane = Prod(x.shape, 2, x.shape.ndim()), out_plane = Prod(y.shape, 2, y.shape.ndim());
-  const int64_t k_plane = Prod(w.shape, 2, w.shape.ndim());
+  const auto [N, C, F, cg, fg, in_plane, out_plane, k_plane] = ConvExtents(x, w, y, g.groups);
   std::vector<int64_t> ip(in.size());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t f = 0; f < F; ++f)
@@ -107,9 +120,7 @@ void Deconvolve(const HostTensor& x, const HostTensor& w, ConvGeometry g, const 
       g.pad[a] = (full - target[a] + 1) / 2;
     }
   }
-  const int64_t N = x.shape[0], C = x.shape[1], F = y.shape[1], cg = C / g.groups, fg = F / g.groups;
-  const int64_t in_plane = Prod(x.shape, 2, x.shape.ndim()), out_plane = Prod(y.shape, 2, y.shape.ndim());
-  const int64_t k_plane = Prod(w.shape, 2, w.shape.ndim());
+  const auto [N, C, F, cg, fg, in_plane, out_plane, k_plane] = ConvExtents(x, w, y, g.groups);
   std::vector<int64_t> op(in.size());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t ch = 0; ch < C; ++ch)
