@@ -8,6 +8,11 @@
 #   tsan     the engine, storage, ndarray, kvstore and io tests under ThreadSanitizer (-O1)
 # Last, a plain Release build as a user makes it (WEFT_TEST_RELEASE=0 skips it).
 # WEFT_TEST_SANITIZERS=0 runs the default pass only (a quick local check; CI runs all three).
+# WEFT_REQUIRE_ALL=1 (the default here): a test that would skip for a missing capability CI has
+# (root and network namespaces, Fashion-MNIST, lavapipe, the test plugins) fails instead
+# (tests/support/require.h); set WEFT_REQUIRE_ALL=0 on a machine that lacks one. Only absent GPUs
+# skip then. After each pass the skipped tests are listed with their reasons
+# (scripts/skipped_tests.py).
 # On 2 cores with an empty ccache the three take about 19 minutes (measured on a fresh clone:
 # default 6.6 + 1.2, asan 8.2 + 0.7, tsan 2.1 + 0.1 build + test minutes).
 set -euo pipefail
@@ -18,7 +23,17 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}  # -g builds otherwise hash the checkout path
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 
+export WEFT_REQUIRE_ALL=${WEFT_REQUIRE_ALL:-1}
+
 step() { printf '\n==== %s (at %d s) ====\n' "$*" "$SECONDS"; }
+
+# run_ctest <preset> [ctest args...]: the tests, then the list of those skipped, with reasons.
+run_ctest() {
+  local rc=0
+  ctest --preset "$@" || rc=$?
+  scripts/skipped_tests.py "build/$1" --title "ctest --preset $*" || true
+  return "$rc"
+}
 
 # Both CPU paths in every run (issue 27): on a machine with AVX-512 the suite runs a second time
 # with the AVX2 path forced in weft's own loops (WEFT_CPU_ISA), oneDNN (ONEDNN_MAX_CPU_ISA) and
@@ -32,8 +47,10 @@ forced_avx2_tests() {
     echo "no AVX-512 on this machine: the run above took the AVX2 path already"
     return 0
   fi
+  # IsaDispatch.Avx512MatchesBaseline is left out too: WEFT_CPU_ISA=avx2 is a ceiling, the AVX-512
+  # path does not exist in this run (the first run compared it).
   WEFT_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell \
-    ctest --preset "$1" -LE '^(dist|netns|vulkan|loader|docs|gpu|r)$'
+    run_ctest "$1" -LE '^(dist|netns|vulkan|loader|docs|gpu|r|python)$' -E '^IsaDispatch\.Avx512MatchesBaseline$'
 }
 
 step "Python environment for the MXNet binding's tests (mxnet==1.9.1 from PyPI)"
@@ -44,7 +61,7 @@ step "default build"
 cmake --preset default -DWEFT_MXNET_PYTHON="$WEFT_MXNET_PYTHON"
 cmake --build --preset default
 step "default tests"
-ctest --preset default
+run_ctest default
 step "default tests again on the AVX2 path"
 forced_avx2_tests default
 step "install, then build and run samples/ against the install only"
@@ -55,7 +72,7 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
   cmake --preset asan
   cmake --build --preset asan
   step "AddressSanitizer + UBSan tests"
-  ctest --preset asan
+  run_ctest asan
   step "AddressSanitizer + UBSan tests again on the AVX2 path"
   forced_avx2_tests asan
 
@@ -68,7 +85,7 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
   if ((${#tsan_targets[@]})); then
     cmake --build --preset tsan --target "${tsan_targets[@]}"
     step "ThreadSanitizer tests"
-    ctest --preset tsan
+    run_ctest tsan
   fi
 fi
 if [[ "${WEFT_TEST_FUZZ:-1}" == 1 ]]; then

@@ -13,6 +13,7 @@
 #include "operator/kernel_runner.h"
 #include "operator/op_def.h"
 #include "operator/plugin_ops.h"
+#include "require.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
 #include "weft/runtime.h"
@@ -60,7 +61,8 @@ TEST(CustomOp, PluginDefinitionAndKernelsWork) {
 TEST(CustomOp, KernelOnAnotherPluginsDeviceUsesTheNativeStreamHandle) {
   ASSERT_TRUE(Load("libswish_op.so").accepted);
   const std::vector<std::string> types = weft::Runtime::Get().DeviceTypes();
-  if (std::find(types.begin(), types.end(), "simdev") == types.end()) GTEST_SKIP() << "simdev plugin not loaded";
+  if (std::find(types.begin(), types.end(), "simdev") == types.end())
+    WEFT_SKIP_UNLESS_REQUIRED() << "simdev plugin not loaded";
   const weft::Context sim("simdev", 0);
   const std::vector<float> xs = {-3.0f, -1.0f, -0.25f, 0.0f, 0.5f, 2.0f, 4.0f, 7.0f};
   const weft::NDArray x_cpu(xs, weft::Shape{2, 4}, weft::Context::cpu(0));

@@ -103,7 +103,7 @@ class PluginEntry : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PluginEntry, NegotiatesTheHighestCommonVersionOrExplains) {
   PluginCopy copy(GetParam());
-  if (!copy.loaded()) GTEST_SKIP() << "plugin '" << GetParam() << "' not loaded";
+  ASSERT_TRUE(copy.loaded()) << "plugin '" << GetParam() << "' (built by this tree) was not discovered";
   struct Case {
     uint32_t host_min, host_max;
     bool accept;
@@ -140,7 +140,7 @@ TEST_P(PluginEntry, NegotiatesTheHighestCommonVersionOrExplains) {
 
 TEST_P(PluginEntry, RejectsATooShortArgsStructWithoutWritingPastIt) {
   PluginCopy copy(GetParam());
-  if (!copy.loaded()) GTEST_SKIP();
+  ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
   unsigned char raw[sizeof(weft_plugin_entry_args) + 16];
   std::memset(raw, 0xCC, sizeof(raw));
   auto* args = reinterpret_cast<weft_plugin_entry_args*>(raw);
@@ -153,7 +153,7 @@ TEST_P(PluginEntry, RejectsATooShortArgsStructWithoutWritingPastIt) {
 
 TEST_P(PluginEntry, CTableChecksItsArguments) {
   PluginCopy copy(GetParam());
-  if (!copy.loaded()) GTEST_SKIP();
+  ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
   FakeHost host;
   ASSERT_EQ(copy.Init(host).code, 0);
   const weft_device_api* d = copy.device();
@@ -209,7 +209,7 @@ TEST_P(PluginEntry, CTableChecksItsArguments) {
 // (src_offset for host->device, dst_offset for device->host), which must be honoured.
 TEST_P(PluginEntry, HostSideOffsetsAreHonoured) {
   PluginCopy copy(GetParam());
-  if (!copy.loaded()) GTEST_SKIP();
+  ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
   FakeHost host;
   ASSERT_EQ(copy.Init(host).code, 0);
   const weft_device_api* d = copy.device();
@@ -246,7 +246,7 @@ TEST_P(PluginEntry, HostSideOffsetsAreHonoured) {
 
 TEST_P(PluginEntry, PropertiesFitAnOlderHostsShorterStruct) {
   PluginCopy copy(GetParam());
-  if (!copy.loaded()) GTEST_SKIP();
+  ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
   FakeHost host;
   ASSERT_EQ(copy.Init(host).code, 0);
   const weft_device_api* d = copy.device();
@@ -264,7 +264,7 @@ INSTANTIATE_TEST_SUITE_P(DevicePlugins, PluginEntry, ::testing::Values("cpu", "s
 
 TEST(SimdevConfig, DevicesMemoryAndLatencyComeFromTheHostConfig) {
   PluginCopy copy("simdev");
-  if (!copy.loaded()) GTEST_SKIP();
+  ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
   FakeHost host;
   host.config = {{"WEFT_SIMDEV_DEVICES", "3"}, {"WEFT_SIMDEV_MEMORY_MB", "1"}, {"WEFT_SIMDEV_LATENCY_US", "0"}};
   ASSERT_EQ(copy.Init(host).code, 0);
@@ -290,7 +290,7 @@ TEST(SimdevConfig, DevicesMemoryAndLatencyComeFromTheHostConfig) {
 
 TEST(SimdevConfig, NoDevicesComesWithAReason) {
   PluginCopy copy("simdev");
-  if (!copy.loaded()) GTEST_SKIP();
+  ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
   FakeHost host;
   host.config = {{"WEFT_SIMDEV_DEVICES", "0"}};
   ASSERT_EQ(copy.Init(host).code, 0);
@@ -302,7 +302,7 @@ TEST(SimdevConfig, NoDevicesComesWithAReason) {
 
 TEST(SimdevConfig, BadValueFailsInitNamingTheKey) {
   PluginCopy copy("simdev");
-  if (!copy.loaded()) GTEST_SKIP();
+  ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
   FakeHost host;
   host.config = {{"WEFT_SIMDEV_MEMORY_MB", "lots"}};
   const Outcome o = copy.Init(host);
@@ -313,7 +313,7 @@ TEST(SimdevConfig, BadValueFailsInitNamingTheKey) {
 TEST(CpuConfig, DeviceCountComesFromTheHostConfig) {
   {
     PluginCopy copy("cpu");
-    if (!copy.loaded()) GTEST_SKIP();
+    ASSERT_TRUE(copy.loaded()) << "a plugin this tree builds was not discovered (WEFT_PLUGIN_PATH)";
     FakeHost host;
     host.config = {{"WEFT_CPU_DEVICES", "2"}};
     ASSERT_EQ(copy.Init(host).code, 0);

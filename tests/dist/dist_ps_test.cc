@@ -2,6 +2,7 @@
 // (weft-launch --serve) and dist_worker processes started directly or by weft-launch -s. Every
 // wait has a deadline; a process still running at its deadline is killed and the test fails.
 #include "dist_fixture.h"
+#include "require.h"
 
 namespace {
 
@@ -107,7 +108,8 @@ TEST_F(Dist, SavingOptimizerStatesWithADeadServerNamesIt) {
   Wait(0, Now() + 10);
 }
 
-// A killed server: every worker fails within a second, naming the server.
+// A killed server: every worker fails fast (from the closed connection, not at the 30 s op
+// deadline), naming the server; the latency is printed.
 TEST_F(Dist, KilledServerMakesWorkersFailFastNamingIt) {
   const std::map<std::string, std::string> env = {
       {"WEFT_NUM_SERVERS", "2"}, {"WEFT_KVSTORE_TIMEOUT", "30"}, {"DIST_KV_TYPE", "dist_async"}};
@@ -118,13 +120,14 @@ TEST_F(Dist, KilledServerMakesWorkersFailFastNamingIt) {
   ::kill(procs_[1].pid, SIGKILL);  // server 1 holds key 3: (3 * 9973) % 2
   Wait(1, Now() + 10);
   const double died = procs_[1].exited_s;
-  Wait(2, died + 10);
-  Wait(3, died + 10);
+  Wait(2, died + 25);
+  Wait(3, died + 25);
   for (size_t i : {2, 3}) {
     EXPECT_EQ(ExitCode(i), 3) << Log(i);
     EXPECT_NE(Log(i).find("caught:"), std::string::npos) << Log(i);
     EXPECT_NE(Log(i).find("server 1"), std::string::npos) << Log(i);
-    EXPECT_LT(procs_[i].exited_s - died, 1.0) << "worker " << i - 2 << " took " << procs_[i].exited_s - died << " s";
+    EXPECT_EQ(Log(i).find("did not answer"), std::string::npos) << "worker " << i - 2 << " waited for the deadline:\n"
+                                                                << Log(i);
     std::printf("worker %zu detected the dead server after %.1f ms\n", i - 2, 1000 * (procs_[i].exited_s - died));
   }
   ::kill(procs_[0].pid, SIGTERM);  // server 0 ends on SIGTERM (or on the dead workers)
@@ -141,16 +144,16 @@ TEST_F(Dist, StoppedServerMakesWorkersFailAtTheDeadlineNamingIt) {
   ASSERT_TRUE(WaitForOutput(2, "round 10", 30)) << Log(2);
   ::kill(procs_[0].pid, SIGSTOP);
   const double stopped = Now();
-  Wait(1, stopped + 10);
-  Wait(2, stopped + 10);
+  // Nothing but the deadline can end their wait: a worker still running 30 s later fails here.
+  Wait(1, stopped + 30);
+  Wait(2, stopped + 30);
   ::kill(procs_[0].pid, SIGKILL);
-  Wait(0, stopped + 20);
+  Wait(0, stopped + 40);
   for (size_t i : {1, 2}) {
     EXPECT_EQ(ExitCode(i), 3) << Log(i);
     EXPECT_NE(Log(i).find("server 0 did not answer"), std::string::npos) << Log(i);
     const double took = procs_[i].exited_s - stopped;
-    EXPECT_GT(took, 1.0);
-    EXPECT_LT(took, 6.0);
+    EXPECT_GT(took, 1.0);  // not before the deadline (2 s, counted from each worker's last request)
     std::printf("worker %zu raised %.2f s after the server stopped (deadline 2 s)\n", i - 1, took);
   }
 }
@@ -161,12 +164,16 @@ TEST_F(Dist, SyncServerNamesAStoppedWorker) {
   Start({WEFT_LAUNCH, "-n", "2", "-s", "1", "--timeout", "60", "--kill-grace", "1", "--kvstore-timeout", "2", "--env",
          "WEFT_KVSTORE_TRANSPORT=zmq", "--", DIST_WORKER, "fault", "1", "stop", "5"},
         {}, "launcher");
-  Wait(0, 30);
+  Wait(0, 90);
   const std::string log = Log(0);
   EXPECT_EQ(ExitCode(0), 3) << log;  // worker 0's exit status: it caught the server's error
   EXPECT_NE(log.find("[0] caught:"), std::string::npos) << log;
-  EXPECT_NE(log.find("the sync round of key 3 waited 1500 ms for worker rank(s) 1"), std::string::npos) << log;
-  EXPECT_LT(procs_[0].exited_s, 15);
+  const size_t at = log.find("the sync round of key 3 waited ");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_NE(log.find(" ms for worker rank(s) 1 ", at), std::string::npos) << log;
+  EXPECT_EQ(log.find("deadline of 60 s passed"), std::string::npos) << "ended by --timeout, not by the op deadline:\n"
+                                                                    << log;
+  std::printf("the launcher ended the job %.2f s after its start\n", procs_[0].exited_s);
 }
 
 // train_mnist with dist_async under weft-launch: two workers and one server reach a sensible
@@ -176,7 +183,7 @@ TEST_F(Dist, SyncServerNamesAStoppedWorker) {
 TEST_F(Dist, TrainMnistDistAsyncReachesASensibleAccuracy) {
   const std::string data = "/usr/share/datasets/fashion-mnist";
   if (!fs::exists(TRAIN_MNIST) || !fs::exists(data + "/train-images-idx3-ubyte.gz"))
-    GTEST_SKIP() << "needs " << TRAIN_MNIST << " and Debian's dataset-fashion-mnist";
+    WEFT_SKIP_UNLESS_REQUIRED() << "needs " << TRAIN_MNIST << " and Debian's dataset-fashion-mnist";
   Start({WEFT_LAUNCH, "-n",         "2",          "-s",         "1",   "--timeout", "120", "--",
          TRAIN_MNIST, "--kvstore",  "dist_async", "--network",  "mlp", "--epochs",  "2",   "--num-examples",
          "8000",      "--momentum", "0",          "--data-dir", data},

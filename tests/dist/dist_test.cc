@@ -2,6 +2,7 @@
 // started directly (file or TCP rendezvous) or through weft-launch. Every wait has a deadline;
 // a process still running at its deadline is killed and the test fails.
 #include "dist_fixture.h"
+#include "require.h"
 
 namespace {
 
@@ -56,19 +57,22 @@ TEST_F(Dist, ValuesOnThreeWorkersWithTcpRendezvousAndDeviceSync) {
   }
 }
 
-// A killed worker: every survivor raises an error naming it within a second.
+// A killed worker: every survivor raises an error naming it, from the closed connection, long
+// before the op deadline (30 s) would have ended the wait. The latency is printed, not asserted
+// (README: tens of ms on an idle machine).
 TEST_F(Dist, KilledWorkerMakesSurvivorsFailFastNamingIt) {
   StartWorkers(3, {"fault", "1", "kill", "20"}, {{"WEFT_KVSTORE_TIMEOUT", "30"}});
   Wait(1, 60);
   ASSERT_EQ(ExitCode(1), 128 + SIGKILL) << Log(1);
   const double died = procs_[1].exited_s;
-  Wait(0, died + 10);
-  Wait(2, died + 10);
+  Wait(0, died + 25);
+  Wait(2, died + 25);
   for (size_t i : {0, 2}) {
     EXPECT_EQ(ExitCode(i), 3) << Log(i);
     EXPECT_NE(Log(i).find("caught:"), std::string::npos) << Log(i);
     EXPECT_NE(Log(i).find("rank 1"), std::string::npos) << Log(i);
-    EXPECT_LT(procs_[i].exited_s - died, 1.0) << "rank " << i << " took " << procs_[i].exited_s - died << " s";
+    EXPECT_EQ(Log(i).find("never reached it"), std::string::npos) << "rank " << i << " waited for the deadline:\n"
+                                                                  << Log(i);
     std::printf("rank %zu detected the dead peer after %.1f ms\n", i, 1000 * (procs_[i].exited_s - died));
   }
 }
@@ -83,16 +87,18 @@ TEST_F(Dist, StoppedWorkerMakesSurvivorsFailAtTheDeadlineNamingIt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const double stopped = Now();
-  Wait(0, stopped + 10);
-  Wait(1, stopped + 10);
+  // Nothing but the deadline can end their wait: a survivor still running 30 s later fails here.
+  Wait(0, stopped + 30);
+  Wait(1, stopped + 30);
   ::kill(procs_[2].pid, SIGKILL);
-  Wait(2, stopped + 20);
+  Wait(2, stopped + 40);
   for (size_t i : {0, 1}) {
     EXPECT_EQ(ExitCode(i), 3) << Log(i);
     EXPECT_NE(Log(i).find("rank(s) 2 never reached it"), std::string::npos) << Log(i);
     const double took = procs_[i].exited_s - stopped;
+    // Not before the deadline (rank 2 stopped itself after its last collective, so at most that
+    // round's duration of the 2 s had passed when the stop was seen).
     EXPECT_GT(took, 1.5);
-    EXPECT_LT(took, 6.0);
     std::printf("rank %zu raised %.2f s after the peer stopped (deadline 2 s)\n", i, took);
   }
 }
@@ -101,12 +107,13 @@ TEST_F(Dist, StoppedWorkerMakesSurvivorsFailAtTheDeadlineNamingIt) {
 TEST_F(Dist, LauncherStopsTheJobWhenAWorkerDies) {
   Start({WEFT_LAUNCH, "-n", "3", "--timeout", "60", "--kill-grace", "2", "--", DIST_WORKER, "fault", "0", "kill", "5"},
         {}, "launcher");
-  Wait(0, 60);
+  Wait(0, 90);
   const std::string log = Log(0);
   EXPECT_EQ(ExitCode(0), 128 + SIGKILL) << log;
   EXPECT_NE(log.find("weft-launch: rank 0 (pid"), std::string::npos) << log;
   EXPECT_NE(log.find("was killed by signal 9 (SIGKILL)"), std::string::npos) << log;
-  EXPECT_LT(procs_[0].exited_s, 30);
+  EXPECT_EQ(log.find("deadline of 60 s passed"), std::string::npos) << "ended by --timeout, not by the death:\n" << log;
+  std::printf("the launcher ended the job %.2f s after its start\n", procs_[0].exited_s);
 }
 
 // A stopped worker under the launcher: survivors fail at the op deadline, the launcher stops the
@@ -115,23 +122,27 @@ TEST_F(Dist, LauncherEndsAJobWithAStoppedWorker) {
   Start({WEFT_LAUNCH, "-n", "2", "--timeout", "60", "--kill-grace", "1", "--kvstore-timeout", "2", "--", DIST_WORKER,
          "fault", "1", "stop", "5"},
         {}, "launcher");
-  Wait(0, 30);
+  Wait(0, 90);
   const std::string log = Log(0);
   EXPECT_EQ(ExitCode(0), 3) << log;
   EXPECT_NE(log.find("[0] caught:"), std::string::npos) << log;
   EXPECT_NE(log.find("rank(s) 1 never reached it"), std::string::npos) << log;
   EXPECT_NE(log.find("SIGKILL"), std::string::npos) << log;
-  EXPECT_LT(procs_[0].exited_s, 15);
+  EXPECT_EQ(log.find("deadline of 60 s passed"), std::string::npos) << "ended by --timeout, not by the op deadline:\n"
+                                                                    << log;
+  std::printf("the launcher ended the job %.2f s after its start\n", procs_[0].exited_s);
 }
 
 // The job deadline: a worker that hangs outside any KVStore call is stopped at --timeout.
 TEST_F(Dist, LauncherEnforcesTheJobDeadline) {
   Start({WEFT_LAUNCH, "-n", "2", "--timeout", "2", "--kill-grace", "1", "--", "/bin/sleep", "30"}, {}, "launcher");
-  Wait(0, 20);
+  Wait(0, 45);
   const std::string log = Log(0);
   EXPECT_EQ(ExitCode(0), 124) << log;
   EXPECT_NE(log.find("deadline of 2 s passed; rank(s) 0, 1 still running"), std::string::npos) << log;
-  EXPECT_LT(procs_[0].exited_s, 8);
+  // Before the workers' own end (sleep 30).
+  EXPECT_LT(procs_[0].exited_s, 20);
+  std::printf("the launcher ended the job %.2f s after its start (deadline 2 s)\n", procs_[0].exited_s);
 }
 
 TEST_F(Dist, LauncherPassesThroughSuccessAndPrefixesOutput) {
@@ -150,7 +161,7 @@ TEST_F(Dist, LauncherPassesThroughSuccessAndPrefixesOutput) {
 TEST_F(Dist, TrainMnistOnTwoWorkersKeepsTheirWeightsIdentical) {
   const std::string data = "/usr/share/datasets/fashion-mnist";
   if (!fs::exists(TRAIN_MNIST) || !fs::exists(data + "/train-images-idx3-ubyte.gz"))
-    GTEST_SKIP() << "needs " << TRAIN_MNIST << " and Debian's dataset-fashion-mnist";
+    WEFT_SKIP_UNLESS_REQUIRED() << "needs " << TRAIN_MNIST << " and Debian's dataset-fashion-mnist";
   Start({WEFT_LAUNCH, "-n", "2", "--timeout", "120", "--", TRAIN_MNIST, "--kvstore", "dist_sync", "--network", "mlp",
          "--epochs", "1", "--num-examples", "4000", "--data-dir", data},
         {}, "launcher");
@@ -174,35 +185,38 @@ TEST_F(Dist, TrainMnistOnTwoWorkersKeepsTheirWeightsIdentical) {
 
 namespace {
 
-// SIGTERM from weft-launch (here: its job deadline) stops train_mnist between steps: a worker
-// stops and leaves at once (its peer may be inside a step: it then fails fast on the vanished peer
-// instead of waiting for it); no SIGKILL is needed, and the last checkpoint loads.
+// SIGTERM to weft-launch, once the first checkpoint is written, reaches both train_mnist workers
+// (the launcher passes it to the job's process group): each stops between steps and leaves at once
+// (its peer may be inside a step: it then fails fast on the vanished peer instead of waiting for
+// it); no SIGKILL is needed, and the last checkpoint loads and training resumes from it.
 TEST_F(Dist, TrainMnistStopsCleanlyOnSigtermWithItsCheckpointIntact) {
   const std::string data = "/usr/share/datasets/fashion-mnist";
   if (!fs::exists(TRAIN_MNIST) || !fs::exists(data + "/train-images-idx3-ubyte.gz"))
-    GTEST_SKIP() << "needs " << TRAIN_MNIST << " and Debian's dataset-fashion-mnist";
+    WEFT_SKIP_UNLESS_REQUIRED() << "needs " << TRAIN_MNIST << " and Debian's dataset-fashion-mnist";
   const std::string prefix = (dir_ / "m").string();
-  Start({WEFT_LAUNCH, "-n",         "2",         "--timeout",      "5",         "--kill-grace",
-         "10",        "--",         TRAIN_MNIST, "--kvstore",      "dist_sync", "--network",
+  Start({WEFT_LAUNCH, "-n",         "2",         "--timeout",      "300",       "--kill-grace",
+         "30",        "--",         TRAIN_MNIST, "--kvstore",      "dist_sync", "--network",
          "mlp",       "--epochs",   "1000",      "--num-examples", "2000",      "--model-prefix",
          prefix,      "--data-dir", data},
         {}, "launcher");
-  Wait(0, 60);
-  const std::string log = Log(0);
-  EXPECT_EQ(ExitCode(0), 124) << log;
-  EXPECT_EQ(log.find("sending SIGKILL"), std::string::npos) << log;
-  EXPECT_LT(procs_[0].exited_s, 14);
   const std::string mark = "[0] Saved checkpoint to \"" + prefix + "-";
-  const size_t at = log.rfind(mark);
-  // On a loaded machine the workers may still be starting (no interrupt handler yet: SIGTERM's
-  // default action ends them) when the 5 s deadline passes (seen once in a full ctest -j2 run).
-  if (at == std::string::npos) GTEST_SKIP() << "no epoch finished before the deadline on this (loaded) machine";
+  ASSERT_TRUE(WaitForOutput(0, mark, 240)) << "no checkpoint within 240 s:\n" << Log(0);
+  const double signalled = Now();
+  ASSERT_EQ(::kill(procs_[0].pid, SIGTERM), 0);
+  Wait(0, signalled + 60);
+  const std::string log = Log(0);
+  EXPECT_EQ(ExitCode(0), 128 + SIGTERM) << log;
+  EXPECT_NE(log.find("weft-launch: received signal 15; stopping the job"), std::string::npos) << log;
   EXPECT_NE(log.find("] Interrupted (signal 15)"), std::string::npos) << log;
+  EXPECT_EQ(log.find("sending SIGKILL"), std::string::npos) << log;
+  std::printf("the job ended %.2f s after SIGTERM\n", procs_[0].exited_s - signalled);
+  const size_t at = log.rfind(mark);
+  ASSERT_NE(at, std::string::npos) << log;
   const int epoch = std::stoi(log.substr(at + mark.size(), 4));
   Start({TRAIN_MNIST, "--network", "mlp", "--load-epoch", std::to_string(epoch), "--epochs", std::to_string(epoch + 1),
          "--num-examples", "2000", "--model-prefix", prefix, "--data-dir", data},
         {}, "resume");
-  Wait(1, Now() + 60);
+  Wait(1, Now() + 120);
   EXPECT_EQ(ExitCode(1), 0) << Log(1);
   EXPECT_NE(Log(1).find("(epoch " + std::to_string(epoch) + ")"), std::string::npos) << Log(1);
 }

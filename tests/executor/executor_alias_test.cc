@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "mlp_util.h"
+#include "require.h"
 #include "weft/executor_group.h"
 #include "weft/runtime.h"
 
@@ -128,7 +129,7 @@ TEST(ExecutorGroupAlias, InferenceBatchesAreReadInPlaceAndNeverOverwritten) {
   test::ExpectNear(test::Values(group.outputs(0)[0]), want_a, 0);
 
   // A batch on another device is copied, into the executor's own array, not into xa.
-  if (!Runtime::Get().HasDevice(sim)) GTEST_SKIP() << "the simdev test plugin is not loaded";
+  if (!Runtime::Get().HasDevice(sim)) WEFT_SKIP_UNLESS_REQUIRED() << "the simdev test plugin is not loaded";
   NDArray xb(b, kData, sim);
   group.LoadDataBatch({{"data", xb}, {"softmax_label", label.Copy(sim)}});
   group.Forward(false);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "mlp_util.h"
+#include "require.h"
 #include "weft/runtime.h"
 
 namespace weft {
@@ -44,7 +45,7 @@ TEST(ExecutorEngines, NaiveAndThreadedGiveIdenticalResults) {
 
 TEST(ExecutorDevices, SimdevMatchesCpu) {
   const Context sim("simdev", 0);
-  if (!Runtime::Get().HasDevice(sim)) GTEST_SKIP() << "the simdev test plugin is not loaded";
+  if (!Runtime::Get().HasDevice(sim)) WEFT_SKIP_UNLESS_REQUIRED() << "the simdev test plugin is not loaded";
   std::vector<float> c = test::RunMlp(Context::cpu());
   std::vector<float> s = test::RunMlp(sim);
   ASSERT_EQ(c.size(), s.size());

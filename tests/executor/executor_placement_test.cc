@@ -1,4 +1,5 @@
 // Model parallelism: __ctx_group__ + group2ctx place nodes on devices with copies in between.
+#include "require.h"
 #include "test_util.h"
 #include "weft/runtime.h"
 
@@ -8,7 +9,7 @@ namespace {
 TEST(ExecutorPlacement, CtxGroupsRunOnTheirDevicesAndGradientsFlowBack) {
   Context other("simdev", 0);
   if (Runtime::Get().DeviceCount("cpu") >= 2) other = Context::cpu(1);
-  if (!Runtime::Get().HasDevice(other)) GTEST_SKIP() << "needs a second device (cpu(1) or simdev(0))";
+  if (!Runtime::Get().HasDevice(other)) WEFT_SKIP_UNLESS_REQUIRED() << "needs a second device (cpu(1) or simdev(0))";
   const Context cpu = Context::cpu();
   Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
   Symbol h = a * 2.f;

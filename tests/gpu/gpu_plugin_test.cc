@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "require.h"
 #include "weft/device.h"
 #include "weft/plugin.h"
 #include "weft/runtime.h"
@@ -109,7 +110,7 @@ TEST_P(GpuPluginTest, LinksTheRuntimeNotTheDriver) {
 
 TEST_P(GpuPluginTest, WeftInfoShowsTheDevicesOrTheReason) {
 #ifndef WEFT_INFO_PATH
-  GTEST_SKIP() << "weft-info is not built";
+  WEFT_SKIP_UNLESS_REQUIRED() << "weft-info is not built";
 #else
   const weft::Plugin* p = Find();
   ASSERT_NE(p, nullptr);
@@ -127,9 +128,10 @@ TEST_P(GpuPluginTest, WeftInfoShowsTheDevicesOrTheReason) {
 
 TEST_P(GpuPluginTest, TrainMnistSaysWhenThereIsNoDevice) {
 #ifndef WEFT_TRAIN_MNIST_PATH
-  GTEST_SKIP() << "samples are not built";
+  WEFT_SKIP_UNLESS_REQUIRED() << "samples are not built";
 #else
-  if (!std::filesystem::exists(WEFT_TRAIN_MNIST_PATH)) GTEST_SKIP() << WEFT_TRAIN_MNIST_PATH << " is not built";
+  if (!std::filesystem::exists(WEFT_TRAIN_MNIST_PATH))
+    WEFT_SKIP_UNLESS_REQUIRED() << WEFT_TRAIN_MNIST_PATH << " is not built";
   if (Count() > 0) GTEST_SKIP() << GetParam().type << " devices are present: nothing to refuse";
   const weft::Plugin* p = Find();
   ASSERT_NE(p, nullptr);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "mxnet_expected.h"
+#include "require.h"
 #include "weft/imperative.h"
 #include "weft/kvstore.h"
 #include "weft/runtime.h"
@@ -248,7 +249,7 @@ TEST(KVStore, CreateKnowsItsTypes) {
 
 TEST(KVStore, DeviceTypeSumsOnADeviceOfThePushers) {
   const std::vector<Context> devs = MixedDevices();
-  if (devs.size() == 4) GTEST_SKIP() << "needs the simdev plugin";
+  if (devs.size() == 4) WEFT_SKIP_UNLESS_REQUIRED() << "needs the simdev plugin";
   // Values only on simdev: the sum and the update happen there, not on the host.
   auto kv = KVStore::Create("device");
   const std::vector<Context> sim{Context("simdev", 0), Context("simdev", 1)};

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "ndarray_read.h"
+#include "require.h"
 #include "storage/staging.h"
 #include "weft/device.h"
 #include "weft/ndarray.h"
@@ -45,7 +46,8 @@ std::vector<Context> TestDevices() {
 // GTEST_SKIP must run in the test body itself, hence a macro.
 #define REQUIRE_SIMDEV(count)                         \
   if (Runtime::Get().DeviceCount("simdev") < (count)) \
-  GTEST_SKIP() << "needs " << (count) << " simdev device(s); the simdev plugin is not loaded or has fewer"
+  WEFT_SKIP_UNLESS_REQUIRED() << "needs " << (count)  \
+                              << " simdev device(s); the simdev plugin is not loaded or has fewer"
 
 TEST(NDArray, NoneArrayRefusesDataAccess) {
   NDArray none;

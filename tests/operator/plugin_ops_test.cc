@@ -4,6 +4,7 @@
 
 #include "operator/gradient.h"
 #include "operator/plugin_ops.h"
+#include "require.h"
 #include "test_util.h"
 #include "weft/runtime.h"
 
@@ -158,7 +159,7 @@ TEST(PluginOps, LoadedPluginsDefinitionsAreRegistered) {
   // connected registers the op under the plugin's name.
   OpRegistry& r = OpRegistry::Get();
   const std::string path = std::string(WEFT_TEST_FIXTURE_DIR) + "/plugins/libfixture_good.so";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not built";
+  if (!std::filesystem::exists(path)) WEFT_SKIP_UNLESS_REQUIRED() << path << " is not built";
   PluginRecord rec = Runtime::Get().LoadPlugin(path);
   ASSERT_NE(rec.plugin, nullptr) << path;
   const OpDef* def = r.Find("fixture_scale");

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "require.h"
 #include "weft/runtime.h"
 #include "weft/storage.h"
 
@@ -213,10 +214,11 @@ TEST(Storage, ConcurrentAllocFreeNeverSharesABlock) {
 // binary in CMakeLists.txt); the sizes below are fractions of whatever limit it reports.
 TEST(Storage, OutOfMemoryReleasesTheCacheAndRetriesThenFailsClearly) {
   const Context dev("simdev", 0);
-  if (!Runtime::Get().HasDevice(dev)) GTEST_SKIP() << "no simdev plugin loaded; cannot exercise a memory limit";
+  if (!Runtime::Get().HasDevice(dev))
+    WEFT_SKIP_UNLESS_REQUIRED() << "no simdev plugin loaded; cannot exercise a memory limit";
   const uint64_t total = Runtime::Get().GetDevice(dev).QueryProperties().total_memory;
   if (total < (16u << 20) || total % (16u << 20) != 0)
-    GTEST_SKIP() << "simdev reports " << total << " bytes; this test needs a multiple of 16 MiB";
+    WEFT_SKIP_UNLESS_REQUIRED() << "simdev reports " << total << " bytes; this test needs a multiple of 16 MiB";
   auto s = Storage::Create(Config(PoolType::kNaive));
   const uint64_t five_eighths = total / 8 * 5, three_quarters = total / 4 * 3;
   Storage::Handle a = s->Alloc(five_eighths, dev);

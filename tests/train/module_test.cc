@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 
+#include "require.h"
 #include "weft/io.h"
 #include "weft/lr_scheduler.h"
 #include "weft/module.h"
@@ -19,8 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kDir = "/usr/share/datasets/fashion-mnist/";
 
-#define REQUIRE_FASHION_MNIST() \
-  if (!fs::exists(kDir + "train-images-idx3-ubyte.gz")) GTEST_SKIP() << "Fashion-MNIST is not installed at " << kDir
+#define REQUIRE_FASHION_MNIST()                         \
+  if (!fs::exists(kDir + "train-images-idx3-ubyte.gz")) \
+  WEFT_SKIP_UNLESS_REQUIRED() << "Fashion-MNIST is not installed at " << kDir
 
 std::string TempPrefix(const std::string& name) {
   return (fs::temp_directory_path() / fmt::format("weft-trainer-{}-{}", ::getpid(), name)).string();

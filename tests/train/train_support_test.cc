@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ndarray_read.h"
+#include "require.h"
 #include "weft/initializer.h"
 #include "weft/io.h"
 #include "weft/metric.h"
@@ -264,7 +265,8 @@ TEST(MNISTIter, ReadsIdxAndBatches) {
 
 TEST(MNISTIter, ReadsFashionMnist) {
   const std::string dir = "/usr/share/datasets/fashion-mnist/";
-  if (!fs::exists(dir + "t10k-images-idx3-ubyte.gz")) GTEST_SKIP() << "Fashion-MNIST is not installed at " << dir;
+  if (!fs::exists(dir + "t10k-images-idx3-ubyte.gz"))
+    WEFT_SKIP_UNLESS_REQUIRED() << "Fashion-MNIST is not installed at " << dir;
   MNISTIter test(dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz",
                  {.batch_size = 1000, .shuffle = false, .flat = true});
   EXPECT_EQ(test.num_samples(), 10000u);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ndarray_read.h"
+#include "require.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
 #include "weft/runtime.h"
@@ -68,7 +69,8 @@ double CompareWithCpu(const std::string& op, const std::vector<std::pair<std::st
 class VulkanOps : public testing::Test {
  protected:
   void SetUp() override {
-    if (Runtime::Get().DeviceCount("vulkan") == 0) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+    if (Runtime::Get().DeviceCount("vulkan") == 0)
+      WEFT_SKIP_UNLESS_REQUIRED() << "no Vulkan device (install mesa-vulkan-drivers)";
   }
 };
 

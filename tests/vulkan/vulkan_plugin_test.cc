@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "require.h"
 #include "weft/device.h"
 #include "weft/runtime.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 TEST(VulkanPlugin, PropertiesNameDriverLimitsAndKind) {
   Runtime& rt = Runtime::Get();
-  if (rt.DeviceCount("vulkan") == 0) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (rt.DeviceCount("vulkan") == 0) WEFT_SKIP_UNLESS_REQUIRED() << "no Vulkan device (install mesa-vulkan-drivers)";
   const DeviceProperties& p = rt.GetDevice(Context("vulkan", 0)).properties();
   std::map<std::string, std::string> attrs(p.attributes.begin(), p.attributes.end());
   for (const char* key : {"api_version", "driver", "driver_version", "subgroup_size", "max_storage_buffer_range",
@@ -36,7 +37,7 @@ TEST(VulkanPlugin, PropertiesNameDriverLimitsAndKind) {
 
 TEST(VulkanPlugin, ClaimsTheMlpKernels) {
   Runtime& rt = Runtime::Get();
-  if (rt.DeviceCount("vulkan") == 0) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers)";
+  if (rt.DeviceCount("vulkan") == 0) WEFT_SKIP_UNLESS_REQUIRED() << "no Vulkan device (install mesa-vulkan-drivers)";
   for (const char* op : {"FullyConnected", "_backward_FullyConnected", "Activation", "_backward_Activation",
                          "SoftmaxOutput", "_backward_SoftmaxOutput", "add_n", "sgd_mom_update"})
     EXPECT_NE(rt.FindKernel(op, "vulkan", DType::kFloat32), nullptr) << op;

@@ -215,9 +215,11 @@ std::string ToMarkdown(const Certificate& c, bool stable) {
     }
   }
   const Table t = MergedTable(c);
-  m += "\n## Operators\n\nEach op's cases (edge shapes, in-place, add-to and null requests, sentinel-padded outputs) "
-       "compared with the cpu plugin; gradients of the cpu itself against finite differences. `none`: the op has no "
-       "gradient.\n\n| op |";
+  m += "\n## Operators\n\nEach op's cases (edge shapes, in-place, add-to and null requests, sentinel-padded outputs). "
+       "The cpu's results are compared with a double-precision reference implementation (the conformance library's "
+       "reference.h); its gradients with central finite differences at float32 and float64, with the reference "
+       "gradient of ops that define theirs (loss layers, Dropout), and at other dtypes with its float64 gradient of "
+       "the same values. Other devices are compared with the cpu. `none`: the op has no gradient.\n\n| op |";
   std::string rule = "|---|";
   for (const std::string& dt : t.dtypes) {
     m += fmt::format(" {} forward | {} backward |", dt, dt);

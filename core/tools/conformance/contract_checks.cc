@@ -141,11 +141,14 @@ void CopyDeviceToDeviceSameDevice(Device& d, Checker& c) {
   DeviceToDevice(d, d, true, c);
 }
 
+std::string WithoutPeers(Device& d) {
+  if (!(d.properties().capabilities & WEFT_DEVICE_CAP_PEER_COPY)) return "no PEER_COPY capability";
+  if (Peers(d).empty()) return "only one " + d.type() + " device";
+  return "";
+}
+
 void CopyDeviceToDevicePeers(Device& d, Checker& c) {
-  if (!(d.properties().capabilities & WEFT_DEVICE_CAP_PEER_COPY)) c.Skip("no PEER_COPY capability");
-  const std::vector<Device*> peers = Peers(d);
-  if (peers.empty()) c.Skip("only one " + d.type() + " device");
-  for (Device* peer : peers) {
+  for (Device* peer : Peers(d)) {
     DeviceToDevice(*peer, d, false, c);  // into this device
     DeviceToDevice(*peer, d, true, c);
     DeviceToDevice(d, *peer, true, c);  // out of it
@@ -300,9 +303,13 @@ void AbsurdAllocationIsOutOfMemoryNotACrash(Device& d, Checker& c) {
   c.Expect(after.ptr() != 0u, "allocating after an out-of-memory error failed");
 }
 
+std::string WithoutSmallMemory(Device& d) {
+  const uint64_t total = d.properties().total_memory;
+  return total == 0 || total > (1ull << 30) ? "device memory unknown or larger than 1 GiB" : "";
+}
+
 void FillingSmallMemoryIsOutOfMemoryAndRecoverable(Device& d, Checker& c) {
   const uint64_t total = d.properties().total_memory;
-  if (total == 0 || total > (1ull << 30)) c.Skip("device memory unknown or larger than 1 GiB");
   std::vector<weft_device_ptr> held;
   bool hit = false;
   for (int i = 0; i < 8 && !hit; ++i) {
@@ -332,8 +339,11 @@ void FreeOfForeignOrInteriorPointerIsAnError(Device& d, Checker& c) {
   d.Memset(buf.ptr(), 0, 256, 1);  // the live allocation is intact
 }
 
+std::string HostAddressable(Device& d) {
+  return d.host_addressable() ? "host pointers carry no bounds the plugin could check" : "";
+}
+
 void OutOfRangeAccessIsAnError(Device& d, Checker& c) {
-  if (d.host_addressable()) c.Skip("host pointers carry no bounds the plugin could check");
   Buffer buf(d, 100);
   std::vector<uint8_t> host(200);
   Stream s(d);
@@ -414,9 +424,14 @@ void QueueAdd(Device& d, const KernelInfo& k, void* state, weft_device_ptr a, we
 // A kernel queued on a stream runs after the copies queued before it and before those after it
 // (devices whose kernels compute in host code must queue the whole call). Uses elemwise_add
 // float32, the simplest kernel a device is likely to have; skipped when it has none.
+std::string WithoutAddKernel(Device& d) {
+  return Runtime::Get().FindKernel("elemwise_add", d.type(), DType::kFloat32) == nullptr
+             ? "no float32 elemwise_add kernel for " + d.type()
+             : "";
+}
+
 void KernelOnStreamIsOrderedWithCopies(Device& d, Checker& c) {
   const KernelInfo* k = Runtime::Get().FindKernel("elemwise_add", d.type(), DType::kFloat32);
-  if (k == nullptr) c.Skip("no float32 elemwise_add kernel for " + d.type());
   constexpr int64_t kN = 1 << 18;
   constexpr uint64_t kBytes = kN * sizeof(float);
   weft_shape shape{1, {kN}};
@@ -478,7 +493,9 @@ void Checker::Skip(std::string reason) {
 
 const std::vector<ContractCheck>& ContractChecks() {
 #define WEFT_CONTRACT_CHECK(f) \
-  ContractCheck { #f, &f }
+  ContractCheck { #f, &f, nullptr }
+#define WEFT_CONTRACT_CHECK_IF(f, not_applicable) \
+  ContractCheck { #f, &f, &not_applicable }
   static const std::vector<ContractCheck> checks = {
       WEFT_CONTRACT_CHECK(PropertiesAreConsistent),
       WEFT_CONTRACT_CHECK(AllocateAndFreeZeroOddAndAlignedSizes),
@@ -486,7 +503,7 @@ const std::vector<ContractCheck>& ContractChecks() {
       WEFT_CONTRACT_CHECK(CopyHostDeviceHostOnStream),
       WEFT_CONTRACT_CHECK(ZeroByteCopiesAndMemsetsAreNoOps),
       WEFT_CONTRACT_CHECK(CopyDeviceToDeviceSameDevice),
-      WEFT_CONTRACT_CHECK(CopyDeviceToDevicePeers),
+      WEFT_CONTRACT_CHECK_IF(CopyDeviceToDevicePeers, WithoutPeers),
       WEFT_CONTRACT_CHECK(CopyWithinOneAllocation),
       WEFT_CONTRACT_CHECK(MemsetOnNullStream),
       WEFT_CONTRACT_CHECK(MemsetOnStream),
@@ -498,13 +515,14 @@ const std::vector<ContractCheck>& ContractChecks() {
       WEFT_CONTRACT_CHECK(NullStreamWaitBlocksTheHostUntilTheEvent),
       WEFT_CONTRACT_CHECK(FreeWithQueuedWorkIsSafe),
       WEFT_CONTRACT_CHECK(AbsurdAllocationIsOutOfMemoryNotACrash),
-      WEFT_CONTRACT_CHECK(FillingSmallMemoryIsOutOfMemoryAndRecoverable),
+      WEFT_CONTRACT_CHECK_IF(FillingSmallMemoryIsOutOfMemoryAndRecoverable, WithoutSmallMemory),
       WEFT_CONTRACT_CHECK(FreeOfForeignOrInteriorPointerIsAnError),
-      WEFT_CONTRACT_CHECK(OutOfRangeAccessIsAnError),
+      WEFT_CONTRACT_CHECK_IF(OutOfRangeAccessIsAnError, HostAddressable),
       WEFT_CONTRACT_CHECK(ConcurrentUseFromSeveralThreads),
-      WEFT_CONTRACT_CHECK(KernelOnStreamIsOrderedWithCopies),
+      WEFT_CONTRACT_CHECK_IF(KernelOnStreamIsOrderedWithCopies, WithoutAddKernel),
   };
 #undef WEFT_CONTRACT_CHECK
+#undef WEFT_CONTRACT_CHECK_IF
   return checks;
 }
 
@@ -519,12 +537,17 @@ const char* OutcomeName(ContractOutcome::Status s) {
   }
 }
 
+std::string NotApplicable(const ContractCheck& check, Device& dev) {
+  return check.not_applicable != nullptr ? check.not_applicable(dev) : "";
+}
+
 ContractOutcome RunContractCheck(const ContractCheck& check, Device& dev) {
   ContractOutcome out;
   Checker c;
   const auto start = std::chrono::steady_clock::now();
   bool skipped = false;
   try {
+    if (std::string why = NotApplicable(check, dev); !why.empty()) c.Skip(std::move(why));
     check.run(dev, c);
   } catch (const Stop&) {
     skipped = !c.skip_reason().empty() && c.failures().empty();

@@ -62,10 +62,13 @@ class Checker {
   std::string skip_reason_;
 };
 
-/// One check: its name (a GoogleTest-safe identifier) and the function.
+/// One check: its name (a GoogleTest-safe identifier), the function, and (nullptr: always) a function
+/// that says why the check does not apply to a device ("" when it does: e.g. peer copies need a
+/// second device).
 struct ContractCheck {
   const char* name;
   void (*run)(Device& dev, Checker& c);
+  std::string (*not_applicable)(Device& dev);
 };
 
 /// Every check, in a fixed order.
@@ -80,7 +83,10 @@ struct ContractOutcome {
 /// "pass", "fail", "skip".
 const char* OutcomeName(ContractOutcome::Status s);
 
-/// Runs one check on `dev`; never throws.
+/// Why `check` does not apply to `dev`, or "" when it does. Never throws for a working device.
+std::string NotApplicable(const ContractCheck& check, Device& dev);
+
+/// Runs one check on `dev` (skipped with the reason when it does not apply); never throws.
 ContractOutcome RunContractCheck(const ContractCheck& check, Device& dev);
 
 }  // namespace weft::contract

@@ -155,7 +155,7 @@ std::vector<OpCase> Build() {
   v.push_back(NoGrad(Case("Dropout", {{"p", "0.3"}}, {In(Shape{6, 7})})));
   v.push_back(NoGrad(Case("SoftmaxOutput", {}, {In(Shape{4, 5}), In(Shape{4}, Domain{0, 5, true})})));
   v.push_back(NoGrad(Case("SoftmaxOutput", {{"normalization", "batch"}, {"grad_scale", "2"}},
-                          {In(Shape{1, 3}), In(Shape{1}, Domain{0, 3, true})})));
+                          {In(Shape{3, 4}), In(Shape{3}, Domain{0, 4, true})})));
   v.push_back(Refused(NoGrad(Case("SoftmaxOutput", {{"multi_output", "True"}, {"normalization", "valid"}},
                                   {In(Shape{2, 3, 4}), In(Shape{2, 4}, Domain{0, 3, true})})),
                       {"vulkan"}));

@@ -7,6 +7,7 @@
 
 #include "operator/gradient.h"
 #include "operator/infer.h"
+#include "reference.h"
 #include "weft/runtime.h"
 #include "weft/sdk/operator.h"
 
@@ -148,19 +149,22 @@ RunSpec RetypeForward(const RunSpec& s, DType to, const weft::OpDef* def) {
   }
 }
 
-// The reference spec for a device spec of dtype `from` that the cpu has no kernel for: the same
-// values as float32.
-RunSpec AsReference(const RunSpec& dev, DType from) {
+// The spec with every tensor of dtype `from` held as `to` (the same values): the reference spec for
+// a device spec of a dtype the cpu has no kernel for (to float32), or the cpu's float64 run of a
+// spec at a narrower dtype.
+RunSpec Widen(const RunSpec& dev, DType from, DType to = DType::kFloat64) {
   RunSpec r = dev;
-  if (from == DType::kFloat32) return r;
+  if (from == to) return r;
   for (auto* ts : {&r.in, &r.aux})
     for (HostTensor& t : *ts)
-      if (t.dtype == from) t.dtype = DType::kFloat32;
+      if (t.dtype == from) t.dtype = to;
   for (auto* ds : {&r.sig.in_dtypes, &r.sig.out_dtypes, &r.sig.aux_dtypes})
     for (DType& d : *ds)
-      if (d == from) d = DType::kFloat32;
+      if (d == from) d = to;
   return r;
 }
+
+RunSpec AsReference(const RunSpec& dev, DType from) { return Widen(dev, from, DType::kFloat32); }
 
 // Compares every tensor of `got` with `ref`; returns the failures; *worst gets the largest NMSE.
 // The tolerance is that of the coarser dtype of each pair (0: integer results, and `exact` ops,
@@ -267,7 +271,8 @@ double Loss(const RunResult& r, const std::vector<HostTensor>& w) {
 }
 
 // The backward kernel's input gradients against central finite differences of the forward
-// kernel on `ctx` (float32 cases; a few elements per input; kinks skipped, testing.md §3).
+// kernel on `ctx` (float32 and float64 cases; a few elements per input; kinks skipped, testing.md
+// §3). The forward kernel itself is checked against the reference (reference.h).
 std::string CheckFiniteDifferences(const Context& ctx, const Prepared& p, const RunSpec& fwd, const RunResult& base,
                                    const std::vector<HostTensor>& og, const RunResult& grads) {
   std::string err;
@@ -283,9 +288,10 @@ std::string CheckFiniteDifferences(const Context& ctx, const Prepared& p, const 
       minus.in[i].v[j] -= h;
       const RunResult rp = RunNode(ctx, plus), rm = RunNode(ctx, minus);
       if (!rp.error.empty() || !rm.error.empty()) return "forward failed: " + rp.error + rm.error;
-      // The perturbed values as the kernel sees them (fp32), for exact denominators.
-      const double x0 = static_cast<float>(p.in[i].v[j]);
-      const double xp = static_cast<float>(plus.in[i].v[j]), xm = static_cast<float>(minus.in[i].v[j]);
+      // The perturbed values as the kernel sees them (rounded to the dtype), for exact denominators.
+      const DType dt = fwd.in[i].dtype;
+      const double x0 = RoundTo(dt, fwd.in[i].v[j]);
+      const double xp = RoundTo(dt, plus.in[i].v[j]), xm = RoundTo(dt, minus.in[i].v[j]);
       const double l0 = Loss(base, og), lp = Loss(rp, og), lm = Loss(rm, og);
       // A kink inside [x - h, x + h] (the one-sided slopes disagree beyond what curvature
       // explains) is no point to difference at.
@@ -350,6 +356,9 @@ class Runner {
  private:
   void Log(const std::string& s) const {
     if (o_.log) o_.log(s);
+  }
+  void NoteOnce(const std::string& s) {
+    if (noted_.insert(s).second) r_.notes.push_back(s);
   }
   bool OutOfTime() {
     if (o_.time_budget_s <= 0) return false;
@@ -469,41 +478,105 @@ class Runner {
         CheckRefused(ctx, fwd, p, dtype);
         continue;
       }
-      if (Claimed(claims, fwd.op, dtype)) {
-        std::vector<Finding> f;
-        double worst = 0;
-        if (!ref.error.empty()) {
-          f.push_back({"reference", "the cpu reference failed: " + ref.error});
-        } else {
-          const RunResult got = RunNode(ctx, fwd);
-          std::string err = got.error.empty() ? Compare("output", ref.out, got.out, &worst, p.c->exact) +
-                                                    Compare("aux", ref.aux, got.aux, &worst)
-                                              : got.error;
-          if (!err.empty()) f.push_back({"vs cpu", err});
-          for (Finding& x : CheckReqModes(ctx, fwd, p.def, p.seed, p.c->req_add)) f.push_back(std::move(x));
-        }
-        Record(ctx, p, fwd.op, dtype, false, worst, f);
-      }
-      if (bwd && Claimed(claims, bwd->op, KeyDType(bwd->sig))) {
-        std::vector<Finding> f;
-        double worst = 0;
-        if (!bref || !bref->error.empty()) {
-          f.push_back({"reference", "no cpu reference for the gradient: " +
-                                        (bref ? bref->error : "the cpu has no kernel for " + bwd->op)});
-        } else {
-          const RunResult got = RunNode(ctx, *bwd);
-          std::string err = got.error.empty() ? Compare("input gradient", bref->out, got.out, &worst) : got.error;
-          if (!err.empty()) f.push_back({"vs cpu", err});
-          for (Finding& x : CheckReqModes(ctx, *bwd, nullptr, p.seed + 7, true)) f.push_back(std::move(x));
-          // The reference itself: the cpu's gradients against finite differences, once.
-          if (type == "cpu" && p.c->fd_grad && dtype == DType::kFloat32 && ctx == o_.devices.front()) {
-            const std::string fd = CheckFiniteDifferences(ctx, p, fwd, ref, og, got);
-            if (!fd.empty()) f.push_back({"finite differences", fd});
-          }
-        }
-        Record(ctx, p, bwd->op, dtype, true, worst, f);
-      }
+      if (Claimed(claims, fwd.op, dtype)) CheckForward(ctx, p, fwd, dtype, ref);
+      if (bwd && Claimed(claims, bwd->op, KeyDType(bwd->sig))) CheckBackward(ctx, p, fwd, dtype, ref, og, *bwd, bref);
     }
+  }
+
+  // The forward of one case on one device: the cpu against the double-precision reference
+  // (reference.h), every other device against the cpu's result `ref`; then the write requests.
+  void CheckForward(const Context& ctx, const Prepared& p, const RunSpec& fwd, DType dtype, const RunResult& ref) {
+    std::vector<Finding> f;
+    double worst = 0;
+    if (!ref.error.empty()) {
+      f.push_back({"reference", "the cpu reference failed: " + ref.error});
+    } else {
+      const RunResult got = RunNode(ctx, fwd);
+      if (!got.error.empty()) {
+        f.push_back({"run", got.error});
+      } else if (ctx.GetDeviceType() == "cpu") {
+        std::string err;
+        if (const std::optional<Reference> want = ReferenceForward(fwd, got, &err)) {
+          err += Compare("output", want->out, got.out, &worst, p.c->exact) + Compare("aux", want->aux, got.aux, &worst);
+        } else {
+          NoteOnce(fwd.op +
+                   ": no reference implementation (reference.h): its cpu forward is checked for the write "
+                   "requests only, its gradient against finite differences");
+        }
+        if (!err.empty()) f.push_back({"vs reference", err});
+      } else {
+        const std::string err =
+            Compare("output", ref.out, got.out, &worst, p.c->exact) + Compare("aux", ref.aux, got.aux, &worst);
+        if (!err.empty()) f.push_back({"vs cpu", err});
+      }
+      for (Finding& x : CheckReqModes(ctx, fwd, p.def, p.seed, p.c->req_add)) f.push_back(std::move(x));
+    }
+    Record(ctx, p, fwd.op, dtype, false, worst, f);
+  }
+
+  // The gradient of one case on one device: every other device against the cpu's (`bref`); the
+  // cpu against something independent of its backward kernel (CheckCpuGradient); then the write
+  // requests.
+  void CheckBackward(const Context& ctx, const Prepared& p, const RunSpec& fwd, DType dtype, const RunResult& ref,
+                     const std::vector<HostTensor>& og, const RunSpec& bwd, const std::optional<RunResult>& bref) {
+    std::vector<Finding> f;
+    double worst = 0;
+    if (!bref || !bref->error.empty()) {
+      f.push_back({"reference", "no cpu reference for the gradient: " +
+                                    (bref ? bref->error : "the cpu has no kernel for " + bwd.op)});
+    } else {
+      const RunResult got = RunNode(ctx, bwd);
+      if (!got.error.empty()) {
+        f.push_back({"run", got.error});
+      } else if (ctx.GetDeviceType() == "cpu") {
+        for (Finding& x : CheckCpuGradient(ctx, p, fwd, dtype, ref, og, bwd, got, &worst)) f.push_back(std::move(x));
+      } else {
+        const std::string err = Compare("input gradient", bref->out, got.out, &worst);
+        if (!err.empty()) f.push_back({"vs cpu", err});
+      }
+      for (Finding& x : CheckReqModes(ctx, bwd, nullptr, p.seed + 7, true)) f.push_back(std::move(x));
+    }
+    Record(ctx, p, bwd.op, dtype, true, worst, f);
+  }
+
+  // The cpu's gradient `got` of the forward node `fwd` against: the reference gradient of ops that
+  // define theirs (reference.h); central finite differences of the (reference-checked) forward at
+  // float32 and float64; at other dtypes, the cpu's float64 gradient of the same values (which
+  // the float64 run of the case checks). A case none of these reaches is a failure.
+  std::vector<Finding> CheckCpuGradient(const Context& ctx, const Prepared& p, const RunSpec& fwd, DType dtype,
+                                        const RunResult& ref, const std::vector<HostTensor>& og, const RunSpec& bwd,
+                                        const RunResult& got, double* worst) {
+    std::vector<Finding> f;
+    bool checked = false;
+    // The output gradients as the backward node got them (at its dtypes): its first inputs.
+    const size_t n_out = fwd.sig.out_shapes.size();
+    const std::vector<HostTensor> og_at =
+        bwd.in.size() >= n_out
+            ? std::vector<HostTensor>(bwd.in.begin(), bwd.in.begin() + static_cast<std::ptrdiff_t>(n_out))
+            : og;
+    if (std::optional<std::vector<HostTensor>> want = ReferenceGradient(fwd, ref, og_at)) {
+      checked = true;
+      for (size_t i = 0; i < want->size(); ++i) (*want)[i].dtype = got.out[i].dtype;
+      const std::string err = Compare("input gradient", *want, got.out, worst);
+      if (!err.empty()) f.push_back({"vs reference", err});
+    }
+    const bool fd_dtype = dtype == DType::kFloat32 || dtype == DType::kFloat64;
+    if (p.c->fd_grad && fd_dtype) {
+      checked = true;
+      const std::string fd = CheckFiniteDifferences(ctx, p, fwd, ref, og, got);
+      if (!fd.empty()) f.push_back({"finite differences", fd});
+    } else if (!fd_dtype && !checked && Claimed(cpu_claims_, bwd.op, DType::kFloat64)) {
+      checked = true;
+      const RunResult wide = RunNode(ctx, Widen(bwd, KeyDType(bwd.sig)));
+      const std::string err =
+          wide.error.empty() ? Compare("input gradient vs float64", wide.out, got.out, worst) : wide.error;
+      if (!err.empty()) f.push_back({"vs float64", err});
+    }
+    if (!checked)
+      f.push_back({"unchecked",
+                   "no independent check reaches this gradient: no finite differences for the case "
+                   "(OpCase::fd_grad) and no reference gradient (reference.h ReferenceGradient)"});
+    return f;
   }
 
   // A device listed in the case's refused_by must refuse the attributes with an error when it has
@@ -567,6 +640,7 @@ class Runner {
   std::map<std::string, Claims> claims_;
   Claims cpu_claims_;
   OpResults r_;
+  std::set<std::string> noted_;
 };
 
 }  // namespace
@@ -627,6 +701,15 @@ std::vector<std::string> OpsWithoutCases(const std::string& device_type, const w
     if (covered.count(row)) continue;
     const weft::OpDef* def = weft::OpRegistry::Get().Find(row);
     if (def == nullptr || !GenericCase(*def)) missing.insert(row);
+  }
+  return {missing.begin(), missing.end()};
+}
+
+std::vector<std::string> OpsWithoutReference(const std::string& device_type, const weft::Plugin* plugin) {
+  std::set<std::string> missing;
+  for (const auto& [op, dtypes] : ClaimsOf(device_type, plugin)) {
+    const std::string row = ForwardOpOf(op);
+    if (!HasReferenceForward(row)) missing.insert(row);
   }
   return {missing.begin(), missing.end()};
 }

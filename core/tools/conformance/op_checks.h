@@ -1,9 +1,11 @@
 // Operator conformance: every op a device claims (the kernels its plugin registered, i.e. what
 // `supports_op` answers yes to), forward and gradient, for every dtype it claims, run on seeded
 // random inputs through KernelRunner with sentinel-padded arrays (conformance_util.h) and
-// compared with the cpu plugin's result at the dtype's NMSE tolerance; the write requests add-to,
-// null and in-place are checked against the plain write; the cpu's own gradients are checked
-// against central finite differences (shared/design/testing.md §2–4).
+// compared at the dtype's NMSE tolerance: the cpu plugin's forward with the double-precision
+// reference (reference.h), its gradients with central finite differences (float32, float64), the
+// reference gradient of ops that define theirs, or (other dtypes) its float64 gradient; every
+// other device with the cpu's results. The write requests add-to, null and in-place are checked
+// against the plain write (shared/design/testing.md §2–4).
 //
 // Used by weft-conformance (the certificate) and by tests/conformance (the in-tree suite).
 // Not thread-safe: run one RunOpConformance at a time (KernelRunner's random seed is global).
@@ -40,7 +42,7 @@ struct Failure {
   std::string op;          // the kernel that failed (forward op or its backward op)
   std::string dtype;       // dtype of the case (its first input)
   bool backward = false;   // the gradient kernel failed
-  std::string check;       // "vs cpu", "add-to", "null", "in-place", "finite differences", "refusal", ...
+  std::string check;       // "run", "vs cpu", "vs reference", "finite differences", "add-to", "null", "in-place", ...
   std::string case_label;  // OpCase::Label()
   uint64_t seed = 0;       // the case's seed (rerun with --seed)
   std::string error;       // what differed, e.g. "output 0 (5, 3): NMSE 2.1e-03 > 1e-07"
@@ -90,5 +92,9 @@ std::string ForwardOpOf(const std::string& kernel_op);
 /// Forward ops claimed on `device_type` (by `plugin`, or any) for which the suite has no case and
 /// cannot build one from the op's definition.
 std::vector<std::string> OpsWithoutCases(const std::string& device_type, const weft::Plugin* plugin);
+
+/// Forward ops claimed on `device_type` (by `plugin`, or any) that have no reference
+/// implementation (reference.h): their cpu results can only be checked against themselves.
+std::vector<std::string> OpsWithoutReference(const std::string& device_type, const weft::Plugin* plugin);
 
 }  // namespace wconf

@@ -22,18 +22,18 @@ Level Detect() {
   return Level::kBaseline;
 }
 
-// The level at load: the machine's, lowered to WEFT_CPU_ISA when that names a lower one. Runs
-// before any host exists (a static initialiser), so a bad value can only be reported on stderr.
-int Initial() {
+// The machine's level lowered to WEFT_CPU_ISA when that names a lower one. Runs before any host
+// exists (a static initialiser), so a bad value can only be reported on stderr.
+Level FromEnvironment() {
   const Level machine = Supported();
   const char* want = std::getenv("WEFT_CPU_ISA");
-  if (want == nullptr || *want == '\0') return static_cast<int>(machine);
+  if (want == nullptr || *want == '\0') return machine;
   for (Level l : {Level::kBaseline, Level::kAvx2, Level::kAvx512}) {
-    if (std::strcmp(want, Name(l)) == 0) return static_cast<int>(l < machine ? l : machine);
+    if (std::strcmp(want, Name(l)) == 0) return l < machine ? l : machine;
   }
   std::fprintf(stderr, "weft cpu: WEFT_CPU_ISA='%s' is not one of baseline, avx2, avx512; using %s\n", want,
                Name(machine));
-  return static_cast<int>(machine);
+  return machine;
 }
 
 }  // namespace
@@ -55,15 +55,20 @@ Level Supported() {
   return level;
 }
 
+Level Ceiling() {
+  static const Level level = FromEnvironment();
+  return level;
+}
+
 bool SetActiveForTesting(Level level) {
-  if (level > Supported()) return false;
+  if (level > Ceiling()) return false;
   detail::ActiveSlot().store(static_cast<int>(level), std::memory_order_relaxed);
   return true;
 }
 
 namespace detail {
 std::atomic<int>& ActiveSlot() {
-  static std::atomic<int> slot{Initial()};
+  static std::atomic<int> slot{static_cast<int>(Ceiling())};
   return slot;
 }
 }  // namespace detail

@@ -15,7 +15,9 @@
 // Choice: the highest level the CPU and OS support (CPUID through __builtin_cpu_supports, which
 // also checks that the OS saves the wider registers), limited by WEFT_CPU_ISA = baseline | avx2 |
 // avx512 (read from the environment when the plugin loads; a level above the machine's is
-// lowered to it, an unknown name is ignored with a warning on stderr). Results of the variants
+// lowered to it, an unknown name is ignored with a warning on stderr). The limit is a ceiling:
+// with WEFT_CPU_ISA=avx2 the process behaves as on a machine without AVX-512, the test hook
+// included (this is how the test suite runs the AVX2 path on an AVX-512 machine). Results of the variants
 // agree to float rounding: FMA contraction (a*b+c rounded once) is the only difference, and only
 // where a loop has a multiply feeding an add (sanitizer builds: baseline only, see CMakeLists.txt).
 #pragma once
@@ -37,12 +39,16 @@ const char* Name(Level level);
 /// The highest level this machine supports. Thread-safe.
 Level Supported();
 
+/// The highest level the dispatched loops may use: Supported() lowered to WEFT_CPU_ISA (read
+/// once, when first asked). Thread-safe.
+Level Ceiling();
+
 /// The level the dispatched loops use now. Thread-safe (one relaxed atomic load).
 inline Level Active();
 
-/// Test hook: makes `level` active when the machine supports it and returns true; returns false
-/// (changing nothing) when it does not. Not for production code: a kernel running concurrently
-/// may use either level for its current call.
+/// Test hook: makes `level` active when it is at most Ceiling() and returns true; returns false
+/// (changing nothing) above it. Not for production code: a kernel running concurrently may use
+/// either level for its current call.
 bool SetActiveForTesting(Level level);
 
 namespace detail {

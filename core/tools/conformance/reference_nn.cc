@@ -1,0 +1,298 @@
+// References of the layers: FullyConnected, Convolution, Deconvolution, Pooling, UpSampling, LRN,
+// Dropout, Embedding. Spatial ops take any number of spatial axes (NCW, NCHW, NCDHW); output
+// shapes are the node's signature (core's inference), the values are computed here by direct
+// summation over the definitions (no im2col, no GEMM library).
+#include <cmath>
+
+#include "reference.h"
+#include "weft/base.h"
+
+namespace wconf::ref {
+namespace {
+
+// A spatial attribute tuple for `nd` axes: the given values, or `fallback` on each axis when
+// empty.
+std::vector<int64_t> Spatial(const Call& c, const char* name, size_t nd, int64_t fallback) {
+  std::vector<int64_t> t = c.attrs().GetTuple(name, {});
+  if (t.empty()) t.assign(nd, fallback);
+  WEFT_CHECK(t.size() == nd, "reference: {} has {} entries for {} spatial axes", name, t.size(), nd);
+  return t;
+}
+
+// Calls f(spatial position) for every position of `dims`.
+template <typename F>
+void ForEachPosition(const std::vector<int64_t>& dims, F f) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<int64_t> p(dims.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = i;
+    for (size_t a = dims.size(); a-- > 0;) {
+      p[a] = r % dims[a];
+      r /= dims[a];
+    }
+    f(p);
+  }
+}
+
+// Flat offset of spatial position `p` inside one (n, c) plane of `dims`.
+int64_t PlaneOffset(const std::vector<int64_t>& p, const std::vector<int64_t>& dims) {
+  int64_t o = 0;
+  for (size_t a = 0; a < dims.size(); ++a) o = o * dims[a] + p[a];
+  return o;
+}
+
+std::vector<int64_t> SpatialDims(const Shape& s) { return {s.dims().begin() + 2, s.dims().end()}; }
+
+struct ConvGeometry {
+  std::vector<int64_t> kernel, stride, dilate, pad;
+  int64_t groups = 1;
+};
+
+ConvGeometry ReadConv(const Call& c, size_t nd) {
+  ConvGeometry g;
+  g.kernel = c.attrs().GetTuple("kernel");
+  g.stride = Spatial(c, "stride", nd, 1);
+  g.dilate = Spatial(c, "dilate", nd, 1);
+  g.pad = Spatial(c, "pad", nd, 0);
+  g.groups = c.attrs().GetInt("num_group", 1);
+  return g;
+}
+
+// The extents a (de)convolution loops over: batch, data and output channels and their counts per
+// group, and the elements of one data, output and kernel plane.
+struct ConvExtents {
+  int64_t N, C, F, cg, fg, in_plane, out_plane, k_plane;
+  ConvExtents(const HostTensor& x, const HostTensor& w, const HostTensor& y, int64_t groups)
+      : N(x.shape[0]),
+        C(x.shape[1]),
+        F(y.shape[1]),
+        cg(C / groups),
+        fg(F / groups),
+        in_plane(Prod(x.shape, 2, x.shape.ndim())),
+        out_plane(Prod(y.shape, 2, y.shape.ndim())),
+        k_plane(Prod(w.shape, 2, w.shape.ndim())) {}
+};
+
+void AddBias(HostTensor& y, const HostTensor& bias) {
+  const int64_t f = y.shape[1], plane = Prod(y.shape, 2, y.shape.ndim());
+  for (size_t i = 0; i < y.v.size(); ++i) y.v[i] += bias.v[static_cast<size_t>((static_cast<int64_t>(i) / plane) % f)];
+}
+
+// y[n, f, o] = Σ_{c in f's group, k} x[n, c, o·stride − pad + k·dilate] · w[f, c − group start, k].
+void Convolution(Call& c) {
+  const HostTensor &x = c.in(0), &w = c.in(1);
+  HostTensor& y = c.out[0];
+  const std::vector<int64_t> in = SpatialDims(x.shape), out = SpatialDims(y.shape);
+  const ConvGeometry g = ReadConv(c, in.size());
+  const auto [N, C, F, cg, fg, in_plane, out_plane, k_plane] = ConvExtents(x, w, y, g.groups);
+  std::vector<int64_t> ip(in.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      ForEachPosition(out, [&](const std::vector<int64_t>& op) {
+        double s = 0;
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int64_t ch = f / fg * cg + ci;
+          ForEachPosition(g.kernel, [&](const std::vector<int64_t>& kp) {
+            for (size_t a = 0; a < in.size(); ++a) {
+              ip[a] = op[a] * g.stride[a] - g.pad[a] + kp[a] * g.dilate[a];
+              if (ip[a] < 0 || ip[a] >= in[a]) return;
+            }
+            s += x.v[static_cast<size_t>((n * C + ch) * in_plane + PlaneOffset(ip, in))] *
+                 w.v[static_cast<size_t>((f * cg + ci) * k_plane + PlaneOffset(kp, g.kernel))];
+          });
+        }
+        y.v[static_cast<size_t>((n * F + f) * out_plane + PlaneOffset(op, out))] = s;
+      });
+  if (!c.attrs().GetBool("no_bias", false)) AddBias(y, c.in(2));
+}
+
+// The transposed convolution: every x[n, c, i] · w[c, f, k] lands on y[n, group(c)·F/g + f,
+// i·stride − pad + k·dilate]. target_shape sets pad (MXNet's InferPad, OPS.md).
+void Deconvolve(const HostTensor& x, const HostTensor& w, ConvGeometry g, const std::vector<int64_t>& target,
+                HostTensor& y) {
+  const std::vector<int64_t> in = SpatialDims(x.shape), out = SpatialDims(y.shape);
+  bool has_target = false;
+  for (int64_t t : target) has_target = has_target || t > 0;
+  if (has_target) {
+    for (size_t a = 0; a < in.size(); ++a) {
+      const int64_t full = g.stride[a] * (in[a] - 1) + g.dilate[a] * (g.kernel[a] - 1) + 1;
+      g.pad[a] = (full - target[a] + 1) / 2;
+    }
+  }
+  const auto [N, C, F, cg, fg, in_plane, out_plane, k_plane] = ConvExtents(x, w, y, g.groups);
+  std::vector<int64_t> op(in.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ch = 0; ch < C; ++ch)
+      ForEachPosition(in, [&](const std::vector<int64_t>& ip) {
+        const double xv = x.v[static_cast<size_t>((n * C + ch) * in_plane + PlaneOffset(ip, in))];
+        for (int64_t f = 0; f < fg; ++f)
+          ForEachPosition(g.kernel, [&](const std::vector<int64_t>& kp) {
+            for (size_t a = 0; a < in.size(); ++a) {
+              op[a] = ip[a] * g.stride[a] - g.pad[a] + kp[a] * g.dilate[a];
+              if (op[a] < 0 || op[a] >= out[a]) return;
+            }
+            const int64_t fo = ch / cg * fg + f;
+            y.v[static_cast<size_t>((n * F + fo) * out_plane + PlaneOffset(op, out))] +=
+                xv * w.v[static_cast<size_t>((ch * fg + f) * k_plane + PlaneOffset(kp, g.kernel))];
+          });
+      });
+}
+
+void Deconvolution(Call& c) {
+  const size_t nd = c.in(0).shape.ndim() - 2;
+  Deconvolve(c.in(0), c.in(1), ReadConv(c, nd), c.attrs().GetTuple("target_shape", {}), c.out[0]);
+  if (!c.attrs().GetBool("no_bias", true)) AddBias(c.out[0], c.in(2));
+}
+
+// max / avg / sum over windows; MXNet's pool size for avg with count_include_pad: the window cut
+// at in + pad (before it is clipped to the data).
+void Pooling(Call& c) {
+  const HostTensor& x = c.in(0);
+  HostTensor& y = c.out[0];
+  const std::vector<int64_t> in = SpatialDims(x.shape), out = SpatialDims(y.shape);
+  const bool global = c.attrs().GetBool("global_pool", false);
+  const std::vector<int64_t> kernel = global ? in : c.attrs().GetTuple("kernel");
+  const std::vector<int64_t> stride = global ? std::vector<int64_t>(in.size(), 1) : Spatial(c, "stride", in.size(), 1);
+  const std::vector<int64_t> pad = global ? std::vector<int64_t>(in.size(), 0) : Spatial(c, "pad", in.size(), 0);
+  const std::string type = c.attrs().GetString("pool_type", "max");
+  const bool include_pad = c.attrs().GetBool("count_include_pad", true);
+  const int64_t planes = x.shape[0] * x.shape[1], in_plane = Prod(x.shape, 2, x.shape.ndim());
+  const int64_t out_plane = Prod(y.shape, 2, y.shape.ndim());
+  std::vector<int64_t> ip(in.size());
+  for (int64_t pl = 0; pl < planes; ++pl)
+    ForEachPosition(out, [&](const std::vector<int64_t>& op) {
+      double best = -INFINITY, sum = 0;
+      int64_t padded = 1, real = 1;
+      for (size_t a = 0; a < in.size(); ++a) {
+        const int64_t start = op[a] * stride[a] - pad[a];
+        const int64_t end = std::min(start + kernel[a], in[a] + pad[a]);
+        padded *= end - start;
+        real *= std::min(end, in[a]) - std::max<int64_t>(start, 0);
+      }
+      ForEachPosition(kernel, [&](const std::vector<int64_t>& kp) {
+        for (size_t a = 0; a < in.size(); ++a) {
+          ip[a] = op[a] * stride[a] - pad[a] + kp[a];
+          if (ip[a] < 0 || ip[a] >= in[a]) return;
+        }
+        const double v = x.v[static_cast<size_t>(pl * in_plane + PlaneOffset(ip, in))];
+        best = std::max(best, v);
+        sum += v;
+      });
+      double r = best;
+      if (type == "sum") r = sum;
+      if (type == "avg") r = sum / static_cast<double>(include_pad ? padded : real);
+      WEFT_CHECK(type == "max" || type == "avg" || type == "sum", "reference: pool_type '{}'", type);
+      y.v[static_cast<size_t>(pl * out_plane + PlaneOffset(op, out))] = r;
+    });
+}
+
+void UpSampling(Call& c) {
+  HostTensor& y = c.out[0];
+  const int64_t scale = c.attrs().GetInt("scale");
+  if (c.attrs().GetString("sample_type") == "bilinear") {
+    // MXNet's grouped deconvolution with the weight input: k = 2·scale − scale % 2, stride scale,
+    // pad ⌈(scale − 1) / 2⌉, one group per channel, no bias.
+    const int64_t k = 2 * scale - scale % 2, pad = scale / 2;  // scale / 2 = ⌈(scale − 1) / 2⌉
+    ConvGeometry g{{k, k}, {scale, scale}, {1, 1}, {pad, pad}, c.in(0).shape[1]};
+    Deconvolve(c.in(0), c.in(1), g, {}, y);
+    return;
+  }
+  // nearest: input i repeated H / h_i times on both spatial axes; concatenated along channels, or
+  // summed.
+  const bool sum = c.attrs().GetString("multi_input_mode", "concat") == "sum";
+  const int64_t N = y.shape[0], Cy = y.shape[1], H = y.shape[2], W = y.shape[3];
+  int64_t offset = 0;
+  for (const HostTensor& x : c.spec.in) {
+    const int64_t C = x.shape[1], h = x.shape[2], w = x.shape[3], sh = H / h, sw = W / w;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t i = 0; i < H; ++i)
+          for (int64_t j = 0; j < W; ++j)
+            y.v[static_cast<size_t>(((n * Cy + (sum ? ch : offset + ch)) * H + i) * W + j)] +=
+                x.v[static_cast<size_t>(((n * C + ch) * h + i / sh) * w + j / sw)];
+    if (!sum) offset += C;
+  }
+}
+
+// tmp_norm = knorm + alpha / nsize · Σ x² over channels c − ⌊nsize/2⌋ … c + ⌊nsize/2⌋ (cut at the
+// edges); output = x · tmp_norm^−beta.
+void LRN(Call& c) {
+  const HostTensor& x = c.in(0);
+  const int64_t nsize = c.attrs().GetInt("nsize");
+  const double alpha = c.attrs().GetFloat("alpha", 1e-4), beta = c.attrs().GetFloat("beta", 0.75);
+  const double knorm = c.attrs().GetFloat("knorm", 2.0);
+  const int64_t N = x.shape[0], C = x.shape[1], inner = Prod(x.shape, 2, x.shape.ndim());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t i = 0; i < inner; ++i) {
+        double s = 0;
+        for (int64_t d = ch - nsize / 2; d <= ch + nsize / 2; ++d)
+          if (d >= 0 && d < C)
+            s += x.v[static_cast<size_t>((n * C + d) * inner + i)] * x.v[static_cast<size_t>((n * C + d) * inner + i)];
+        const size_t at = static_cast<size_t>((n * C + ch) * inner + i);
+        const double tmp = knorm + alpha / static_cast<double>(nsize) * s;
+        c.out[0].v[at] = x.v[at] * std::pow(tmp, -beta);
+        c.out[1].v[at] = tmp;
+      }
+}
+
+// Outside training the identity (mask 1). In training the device's mask (output 1) is taken and
+// checked: only 0 and 1/(1 − p), both present in a sizeable array; output = data · mask.
+// (tests/conformance's DropoutMaskStatistics checks the kept fraction.)
+void Dropout(Call& c) {
+  const HostTensor& x = c.in(0);
+  const double p = c.attrs().GetFloat("p", 0.5);
+  const bool drop = c.spec.is_train && p > 0;
+  const double scale = RoundTo(x.dtype, 1.0 / RoundTo(x.dtype, 1.0 - p));
+  size_t kept = 0, bad = 0;
+  for (size_t i = 0; i < x.v.size(); ++i) {
+    const double m = drop ? c.device.out.at(1).v[i] : 1.0;
+    kept += m != 0;
+    bad += drop && m != 0 && m != scale;
+    c.out[1].v[i] = m;
+    c.out[0].v[i] = x.v[i] * m;
+  }
+  if (bad > 0) *c.error += fmt::format("Dropout mask: {} values other than 0 and 1/(1 - p) = {}; ", bad, scale);
+  if (drop && x.v.size() >= 20 && (kept == 0 || kept == x.v.size()))
+    *c.error += fmt::format("Dropout mask keeps {} of {} elements in training with p = {}; ", kept, x.v.size(), p);
+}
+
+// Rows of weight picked by the indices, truncated and clipped to [0, input_dim − 1].
+void Embedding(Call& c) {
+  const HostTensor &idx = c.in(0), &w = c.in(1);
+  const int64_t rows = w.shape[0], dim = w.shape[1];
+  for (size_t i = 0; i < idx.v.size(); ++i) {
+    const int64_t r = std::clamp<int64_t>(static_cast<int64_t>(std::trunc(idx.v[i])), 0, rows - 1);
+    for (int64_t k = 0; k < dim; ++k)
+      c.out[0].v[i * static_cast<size_t>(dim) + static_cast<size_t>(k)] = w.v[static_cast<size_t>(r * dim + k)];
+  }
+}
+
+// output = data · weightᵀ + bias, data flattened to (N, rest) (flatten) or used as (…, K).
+void FullyConnected(Call& c) {
+  const HostTensor &x = c.in(0), &w = c.in(1);
+  const int64_t hidden = w.shape[0], k = w.shape[1], rows = x.shape.Size() / k;
+  const bool bias = !c.attrs().GetBool("no_bias", false);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < hidden; ++h) {
+      double s = bias ? c.in(2).v[static_cast<size_t>(h)] : 0.0;
+      for (int64_t j = 0; j < k; ++j) s += x.v[static_cast<size_t>(r * k + j)] * w.v[static_cast<size_t>(h * k + j)];
+      c.out[0].v[static_cast<size_t>(r * hidden + h)] = s;
+    }
+}
+
+}  // namespace
+
+void RegisterNNReferences(Table& t) {
+  t["FullyConnected"] = FullyConnected;
+  t["Convolution"] = Convolution;
+  t["Deconvolution"] = Deconvolution;
+  t["Pooling"] = Pooling;
+  t["UpSampling"] = UpSampling;
+  t["LRN"] = LRN;
+  t["Dropout"] = Dropout;
+  t["Embedding"] = Embedding;
+}
+
+}  // namespace wconf::ref
