@@ -25,7 +25,9 @@ AttrMap DefaultAttrs(const OpDef& def) {
   AttrMap given;
   if (const AttrSpec* n = def.FindAttr("num_args"); n && !n->default_value) given.Set("num_args", "1");
   for (const AttrSpec& s : def.attrs) {
-    if (!s.default_value && !given.Has(s.name)) given.Set(s.name, s.type == "shape" ? "(1,)" : "1");
+    // A required enum (Activation's act_type) takes its first word: "1" would fail it.
+    if (!s.default_value && !given.Has(s.name))
+      given.Set(s.name, !s.choices.empty() ? s.choices.front() : s.type == "shape" ? "(1,)" : "1");
   }
   return def.Normalize(given);
 }
