@@ -14,15 +14,18 @@ namespace weft {
 namespace {
 
 // Places positional and named arrays into the input + aux slots of the node.
+// `order` (OpDef::mxnet_order; empty = the identity) maps positions to slots.
 std::vector<NDArray> PlaceInputs(const ImperativeCall& call, const std::string& op, size_t num_in,
-                                 const std::vector<std::string>& slot_names) {
+                                 const std::vector<std::string>& slot_names, const std::vector<size_t>& order) {
   WEFT_CHECK(call.inputs.size() <= slot_names.size(), "{}: {} inputs given, the op takes {} (inputs and aux states)",
              op, call.inputs.size(), slot_names.size());
   std::vector<NDArray> slots(slot_names.size());
   std::vector<bool> given(slot_names.size(), false);
   for (size_t i = 0; i < call.inputs.size(); ++i) {
-    slots[i] = call.inputs[i];
-    given[i] = true;
+    const size_t slot = i < order.size() ? order[i] : i;
+    WEFT_CHECK(slot < slots.size(), "{}: input position {} has no slot", op, i);
+    slots[slot] = call.inputs[i];
+    given[slot] = true;
   }
   for (const auto& [name, array] : call.named_inputs) {
     size_t j = 0;
@@ -92,7 +95,8 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   const size_t num_visible = static_cast<size_t>(OpNumVisibleOutputs(def, attrs));
   std::vector<std::string> slot_names = in_names;
   slot_names.insert(slot_names.end(), aux_names.begin(), aux_names.end());
-  std::vector<NDArray> slots = PlaceInputs(call, def.name, num_in, slot_names);
+  std::vector<NDArray> slots =
+      PlaceInputs(call, def.name, num_in, slot_names, def.mxnet_order ? def.mxnet_order(attrs) : std::vector<size_t>{});
   std::vector<NDArray> in(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(num_in));
   std::vector<NDArray> aux(slots.begin() + static_cast<std::ptrdiff_t>(num_in), slots.end());
 
@@ -127,6 +131,10 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   std::vector<int> in_t(num_in), out_t(num_out, -1), aux_t(num_aux);
   for (size_t i = 0; i < num_in; ++i) in_s[i] = in[i].GetShape(), in_t[i] = static_cast<int>(in[i].GetDType());
   for (size_t i = 0; i < num_aux; ++i) aux_s[i] = aux[i].GetShape(), aux_t[i] = static_cast<int>(aux[i].GetDType());
+  // Output arrays given by the caller seed the inference, as in MXNet: an op whose output shape
+  // its attributes do not fix (_set_value) takes the array's, and a mismatch is reported by it.
+  for (size_t i = 0; i < num_out; ++i)
+    if (!out[i].is_none()) out_s[i] = out[i].GetShape(), out_t[i] = static_cast<int>(out[i].GetDType());
   InferShapes(def, attrs, in_s, out_s, aux_s);
   InferTypes(def, attrs, in_t, out_t, aux_t);
 

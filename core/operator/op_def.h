@@ -88,6 +88,12 @@ struct OpDef {
   // the forward run in place while training. Unset = backward_uses. Read through BackwardUses().
   std::function<uint32_t(const AttrMap&)> backward_uses_for;
 
+  // MXNet's positional order of the inputs and aux states when it interleaves them
+  // (multi_sgd_mom_update takes weight0, grad0, mom0, weight1, ...): for each position, its slot
+  // among the inputs then aux states. Imperative calls place positional arrays by it. Unset =
+  // inputs, then aux states.
+  std::function<std::vector<size_t>(const AttrMap&)> mxnet_order;
+
   // (input index, output index) pairs that may share memory. Unset = none.
   std::function<std::vector<std::pair<int, int>>(const AttrMap&)> inplace;
   uint32_t resources = 0;  // kResource* bits

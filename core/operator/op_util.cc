@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "weft/base.h"
+#include "weft/sdk/cpp/slice.hpp"
 
 namespace weft::opdef {
 
@@ -152,6 +153,34 @@ void SameShapeAll(ShapeIO& io) {
   for (size_t i = 0; i < io.num_in(); ++i) io.AssignIn(i, *merged);
   for (size_t i = 0; i < io.num_out(); ++i) io.AssignOut(i, *merged);
   for (size_t i = 0; i < io.num_aux(); ++i) io.AssignAux(i, *merged);
+}
+
+Shape SlicedShape(const ShapeIO& io, const Shape& data) {
+  std::vector<sdk::SliceRange> r;
+  try {
+    r = sdk::SliceRanges(io.attrs(), data.dims());
+  } catch (const std::exception& e) {
+    io.Fail(fmt::format("input {}: {}", data.ToString(), e.what()));
+  }
+  Shape out = data;
+  for (size_t i = 0; i < r.size(); ++i) out[i] = data[i] < 0 ? -1 : r[i].len;
+  return out;
+}
+
+std::vector<double> ParseFloatTuple(std::string_view value, std::string_view name) {
+  std::string_view s = sdk::detail::Trim(value);
+  if (!s.empty() && (s.front() == '(' || s.front() == '[')) s = s.substr(1, s.size() >= 2 ? s.size() - 2 : 0);
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    const std::string_view item =
+        sdk::detail::Trim(s.substr(start, comma == std::string_view::npos ? s.npos : comma - start));
+    if (!item.empty()) out.push_back(sdk::ParseFloat(item, name));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 int64_t NormalizeAxis(const ShapeIO& io, int64_t axis, int64_t ndim, std::string_view attr) {

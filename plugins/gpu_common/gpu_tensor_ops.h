@@ -266,7 +266,7 @@ inline BinOp BinOpOf(const KernelSetup& s) {
   const std::string& n = s.op_name;
   for (const BinName& b : kBinOps) {
     const std::string suffix = std::string("_") + b.name;
-    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) return b.op;
+    if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) return b.op;
   }
   Invalid(s, "not a binary op of the GPU layer");
 }
@@ -287,7 +287,7 @@ inline Shape BroadcastShape(const KernelSetup& s, const Shape& a, const Shape& b
   return out;
 }
 
-/// elemwise_<op> (equal shapes) and broadcast_<op>: out = op(lhs, rhs).
+/// elemwise_<op>, _maximum, _minimum (equal shapes) and broadcast_<op>: out = op(lhs, rhs).
 template <class L>
 class BinaryKernel {
  public:
@@ -296,7 +296,7 @@ class BinaryKernel {
     RequireSameDType(s, kFloatTypes);
     const Shape& a = s.inputs[0].shape;
     const Shape& b = s.inputs[1].shape;
-    if (s.op_name.rfind("elemwise_", 0) == 0 && (a != b || s.outputs[0].shape != a))
+    if (s.op_name.rfind("broadcast_", 0) != 0 && (a != b || s.outputs[0].shape != a))
       Invalid(s, "shapes " + ShapeOf(s.inputs[0]) + ", " + ShapeOf(s.inputs[1]) + " -> " + ShapeOf(s.outputs[0]) +
                      " differ (element-wise ops need equal shapes)");
     const Shape out = BroadcastShape(s, a, b);
@@ -965,6 +965,9 @@ void RegisterTensorKernels(sdk::KernelTable& t) {
     t.Add<BinaryKernel<L>>(std::string("broadcast_") + b.name, kFloatTypes);
     t.Add<BinaryBackwardKernel<L>>(std::string("_backward_broadcast_") + b.name, kFloatTypes);
   }
+  // MXNet's _maximum / _minimum: broadcast_maximum / broadcast_minimum on equal shapes.
+  for (const char* op : {"_maximum", "_minimum"}) t.Add<BinaryKernel<L>>(op, kFloatTypes);
+  for (const char* op : {"_backward_maximum", "_backward_minimum"}) t.Add<BinaryBackwardKernel<L>>(op, kFloatTypes);
   t.Add<AddNBackwardKernel<L>>("_backward_add_n", kFloatTypes);
   for (const char* op : {"sum", "mean", "max", "_backward_sum", "_backward_mean", "_backward_max"})
     t.Add<ReduceKernel<L>>(op, kFloatTypes);

@@ -9,7 +9,9 @@
 // Tolerance (the issue's): |a − b| ≤ 1e-5 + 1e-4·|b| for fp32. Each case prints its max abs error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -102,19 +104,37 @@ std::vector<float> DeterministicInput(size_t n) {
   return v;
 }
 
+// A probe: "<manifest stem>/<probe name>". gen_fixtures.py writes probes.*, gen_op_fixtures.py one
+// probes_<family>.* per family of the ops added for MXNet's frontend.
 class OpProbe : public testing::TestWithParam<std::string> {};
+
+std::vector<std::string> ProbeStems() {
+  std::vector<std::string> stems;
+  for (const auto& e : std::filesystem::directory_iterator(kData)) {
+    const std::string file = e.path().filename().string();
+    if (file.starts_with("probes") && file.ends_with(".json")) stems.push_back(file.substr(0, file.size() - 5));
+  }
+  std::sort(stems.begin(), stems.end());
+  return stems;
+}
 
 std::vector<std::string> ProbeNames() {
   std::vector<std::string> names;
-  const nlohmann::json manifest = ReadJson(kData + "/probes.json");
-  for (const auto& p : manifest) names.push_back(p["name"].get<std::string>());
+  for (const std::string& stem : ProbeStems()) {
+    const nlohmann::json manifest = ReadJson(kData + "/" + stem + ".json");
+    for (const auto& p : manifest) names.push_back(stem + "/" + p["name"].get<std::string>());
+  }
   return names;
 }
 
 TEST_P(OpProbe, MatchesMXNet) {
-  static const nlohmann::json manifest = ReadJson(kData + "/probes.json");
-  static const std::map<std::string, NDArray> arrays = NDArray::LoadToMap(kData + "/probes.params");
-  const std::string name = GetParam();
+  const std::string stem = GetParam().substr(0, GetParam().find('/'));
+  const std::string name = GetParam().substr(stem.size() + 1);
+  static std::map<std::string, std::pair<nlohmann::json, std::map<std::string, NDArray>>> files;
+  if (!files.count(stem))
+    files[stem] = {ReadJson(kData + "/" + stem + ".json"), NDArray::LoadToMap(kData + "/" + stem + ".params")};
+  const nlohmann::json& manifest = files[stem].first;
+  const std::map<std::string, NDArray>& arrays = files[stem].second;
   nlohmann::json probe;
   for (const auto& p : manifest)
     if (p["name"] == name) probe = p;
@@ -181,7 +201,8 @@ TEST_P(OpProbe, MatchesMXNet) {
 
 INSTANTIATE_TEST_SUITE_P(MXNet191, OpProbe, testing::ValuesIn(ProbeNames()),
                          [](const testing::TestParamInfo<std::string>& i) {
-                           std::string s = i.param;
+                           // probes/clip -> clip; probes_math/_equal -> math__equal
+                           std::string s = i.param.substr(7);
                            for (char& c : s)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return s;

@@ -259,9 +259,13 @@ def later_probes(add, d):
         {"data": ((1, 2, 2, 3), signed), "up_weight": ((2, 1, 5, 5), signed)})
 
 
-def write_probes():
+def write_probes(cases=None, stem="probes"):
+    """Runs each (name, symbol, inputs, options) case of `cases` (default: probes()) in MXNet and
+    writes <stem>.json and <stem>.params. Options: is_train (True), no_grad (inputs without a
+    gradient), forward_only, outputs (how many to compare), loss (the op makes its own head
+    gradient; default: a SoftmaxOutput in the symbol), expect_error (MXNet refuses the case)."""
     manifest, arrays = [], {}
-    for name, sym, inputs, opt in probes():
+    for name, sym, inputs, opt in (probes() if cases is None else cases):
         is_train = opt.get("is_train", True)
         no_grad = set(opt.get("no_grad", []))
         shapes = {k: v[0] for k, v in inputs.items()}
@@ -271,7 +275,10 @@ def write_probes():
         assert not missing, (name, missing)
         grads = {a: mx.nd.zeros(args[a].shape) for a in arg_names if a not in no_grad}
         reqs = {a: ("null" if a in no_grad else "write") for a in arg_names}
-        ex = sym.bind(mx.cpu(), args=args, args_grad=grads, grad_req=reqs)
+        try:
+            ex = sym.bind(mx.cpu(), args=args, args_grad=grads, grad_req=reqs)
+        except mx.base.MXNetError as e:
+            raise RuntimeError("probe %s: MXNet refused to bind it: %s" % (name, e))
         if "expect_error" in opt:
             try:
                 ex.forward(is_train=is_train)[0].wait_to_read()
@@ -287,7 +294,7 @@ def write_probes():
             continue
         outs = ex.forward(is_train=is_train)
         heads = [mx.nd.array(signed(o.shape)) for o in outs]
-        is_loss = sym.attr("op") == "SoftmaxOutput" or "SoftmaxOutput" in sym.tojson()
+        is_loss = opt.get("loss", sym.attr("op") == "SoftmaxOutput" or "SoftmaxOutput" in sym.tojson())
         if arg_names:  # ops without inputs (_zeros, _arange) have nothing to differentiate
             ex.backward([] if is_loss else heads)
         for a in arg_names:
@@ -302,10 +309,10 @@ def write_probes():
                          "shapes": {k: list(v) for k, v in shapes.items()}, "no_grad": sorted(no_grad),
                          "loss": is_loss, "forward_only": opt.get("forward_only", False),
                          "outputs": opt.get("outputs", len(outs))})
-    mx.nd.save(os.path.join(OUT, "probes.params"), arrays)
-    with open(os.path.join(OUT, "probes.json"), "w") as f:
+    mx.nd.save(os.path.join(OUT, stem + ".params"), arrays)
+    with open(os.path.join(OUT, stem + ".json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
-    print("probes: %d cases, %d arrays" % (len(manifest), len(arrays)))
+    print("%s: %d cases, %d arrays" % (stem, len(manifest), len(arrays)))
 
 
 # ---- model-zoo networks ------------------------------------------------------------------------

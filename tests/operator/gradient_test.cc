@@ -130,10 +130,28 @@ const std::vector<Row>& Table() {
     for (const char* op : {"_rdiv_scalar", "_power_scalar"}) {
       r.push_back({op, {{"scalar", "1"}}, K, std::string("_backward") + op, I, {{0, 0}}});
     }
-    for (const char* op : {"sin", "cos", "exp", "log", "sqrt", "square", "abs", "negative", "relu", "sigmoid", "tanh",
-                           "rsqrt", "log1p", "expm1"}) {
+    for (const char* op :
+         {"sin",        "cos",     "exp",     "log",     "sqrt",    "square", "abs",    "negative", "relu",
+          "sigmoid",    "tanh",    "rsqrt",   "log1p",   "expm1",   "tan",    "arcsin", "arccos",   "arctan",
+          "sinh",       "cosh",    "arcsinh", "arccosh", "arctanh", "log2",   "log10",  "cbrt",     "rcbrt",
+          "reciprocal", "degrees", "radians", "erf",     "erfinv",  "gamma",  "gammaln"}) {
       r.push_back({op, {}, K, std::string("_backward_") + op, I | O, {{0, 0}}});
     }
+    for (const char* op : {"ceil", "trunc", "fix", "rint", "logical_not"}) r.push_back({op, {}, Z, "", 0, {{0, 0}}});
+    for (const char* base : {"equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
+                             "logical_or", "logical_xor"}) {
+      r.push_back({std::string("_") + base, {}, Z, "", 0, {{0, 0}, {1, 0}}});
+      r.push_back({std::string("broadcast_") + base, {}, Z, "", 0, {}});
+      r.push_back({std::string("_") + base + "_scalar", {}, Z, "", 0, {{0, 0}}});
+    }
+    for (const char* base : {"mod", "power", "maximum", "minimum", "hypot"})
+      r.push_back({std::string("_") + base, {}, K, std::string("_backward_") + base, I, {{0, 0}, {1, 0}}});
+    for (const char* base : {"mod", "power", "hypot"})
+      r.push_back({std::string("broadcast_") + base, {}, K, std::string("_backward_broadcast_") + base, I, {}});
+    r.push_back({"_mod_scalar", {}, K, "_backward_mod_scalar", 0, {{0, 0}}});
+    for (const char* op : {"_rmod_scalar", "_rpower_scalar", "_maximum_scalar", "_minimum_scalar", "_hypot_scalar"})
+      r.push_back({op, {}, K, std::string("_backward") + op, I, {{0, 0}}});
+    r.push_back({"_grad_add", {}, N, "", 0, {{0, 0}, {1, 0}}});
     return r;
   }();
   return rows;

@@ -9,17 +9,22 @@
 
 namespace weft::opdef {
 
-void RegisterNnOps(OpRegistry& r);         // defs/nn.cc
-void RegisterLossOps(OpRegistry& r);       // defs/loss.cc
-void RegisterTensorOps(OpRegistry& r);     // defs/tensor.cc
-void RegisterShapeOps(OpRegistry& r);      // defs/shape.cc
-void RegisterReduceOps(OpRegistry& r);     // defs/reduce.cc
-void RegisterElemwiseOps(OpRegistry& r);   // defs/elemwise.cc
-void RegisterOptimizerOps(OpRegistry& r);  // defs/optimizer.cc
-void RegisterIndexOps(OpRegistry& r);      // defs/index.cc
-void RegisterLayoutOps(OpRegistry& r);     // defs/layout.cc
-void RegisterInitOps(OpRegistry& r);       // defs/init.cc
-void RegisterNormOps(OpRegistry& r);       // defs/norm.cc
+void RegisterNnOps(OpRegistry& r);          // defs/nn.cc
+void RegisterLossOps(OpRegistry& r);        // defs/loss.cc
+void RegisterTensorOps(OpRegistry& r);      // defs/tensor.cc
+void RegisterShapeOps(OpRegistry& r);       // defs/shape.cc
+void RegisterReduceOps(OpRegistry& r);      // defs/reduce.cc
+void RegisterElemwiseOps(OpRegistry& r);    // defs/elemwise.cc
+void RegisterOptimizerOps(OpRegistry& r);   // defs/optimizer.cc
+void RegisterIndexOps(OpRegistry& r);       // defs/index.cc
+void RegisterLayoutOps(OpRegistry& r);      // defs/layout.cc
+void RegisterInitOps(OpRegistry& r);        // defs/init.cc
+void RegisterNormOps(OpRegistry& r);        // defs/norm.cc
+void RegisterMathBinaryOps(OpRegistry& r);  // defs/math_binary.cc
+void RegisterMathUnaryOps(OpRegistry& r);   // defs/math_unary.cc
+void RegisterIndexingOps(OpRegistry& r);    // defs/indexing.cc
+void RegisterMatrixOps(OpRegistry& r);      // defs/matrix.cc
+void RegisterOptimizerMoreOps(OpRegistry& r);  // defs/optimizer_more.cc
 
 /// One family of built-in definitions and the source file (relative to the repository root)
 /// that holds it. The file names feed the generated OPS.md (tools/weft-ops-json), which must
@@ -41,6 +46,11 @@ inline constexpr BuiltinFamily kBuiltinFamilies[] = {
     {"core/operator/defs/layout.cc", &RegisterLayoutOps},
     {"core/operator/defs/init.cc", &RegisterInitOps},
     {"core/operator/defs/norm.cc", &RegisterNormOps},
+    {"core/operator/defs/math_binary.cc", &RegisterMathBinaryOps},
+    {"core/operator/defs/math_unary.cc", &RegisterMathUnaryOps},
+    {"core/operator/defs/indexing.cc", &RegisterIndexingOps},
+    {"core/operator/defs/matrix.cc", &RegisterMatrixOps},
+    {"core/operator/defs/optimizer_more.cc", &RegisterOptimizerMoreOps},
 };
 
 /// Registers every family into `r` and returns op name (and alias) -> the family's file.

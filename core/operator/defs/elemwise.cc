@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "operator/defs/builtin.h"
-#include "operator/op_util.h"
+#include "operator/defs/elemwise_defs.h"
 
 namespace weft::opdef {
 namespace {
@@ -25,74 +25,6 @@ OpDef AddN() {
   return d;
 }
 
-// lhs, rhs -> output; the gradient of `name` is _backward_<name>.
-OpDef Binary(std::string name, std::string description, uint32_t uses) {
-  OpDef d;
-  d.name = name;
-  d.description = std::move(description);
-  d.list_inputs = Fixed({"lhs", "rhs"});
-  d.list_outputs = Fixed({"output"});
-  d.grad = GradKind::kOp;
-  d.backward_op = "_backward_" + name;
-  d.backward_uses = uses;
-  return d;
-}
-
-OpDef Elemwise(const std::string& name, const std::string& formula, uint32_t uses) {
-  OpDef d = Binary(name, "output = " + formula + " element by element; lhs and rhs have one shape.", uses);
-  SetShapeFn(d, SameShapeAll);
-  d.inplace = InplacePairs({{0, 0}, {1, 0}});
-  return d;
-}
-
-// NumPy broadcasting: align from the right; extents must match or one of them be 1.
-void BroadcastShape(ShapeIO& io) {
-  if (!io.in(0) || !io.in(1)) return;
-  const Shape& l = *io.in(0);
-  const Shape& r = *io.in(1);
-  if (l == r) {
-    io.AssignOut(0, l);
-    return;
-  }
-  const size_t n = std::max(l.ndim(), r.ndim());
-  Shape out = UnknownShape(n);
-  const size_t bl = n - l.ndim(), br = n - r.ndim();
-  for (size_t i = 0; i < n; ++i) {
-    int64_t a = i >= bl ? l[i - bl] : 1;
-    int64_t b = i >= br ? r[i - br] : 1;
-    if (a < 0 || b < 0) continue;  // MXNet leaves the extent unknown
-    if (a != b && a != 1 && b != 1) {
-      io.Fail(fmt::format("inputs 'lhs' {} and 'rhs' {} cannot be broadcast together (axis {}: {} vs {})", l.ToString(),
-                          r.ToString(), i, a, b));
-    }
-    out[i] = a == 1 ? b : a;
-  }
-  io.AssignOut(0, out);
-}
-
-OpDef Broadcast(const std::string& name, const std::string& formula, uint32_t uses) {
-  OpDef d = Binary(name, "output = " + formula + " with NumPy broadcasting of lhs and rhs.", uses);
-  SetShapeFn(d, BroadcastShape);
-  // Backward sums the gradient over broadcast axes.
-  d.resources = kResourceTempSpace;
-  return d;
-}
-
-// data -> output of the same shape, in place allowed, gradient _backward_<name>.
-OpDef Unary(const std::string& name, std::string description, uint32_t uses) {
-  OpDef d;
-  d.name = name;
-  d.description = std::move(description);
-  d.list_inputs = Fixed({"data"});
-  d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, SameShapeAll);
-  d.grad = GradKind::kOp;
-  d.backward_op = "_backward_" + name;
-  d.backward_uses = uses;
-  d.inplace = InplacePairs({{0, 0}});
-  return d;
-}
-
 struct ScalarOp {
   const char* name;
   const char* formula;
@@ -109,14 +41,6 @@ const ScalarOp kScalarOps[] = {
     {"_rdiv_scalar", "scalar / data", kUsesInputs, "_RDivScalar"},
     {"_power_scalar", "data ^ scalar", kUsesInputs, "_PowerScalar"},
 };
-
-OpDef Scalar(const ScalarOp& op) {
-  OpDef d = Unary(op.name, std::string("output = ") + op.formula + " element by element.", op.uses);
-  d.backward_op = std::string("_backward") + op.name;  // MXNet: _mul_scalar -> _backward_mul_scalar
-  d.attrs = {Req("scalar", "float", "the scalar operand"),
-             Ignored(Opt("is_int", "bool", "True", "MXNet 1.9: whether scalar was given as an integer"))};
-  return d;
-}
 
 struct UnaryMath {
   const char* name;
@@ -176,7 +100,7 @@ void RegisterElemwiseOps(OpRegistry& r) {
   r.AddAlias("broadcast_minus", "broadcast_sub");
 
   for (const ScalarOp& op : kScalarOps) {
-    r.Register(Scalar(op));
+    r.Register(Scalar(op.name, op.formula, op.uses));
     r.AddAlias(op.legacy, op.name);
   }
   for (const UnaryMath& op : kUnaryMath) {
@@ -184,10 +108,7 @@ void RegisterElemwiseOps(OpRegistry& r) {
         Unary(op.name, std::string("output = ") + op.formula + " element by element.", kUsesInputs | kUsesOutputs));
   }
   for (const UnaryMath& op : kZeroGradMath) {
-    OpDef d = Unary(op.name, std::string("output = ") + op.formula + " element by element.", 0);
-    d.grad = GradKind::kZero;
-    d.backward_op.clear();
-    r.Register(std::move(d));
+    r.Register(ZeroGrad(Unary(op.name, std::string("output = ") + op.formula + " element by element.", 0)));
   }
   r.Register(Clip());
 }

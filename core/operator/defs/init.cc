@@ -1,5 +1,6 @@
 // Ops without inputs that make arrays from their attributes: _zeros, _ones, _full, _arange (what
-// mx.sym.zeros / ones / full / arange write into symbol JSON). Shape rules are MXNet 1.9's
+// mx.sym.zeros / ones / full / arange write into symbol JSON), _linspace and _eye (mx.nd.linspace,
+// mx.nd.eye). Shape rules are MXNet 1.9's
 // (src/operator/tensor/init_op.h).
 #include <algorithm>
 #include <cmath>
@@ -80,6 +81,35 @@ OpDef Arange() {
   return d;
 }
 
+// MXNet's LinspaceParam (its registration lists RangeParam's fields, but parses these).
+OpDef Linspace() {
+  OpDef d = NoInput("_linspace",
+                    "num values evenly spaced from start to stop (stop included when endpoint): element i = start + "
+                    "i·(stop − start) / (num − endpoint), computed in double.");
+  d.attrs.push_back(Req("start", "float", "first value"));
+  d.attrs.push_back(Req("stop", "float", "last value (or the end when endpoint is False)"));
+  d.attrs.push_back(Req("num", "int", "number of values"));
+  d.attrs.push_back(Opt("endpoint", "bool", "True", "whether stop is the last value"));
+  d.validate = [](const AttrMap& a) { WEFT_CHECK(a.GetInt("num") >= 0, "num must be non-negative"); };
+  SetShapeFn(d, [](ShapeIO& io) { io.AssignOut(0, Shape{io.attrs().GetInt("num")}); });
+  return d;
+}
+
+OpDef Eye() {
+  OpDef d = NoInput("_eye", "An N × M array (M = 0: N × N) with ones on diagonal k (k > 0 above the main one).");
+  d.attrs.push_back(Req("N", "int", "rows"));
+  d.attrs.push_back(Opt("M", "int", "0", "columns; 0 = N"));
+  d.attrs.push_back(Opt("k", "int", "0", "diagonal offset"));
+  d.validate = [](const AttrMap& a) {
+    WEFT_CHECK(a.GetInt("N") >= 0 && a.GetInt("M") >= 0, "N and M must be non-negative");
+  };
+  SetShapeFn(d, [](ShapeIO& io) {
+    const int64_t n = io.attrs().GetInt("N"), m = io.attrs().GetInt("M");
+    io.AssignOut(0, Shape{n, m > 0 ? m : n});
+  });
+  return d;
+}
+
 }  // namespace
 
 void RegisterInitOps(OpRegistry& r) {
@@ -87,6 +117,8 @@ void RegisterInitOps(OpRegistry& r) {
   r.Register(Fill("_ones", "ones"));
   r.Register(Fill("_full", "`value`"));
   r.Register(Arange());
+  r.Register(Linspace());
+  r.Register(Eye());
 }
 
 }  // namespace weft::opdef

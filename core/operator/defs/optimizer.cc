@@ -8,13 +8,10 @@
 // updated in place (MXNet declares them as mutable inputs; the positional order of an imperative
 // call, weight, grad, states..., is the same). Formulas in OPS.md.
 #include "operator/defs/builtin.h"
-#include "operator/op_util.h"
+#include "operator/defs/optimizer_defs.h"
 
 namespace weft::opdef {
-namespace {
 
-// The attributes common to every update op, in MXNet's order: lr, the op's own (`extra`), wd,
-// rescale_grad, clip_gradient, then `tail` (clip_weights, lazy_update).
 OpDef Update(std::string name, std::string description, std::vector<AttrSpec> extra, std::vector<std::string> aux,
              std::vector<AttrSpec> tail) {
   OpDef d;
@@ -41,6 +38,9 @@ AttrSpec ClipWeights() {
 }
 AttrSpec Momentum() { return Opt("momentum", "float", "0", "momentum"); }
 AttrSpec Epsilon() { return Opt("epsilon", "float", "1e-08", "added for numerical stability"); }
+
+namespace {
+
 AttrSpec Threshold() { return Opt("threshold", "float", "0.5", "t: values at or beyond ±t are sent as ±t"); }
 
 void RegisterUpdateOps(OpRegistry& r) {

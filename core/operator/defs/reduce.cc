@@ -8,9 +8,11 @@
 namespace weft::opdef {
 namespace {
 
-// MXNet's ReduceAxesShapeImpl without `exclude` (which weft accepts only at its default).
-Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims) {
+// MXNet's ReduceAxesShapeImpl: `exclude` reduces the axes not listed.
+Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims,
+                   bool exclude = false) {
   const size_t nd = in.ndim();
+  if (axes.empty() && exclude) return in;
   if (axes.empty()) return keepdims ? Shape(std::vector<int64_t>(nd, 1)) : Shape{1};
   for (int64_t& a : axes) a = NormalizeAxis(io, a, static_cast<int64_t>(nd), "axis");
   std::sort(axes.begin(), axes.end());
@@ -19,7 +21,7 @@ Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes
   }
   std::vector<int64_t> out;
   for (size_t i = 0; i < nd; ++i) {
-    bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i)) != exclude;
     if (!reduced) {
       out.push_back(in[i]);
     } else if (keepdims) {
@@ -39,14 +41,15 @@ OpDef Reduce(std::string name, std::string what, uint32_t uses) {
                   "length 1 when keepdims.";
   d.attrs = {Opt("axis", "shape", "()", "axes to reduce; () or None = all"),
              Opt("keepdims", "bool", "False", "keep reduced axes with length 1"),
-             DefaultOnly(Opt("exclude", "bool", "False", "reduce the axes not listed"))};
+             Opt("exclude", "bool", "False", "reduce the axes not listed")};
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
     if (!io.in(0)) return;
     // "None" and "()" both mean every axis.
     std::vector<int64_t> axes = io.attrs().GetTuple("axis", {});
-    io.AssignOut(0, ReducedShape(io, *io.in(0), axes, io.attrs().GetBool("keepdims")));
+    io.AssignOut(0, ReducedShape(io, *io.in(0), axes, io.attrs().GetBool("keepdims"),
+                                 io.attrs().GetBool("exclude", false)));
   });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_" + name;
@@ -55,12 +58,12 @@ OpDef Reduce(std::string name, std::string what, uint32_t uses) {
   return d;
 }
 
-OpDef Argmax() {
+OpDef Argmax(std::string name, std::string what) {
   OpDef d;
-  d.name = "argmax";
-  d.description =
-      "Index of the largest element along `axis` (of the flattened input when None), as a value of the "
-      "input's dtype (MXNet).";
+  d.name = std::move(name);
+  d.description = "Index of the " + what +
+                  " element along `axis` (of the flattened input when None), as a value of the input's dtype "
+                  "(MXNet); the first one on ties.";
   d.attrs = {Opt("axis", "int", "None", "axis to search; None = all elements"),
              Opt("keepdims", "bool", "False", "keep the axis with length 1")};
   d.list_inputs = Fixed({"data"});
@@ -75,6 +78,20 @@ OpDef Argmax() {
   });
   d.grad = GradKind::kNone;
   d.resources = kResourceTempSpace;
+  return d;
+}
+
+OpDef ArgmaxChannel() {
+  OpDef d;
+  d.name = "argmax_channel";
+  d.description = "argmax along the last axis (MXNet's argmax_channel): output shape data.shape[:-1].";
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    if (io.in(0)->ndim() == 0) io.Fail("input 'data' must have at least one axis");
+    io.AssignOut(0, ReducedShape(io, *io.in(0), {-1}, false));
+  });
   return d;
 }
 
@@ -107,7 +124,10 @@ void RegisterReduceOps(OpRegistry& r) {
   r.Register(Reduce("prod", "product", kUsesInputs | kUsesOutputs));
   r.Register(Reduce("nansum", "sum (NaN counted as 0)", kUsesInputs));
   r.Register(Norm());
-  r.Register(Argmax());
+  r.Register(Argmax("argmax", "largest"));
+  r.Register(Argmax("argmin", "smallest"));
+  r.Register(ArgmaxChannel());
+  r.Register(Reduce("nanprod", "product (NaN counted as 1)", kUsesInputs | kUsesOutputs));
   r.AddAlias("sum_axis", "sum");
   r.AddAlias("max_axis", "max");
   r.AddAlias("min_axis", "min");

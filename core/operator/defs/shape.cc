@@ -379,17 +379,7 @@ OpDef Slice() {
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
-    if (!io.in(0)) return;
-    const Shape& data = *io.in(0);
-    std::vector<sdk::SliceRange> r;
-    try {
-      r = sdk::SliceRanges(io.attrs(), data.dims());
-    } catch (const std::exception& e) {
-      io.Fail(fmt::format("input 'data' {}: {}", data.ToString(), e.what()));
-    }
-    Shape out = data;
-    for (size_t i = 0; i < r.size(); ++i) out[i] = data[i] < 0 ? -1 : r[i].len;
-    io.AssignOut(0, out);
+    if (io.in(0)) io.AssignOut(0, SlicedShape(io, *io.in(0)));
   });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_slice";

@@ -6,28 +6,6 @@
 namespace wconf {
 namespace {
 
-const Domain kSigned{};
-const Domain kPositive{0.2, 2.0};
-const Domain kAwayFromZero{-1, 1, false, 0.05};
-const Domain kDistinct{-3, 3, false, 0, true};
-
-Input In(Shape s, Domain d = kSigned) { return Input{std::move(s), d}; }
-
-OpCase Case(std::string op, std::map<std::string, std::string> attrs, std::vector<Input> in,
-            std::vector<Input> aux = {}) {
-  OpCase c;
-  c.op = std::move(op);
-  c.attrs = std::move(attrs);
-  c.in = std::move(in);
-  c.aux = std::move(aux);
-  return c;
-}
-
-OpCase NoGrad(OpCase c) {
-  c.fd_grad = false;
-  return c;
-}
-
 // Attribute variants a device's kernels do not implement yet (Vulkan: N-d SoftmaxOutput).
 OpCase Refused(OpCase c, std::vector<std::string> devices) {
   c.refused_by = std::move(devices);
@@ -296,6 +274,7 @@ std::vector<OpCase> Build() {
       "slice_axis",       "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",   "broadcast_maximum",
       "broadcast_minimum"};
   for (OpCase& c : v) c.exact = kExact.count(c.op) > 0;
+  AddFrontendCases(v);
   return v;
 }
 

@@ -40,4 +40,32 @@ struct OpCase {
 /// Every case, in a fixed order.
 const std::vector<OpCase>& AllCases();
 
+// ---- building cases ----
+
+inline const Domain kSigned{};
+inline const Domain kPositive{0.2, 2.0};
+inline const Domain kAwayFromZero{-1, 1, false, 0.05};
+inline const Domain kDistinct{-3, 3, false, 0, true};
+
+inline Input In(Shape s, Domain d = kSigned) { return Input{std::move(s), d}; }
+
+inline OpCase Case(std::string op, std::map<std::string, std::string> attrs, std::vector<Input> in,
+                   std::vector<Input> aux = {}) {
+  OpCase c;
+  c.op = std::move(op);
+  c.attrs = std::move(attrs);
+  c.in = std::move(in);
+  c.aux = std::move(aux);
+  return c;
+}
+
+/// The case without the finite-difference check of the cpu's gradient.
+inline OpCase NoGrad(OpCase c) {
+  c.fd_grad = false;
+  return c;
+}
+
+/// Appends the cases of the ops MXNet's Python frontend needs (op_cases_frontend.cc).
+void AddFrontendCases(std::vector<OpCase>& v);
+
 }  // namespace wconf

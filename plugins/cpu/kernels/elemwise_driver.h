@@ -8,6 +8,12 @@
 //
 // The functor sees values, never indices, so the loops stay simple enough for GCC to vectorise.
 // Outputs may alias an input exactly (in-place), never partially. Thread-safe: no state.
+//
+// Both take a leading template flag kIsa (default true). Map<false>(...) / MapBroadcast<false>(...)
+// compile the loop once, for the baseline ISA, and MapBroadcast<false> walks every input through a
+// run-time stride instead of one loop per Run/Repeat pattern: for the ops off the training hot path
+// (comparisons, rarely used math, indexing), whose three ISA copies would only lengthen the build
+// (issue 34: the dispatched element-wise files dominate it).
 #pragma once
 
 #include <cstdint>
@@ -19,11 +25,21 @@
 
 namespace weft::cpu::tensor {
 
+/// f() in the variant of isa_dispatch.h for the machine (kIsa) or in the baseline copy only.
+template <bool kIsa, typename F>
+inline void MaybeDispatch(const F& f) {
+  if constexpr (kIsa) {
+    isa::Dispatch(f);
+  } else {
+    f();
+  }
+}
+
 /// out[i] = f(in[i]...) for req write / write-inplace, out[i] += ... for add, nothing for null.
 /// Throws WEFT_ERR_INVALID_ARGUMENT for a req value that is none of WEFT_REQ_*.
-template <typename T, typename F, typename... In>
+template <bool kIsa = true, typename T, typename F, typename... In>
 void Map(T* out, int64_t n, int32_t req, F f, const In*... in) {
-  isa::Dispatch([&] {
+  MaybeDispatch<kIsa>([&] {
     sdk::WithReq(req, [&](auto assign) {
       for (int64_t i = 0; i < n; ++i) assign(out[i], f(in[i]...));
     });
@@ -136,7 +152,7 @@ void Inner(T* out, int64_t n, int32_t req, const F& f, Done done, std::pair<cons
   }
 }
 
-template <typename T, typename F, size_t... I, typename... In>
+template <bool kIsa, typename T, typename F, size_t... I, typename... In>
 void MapBroadcastImpl(T* out, const Dims& out_dims, int32_t req, const F& f, std::index_sequence<I...>,
                       BroadcastIn<In>... in) {
   constexpr int K = sizeof...(In);
@@ -148,10 +164,10 @@ void MapBroadcastImpl(T* out, const Dims& out_dims, int32_t req, const F& f, std
   int64_t off[K] = {};
   const int64_t outer = out_dims.Size() / n;
   for (int64_t o = 0; o < outer; ++o) {
-    if constexpr (K >= 3) {
-      // Three operands are the backward of mul/div/maximum/minimum, off the training hot path:
-      // one strided loop instead of 2^K Run/Repeat copies (x req x dtype x ISA), which made
-      // elemwise_binary.cc the slowest file of the build by far.
+    if constexpr (K >= 3 || !kIsa) {
+      // Three operands are the backward of mul/div/maximum/minimum, off the training hot path, and
+      // !kIsa marks a cold op: one strided loop instead of 2^K Run/Repeat copies (x req x dtype x
+      // ISA), which made elemwise_binary.cc the slowest file of the build by far.
       MapAccess(out + o * n, n, req, f, Strided<In>{in.data + off[I], p.stride[I][last]}...);
     } else {
       Inner(out + o * n, n, req, f, std::tuple<>(),
@@ -171,10 +187,11 @@ void MapBroadcastImpl(T* out, const Dims& out_dims, int32_t req, const F& f, std
 
 /// out (shape out_dims, contiguous) (=|+=) f(in...) with each input broadcast to out_dims.
 /// Throws WEFT_ERR_INVALID_ARGUMENT when an input does not broadcast or req is unknown.
-template <typename T, typename F, typename... In>
+template <bool kIsa = true, typename T, typename F, typename... In>
 void MapBroadcast(T* out, const Dims& out_dims, int32_t req, F f, BroadcastIn<In>... in) {
   if (req == WEFT_REQ_NULL || out_dims.Size() == 0) return;
-  isa::Dispatch([&] { detail::MapBroadcastImpl(out, out_dims, req, f, std::index_sequence_for<In...>(), in...); });
+  MaybeDispatch<kIsa>(
+      [&] { detail::MapBroadcastImpl<kIsa>(out, out_dims, req, f, std::index_sequence_for<In...>(), in...); });
 }
 
 }  // namespace weft::cpu::tensor

@@ -81,6 +81,7 @@ void RegisterNNKernels(KernelTable& t) {
   RegisterSoftmax(t);
   RegisterLoss(t);
   RegisterOptimizer(t);
+  RegisterOptimizerMore(t);
   RegisterGradientCompression(t);
 }
 

@@ -19,12 +19,10 @@
 #include <cmath>
 
 #include "isa_dispatch.h"
-#include "nn_common.h"
+#include "nn_optimizer.h"
 
 namespace weft::cpu {
 namespace {
-
-float ClipTo(float v, float c) { return c >= 0.0f ? std::min(std::max(v, -c), c) : v; }
 
 void CheckSameSize(const KernelSetup& s) {
   int64_t n = s.inputs[0].size();
@@ -38,18 +36,12 @@ void CheckSameSize(const KernelSetup& s) {
 
 // What every update op shares: inputs weight and grad, the new weight as output, `num_states`
 // state tensors, all float32 of one size; attributes lr, wd, rescale_grad, clip_gradient.
-struct Common {
-  float lr = 0, wd = 0, rescale = 1, clip = -1;
-  Common(const KernelSetup& s, int num_states)
-      : lr(static_cast<float>(s.attrs.GetFloat("lr"))),
-        wd(static_cast<float>(s.attrs.GetFloat("wd", 0.0))),
-        rescale(static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0))),
-        clip(static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0))) {
+struct Common : UpdateParams {
+  Common(const KernelSetup& s, int num_states) : UpdateParams(s.attrs) {
     s.ExpectCounts(2, 1, num_states);
     RequireFloat32(s);
     CheckSameSize(s);
   }
-  float Clip(float g) const { return ClipTo(g, clip); }
 };
 
 // Runs update(i, store) for every element i; store(v) writes the new weight v into output element
@@ -76,11 +68,10 @@ class SgdKernel {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
     float* out = c.outputs[0].data<float>();
-    const float decay = 1.0f - p_.lr * p_.wd;
     isa::Dispatch([&] {
       weft::sdk::WithReq(c.req[0], [&](auto assign) {
         for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i)
-          assign(out[i], decay * w[i] - p_.lr * p_.Clip(p_.rescale * g[i]));
+          assign(out[i], SgdRule(p_, w[i], g[i]));
       });
     });
   }
@@ -90,23 +81,8 @@ class SgdKernel {
 };
 
 // The update ops with one momentum state: `Rule` advances the state of one element and returns
-// its new weight (w and g are that element's weight and gradient).
-using MomentumRule = float (*)(const Common& p, float momentum, float w, float g, float& mom);
-
-// sgd_mom_update: mom = momentum·mom − lr·wd·w − lr·clip(rescale·g); w' = w + mom.
-float SgdMomRule(const Common& p, float momentum, float w, float g, float& mom) {
-  mom = momentum * mom - p.lr * p.wd * w - p.lr * p.Clip(p.rescale * g);
-  return w + mom;
-}
-
-// nag_mom_update: g' = clip(rescale·g) + wd·w; m = momentum·mom; mom = m − lr·g';
-// w' = w − m + (momentum + 1)·(m − lr·g').
-float NagMomRule(const Common& p, float momentum, float w, float g, float& mom) {
-  const float gi = p.Clip(p.rescale * g) + p.wd * w;
-  const float m = momentum * mom;
-  mom = m - p.lr * gi;
-  return w - m + (momentum + 1.0f) * (m - p.lr * gi);
-}
+// its new weight (w and g are that element's weight and gradient): SgdMomRule, NagMomRule.
+using MomentumRule = float (*)(const UpdateParams& p, float momentum, float w, float g, float& mom);
 
 template <MomentumRule Rule>
 class MomentumKernel {

@@ -127,7 +127,8 @@ inline Dims KeepDims(const Dims& in_dims, const bool* reduced) {
 
 /// out (=|+=) scale * fold_op(in over the reduced axes), honouring req. `out` holds the kept
 /// elements (KeepDims(in_dims).Size()); it may alias `in` only when nothing is reduced.
-template <typename T, typename Op>
+/// kIsa = false: the baseline copy only (elemwise_driver.h).
+template <bool kIsa = true, typename T, typename Op>
 void ReduceTo(const T* in, const Dims& in_dims, const bool* reduced, T* out, int32_t req, const Op& op,
               T scale = T(1)) {
   CheckReq(req);
@@ -137,15 +138,15 @@ void ReduceTo(const T* in, const Dims& in_dims, const bool* reduced, T* out, int
   const bool alias = addr(out) < addr(in + in_dims.Size()) && addr(in) < addr(out + out_n);
   if (req == WEFT_REQ_ADD || alias) {
     std::vector<T> acc(static_cast<size_t>(out_n), Op::Init());
-    isa::Dispatch([&] { detail::ReduceInto(in, in_dims, reduced, acc.data(), op); });
-    Map(
+    MaybeDispatch<kIsa>([&] { detail::ReduceInto(in, in_dims, reduced, acc.data(), op); });
+    Map<kIsa>(
         out, out_n, req, [scale](T a) { return a * scale; }, acc.data());
     return;
   }
   std::fill(out, out + out_n, Op::Init());
-  isa::Dispatch([&] { detail::ReduceInto(in, in_dims, reduced, out, op); });
+  MaybeDispatch<kIsa>([&] { detail::ReduceInto(in, in_dims, reduced, out, op); });
   if (scale != T(1))
-    Map(
+    Map<kIsa>(
         out, out_n, WEFT_REQ_WRITE, [scale](T a) { return a * scale; }, out);
 }
 

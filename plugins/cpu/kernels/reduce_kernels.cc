@@ -1,4 +1,4 @@
-// sum / mean / max / min / prod / nansum / norm over axis tuples (MXNet: axis=() or None reduces
+// sum / mean / max / min / prod / nansum / nanprod / norm over axis tuples (MXNet: axis=() or None reduces
 // everything, negative axes count from the end, exclude=True reduces the axes not named; keepdims
 // only changes the output shape) and their backward ops, float32 / float64.
 //
@@ -47,7 +47,14 @@ struct NanSumOp {
   T operator()(T a, T b) const { return a + (IsNan(b) ? T(0) : b); }
 };
 
-enum class Reduce { kSum, kMean, kMax, kMin, kProd, kNanSum, kNorm };
+// Product that counts NaN as 1 (MXNet's nanprod).
+template <typename T>
+struct NanProdOp {
+  static T Init() { return T(1); }
+  T operator()(T a, T b) const { return a * (IsNan(b) ? T(1) : b); }
+};
+
+enum class Reduce { kSum, kMean, kMax, kMin, kProd, kNanSum, kNanProd, kNorm };
 
 Reduce KindOf(const std::string& op) {
   const std::string base = op.rfind("_backward_", 0) == 0 ? op.substr(10) : op;
@@ -56,6 +63,7 @@ Reduce KindOf(const std::string& op) {
   if (base == "min") return Reduce::kMin;
   if (base == "prod") return Reduce::kProd;
   if (base == "nansum") return Reduce::kNanSum;
+  if (base == "nanprod") return Reduce::kNanProd;
   if (base == "norm") return Reduce::kNorm;
   return Reduce::kMax;
 }
@@ -122,6 +130,8 @@ class ReduceKernel {
           return ReduceTo(in0, data_, reduced_, out, c.req[0], ProdOp<T>());
         case Reduce::kNanSum:
           return ReduceTo(in0, data_, reduced_, out, c.req[0], NanSumOp<T>());
+        case Reduce::kNanProd:
+          return ReduceTo(in0, data_, reduced_, out, c.req[0], NanProdOp<T>());
         case Reduce::kNorm:
           return Norm(in0, out, c.req[0]);
         default:
@@ -177,6 +187,8 @@ class ReduceKernel {
               return IsNan(xv) ? T(0) : gv;
             case Reduce::kProd:
               return gv * (yv / xv);
+            case Reduce::kNanProd:
+              return IsNan(xv) ? T(0) : gv * (yv / xv);
             case Reduce::kNorm:
               if (l1) return xv > T(0) ? gv : xv < T(0) ? -gv : T(0);
               return gv * (xv / yv);
@@ -198,7 +210,7 @@ class ReduceKernel {
 }  // namespace
 
 void RegisterReduceKernels(KernelTable& t) {
-  for (const char* op : {"sum", "mean", "max", "min", "prod", "nansum", "norm"}) {
+  for (const char* op : {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm"}) {
     t.Add<ReduceKernel>(op, kFloatMask);
     t.Add<ReduceKernel>(std::string("_backward_") + op, kFloatMask);
   }

@@ -1,5 +1,5 @@
-// tile, repeat, broadcast_to and broadcast_like (MXNet 1.9), forward and backward, float32 /
-// float64.
+// tile, repeat, broadcast_to, broadcast_like and broadcast_axis (MXNet 1.9), forward and backward,
+// float32 / float64.
 //
 // All four copy each input element to several output places, and each is a numpy broadcast
 // once input and output are viewed with extra axes: tile (d0, d1) by (r0, r1) broadcasts
@@ -108,7 +108,7 @@ class BroadcastViewKernel {
 }  // namespace
 
 void RegisterBroadcastKernels(KernelTable& t) {
-  for (const char* op : {"tile", "repeat", "broadcast_to", "broadcast_like"}) {
+  for (const char* op : {"tile", "repeat", "broadcast_to", "broadcast_like", "broadcast_axis"}) {
     t.Add<BroadcastViewKernel>(op, kFloatMask);
     t.Add<BroadcastViewKernel>(std::string("_backward_") + op, kFloatMask);
   }

@@ -1,4 +1,5 @@
-// Concat / _backward_Concat, SliceChannel / _backward_SliceChannel and stack / _backward_stack:
+// Concat / _backward_Concat, SliceChannel / _backward_SliceChannel, stack / _backward_stack and
+// _split_v2 / _backward_split_v2 (parts of unequal extents):
 // joining tensors along an axis and splitting one along an axis are the same block copies in
 // opposite directions. stack is a Concat along a new axis of the output (its `axis` counted in
 // the output's axes), so the parts' blocks are whole parts' rows.
@@ -47,7 +48,8 @@ Blocks MakeBlocks(const KernelSetup& s, const TensorDesc& whole, const std::vect
 class AxisCopyKernel {
  public:
   explicit AxisCopyKernel(const KernelSetup& s) {
-    join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel" || s.op_name == "stack";
+    join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel" || s.op_name == "stack" ||
+            s.op_name == "_backward_split_v2";
     const bool concat_attrs = s.op_name == "Concat" || s.op_name == "_backward_Concat";
     const bool stack = s.op_name == "stack" || s.op_name == "_backward_stack";
     const char* attr = concat_attrs ? "dim" : "axis";
@@ -102,7 +104,8 @@ class AxisCopyKernel {
 
 void RegisterConcatKernels(KernelTable& t) {
   for (const char* op :
-       {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel", "stack", "_backward_stack"}) {
+       {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel", "stack", "_backward_stack", "_split_v2",
+        "_backward_split_v2"}) {
     t.Add<AxisCopyKernel>(op, kAllMask);
   }
 }

@@ -1,6 +1,6 @@
 // Data copies: _copy, _backward_copy, Flatten, Reshape, expand_dims, BlockGrad's forward (the
-// shape is the definition's business; the kernel moves elements), reshape_like, zeros_like /
-// ones_like and the input-less fills _zeros, _ones, _full and _arange.
+// shape is the definition's business; the kernel moves elements; squeeze too), reshape_like,
+// zeros_like / ones_like and the input-less fills _zeros, _ones, _full, _arange, _linspace and _eye.
 #include <cmath>
 
 #include "tensor_kernels.h"
@@ -60,43 +60,61 @@ class ReshapeLikeKernel {
   bool backward_;
 };
 
-// _zeros, _ones, _full (attribute `value`) and _arange (start, step, repeat: element i is
-// start + step·⌊i / repeat⌋, computed in double and converted once, as MXNet's range kernel;
-// stop None counts from 0). The output's dtype is the definition's (attribute dtype).
+// _zeros, _ones, _full (attribute `value`); _arange (start, step, repeat:
+// element i is start + step·⌊i / repeat⌋, computed in double and converted once, as MXNet's range
+// kernel; stop None counts from 0) and _linspace (start + i·(stop − start) / (num − endpoint)); _eye
+// (ones on diagonal k of an N × M array). The output's dtype is the definition's.
 class InitKernel {
  public:
-  explicit InitKernel(const KernelSetup& s) : arange_(s.op_name == "_arange") {
+  explicit InitKernel(const KernelSetup& s) : kind_(KindOf(s.op_name)) {
     s.ExpectCounts(0, 1);
     DispatchAll(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
-    if (arange_) {
+    if (kind_ == Kind::kArange) {
       start_ = s.attrs.GetOptionalFloat("stop") ? s.attrs.GetFloat("start") : 0.0;
       step_ = s.attrs.GetFloat("step", 1.0);
       repeat_ = s.attrs.GetInt("repeat", 1);
       if (repeat_ < 1) Invalid(s, "repeat must be at least 1");
+    } else if (kind_ == Kind::kLinspace) {
+      start_ = s.attrs.GetFloat("start");
+      const int64_t steps = s.attrs.GetInt("num") - (s.attrs.GetBool("endpoint", true) ? 1 : 0);
+      step_ = steps > 0 ? (s.attrs.GetFloat("stop") - start_) / static_cast<double>(steps) : 0.0;
+    } else if (kind_ == Kind::kEye) {
+      if (s.outputs[0].ndim() != 2) Invalid(s, "the output must be 2-D");
+      k_ = s.attrs.GetInt("k", 0);
     } else {
       value_ = s.op_name == "_ones" ? 1.0 : s.op_name == "_full" ? s.attrs.GetFloat("value") : 0.0;
     }
   }
   void Compute(const KernelCall& c) const {
     const Tensor& out = c.outputs[0];
-    if (!arange_) {
+    if (kind_ == Kind::kFill) {
       FillOrAdd(out.raw(), value_, out.size(), out.dtype(), c.req[0]);
       return;
     }
-    DispatchAll("_arange", out.dtype(), [&](auto tag) {
+    DispatchAll("init", out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* y = static_cast<T*>(out.raw());
+      const int64_t cols = kind_ == Kind::kEye ? out.dim(1) : 1;
       sdk::WithReq(c.req[0], [&](auto assign) {
-        for (int64_t i = 0; i < out.size(); ++i)
-          assign(y[i], Convert<T>(start_ + step_ * static_cast<double>(i / repeat_)));
+        for (int64_t i = 0; i < out.size(); ++i) {
+          const double v = kind_ == Kind::kEye ? (i % cols - i / cols == k_ ? 1.0 : 0.0)
+                                               : start_ + step_ * static_cast<double>(i / repeat_);
+          assign(y[i], Convert<T>(v));
+        }
       });
     });
   }
 
  private:
-  bool arange_;
+  enum class Kind { kFill, kArange, kLinspace, kEye };
+  static Kind KindOf(const std::string& op) {
+    if (op == "_arange") return Kind::kArange;
+    if (op == "_linspace") return Kind::kLinspace;
+    return op == "_eye" ? Kind::kEye : Kind::kFill;
+  }
+  Kind kind_;
   double value_ = 0, start_ = 0, step_ = 1;
-  int64_t repeat_ = 1;
+  int64_t repeat_ = 1, k_ = 0;
 };
 
 }  // namespace
@@ -104,8 +122,9 @@ class InitKernel {
 void RegisterCopyKernels(KernelTable& t) {
   t.Add<ReshapeLikeKernel>("reshape_like", kAllMask);
   t.Add<ReshapeLikeKernel>("_backward_reshape_like", kAllMask);
-  for (const char* op : {"_zeros", "_ones", "_full", "_arange"}) t.Add<InitKernel>(op, kAllMask);
-  for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"}) {
+  for (const char* op : {"_zeros", "_ones", "_full", "_arange", "_linspace", "_eye"})
+    t.Add<InitKernel>(op, kAllMask);
+  for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "squeeze", "BlockGrad"}) {
     t.Add<CopyKernel>(op, kAllMask);
   }
   t.Add<FillKernel<0>>("zeros_like", kAllMask);

@@ -6,7 +6,8 @@
 //
 // argmax (MXNet): the index of the largest value along `axis` (None: over the flattened array),
 // the first one on ties, a NaN counting as the largest; stored in the output's dtype (MXNet keeps
-// the input's). keepdims only changes the output shape.
+// the input's). keepdims only changes the output shape. argmin likewise with the smallest (a NaN
+// still wins); argmax_channel is argmax along the last axis.
 #include <algorithm>
 #include <vector>
 
@@ -60,12 +61,13 @@ class OneHotKernel {
 
 class ArgmaxKernel {
  public:
-  explicit ArgmaxKernel(const KernelSetup& s) {
+  explicit ArgmaxKernel(const KernelSetup& s) : min_(s.op_name == "argmin") {
     s.ExpectCounts(1, 1);
     DispatchIndex(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
     DispatchIndex(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
     const TensorDesc& x = s.inputs[0];
-    std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis");
+    std::optional<int64_t> axis =
+        s.op_name == "argmax_channel" ? std::optional<int64_t>(-1) : s.attrs.GetOptionalInt("axis");
     if (axis) {
       const int a = NormalizeAxis(s, *axis, x.ndim(), "axis");
       for (int d = 0; d < a; ++d) outer_ *= x.shape[static_cast<size_t>(d)];
@@ -100,8 +102,9 @@ class ArgmaxKernel {
             for (int64_t k = 1; k < n_; ++k) {
               const X* row = base + k * inner_;
               for (int64_t j = 0; j < inner_; ++j) {
-                // Strictly greater keeps the first maximum; NaN wins once and stays.
-                if (row[j] > best[j] || (IsNan(row[j]) && !IsNan(best[j]))) best[j] = row[j], at[j] = k;
+                // Strictly greater (less) keeps the first extremum; NaN wins once and stays.
+                const bool better = min_ ? row[j] < best[j] : row[j] > best[j];
+                if (better || (IsNan(row[j]) && !IsNan(best[j]))) best[j] = row[j], at[j] = k;
               }
             }
             for (int64_t j = 0; j < inner_; ++j) assign(y[o * inner_ + j], static_cast<Y>(at[j]));
@@ -112,6 +115,7 @@ class ArgmaxKernel {
   }
 
  private:
+  bool min_;
   int64_t outer_ = 1, n_ = 1, inner_ = 1;
 };
 
@@ -181,7 +185,7 @@ void RegisterIndexKernels(KernelTable& t) {
   t.Add<EmbeddingKernel>("Embedding", kIndexMask);
   t.Add<EmbeddingKernel>("_backward_Embedding", kFloatMask);
   t.Add<OneHotKernel>("one_hot", kIndexMask);
-  t.Add<ArgmaxKernel>("argmax", kIndexMask);
+  for (const char* op : {"argmax", "argmin", "argmax_channel"}) t.Add<ArgmaxKernel>(op, kIndexMask);
 }
 
 }  // namespace weft::cpu::tensor

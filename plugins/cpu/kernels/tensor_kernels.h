@@ -46,5 +46,10 @@ void RegisterPadKernels(KernelTable& t);         // nn_pad.cc: Pad
 void RegisterNormKernels(KernelTable& t);        // nn_norm.cc: LayerNorm, InstanceNorm, L2Normalization
 void RegisterSortKernels(KernelTable& t);        // tensor_sort.cc: topk, sort, argsort
 void RegisterUpSamplingKernels(KernelTable& t);  // nn_upsampling.cc: UpSampling (nearest)
+void RegisterCompareKernels(KernelTable& t);     // elemwise_compare.cc: _equal ... logical_not
+void RegisterMathKernels(KernelTable& t);        // elemwise_math.cc: mod, power, maximum, minimum, hypot
+void RegisterUnaryMathKernels(KernelTable& t);   // elemwise_unary_math.cc: tan ... gammaln, rounding
+void RegisterAssignKernels(KernelTable& t);      // tensor_assign.cc: _slice_assign, gather_nd, _histogram ...
+void RegisterMatrixKernels(KernelTable& t);      // tensor_matrix.cc: reverse, diag, depth_to_space ...
 
 }  // namespace weft::cpu::tensor

@@ -22,6 +22,11 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterNormKernels(table);
   RegisterSortKernels(table);
   RegisterUpSamplingKernels(table);
+  RegisterCompareKernels(table);
+  RegisterMathKernels(table);
+  RegisterUnaryMathKernels(table);
+  RegisterAssignKernels(table);
+  RegisterMatrixKernels(table);
 }
 
 namespace tensor {

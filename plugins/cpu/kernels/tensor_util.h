@@ -216,6 +216,37 @@ void DispatchAll(const char* op, int32_t dtype, F&& f) {
   }
 }
 
+/// Calls f(TypeTag<T>{}) for the dtypes of `mask` among float32, float64, int32, int64, uint8 and
+/// int8; other dtypes throw WEFT_ERR_UNSUPPORTED naming op. Only the types in the mask are
+/// instantiated (the dispatchers above instantiate every type of their family).
+template <uint64_t kMask, typename F>
+void DispatchMask(const char* op, int32_t dtype, F&& f) {
+  constexpr auto has = [](int32_t d) { return (kMask & WEFT_DTYPE_BIT(d)) != 0; };
+  switch (dtype) {
+    case WEFT_DTYPE_FLOAT32:
+      if constexpr (has(WEFT_DTYPE_FLOAT32)) return f(TypeTag<float>{});
+      break;
+    case WEFT_DTYPE_FLOAT64:
+      if constexpr (has(WEFT_DTYPE_FLOAT64)) return f(TypeTag<double>{});
+      break;
+    case WEFT_DTYPE_INT32:
+      if constexpr (has(WEFT_DTYPE_INT32)) return f(TypeTag<int32_t>{});
+      break;
+    case WEFT_DTYPE_INT64:
+      if constexpr (has(WEFT_DTYPE_INT64)) return f(TypeTag<int64_t>{});
+      break;
+    case WEFT_DTYPE_UINT8:
+      if constexpr (has(WEFT_DTYPE_UINT8)) return f(TypeTag<uint8_t>{});
+      break;
+    case WEFT_DTYPE_INT8:
+      if constexpr (has(WEFT_DTYPE_INT8)) return f(TypeTag<int8_t>{});
+      break;
+    default:
+      break;
+  }
+  UnsupportedDType(op, dtype);
+}
+
 // ---------------------------------------------------------------------------------------------
 // req-aware stores
 

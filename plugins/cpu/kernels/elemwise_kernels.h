@@ -1,0 +1,332 @@
+// weft CPU kernels — the element-wise kernel classes every unary, scalar, binary and broadcast op
+// is made of (internal to weft_cpu_kernels). An op is a small struct of static functions; a kernel
+// class template runs it through the drivers of elemwise_driver.h:
+//
+//   unary    Fwd(x), Grad(x, y)                 UnaryKernel, UnaryBackwardKernel
+//            backward inputs: out_grad, data, output (OPS.md: uses I O)
+//   scalar   Fwd(x, s), Grad(x, s), kUsesData   ScalarKernel, ScalarBackwardKernel
+//            backward inputs: out_grad[, data]
+//   binary   Fwd(a, b), Da(a, b), Db(a, b),     ElemwiseKernel, ElemwiseBackwardKernel (equal shapes),
+//            kUsesInputs                        BroadcastKernel, BroadcastBackwardKernel (NumPy rules)
+//            backward inputs: out_grad[, lhs, rhs]; outputs lhs_grad, rhs_grad
+//
+// The second template argument, a Flavor, says how the loops are compiled: in the per-ISA variants
+// of isa_dispatch.h (the ops of the training hot path) or once for the baseline ISA (the rest:
+// issue 34), and which dtypes the forward kernels take (backward kernels take the float ones).
+// Thread-safe: kernels keep only their setup.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "elemwise_driver.h"
+#include "reduce_driver.h"
+#include "tensor_kernels.h"
+
+namespace weft::cpu::tensor {
+
+/// How a family of element-wise kernels is compiled: kIsa = loops in isa_dispatch.h's variants,
+/// kMask = forward dtypes (a subset of float32, float64, int32, int64, uint8, int8).
+template <bool kIsaDispatch, uint64_t kDTypes>
+struct Flavor {
+  static constexpr bool kIsa = kIsaDispatch;
+  static constexpr uint64_t kMask = kDTypes;
+  static constexpr uint64_t kGradMask = kDTypes & kFloatMask;
+};
+/// The hot float ops (elemwise_unary.cc, elemwise_binary.cc).
+using HotFloat = Flavor<true, kFloatMask>;
+/// Off the hot path: baseline ISA only.
+using ColdFloat = Flavor<false, kFloatMask>;
+using ColdIndex = Flavor<false, kIndexMask>;
+
+template <typename T>
+const T* InPtr(const KernelCall& c, size_t i) {
+  return static_cast<const T*>(c.inputs[i].raw());
+}
+template <typename T>
+T* OutPtr(const KernelCall& c, size_t i) {
+  return static_cast<T*>(c.outputs[i].raw());
+}
+
+/// Setup checks: `inputs` inputs and one output, all of input 0's dtype (one of kMask) and of the
+/// output's element count.
+template <uint64_t kMask>
+void CheckElementwise(const KernelSetup& s, int inputs) {
+  s.ExpectCounts(inputs, 1);
+  RequireSameDType(s);
+  DispatchMask<kMask>(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    if (s.inputs[i].size() != s.outputs[0].size()) {
+      Invalid(s, "input " + std::to_string(i) + " has shape " + sdk::FormatTuple(s.inputs[i].shape) + ", output " +
+                     sdk::FormatTuple(s.outputs[0].shape) + "; element-wise ops keep the shape");
+    }
+  }
+}
+
+/// Every input and output of one shape and of input 0's dtype (one of kMask).
+template <uint64_t kMask>
+void CheckSameShapes(const KernelSetup& s) {
+  RequireSameDType(s);
+  DispatchMask<kMask>(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+  const TensorDesc& ref = s.outputs.empty() ? s.inputs[0] : s.outputs[0];
+  auto check = [&](const std::vector<TensorDesc>& ts, const char* what) {
+    for (size_t i = 0; i < ts.size(); ++i) {
+      if (ts[i].shape != ref.shape) {
+        Invalid(s, std::string(what) + " " + std::to_string(i) + " has shape " + sdk::FormatTuple(ts[i].shape) +
+                       ", expected " + sdk::FormatTuple(ref.shape) + " (element-wise ops need equal shapes)");
+      }
+    }
+  };
+  check(s.inputs, "input");
+  check(s.outputs, "output");
+}
+
+// ---- unary and scalar ----------------------------------------------------------------------------
+
+template <typename Op, typename Fl>
+class UnaryKernel {
+ public:
+  explicit UnaryKernel(const KernelSetup& s) { CheckElementwise<Fl::kMask>(s, 1); }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kMask>("unary", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Map<Fl::kIsa>(
+          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [](T x) { return Op::Fwd(x); }, InPtr<T>(c, 0));
+    });
+  }
+};
+
+// Inputs: out_grad, data, output.
+template <typename Op, typename Fl>
+class UnaryBackwardKernel {
+ public:
+  explicit UnaryBackwardKernel(const KernelSetup& s) { CheckElementwise<Fl::kGradMask>(s, 3); }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kGradMask>("unary backward", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Map<Fl::kIsa>(
+          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [](T g, T x, T y) { return g * Op::Grad(x, y); },
+          InPtr<T>(c, 0), InPtr<T>(c, 1), InPtr<T>(c, 2));
+    });
+  }
+};
+
+template <typename Op, typename Fl>
+class ScalarKernel {
+ public:
+  explicit ScalarKernel(const KernelSetup& s) : scalar_(s.attrs.GetFloat("scalar")) {
+    CheckElementwise<Fl::kMask>(s, 1);
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kMask>("scalar op", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T s = static_cast<T>(scalar_);
+      Map<Fl::kIsa>(
+          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [s](T x) { return Op::Fwd(x, s); }, InPtr<T>(c, 0));
+    });
+  }
+
+ private:
+  double scalar_;
+};
+
+// Inputs: out_grad[, data].
+template <typename Op, typename Fl>
+class ScalarBackwardKernel {
+ public:
+  explicit ScalarBackwardKernel(const KernelSetup& s) : scalar_(s.attrs.GetFloat("scalar")) {
+    CheckElementwise<Fl::kGradMask>(s, Op::kUsesData ? 2 : 1);
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kGradMask>("scalar op backward", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T s = static_cast<T>(scalar_);
+      const int64_t n = c.outputs[0].size();
+      if constexpr (Op::kUsesData) {
+        Map<Fl::kIsa>(
+            OutPtr<T>(c, 0), n, c.req[0], [s](T g, T x) { return g * Op::Grad(x, s); }, InPtr<T>(c, 0), InPtr<T>(c, 1));
+      } else {
+        const T d = Op::Grad(T(0), s);
+        Map<Fl::kIsa>(
+            OutPtr<T>(c, 0), n, c.req[0], [d](T g) { return g * d; }, InPtr<T>(c, 0));
+      }
+    });
+  }
+
+ private:
+  double scalar_;
+};
+
+// Registration of an op's kernel class Fwd<Op, Fl> and its backward's Bwd<Op, Fl>. The callers
+// spell both names out (sin and _backward_sin; _mul_scalar and _backward_mul_scalar), so that a
+// search for an op's name finds its kernel file (scripts/gen_ops_md.py does).
+template <template <class, class> class Fwd, template <class, class> class Bwd, typename Op, typename Fl>
+void AddWithBackward(KernelTable& t, const char* name, const char* backward) {
+  t.Add<Fwd<Op, Fl>>(name, Fl::kMask);
+  t.Add<Bwd<Op, Fl>>(backward, Fl::kGradMask);
+}
+template <typename Op, typename Fl>
+void AddUnary(KernelTable& t, const char* name, const char* backward) {
+  AddWithBackward<UnaryKernel, UnaryBackwardKernel, Op, Fl>(t, name, backward);
+}
+template <typename Op, typename Fl>
+void AddScalar(KernelTable& t, const char* name, const char* backward) {
+  AddWithBackward<ScalarKernel, ScalarBackwardKernel, Op, Fl>(t, name, backward);
+}
+
+// ---- binary: equal shapes --------------------------------------------------------------------------
+
+template <typename Op, typename Fl>
+class ElemwiseKernel {
+ public:
+  explicit ElemwiseKernel(const KernelSetup& s) {
+    s.ExpectCounts(2, 1);
+    CheckSameShapes<Fl::kMask>(s);
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kMask>("elemwise", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Map<Fl::kIsa>(
+          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [](T a, T b) { return Op::Fwd(a, b); }, InPtr<T>(c, 0),
+          InPtr<T>(c, 1));
+    });
+  }
+};
+
+template <typename Op, typename Fl>
+class ElemwiseBackwardKernel {
+ public:
+  explicit ElemwiseBackwardKernel(const KernelSetup& s) {
+    s.ExpectCounts(Op::kUsesInputs ? 3 : 1, 2);
+    CheckSameShapes<Fl::kGradMask>(s);
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kGradMask>("elemwise backward", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const int64_t n = c.inputs[0].size();
+      const T* g = InPtr<T>(c, 0);
+      if constexpr (Op::kUsesInputs) {
+        const T* a = InPtr<T>(c, 1);
+        const T* b = InPtr<T>(c, 2);
+        Map<Fl::kIsa>(
+            OutPtr<T>(c, 0), n, c.req[0], [](T gv, T av, T bv) { return gv * Op::Da(av, bv); }, g, a, b);
+        Map<Fl::kIsa>(
+            OutPtr<T>(c, 1), n, c.req[1], [](T gv, T av, T bv) { return gv * Op::Db(av, bv); }, g, a, b);
+      } else {
+        const T da = Op::Da(T(0), T(0)), db = Op::Db(T(0), T(0));
+        Map<Fl::kIsa>(
+            OutPtr<T>(c, 0), n, c.req[0], [da](T gv) { return gv * da; }, g);
+        Map<Fl::kIsa>(
+            OutPtr<T>(c, 1), n, c.req[1], [db](T gv) { return gv * db; }, g);
+      }
+    });
+  }
+};
+
+// ---- binary: broadcast ------------------------------------------------------------------------------
+
+/// The broadcast output shape of lhs and rhs (NumPy rules); Invalid when they do not broadcast.
+Dims BroadcastShape(const KernelSetup& s, const Dims& a, const Dims& b);
+/// Flags the axes of `out` along which `target` (right-aligned) is repeated.
+void RepeatedAxes(const Dims& target, const Dims& out, bool* repeated);
+
+template <typename Op, typename Fl>
+class BroadcastKernel {
+ public:
+  explicit BroadcastKernel(const KernelSetup& s) {
+    s.ExpectCounts(2, 1);
+    RequireSameDType(s);
+    DispatchMask<Fl::kMask>(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    a_ = Dims(s.inputs[0]);
+    b_ = Dims(s.inputs[1]);
+    out_ = BroadcastShape(s, a_, b_);
+    if (out_.Size() != s.outputs[0].size()) {
+      Invalid(s, "output has " + std::to_string(s.outputs[0].size()) + " elements, the broadcast shape " + out_.Str() +
+                     " " + std::to_string(out_.Size()));
+    }
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kMask>("broadcast", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      MapBroadcast<Fl::kIsa>(
+          OutPtr<T>(c, 0), out_, c.req[0], [](T a, T b) { return Op::Fwd(a, b); }, BroadcastIn<T>{InPtr<T>(c, 0), a_},
+          BroadcastIn<T>{InPtr<T>(c, 1), b_});
+    });
+  }
+
+ private:
+  Dims a_, b_, out_;
+};
+
+/// grad (shape `target`, which broadcasts to `out`) (=|+=) the sum over the broadcast axes of
+/// term(g, a, b) evaluated on the broadcast shape.
+template <bool kIsa, typename T, typename Term>
+void GradToShape(T* grad, const Dims& target, int32_t req, const Dims& out, const Term& term, BroadcastIn<T> g,
+                 BroadcastIn<T> a, BroadcastIn<T> b) {
+  if (target.Size() == out.Size()) {
+    MapBroadcast<kIsa>(grad, out, req, term, g, a, b);
+    return;
+  }
+  bool reduced[WEFT_MAX_NDIM] = {};
+  RepeatedAxes(target, out, reduced);
+  std::vector<T> full(static_cast<size_t>(out.Size()));
+  MapBroadcast<kIsa>(full.data(), out, WEFT_REQ_WRITE, term, g, a, b);
+  ReduceTo<kIsa>(full.data(), out, reduced, grad, req, SumOp<T>());
+}
+
+// Inputs: out_grad[, lhs, rhs]; outputs: lhs_grad (lhs shape), rhs_grad (rhs shape).
+template <typename Op, typename Fl>
+class BroadcastBackwardKernel {
+ public:
+  explicit BroadcastBackwardKernel(const KernelSetup& s) {
+    s.ExpectCounts(Op::kUsesInputs ? 3 : 1, 2);
+    RequireSameDType(s);
+    DispatchMask<Fl::kGradMask>(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    a_ = Dims(s.outputs[0]);
+    b_ = Dims(s.outputs[1]);
+    out_ = BroadcastShape(s, a_, b_);
+    if (Dims(s.inputs[0]).Size() != out_.Size()) Invalid(s, "output gradient does not have the broadcast shape");
+    if (Op::kUsesInputs && (s.inputs[1].shape != s.outputs[0].shape || s.inputs[2].shape != s.outputs[1].shape)) {
+      Invalid(s, "lhs / rhs shapes differ from their gradients'");
+    }
+  }
+  void Compute(const KernelCall& c) const {
+    DispatchMask<Fl::kGradMask>("broadcast backward", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const BroadcastIn<T> g{InPtr<T>(c, 0), out_};
+      if constexpr (Op::kUsesInputs) {
+        const BroadcastIn<T> a{InPtr<T>(c, 1), a_}, b{InPtr<T>(c, 2), b_};
+        GradToShape<Fl::kIsa>(
+            OutPtr<T>(c, 0), a_, c.req[0], out_, [](T gv, T av, T bv) { return gv * Op::Da(av, bv); }, g, a, b);
+        GradToShape<Fl::kIsa>(
+            OutPtr<T>(c, 1), b_, c.req[1], out_, [](T gv, T av, T bv) { return gv * Op::Db(av, bv); }, g, a, b);
+      } else {
+        // Constant derivatives: reduce out_grad itself, scaled.
+        const T* gp = InPtr<T>(c, 0);
+        const Dims* targets[2] = {&a_, &b_};
+        const T scales[2] = {Op::Da(T(0), T(0)), Op::Db(T(0), T(0))};
+        for (int k = 0; k < 2; ++k) {
+          bool reduced[WEFT_MAX_NDIM] = {};
+          RepeatedAxes(*targets[k], out_, reduced);
+          ReduceTo<Fl::kIsa>(gp, out_, reduced, OutPtr<T>(c, static_cast<size_t>(k)), c.req[static_cast<size_t>(k)],
+                             SumOp<T>(), scales[k]);
+        }
+      }
+    });
+  }
+
+ private:
+  Dims a_, b_, out_;
+};
+
+template <typename Op, typename Fl>
+void AddElemwise(KernelTable& t, const char* name, const char* backward) {
+  AddWithBackward<ElemwiseKernel, ElemwiseBackwardKernel, Op, Fl>(t, name, backward);
+}
+template <typename Op, typename Fl>
+void AddBroadcast(KernelTable& t, const char* name, const char* backward) {
+  AddWithBackward<BroadcastKernel, BroadcastBackwardKernel, Op, Fl>(t, name, backward);
+}
+
+}  // namespace weft::cpu::tensor

@@ -1,0 +1,49 @@
+// The per-element rules of MXNet 1.9's optimizer updates (src/operator/optimizer_op-inl.h),
+// shared by the float32 update ops of nn_optimizer.cc and the multi-precision, multi-tensor and
+// other update ops of nn_optimizer_more.cc. Internal to weft_cpu_kernels; pure functions.
+#pragma once
+
+#include <algorithm>
+
+#include "nn_common.h"
+
+namespace weft::cpu {
+
+/// clip(x) = min(max(x, −c), c) when c ≥ 0, else x (MXNet's clip_gradient / clip_weights).
+inline float ClipTo(float v, float c) { return c >= 0.0f ? std::min(std::max(v, -c), c) : v; }
+
+/// The attributes every update op has: lr, wd, rescale_grad, clip_gradient (the multi-tensor ops
+/// give lr and wd per weight).
+struct UpdateParams {
+  float lr = 0, wd = 0, rescale = 1, clip = -1;
+  UpdateParams() = default;
+  UpdateParams(const weft::sdk::AttrMap& a, double lr_value, double wd_value)
+      : lr(static_cast<float>(lr_value)),
+        wd(static_cast<float>(wd_value)),
+        rescale(static_cast<float>(a.GetFloat("rescale_grad", 1.0))),
+        clip(static_cast<float>(a.GetFloat("clip_gradient", -1.0))) {}
+  explicit UpdateParams(const weft::sdk::AttrMap& a) : UpdateParams(a, a.GetFloat("lr"), a.GetFloat("wd", 0.0)) {}
+  float Clip(float g) const { return ClipTo(g, clip); }
+};
+
+/// sgd_update: w' = (1 − lr·wd)·w − lr·clip(rescale·g).
+inline float SgdRule(const UpdateParams& p, float w, float g) {
+  return (1.0f - p.lr * p.wd) * w - p.lr * p.Clip(p.rescale * g);
+}
+
+/// sgd_mom_update: mom = momentum·mom − lr·wd·w − lr·clip(rescale·g); w' = w + mom.
+inline float SgdMomRule(const UpdateParams& p, float momentum, float w, float g, float& mom) {
+  mom = momentum * mom - p.lr * p.wd * w - p.lr * p.Clip(p.rescale * g);
+  return w + mom;
+}
+
+/// nag_mom_update: g' = clip(rescale·g) + wd·w; m = momentum·mom; mom = m − lr·g';
+/// w' = w − m + (momentum + 1)·(m − lr·g').
+inline float NagMomRule(const UpdateParams& p, float momentum, float w, float g, float& mom) {
+  const float gi = p.Clip(p.rescale * g) + p.wd * w;
+  const float m = momentum * mom;
+  mom = m - p.lr * gi;
+  return w - m + (momentum + 1.0f) * (m - p.lr * gi);
+}
+
+}  // namespace weft::cpu
