@@ -20,8 +20,6 @@
 namespace weft::cpu::tensor {
 namespace {
 
-bool IsBackward(const KernelSetup& s) { return s.op_name.rfind("_backward_", 0) == 0; }
-
 // ---- _slice_assign, _slice_assign_scalar, _set_value ------------------------------------------
 
 class SliceAssignKernel {
