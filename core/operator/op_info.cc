@@ -73,15 +73,28 @@ std::optional<OpInfo> FindOpInfo(const std::string& name) {
   info.description = def->description;
   info.source = def->source;
   for (const AttrSpec& s : def->attrs) info.attrs.push_back(AttrInfo(s));
-  if (def->FindAttr("num_args")) info.variadic_attr = "num_args";
+  // MXNet's key_var_num_args: the attribute counting a variadic input list (Concat's num_args,
+  // the multi-tensor updates' num_weights, multi_sum_sq's num_arrays).
+  for (const char* count : {"num_args", "num_weights", "num_arrays"}) {
+    if (def->FindAttr(count)) {
+      info.variadic_attr = count;
+      break;
+    }
+  }
   // Required attributes get a placeholder value for listing; an op whose lists refuse it keeps
   // empty lists rather than failing the whole listing.
   try {
     const AttrMap attrs = DefaultAttrs(*def);
     std::vector<std::string> aux = def->list_aux ? def->list_aux(attrs) : std::vector<std::string>{};
-    info.inputs = info.variadic_attr.empty() ? AllInputs(*def, attrs) : std::vector<std::string>{"data"};
-    info.num_aux = static_cast<int>(aux.size());
-    info.inputs.insert(info.inputs.end(), aux.begin(), aux.end());
+    if (info.variadic_attr.empty()) {
+      info.inputs = AllInputs(*def, attrs);
+      info.num_aux = static_cast<int>(aux.size());
+      info.inputs.insert(info.inputs.end(), aux.begin(), aux.end());
+    } else {
+      // One list holds every array, states included, in MXNet's order (the multi-tensor updates'
+      // momenta and float32 copies are aux states in weft, list entries in MXNet).
+      info.inputs = {"data"};
+    }
     info.num_visible_outputs =
         def->num_visible_outputs ? def->num_visible_outputs(attrs) : static_cast<int>(def->list_outputs(attrs).size());
   } catch (const std::exception&) {
@@ -110,12 +123,14 @@ std::vector<std::vector<int64_t>> InferOpOutputShapes(const std::string& name,
   const AttrMap normalized = def.Normalize(AttrMap(attrs));
   const size_t num_inputs = def.list_inputs(normalized).size();
   const size_t num_aux = def.list_aux ? def.list_aux(normalized).size() : 0;
-  WEFT_CHECK(input_shapes.size() == num_inputs + num_aux, "operator '{}' takes {} inputs and {} aux states, got {} shapes",
-             def.name, num_inputs, num_aux, input_shapes.size());
+  WEFT_CHECK(input_shapes.size() == num_inputs + num_aux,
+             "operator '{}' takes {} inputs and {} aux states, got {} shapes", def.name, num_inputs, num_aux,
+             input_shapes.size());
   std::vector<ShapeSlot> in, aux, out(def.list_outputs(normalized).size());
   for (size_t i = 0; i < input_shapes.size(); ++i) (i < num_inputs ? in : aux).emplace_back(Shape(input_shapes[i]));
   def.infer_shape(normalized, in, out, aux);
-  const size_t visible = def.num_visible_outputs ? static_cast<size_t>(def.num_visible_outputs(normalized)) : out.size();
+  const size_t visible =
+      def.num_visible_outputs ? static_cast<size_t>(def.num_visible_outputs(normalized)) : out.size();
   std::vector<std::vector<int64_t>> result;
   for (size_t i = 0; i < visible; ++i) {
     WEFT_CHECK(out[i].has_value(), "operator '{}': output {} has no shape for these inputs", def.name, i);

@@ -200,6 +200,17 @@ WEFT_MX_API int MXDataIterGetLabel(DataIterHandle handle, NDArrayHandle* out);
 WEFT_MX_API int MXDataIterGetPadNum(DataIterHandle handle, int* pad);
 WEFT_MX_API int MXDataIterGetIndex(DataIterHandle handle, uint64_t** out_index, uint64_t* out_size);
 
+// RecordIO (mx.recordio.MXRecordIO / MXIndexedRecordIO): weft/recordio.h.
+WEFT_MX_API int MXRecordIOWriterCreate(const char* uri, RecordIOHandle* out);
+WEFT_MX_API int MXRecordIOWriterFree(RecordIOHandle handle);
+WEFT_MX_API int MXRecordIOWriterWriteRecord(RecordIOHandle handle, const char* buf, size_t size);
+WEFT_MX_API int MXRecordIOWriterTell(RecordIOHandle handle, size_t* pos);
+WEFT_MX_API int MXRecordIOReaderCreate(const char* uri, RecordIOHandle* out);
+WEFT_MX_API int MXRecordIOReaderFree(RecordIOHandle handle);
+WEFT_MX_API int MXRecordIOReaderReadRecord(RecordIOHandle handle, char const** buf, size_t* size);
+WEFT_MX_API int MXRecordIOReaderSeek(RecordIOHandle handle, size_t pos);
+WEFT_MX_API int MXRecordIOReaderTell(RecordIOHandle handle, size_t* pos);
+
 // ---- symbols ------------------------------------------------------------------------------------
 WEFT_MX_API int MXSymbolCreateVariable(const char* name, SymbolHandle* out);
 WEFT_MX_API int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, const char** keys,

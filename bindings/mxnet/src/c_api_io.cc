@@ -1,4 +1,8 @@
-// MXNet C API: data iterators (mx.io.MNISTIter and the other registered iterators).
+// MXNet C API: data iterators (mx.io.MNISTIter, ImageRecordIter, CSVIter ...: weft's iterator
+// registry, weft/io.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "common.h"
 #include "weft/io.h"
 
@@ -7,58 +11,54 @@ using namespace weft::mx;
 
 namespace {
 
-struct IterParam {
-  const char* name;
-  const char* type;  // MXNet's type text
-  const char* doc;
-};
-
 // An iterator type MXListDataIters lists; the handle Python keeps for it.
 struct IterEntry {
   std::string name;
   std::string description;
-  std::vector<IterParam> params;
+  bool registered = false;  // false: a name MXNet lists that weft has no iterator for
+  std::vector<std::string> param_names, param_types, param_docs;
   std::vector<const char*> names, types, docs;
 };
 
+// MXNet 1.9.1's iterator names: mxnet.io makes a class for each one listed, so those weft lacks are
+// listed too and fail at creation naming what weft has.
+constexpr const char* kMXNetIterNames[] = {"CSVIter",
+                                           "ImageDetRecordIter",
+                                           "ImageRecordInt8Iter",
+                                           "ImageRecordIter",
+                                           "ImageRecordIter_v1",
+                                           "ImageRecordUInt8Iter",
+                                           "ImageRecordUInt8Iter_v1",
+                                           "LibSVMIter",
+                                           "MNISTIter"};
+
 std::vector<IterEntry>& Entries() {
   static std::vector<IterEntry> entries = [] {
-    std::vector<IterEntry> e(1);
-    e[0].name = "MNISTIter";
-    e[0].description =
-        "Iterates over the MNIST idx files (plain or gzip): data (batch, 1, 28, 28) or (batch, 784) with flat, "
-        "pixels scaled to [0, 1]; label (batch,). Only whole batches.";
-    e[0].params = {
-        {"image", "string, optional, default='./train-images-idx3-ubyte'", "Dataset Param: Mnist image path."},
-        {"label", "string, optional, default='./train-labels-idx1-ubyte'", "Dataset Param: Mnist label path."},
-        {"batch_size", "int, optional, default='128'", "Batch Param: Batch Size."},
-        {"shuffle", "boolean, optional, default=1", "Augmentation Param: Whether to shuffle data."},
-        {"flat", "boolean, optional, default=0", "Augmentation Param: Whether to flat the data into 1D."},
-        {"seed", "int, optional, default='0'", "Augmentation Param: Random Seed."},
-        {"silent", "boolean, optional, default=0", "Auxiliary Param: Whether to print out data info."},
-        {"num_parts", "int, optional, default='1'", "partition the data into multiple parts"},
-        {"part_index", "int, optional, default='0'", "the index of the part will read"},
-        {"prefetch_buffer", "long (non-negative), optional, default=4", "Maximum number of batches to prefetch."},
-        {"ctx", "{'cpu', 'gpu'},optional, default='gpu'", "Context data loader optimized for."},
-        {"dtype",
-         "{None, 'float16', 'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'},optional, "
-         "default='None'",
-         "Output data type. None means no change."},
-    };
-    // MXNet's other iterator types: mxnet.io imports each by name, so they are listed; creating
-    // one says what weft has instead (issue 31 adds them).
-    for (const char* name : {"CSVIter", "ImageDetRecordIter", "ImageRecordInt8Iter", "ImageRecordIter",
-                             "ImageRecordIter_v1", "ImageRecordUInt8Iter", "ImageRecordUInt8Iter_v1", "LibSVMIter"}) {
+    std::vector<IterEntry> e;
+    for (const DataIterInfo& info : ListDataIters()) {
+      IterEntry entry;
+      entry.name = info.name;
+      entry.description = info.description;
+      entry.registered = true;
+      for (const DataIterParamInfo& p : info.params) {
+        entry.param_names.push_back(p.name);
+        entry.param_types.push_back(p.type);
+        entry.param_docs.push_back(p.doc);
+      }
+      e.push_back(std::move(entry));
+    }
+    for (const char* name : kMXNetIterNames) {
+      if (FindDataIter(name)) continue;
       IterEntry other;
       other.name = name;
-      other.description = std::string(name) + " (not available in this weft build: only MNISTIter is)";
+      other.description = std::string(name) + " (not available in weft)";
       e.push_back(std::move(other));
     }
     for (IterEntry& it : e) {
-      for (const IterParam& p : it.params) {
-        it.names.push_back(p.name);
-        it.types.push_back(p.type);
-        it.docs.push_back(p.doc);
+      for (size_t i = 0; i < it.param_names.size(); ++i) {
+        it.names.push_back(it.param_names[i].c_str());
+        it.types.push_back(it.param_types[i].c_str());
+        it.docs.push_back(it.param_docs[i].c_str());
       }
     }
     return e;
@@ -78,25 +78,14 @@ struct DataIterH : Handle<HandleKind::kDataIter> {
 };
 DataIterH& Iter(DataIterHandle h) { return *Handle<HandleKind::kDataIter>::From<DataIterH>(h); }
 
-std::unique_ptr<DataIter> Create(const IterEntry& entry, std::map<std::string, std::string> params) {
-  // Parameters MXNet's frontends pass that only select its own loader's behaviour.
-  for (const char* ignored : {"ctx", "dtype"}) {
-    auto it = params.find(ignored);
-    if (it == params.end()) continue;
-    if (std::string(ignored) == "dtype" && it->second != "None" && it->second != "float32") {
-      Fail("{}: dtype '{}' is not supported (float32 batches only)", entry.name, it->second);
-    }
-    params.erase(it);
+std::unique_ptr<DataIter> Create(const IterEntry& entry, const std::map<std::string, std::string>& params) {
+  if (!entry.registered) {
+    std::vector<std::string> known;
+    for (const DataIterInfo& info : ListDataIters()) known.push_back(info.name);
+    Fail("data iterator {} is not available in weft; its iterators are {} (and mx.io.NDArrayIter over arrays)",
+         entry.name, fmt::join(known, ", "));
   }
-  if (entry.name != "MNISTIter") {
-    Fail(
-        "data iterator {} is not available in this weft build (only MNISTIter is); mx.io.NDArrayIter works on "
-        "arrays in memory",
-        entry.name);
-  }
-  auto iter = std::make_unique<MXDataIter>(entry.name);
-  for (const auto& [k, v] : params) iter->SetParam(k, v);
-  return std::make_unique<MXDataIter>(iter->CreateDataIter());
+  return CreateDataIter(entry.name, params);
 }
 
 }  // namespace

@@ -155,7 +155,11 @@ int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name, 
   *NotNull(arg_names, "arg_names") = op.arg_name_ptrs.data();
   *NotNull(arg_type_infos, "arg_type_infos") = op.arg_type_ptrs.data();
   *NotNull(arg_descriptions, "arg_descriptions") = op.arg_desc_ptrs.data();
-  *NotNull(key_var_num_args, "key_var_num_args") = op.info.variadic_attr.c_str();
+  // MXNet names a count attribute only for the num_args ops: its multi-tensor updates
+  // (num_weights, num_arrays) take a variadic "data" whose count the caller always passes.
+  static const char* const kNone = "";
+  *NotNull(key_var_num_args, "key_var_num_args") =
+      op.info.variadic_attr == "num_args" ? op.info.variadic_attr.c_str() : kNone;
   if (return_type) *return_type = nullptr;
   API_END();
 }

@@ -44,7 +44,8 @@ struct WEFT_API OpInfo {
   /// number of inputs is an attribute (variadic_attr) this is the one name of its input list.
   std::vector<std::string> inputs;
   int num_aux = 0;  ///< the last num_aux entries of `inputs` are aux states
-  /// The attribute that counts the inputs of a variadic op ("num_args" for Concat and add_n);
+  /// The attribute that counts the inputs of a variadic op ("num_args" for Concat and add_n,
+  /// "num_weights" for the multi-tensor updates, whose one list holds their states too);
   /// "" when the op has a fixed list of inputs.
   std::string variadic_attr;
   int num_visible_outputs = 1;  ///< outputs users see, for the default attributes

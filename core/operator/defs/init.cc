@@ -90,6 +90,7 @@ OpDef Linspace() {
   d.attrs.push_back(Req("stop", "float", "last value (or the end when endpoint is False)"));
   d.attrs.push_back(Req("num", "int", "number of values"));
   d.attrs.push_back(Opt("endpoint", "bool", "True", "whether stop is the last value"));
+  AddCtxDType(d, false);
   d.validate = [](const AttrMap& a) { WEFT_CHECK(a.GetInt("num") >= 0, "num must be non-negative"); };
   SetShapeFn(d, [](ShapeIO& io) { io.AssignOut(0, Shape{io.attrs().GetInt("num")}); });
   return d;
@@ -100,6 +101,7 @@ OpDef Eye() {
   d.attrs.push_back(Req("N", "int", "rows"));
   d.attrs.push_back(Opt("M", "int", "0", "columns; 0 = N"));
   d.attrs.push_back(Opt("k", "int", "0", "diagonal offset"));
+  AddCtxDType(d, false);
   d.validate = [](const AttrMap& a) {
     WEFT_CHECK(a.GetInt("N") >= 0 && a.GetInt("M") >= 0, "N and M must be non-negative");
   };

@@ -14,6 +14,8 @@ KNOWN = {
     'add_n': 'weft names the variadic input "data" and lists num_args (MXNet: "args", num_args hidden)',
     'ElementWiseSum': 'alias of add_n',
     'softmax': 'weft has no length input (use_length=True is refused with a message naming it)',
+    '_linspace': "MXNet's registration lists RangeParam's fields (step, repeat, infer_range) but parses "
+                 "LinspaceParam's (num, endpoint), which mx.nd.linspace passes and weft lists",
 }
 
 
