@@ -103,6 +103,8 @@ void MultiSgdCases(std::vector<OpCase>& v) {
 void RuleUpdateCases(std::vector<OpCase>& v) {
   const Shape s{5, 3};
   v.push_back(NoGrad(Case("signsgd_update", {{"lr", "0.1"}, {"wd", "0.01"}}, {In(s), In(s)})));
+  // MXNet's signsgd takes the sign of the raw gradient: a negative rescale_grad shows it.
+  v.push_back(NoGrad(Case("signsgd_update", {{"lr", "0.05"}, {"rescale_grad", "-0.5"}}, {In(s), In(s)})));
   v.push_back(
       NoGrad(Case("signum_update",
                   {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}, {"wd_lh", "0.02"}, {"clip_gradient", "0.5"}},
