@@ -2,7 +2,9 @@
 // docstrings (checked against MXNet 1.9.1 itself where the docstring is loose):
 //   mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update: the sgd / sgd_mom / nag_mom rule applied
 //       to the float32 master copy weight32 (aux, advances); the output is weight32 in the
-//       weight's dtype.
+//       weight's dtype. (MXNet 1.9.1's mp_nag_mom_update stores a mom whose weight-decay term
+//       uses the new weight32 rather than the old one; its docstring, "multi-precision NAG", and
+//       nag_mom_update use the old one, as here.)
 //   multi_* / preloaded_multi_* (mp_)sgd(_mom)_update: the same for each of num_weights weights
 //       with that weight's lr and wd (attributes lrs, wds, or the last two inputs when preloaded).
 //   signsgd_update: (1 − lr·wd)·w − lr·sign(grad). MXNet takes the sign of the raw gradient:
@@ -11,10 +13,13 @@
 //       w = (1 − lr·wd_lh)·w + lr·sign(mom).
 //   ftrl_update, ftml_update, lamb_update_phase1/2 (and mp_): the docstrings' formulas, below.
 //       LAMB phase 2 bounds r1 from above with min (the docstring's "max(r1, upper_bound)" is a
-//       typo; MXNet computes min). mp_lamb_update_phase2 advances weight32 as its docstring says.
+//       typo; MXNet computes min). mp_lamb_update_phase2 advances weight32 as its docstring says
+//       (MXNet 1.9.1 itself leaves weight32 as it was).
 //   multi_sum_sq: Σx² per array (float32); multi_lars: the LARS learning rates.
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "operator/op_util.h"
 #include "reference_update.h"
