@@ -15,18 +15,30 @@
 namespace weft::opdef {
 namespace {
 
-// mp_*: weight, grad and output in the weight's dtype; every state float32.
-void MixedPrecisionTypes(const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>& aux) {
-  for (int& a : aux) AssignType("multi-precision update", "aux state", "state", a, static_cast<int>(DType::kFloat32));
-  int w = in[0] >= 0 ? in[0] : out[0];
-  if (w < 0) return;
-  for (int& i : in)
-    if (i < 0) i = w;
-  for (int& o : out) AssignType("multi-precision update", "output", "output", o, w);
-}
+// mp_*: every state float32; the inputs that `float32_input(i, inputs)` names float32 too
+// (preloaded lrs and wds; LAMB phase 2's g, r1, r2), as the output when `float32_output` (LAMB
+// phase 1's g); the other inputs (weights, grads) and outputs in the weight's dtype, which MXNet
+// requires them to share.
+using Float32Input = std::function<bool(size_t input, size_t inputs)>;
 
-OpDef MixedPrecision(OpDef d) {
-  d.infer_type = MixedPrecisionTypes;
+OpDef MixedPrecision(OpDef d, Float32Input float32_input = nullptr, bool float32_output = false) {
+  d.infer_type = [float32_input, float32_output](const AttrMap&, std::vector<int>& in, std::vector<int>& out,
+                                                 std::vector<int>& aux) {
+    const char* op = "multi-precision update";
+    const int f32 = static_cast<int>(DType::kFloat32);
+    auto is_f32 = [&](size_t i) { return float32_input && float32_input(i, in.size()); };
+    for (int& a : aux) AssignType(op, "aux state", "state", a, f32);
+    for (size_t i = 0; i < in.size(); ++i)
+      if (is_f32(i)) AssignType(op, "input", std::to_string(i), in[i], f32);
+    if (float32_output)
+      for (int& o : out) AssignType(op, "output", "output", o, f32);
+    const int w = in[0] >= 0 ? in[0] : (float32_output ? -1 : out[0]);
+    if (w < 0) return;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!is_f32(i)) AssignType(op, "input (a weight or grad: the weight's dtype)", std::to_string(i), in[i], w);
+    if (!float32_output)
+      for (int& o : out) AssignType(op, "output", "output", o, w);
+  };
   return d;
 }
 
@@ -34,8 +46,8 @@ AttrSpec Beta1(const char* value) { return Opt("beta1", "float", value, "decay o
 AttrSpec Beta2() { return Opt("beta2", "float", "0.999", "decay of the second moment"); }
 
 void RegisterSingleUpdates(OpRegistry& r) {
-  r.Register(MixedPrecision(Update("mp_sgd_update", "sgd_update on weight32 (float32); weight = weight32",
-                                   {}, {"weight32"}, {LazyUpdate()})));
+  r.Register(MixedPrecision(Update("mp_sgd_update", "sgd_update on weight32 (float32); weight = weight32", {},
+                                   {"weight32"}, {LazyUpdate()})));
   r.Register(MixedPrecision(Update("mp_sgd_mom_update", "sgd_mom_update on weight32 (float32); weight = weight32",
                                    {Momentum()}, {"mom", "weight32"}, {LazyUpdate()})));
   r.Register(MixedPrecision(Update("mp_nag_mom_update", "nag_mom_update on weight32 (float32); weight = weight32",
@@ -117,8 +129,7 @@ OpDef LambPhase2(std::string name, std::vector<std::string> aux) {
 
 // The multi-tensor SGD family: num_weights groups of (weight, grad, states...) in MXNet's order;
 // `preloaded` adds the arrays lrs and wds after them (else lrs and wds are attributes).
-OpDef MultiUpdate(std::string name, std::string rule, std::vector<std::string> states, bool preloaded,
-                  bool momentum) {
+OpDef MultiUpdate(std::string name, std::string rule, std::vector<std::string> states, bool preloaded, bool momentum) {
   OpDef d;
   d.name = std::move(name);
   d.description = "For each of num_weights weights: " + rule +
@@ -200,9 +211,13 @@ void RegisterMultiUpdates(OpRegistry& r) {
     const std::string prefix = preloaded ? "preloaded_multi_" : "multi_";
     r.Register(MultiUpdate(prefix + "sgd_update", sgd, {}, preloaded, false));
     r.Register(MultiUpdate(prefix + "sgd_mom_update", mom, {"mom"}, preloaded, true));
-    r.Register(MixedPrecision(MultiUpdate(prefix + "mp_sgd_update", sgd + mp, {"weight32"}, preloaded, false)));
+    // preloaded_: the arrays lrs and wds (the last two inputs) are float32.
+    Float32Input lrs_wds = nullptr;
+    if (preloaded) lrs_wds = [](size_t i, size_t inputs) { return i + 2 >= inputs; };
     r.Register(
-        MixedPrecision(MultiUpdate(prefix + "mp_sgd_mom_update", mom + mp, {"mom", "weight32"}, preloaded, true)));
+        MixedPrecision(MultiUpdate(prefix + "mp_sgd_update", sgd + mp, {"weight32"}, preloaded, false), lrs_wds));
+    r.Register(MixedPrecision(MultiUpdate(prefix + "mp_sgd_mom_update", mom + mp, {"mom", "weight32"}, preloaded, true),
+                              lrs_wds));
   }
 }
 
@@ -240,8 +255,10 @@ void RegisterOptimizerMoreOps(OpRegistry& r) {
   RegisterSingleUpdates(r);
   r.Register(LambPhase1("lamb_update_phase1", {"mean", "var"}));
   r.Register(LambPhase2("lamb_update_phase2", {}));
-  r.Register(MixedPrecision(LambPhase1("mp_lamb_update_phase1", {"mean", "var", "weight32"})));
-  r.Register(MixedPrecision(LambPhase2("mp_lamb_update_phase2", {"weight32"})));
+  // MXNet's mp_lamb_update_phase1 returns g in float32, which phase 2 takes with r1 and r2.
+  r.Register(MixedPrecision(LambPhase1("mp_lamb_update_phase1", {"mean", "var", "weight32"}), nullptr, true));
+  r.Register(
+      MixedPrecision(LambPhase2("mp_lamb_update_phase2", {"weight32"}), [](size_t i, size_t) { return i >= 1; }));
   RegisterMultiUpdates(r);
   r.Register(MultiSumSq());
   r.Register(MultiLars());

@@ -61,12 +61,104 @@ void UnaryMathCases(std::vector<OpCase>& v) {
   for (const char* op : {"ceil", "trunc", "fix", "rint"}) v.push_back(Case(op, {}, {In(Shape{3, 5}, Domain{-3, 3})}));
 }
 
+// optimizer updates (fixref2): the ops of core/operator/defs/optimizer_more.cc, against
+// reference_update_more.cc. States are aux states, as op_cases.cc's sgd/adam cases. The mp_ ops
+// take float16 weights and grads with float32 states (their cases are float16 natively).
+const Domain kHalf{-1, 1, false, 0, false, DType::kFloat16};
+
+void MixedPrecisionSgdCases(std::vector<OpCase>& v) {
+  const Shape s{5, 3};
+  v.push_back(NoGrad(Case("mp_sgd_update", {{"lr", "0.1"}, {"wd", "0.01"}, {"clip_gradient", "0.5"}},
+                          {In(s, kHalf), In(s, kHalf)}, {In(s)})));
+  v.push_back(NoGrad(Case("mp_sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}},
+                          {In(s, kHalf), In(s, kHalf)}, {In(s), In(s)})));
+  v.push_back(NoGrad(Case("mp_nag_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}, {"rescale_grad", "0.5"}},
+                          {In(s, kHalf), In(s, kHalf)}, {In(s), In(s)})));
+}
+
+// multi_* and preloaded_multi_*: two weights of different shapes, positional inputs weight0,
+// grad0, weight1, grad1[, lrs, wds]; aux per weight [mom][, weight32].
+void MultiSgdCases(std::vector<OpCase>& v) {
+  const Shape a{5, 3}, b{4};
+  for (bool preloaded : {false, true})
+    for (bool mp : {false, true})
+      for (bool mom : {false, true}) {
+        const std::string op = std::string(preloaded ? "preloaded_" : "") + "multi_" + (mp ? "mp_" : "") +
+                               (mom ? "sgd_mom_update" : "sgd_update");
+        std::map<std::string, std::string> attrs = {{"num_weights", "2"}, {"clip_gradient", "0.5"}};
+        if (!preloaded) attrs.insert({{"lrs", "(0.1, 0.2)"}, {"wds", "(0.01, 0)"}});
+        if (mom) attrs["momentum"] = "0.9";
+        const Domain d = mp ? kHalf : kSigned;
+        std::vector<Input> in = {In(a, d), In(a, d), In(b, d), In(b, d)};
+        if (preloaded) in.insert(in.end(), {In(Shape{2}, Domain{0.05, 0.2}), In(Shape{2}, Domain{0, 0.05})});
+        std::vector<Input> aux;
+        for (const Shape& s : {a, b}) {
+          if (mom) aux.push_back(In(s));
+          if (mp) aux.push_back(In(s));
+        }
+        v.push_back(NoGrad(Case(op, attrs, in, aux)));
+      }
+}
+
+void RuleUpdateCases(std::vector<OpCase>& v) {
+  const Shape s{5, 3};
+  v.push_back(NoGrad(Case("signsgd_update", {{"lr", "0.1"}, {"wd", "0.01"}}, {In(s), In(s)})));
+  // MXNet's signsgd takes the sign of the raw gradient: a negative rescale_grad shows it.
+  v.push_back(NoGrad(Case("signsgd_update", {{"lr", "0.05"}, {"rescale_grad", "-0.5"}}, {In(s), In(s)})));
+  v.push_back(
+      NoGrad(Case("signum_update",
+                  {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}, {"wd_lh", "0.02"}, {"clip_gradient", "0.5"}},
+                  {In(s), In(s)}, {In(s)})));
+  v.push_back(NoGrad(Case("ftrl_update", {{"lr", "0.1"}, {"lamda1", "0.01"}, {"wd", "0.01"}, {"rescale_grad", "2"}},
+                          {In(s), In(s)}, {In(s), In(s, kPositive)})));
+  v.push_back(NoGrad(Case("ftrl_update", {{"lr", "0.05"}, {"beta", "0.5"}, {"clip_gradient", "0.3"}}, {In(s), In(s)},
+                          {In(s), In(s, kPositive)})));
+  v.push_back(NoGrad(Case("ftml_update", {{"lr", "0.1"}, {"t", "3"}, {"wd", "0.01"}, {"clip_grad", "0.5"}},
+                          {In(s), In(s)}, {In(s, kPositive), In(s, kPositive), In(s)})));
+  v.push_back(NoGrad(Case("ftml_update", {{"lr", "0.05"}, {"t", "1"}, {"beta1", "0.7"}, {"rescale_grad", "0.5"}},
+                          {In(s), In(s)}, {In(s, kPositive), In(s, kPositive), In(s)})));
+}
+
+void LambCases(std::vector<OpCase>& v) {
+  const Shape s{5, 3}, one{1};
+  const Domain norm{0.1, 2};
+  v.push_back(
+      NoGrad(Case("lamb_update_phase1", {{"t", "3"}, {"wd", "0.01"}, {"clip_gradient", "0.5"}, {"rescale_grad", "2"}},
+                  {In(s), In(s)}, {In(s), In(s, kPositive)})));
+  v.push_back(NoGrad(Case("lamb_update_phase1", {{"t", "2"}, {"wd", "0"}, {"bias_correction", "False"}}, {In(s), In(s)},
+                          {In(s), In(s, kPositive)})));
+  v.push_back(NoGrad(Case("mp_lamb_update_phase1", {{"t", "3"}, {"wd", "0.01"}, {"clip_gradient", "0.5"}},
+                          {In(s, kHalf), In(s, kHalf)}, {In(s), In(s, kPositive), In(s)})));
+  v.push_back(NoGrad(Case("lamb_update_phase2", {{"lr", "0.1"}}, {In(s), In(s), In(one, norm), In(one, norm)})));
+  v.push_back(NoGrad(Case("lamb_update_phase2", {{"lr", "0.1"}, {"lower_bound", "0.5"}, {"upper_bound", "1.2"}},
+                          {In(s), In(s), In(one, norm), In(one, norm)})));
+  v.push_back(NoGrad(Case("mp_lamb_update_phase2", {{"lr", "0.1"}, {"upper_bound", "1.2"}},
+                          {In(s, kHalf), In(s), In(one, norm), In(one, norm)}, {In(s)})));
+}
+
+void LarsCases(std::vector<OpCase>& v) {
+  v.push_back(NoGrad(Case("multi_sum_sq", {{"num_arrays", "3"}}, {In(Shape{5, 3}), In(Shape{4}), In(Shape{2, 1, 3})})));
+  const Shape n{6};
+  const Domain lrs{0.05, 0.5}, wds{0, 0.01};
+  v.push_back(NoGrad(Case("multi_lars", {{"eta", "0.5"}, {"eps", "0.001"}, {"rescale_grad", "0.5"}},
+                          {In(n, lrs), In(n, kPositive), In(n, kPositive), In(n, wds)})));
+  // Sums of squares of 0 or 1: some norms are 0 and take lrs[i] as it is.
+  v.push_back(NoGrad(Case("multi_lars", {{"eta", "0.1"}, {"eps", "0"}},
+                          {In(n, lrs), In(n, Domain{0, 2, true}), In(n, Domain{0, 2, true}), In(n, wds)})));
+}
+
 }  // namespace
 
 void AddFrontendCases(std::vector<OpCase>& v) {
   CompareCases(v);
   BinaryMathCases(v);
   UnaryMathCases(v);
+  // optimizer updates (fixref2)
+  MixedPrecisionSgdCases(v);
+  MultiSgdCases(v);
+  RuleUpdateCases(v);
+  LambCases(v);
+  LarsCases(v);
 }
 
 }  // namespace wconf

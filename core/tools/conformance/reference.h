@@ -11,7 +11,8 @@
 // reference_elemwise.cc (element-wise, scalar, broadcast ops, activations), reference_nn.cc
 // (layers), reference_norm.cc (normalisations, softmax and the loss layers), reference_shape.cc
 // (copies, slicing, indexing, padding), reference_reduce.cc (reductions, ordering, matrix products,
-// array creation), reference_update.cc (optimizer updates, 2-bit compression).
+// array creation), reference_update.cc (optimizer updates, 2-bit compression), reference_update_more.cc
+// (the multi-precision, multi-tensor, sign, FTRL/FTML, LAMB and LARS updates).
 #pragma once
 
 #include <functional>
@@ -71,6 +72,7 @@ void RegisterNormReferences(Table& t);
 void RegisterShapeReferences(Table& t);
 void RegisterReduceReferences(Table& t);
 void RegisterUpdateReferences(Table& t);
+void RegisterMoreUpdateReferences(Table& t);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).

@@ -1,53 +1,50 @@
 // References of the optimizer updates (MXNet 1.9's formulas as core/operator/OPS.md states them:
 // sgd, sgd_mom, nag_mom, adam, rmsprop, rmspropalex; state arrays are aux and advance) and of the
 // KVStore's 2-bit gradient compression (_quantize_2bit / _dequantize_2bit).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "reference.h"
+#include "reference_update.h"
 #include "weft/base.h"
 
 namespace wconf::ref {
-namespace {
 
-struct Hyper {
-  double lr, wd, rescale, clip_gradient, clip_weights;
-};
-
-Hyper ReadHyper(const Call& c) {
-  return Hyper{c.attrs().GetFloat("lr"), c.attrs().GetFloat("wd", 0.0), c.attrs().GetFloat("rescale_grad", 1.0),
-               c.attrs().GetFloat("clip_gradient", -1.0), c.attrs().GetFloat("clip_weights", -1.0)};
+Hyper ReadHyper(const Call& c, double lr, double wd) {
+  return Hyper{lr, wd, c.attrs().GetFloat("rescale_grad", 1.0), c.attrs().GetFloat("clip_gradient", -1.0),
+               c.attrs().GetFloat("clip_weights", -1.0)};
 }
 
-// Clipped to ±bound when bound ≥ 0.
+Hyper ReadHyper(const Call& c) { return ReadHyper(c, c.attrs().GetFloat("lr"), c.attrs().GetFloat("wd", 0.0)); }
+
 double Clip(double x, double bound) { return bound >= 0 ? std::clamp(x, -bound, bound) : x; }
 
-// f(i, weight, grad, out) for every element, weight and grad read from the inputs.
-template <typename F>
-void ForEach(Call& c, F f) {
-  for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(i, c.in(0).v[i], c.in(1).v[i]);
+double SgdStep(const Hyper& h, double w, double g) {
+  return (1 - h.lr * h.wd) * w - h.lr * Clip(h.rescale * g, h.clip_gradient);
 }
+
+double SgdMomStep(const Hyper& h, double momentum, double w, double g, double& mom) {
+  mom = momentum * mom - h.lr * (Clip(h.rescale * g, h.clip_gradient) + h.wd * w);
+  return w + mom;
+}
+
+double NagMomStep(const Hyper& h, double momentum, double w, double g, double& mom) {
+  const double gp = Clip(h.rescale * g, h.clip_gradient) + h.wd * w;
+  mom = momentum * mom - h.lr * gp;
+  return w + momentum * mom - h.lr * gp;
+}
+
+namespace {
 
 void Update(Call& c, const std::string& op) {
   const Hyper h = ReadHyper(c);
   const double momentum = c.attrs().GetFloat("momentum", 0.0);
   if (op == "sgd_update") {
-    ForEach(c, [&](size_t, double w, double g) {
-      return (1 - h.lr * h.wd) * w - h.lr * Clip(h.rescale * g, h.clip_gradient);
-    });
+    ForEach(c, [&](size_t, double w, double g) { return SgdStep(h, w, g); });
   } else if (op == "sgd_mom_update") {
-    ForEach(c, [&](size_t i, double w, double g) {
-      double& mom = c.aux[0].v[i];
-      mom = momentum * mom - h.lr * (Clip(h.rescale * g, h.clip_gradient) + h.wd * w);
-      return w + mom;
-    });
+    ForEach(c, [&](size_t i, double w, double g) { return SgdMomStep(h, momentum, w, g, c.aux[0].v[i]); });
   } else if (op == "nag_mom_update") {
-    ForEach(c, [&](size_t i, double w, double g) {
-      const double gp = Clip(h.rescale * g, h.clip_gradient) + h.wd * w;
-      const double m = momentum * c.aux[0].v[i];
-      c.aux[0].v[i] = m - h.lr * gp;
-      return w - m + (1 + momentum) * (m - h.lr * gp);
-    });
+    ForEach(c, [&](size_t i, double w, double g) { return NagMomStep(h, momentum, w, g, c.aux[0].v[i]); });
   } else if (op == "adam_update") {
     const double b1 = c.attrs().GetFloat("beta1", 0.9), b2 = c.attrs().GetFloat("beta2", 0.999);
     const double eps = c.attrs().GetFloat("epsilon", 1e-8);

@@ -5,7 +5,7 @@
 //       weight = weight32 converted to the weight's dtype (float16 or float32).
 //   multi_* / preloaded_multi_* (mp_)sgd(_mom)_update: the same per weight, with that weight's lr
 //       and wd (attributes lrs, wds, or the last two inputs for preloaded_).
-//   signsgd_update:  w = (1 − lr·wd)·w − lr·sign(g).
+//   signsgd_update:  w = (1 − lr·wd)·w − lr·sign(g), g the raw gradient (not rescaled nor clipped).
 //   signum_update:   mom = momentum·mom − (1 − momentum)·(wd·w + clip(rescale·g));
 //                    w = (1 − lr·wd_lh)·w + lr·sign(mom).
 //   ftrl_update, ftml_update, lamb_update_phase1/2 (and mp_), multi_sum_sq, multi_lars: OPS.md.
@@ -65,8 +65,8 @@ enum class Sgd { kPlain, kMomentum, kNag };
 
 // One weight's update: grad g (T), weight w (T) or its float32 master copy w32, momentum state.
 template <typename T>
-void SgdGroup(const KernelCall& c, size_t out, const UpdateParams& p, Sgd rule, float momentum, const T* w,
-              const T* g, float* mom, float* w32, int64_t n) {
+void SgdGroup(const KernelCall& c, size_t out, const UpdateParams& p, Sgd rule, float momentum, const T* w, const T* g,
+              float* mom, float* w32, int64_t n) {
   StoreWeights<T>(c, out, n, [&](int64_t i) {
     const float wi = w32 ? w32[i] : Convert<float>(w[i]);
     const float gi = Convert<float>(g[i]);
@@ -216,8 +216,12 @@ class RuleKernel {
 class SignSgdKernel : public RuleKernel {
  public:
   explicit SignSgdKernel(const KernelSetup& s) : RuleKernel(s, 0) {}
+  // MXNet 1.9 takes the sign of the raw gradient: rescale_grad and clip_gradient do not enter.
   void Compute(const KernelCall& c) const {
-    Run(c, [&](int64_t, float w, float g) { return (1.0f - p_.lr * p_.wd) * w - p_.lr * Sign(g); });
+    const float* w = c.inputs[0].data<float>();
+    const float* g = c.inputs[1].data<float>();
+    StoreWeights<float>(c, 0, c.inputs[0].size(),
+                        [&](int64_t i) { return (1.0f - p_.lr * p_.wd) * w[i] - p_.lr * Sign(g[i]); });
   }
 };
 
@@ -251,9 +255,8 @@ class FtrlKernel : public RuleKernel {
     Run(c, [&](int64_t i, float w, float g) {
       z[i] += g - (std::sqrt(n[i] + g * g) - std::sqrt(n[i])) * w / p_.lr;
       n[i] += g * g;
-      return std::fabs(z[i]) > lamda1_
-                 ? (Sign(z[i]) * lamda1_ - z[i]) / ((beta_ + std::sqrt(n[i])) / p_.lr + p_.wd)
-                 : 0.0f;
+      return std::fabs(z[i]) > lamda1_ ? (Sign(z[i]) * lamda1_ - z[i]) / ((beta_ + std::sqrt(n[i])) / p_.lr + p_.wd)
+                                       : 0.0f;
     });
   }
 
@@ -399,7 +402,8 @@ class MultiSumSqKernel {
     if (s.outputs[0].dtype != WEFT_DTYPE_FLOAT32 || s.outputs[0].size() != static_cast<int64_t>(s.inputs.size()))
       Invalid(s, "the output must be float32 with one value per array");
     for (const TensorDesc& t : s.inputs)
-      if (t.dtype != WEFT_DTYPE_FLOAT32 && t.dtype != WEFT_DTYPE_FLOAT16) Invalid(s, "arrays must be float32 or float16");
+      if (t.dtype != WEFT_DTYPE_FLOAT32 && t.dtype != WEFT_DTYPE_FLOAT16)
+        Invalid(s, "arrays must be float32 or float16");
   }
   void Compute(const KernelCall& c) const {
     std::vector<float> sums;
@@ -445,8 +449,8 @@ class MultiLarsKernel {
 
 void RegisterOptimizerMore(KernelTable& t) {
   for (const char* op : {"mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update"}) t.Add<MpSgdKernel>(op, kF16F32);
-  for (const char* op : {"multi_sgd_update", "multi_sgd_mom_update", "preloaded_multi_sgd_update",
-                         "preloaded_multi_sgd_mom_update"})
+  for (const char* op :
+       {"multi_sgd_update", "multi_sgd_mom_update", "preloaded_multi_sgd_update", "preloaded_multi_sgd_mom_update"})
     t.Add<MultiSgdKernel>(op, kF32);
   for (const char* op : {"multi_mp_sgd_update", "multi_mp_sgd_mom_update", "preloaded_multi_mp_sgd_update",
                          "preloaded_multi_mp_sgd_mom_update"})
