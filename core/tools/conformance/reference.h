@@ -11,7 +11,8 @@
 // reference_elemwise.cc (element-wise, scalar, broadcast ops, activations), reference_nn.cc
 // (layers), reference_norm.cc (normalisations, softmax and the loss layers), reference_shape.cc
 // (copies, slicing, indexing, padding), reference_reduce.cc (reductions, ordering, matrix products,
-// array creation), reference_update.cc (optimizer updates, 2-bit compression).
+// array creation), reference_update.cc (optimizer updates, 2-bit compression), reference_index.cc
+// (indexing, assignment and layout ops of MXNet's frontend).
 #pragma once
 
 #include <functional>
@@ -44,7 +45,7 @@ bool HasReferenceForward(const std::string& op);
 /// gradients `out_grads` (one per output, hidden ones included), for the ops whose gradient is
 /// defined by the op rather than derived from its forward, which finite differences cannot check:
 /// the loss layers (SoftmaxOutput, LinearRegressionOutput, MakeLoss), Dropout, LeakyReLU selu and
-/// rrelu, LayerNorm with visible statistics, Cast, topk's indices and mask. `fwd_result` is the
+/// rrelu, LayerNorm with visible statistics, Cast and amp_cast, topk's indices and mask. `fwd_result` is the
 /// forward's result (outputs, hidden ones included: the masks). nullopt for other ops.
 std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& fwd, const RunResult& fwd_result,
                                                          const std::vector<HostTensor>& out_grads);
@@ -71,6 +72,7 @@ void RegisterNormReferences(Table& t);
 void RegisterShapeReferences(Table& t);
 void RegisterReduceReferences(Table& t);
 void RegisterUpdateReferences(Table& t);
+void RegisterIndexReferences(Table& t);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).
