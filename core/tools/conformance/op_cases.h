@@ -21,10 +21,11 @@ struct OpCase {
   std::string op;
   std::map<std::string, std::string> attrs;
   std::vector<Input> in, aux;
-  std::vector<Shape> out;  // float32 outputs inference cannot give (_set_value fills the caller's array)
-  bool fd_grad = true;     // check the CPU backward against central finite differences
-  bool is_train = true;    // false for ops that draw random numbers (results differ across devices)
-  bool req_add = true;     // false: the op refuses req add (its output is a bit pattern, _quantize_2bit)
+  // float32 outputs that inference cannot give (_set_value fills the caller's array).
+  std::vector<Shape> out;
+  bool fd_grad = true;   // check the CPU backward against central finite differences
+  bool is_train = true;  // false for ops that draw random numbers (results differ across devices)
+  bool req_add = true;   // false: the op refuses req add (its output is a bit pattern, _quantize_2bit)
   // The forward result is exactly defined (IEEE add/sub/mul are correctly rounded; copies, max,
   // min move values): every device must match the cpu bit for bit, not within a tolerance.
   bool exact = false;
