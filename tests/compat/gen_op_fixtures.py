@@ -124,9 +124,15 @@ def index_probes():
         {"lhs": ((3, 5), signed), "rhs": ((2, 2), signed)}, no_grad=["lhs", "rhs"], forward_only=True)
     add("_slice_assign_scalar", mx.sym._internal._slice_assign_scalar(d, scalar=7, begin=(0, 1), end=(2, 3)),
         {"data": ((3, 4), signed)}, no_grad=["data"], forward_only=True)
-    nd_idx = lambda s: np.array([[0, 2, -1], [1, 0, 2]], np.float32)  # noqa: E731
+    # MXNet's gather_nd wraps negative positions forward, but its backward (GatherNDBackwardImpl)
+    # adds out_grad at the unwrapped offset, before the start of the gradient buffer (heap
+    # corruption, the element's gradient lost): negative positions are probed forward only.
+    nd_idx = lambda s: np.array([[0, 2, 2], [1, 0, 2]], np.float32)  # noqa: E731
     add("gather_nd", mx.sym.gather_nd(d, idx), {"data": ((3, 3, 2), signed), "indices": ((2, 3), nd_idx)},
         no_grad=["indices"])
+    neg_idx = lambda s: np.array([[0, 2, -1], [1, 0, -3]], np.float32)  # noqa: E731
+    add("gather_nd_negative", mx.sym.gather_nd(d, idx), {"data": ((3, 3, 2), signed), "indices": ((2, 3), neg_idx)},
+        no_grad=["data", "indices"], forward_only=True)
     add("gather_nd_full", mx.sym.gather_nd(d, idx),
         {"data": ((3, 4), signed), "indices": ((2, 2), lambda s: np.array([[0, 2], [3, 1]], np.int32))},
         no_grad=["indices"])

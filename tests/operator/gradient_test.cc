@@ -152,6 +152,60 @@ const std::vector<Row>& Table() {
     for (const char* op : {"_rmod_scalar", "_rpower_scalar", "_maximum_scalar", "_minimum_scalar", "_hypot_scalar"})
       r.push_back({op, {}, K, std::string("_backward") + op, I, {{0, 0}}});
     r.push_back({"_grad_add", {}, N, "", 0, {{0, 0}, {1, 0}}});
+    // Indexing, assignment and layout ops of MXNet's frontend.
+    const test::Attrs slice = {{"begin", "(0,)"}, {"end", "(1,)"}}, block = {{"block_size", "2"}};
+    const std::vector<Row> frontend = {
+        {"_eye", {{"N", "2"}}, N, "", 0, {}},
+        {"_linspace", {{"start", "0"}, {"stop", "1"}, {"num", "3"}}, N, "", 0, {}},
+        {"_histogram", {}, N, "", 0, {}},
+        {"_onehot_encode", {}, N, "", 0, {}},
+        {"_scatter_set_nd", {{"shape", "(2,)"}}, N, "", 0, {{0, 0}}},
+        {"_set_value", {{"src", "1"}}, N, "", 0, {}},
+        {"_slice_assign", slice, N, "", 0, {{0, 0}}},
+        {"_slice_assign_scalar", slice, N, "", 0, {{0, 0}}},
+        {"_split_v2", {{"indices", "(0,)"}}, K, "_backward_split_v2", 0, {}},
+        {"amp_cast", {{"dtype", "float16"}}, K, "_backward_amp_cast", 0, {}},
+        {"argmax_channel", {}, N, "", 0, {}},
+        {"argmin", {}, N, "", 0, {}},
+        {"broadcast_axis", {}, K, "_backward_broadcast_axis", 0, {}},
+        {"depth_to_space", block, K, "_backward_depth_to_space", 0, {}},
+        {"space_to_depth", block, K, "_backward_space_to_depth", 0, {}},
+        {"diag", {}, K, "_backward_diag", 0, {}},
+        {"gather_nd", {}, K, "_backward_gather_nd", I, {}},
+        {"scatter_nd", {{"shape", "(2,)"}}, K, "_backward_scatter_nd", I, {}},
+        {"nanprod", {}, K, "_backward_nanprod", I | O, {}},
+        {"reverse", {{"axis", "(0,)"}}, K, "_backward_reverse", 0, {}},
+        {"shape_array", {}, Z, "", 0, {}},
+        {"size_array", {}, Z, "", 0, {}},
+        {"squeeze", {}, K, "_backward_copy", 0, {{0, 0}}},
+    };
+    r.insert(r.end(), frontend.begin(), frontend.end());
+    // The optimizer updates added for MXNet's frontend: no gradient.
+    const test::Attrs lr = {{"lr", "1"}}, multi = {{"lrs", "(1,)"}, {"wds", "(0,)"}};
+    const std::vector<Row> updates = {
+        {"ftml_update", {{"lr", "1"}, {"t", "1"}}, N, "", 0, {{0, 0}}},
+        {"ftrl_update", lr, N, "", 0, {{0, 0}}},
+        {"signsgd_update", lr, N, "", 0, {{0, 0}}},
+        {"signum_update", lr, N, "", 0, {{0, 0}}},
+        {"mp_sgd_update", lr, N, "", 0, {{0, 0}}},
+        {"mp_sgd_mom_update", lr, N, "", 0, {{0, 0}}},
+        {"mp_nag_mom_update", lr, N, "", 0, {{0, 0}}},
+        {"lamb_update_phase1", {{"t", "1"}, {"wd", "0"}}, N, "", 0, {}},
+        {"mp_lamb_update_phase1", {{"t", "1"}, {"wd", "0"}}, N, "", 0, {}},
+        {"lamb_update_phase2", lr, N, "", 0, {{0, 0}}},
+        {"mp_lamb_update_phase2", lr, N, "", 0, {{0, 0}}},
+        {"multi_lars", {{"eta", "1"}, {"eps", "0"}}, N, "", 0, {}},
+        {"multi_sum_sq", {{"num_arrays", "1"}}, N, "", 0, {}},
+        {"multi_sgd_update", multi, N, "", 0, {{0, 0}}},
+        {"multi_sgd_mom_update", multi, N, "", 0, {{0, 0}}},
+        {"multi_mp_sgd_update", multi, N, "", 0, {{0, 0}}},
+        {"multi_mp_sgd_mom_update", multi, N, "", 0, {{0, 0}}},
+        {"preloaded_multi_sgd_update", {}, N, "", 0, {{0, 0}}},
+        {"preloaded_multi_sgd_mom_update", {}, N, "", 0, {{0, 0}}},
+        {"preloaded_multi_mp_sgd_update", {}, N, "", 0, {{0, 0}}},
+        {"preloaded_multi_mp_sgd_mom_update", {}, N, "", 0, {{0, 0}}},
+    };
+    r.insert(r.end(), updates.begin(), updates.end());
     return r;
   }();
   return rows;

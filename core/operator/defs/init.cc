@@ -16,10 +16,11 @@ const std::vector<std::string> kInitDTypes = {"float32", "float64", "float16", "
 
 // MXNet's `ctx` and `dtype`, after the op's own attributes as MXNet declares them (its Python
 // functions take the attributes by position in that order: mx.nd.zeros(shape, ctx, dtype)).
-void AddCtxDType(OpDef& d, bool allow_bool) {
+// `refused` are the dtypes MXNet's parameter struct does not list for the op.
+void AddCtxDType(OpDef& d, const std::vector<std::string>& refused) {
   d.attrs.push_back(Ignored(Opt("ctx", "string", "", "device the array is made on (the executor's context is used)")));
   std::vector<std::string> dtypes = kInitDTypes;
-  if (!allow_bool) dtypes.erase(std::find(dtypes.begin(), dtypes.end(), "bool"));
+  for (const std::string& r : refused) dtypes.erase(std::find(dtypes.begin(), dtypes.end(), r));
   d.attrs.push_back(Enum("dtype", dtypes, "float32", "output dtype"));
 }
 
@@ -39,7 +40,7 @@ OpDef NoInput(std::string name, std::string description) {
 OpDef Fill(std::string name, std::string what) {
   OpDef d = NoInput(name, "An array of `shape` filled with " + what + ".");
   d.attrs.push_back(Opt("shape", "shape", "()", "output shape"));
-  AddCtxDType(d, true);
+  AddCtxDType(d, {});
   if (name == "_full") d.attrs.push_back(Req("value", "float", "fill value"));
   SetShapeFn(d, [](ShapeIO& io) {
     const std::vector<int64_t> s = io.attrs().GetTuple("shape", {});
@@ -72,7 +73,7 @@ OpDef Arange() {
   d.attrs.push_back(Opt("step", "float", "1", "spacing"));
   d.attrs.push_back(Opt("repeat", "int", "1", "copies of each value"));
   d.attrs.push_back(DefaultOnly(Opt("infer_range", "bool", "False", "take the length from the graph (unsupported)")));
-  AddCtxDType(d, false);
+  AddCtxDType(d, {"bool"});
   d.validate = [](const AttrMap& a) {
     WEFT_CHECK(a.GetInt("repeat") >= 1, "repeat must be at least 1, got {}", a.GetInt("repeat"));
     ArangeLength(a);
@@ -90,7 +91,7 @@ OpDef Linspace() {
   d.attrs.push_back(Req("stop", "float", "last value (or the end when endpoint is False)"));
   d.attrs.push_back(Req("num", "int", "number of values"));
   d.attrs.push_back(Opt("endpoint", "bool", "True", "whether stop is the last value"));
-  AddCtxDType(d, false);
+  AddCtxDType(d, {"bool"});
   d.validate = [](const AttrMap& a) { WEFT_CHECK(a.GetInt("num") >= 0, "num must be non-negative"); };
   SetShapeFn(d, [](ShapeIO& io) { io.AssignOut(0, Shape{io.attrs().GetInt("num")}); });
   return d;
@@ -101,7 +102,7 @@ OpDef Eye() {
   d.attrs.push_back(Req("N", "int", "rows"));
   d.attrs.push_back(Opt("M", "int", "0", "columns; 0 = N"));
   d.attrs.push_back(Opt("k", "int", "0", "diagonal offset"));
-  AddCtxDType(d, false);
+  AddCtxDType(d, {"bfloat16", "bool"});
   d.validate = [](const AttrMap& a) {
     WEFT_CHECK(a.GetInt("N") >= 0 && a.GetInt("M") >= 0, "N and M must be non-negative");
   };

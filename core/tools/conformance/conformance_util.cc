@@ -130,7 +130,7 @@ RunResult RunNode(const Context& ctx, const RunSpec& s) {
 }
 
 weft::NodeSignature InferSignature(const weft::OpDef& def, const AttrMap& attrs, const std::vector<HostTensor>& in,
-                                   const std::vector<HostTensor>& aux) {
+                                   const std::vector<HostTensor>& aux, const weft::NodeSignature* given) {
   const size_t n_out = weft::OpOutputNames(def, attrs).size();
   std::vector<weft::ShapeSlot> in_s, out_s(n_out), aux_s;
   std::vector<int> in_t, out_t(n_out, -1), aux_t;
@@ -138,6 +138,10 @@ weft::NodeSignature InferSignature(const weft::OpDef& def, const AttrMap& attrs,
   for (const HostTensor& t : aux) aux_s.emplace_back(t.shape), aux_t.push_back(static_cast<int>(t.dtype));
   weft::InferShapes(def, attrs, in_s, out_s, aux_s);
   weft::InferTypes(def, attrs, in_t, out_t, aux_t);
+  for (size_t o = 0; given != nullptr && o < n_out && o < given->out_shapes.size(); ++o) {
+    if (!out_s[o].has_value()) out_s[o] = given->out_shapes[o];
+    if (out_t[o] < 0) out_t[o] = static_cast<int>(given->out_dtypes[o]);
+  }
   weft::NodeSignature sig;
   for (const HostTensor& t : in) sig.in_shapes.push_back(t.shape), sig.in_dtypes.push_back(t.dtype);
   for (const HostTensor& t : aux) sig.aux_shapes.push_back(t.shape), sig.aux_dtypes.push_back(t.dtype);

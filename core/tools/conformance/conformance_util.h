@@ -65,10 +65,11 @@ struct RunResult {
 /// whose padding holds a byte sentinel; a pad byte that changed is reported in `error`.
 RunResult RunNode(const Context& ctx, const RunSpec& spec);
 
-/// Forward signature by inference (the OpDef's), from input and aux shapes/dtypes. Throws
-/// weft::Error when outputs stay unknown.
+/// Forward signature by inference (the OpDef's), from input and aux shapes/dtypes. Outputs that
+/// inference leaves unknown take their shape and dtype from `given` when it has them (an op that
+/// writes the caller's array, _set_value). Throws weft::Error when outputs stay unknown.
 weft::NodeSignature InferSignature(const weft::OpDef& def, const AttrMap& attrs, const std::vector<HostTensor>& in,
-                                   const std::vector<HostTensor>& aux);
+                                   const std::vector<HostTensor>& aux, const weft::NodeSignature* given = nullptr);
 
 /// Σ(a−b)² / Σa² (Σ(a−b)² when Σa² = 0); +inf when sizes differ or b has NaN/Inf where a has none.
 double Nmse(const std::vector<double>& ref, const std::vector<double>& got);

@@ -21,6 +21,8 @@ struct OpCase {
   std::string op;
   std::map<std::string, std::string> attrs;
   std::vector<Input> in, aux;
+  // float32 outputs that inference cannot give (_set_value fills the caller's array).
+  std::vector<Shape> out;
   bool fd_grad = true;   // check the CPU backward against central finite differences
   bool is_train = true;  // false for ops that draw random numbers (results differ across devices)
   bool req_add = true;   // false: the op refuses req add (its output is a bit pattern, _quantize_2bit)

@@ -147,6 +147,75 @@ void LarsCases(std::vector<OpCase>& v) {
                           {In(n, lrs), In(n, Domain{0, 2, true}), In(n, Domain{0, 2, true}), In(n, wds)})));
 }
 
+// indexing and shape ops (fixgrad)
+// Positions drawn as a shuffled grid of the whole numbers 0 … n−1 (n elements): no position twice,
+// so scatters are defined (MXNet keeps one unspecified value of repeated positions).
+Domain DistinctPositions(int n) { return Domain{-0.5, n - 0.5, true, 0, true}; }
+
+void IndexCases(std::vector<OpCase>& v) {
+  const Domain positions{-3, 3, true};  // gather_nd wraps negative positions
+  v.push_back(Case("_slice_assign", {{"begin", "(1, None)"}, {"end", "(3, None)"}, {"step", "(1, 2)"}},
+                   {In(Shape{4, 5}), In(Shape{2, 3})}));
+  v.push_back(Case("_slice_assign", {{"begin", "(None, -1)"}, {"end", "(None, 0)"}, {"step", "(2, -2)"}},
+                   {In(Shape{3, 5}), In(Shape{2, 2})}));
+  v.push_back(
+      Case("_slice_assign_scalar", {{"scalar", "7"}, {"begin", "(0, 1)"}, {"end", "(2, 3)"}}, {In(Shape{3, 4})}));
+  v.push_back(
+      Case("_slice_assign_scalar", {{"scalar", "-2"}, {"begin", "(-1,)"}, {"end", "(None,)"}}, {In(Shape{3, 1, 2})}));
+  v.push_back(Case("gather_nd", {}, {In(Shape{3, 3, 2}), In(Shape{2, 4}, positions)}));
+  v.push_back(Case("gather_nd", {}, {In(Shape{3, 4}), In(Shape{2, 2, 3}, positions)}));
+  v.push_back(Case("scatter_nd", {{"shape", "(3, 4)"}}, {In(Shape{3, 4}), In(Shape{1, 3}, DistinctPositions(3))}));
+  v.push_back(Case("scatter_nd", {{"shape", "(4, 4, 2)"}}, {In(Shape{2, 2}), In(Shape{2, 2}, DistinctPositions(4))}));
+  v.push_back(Case("_scatter_set_nd", {{"shape", "(4, 4, 2)"}},
+                   {In(Shape{4, 4, 2}), In(Shape{2, 2}), In(Shape{2, 2}, DistinctPositions(4))}));
+  OpCase set_value = NoGrad(Case("_set_value", {{"src", "-1.5"}}, {}));
+  set_value.out = {Shape{3, 4}};
+  v.push_back(set_value);
+  v.push_back(NoGrad(Case("_onehot_encode", {}, {In(Shape{5}, Domain{0, 4, true}), In(Shape{5, 4})})));
+  v.push_back(NoGrad(Case("_histogram", {{"bin_cnt", "5"}, {"range", "(-1, 1)"}}, {In(Shape{20}, Domain{-1.2, 1.2})})));
+  v.push_back(NoGrad(Case("_eye", {{"N", "3"}, {"M", "4"}, {"k", "1"}}, {})));
+  v.push_back(NoGrad(Case("_eye", {{"N", "3"}, {"k", "-1"}, {"dtype", "int32"}}, {})));
+  v.push_back(NoGrad(Case("_linspace", {{"start", "1"}, {"stop", "2"}, {"num", "5"}}, {})));
+  v.push_back(NoGrad(Case(
+      "_linspace", {{"start", "-1"}, {"stop", "2"}, {"num", "4"}, {"endpoint", "False"}, {"dtype", "float64"}}, {})));
+  v.push_back(NoGrad(Case("argmin", {{"axis", "1"}}, {In(Shape{3, 5}, kDistinct)})));
+  v.push_back(NoGrad(Case("argmin", {}, {In(Shape{2, 3}, kDistinct)})));
+  v.push_back(NoGrad(Case("argmax_channel", {}, {In(Shape{3, 5}, kDistinct)})));
+  v.push_back(NoGrad(Case("argmax_channel", {}, {In(Shape{2, 3, 4}, kDistinct)})));
+  v.push_back(Case("nanprod", {{"axis", "(1,)"}}, {In(Shape{2, 3, 4}, kAwayFromZero)}));
+  v.push_back(Case("nanprod", {}, {In(Shape{3, 5}, kAwayFromZero)}));
+}
+
+void ShapeOpCases(std::vector<OpCase>& v) {
+  v.push_back(Case("squeeze", {}, {In(Shape{3, 1, 5})}));
+  v.push_back(Case("squeeze", {{"axis", "(1,)"}}, {In(Shape{2, 1, 1, 3})}));
+  v.push_back(Case("squeeze", {}, {In(Shape{1, 1})}));
+  v.push_back(Case("reverse", {{"axis", "(0,)"}}, {In(Shape{3, 4})}));
+  v.push_back(Case("reverse", {{"axis", "(0, 2)"}}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("diag", {{"k", "1"}}, {In(Shape{4})}));
+  v.push_back(Case("diag", {{"k", "-2"}}, {In(Shape{3})}));
+  v.push_back(Case("diag", {}, {In(Shape{3, 4})}));
+  v.push_back(Case("diag", {{"k", "-1"}}, {In(Shape{3, 4})}));
+  v.push_back(Case("diag", {{"k", "1"}, {"axis1", "1"}, {"axis2", "2"}}, {In(Shape{2, 3, 4})}));
+  v.push_back(Case("diag", {{"k", "1"}, {"axis1", "-1"}, {"axis2", "0"}}, {In(Shape{2, 3, 4})}));
+  for (const Shape& s : {Shape{3, 4}, Shape{2, 1, 3}}) {
+    v.push_back(Case("shape_array", {}, {In(s)}));
+    v.push_back(Case("size_array", {}, {In(s)}));
+  }
+  v.push_back(Case("broadcast_axis", {{"axis", "(1,)"}, {"size", "(4,)"}}, {In(Shape{2, 1, 3})}));
+  v.push_back(Case("broadcast_axis", {{"axis", "(0, 2)"}, {"size", "(2, 3)"}}, {In(Shape{1, 3, 1})}));
+  v.push_back(Case("_split_v2", {{"indices", "()"}, {"sections", "3"}}, {In(Shape{3, 6, 2})}));
+  v.push_back(Case("_split_v2", {{"indices", "(0, 2, 5)"}, {"axis", "1"}}, {In(Shape{3, 6, 2})}));
+  v.push_back(Case("_split_v2", {{"indices", "()"}, {"sections", "4"}, {"axis", "0"}, {"squeeze_axis", "True"}},
+                   {In(Shape{4, 3})}));
+  v.push_back(Case("depth_to_space", {{"block_size", "2"}}, {In(Shape{1, 8, 2, 3})}));
+  v.push_back(Case("depth_to_space", {{"block_size", "3"}}, {In(Shape{2, 9, 1, 2})}));
+  v.push_back(Case("space_to_depth", {{"block_size", "2"}}, {In(Shape{1, 2, 4, 6})}));
+  v.push_back(Case("space_to_depth", {{"block_size", "3"}}, {In(Shape{2, 1, 3, 3})}));
+  // Through float16 the finite differences see the rounding: checked against the cast alone.
+  v.push_back(NoGrad(Case("amp_cast", {{"dtype", "float16"}}, {In(Shape{3, 4})})));
+  v.push_back(Case("amp_cast", {{"dtype", "float64"}}, {In(Shape{2, 3})}));
+}
 }  // namespace
 
 void AddFrontendCases(std::vector<OpCase>& v) {
@@ -159,6 +228,8 @@ void AddFrontendCases(std::vector<OpCase>& v) {
   RuleUpdateCases(v);
   LambCases(v);
   LarsCases(v);
+  IndexCases(v);
+  ShapeOpCases(v);
 }
 
 }  // namespace wconf

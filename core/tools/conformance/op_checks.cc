@@ -55,7 +55,9 @@ Prepared Prepare(const OpCase& c, uint64_t seed) {
   p.attrs = p.def->Normalize(AttrMap(c.attrs));
   for (const Input& i : c.in) p.in.push_back(Random(rng, i.shape, i.domain));
   for (const Input& i : c.aux) p.aux.push_back(Random(rng, i.shape, i.domain));
-  p.sig = InferSignature(*p.def, p.attrs, p.in, p.aux);
+  weft::NodeSignature given;
+  for (const Shape& s : c.out) given.out_shapes.push_back(s), given.out_dtypes.push_back(DType::kFloat32);
+  p.sig = InferSignature(*p.def, p.attrs, p.in, p.aux, &given);
   return p;
 }
 
@@ -115,24 +117,27 @@ double Convert(DType to, double x) {
 }
 
 // The spec with float32 tensors converted to `to`: every one, or only input 0 when `first_only`
-// (ops whose other inputs' dtype an attribute fixes: Embedding's weight). Output dtypes are
-// re-inferred for a forward node (`def`), follow the inputs' for a backward node. Throws
+// (ops whose other inputs' dtype an attribute fixes: Embedding's weight). Inputs flagged in
+// `whole` hold whole numbers (positions, counts): their values are kept, not spread. Output dtypes
+// are re-inferred for a forward node (`def`), follow the inputs' for a backward node. Throws
 // weft::Error when inference rejects the dtypes.
-RunSpec Retype(const RunSpec& s, DType to, const weft::OpDef* def, bool first_only = false) {
+RunSpec Retype(const RunSpec& s, DType to, const weft::OpDef* def, bool first_only = false,
+               const std::vector<bool>& whole = {}) {
   RunSpec r = s;
   if (to == DType::kFloat32) return r;
-  auto convert = [&](std::vector<HostTensor>& ts, std::vector<DType>& dtypes, size_t limit) {
+  auto convert = [&](std::vector<HostTensor>& ts, std::vector<DType>& dtypes, size_t limit, bool inputs) {
     for (size_t i = 0; i < ts.size() && i < limit; ++i) {
       if (ts[i].dtype != DType::kFloat32) continue;
+      const bool keep = inputs && i < whole.size() && whole[i];
       ts[i].dtype = to;
-      for (double& x : ts[i].v) x = Convert(to, x);
+      for (double& x : ts[i].v) x = keep ? RoundTo(to, x) : Convert(to, x);
       dtypes[i] = to;
     }
   };
-  convert(r.in, r.sig.in_dtypes, first_only ? 1 : r.in.size());
-  if (!first_only) convert(r.aux, r.sig.aux_dtypes, r.aux.size());
+  convert(r.in, r.sig.in_dtypes, first_only ? 1 : r.in.size(), true);
+  if (!first_only) convert(r.aux, r.sig.aux_dtypes, r.aux.size(), false);
   if (def != nullptr) {
-    r.sig = InferSignature(*def, r.attrs, r.in, r.aux);
+    r.sig = InferSignature(*def, r.attrs, r.in, r.aux, &s.sig);
   } else {
     for (DType& d : r.sig.out_dtypes)
       if (d == DType::kFloat32) d = to;
@@ -140,12 +145,15 @@ RunSpec Retype(const RunSpec& s, DType to, const weft::OpDef* def, bool first_on
   return r;
 }
 
-// Retype with every float32 tensor, else (inference refused) with input 0 only.
-RunSpec RetypeForward(const RunSpec& s, DType to, const weft::OpDef* def) {
+// Retype with every float32 tensor, else (inference refused) with input 0 only; the inputs of
+// `c` drawn from an integer domain keep their values.
+RunSpec RetypeForward(const RunSpec& s, DType to, const weft::OpDef* def, const OpCase& c) {
+  std::vector<bool> whole;
+  for (const Input& i : c.in) whole.push_back(i.domain.integer);
   try {
-    return Retype(s, to, def);
+    return Retype(s, to, def, false, whole);
   } catch (const weft::Error&) {
-    return Retype(s, to, def, /*first_only=*/true);
+    return Retype(s, to, def, /*first_only=*/true, whole);
   }
 }
 
@@ -436,7 +444,7 @@ class Runner {
     const RunSpec native = ForwardSpec(p);
     RunSpec fwd;
     try {
-      fwd = RetypeForward(native, dtype, p.def);
+      fwd = RetypeForward(native, dtype, p.def, *p.c);
     } catch (const std::exception& e) {
       r_.notes.push_back(fmt::format("{} as {}: {}", p.c->Label(), weft::DTypeName(dtype), e.what()));
       return;

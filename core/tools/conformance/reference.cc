@@ -74,6 +74,7 @@ const ref::Table& Forwards() {
     ref::RegisterReduceReferences(t);
     ref::RegisterUpdateReferences(t);
     ref::RegisterMoreUpdateReferences(t);
+    ref::RegisterIndexReferences(t);
     return t;
   }();
   return table;
@@ -239,7 +240,7 @@ std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& f, const
     for (size_t i = 0; i < x.v.size(); ++i) g[0].v[i] = og[0].v[i] * (x.v[i] > 0 ? 1.0 : fwd.out.at(1).v[i]);
   } else if (f.op == "LayerNorm") {
     g = LayerNormGradient(f, og);
-  } else if (f.op == "Cast") {
+  } else if (f.op == "Cast" || f.op == "amp_cast") {
     g = {like(x)};
     g[0].v = og[0].v;
   } else if (f.op == "topk" && (f.attrs.GetString("ret_typ") == "indices" || f.attrs.GetString("ret_typ") == "mask")) {

@@ -12,7 +12,8 @@
 // (layers), reference_norm.cc (normalisations, softmax and the loss layers), reference_shape.cc
 // (copies, slicing, indexing, padding), reference_reduce.cc (reductions, ordering, matrix products,
 // array creation), reference_update.cc (optimizer updates, 2-bit compression), reference_update_more.cc
-// (the multi-precision, multi-tensor, sign, FTRL/FTML, LAMB and LARS updates).
+// (the multi-precision, multi-tensor, sign, FTRL/FTML, LAMB and LARS updates), reference_index.cc
+// (indexing, assignment and layout ops of MXNet's frontend).
 #pragma once
 
 #include <functional>
@@ -45,7 +46,7 @@ bool HasReferenceForward(const std::string& op);
 /// gradients `out_grads` (one per output, hidden ones included), for the ops whose gradient is
 /// defined by the op rather than derived from its forward, which finite differences cannot check:
 /// the loss layers (SoftmaxOutput, LinearRegressionOutput, MakeLoss), Dropout, LeakyReLU selu and
-/// rrelu, LayerNorm with visible statistics, Cast, topk's indices and mask. `fwd_result` is the
+/// rrelu, LayerNorm with visible statistics, Cast and amp_cast, topk's indices and mask. `fwd_result` is the
 /// forward's result (outputs, hidden ones included: the masks). nullopt for other ops.
 std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& fwd, const RunResult& fwd_result,
                                                          const std::vector<HostTensor>& out_grads);
@@ -73,6 +74,7 @@ void RegisterShapeReferences(Table& t);
 void RegisterReduceReferences(Table& t);
 void RegisterUpdateReferences(Table& t);
 void RegisterMoreUpdateReferences(Table& t);
+void RegisterIndexReferences(Table& t);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).

@@ -1,4 +1,5 @@
-// References of the reductions (sum, mean, max, min, nansum, prod, norm, argmax), the ordering ops
+// References of the reductions (sum, mean, max, min, nansum, prod, nanprod, norm, argmax, argmin,
+// argmax_channel), the ordering ops
 // (topk, sort, argsort: stable orders, ties keep the earlier position first), the matrix products
 // (dot, batch_dot) and the arrays made from attributes (_zeros, _ones, _full, _arange).
 #include <cmath>
@@ -43,7 +44,7 @@ void Reduce(Call& c, const std::string& op) {
   const HostTensor& x = c.in(0);
   const std::vector<size_t> slot = OutputSlots(x.shape, ReducedAxes(c, x.shape.ndim()));
   std::vector<double>& y = c.out[0].v;
-  const double init = op == "max" ? -INFINITY : op == "min" ? INFINITY : op == "prod" ? 1.0 : 0.0;
+  const double init = op == "max" ? -INFINITY : op == "min" ? INFINITY : op == "prod" || op == "nanprod" ? 1.0 : 0.0;
   std::fill(y.begin(), y.end(), init);
   std::vector<double> count(y.size(), 0);
   const bool l1 = op == "norm" && c.attrs().GetInt("ord", 2) == 1;
@@ -55,6 +56,7 @@ void Reduce(Call& c, const std::string& op) {
     if (op == "max") r = std::max(r, v);
     if (op == "min") r = std::min(r, v);
     if (op == "prod") r *= v;
+    if (op == "nanprod" && !std::isnan(v)) r *= v;
     if (op == "norm") r += l1 ? std::fabs(v) : v * v;
     count[slot[i]] += 1;
   }
@@ -115,16 +117,20 @@ void Ordering(Call& c, const std::string& op) {
     }
 }
 
-// argmax: the first position of the largest element along `axis` (None: of the flattened data).
-void Argmax(Call& c) {
+// argmax / argmin: the first position of the largest / smallest element along `axis` (None: of
+// the flattened data); argmax_channel: argmax along the last axis.
+void Argmax(Call& c, bool smallest = false) {
   const HostTensor& x = c.in(0);
   const std::string* a = c.attrs().Find("axis");
-  const Lanes l = a == nullptr || weft::sdk::IsNone(*a) ? Lanes{1, x.shape.Size(), 1} : LanesOf(c, x.shape, 0);
+  const Lanes l = c.spec.op == "argmax_channel"           ? LanesOf(c, x.shape, -1)
+                  : a == nullptr || weft::sdk::IsNone(*a) ? Lanes{1, x.shape.Size(), 1}
+                                                          : LanesOf(c, x.shape, 0);
   for (int64_t o = 0; o < l.outer; ++o)
     for (int64_t i = 0; i < l.inner; ++i) {
       int64_t best = 0;
       for (int64_t k = 1; k < l.n; ++k)
-        if (x.v[l.At(o, k, i)] > x.v[l.At(o, best, i)]) best = k;
+        if (smallest ? x.v[l.At(o, k, i)] < x.v[l.At(o, best, i)] : x.v[l.At(o, k, i)] > x.v[l.At(o, best, i)])
+          best = k;
       c.out[0].v[static_cast<size_t>(o * l.inner + i)] = static_cast<double>(best);
     }
 }
@@ -169,10 +175,12 @@ void Arange(Call& c) {
 }  // namespace
 
 void RegisterReduceReferences(Table& t) {
-  for (const char* op : {"sum", "mean", "max", "min", "nansum", "prod", "norm"})
+  for (const char* op : {"sum", "mean", "max", "min", "nansum", "prod", "nanprod", "norm"})
     t[op] = [op = std::string(op)](Call& c) { Reduce(c, op); };
   for (const char* op : {"topk", "sort", "argsort"}) t[op] = [op = std::string(op)](Call& c) { Ordering(c, op); };
-  t["argmax"] = Argmax;
+  t["argmax"] = [](Call& c) { Argmax(c); };
+  t["argmax_channel"] = [](Call& c) { Argmax(c); };
+  t["argmin"] = [](Call& c) { Argmax(c, true); };
   t["dot"] = Dot;
   t["batch_dot"] = BatchDot;
   t["_zeros"] = [](Call&) {};
