@@ -60,6 +60,15 @@ bool IsFloatType(DType d) {
   return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBfloat16;
 }
 
+double ScalarFor(const Call& c) { return RoundTo(c.in(0).dtype, c.attrs().GetFloat("scalar")); }
+
+void Broadcast(Call& c, Binary f) {
+  HostTensor& y = c.out[0];
+  for (int64_t i = 0; i < y.shape.Size(); ++i)
+    y.v[static_cast<size_t>(i)] = f(c.in(0).v[static_cast<size_t>(BroadcastSource(i, y.shape, c.in(0).shape))],
+                                    c.in(1).v[static_cast<size_t>(BroadcastSource(i, y.shape, c.in(1).shape))]);
+}
+
 }  // namespace ref
 
 namespace {
@@ -73,6 +82,7 @@ const ref::Table& Forwards() {
     ref::RegisterShapeReferences(t);
     ref::RegisterReduceReferences(t);
     ref::RegisterUpdateReferences(t);
+    ref::RegisterMathReferences(t);
     return t;
   }();
   return table;

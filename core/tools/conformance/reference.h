@@ -11,7 +11,9 @@
 // reference_elemwise.cc (element-wise, scalar, broadcast ops, activations), reference_nn.cc
 // (layers), reference_norm.cc (normalisations, softmax and the loss layers), reference_shape.cc
 // (copies, slicing, indexing, padding), reference_reduce.cc (reductions, ordering, matrix products,
-// array creation), reference_update.cc (optimizer updates, 2-bit compression).
+// array creation), reference_update.cc (optimizer updates, 2-bit compression), reference_math.cc
+// (MXNet's further math: comparisons and logic, mod, power, hypot, inverse trigonometric and
+// hyperbolic functions, rounding, erf/erfinv, gamma, amp_cast).
 #pragma once
 
 #include <functional>
@@ -71,6 +73,7 @@ void RegisterNormReferences(Table& t);
 void RegisterShapeReferences(Table& t);
 void RegisterReduceReferences(Table& t);
 void RegisterUpdateReferences(Table& t);
+void RegisterMathReferences(Table& t);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).
@@ -90,6 +93,15 @@ int64_t Prod(const Shape& s, size_t from, size_t to);
 HostTensor Filled(const Shape& shape, DType dtype, double value);
 /// True for float16, bfloat16, float32, float64.
 bool IsFloatType(DType d);
+
+using Unary = double (*)(double);
+using Binary = double (*)(double, double);
+/// The attribute `scalar` of a scalar op as the op sees it: MXNet passes it to the kernel in the
+/// data's (input 0's) dtype.
+double ScalarFor(const Call& c);
+/// out[0] = f(in 0, in 1) element by element, each input broadcast to out[0]'s shape (NumPy
+/// rules; also the element-wise binary ops, whose inputs have the output's shape).
+void Broadcast(Call& c, Binary f);
 
 }  // namespace ref
 }  // namespace wconf
