@@ -248,11 +248,13 @@ std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& f, const
     for (size_t i = 0; i < x.v.size(); ++i) g[0].v[i] = og[0].v[i] * (x.v[i] > 0 ? 1.0 : fwd.out.at(1).v[i]);
   } else if (f.op == "LayerNorm") {
     g = LayerNormGradient(f, og);
-  } else if (f.op == "Cast") {
+  } else if (f.op == "Cast" || f.op == "amp_cast") {
     g = {like(x)};
     g[0].v = og[0].v;
   } else if (f.op == "topk" && (f.attrs.GetString("ret_typ") == "indices" || f.attrs.GetString("ret_typ") == "mask")) {
     g = {like(x)};
+  } else if (auto math = ref::MathGradient(f, og)) {
+    g = std::move(*math);
   } else {
     return std::nullopt;
   }

@@ -46,8 +46,9 @@ bool HasReferenceForward(const std::string& op);
 /// gradients `out_grads` (one per output, hidden ones included), for the ops whose gradient is
 /// defined by the op rather than derived from its forward, which finite differences cannot check:
 /// the loss layers (SoftmaxOutput, LinearRegressionOutput, MakeLoss), Dropout, LeakyReLU selu and
-/// rrelu, LayerNorm with visible statistics, Cast, topk's indices and mask. `fwd_result` is the
-/// forward's result (outputs, hidden ones included: the masks). nullopt for other ops.
+/// rrelu, LayerNorm with visible statistics, Cast and amp_cast, mod (reference_math.cc), topk's
+/// indices and mask. `fwd_result` is the forward's result (outputs, hidden ones included: the
+/// masks). nullopt for other ops.
 std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& fwd, const RunResult& fwd_result,
                                                          const std::vector<HostTensor>& out_grads);
 
@@ -74,6 +75,9 @@ void RegisterShapeReferences(Table& t);
 void RegisterReduceReferences(Table& t);
 void RegisterUpdateReferences(Table& t);
 void RegisterMathReferences(Table& t);
+/// ReferenceGradient's part for the ops of reference_math.cc whose gradient finite differences
+/// cannot check (mod's steps): the input gradients, unrounded; nullopt for other ops.
+std::optional<std::vector<HostTensor>> MathGradient(const RunSpec& fwd, const std::vector<HostTensor>& out_grads);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).

@@ -107,7 +107,37 @@ const std::pair<const char*, Unary> kUnary[] = {
     {"amp_cast", [](double x) { return x; }},
 };
 
+// mshadow_op's mod_grad and mod_rgrad: d(a mod b)/da = 1, d/db = −⌊a / b⌋ (a step function of the
+// inputs, which finite differences cannot check across its jumps).
+double ModRightGrad(double a, double b) { return -std::floor(a / b); }
+
 }  // namespace
+
+std::optional<std::vector<HostTensor>> MathGradient(const RunSpec& f, const std::vector<HostTensor>& og) {
+  const HostTensor& x = f.in[0];
+  std::vector<HostTensor> g = {Filled(x.shape, x.dtype, 0.0)};
+  if (f.op == "_mod" || f.op == "broadcast_mod") {
+    const HostTensor& y = f.in[1];
+    const Shape& out = og[0].shape;
+    g.push_back(Filled(y.shape, y.dtype, 0.0));
+    // Broadcast inputs sum the gradients of the outputs they feed.
+    for (int64_t i = 0; i < out.Size(); ++i) {
+      const size_t ia = static_cast<size_t>(BroadcastSource(i, out, x.shape));
+      const size_t ib = static_cast<size_t>(BroadcastSource(i, out, y.shape));
+      const double dy = og[0].v[static_cast<size_t>(i)];
+      g[0].v[ia] += dy;
+      g[1].v[ib] += dy * ModRightGrad(x.v[ia], y.v[ib]);
+    }
+  } else if (f.op == "_mod_scalar") {
+    g[0].v = og[0].v;
+  } else if (f.op == "_rmod_scalar") {
+    const double s = RoundTo(x.dtype, f.attrs.GetFloat("scalar"));
+    for (size_t i = 0; i < x.v.size(); ++i) g[0].v[i] = og[0].v[i] * ModRightGrad(s, x.v[i]);
+  } else {
+    return std::nullopt;
+  }
+  return g;
+}
 
 void RegisterMathReferences(Table& t) {
   for (const BinaryMath& op : kBinary) {
