@@ -69,6 +69,19 @@ void Broadcast(Call& c, Binary f) {
                                     c.in(1).v[static_cast<size_t>(BroadcastSource(i, y.shape, c.in(1).shape))]);
 }
 
+ForwardFn MapUnary(Unary f) {
+  return [f](Call& c) {
+    for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i]);
+  };
+}
+
+ForwardFn MapScalar(Binary f, bool scalar_left) {
+  return [f, scalar_left](Call& c) {
+    const double s = ScalarFor(c);
+    for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = scalar_left ? f(s, c.in(0).v[i]) : f(c.in(0).v[i], s);
+  };
+}
+
 }  // namespace ref
 
 namespace {

@@ -106,6 +106,11 @@ double ScalarFor(const Call& c);
 /// out[0] = f(in 0, in 1) element by element, each input broadcast to out[0]'s shape (NumPy
 /// rules; also the element-wise binary ops, whose inputs have the output's shape).
 void Broadcast(Call& c, Binary f);
+/// The reference of an element-wise unary op: out[0] = f(in 0) element by element.
+ForwardFn MapUnary(Unary f);
+/// The reference of a scalar op: out[0] = f(in 0, scalar) element by element (the scalar as
+/// ScalarFor), f(scalar, in 0) when `scalar_left` (_rminus_scalar's kind).
+ForwardFn MapScalar(Binary f, bool scalar_left = false);
 
 }  // namespace ref
 }  // namespace wconf

@@ -129,17 +129,8 @@ void LeakyReLU(Call& c) {
 }  // namespace
 
 void RegisterElemwiseReferences(Table& t) {
-  for (const auto& [name, f] : UnaryOps()) {
-    t[name] = [f = f](Call& c) {
-      for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i]);
-    };
-  }
-  for (const auto& [name, f] : ScalarOps()) {
-    t[name] = [f = f](Call& c) {
-      const double s = ScalarFor(c);
-      for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i], s);
-    };
-  }
+  for (const auto& [name, f] : UnaryOps()) t[name] = MapUnary(f);
+  for (const auto& [name, f] : ScalarOps()) t[name] = MapScalar(f);
   for (const auto& [name, f] : BinaryOps()) {
     t["broadcast_" + name] = [f = f](Call& c) { Broadcast(c, f); };
     t["elemwise_" + name] = [f = f](Call& c) { Broadcast(c, f); };

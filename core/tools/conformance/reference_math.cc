@@ -144,27 +144,14 @@ void RegisterMathReferences(Table& t) {
     const std::string name = op.name;
     t["_" + name] = [f = op.f](Call& c) { Broadcast(c, f); };
     t["broadcast_" + name] = [f = op.f](Call& c) { Broadcast(c, f); };
-    if (!op.scalar) continue;
-    t["_" + name + "_scalar"] = [f = op.f](Call& c) {
-      const double s = ScalarFor(c);
-      for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i], s);
-    };
+    if (op.scalar) t["_" + name + "_scalar"] = MapScalar(op.f);
   }
   // The scalar on the left: scalar % data, scalar ^ data.
-  for (const auto& [name, f] : {std::pair<const char*, Binary>{"_rmod_scalar", Mod},
-                                {"_rpower_scalar", [](double a, double b) { return std::pow(a, b); }}}) {
-    t[name] = [f = f](Call& c) {
-      const double s = ScalarFor(c);
-      for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(s, c.in(0).v[i]);
-    };
-  }
+  t["_rmod_scalar"] = MapScalar(Mod, true);
+  t["_rpower_scalar"] = MapScalar([](double a, double b) { return std::pow(a, b); }, true);
   // MXNet's gradient accumulation: elemwise_add under another name.
   t["_grad_add"] = [](Call& c) { Broadcast(c, [](double a, double b) { return a + b; }); };
-  for (const auto& [name, f] : kUnary) {
-    t[name] = [f = f](Call& c) {
-      for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i]);
-    };
-  }
+  for (const auto& [name, f] : kUnary) t[name] = MapUnary(f);
 }
 
 }  // namespace wconf::ref
