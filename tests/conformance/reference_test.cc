@@ -1,7 +1,7 @@
 // The conformance library's double-precision reference (core/tools/conformance/reference.h), which
 // the cpu plugin is certified against, checked itself against the real MXNet 1.9.1: each op probe
 // of tests/compat (an operator's symbol as MXNet writes it, its inputs and the outputs and
-// gradients MXNet computed, data/probes.*) is run through ReferenceForward, and through
+// gradients MXNet computed, data/probes.* and data/probes_math.*) is run through ReferenceForward, and through
 // ReferenceGradient where the op defines its gradient. Tolerance as tests/compat's:
 // |a − b| ≤ 1e-5 + 1e-4·|b|. Probes of ops without a reference, or that MXNet refuses, are listed.
 #include <gtest/gtest.h>
@@ -67,9 +67,10 @@ size_t Mismatches(const std::vector<double>& got, const std::vector<double>& wan
   return bad;
 }
 
-TEST(Reference, AgreesWithMXNetOnTheCompatProbes) {
-  const nlohmann::json manifest = ReadJson(kData + "/probes.json");
-  const std::map<std::string, weft::NDArray> arrays = weft::NDArray::LoadToMap(kData + "/probes.params");
+// Every probe of data/<stem>.json.
+void CheckProbes(const std::string& stem) {
+  const nlohmann::json manifest = ReadJson(kData + "/" + stem + ".json");
+  const std::map<std::string, weft::NDArray> arrays = weft::NDArray::LoadToMap(kData + "/" + stem + ".params");
   ASSERT_GT(manifest.size(), 50u);
   int checked = 0;
   std::string without;
@@ -128,6 +129,12 @@ TEST(Reference, AgreesWithMXNetOnTheCompatProbes) {
               without.empty() ? " none" : without.c_str());
   EXPECT_EQ(without, "");
 }
+
+TEST(Reference, AgreesWithMXNetOnTheCompatProbes) { CheckProbes("probes"); }
+
+// MXNet's further math (reference_math.cc): comparisons, logic, mod, power, hypot, inverse
+// trigonometric functions, rounding, erf/erfinv, gamma, with mod's gradients.
+TEST(Reference, AgreesWithMXNetOnTheMathProbes) { CheckProbes("probes_math"); }
 
 }  // namespace
 }  // namespace wconf

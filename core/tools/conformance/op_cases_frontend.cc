@@ -28,8 +28,11 @@ void BinaryMathCases(std::vector<OpCase>& v) {
   v.push_back(NoGrad(Case("broadcast_mod", {}, {In(Shape{2, 3, 4}, wide), In(Shape{3, 1}, divisor)})));
   v.push_back(NoGrad(Case("_mod_scalar", {{"scalar", "-1.5"}}, {In(Shape{7}, wide)})));
   v.push_back(NoGrad(Case("_rmod_scalar", {{"scalar", "2.5"}}, {In(Shape{7}, Domain{0.5, 3})})));
-  v.push_back(Case("_power", {}, {In(Shape{3, 4}, kPositive), In(Shape{3, 4})}));
-  v.push_back(Case("broadcast_power", {}, {In(Shape{2, 3}, kPositive), In(Shape{1, 3})}));
+  // Exponents below 0.1: the int32/int64 runs (values x·50, bases 10..100) get exponents up to 4,
+  // so no power leaves int32's range (where results saturate and add-to would overflow).
+  const Domain exponent{-1, 0.1};
+  v.push_back(Case("_power", {}, {In(Shape{3, 4}, kPositive), In(Shape{3, 4}, exponent)}));
+  v.push_back(Case("broadcast_power", {}, {In(Shape{2, 3}, kPositive), In(Shape{1, 3}, exponent)}));
   v.push_back(Case("_rpower_scalar", {{"scalar", "1.7"}}, {In(Shape{7})}));
   for (const char* op : {"maximum", "minimum"}) {
     const std::string base = op;

@@ -60,6 +60,28 @@ bool IsFloatType(DType d) {
   return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBfloat16;
 }
 
+double ScalarFor(const Call& c) { return RoundTo(c.in(0).dtype, c.attrs().GetFloat("scalar")); }
+
+void Broadcast(Call& c, Binary f) {
+  HostTensor& y = c.out[0];
+  for (int64_t i = 0; i < y.shape.Size(); ++i)
+    y.v[static_cast<size_t>(i)] = f(c.in(0).v[static_cast<size_t>(BroadcastSource(i, y.shape, c.in(0).shape))],
+                                    c.in(1).v[static_cast<size_t>(BroadcastSource(i, y.shape, c.in(1).shape))]);
+}
+
+ForwardFn MapUnary(Unary f) {
+  return [f](Call& c) {
+    for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i]);
+  };
+}
+
+ForwardFn MapScalar(Binary f, bool scalar_left) {
+  return [f, scalar_left](Call& c) {
+    const double s = ScalarFor(c);
+    for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = scalar_left ? f(s, c.in(0).v[i]) : f(c.in(0).v[i], s);
+  };
+}
+
 }  // namespace ref
 
 namespace {
@@ -75,6 +97,7 @@ const ref::Table& Forwards() {
     ref::RegisterUpdateReferences(t);
     ref::RegisterMoreUpdateReferences(t);
     ref::RegisterIndexReferences(t);
+    ref::RegisterMathReferences(t);
     return t;
   }();
   return table;
@@ -245,6 +268,8 @@ std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& f, const
     g[0].v = og[0].v;
   } else if (f.op == "topk" && (f.attrs.GetString("ret_typ") == "indices" || f.attrs.GetString("ret_typ") == "mask")) {
     g = {like(x)};
+  } else if (auto math = ref::MathGradient(f, og)) {
+    g = std::move(*math);
   } else {
     return std::nullopt;
   }

@@ -13,7 +13,9 @@
 // (copies, slicing, indexing, padding), reference_reduce.cc (reductions, ordering, matrix products,
 // array creation), reference_update.cc (optimizer updates, 2-bit compression), reference_update_more.cc
 // (the multi-precision, multi-tensor, sign, FTRL/FTML, LAMB and LARS updates), reference_index.cc
-// (indexing, assignment and layout ops of MXNet's frontend).
+// (indexing, assignment and layout ops of MXNet's frontend), reference_math.cc (MXNet's further
+// math: comparisons and logic, mod, power, hypot, inverse trigonometric and hyperbolic functions,
+// rounding, erf/erfinv, gamma, amp_cast).
 #pragma once
 
 #include <functional>
@@ -46,8 +48,9 @@ bool HasReferenceForward(const std::string& op);
 /// gradients `out_grads` (one per output, hidden ones included), for the ops whose gradient is
 /// defined by the op rather than derived from its forward, which finite differences cannot check:
 /// the loss layers (SoftmaxOutput, LinearRegressionOutput, MakeLoss), Dropout, LeakyReLU selu and
-/// rrelu, LayerNorm with visible statistics, Cast and amp_cast, topk's indices and mask. `fwd_result` is the
-/// forward's result (outputs, hidden ones included: the masks). nullopt for other ops.
+/// rrelu, LayerNorm with visible statistics, Cast and amp_cast, mod (reference_math.cc), topk's
+/// indices and mask. `fwd_result` is the forward's result (outputs, hidden ones included: the
+/// masks). nullopt for other ops.
 std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& fwd, const RunResult& fwd_result,
                                                          const std::vector<HostTensor>& out_grads);
 
@@ -75,6 +78,10 @@ void RegisterReduceReferences(Table& t);
 void RegisterUpdateReferences(Table& t);
 void RegisterMoreUpdateReferences(Table& t);
 void RegisterIndexReferences(Table& t);
+void RegisterMathReferences(Table& t);
+/// ReferenceGradient's part for the ops of reference_math.cc whose gradient finite differences
+/// cannot check (mod's steps): the input gradients, unrounded; nullopt for other ops.
+std::optional<std::vector<HostTensor>> MathGradient(const RunSpec& fwd, const std::vector<HostTensor>& out_grads);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).
@@ -94,6 +101,20 @@ int64_t Prod(const Shape& s, size_t from, size_t to);
 HostTensor Filled(const Shape& shape, DType dtype, double value);
 /// True for float16, bfloat16, float32, float64.
 bool IsFloatType(DType d);
+
+using Unary = double (*)(double);
+using Binary = double (*)(double, double);
+/// The attribute `scalar` of a scalar op as the op sees it: MXNet passes it to the kernel in the
+/// data's (input 0's) dtype.
+double ScalarFor(const Call& c);
+/// out[0] = f(in 0, in 1) element by element, each input broadcast to out[0]'s shape (NumPy
+/// rules; also the element-wise binary ops, whose inputs have the output's shape).
+void Broadcast(Call& c, Binary f);
+/// The reference of an element-wise unary op: out[0] = f(in 0) element by element.
+ForwardFn MapUnary(Unary f);
+/// The reference of a scalar op: out[0] = f(in 0, scalar) element by element (the scalar as
+/// ScalarFor), f(scalar, in 0) when `scalar_left` (_rminus_scalar's kind).
+ForwardFn MapScalar(Binary f, bool scalar_left = false);
 
 }  // namespace ref
 }  // namespace wconf

@@ -1,5 +1,6 @@
 // References of the element-wise ops: unary math, scalar ops, element-wise and broadcast binary
-// ops, add_n, clip, where, Activation and LeakyReLU (MXNet 1.9's formulas, mshadow_op.h).
+// ops, add_n, clip, where, Activation and LeakyReLU (MXNet 1.9's formulas, mshadow_op.h). maximum,
+// minimum and the rest of MXNet's binary math are in reference_math.cc.
 #include <cmath>
 
 #include "reference.h"
@@ -7,8 +8,6 @@
 
 namespace wconf::ref {
 namespace {
-
-using Unary = double (*)(double);
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
@@ -39,7 +38,6 @@ const std::map<std::string, Unary>& UnaryOps() {
 }
 
 // Scalar ops: f(x, scalar).
-using Binary = double (*)(double, double);
 const std::map<std::string, Binary>& ScalarOps() {
   static const std::map<std::string, Binary> ops = {
       {"_plus_scalar", [](double x, double s) { return x + s; }},
@@ -59,20 +57,8 @@ const std::map<std::string, Binary>& BinaryOps() {
       {"sub", [](double a, double b) { return a - b; }},
       {"mul", [](double a, double b) { return a * b; }},
       {"div", [](double a, double b) { return a / b; }},
-      {"maximum", [](double a, double b) { return std::max(a, b); }},
-      {"minimum", [](double a, double b) { return std::min(a, b); }},
   };
   return ops;
-}
-
-// The scalar as the op sees it: MXNet passes it to the kernel in the data's dtype.
-double ScalarFor(const Call& c) { return RoundTo(c.in(0).dtype, c.attrs().GetFloat("scalar")); }
-
-void Broadcast(Call& c, Binary f) {
-  HostTensor& y = c.out[0];
-  for (int64_t i = 0; i < y.shape.Size(); ++i)
-    y.v[static_cast<size_t>(i)] = f(c.in(0).v[static_cast<size_t>(BroadcastSource(i, y.shape, c.in(0).shape))],
-                                    c.in(1).v[static_cast<size_t>(BroadcastSource(i, y.shape, c.in(1).shape))]);
 }
 
 double Activation(const std::string& type, double x) {
@@ -143,20 +129,11 @@ void LeakyReLU(Call& c) {
 }  // namespace
 
 void RegisterElemwiseReferences(Table& t) {
-  for (const auto& [name, f] : UnaryOps()) {
-    t[name] = [f = f](Call& c) {
-      for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i]);
-    };
-  }
-  for (const auto& [name, f] : ScalarOps()) {
-    t[name] = [f = f](Call& c) {
-      const double s = ScalarFor(c);
-      for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = f(c.in(0).v[i], s);
-    };
-  }
+  for (const auto& [name, f] : UnaryOps()) t[name] = MapUnary(f);
+  for (const auto& [name, f] : ScalarOps()) t[name] = MapScalar(f);
   for (const auto& [name, f] : BinaryOps()) {
     t["broadcast_" + name] = [f = f](Call& c) { Broadcast(c, f); };
-    if (name != "maximum" && name != "minimum") t["elemwise_" + name] = [f = f](Call& c) { Broadcast(c, f); };
+    t["elemwise_" + name] = [f = f](Call& c) { Broadcast(c, f); };
   }
   t["add_n"] = [](Call& c) {
     for (const HostTensor& x : c.spec.in)

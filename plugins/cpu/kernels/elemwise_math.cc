@@ -5,11 +5,14 @@
 // mshadow_op functors:
 //   mod(a, b)   Python's %: the result takes b's sign; 0 where b = 0 (computed in double).
 //               d/da = 1, d/db = −⌊a / b⌋.
-//   power       d/da = b·a^(b−1), d/db = a^b·ln a.
-//   maximum     lhs gets the gradient where lhs ≥ rhs, rhs where rhs > lhs (ties go to lhs);
+//   power       integer results out of range saturate (tensor_util.h Convert);
+//               d/da = b·a^(b−1), d/db = a^b·ln a.
+//   maximum     NaN where either side is NaN;
+//               lhs gets the gradient where lhs ≥ rhs, rhs where rhs > lhs (ties go to lhs);
 //   minimum     likewise with ≤ and <. The scalar forms pass it where data ≥ (≤) scalar.
 //   hypot       √(a² + b²); d/da = a / hypot, d/db = b / hypot.
 #include <cmath>
+#include <type_traits>
 
 #include "elemwise_kernels.h"
 
@@ -25,9 +28,26 @@ T PyMod(T a, T b) {
   return static_cast<T>(r);
 }
 
+// Integer results out of the dtype's range (an overflowing power, 0 to a negative power) saturate
+// as every float-to-integer conversion in the plugin does (Convert); a plain cast is undefined.
 template <typename T>
 T Pow(T a, T b) {
-  return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  return Convert<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+}
+
+// MXNet 1.9's maximum and minimum give NaN when either side is NaN (a plain a > b ? a : b would
+// drop a NaN on the left).
+template <typename T>
+T Max(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a)) return a;
+  return a > b ? a : b;
+}
+template <typename T>
+T Min(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a)) return a;
+  return a < b ? a : b;
 }
 
 // clang-format off
@@ -40,11 +60,11 @@ struct Power   { static constexpr bool kUsesInputs = true;
                  template <typename T> static T Da(T a, T b) { return b * std::pow(a, b - T(1)); }
                  template <typename T> static T Db(T a, T b) { return std::pow(a, b) * std::log(a); } };
 struct Maximum { static constexpr bool kUsesInputs = true;
-                 template <typename T> static T Fwd(T a, T b) { return a > b ? a : b; }
+                 template <typename T> static T Fwd(T a, T b) { return Max(a, b); }
                  template <typename T> static T Da(T a, T b) { return a >= b ? T(1) : T(0); }
                  template <typename T> static T Db(T a, T b) { return a < b ? T(1) : T(0); } };
 struct Minimum { static constexpr bool kUsesInputs = true;
-                 template <typename T> static T Fwd(T a, T b) { return a < b ? a : b; }
+                 template <typename T> static T Fwd(T a, T b) { return Min(a, b); }
                  template <typename T> static T Da(T a, T b) { return a <= b ? T(1) : T(0); }
                  template <typename T> static T Db(T a, T b) { return a > b ? T(1) : T(0); } };
 struct Hypot   { static constexpr bool kUsesInputs = true;
@@ -65,10 +85,10 @@ struct RPowerScalar { static constexpr bool kUsesData = true;
                       template <typename T> static T Fwd(T x, T s) { return Pow(s, x); }
                       template <typename T> static T Grad(T x, T s) { return std::pow(s, x) * std::log(s); } };
 struct MaximumScalar { static constexpr bool kUsesData = true;
-                       template <typename T> static T Fwd(T x, T s) { return x > s ? x : s; }
+                       template <typename T> static T Fwd(T x, T s) { return Max(x, s); }
                        template <typename T> static T Grad(T x, T s) { return x >= s ? T(1) : T(0); } };
 struct MinimumScalar { static constexpr bool kUsesData = true;
-                       template <typename T> static T Fwd(T x, T s) { return x < s ? x : s; }
+                       template <typename T> static T Fwd(T x, T s) { return Min(x, s); }
                        template <typename T> static T Grad(T x, T s) { return x <= s ? T(1) : T(0); } };
 struct HypotScalar { static constexpr bool kUsesData = true;
                      template <typename T> static T Fwd(T x, T s) { return std::hypot(x, s); }
