@@ -66,17 +66,21 @@ void UnaryMathCases(std::vector<OpCase>& v) {
 
 // optimizer updates (fixref2): the ops of core/operator/defs/optimizer_more.cc, against
 // reference_update_more.cc. States are aux states, as op_cases.cc's sgd/adam cases. The mp_ ops
-// take float16 weights and grads with float32 states (their cases are float16 natively).
+// take float16 weights and grads with float32 states (their cases are float16 natively); they
+// accept float32 weights too (MXNet's kernels are typed on the weight), so each has both cases.
 const Domain kHalf{-1, 1, false, 0, false, DType::kFloat16};
+const Domain kSingle{-1, 1, false, 0, false, DType::kFloat32};
 
 void MixedPrecisionSgdCases(std::vector<OpCase>& v) {
   const Shape s{5, 3};
-  v.push_back(NoGrad(Case("mp_sgd_update", {{"lr", "0.1"}, {"wd", "0.01"}, {"clip_gradient", "0.5"}},
-                          {In(s, kHalf), In(s, kHalf)}, {In(s)})));
-  v.push_back(NoGrad(Case("mp_sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}},
-                          {In(s, kHalf), In(s, kHalf)}, {In(s), In(s)})));
-  v.push_back(NoGrad(Case("mp_nag_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}, {"rescale_grad", "0.5"}},
-                          {In(s, kHalf), In(s, kHalf)}, {In(s), In(s)})));
+  for (const Domain& w : {kHalf, kSingle}) {
+    v.push_back(NoGrad(Case("mp_sgd_update", {{"lr", "0.1"}, {"wd", "0.01"}, {"clip_gradient", "0.5"}},
+                            {In(s, w), In(s, w)}, {In(s)})));
+    v.push_back(NoGrad(Case("mp_sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}},
+                            {In(s, w), In(s, w)}, {In(s), In(s)})));
+    v.push_back(NoGrad(Case("mp_nag_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}, {"rescale_grad", "0.5"}},
+                            {In(s, w), In(s, w)}, {In(s), In(s)})));
+  }
 }
 
 // multi_* and preloaded_multi_*: two weights of different shapes, positional inputs weight0,
@@ -91,15 +95,16 @@ void MultiSgdCases(std::vector<OpCase>& v) {
         std::map<std::string, std::string> attrs = {{"num_weights", "2"}, {"clip_gradient", "0.5"}};
         if (!preloaded) attrs.insert({{"lrs", "(0.1, 0.2)"}, {"wds", "(0.01, 0)"}});
         if (mom) attrs["momentum"] = "0.9";
-        const Domain d = mp ? kHalf : kSigned;
-        std::vector<Input> in = {In(a, d), In(a, d), In(b, d), In(b, d)};
-        if (preloaded) in.insert(in.end(), {In(Shape{2}, Domain{0.05, 0.2}), In(Shape{2}, Domain{0, 0.05})});
-        std::vector<Input> aux;
-        for (const Shape& s : {a, b}) {
-          if (mom) aux.push_back(In(s));
-          if (mp) aux.push_back(In(s));
+        for (const Domain& d : mp ? std::vector<Domain>{kHalf, kSingle} : std::vector<Domain>{kSigned}) {
+          std::vector<Input> in = {In(a, d), In(a, d), In(b, d), In(b, d)};
+          if (preloaded) in.insert(in.end(), {In(Shape{2}, Domain{0.05, 0.2}), In(Shape{2}, Domain{0, 0.05})});
+          std::vector<Input> aux;
+          for (const Shape& s : {a, b}) {
+            if (mom) aux.push_back(In(s));
+            if (mp) aux.push_back(In(s));
+          }
+          v.push_back(NoGrad(Case(op, attrs, in, aux)));
         }
-        v.push_back(NoGrad(Case(op, attrs, in, aux)));
       }
 }
 
@@ -130,13 +135,15 @@ void LambCases(std::vector<OpCase>& v) {
                   {In(s), In(s)}, {In(s), In(s, kPositive)})));
   v.push_back(NoGrad(Case("lamb_update_phase1", {{"t", "2"}, {"wd", "0"}, {"bias_correction", "False"}}, {In(s), In(s)},
                           {In(s), In(s, kPositive)})));
-  v.push_back(NoGrad(Case("mp_lamb_update_phase1", {{"t", "3"}, {"wd", "0.01"}, {"clip_gradient", "0.5"}},
-                          {In(s, kHalf), In(s, kHalf)}, {In(s), In(s, kPositive), In(s)})));
+  for (const Domain& w : {kHalf, kSingle})
+    v.push_back(NoGrad(Case("mp_lamb_update_phase1", {{"t", "3"}, {"wd", "0.01"}, {"clip_gradient", "0.5"}},
+                            {In(s, w), In(s, w)}, {In(s), In(s, kPositive), In(s)})));
   v.push_back(NoGrad(Case("lamb_update_phase2", {{"lr", "0.1"}}, {In(s), In(s), In(one, norm), In(one, norm)})));
   v.push_back(NoGrad(Case("lamb_update_phase2", {{"lr", "0.1"}, {"lower_bound", "0.5"}, {"upper_bound", "1.2"}},
                           {In(s), In(s), In(one, norm), In(one, norm)})));
-  v.push_back(NoGrad(Case("mp_lamb_update_phase2", {{"lr", "0.1"}, {"upper_bound", "1.2"}},
-                          {In(s, kHalf), In(s), In(one, norm), In(one, norm)}, {In(s)})));
+  for (const Domain& w : {kHalf, kSingle})
+    v.push_back(NoGrad(Case("mp_lamb_update_phase2", {{"lr", "0.1"}, {"upper_bound", "1.2"}},
+                            {In(s, w), In(s), In(one, norm), In(one, norm)}, {In(s)})));
 }
 
 void LarsCases(std::vector<OpCase>& v) {
