@@ -152,6 +152,13 @@ const std::vector<Row>& Table() {
     for (const char* op : {"_rmod_scalar", "_rpower_scalar", "_maximum_scalar", "_minimum_scalar", "_hypot_scalar"})
       r.push_back({op, {}, K, std::string("_backward") + op, I, {{0, 0}}});
     r.push_back({"_grad_add", {}, N, "", 0, {{0, 0}, {1, 0}}});
+    // random sampling (randops): creation ops without a gradient, _like ones with a zero one.
+    for (const char* op :
+         {"_random_uniform", "_random_normal", "_random_exponential", "_random_gamma", "_random_poisson"})
+      r.push_back({op, {}, N, "", 0, {}, false, true});
+    r.push_back({"_random_randint", {{"low", "0"}, {"high", "2"}}, N, "", 0, {}, false, true});
+    for (const char* op : {"_random_uniform_like", "_random_normal_like"})
+      r.push_back({op, {}, Z, "", 0, {}, false, true});
     return r;
   }();
   return rows;

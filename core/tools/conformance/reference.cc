@@ -73,6 +73,7 @@ const ref::Table& Forwards() {
     ref::RegisterShapeReferences(t);
     ref::RegisterReduceReferences(t);
     ref::RegisterUpdateReferences(t);
+    ref::RegisterRandomReferences(t);
     return t;
   }();
   return table;

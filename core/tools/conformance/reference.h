@@ -11,7 +11,8 @@
 // reference_elemwise.cc (element-wise, scalar, broadcast ops, activations), reference_nn.cc
 // (layers), reference_norm.cc (normalisations, softmax and the loss layers), reference_shape.cc
 // (copies, slicing, indexing, padding), reference_reduce.cc (reductions, ordering, matrix products,
-// array creation), reference_update.cc (optimizer updates, 2-bit compression).
+// array creation), reference_update.cc (optimizer updates, 2-bit compression), reference_random.cc
+// (the random samplers: the device's draws checked against their distribution).
 #pragma once
 
 #include <functional>
@@ -32,7 +33,8 @@ struct Reference {
 /// The reference result of the forward node `spec` (spec.op the registry's canonical name,
 /// spec.attrs normalised). `device` is the device's result of the same node: only ops that draw
 /// random numbers read it (Dropout and LeakyReLU rrelu in training take the device's draws from
-/// its mask output; Reference then checks those draws and appends what is wrong to *error).
+/// its mask output, the _random_* samplers their output; Reference then checks those draws and
+/// appends what is wrong to *error).
 /// nullopt when the suite has no reference for the op (operator plugins' ops). Throws
 /// weft::Error for attributes or shapes the reference does not handle.
 std::optional<Reference> ReferenceForward(const RunSpec& spec, const RunResult& device, std::string* error);
@@ -71,6 +73,7 @@ void RegisterNormReferences(Table& t);
 void RegisterShapeReferences(Table& t);
 void RegisterReduceReferences(Table& t);
 void RegisterUpdateReferences(Table& t);
+void RegisterRandomReferences(Table& t);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).
