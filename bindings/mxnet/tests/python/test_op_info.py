@@ -14,6 +14,10 @@ KNOWN = {
     'add_n': 'weft names the variadic input "data" and lists num_args (MXNet: "args", num_args hidden)',
     'ElementWiseSum': 'alias of add_n',
     'softmax': 'weft has no length input (use_length=True is refused with a message naming it)',
+    # MXNet registers these samplers' input after their attributes; weft lists inputs first. The
+    # functions MXNet's Python generates put NDArray inputs first either way (register.py).
+    '_random_uniform_like': 'weft lists data before low, high (MXNet after)',
+    '_random_normal_like': 'weft lists data before loc, scale (MXNet after)',
 }
 
 
