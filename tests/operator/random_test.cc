@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "operator/op_def.h"
+#include "test_util.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
 
@@ -22,6 +22,7 @@ namespace weft {
 namespace {
 
 using Params = std::map<std::string, std::string>;
+using test::ErrorOf;
 
 // The elements of `a` (float32, float64, int32 or int64) as double, after waiting for it.
 std::vector<double> Values(const NDArray& a) {
@@ -57,15 +58,6 @@ std::vector<uint8_t> Bits(const NDArray& a) {
 }
 
 NDArray Sample(const std::string& op, Params p) { return InvokeOne(op, {}, p); }
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // ---- definitions ----------------------------------------------------------------------------------
 

@@ -102,14 +102,10 @@ void RegisterRandomOps(OpRegistry& r) {
   r.Register(
       LikeSampler("_random_uniform_like", std::string(kUniform) + " Shape and dtype are data's.", UniformParams()));
   r.Register(LikeSampler("_random_normal_like", std::string(kNormal) + " Shape and dtype are data's.", NormalParams()));
-  r.AddAlias("uniform", "_random_uniform");
-  r.AddAlias("random_uniform", "_random_uniform");
-  r.AddAlias("normal", "_random_normal");
-  r.AddAlias("random_normal", "_random_normal");
-  r.AddAlias("random_randint", "_random_randint");
-  r.AddAlias("random_exponential", "_random_exponential");
-  r.AddAlias("random_gamma", "_random_gamma");
-  r.AddAlias("random_poisson", "_random_poisson");
+  // MXNet 1.9.1's aliases of these ops (no more: there is no "randint" or "uniform_like").
+  for (const char* op : {"uniform", "normal"}) r.AddAlias(op, std::string("_random_") + op);
+  for (const char* op : {"uniform", "normal", "randint", "exponential", "gamma", "poisson"})
+    r.AddAlias(std::string("random_") + op, std::string("_random_") + op);
 }
 
 }  // namespace weft::opdef
