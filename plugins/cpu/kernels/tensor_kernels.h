@@ -4,6 +4,7 @@
 // dtypes: math (element-wise, reductions, dot) in float32 and float64; data movement (copy,
 // reshape, concat, split, transpose, zeros_like / ones_like) and Cast in float32, float64,
 // float16, uint8, int8, int32, int64; one_hot indices and argmax in float32, float64, int32,
+// int64; the random samplers (random_sample.cc) in float16, float32, float64, randint in int32 and
 // int64. Every kernel honours req (write, write-inplace, add-to, null).
 #pragma once
 
