@@ -178,7 +178,7 @@ class SampleKernel {
  private:
   static constexpr uint64_t kIntMask = WEFT_DTYPE_BIT(WEFT_DTYPE_INT32) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT64);
 
-  // MXNet's checks (sample_op.h), with its wording after the attribute's name and value.
+  // MXNet's checks (sample_op.h), plus randint's; each message names the attribute and its value.
   void CheckParameters(int32_t dtype) const {
     auto fail = [](const std::string& message) { throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, message); };
     switch (dist_) {
