@@ -103,11 +103,8 @@ WEFT_API NDArray& operator-=(NDArray& lhs, float scalar);
 WEFT_API NDArray& operator*=(NDArray& lhs, float scalar);
 WEFT_API NDArray& operator/=(NDArray& lhs, float scalar);
 
-/// Seeds the random sequence of ops that ask for random numbers (Dropout, the _random_*
-/// samplers): MXNet's mx.random.seed / mxnet-cpp's MXRandomSeed. Each such call then takes the
-/// sequence's next seed when it is pushed, and a sampler's element i is a function of that seed
-/// and i alone, so a program that seeds and pushes in a fixed order gets the same values whatever
-/// the thread count. Thread-safe.
+/// Seeds the random sequence of ops that draw random numbers (Dropout, the _random_* samplers, whose element i is a
+/// function of the call's seed and i only): MXNet's mx.random.seed / mxnet-cpp's MXRandomSeed. Thread-safe.
 WEFT_API void RandomSeed(uint64_t seed);
 
 }  // namespace weft
