@@ -18,7 +18,7 @@ void CheckValue(const AttrSpec& spec, const std::string& value) {
   // "None" is an absent optional; a tuple attribute ("axis" of sum) may always be absent.
   if ((DefaultIsNone(spec) || spec.type == "shape") && sdk::IsNone(value)) return;
   const std::string& t = spec.type;
-  if (t == "int") {
+  if (t == "int" || t == "long") {
     sdk::ParseInt(value, spec.name);
   } else if (t == "float") {
     sdk::ParseFloat(value, spec.name);
@@ -41,7 +41,7 @@ void CheckValue(const AttrSpec& spec, const std::string& value) {
 bool SameValue(const AttrSpec& spec, const std::string& a, const std::string& b) {
   if (sdk::IsNone(a) || sdk::IsNone(b)) return sdk::IsNone(a) == sdk::IsNone(b);
   const std::string& t = spec.type;
-  if (t == "int") return sdk::ParseInt(a, spec.name) == sdk::ParseInt(b, spec.name);
+  if (t == "int" || t == "long") return sdk::ParseInt(a, spec.name) == sdk::ParseInt(b, spec.name);
   if (t == "float") return sdk::ParseFloat(a, spec.name) == sdk::ParseFloat(b, spec.name);
   if (t == "bool") return sdk::ParseBool(a, spec.name) == sdk::ParseBool(b, spec.name);
   if (t == "shape") return sdk::ParseTuple(a, spec.name) == sdk::ParseTuple(b, spec.name);

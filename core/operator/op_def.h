@@ -30,6 +30,7 @@ using ShapeSlot = std::optional<Shape>;
 /// One declared attribute.
 struct AttrSpec {
   std::string name;
+  // Types below; "long" is MXNet's name for a 64-bit integer (randint's bounds), checked like "int".
   std::string type;                          // "int", "float", "bool", "shape", "string", "enum", "dtype"
   std::optional<std::string> default_value;  // nullopt = required
   std::string doc;

@@ -206,6 +206,13 @@ const std::vector<Row>& Table() {
         {"preloaded_multi_mp_sgd_mom_update", {}, N, "", 0, {{0, 0}}},
     };
     r.insert(r.end(), updates.begin(), updates.end());
+    // random sampling (randops): creation ops without a gradient, _like ones with a zero one.
+    for (const char* op :
+         {"_random_uniform", "_random_normal", "_random_exponential", "_random_gamma", "_random_poisson"})
+      r.push_back({op, {}, N, "", 0, {}, false, true});
+    r.push_back({"_random_randint", {{"low", "0"}, {"high", "2"}}, N, "", 0, {}, false, true});
+    for (const char* op : {"_random_uniform_like", "_random_normal_like"})
+      r.push_back({op, {}, Z, "", 0, {}, false, true});
     return r;
   }();
   return rows;

@@ -187,6 +187,15 @@ const char* const kOpsMd[] = {
     "sinh",
     "tan",
     "trunc",
+    // random sampling (randops)
+    "_random_uniform",
+    "_random_normal",
+    "_random_randint",
+    "_random_exponential",
+    "_random_gamma",
+    "_random_poisson",
+    "_random_uniform_like",
+    "_random_normal_like",
 };
 
 TEST(OpRegistry, HasEveryOpOfTheTable) {

@@ -164,8 +164,8 @@ Table& GetTable() {
 
 std::string MXNetTypeString(const OpAttrInfo& a) {
   std::string type;
-  if (a.type == "int") {
-    type = "int";
+  if (a.type == "int" || a.type == "long") {
+    type = a.type;
   } else if (a.type == "float") {
     type = "float";
   } else if (a.type == "bool") {
@@ -184,8 +184,8 @@ std::string MXNetTypeString(const OpAttrInfo& a) {
     type = "string";
   }
   if (!a.default_value) return type + ", required";
-  return type +
-         ", optional, default=" + (a.type == "string" || a.type == "int" ? Quoted(*a.default_value) : *a.default_value);
+  return type + ", optional, default=" +
+         (a.type == "string" || a.type == "int" || a.type == "long" ? Quoted(*a.default_value) : *a.default_value);
 }
 
 const std::vector<std::string>& AllOpNames() { return GetTable().names; }

@@ -103,8 +103,8 @@ WEFT_API NDArray& operator-=(NDArray& lhs, float scalar);
 WEFT_API NDArray& operator*=(NDArray& lhs, float scalar);
 WEFT_API NDArray& operator/=(NDArray& lhs, float scalar);
 
-/// Seeds the random sequence of ops that ask for random numbers (Dropout): MXNet's
-/// mx.random.seed / mxnet-cpp's MXRandomSeed. Thread-safe.
+/// Seeds the random sequence of ops that draw random numbers (Dropout, the _random_* samplers, whose element i is a
+/// function of the call's seed and i only): MXNet's mx.random.seed / mxnet-cpp's MXRandomSeed. Thread-safe.
 WEFT_API void RandomSeed(uint64_t seed);
 
 }  // namespace weft

@@ -25,6 +25,7 @@ void RegisterMathUnaryOps(OpRegistry& r);   // defs/math_unary.cc
 void RegisterIndexingOps(OpRegistry& r);    // defs/indexing.cc
 void RegisterMatrixOps(OpRegistry& r);      // defs/matrix.cc
 void RegisterOptimizerMoreOps(OpRegistry& r);  // defs/optimizer_more.cc
+void RegisterRandomOps(OpRegistry& r);         // defs/random.cc
 
 /// One family of built-in definitions and the source file (relative to the repository root)
 /// that holds it. The file names feed the generated OPS.md (tools/weft-ops-json), which must
@@ -51,6 +52,7 @@ inline constexpr BuiltinFamily kBuiltinFamilies[] = {
     {"core/operator/defs/indexing.cc", &RegisterIndexingOps},
     {"core/operator/defs/matrix.cc", &RegisterMatrixOps},
     {"core/operator/defs/optimizer_more.cc", &RegisterOptimizerMoreOps},
+    {"core/operator/defs/random.cc", &RegisterRandomOps},
 };
 
 /// Registers every family into `r` and returns op name (and alias) -> the family's file.

@@ -226,6 +226,38 @@ void ShapeOpCases(std::vector<OpCase>& v) {
   v.push_back(NoGrad(Case("amp_cast", {{"dtype", "float16"}}, {In(Shape{3, 4})})));
   v.push_back(Case("amp_cast", {{"dtype", "float64"}}, {In(Shape{2, 3})}));
 }
+// random sampling (randops)
+// The samplers' draws are a pure function of the call's seed and the element index, so every
+// device must match the cpu; the cpu's draws are checked against their distribution
+// (reference_random.cc). 10000 draws per case: the mean check is then tight enough to mean
+// something. No gradient: the creation ops have none, the _like ones a zero one.
+void RandomCases(std::vector<OpCase>& v) {
+  using Attrs = std::map<std::string, std::string>;
+  const std::pair<const char*, Attrs> creation[] = {
+      {"_random_uniform", {{"low", "-2"}, {"high", "3"}}},
+      {"_random_normal", {{"loc", "1.5"}, {"scale", "2"}}},
+      {"_random_randint", {{"low", "-3"}, {"high", "5"}}},
+      {"_random_exponential", {{"lam", "4"}}},
+      {"_random_gamma", {{"alpha", "0.5"}, {"beta", "2"}}},
+      {"_random_gamma", {{"alpha", "9"}, {"beta", "0.5"}}},
+      {"_random_poisson", {{"lam", "3.5"}}},
+      {"_random_poisson", {{"lam", "40"}}},
+  };
+  for (const auto& [op, params] : creation) {
+    Attrs a = params;
+    a["shape"] = "(100, 100)";
+    v.push_back(NoGrad(Case(op, a, {})));
+  }
+  for (const char* dtype : {"float64", "float16"}) {
+    v.push_back(NoGrad(Case("_random_uniform", {{"shape", "(10000,)"}, {"dtype", dtype}}, {})));
+    v.push_back(NoGrad(Case("_random_normal", {{"shape", "(10000,)"}, {"dtype", dtype}}, {})));
+  }
+  v.push_back(NoGrad(
+      Case("_random_randint", {{"low", "0"}, {"high", "1000000"}, {"shape", "(1000,)"}, {"dtype", "int64"}}, {})));
+  v.push_back(NoGrad(Case("_random_uniform_like", {{"low", "5"}, {"high", "6"}}, {In(Shape{20, 50})})));
+  v.push_back(NoGrad(Case("_random_normal_like", {{"loc", "-1"}, {"scale", "0.5"}}, {In(Shape{10, 10, 10})})));
+}
+
 }  // namespace
 
 void AddFrontendCases(std::vector<OpCase>& v) {
@@ -240,6 +272,7 @@ void AddFrontendCases(std::vector<OpCase>& v) {
   LarsCases(v);
   IndexCases(v);
   ShapeOpCases(v);
+  RandomCases(v);
 }
 
 }  // namespace wconf

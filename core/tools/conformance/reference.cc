@@ -98,6 +98,7 @@ const ref::Table& Forwards() {
     ref::RegisterMoreUpdateReferences(t);
     ref::RegisterIndexReferences(t);
     ref::RegisterMathReferences(t);
+    ref::RegisterRandomReferences(t);
     return t;
   }();
   return table;

@@ -15,7 +15,8 @@
 // (the multi-precision, multi-tensor, sign, FTRL/FTML, LAMB and LARS updates), reference_index.cc
 // (indexing, assignment and layout ops of MXNet's frontend), reference_math.cc (MXNet's further
 // math: comparisons and logic, mod, power, hypot, inverse trigonometric and hyperbolic functions,
-// rounding, erf/erfinv, gamma, amp_cast).
+// rounding, erf/erfinv, gamma), reference_random.cc (the random samplers: the device's draws
+// checked against their distribution).
 #pragma once
 
 #include <functional>
@@ -36,7 +37,8 @@ struct Reference {
 /// The reference result of the forward node `spec` (spec.op the registry's canonical name,
 /// spec.attrs normalised). `device` is the device's result of the same node: only ops that draw
 /// random numbers read it (Dropout and LeakyReLU rrelu in training take the device's draws from
-/// its mask output; Reference then checks those draws and appends what is wrong to *error).
+/// its mask output, the _random_* samplers their output; Reference then checks those draws and
+/// appends what is wrong to *error).
 /// nullopt when the suite has no reference for the op (operator plugins' ops). Throws
 /// weft::Error for attributes or shapes the reference does not handle.
 std::optional<Reference> ReferenceForward(const RunSpec& spec, const RunResult& device, std::string* error);
@@ -82,6 +84,7 @@ void RegisterMathReferences(Table& t);
 /// ReferenceGradient's part for the ops of reference_math.cc whose gradient finite differences
 /// cannot check (mod's steps): the input gradients, unrounded; nullopt for other ops.
 std::optional<std::vector<HostTensor>> MathGradient(const RunSpec& fwd, const std::vector<HostTensor>& out_grads);
+void RegisterRandomReferences(Table& t);
 
 // ---- helpers shared by the reference files ------------------------------------------------------
 /// Row-major strides of `s` (elements).

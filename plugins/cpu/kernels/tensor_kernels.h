@@ -1,10 +1,10 @@
 // weft CPU kernels — tensor, element-wise and reduction ops (core/operator/OPS.md), internal to
 // weft_cpu_kernels. weft::cpu::RegisterTensorKernels (cpu_kernels.h) calls every family below.
 //
-// dtypes: math (element-wise, reductions, dot) in float32 and float64; data movement (copy,
-// reshape, concat, split, transpose, zeros_like / ones_like) and Cast in float32, float64,
-// float16, uint8, int8, int32, int64; one_hot indices and argmax in float32, float64, int32,
-// int64. Every kernel honours req (write, write-inplace, add-to, null).
+// dtypes: math (element-wise, reductions, dot) in float32 and float64; data movement (copy, reshape, concat,
+// split, transpose, zeros_like / ones_like) and Cast in float32, float64, float16, uint8, int8, int32, int64; one_hot
+// indices and argmax in float32, float64, int32, int64; random samplers (random_sample.cc) in float16/32/64, randint
+// in int32 and int64. Every kernel honours req (write, write-inplace, add-to, null).
 #pragma once
 
 #include <string>
@@ -51,5 +51,6 @@ void RegisterMathKernels(KernelTable& t);        // elemwise_math.cc: mod, power
 void RegisterUnaryMathKernels(KernelTable& t);   // elemwise_unary_math.cc: tan ... gammaln, rounding
 void RegisterAssignKernels(KernelTable& t);      // tensor_assign.cc: _slice_assign, gather_nd, _histogram ...
 void RegisterMatrixKernels(KernelTable& t);      // tensor_matrix.cc: reverse, diag, depth_to_space ...
+void RegisterRandomKernels(KernelTable& t);      // random_sample.cc: _random_uniform, _random_normal ...
 
 }  // namespace weft::cpu::tensor

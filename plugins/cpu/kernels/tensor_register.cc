@@ -27,6 +27,7 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterUnaryMathKernels(table);
   RegisterAssignKernels(table);
   RegisterMatrixKernels(table);
+  RegisterRandomKernels(table);
 }
 
 namespace tensor {

@@ -16,6 +16,10 @@ KNOWN = {
     'softmax': 'weft has no length input (use_length=True is refused with a message naming it)',
     '_linspace': "MXNet's registration lists RangeParam's fields (step, repeat, infer_range) but parses "
                  "LinspaceParam's (num, endpoint), which mx.nd.linspace passes and weft lists",
+    # MXNet registers these samplers' input after their attributes; weft lists inputs first. The
+    # functions MXNet's Python generates put NDArray inputs first either way (register.py).
+    '_random_uniform_like': 'weft lists data before low, high (MXNet after)',
+    '_random_normal_like': 'weft lists data before loc, scale (MXNet after)',
 }
 
 
