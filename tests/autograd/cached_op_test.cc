@@ -220,6 +220,32 @@ TEST(CachedOp, AuxStatesAreUpdatedInTheCallersArrays) {
   EXPECT_NE(Read(mean), (std::vector<float>{0, 0, 0}));
 }
 
+// A CachedOp called three times on the same inputs, outside recording (inference), gives the
+// same bits every time, from the first call (issue 32). The layer (100 x 784 x 128) is large
+// enough for the cpu plugin's oneDNN path.
+TEST(CachedOp, InferenceCallsRepeatBitForBit) {
+  Symbol fc = Operator("FullyConnected")
+                  .SetParam("num_hidden", 128)
+                  .SetInput("data", Symbol::Variable("data"))
+                  .CreateSymbol("fc");
+  CachedOp op(fc, {{"static_alloc", "true"}, {"data_indices", "[0]"}, {"param_indices", "[1, 2]"}});
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  auto random = [&](const Shape& s) {
+    std::vector<float> v(static_cast<size_t>(s.Size()));
+    for (float& x : v) x = u(rng);
+    return NDArray(v, s, Context::cpu());
+  };
+  const std::vector<NDArray> inputs = {random(Shape(100, 784)), random(Shape(128, 784)), random(Shape(128))};
+  auto bits = [](const NDArray& a) {
+    std::vector<uint32_t> b(a.Bytes() / sizeof(uint32_t));
+    a.SyncCopyToCPUBytes(b.data(), b.size() * sizeof(uint32_t));
+    return b;
+  };
+  const std::vector<uint32_t> first = bits(op.Invoke(inputs).at(0));
+  for (int call = 1; call < 3; ++call) EXPECT_EQ(bits(op.Invoke(inputs).at(0)), first) << "call " << call + 1;
+}
+
 TEST(CachedOp, RefusesBadFlagsAndInputs) {
   const Symbol net = LeNet();
   EXPECT_NE(test::ErrorOf([&] {

@@ -221,12 +221,17 @@ std::vector<std::string> ZooNames() {
   return names;
 }
 
-TEST_P(ZooNetwork, MatchesMXNet) {
-  const std::string param = GetParam();
+// Network `param`'s index entry, and an inference executor bound to its parameters with the
+// deterministic input in "data".
+struct BoundNetwork {
+  nlohmann::json info;
+  std::unique_ptr<Executor> ex;
+};
+
+BoundNetwork BindNetwork(const std::string& param) {
   const bool zoo = param.rfind("zoo_", 0) == 0;
-  const std::string name = param.substr(4);
   const nlohmann::json index = ReadJson(kData + (zoo ? "/zoo.json" : "/symbols.json"));
-  const nlohmann::json& info = index.at(name);
+  BoundNetwork b{index.at(param.substr(4)), nullptr};
   const std::string prefix = kData + "/" + param;
   Symbol sym = Symbol::Load(prefix + "-symbol.json");
   std::map<std::string, NDArray> arg_params, aux_params;
@@ -234,18 +239,48 @@ TEST_P(ZooNetwork, MatchesMXNet) {
     if (k.rfind("arg:", 0) == 0) arg_params[k.substr(4)] = v;
     if (k.rfind("aux:", 0) == 0) aux_params[k.substr(4)] = v;
   }
-  const Shape in_shape(info["input"].get<std::vector<int64_t>>());
-  std::unique_ptr<Executor> ex = Executor::SimpleBind(sym, Context::cpu(0), {{"data", in_shape}}, "null");
-  ex->CopyParamsFrom(arg_params, aux_params);
-  ex->arg_dict().at("data").SyncCopyFromCPU(DeterministicInput(in_shape.Size()));
-  ex->Forward(false);
-  const std::vector<float> want = Values(NDArray::LoadToMap(prefix + "-io.params").at("out:0"));
+  const Shape in_shape(b.info["input"].get<std::vector<int64_t>>());
+  b.ex = Executor::SimpleBind(sym, Context::cpu(0), {{"data", in_shape}}, "null");
+  b.ex->CopyParamsFrom(arg_params, aux_params);
+  b.ex->arg_dict().at("data").SyncCopyFromCPU(DeterministicInput(in_shape.Size()));
+  return b;
+}
+
+TEST_P(ZooNetwork, MatchesMXNet) {
+  const std::string param = GetParam();
+  const bool zoo = param.rfind("zoo_", 0) == 0;
+  const std::string name = param.substr(4);
+  BoundNetwork net = BindNetwork(param);
+  net.ex->Forward(false);
+  const std::vector<float> want = Values(NDArray::LoadToMap(kData + "/" + param + "-io.params").at("out:0"));
   size_t bad = 0;
-  const double worst = Compare(Values(ex->outputs.at(0)), want, &bad);
+  const double worst = Compare(Values(net.ex->outputs.at(0)), want, &bad);
   EXPECT_EQ(bad, 0u) << name << ": " << bad << " of " << want.size() << " outputs differ from MXNet's (max abs error "
                      << worst << ")";
   std::cout << "[compat] " << (zoo ? "zoo " : "symbols ") << name << ": max abs error " << worst << " (|out| up to "
-            << info["out_absmax"].get<double>() << ")\n";
+            << net.info["out_absmax"].get<double>() << ")\n";
+}
+
+// An executor is a pure function of its inputs (issue 32): three forward runs on the same input
+// give the same bits, from the first run on (kernels for constant weights are chosen at bind time,
+// not switched to once the weights have been seen twice).
+TEST_P(ZooNetwork, RepeatsBitForBit) {
+  const std::string param = GetParam();
+  BoundNetwork net = BindNetwork(param);
+  std::vector<std::vector<uint32_t>> runs;
+  for (int run = 0; run < 3; ++run) {
+    net.ex->Forward(false);
+    const NDArray& out = net.ex->outputs.at(0);
+    std::vector<uint32_t> bits(out.Bytes() / sizeof(uint32_t));
+    out.SyncCopyToCPUBytes(bits.data(), bits.size() * sizeof(uint32_t));
+    runs.push_back(std::move(bits));
+  }
+  for (int run = 1; run < 3; ++run) {
+    size_t differ = 0;
+    for (size_t i = 0; i < runs[0].size(); ++i) differ += runs[run][i] != runs[0][i];
+    EXPECT_EQ(differ, 0u) << param << ": run " << run + 1 << " differs from run 1 in " << differ << " of "
+                          << runs[0].size() << " outputs";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(MXNet191, ZooNetwork, testing::ValuesIn(ZooNames()),

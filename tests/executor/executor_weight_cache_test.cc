@@ -1,7 +1,8 @@
 // Kernels may cache a transformed copy of a constant input, keyed on the input's content stamp
 // (SDK weft_kernel_args.input_stamps; the cpu plugin keeps FullyConnected weights reordered for
-// oneDNN from the second call with unchanged weights on). Every way of changing the weights
-// between forwards must show in the next output.
+// oneDNN in forwards with is_train false). Every way of changing the weights between forwards
+// must show in the next output, and the same inputs must give the same bits on every run, from
+// the first (issue 32).
 #include <cmath>
 #include <random>
 
@@ -57,7 +58,7 @@ TEST(ExecutorWeightCache, ChangedWeightsShowInTheNextForward) {
   NDArray x(xv, Shape(n, k), kCpu), w(wv, Shape(h, k), kCpu), b(bv, Shape(h), kCpu);
   std::unique_ptr<Executor> e(
       fc.Bind(kCpu, {x, w, b}, {NDArray(), NDArray(), NDArray()}, {kNullOp, kNullOp, kNullOp}, {}));
-  for (int call = 0; call < 3; ++call) {  // first call: remember; second: reorder; third: cached
+  for (int call = 0; call < 3; ++call) {  // first call: reorder; then cached
     e->Forward(false);
     ExpectClose(Values(e->outputs[0]), Reference(xv, wv, bv, n, k, h), "constant weights");
   }
@@ -84,6 +85,92 @@ TEST(ExecutorWeightCache, ChangedWeightsShowInTheNextForward) {
   NDArray(wv, Shape(h, k), kCpu).CopyTo(&w);
   e->Forward(false);
   ExpectClose(Values(e->outputs[0]), Reference(xv, wv, bv, n, k, h), "weights copied from an array");
+}
+
+std::vector<uint32_t> Bits(const NDArray& a) {
+  std::vector<uint32_t> bits(a.Bytes() / sizeof(uint32_t));
+  a.SyncCopyToCPUBytes(bits.data(), bits.size() * sizeof(uint32_t));
+  return bits;
+}
+
+size_t CountDiffering(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  size_t n = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) n += a[i] != b[i];
+  return n + (a.size() > b.size() ? a.size() - b.size() : b.size() - a.size());
+}
+
+// Layers large enough for the oneDNN path: the MLP's first layer, and ResNet-18's head at batch 1
+// (the full-size zoo exports issue 32 saw differ).
+struct FcCase {
+  int64_t n, k, h;
+};
+const FcCase kFcCases[] = {{100, 784, 128}, {1, 512, 1000}};
+
+Symbol FcSymbol(int64_t h) {
+  return Operator("FullyConnected")
+      .SetParam("num_hidden", h)
+      .SetInput("data", Symbol::Variable("data"))
+      .CreateSymbol("fc");
+}
+
+// Three forwards of one executor on one input: the same bits every time, for an inference
+// executor and for a training one run with is_train false (Module's evaluation), with a training
+// forward between the runs.
+TEST(ExecutorDeterminism, ForwardRepeatsBitForBit) {
+  std::mt19937 rng(11);
+  for (const FcCase& c : kFcCases)
+    for (OpReqType req : {kNullOp, kWriteTo}) {
+      SCOPED_TRACE("fc " + std::to_string(c.n) + "x" + std::to_string(c.k) + "x" + std::to_string(c.h) +
+                   (req == kNullOp ? ", inference" : ", training executor"));
+      NDArray x(RandomValues(rng, c.n * c.k), Shape(c.n, c.k), kCpu);
+      NDArray w(RandomValues(rng, c.h * c.k), Shape(c.h, c.k), kCpu), b(RandomValues(rng, c.h), Shape(c.h), kCpu);
+      std::vector<NDArray> grads;
+      if (req != kNullOp)
+        grads = {NDArray(x.GetShape(), kCpu), NDArray(w.GetShape(), kCpu), NDArray(Shape(c.h), kCpu)};
+      else
+        grads = {NDArray(), NDArray(), NDArray()};
+      std::unique_ptr<Executor> e(FcSymbol(c.h).Bind(kCpu, {x, w, b}, grads, {req, req, req}, {}));
+      std::vector<std::vector<uint32_t>> runs;
+      for (int run = 0; run < 3; ++run) {
+        e->Forward(false);
+        runs.push_back(Bits(e->outputs[0]));
+        if (req != kNullOp) e->Forward(true);
+      }
+      EXPECT_EQ(CountDiffering(runs[1], runs[0]), 0u) << "run 2 differs from run 1";
+      EXPECT_EQ(CountDiffering(runs[2], runs[0]), 0u) << "run 3 differs from run 1";
+    }
+}
+
+// New weights copied into an inference executor: the first run on them already gives the bits
+// of the later runs (the reordered copy is rebuilt before computing, not on the second sight).
+TEST(ExecutorDeterminism, RepeatsBitForBitAfterNewWeights) {
+  const FcCase c = kFcCases[0];
+  std::mt19937 rng(12);
+  NDArray x(RandomValues(rng, c.n * c.k), Shape(c.n, c.k), kCpu);
+  NDArray w(RandomValues(rng, c.h * c.k), Shape(c.h, c.k), kCpu), b(RandomValues(rng, c.h), Shape(c.h), kCpu);
+  std::unique_ptr<Executor> e(
+      FcSymbol(c.h).Bind(kCpu, {x, w, b}, {NDArray(), NDArray(), NDArray()}, {kNullOp, kNullOp, kNullOp}, {}));
+  e->Forward(false);
+  e->Forward(false);
+  w.SyncCopyFromCPU(RandomValues(rng, c.h * c.k));
+  e->Forward(false);
+  const std::vector<uint32_t> first = Bits(e->outputs[0]);
+  e->Forward(false);
+  EXPECT_EQ(CountDiffering(Bits(e->outputs[0]), first), 0u);
+}
+
+// Imperative calls with the same arrays (a kernel shared between calls): the same bits every call.
+TEST(ExecutorDeterminism, ImperativeCallsRepeatBitForBit) {
+  std::mt19937 rng(13);
+  for (const FcCase& c : kFcCases) {
+    NDArray x(RandomValues(rng, c.n * c.k), Shape(c.n, c.k), kCpu);
+    NDArray w(RandomValues(rng, c.h * c.k), Shape(c.h, c.k), kCpu), b(RandomValues(rng, c.h), Shape(c.h), kCpu);
+    const std::map<std::string, std::string> attrs = {{"num_hidden", std::to_string(c.h)}};
+    const std::vector<uint32_t> first = Bits(InvokeOne("FullyConnected", {x, w, b}, attrs));
+    for (int call = 1; call < 3; ++call)
+      EXPECT_EQ(CountDiffering(Bits(InvokeOne("FullyConnected", {x, w, b}, attrs)), first), 0u)
+          << "call " << call + 1 << " of fc " << c.n << "x" << c.k << "x" << c.h;
+  }
 }
 
 TEST(ExecutorWeightCache, StampsChangeWithEveryCompletedWrite) {

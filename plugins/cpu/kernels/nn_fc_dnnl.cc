@@ -43,22 +43,20 @@ class DnnlFc final : public DnnlFcForward {
     reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), w_plain_, DnnlEngine(), pd_.weights_desc()));
   }
 
-  bool TryForward(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y) const override {
-    if (w_stamp == 0) return false;
+  void Forward(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y) const override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (w_stamp != stamp_ || w != source_) {  // new weights: remember, let the caller compute
-      stamp_ = w_stamp;
-      source_ = w;
-      reordered_ = false;
-      return false;
-    }
     dnnl::stream s(DnnlEngine());
-    if (!reordered_) {  // seen twice unchanged: treat as constant from now on
-      if (cache_ == nullptr) cache_.reset(Allocate(pd_.weights_desc().get_size()));
-      if (cache_ == nullptr) return false;
+    if (cache_ == nullptr) {  // first call: training-only nodes never hold the copy
+      cache_.reset(Allocate(pd_.weights_desc().get_size()));
+      if (cache_ == nullptr)
+        throw dnnl::error(dnnl_out_of_memory, "FullyConnected: no memory for the reordered weights");
+      stamp_ = 0;
+    }
+    if (w_stamp == 0 || w_stamp != stamp_ || w != source_) {  // new or unknown weights: reorder first
       memory from(w_plain_, DnnlEngine(), const_cast<float*>(w)), to(pd_.weights_desc(), DnnlEngine(), cache_.get());
       reorder_.execute(s, from, to);
-      reordered_ = true;
+      stamp_ = w_stamp;
+      source_ = w;
     }
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, memory(x_md_, DnnlEngine(), const_cast<float*>(x))},
@@ -68,7 +66,6 @@ class DnnlFc final : public DnnlFcForward {
     if (b != nullptr) args[DNNL_ARG_BIAS] = memory(b_md_, DnnlEngine(), const_cast<float*>(b));
     prim_.execute(s, args);
     s.wait();
-    return true;
   }
 
  private:
@@ -86,9 +83,8 @@ class DnnlFc final : public DnnlFcForward {
   mutable std::mutex mu_;
   mutable uint64_t stamp_ = 0;
   mutable const float* source_ = nullptr;
-  mutable bool reordered_ = false;
   std::unique_ptr<char, Free> scratch_;        // scratchpad, used under mu_
-  mutable std::unique_ptr<char, Free> cache_;  // the reordered weights, made on first use
+  mutable std::unique_ptr<char, Free> cache_;  // the reordered weights (of stamp_ / source_), under mu_
 };
 
 }  // namespace

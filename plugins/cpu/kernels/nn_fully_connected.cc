@@ -1,7 +1,8 @@
 // FullyConnected and _backward_FullyConnected (MXNet 1.9 semantics): y = x · Wᵀ + b with
 // x viewed as (N, K) — N = first axis and K = the rest when flatten=True, N = all leading axes
-// and K = the last when flatten=False — W (num_hidden, K), b (num_hidden). OpenBLAS sgemm, and
-// for a forward whose weights stay constant (inference) oneDNN with cached reordered weights.
+// and K = the last when flatten=False — W (num_hidden, K), b (num_hidden). OpenBLAS sgemm for
+// training passes, and for every forward with is_train false (inference, evaluation) oneDNN with
+// cached reordered weights (nn_fc_dnnl.h).
 #include "nn_common.h"
 #include "nn_fc_dnnl.h"
 
@@ -54,6 +55,14 @@ class FcForward {
     // Below about 2^18 multiply-adds the call costs more than the product (MLP's 64 -> 10 layer).
     if (d_.n * d_.k * d_.h >= (int64_t{1} << 18)) dnnl_ = DnnlFcForward::Make(d_.n, d_.k, d_.h, d_.bias, s.host);
   }
+  // The path of a call depends only on what is fixed when the node is bound (shapes, the request)
+  // and on the call's is_train, never on what earlier calls saw, so the same inputs give the same
+  // bits on every call from the first (issue 32: switching to oneDNN once the weights had been
+  // seen twice made run 2 of an executor differ from run 1). Training passes change the weights
+  // every step and keep OpenBLAS: a reorder per step costs more than it saves.
+  bool UseDnnl(const KernelCall& c) const {
+    return dnnl_ != nullptr && weft::sdk::ReqBeta(c.req[0]) == 0.0f && !c.is_train;
+  }
   void Compute(const KernelCall& c) const {
     int32_t req = c.req[0];
     if (weft::sdk::IsNull(req)) return;
@@ -61,7 +70,10 @@ class FcForward {
     const float* w = c.inputs[1].data<float>();
     float* y = c.outputs[0].data<float>();
     const float* b = d_.bias ? c.inputs[2].data<float>() : nullptr;
-    if (dnnl_ && weft::sdk::ReqBeta(req) == 0.0f && dnnl_->TryForward(x, w, c.InputStamp(1), b, y)) return;
+    if (UseDnnl(c)) {
+      dnnl_->Forward(x, w, c.InputStamp(1), b, y);
+      return;
+    }
     Sgemm(false, true, d_.n, d_.h, d_.k, 1.0f, x, d_.k, w, d_.k, weft::sdk::ReqBeta(req), y, d_.h);
     if (d_.bias) {
       // After the product, while y is still in cache (measured faster than seeding y with the
