@@ -35,7 +35,9 @@ TEST_EXCLUDE = ("tests/plugins/", "tests/fuzz/", "tests/docs/")
 SUITE_SHARE = 0.5
 # Lines where an op's name is an attribute value or a comparison, not the op (pool_type "max",
 # a table of act_type names).
-NOT_AN_OP_LINE = re.compile(r'GetEnum\(|pool_type|act_type|normalization|static const char\s*\*|==\s*"|"\s*==|!=\s*"')
+# Lines where a literal is an attribute name or value, not an op name: attribute getters
+# (GetTuple("axis")), helpers given an attribute's name, a ternary choosing between attributes.
+NOT_AN_OP_LINE = re.compile(r'Get[A-Za-z]*\(|NormalizeAxis\(|\?\s*"|pool_type|act_type|normalization|static const char\s*\*|==\s*"|"\s*==|!=\s*"')
 CERT_DIR = "docs/conformance"
 FIX_COMMAND = "cmake --build --preset default --target ops_md"
 
@@ -103,9 +105,11 @@ def link(rel):
 
 
 def kernel_cell(fwd, bwd, op):
-    if not fwd and not bwd:
+    if not fwd:
+        # No forward kernel: the plugin does not run the op, even when it has the backward op
+        # (shared by several forward ops, as _backward_copy).
         return ""
-    cell = ", ".join(link(f) for f in fwd) if fwd else "no forward"
+    cell = ", ".join(link(f) for f in fwd)
     if op["backward_op"]:
         if not bwd:
             cell += " (no backward)"
