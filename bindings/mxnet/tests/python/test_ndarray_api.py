@@ -59,3 +59,18 @@ def test_context_and_waits(mx):
     a.wait_to_read()
     mx.nd.waitall()
     assert a.stype == 'default'
+
+
+def test_basic_index_assignment(mx):
+    # x[a:b] = y on a 2-d array: MXNet's frontend passes step=(None, None) to _slice_assign.
+    import numpy as np
+    x = mx.nd.zeros((6, 3))
+    x[1:3] = mx.nd.ones((2, 3))
+    x[4:, 1:] = 7
+    x[::5, 0] = mx.nd.array([5, 5])
+    expected = np.zeros((6, 3))
+    expected[1:3] = 1
+    expected[4:, 1:] = 7
+    expected[::5, 0] = 5
+    np.testing.assert_array_equal(x.asnumpy(), expected)
+    np.testing.assert_array_equal(x[1:6:2].asnumpy(), expected[1:6:2])

@@ -78,7 +78,10 @@ inline SliceRange SliceAxisRange(int64_t len, std::optional<int64_t> begin, std:
 /// axes past begin's length whole.
 inline std::vector<SliceRange> SliceRanges(const AttrMap& a, const std::vector<int64_t>& shape) {
   const std::vector<std::optional<int64_t>> begin = GetOptionalTuple(a, "begin"), end = GetOptionalTuple(a, "end");
-  const std::vector<int64_t> step = a.GetTuple("step", {});
+  // MXNet's frontend writes None for an axis' default step (x[0:2] on a 2-d array passes
+  // step=(None, None)): None is 1.
+  std::vector<int64_t> step;
+  for (const std::optional<int64_t>& s : GetOptionalTuple(a, "step")) step.push_back(s.value_or(1));
   auto fail = [&](const std::string& why) {
     throw Error(WEFT_ERR_INVALID_ARGUMENT, "begin=" + a.GetString("begin", "None") +
                                                ", end=" + a.GetString("end", "None") +
