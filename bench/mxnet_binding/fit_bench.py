@@ -2,6 +2,7 @@
 (unset: the real libmxnet): Module.fit samples/s for the MNIST MLP or LeNet on Fashion-MNIST at
 batch 100, or the per-call cost of a small imperative op. Prints one JSON line. Run by compare.py."""
 import argparse
+import gzip
 import json
 import os
 import time
@@ -26,12 +27,28 @@ def lenet():
     return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=10, name='fc2'), name='softmax')
 
 
+def raw_idx(data_dir, name):
+    """The uncompressed idx file `name` (MXNet's MNISTIter reads no gzip; weft's reads both): the
+    file itself when data_dir has it, else data_dir/name.gz unpacked once into a cache."""
+    plain = os.path.join(data_dir, name)
+    if os.path.exists(plain):
+        return plain
+    cache = os.path.join(os.path.expanduser('~/.cache/weft-bench/fashion-mnist'))
+    os.makedirs(cache, exist_ok=True)
+    out = os.path.join(cache, name)
+    if not os.path.exists(out):
+        with gzip.open(plain + '.gz') as f, open(out + '.tmp', 'wb') as g:
+            g.write(f.read())
+        os.replace(out + '.tmp', out)
+    return out
+
+
 def fit(net, data_dir, epochs):
     flat = net == 'mlp'
-    it = lambda img, lbl, shuffle: mx.io.MNISTIter(image=os.path.join(data_dir, img), label=os.path.join(data_dir, lbl),
+    it = lambda img, lbl, shuffle: mx.io.MNISTIter(image=raw_idx(data_dir, img), label=raw_idx(data_dir, lbl),
                                                    batch_size=100, flat=flat, shuffle=shuffle, seed=0)
-    train = it('train-images-idx3-ubyte.gz', 'train-labels-idx1-ubyte.gz', True)
-    val = it('t10k-images-idx3-ubyte.gz', 't10k-labels-idx1-ubyte.gz', False)
+    train = it('train-images-idx3-ubyte', 'train-labels-idx1-ubyte', True)
+    val = it('t10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte', False)
     mod = mx.mod.Module(mlp() if flat else lenet(), context=mx.cpu())
     times = []
     mod.bind(data_shapes=train.provide_data, label_shapes=train.provide_label)
