@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io_test_util.h"
+#include "require.h"
 #include "weft/image_iter.h"
 #include "weft/io.h"
 #include "weft/recordio.h"
@@ -320,7 +321,7 @@ TEST(ImageRecordIter, PartsCoverEveryRecordOnce) {
 TEST(ImageRecordIter, BatchesReachAnotherDevice) {
   // simdev's memory is not host-addressable: batches go through a staging buffer and a queued copy.
   const Context sim("simdev", 0);
-  if (!Runtime::Get().HasDevice(sim)) GTEST_SKIP() << "the simdev test plugin is not loaded";
+  if (!Runtime::Get().HasDevice(sim)) WEFT_SKIP_UNLESS_REQUIRED() << "the simdev test plugin is not loaded";
   ImageRecordIterOptions o;
   o.path_imgrec = DataPath("png.rec");
   o.data_shape = Shape(3, 28, 28);
