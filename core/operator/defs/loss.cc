@@ -152,6 +152,9 @@ void RegisterLossOps(OpRegistry& r) {
   r.Register(BlockGrad());
   r.AddAlias("Softmax", "SoftmaxOutput");  // MXNet's deprecated name
   r.AddAlias("stop_gradient", "BlockGrad");
+  // MXNet's make_loss (Gluon's losses call it) is MakeLoss at its defaults: the output is the
+  // input, the gradient ones.
+  r.AddAlias("make_loss", "MakeLoss");
 }
 
 }  // namespace weft::opdef

@@ -13,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KNOWN = {
     'add_n': 'weft names the variadic input "data" and lists num_args (MXNet: "args", num_args hidden)',
     'ElementWiseSum': 'alias of add_n',
+    'make_loss': "alias of MakeLoss in weft (MXNet's separate op is MakeLoss at its defaults, no attributes)",
     'softmax': 'weft has no length input (use_length=True is refused with a message naming it)',
     '_linspace': "MXNet's registration lists RangeParam's fields (step, repeat, infer_range) but parses "
                  "LinspaceParam's (num, endpoint), which mx.nd.linspace passes and weft lists",
