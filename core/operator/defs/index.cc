@@ -103,13 +103,15 @@ OpDef Pick() {
     std::vector<int64_t> s = io.in(0)->dims();
     const size_t axis =
         static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(s.size()), "axis"));
-    if (io.attrs().GetBool("keepdims")) {
-      s[axis] = 1;
-    } else {
-      s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
-    }
+    std::vector<int64_t> kept = s;
+    kept[axis] = 1;
+    s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
     if (s.empty()) s.push_back(1);
-    io.AssignOut(0, Shape(s));
+    io.AssignOut(0, Shape(io.attrs().GetBool("keepdims") ? kept : s));
+    // MXNet's PickOpShape: index has data's shape without the axis, keepdims or not (Gluon's
+    // losses pass it so). An index with the axis kept at 1 holds the same elements in the same
+    // order and is taken too.
+    if (io.in(1) && io.attrs().GetBool("keepdims") && *io.in(1) == Shape(kept)) return;
     io.AssignIn(1, Shape(s));
   });
   d.infer_type = TypeOfInput(0, "pick");

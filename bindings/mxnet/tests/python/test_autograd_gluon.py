@@ -149,3 +149,14 @@ def test_cpu_shared_arrays(mx):
     b = mx.nd.NDArray(mx.nd.ndarray._new_from_shared_mem(pid, fd, shape, dtype))
     b[:] = 7
     assert a.asnumpy().tolist() == [7, 7, 7]
+
+
+def test_gluon_losses_match_their_formulas(mx):
+    # Gluon's losses call make_loss and pick(keepdims=True) with an index lacking the axis.
+    pred = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]], dtype=np.float32)
+    label = np.array([0, 2], dtype=np.float32)
+    ce = mx.gluon.loss.SoftmaxCrossEntropyLoss()(mx.nd.array(pred), mx.nd.array(label)).asnumpy()
+    logp = pred - np.log(np.exp(pred).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(ce, -logp[[0, 1], [0, 2]], rtol=1e-5)
+    l2 = mx.gluon.loss.L2Loss()(mx.nd.array(pred), mx.nd.zeros((2, 3))).asnumpy()
+    np.testing.assert_allclose(l2, (pred ** 2).mean(axis=1) / 2, rtol=1e-6)
