@@ -15,6 +15,37 @@
 namespace weft::io_detail {
 namespace {
 
+// The draws of one sample through a type with internal linkage: the standard library's
+// distribution templates instantiated on it stay inside this file. Instantiated on DrawRng itself
+// they are weak symbols libweft would export wherever the compiler does not inline them (-O1 in
+// the ASan preset). The draws are the same: the wrapper forwards every call.
+class Draws {
+ public:
+  using result_type = DrawRng::result_type;
+  explicit Draws(DrawRng& rng) : rng_(rng) {}
+  static constexpr result_type min() { return DrawRng::min(); }
+  static constexpr result_type max() { return DrawRng::max(); }
+  result_type operator()() { return rng_(); }
+
+ private:
+  DrawRng& rng_;
+};
+
+int UniformInt(DrawRng& rng, int lo, int hi) {
+  Draws d(rng);
+  return std::uniform_int_distribution<int>(lo, hi)(d);
+}
+
+float Uniform01(DrawRng& rng) {
+  Draws d(rng);
+  return std::uniform_real_distribution<float>(0, 1)(d);
+}
+
+bool Coin(DrawRng& rng) {
+  Draws d(rng);
+  return std::bernoulli_distribution(0.5)(d);
+}
+
 void Copy(const PixelView& src, int x, int y, int w, int h, uint8_t* out) {
   const size_t row = static_cast<size_t>(w * src.channels);
   for (int r = 0; r < h; ++r)
@@ -71,7 +102,7 @@ bool ImageTransform::affine() const noexcept {
 
 int ImageTransform::Interp(int method, int ow, int oh, int nw, int nh, DrawRng& rng) const {
   if (method == 9) return nw > ow && nh > oh ? 2 : (nw < ow && nh < oh ? 3 : 1);
-  if (method == 10) return std::uniform_int_distribution<int>(0, 4)(rng);
+  if (method == 10) return UniformInt(rng, 0, 4);
   return method;
 }
 
@@ -89,14 +120,13 @@ void ImageTransform::Augment(DrawRng& rng, Scratch& s, int* x, int* y) const {
     std::swap(cur, spare);
   }
   if (affine()) {
-    std::uniform_real_distribution<float> u(0, 1);
-    const float shear = u(rng) * o_.max_shear_ratio * 2 - o_.max_shear_ratio;
-    int angle = std::uniform_int_distribution<int>(-o_.max_rotate_angle, o_.max_rotate_angle)(rng);
+    const float shear = Uniform01(rng) * o_.max_shear_ratio * 2 - o_.max_shear_ratio;
+    int angle = UniformInt(rng, -o_.max_rotate_angle, o_.max_rotate_angle);
     if (o_.rotate > 0) angle = o_.rotate;
     const float a = static_cast<float>(std::cos(angle / 180.0 * std::numbers::pi));
     const float b = static_cast<float>(std::sin(angle / 180.0 * std::numbers::pi));
-    const float scale = u(rng) * (o_.max_random_scale - o_.min_random_scale) + o_.min_random_scale;
-    const float ratio = u(rng) * o_.max_aspect_ratio * 2 - o_.max_aspect_ratio + 1;
+    const float scale = Uniform01(rng) * (o_.max_random_scale - o_.min_random_scale) + o_.min_random_scale;
+    const float ratio = Uniform01(rng) * o_.max_aspect_ratio * 2 - o_.max_aspect_ratio + 1;
     const float hs = 2 * scale / (1 + ratio), ws = ratio * hs;
     const float nw = std::max(o_.min_img_size, std::min(o_.max_img_size, scale * static_cast<float>(cur->width)));
     const float nh = std::max(o_.min_img_size, std::min(o_.max_img_size, scale * static_cast<float>(cur->height)));
@@ -123,12 +153,12 @@ void ImageTransform::Augment(DrawRng& rng, Scratch& s, int* x, int* y) const {
   if (o_.max_crop_size != -1 || o_.min_crop_size != -1) {
     WEFT_CHECK(cur->width >= o_.max_crop_size && cur->height >= o_.max_crop_size,
                "the image is {} x {} pixels, smaller than max_crop_size {}", cur->width, cur->height, o_.max_crop_size);
-    const int size = std::uniform_int_distribution<int>(o_.min_crop_size, o_.max_crop_size)(rng);
+    const int size = UniformInt(rng, o_.min_crop_size, o_.max_crop_size);
     *y = cur->height - size;
     *x = cur->width - size;
     if (o_.rand_crop) {
-      *y = std::uniform_int_distribution<int>(0, *y)(rng);
-      *x = std::uniform_int_distribution<int>(0, *x)(rng);
+      *y = UniformInt(rng, 0, *y);
+      *x = UniformInt(rng, 0, *x);
     } else {
       *y /= 2;
       *x /= 2;
@@ -148,8 +178,8 @@ void ImageTransform::Augment(DrawRng& rng, Scratch& s, int* x, int* y) const {
   *y = cur->height - h_;
   *x = cur->width - w_;
   if (o_.rand_crop) {
-    *y = std::uniform_int_distribution<int>(0, *y)(rng);
-    *x = std::uniform_int_distribution<int>(0, *x)(rng);
+    *y = UniformInt(rng, 0, *y);
+    *x = UniformInt(rng, 0, *x);
   } else {
     *y /= 2;
     *x /= 2;
@@ -168,8 +198,8 @@ void ImageTransform::Process(std::span<const uint8_t> encoded, DrawRng& rng, Scr
     y = info.height - h_;
     x = info.width - w_;
     if (o_.rand_crop) {
-      y = std::uniform_int_distribution<int>(0, y)(rng);
-      x = std::uniform_int_distribution<int>(0, x)(rng);
+      y = UniformInt(rng, 0, y);
+      x = UniformInt(rng, 0, x);
     } else {
       y /= 2;
       x /= 2;
@@ -181,12 +211,11 @@ void ImageTransform::Process(std::span<const uint8_t> encoded, DrawRng& rng, Scr
     Augment(rng, s, &x, &y);
     window = {s.window.data(), w_, h_, c_, static_cast<size_t>(w_ * c_)};
   }
-  const bool mirror = (o_.rand_mirror && std::bernoulli_distribution(0.5)(rng)) || o_.mirror;
+  const bool mirror = (o_.rand_mirror && Coin(rng)) || o_.mirror;
   float contrast = 1, illumination = 0;
   if (o_.dtype != DType::kUint8) {
-    std::uniform_real_distribution<float> u(0, 1);
-    contrast = (u(rng) * o_.max_random_contrast * 2 - o_.max_random_contrast + 1) * o_.scale;
-    illumination = (u(rng) * o_.max_random_illumination * 2 - o_.max_random_illumination) * o_.scale;
+    contrast = (Uniform01(rng) * o_.max_random_contrast * 2 - o_.max_random_contrast + 1) * o_.scale;
+    illumination = (Uniform01(rng) * o_.max_random_illumination * 2 - o_.max_random_illumination) * o_.scale;
   }
   Write(window, mirror, contrast, illumination, out);
 }
