@@ -46,7 +46,7 @@ struct Chunk {
     int fd = -1;   // its descriptor in this process
   };
   std::optional<SharedMem> shm;
-  std::atomic<uint64_t> writes{0};     // NDArray::NoteWrite count
+  std::atomic<uint64_t> writes{0};  // NDArray::NoteWrite count
 
  private:
   mutable std::mutex mu_;

@@ -93,7 +93,9 @@ TEST(AutogradErrors, BackwardAfterAKeptValueWasOverwritten) {
   // The same after an optimizer update of a weight the graph read.
   NDArray w = Array({1, 2, 3, 4}, Shape{2, 2}), data = Array({1, 1}, Shape{1, 2});
   autograd::AttachGrad(&w);
-  NDArray out = test::Recorded([&] { return InvokeOne("FullyConnected", {data, w}, {{"num_hidden", "2"}, {"no_bias", "True"}}); });
+  NDArray out = test::Recorded([&] {
+    return InvokeOne("FullyConnected", {data, w}, {{"num_hidden", "2"}, {"no_bias", "True"}});
+  });
   ImperativeCall sgd;
   sgd.op = "sgd_update";
   sgd.params = {{"lr", "0.1"}};

@@ -100,7 +100,9 @@ TEST(HigherOrder, ThroughSumAndReshape) {
   // z = sum(reshape(x², (2, 2))): dz/dx = 2x; d(sum dz/dx)/dx = 2.
   NDArray x = Array({1, 2, 3, 4}, Shape{4});
   autograd::AttachGrad(&x);
-  NDArray z = test::Recorded([&] { return InvokeOne("sum", {InvokeOne("Reshape", {InvokeOne("square", {x})}, {{"shape", "(2, 2)"}})}); });
+  NDArray z = test::Recorded([&] {
+    return InvokeOne("sum", {InvokeOne("Reshape", {InvokeOne("square", {x})}, {{"shape", "(2, 2)"}})});
+  });
   NDArray d1 = autograd::Grad({z}, {x}, {}, std::nullopt, true)[0];
   EXPECT_EQ(Read(d1), (std::vector<float>{2, 4, 6, 8}));
   autograd::Backward({d1});

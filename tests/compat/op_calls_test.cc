@@ -96,7 +96,8 @@ TEST_P(OpCall, MatchesMXNet) {
 
   // Fresh copies: the call may write them.
   std::vector<NDArray> in;
-  for (int i = 0; i < call["arrays"].get<int>(); ++i) in.push_back(get("in:" + std::to_string(i)).Copy(Context::cpu(0)));
+  for (int i = 0; i < call["arrays"].get<int>(); ++i)
+    in.push_back(get("in:" + std::to_string(i)).Copy(Context::cpu(0)));
   ImperativeCall c;
   c.op = call["op"].get<std::string>();
   for (const auto& [k, v] : call["attrs"].items()) c.params[k] = v.get<std::string>();

@@ -174,8 +174,7 @@ int MXCreateCachedOpEX(SymbolHandle handle, int num_flags, const char** keys, co
   API_END();
 }
 
-int MXCreateCachedOpEx(SymbolHandle handle, int num_flags, const char** keys, const char** vals,
-                       CachedOpHandle* out) {
+int MXCreateCachedOpEx(SymbolHandle handle, int num_flags, const char** keys, const char** vals, CachedOpHandle* out) {
   return MXCreateCachedOpEX(handle, num_flags, keys, vals, out, false);
 }
 

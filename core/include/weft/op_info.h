@@ -13,8 +13,8 @@
 
 #include "weft/export.h"
 
-#include <map>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>

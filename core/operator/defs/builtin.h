@@ -9,21 +9,21 @@
 
 namespace weft::opdef {
 
-void RegisterNnOps(OpRegistry& r);          // defs/nn.cc
-void RegisterLossOps(OpRegistry& r);        // defs/loss.cc
-void RegisterTensorOps(OpRegistry& r);      // defs/tensor.cc
-void RegisterShapeOps(OpRegistry& r);       // defs/shape.cc
-void RegisterReduceOps(OpRegistry& r);      // defs/reduce.cc
-void RegisterElemwiseOps(OpRegistry& r);    // defs/elemwise.cc
-void RegisterOptimizerOps(OpRegistry& r);   // defs/optimizer.cc
-void RegisterIndexOps(OpRegistry& r);       // defs/index.cc
-void RegisterLayoutOps(OpRegistry& r);      // defs/layout.cc
-void RegisterInitOps(OpRegistry& r);        // defs/init.cc
-void RegisterNormOps(OpRegistry& r);        // defs/norm.cc
-void RegisterMathBinaryOps(OpRegistry& r);  // defs/math_binary.cc
-void RegisterMathUnaryOps(OpRegistry& r);   // defs/math_unary.cc
-void RegisterIndexingOps(OpRegistry& r);    // defs/indexing.cc
-void RegisterMatrixOps(OpRegistry& r);      // defs/matrix.cc
+void RegisterNnOps(OpRegistry& r);             // defs/nn.cc
+void RegisterLossOps(OpRegistry& r);           // defs/loss.cc
+void RegisterTensorOps(OpRegistry& r);         // defs/tensor.cc
+void RegisterShapeOps(OpRegistry& r);          // defs/shape.cc
+void RegisterReduceOps(OpRegistry& r);         // defs/reduce.cc
+void RegisterElemwiseOps(OpRegistry& r);       // defs/elemwise.cc
+void RegisterOptimizerOps(OpRegistry& r);      // defs/optimizer.cc
+void RegisterIndexOps(OpRegistry& r);          // defs/index.cc
+void RegisterLayoutOps(OpRegistry& r);         // defs/layout.cc
+void RegisterInitOps(OpRegistry& r);           // defs/init.cc
+void RegisterNormOps(OpRegistry& r);           // defs/norm.cc
+void RegisterMathBinaryOps(OpRegistry& r);     // defs/math_binary.cc
+void RegisterMathUnaryOps(OpRegistry& r);      // defs/math_unary.cc
+void RegisterIndexingOps(OpRegistry& r);       // defs/indexing.cc
+void RegisterMatrixOps(OpRegistry& r);         // defs/matrix.cc
 void RegisterOptimizerMoreOps(OpRegistry& r);  // defs/optimizer_more.cc
 void RegisterRandomOps(OpRegistry& r);         // defs/random.cc
 

@@ -205,12 +205,12 @@ OpDef SplitV2() {
 
 // depth_to_space (NCHW): (N, C·b², H, W) -> (N, C, H·b, W·b); space_to_depth the inverse.
 OpDef DepthSpace(std::string name, bool to_space) {
-  OpDef d = OneInput(
-      std::move(name),
-      to_space ? "Moves blocks of depth into space (NCHW): (N, C·b², H, W) -> (N, C, H·b, W·b) with "
-                 "output[n, c, h·b + i, w·b + j] = data[n, (i·b + j)·C + c, h, w]; b = block_size."
-               : "Moves blocks of space into depth (NCHW), the inverse of depth_to_space: (N, C, H·b, W·b) -> "
-                 "(N, C·b², H, W).");
+  OpDef d =
+      OneInput(std::move(name),
+               to_space ? "Moves blocks of depth into space (NCHW): (N, C·b², H, W) -> (N, C, H·b, W·b) with "
+                          "output[n, c, h·b + i, w·b + j] = data[n, (i·b + j)·C + c, h, w]; b = block_size."
+                        : "Moves blocks of space into depth (NCHW), the inverse of depth_to_space: (N, C, H·b, W·b) -> "
+                          "(N, C·b², H, W).");
   d.attrs = {Req("block_size", "int", "edge of the square blocks")};
   d.validate = [](const AttrMap& a) {
     WEFT_CHECK(a.GetInt("block_size") >= 1, "block_size must be at least 1, got {}", a.GetInt("block_size"));

@@ -9,8 +9,7 @@ namespace weft::opdef {
 namespace {
 
 // MXNet's ReduceAxesShapeImpl: `exclude` reduces the axes not listed.
-Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims,
-                   bool exclude = false) {
+Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims, bool exclude = false) {
   const size_t nd = in.ndim();
   if (axes.empty() && exclude) return in;
   if (axes.empty()) return keepdims ? Shape(std::vector<int64_t>(nd, 1)) : Shape{1};
@@ -48,8 +47,8 @@ OpDef Reduce(std::string name, std::string what, uint32_t uses) {
     if (!io.in(0)) return;
     // "None" and "()" both mean every axis.
     std::vector<int64_t> axes = io.attrs().GetTuple("axis", {});
-    io.AssignOut(0, ReducedShape(io, *io.in(0), axes, io.attrs().GetBool("keepdims"),
-                                 io.attrs().GetBool("exclude", false)));
+    io.AssignOut(
+        0, ReducedShape(io, *io.in(0), axes, io.attrs().GetBool("keepdims"), io.attrs().GetBool("exclude", false)));
   });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_" + name;

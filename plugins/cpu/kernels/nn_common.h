@@ -59,7 +59,7 @@ void RegisterDropout(KernelTable& t);
 void RegisterSoftmax(KernelTable& t);
 void RegisterLoss(KernelTable& t);
 void RegisterOptimizer(KernelTable& t);
-void RegisterOptimizerMore(KernelTable& t);  // nn_optimizer_more.cc: mp_*, multi_*, signum, ftrl, LAMB, LARS
+void RegisterOptimizerMore(KernelTable& t);        // nn_optimizer_more.cc: mp_*, multi_*, signum, ftrl, LAMB, LARS
 void RegisterGradientCompression(KernelTable& t);  // the KVStore's 2-bit compression
 
 }  // namespace weft::cpu

@@ -70,8 +70,7 @@ class SgdKernel {
     float* out = c.outputs[0].data<float>();
     isa::Dispatch([&] {
       weft::sdk::WithReq(c.req[0], [&](auto assign) {
-        for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i)
-          assign(out[i], SgdRule(p_, w[i], g[i]));
+        for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i) assign(out[i], SgdRule(p_, w[i], g[i]));
       });
     });
   }

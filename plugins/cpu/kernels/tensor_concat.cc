@@ -103,9 +103,8 @@ class AxisCopyKernel {
 }  // namespace
 
 void RegisterConcatKernels(KernelTable& t) {
-  for (const char* op :
-       {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel", "stack", "_backward_stack", "_split_v2",
-        "_backward_split_v2"}) {
+  for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel", "stack",
+                         "_backward_stack", "_split_v2", "_backward_split_v2"}) {
     t.Add<AxisCopyKernel>(op, kAllMask);
   }
 }

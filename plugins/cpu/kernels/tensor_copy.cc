@@ -122,8 +122,7 @@ class InitKernel {
 void RegisterCopyKernels(KernelTable& t) {
   t.Add<ReshapeLikeKernel>("reshape_like", kAllMask);
   t.Add<ReshapeLikeKernel>("_backward_reshape_like", kAllMask);
-  for (const char* op : {"_zeros", "_ones", "_full", "_arange", "_linspace", "_eye"})
-    t.Add<InitKernel>(op, kAllMask);
+  for (const char* op : {"_zeros", "_ones", "_full", "_arange", "_linspace", "_eye"}) t.Add<InitKernel>(op, kAllMask);
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "squeeze", "BlockGrad"}) {
     t.Add<CopyKernel>(op, kAllMask);
   }

@@ -42,8 +42,8 @@ class SliceKernel {
       box_ = SliceBox(s, data);
     }
     if (Dims(sliced).Size() != box_.extent.Size())
-      Invalid(s, "sliced tensor has shape " + sdk::FormatTuple(sliced.shape) + ", the slice gives " +
-                     box_.extent.Str());
+      Invalid(s,
+              "sliced tensor has shape " + sdk::FormatTuple(sliced.shape) + ", the slice gives " + box_.extent.Str());
   }
 
   void Compute(const KernelCall& c) const {
