@@ -247,7 +247,8 @@ std::string ExplainTimeout(Comm& c, uint32_t seq, const std::vector<int>& missin
   if (elsewhere.size() == missing.size()) {
     const std::string who = (elsewhere.size() == 1 ? "rank " : "ranks ") + RankList(elsewhere);
     return who + " waited on the collective before or after this one: " + who +
-           " and this rank are alive but their data stopped arriving; " + who + " unreachable" + unreachable;
+           " and this rank are alive but their data stopped arriving; " + who +
+           (elsewhere.size() == 1 ? " is unreachable" : " are unreachable") + unreachable;
   }
   return "rank(s) " + RankList(missing) + " never reached it (stopped or hung)";
 }
