@@ -12,13 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "compat_support.h"
 #include "weft/executor.h"
 #include "weft/ndarray.h"
 #include "weft/symbol.h"
@@ -28,36 +27,11 @@ namespace {
 
 const std::string kData = WEFT_COMPAT_DATA;
 
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream f(path);
-  EXPECT_TRUE(f.good()) << "cannot read " << path;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
-
-// Element values as float (positions of topk / argsort and _arange's come in integer dtypes).
-template <typename T>
-std::vector<float> AsFloat(const NDArray& a) {
-  std::vector<T> raw(a.Size());
-  a.SyncCopyToCPUBytes(raw.data(), a.Bytes());
-  return std::vector<float>(raw.begin(), raw.end());
-}
-
+// Element values as float (fixture arrays of any dtype; positions of topk / argsort come in integer
+// dtypes).
 std::vector<float> Values(const NDArray& a) {
-  switch (a.GetDType()) {
-    case DType::kFloat64:
-      return AsFloat<double>(a);
-    case DType::kInt32:
-      return AsFloat<int32_t>(a);
-    case DType::kInt64:
-      return AsFloat<int64_t>(a);
-    default: {
-      std::vector<float> v;
-      a.SyncCopyToCPU(&v);
-      return v;
-    }
-  }
+  const std::vector<double> v = compat::Elements(a);
+  return std::vector<float>(v.begin(), v.end());
 }
 
 template <typename T>
@@ -121,7 +95,7 @@ std::vector<std::string> ProbeStems() {
 std::vector<std::string> ProbeNames() {
   std::vector<std::string> names;
   for (const std::string& stem : ProbeStems()) {
-    const nlohmann::json manifest = ReadJson(kData + "/" + stem + ".json");
+    const nlohmann::json manifest = compat::ReadJson(kData + "/" + stem + ".json");
     for (const auto& p : manifest) names.push_back(stem + "/" + p["name"].get<std::string>());
   }
   return names;
@@ -132,7 +106,7 @@ TEST_P(OpProbe, MatchesMXNet) {
   const std::string name = GetParam().substr(stem.size() + 1);
   static std::map<std::string, std::pair<nlohmann::json, std::map<std::string, NDArray>>> files;
   if (!files.count(stem))
-    files[stem] = {ReadJson(kData + "/" + stem + ".json"), NDArray::LoadToMap(kData + "/" + stem + ".params")};
+    files[stem] = {compat::ReadJson(kData + "/" + stem + ".json"), NDArray::LoadToMap(kData + "/" + stem + ".params")};
   const nlohmann::json& manifest = files[stem].first;
   const std::map<std::string, NDArray>& arrays = files[stem].second;
   nlohmann::json probe;
@@ -215,7 +189,7 @@ class ZooNetwork : public testing::TestWithParam<std::string> {};
 std::vector<std::string> ZooNames() {
   std::vector<std::string> names;
   for (const char* kind : {"zoo", "sym"}) {
-    const nlohmann::json index = ReadJson(kData + (kind == std::string("zoo") ? "/zoo.json" : "/symbols.json"));
+    const nlohmann::json index = compat::ReadJson(kData + (kind == std::string("zoo") ? "/zoo.json" : "/symbols.json"));
     for (const auto& [k, v] : index.items()) names.push_back(std::string(kind) + "_" + k);
   }
   return names;
@@ -230,7 +204,7 @@ struct BoundNetwork {
 
 BoundNetwork BindNetwork(const std::string& param) {
   const bool zoo = param.rfind("zoo_", 0) == 0;
-  const nlohmann::json index = ReadJson(kData + (zoo ? "/zoo.json" : "/symbols.json"));
+  const nlohmann::json index = compat::ReadJson(kData + (zoo ? "/zoo.json" : "/symbols.json"));
   BoundNetwork b{index.at(param.substr(4)), nullptr};
   const std::string prefix = kData + "/" + param;
   Symbol sym = Symbol::Load(prefix + "-symbol.json");

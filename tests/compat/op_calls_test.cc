@@ -7,13 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "compat_support.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
 
@@ -22,39 +20,9 @@ namespace {
 
 const std::string kData = WEFT_COMPAT_DATA;
 
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream f(path);
-  EXPECT_TRUE(f.good()) << "cannot read " << path;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
-
-template <typename T>
-std::vector<double> Raw(const NDArray& a) {
-  std::vector<T> v(a.Size());
-  a.SyncCopyToCPUBytes(v.data(), a.Bytes());
-  return std::vector<double>(v.begin(), v.end());
-}
-
-std::vector<double> Values(const NDArray& a) {
-  switch (a.GetDType()) {
-    case DType::kFloat64:
-      return Raw<double>(a);
-    case DType::kInt32:
-      return Raw<int32_t>(a);
-    case DType::kInt64:
-      return Raw<int64_t>(a);
-    case DType::kUint8:
-      return Raw<uint8_t>(a);
-    default:
-      return Raw<float>(a);
-  }
-}
-
 // Counts elements outside 1e-5 + 1e-4·|want| (NaN only matches NaN); returns the max abs error.
 double Compare(const NDArray& got, const NDArray& want, size_t* bad) {
-  const std::vector<double> g = Values(got), w = Values(want);
+  const std::vector<double> g = compat::Elements(got), w = compat::Elements(want);
   *bad = g.size() == w.size() ? 0 : 1;
   double worst = 0;
   for (size_t i = 0; i < std::min(g.size(), w.size()); ++i) {
@@ -72,7 +40,8 @@ std::vector<std::string> CallNames() {
     const std::string file = e.path().filename().string();
     if (!file.starts_with("calls_") || !file.ends_with(".json")) continue;
     const std::string stem = file.substr(0, file.size() - 5);
-    for (const auto& c : ReadJson(e.path().string())) names.push_back(stem + "/" + c["name"].get<std::string>());
+    for (const auto& c : compat::ReadJson(e.path().string()))
+      names.push_back(stem + "/" + c["name"].get<std::string>());
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -84,7 +53,7 @@ TEST_P(OpCall, MatchesMXNet) {
   const std::string stem = GetParam().substr(0, GetParam().find('/'));
   const std::string name = GetParam().substr(stem.size() + 1);
   nlohmann::json call;
-  for (const auto& c : ReadJson(kData + "/" + stem + ".json"))
+  for (const auto& c : compat::ReadJson(kData + "/" + stem + ".json"))
     if (c["name"] == name) call = c;
   ASSERT_FALSE(call.is_null());
   const std::map<std::string, NDArray> arrays = NDArray::LoadToMap(kData + "/" + stem + ".params");
