@@ -180,6 +180,21 @@ void ReturnShapes(ShapeResult<T>& r, SizeT* in_size, const NDimT** in_ndim, cons
   put(r.aux, aux_size, aux_ndim, aux_data);
 }
 
+// The six MXSymbolInferShape* forms: shapes given as (ind_ptr, data) of element type T, results
+// returned in T with SizeT counts and NDimT ranks; `partial` as InferShapes.
+template <typename T, typename IndT, typename SizeT, typename NDimT>
+int InferShapeCall(bool partial, SymbolHandle sym, uint32_t num_args, const char** keys, const IndT* arg_ind_ptr,
+                   const T* arg_shape_data, SizeT* in_size, const NDimT** in_ndim, const T*** in_data, SizeT* out_size,
+                   const NDimT** out_ndim, const T*** out_data, SizeT* aux_size, const NDimT** aux_ndim,
+                   const T*** aux_data, int* complete) {
+  API_BEGIN();
+  SymbolH& h = Sym(sym);
+  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
+  ReturnShapes(InferShapes<T>(h, given, partial, complete), in_size, in_ndim, in_data, out_size, out_ndim, out_data,
+               aux_size, aux_ndim, aux_data);
+  API_END();
+}
+
 int InferTypes(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data, uint32_t* in_type_size,
                const int** in_type_data, uint32_t* out_type_size, const int** out_type_data, uint32_t* aux_type_size,
                const int** aux_type_data, int* complete, bool partial) {
@@ -496,12 +511,9 @@ int MXSymbolInferShapeEx(SymbolHandle sym, uint32_t num_args, const char** keys,
                          const int*** in_shape_data, uint32_t* out_shape_size, const int** out_shape_ndim,
                          const int*** out_shape_data, uint32_t* aux_shape_size, const int** aux_shape_ndim,
                          const int*** aux_shape_data, int* complete) {
-  API_BEGIN();
-  SymbolH& h = Sym(sym);
-  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
-  ReturnShapes(InferShapes<int>(h, given, false, complete), in_shape_size, in_shape_ndim, in_shape_data, out_shape_size,
-               out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
-  API_END();
+  return InferShapeCall(false, sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
+                        in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim,
+                        aux_shape_data, complete);
 }
 
 int MXSymbolInferShapePartialEx(SymbolHandle sym, uint32_t num_args, const char** keys, const uint32_t* arg_ind_ptr,
@@ -509,12 +521,9 @@ int MXSymbolInferShapePartialEx(SymbolHandle sym, uint32_t num_args, const char*
                                 const int*** in_shape_data, uint32_t* out_shape_size, const int** out_shape_ndim,
                                 const int*** out_shape_data, uint32_t* aux_shape_size, const int** aux_shape_ndim,
                                 const int*** aux_shape_data, int* complete) {
-  API_BEGIN();
-  SymbolH& h = Sym(sym);
-  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
-  ReturnShapes(InferShapes<int>(h, given, true, complete), in_shape_size, in_shape_ndim, in_shape_data, out_shape_size,
-               out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
-  API_END();
+  return InferShapeCall(true, sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
+                        in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim,
+                        aux_shape_data, complete);
 }
 
 int MXSymbolInferShape(SymbolHandle sym, uint32_t num_args, const char** keys, const uint32_t* arg_ind_ptr,
@@ -522,12 +531,9 @@ int MXSymbolInferShape(SymbolHandle sym, uint32_t num_args, const char** keys, c
                        const uint32_t*** in_shape_data, uint32_t* out_shape_size, const uint32_t** out_shape_ndim,
                        const uint32_t*** out_shape_data, uint32_t* aux_shape_size, const uint32_t** aux_shape_ndim,
                        const uint32_t*** aux_shape_data, int* complete) {
-  API_BEGIN();
-  SymbolH& h = Sym(sym);
-  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
-  ReturnShapes(InferShapes<uint32_t>(h, given, false, complete), in_shape_size, in_shape_ndim, in_shape_data,
-               out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
-  API_END();
+  return InferShapeCall(false, sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
+                        in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim,
+                        aux_shape_data, complete);
 }
 
 int MXSymbolInferShapePartial(SymbolHandle sym, uint32_t num_args, const char** keys, const uint32_t* arg_ind_ptr,
@@ -536,12 +542,9 @@ int MXSymbolInferShapePartial(SymbolHandle sym, uint32_t num_args, const char** 
                               const uint32_t** out_shape_ndim, const uint32_t*** out_shape_data,
                               uint32_t* aux_shape_size, const uint32_t** aux_shape_ndim,
                               const uint32_t*** aux_shape_data, int* complete) {
-  API_BEGIN();
-  SymbolH& h = Sym(sym);
-  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
-  ReturnShapes(InferShapes<uint32_t>(h, given, true, complete), in_shape_size, in_shape_ndim, in_shape_data,
-               out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
-  API_END();
+  return InferShapeCall(true, sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
+                        in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim,
+                        aux_shape_data, complete);
 }
 
 int MXSymbolInferShapeEx64(SymbolHandle sym, uint32_t num_args, const char** keys, const int64_t* arg_ind_ptr,
@@ -549,12 +552,9 @@ int MXSymbolInferShapeEx64(SymbolHandle sym, uint32_t num_args, const char** key
                            const int64_t*** in_shape_data, size_t* out_shape_size, const int** out_shape_ndim,
                            const int64_t*** out_shape_data, size_t* aux_shape_size, const int** aux_shape_ndim,
                            const int64_t*** aux_shape_data, int* complete) {
-  API_BEGIN();
-  SymbolH& h = Sym(sym);
-  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
-  ReturnShapes(InferShapes<int64_t>(h, given, false, complete), in_shape_size, in_shape_ndim, in_shape_data,
-               out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
-  API_END();
+  return InferShapeCall(false, sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
+                        in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim,
+                        aux_shape_data, complete);
 }
 
 int MXSymbolInferShapePartialEx64(SymbolHandle sym, uint32_t num_args, const char** keys, const int64_t* arg_ind_ptr,
@@ -562,12 +562,9 @@ int MXSymbolInferShapePartialEx64(SymbolHandle sym, uint32_t num_args, const cha
                                   const int64_t*** in_shape_data, size_t* out_shape_size, const int** out_shape_ndim,
                                   const int64_t*** out_shape_data, size_t* aux_shape_size, const int** aux_shape_ndim,
                                   const int64_t*** aux_shape_data, int* complete) {
-  API_BEGIN();
-  SymbolH& h = Sym(sym);
-  auto given = GivenShapes(h.Get(), num_args, keys, arg_ind_ptr, arg_shape_data);
-  ReturnShapes(InferShapes<int64_t>(h, given, true, complete), in_shape_size, in_shape_ndim, in_shape_data,
-               out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data);
-  API_END();
+  return InferShapeCall(true, sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim,
+                        in_shape_data, out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim,
+                        aux_shape_data, complete);
 }
 
 int MXSymbolInferType(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
