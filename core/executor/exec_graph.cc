@@ -92,7 +92,7 @@ class Builder {
       const ExecNode& x = g_.nodes[k];
       bool any = false;
       for (uint32_t in : x.inputs) any = any || needs[in];
-      if (any && (x.is_copy || x.fwd->op->grad != GradKind::kNone))
+      if (any && (x.is_copy || x.fwd->op->grad != GradKind::kNone || x.fwd->op->no_gradient_is_error))
         for (uint32_t out : x.outputs) needs[out] = true;
     }
     contrib_.assign(g_.entries.size(), {});
@@ -124,6 +124,13 @@ class Builder {
         continue;
       }
       const graph::Node& n = *fx.fwd;
+      if (n.op->no_gradient_is_error)
+        for (uint32_t out : fx.outputs)
+          WEFT_CHECK(contrib_[out].empty(),
+                     "Executor::Bind: {} has no gradient (operator '{}' is not differentiable) but a gradient "
+                     "reaches it and one of its inputs requests one: bind those inputs with grad_req 'null' or "
+                     "stop the gradient before it (BlockGrad)",
+                     n.Describe(), n.op->name);
       if (n.op->grad != GradKind::kOp) continue;
       auto bn = DescribeBackward(*n.op, n.params, static_cast<int>(fx.inputs.size()),
                                  static_cast<int>(fx.outputs.size()), static_cast<int>(fx.aux.size()));
