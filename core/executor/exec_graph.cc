@@ -92,7 +92,11 @@ class Builder {
       const ExecNode& x = g_.nodes[k];
       bool any = false;
       for (uint32_t in : x.inputs) any = any || needs[in];
-      if (any && (x.is_copy || x.fwd->op->grad != GradKind::kNone || x.fwd->op->no_gradient_is_error))
+      // A gradient flows back only through copies and ops with a backward op (kZero ones, such as
+      // BlockGrad, give zeros, as the args' zero fill does), and reaches batch_take-like ops to be
+      // refused there: outputs of others need no head gradient (MXNet's test_zero_prop2 calls
+      // backward() on a stop_gradient output without one).
+      if (any && (x.is_copy || x.fwd->op->grad == GradKind::kOp || x.fwd->op->no_gradient_is_error))
         for (uint32_t out : x.outputs) needs[out] = true;
     }
     contrib_.assign(g_.entries.size(), {});
