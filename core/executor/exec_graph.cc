@@ -128,6 +128,12 @@ class Builder {
         continue;
       }
       const graph::Node& n = *fx.fwd;
+      // No gradient reaches any output (all behind a BlockGrad, say): the inputs' gradients are
+      // zero, so no backward node (and no memory) is made, as MXNet's gradient pass skips nodes
+      // whose output gradients are all zero (test_zero_prop). Loss layers make their own.
+      if (!n.op->is_loss &&
+          std::all_of(fx.outputs.begin(), fx.outputs.end(), [&](uint32_t out) { return contrib_[out].empty(); }))
+        continue;
       if (n.op->no_gradient_is_error)
         for (uint32_t out : fx.outputs)
           WEFT_CHECK(contrib_[out].empty(),
