@@ -92,7 +92,11 @@ class Builder {
       const ExecNode& x = g_.nodes[k];
       bool any = false;
       for (uint32_t in : x.inputs) any = any || needs[in];
-      if (any && (x.is_copy || x.fwd->op->grad != GradKind::kNone))
+      // A gradient flows back only through copies and ops with a backward op (kZero ones, such as
+      // BlockGrad, give zeros, as the args' zero fill does), and reaches batch_take-like ops to be
+      // refused there: outputs of others need no head gradient (MXNet's test_zero_prop2 calls
+      // backward() on a stop_gradient output without one).
+      if (any && (x.is_copy || x.fwd->op->grad == GradKind::kOp || x.fwd->op->no_gradient_is_error))
         for (uint32_t out : x.outputs) needs[out] = true;
     }
     contrib_.assign(g_.entries.size(), {});
@@ -124,6 +128,19 @@ class Builder {
         continue;
       }
       const graph::Node& n = *fx.fwd;
+      // No gradient reaches any output (all behind a BlockGrad, say): the inputs' gradients are
+      // zero, so no backward node (and no memory) is made, as MXNet's gradient pass skips nodes
+      // whose output gradients are all zero (test_zero_prop). Loss layers make their own.
+      if (!n.op->is_loss &&
+          std::all_of(fx.outputs.begin(), fx.outputs.end(), [&](uint32_t out) { return contrib_[out].empty(); }))
+        continue;
+      if (n.op->no_gradient_is_error)
+        for (uint32_t out : fx.outputs)
+          WEFT_CHECK(contrib_[out].empty(),
+                     "Executor::Bind: {} has no gradient (operator '{}' is not differentiable) but a gradient "
+                     "reaches it and one of its inputs requests one: bind those inputs with grad_req 'null' or "
+                     "stop the gradient before it (BlockGrad)",
+                     n.Describe(), n.op->name);
       if (n.op->grad != GradKind::kOp) continue;
       auto bn = DescribeBackward(*n.op, n.params, static_cast<int>(fx.inputs.size()),
                                  static_cast<int>(fx.outputs.size()), static_cast<int>(fx.aux.size()));

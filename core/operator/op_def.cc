@@ -65,7 +65,9 @@ AttrMap OpDef::Normalize(const AttrMap& given) const {
         continue;
       }
       const AttrSpec* spec = FindAttr(key);
-      if (spec == nullptr && any_attrs) {
+      // MXNet keeps, and ignores, any attribute given to an op without a parameter struct
+      // (broadcast_maximum(..., axis=1) in Gluon's cosine loss): the ops declaring none do too.
+      if (spec == nullptr && (any_attrs || attrs.empty())) {
         out.Set(key, value);
         continue;
       }

@@ -99,6 +99,9 @@ struct OpDef {
   std::function<std::vector<std::pair<int, int>>(const AttrMap&)> inplace;
   uint32_t resources = 0;  // kResource* bits
   bool is_loss = false;    // makes its own head gradient (SoftmaxOutput)
+  // With grad kNone: a gradient reaching this op's output while an input wants one is an error at
+  // bind, as for MXNet's ops that register no FGradient (batch_take), instead of zeros.
+  bool no_gradient_is_error = false;
   // Attributes that are not declared are kept as given instead of refused (host operators such
   // as MXNet's Custom, whose keywords belong to the program's operator).
   bool any_attrs = false;
@@ -106,7 +109,8 @@ struct OpDef {
   /// Attributes with defaults filled in, values validated by type. Attributes starting with
   /// "__" (MXNet hidden attributes: __ctx_group__, __lr_mult__, ...) pass through untouched.
   /// Throws weft::Error for an unknown attribute name (listing the op's attributes) or a
-  /// missing required one.
+  /// missing required one. An op that declares no attribute keeps undeclared ones as given,
+  /// as MXNet does for its ops without a parameter struct.
   AttrMap Normalize(const AttrMap& given) const;
 
   // Added by core/operator: op-specific checks of the (defaulted) attributes run by Normalize

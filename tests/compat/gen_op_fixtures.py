@@ -199,7 +199,44 @@ def index_calls():
     ]
 
 
-FAMILIES = {"math": (math_probes, None), "index": (index_probes, index_calls)}
+# ---- legacy ops and the multinomial sampler (batch_take, fill_element_0index, ...) --------------
+
+def legacy_probes():
+    p = []
+    a, idx, lhs, rhs = var("a"), var("indices"), var("lhs"), var("rhs")
+
+    def add(name, sym, inputs, **opt):
+        p.append((name, sym, inputs, opt))
+
+    add("choose_element_0index", mx.sym.choose_element_0index(a, idx),
+        {"a": ((3, 4), signed), "indices": ((3,), lambda s: np.array([0, 3, 1], np.float32))}, no_grad=["indices"])
+    add("_identity_with_attr_like_rhs", mx.sym._internal._identity_with_attr_like_rhs(lhs, rhs),
+        {"lhs": ((3, 4), signed), "rhs": ((3, 4), signed)})
+    # One-hot rows: every draw is certain, so MXNet's indices and log-probabilities are weft's too;
+    # the gradient of the log-probabilities reaches the drawn categories (1 / p = 1 each).
+    onehot = lambda s: np.array([[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 1]], np.float32)  # noqa: E731
+    add("_sample_multinomial", mx.sym.Group(list(mx.sym._internal._sample_multinomial(
+        var("data"), shape=(2,), get_prob=True))), {"data": ((3, 4), onehot)})
+    return p
+
+
+def legacy_calls():
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    values = np.array([7, 8, 9, 10], np.float32)
+    return [
+        # Positions out of [0, 3) (-1, 3) leave their row as it was; 1.7 truncates to 1.
+        ("fill_element_0index", "fill_element_0index", {}, [rows, values, np.array([2, -1, 1.7, 3], np.float32)],
+         {}),
+        ("fill_element_0index_out", "fill_element_0index", {}, [rows.copy(), values, np.array([0, 1, 2, 0],
+                                                                                              np.float32)],
+         {"out": 0, "mutated": [0]}),
+        # batch_take's indices are int32 (MXNet fixes their type); -1 and 9 are clipped into [0, 3).
+        ("batch_take", "batch_take", {}, [rows, np.array([2, -1, 1, 9], np.int32)], {}),
+        ("batch_take_float64", "batch_take", {}, [rows.astype(np.float64), np.array([2, 0, 1, 9], np.int32)], {}),
+    ]
+
+
+FAMILIES = {"math": (math_probes, None), "index": (index_probes, index_calls), "legacy": (legacy_probes, legacy_calls)}
 
 
 def write_calls(calls, stem):

@@ -1,4 +1,6 @@
 // Every refused call names what is wrong.
+#include <algorithm>
+
 #include "test_util.h"
 
 namespace weft {
@@ -78,6 +80,40 @@ TEST(ExecutorErrors, HeadGradientRequired) {
   EXPECT_NE(m.find("head gradient is required for output"), std::string::npos) << m;
   EXPECT_NE(m.find(c.ListOutputs()[0]), std::string::npos) << m;
   EXPECT_ERROR_HAS(e->Backward({NDArray(Shape{3}, kCpu)}), "shape");
+}
+
+// batch_take has no gradient (MXNet registers none): binding it so that a gradient reaches it
+// while an input wants one is refused, naming the op; behind BlockGrad it binds, Backward needs no
+// head gradient, and no backward node (nor its memory) is made for what the BlockGrad stops
+// (MXNet's test_zero_prop / test_zero_prop2).
+TEST(ExecutorErrors, NonDifferentiableOpRefusedUnlessItsGradientIsStopped) {
+  const Symbol y =
+      Operator("batch_take")(std::vector<Symbol>{Symbol::Variable("x"), Symbol::Variable("idx")}).CreateSymbol("take");
+  const std::map<std::string, Shape> shapes = {{"x", Shape{10, 10}}, {"idx", Shape{10}}};
+  const std::map<std::string, DType> types = {{"idx", DType::kInt32}};
+  EXPECT_ERROR_HAS(Executor::SimpleBind(y, kCpu, shapes, "write", {}, types),
+                   "operator 'batch_take' is not differentiable");
+  const Symbol z = Operator("BlockGrad")(y).CreateSymbol("stop");
+  auto e = Executor::SimpleBind(z, kCpu, shapes, "write", {}, types);
+  e->Forward(true);
+  e->Backward();
+  std::vector<float> g;
+  e->grad_dict().at("x").SyncCopyToCPU(&g);
+  EXPECT_TRUE(std::all_of(g.begin(), g.end(), [](float v) { return v == 0; }));
+
+  Symbol chain = Symbol::Variable("data");
+  for (int i = 0; i < 4; ++i) chain = chain * chain;
+  const std::map<std::string, Shape> big = {{"data", Shape{64, 1024}}};
+  auto planned = [](const std::unique_ptr<Executor>& ex) {
+    const std::string s = ex->DebugStr();
+    const size_t at = s.find("Total ");
+    return std::stol(s.substr(at + 6));
+  };
+  const long with_grad = planned(Executor::SimpleBind(chain, kCpu, big));
+  const long without = planned(Executor::SimpleBind(chain, kCpu, big, "null"));
+  const long stopped = planned(Executor::SimpleBind(Operator("BlockGrad")(chain).CreateSymbol("s"), kCpu, big));
+  EXPECT_GT(with_grad, stopped);
+  EXPECT_EQ(without, stopped);
 }
 
 }  // namespace

@@ -213,6 +213,18 @@ const std::vector<Row>& Table() {
     r.push_back({"_random_randint", {{"low", "0"}, {"high", "2"}}, N, "", 0, {}, false, true});
     for (const char* op : {"_random_uniform_like", "_random_normal_like"})
       r.push_back({op, {}, Z, "", 0, {}, false, true});
+    for (const char* op : {"_random_negative_binomial", "_random_generalized_negative_binomial", "_shuffle"})
+      r.push_back({op, {}, N, "", 0, {}, false, true});
+    // The samplers with parameter arrays (mxops2): a zero gradient, as MXNet's; multinomial's
+    // reaches data through its log-probabilities.
+    for (const char* op : {"_sample_uniform", "_sample_normal", "_sample_gamma", "_sample_exponential",
+                           "_sample_poisson", "_sample_negative_binomial", "_sample_generalized_negative_binomial"})
+      r.push_back({op, {}, Z, "", 0, {}, false, true});
+    r.push_back({"_sample_multinomial", {}, K, "_backward_sample_multinomial", I | O, {}, false, true});
+    // Older ops of MXNet's frontend (mxops2).
+    r.push_back({"batch_take", {}, N, "", 0, {}});
+    r.push_back({"fill_element_0index", {}, N, "", 0, {}});
+    r.push_back({"_identity_with_attr_like_rhs", {}, K, "_backward_identity_with_attr_like_rhs", 0, {{0, 0}}});
     return r;
   }();
   return rows;

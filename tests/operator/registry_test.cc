@@ -196,6 +196,22 @@ const char* const kOpsMd[] = {
     "_random_poisson",
     "_random_uniform_like",
     "_random_normal_like",
+    "_random_negative_binomial",
+    "_random_generalized_negative_binomial",
+    // samplers with parameter arrays, multinomial, shuffle (mxops2)
+    "_sample_uniform",
+    "_sample_normal",
+    "_sample_gamma",
+    "_sample_exponential",
+    "_sample_poisson",
+    "_sample_negative_binomial",
+    "_sample_generalized_negative_binomial",
+    "_sample_multinomial",
+    "_shuffle",
+    // older ops of MXNet's frontend (mxops2)
+    "batch_take",
+    "fill_element_0index",
+    "_identity_with_attr_like_rhs",
     // Indexing, layout and reduction ops and optimizer updates of MXNet's frontend.
     "_eye",
     "_histogram",

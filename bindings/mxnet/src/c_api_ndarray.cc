@@ -56,6 +56,14 @@ NDArray At(const NDArray& a, int64_t idx) {
 // MXNet's reshape codes (0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split) resolved by the
 // Reshape op's own shape inference, so the rules live in one place.
 NDArray ReshapeCodes(const NDArray& a, const std::vector<int64_t>& codes, bool reverse) {
+  // No codes: the 0-d shape () (mx.nd.array of a NumPy scalar reshapes its (1,) array so); the
+  // Reshape op reads an empty shape as "not given" instead.
+  if (codes.empty()) {
+    if (a.GetShape().Size() != 1)
+      Fail("NDArray.reshape: cannot reshape an array of shape {} ({} elements) to () (1 element)",
+           a.GetShape().ToString(), a.GetShape().Size());
+    return RecordedReshape(a, Shape(std::vector<int64_t>{}));
+  }
   std::string text = "(";
   for (size_t i = 0; i < codes.size(); ++i) text += (i ? "," : "") + std::to_string(codes[i]);
   text += codes.size() == 1 ? ",)" : ")";

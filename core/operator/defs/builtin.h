@@ -26,6 +26,8 @@ void RegisterIndexingOps(OpRegistry& r);       // defs/indexing.cc
 void RegisterMatrixOps(OpRegistry& r);         // defs/matrix.cc
 void RegisterOptimizerMoreOps(OpRegistry& r);  // defs/optimizer_more.cc
 void RegisterRandomOps(OpRegistry& r);         // defs/random.cc
+void RegisterRandomMultiOps(OpRegistry& r);    // defs/random_multi.cc
+void RegisterLegacyOps(OpRegistry& r);         // defs/legacy.cc
 
 /// One family of built-in definitions and the source file (relative to the repository root)
 /// that holds it. The file names feed the generated OPS.md (tools/weft-ops-json), which must
@@ -53,6 +55,8 @@ inline constexpr BuiltinFamily kBuiltinFamilies[] = {
     {"core/operator/defs/matrix.cc", &RegisterMatrixOps},
     {"core/operator/defs/optimizer_more.cc", &RegisterOptimizerMoreOps},
     {"core/operator/defs/random.cc", &RegisterRandomOps},
+    {"core/operator/defs/random_multi.cc", &RegisterRandomMultiOps},
+    {"core/operator/defs/legacy.cc", &RegisterLegacyOps},
 };
 
 /// Registers every family into `r` and returns op name (and alias) -> the family's file.

@@ -30,6 +30,9 @@ OpDef Where() {
   d.list_inputs = Fixed({"condition", "x", "y"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
+    // MXNet's WhereOpShape infers nothing until condition's shape is fully known
+    // (infer_shape_partial leaves x, y and the output as they were).
+    if (!io.in(0) || !FullyKnown(*io.in(0))) return;
     for (size_t i : {1, 2})
       if (io.in(i)) io.AssignOut(0, *io.in(i));
     if (!io.out(0)) return;

@@ -1,5 +1,6 @@
 // Random sampling ops of MXNet 1.9 (src/operator/random/sample_op.cc): _random_uniform,
-// _random_normal, _random_randint, _random_exponential, _random_gamma, _random_poisson, which make
+// _random_normal, _random_randint, _random_exponential, _random_gamma, _random_poisson, _random_negative_binomial,
+// _random_generalized_negative_binomial, which make
 // an array of `shape` from their attributes, and _random_uniform_like / _random_normal_like, which
 // take shape and dtype from their input. Attribute names, types, defaults and order are MXNet
 // 1.9.1's (mx.operator.get_operator_arguments), and so are the aliases.
@@ -99,12 +100,21 @@ void RegisterRandomOps(OpRegistry& r) {
   r.Register(Sampler("_random_poisson",
                      "Samples from the Poisson distribution of mean lam (>= 0), as floating point counts.",
                      {Opt("lam", "float", "1", "mean λ")}, false));
+  r.Register(Sampler("_random_negative_binomial",
+                     "Samples from the negative binomial distribution: failures before the k-th success (k >= 0) of "
+                     "probability p (in (0, 1]), as floating point counts.",
+                     {Opt("k", "int", "1", "successes k"), Opt("p", "float", "1", "success probability p")}, false));
+  r.Register(Sampler("_random_generalized_negative_binomial",
+                     "Samples from the generalized negative binomial distribution of mean mu (>= 0) and dispersion "
+                     "alpha (>= 0; variance mu + alpha·mu², alpha = 0 is Poisson), as floating point counts.",
+                     {Opt("mu", "float", "1", "mean μ"), Opt("alpha", "float", "1", "dispersion α")}, false));
   r.Register(
       LikeSampler("_random_uniform_like", std::string(kUniform) + " Shape and dtype are data's.", UniformParams()));
   r.Register(LikeSampler("_random_normal_like", std::string(kNormal) + " Shape and dtype are data's.", NormalParams()));
   // MXNet 1.9.1's aliases of these ops (no more: there is no "randint" or "uniform_like").
   for (const char* op : {"uniform", "normal"}) r.AddAlias(op, std::string("_random_") + op);
-  for (const char* op : {"uniform", "normal", "randint", "exponential", "gamma", "poisson"})
+  for (const char* op : {"uniform", "normal", "randint", "exponential", "gamma", "poisson", "negative_binomial",
+                         "generalized_negative_binomial"})
     r.AddAlias(std::string("random_") + op, std::string("_random_") + op);
 }
 

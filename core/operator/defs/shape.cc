@@ -301,23 +301,23 @@ OpDef SliceChannel() {
         part[ax] = len >= 0 ? len / n : -1;
       }
       for (size_t i = 0; i < io.num_out(); ++i) io.AssignOut(i, Shape(part));
-      if (len >= 0) return;
     }
-    // Back from a known output: the input is n parts long along the axis.
-    for (size_t i = 0; i < io.num_out(); ++i) {
-      if (!io.out(i)) continue;
-      std::vector<int64_t> s = io.out(i)->dims();
-      int64_t nd = static_cast<int64_t>(s.size()) + (squeeze ? 1 : 0);
-      size_t ax = static_cast<size_t>(NormalizeAxis(io, axis_attr, nd, "axis"));
-      if (squeeze) {
-        s.insert(s.begin() + static_cast<std::ptrdiff_t>(ax), n);
-      } else if (s[ax] >= 0) {
-        s[ax] *= n;
-      }
-      io.AssignIn(0, Shape(s));
-      for (size_t j = 0; j < io.num_out(); ++j) io.AssignOut(j, *io.out(i));
-      break;
+    // Every part has one shape: merge what is known of each (a consumer may know one part's
+    // extents that data leaves unknown, e.g. data (0, 10) and part 1 added to a (5,) array), then
+    // back to data: n parts long along the axis.
+    for (size_t i = 0; i < io.num_out(); ++i)
+      if (io.out(i))
+        for (size_t j = 0; j < io.num_out(); ++j) io.AssignOut(j, *io.out(i));
+    if (io.num_out() == 0 || !io.out(0)) return;
+    std::vector<int64_t> s = io.out(0)->dims();
+    const int64_t nd = static_cast<int64_t>(s.size()) + (squeeze ? 1 : 0);
+    const size_t ax = static_cast<size_t>(NormalizeAxis(io, axis_attr, nd, "axis"));
+    if (squeeze) {
+      s.insert(s.begin() + static_cast<std::ptrdiff_t>(ax), n);
+    } else if (s[ax] >= 0) {
+      s[ax] *= n;
     }
+    io.AssignIn(0, Shape(s));
   });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_SliceChannel";

@@ -89,6 +89,9 @@ OpDef BatchDot() {
       io.Fail(fmt::format("inputs must have the same number of axes, at least 3; got 'lhs' {} and 'rhs' {}",
                           l.ToString(), r.ToString()));
     }
+    // MXNet's BatchDotShape infers nothing unless lhs's last extent and rhs's second-to-last are
+    // known (whatever the transposes): infer_shape_partial then gives an unknown output there too.
+    if (l[n - 1] < 0 || r[n - 2] < 0) return;
     std::vector<int64_t> out;
     for (size_t i = 0; i + 2 < n; ++i) {
       if (l[i] >= 0 && r[i] >= 0 && l[i] != r[i]) io.Fail(DotError(io, l, r) + ": batch axes differ");

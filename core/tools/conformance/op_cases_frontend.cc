@@ -256,6 +256,42 @@ void RandomCases(std::vector<OpCase>& v) {
       Case("_random_randint", {{"low", "0"}, {"high", "1000000"}, {"shape", "(1000,)"}, {"dtype", "int64"}}, {})));
   v.push_back(NoGrad(Case("_random_uniform_like", {{"low", "5"}, {"high", "6"}}, {In(Shape{20, 50})})));
   v.push_back(NoGrad(Case("_random_normal_like", {{"loc", "-1"}, {"scale", "0.5"}}, {In(Shape{10, 10, 10})})));
+  v.push_back(NoGrad(Case("_random_negative_binomial", {{"k", "3"}, {"p", "0.4"}, {"shape", "(100, 100)"}}, {})));
+  v.push_back(NoGrad(
+      Case("_random_generalized_negative_binomial", {{"mu", "2"}, {"alpha", "0.3"}, {"shape", "(100, 100)"}}, {})));
+}
+
+// The samplers with parameter arrays: 5000 draws per parameter element, each element's draws
+// checked against its own law (reference_random.cc); their gradient is zero.
+void SampleCases(std::vector<OpCase>& v) {
+  const Shape p{2};
+  const std::map<std::string, std::string> draws = {{"shape", "(5000,)"}};
+  const Domain low{-2, -1}, high{1, 2}, rate{0.5, 4}, count{1, 7, true}, prob{0.3, 0.9}, disp{0, 1};
+  v.push_back(NoGrad(Case("_sample_uniform", draws, {In(p, low), In(p, high)})));
+  v.push_back(NoGrad(Case("_sample_normal", draws, {In(p), In(p, kPositive)})));
+  v.push_back(NoGrad(Case("_sample_gamma", draws, {In(p, kPositive), In(p, kPositive)})));
+  v.push_back(NoGrad(Case("_sample_exponential", draws, {In(p, rate)})));
+  v.push_back(NoGrad(Case("_sample_poisson", draws, {In(p, Domain{0.5, 30})})));
+  v.push_back(NoGrad(Case("_sample_negative_binomial", draws, {In(p, count), In(p, prob)})));
+  v.push_back(NoGrad(Case("_sample_generalized_negative_binomial", draws, {In(p, rate), In(p, disp)})));
+  v.push_back(NoGrad(Case("_sample_uniform", {{"shape", "(3000,)"}, {"dtype", "float64"}}, {In(p, low), In(p, high)})));
+  // Four equally likely categories per row; the log-probabilities' gradient is 1/p at each draw,
+  // a step function of data that finite differences cannot see.
+  const Domain quarter{0.25, 0.25};
+  v.push_back(NoGrad(Case("_sample_multinomial", {{"shape", "(4000,)"}}, {In(Shape{2, 4}, quarter)})));
+  v.push_back(
+      NoGrad(Case("_sample_multinomial", {{"shape", "(2000,)"}, {"get_prob", "True"}}, {In(Shape{3, 4}, quarter)})));
+  v.push_back(NoGrad(Case("_shuffle", {}, {In(Shape{7, 3})})));
+}
+
+// Older ops MXNet's unit tests call (defs/legacy.cc). batch_take's and fill_element_0index's
+// positions reach past both ends of the row (clipped, resp. ignored).
+void LegacyCases(std::vector<OpCase>& v) {
+  const Domain positions{-1, 6, true, 0, false, DType::kInt32};
+  v.push_back(NoGrad(Case("batch_take", {}, {In(Shape{4, 5}), In(Shape{4}, positions)})));
+  v.push_back(
+      NoGrad(Case("fill_element_0index", {}, {In(Shape{4, 5}), In(Shape{4}), In(Shape{4}, Domain{-1, 6, true})})));
+  v.push_back(Case("_identity_with_attr_like_rhs", {}, {In(Shape{3, 4}), In(Shape{3, 4})}));
 }
 
 }  // namespace
@@ -273,6 +309,8 @@ void AddFrontendCases(std::vector<OpCase>& v) {
   IndexCases(v);
   ShapeOpCases(v);
   RandomCases(v);
+  SampleCases(v);
+  LegacyCases(v);
 }
 
 }  // namespace wconf

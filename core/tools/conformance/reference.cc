@@ -269,6 +269,16 @@ std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& f, const
     g[0].v = og[0].v;
   } else if (f.op == "topk" && (f.attrs.GetString("ret_typ") == "indices" || f.attrs.GetString("ret_typ") == "mask")) {
     g = {like(x)};
+  } else if (f.op == "_sample_multinomial") {
+    // The log-probabilities' gradient: 1/p at each drawn category (the indices get none).
+    g = {like(x)};
+    const size_t k = static_cast<size_t>(x.shape[x.shape.ndim() - 1]), rows = x.v.size() / k;
+    const std::vector<double>& drawn = fwd.out.at(0).v;
+    const size_t m = rows == 0 ? 0 : drawn.size() / rows;
+    for (size_t i = 0; og.size() > 1 && i < drawn.size(); ++i) {
+      const size_t at = (i / m) * k + static_cast<size_t>(drawn[i]);
+      g[0].v[at] += og[1].v[i] / x.v[at];
+    }
   } else if (auto math = ref::MathGradient(f, og)) {
     g = std::move(*math);
   } else {

@@ -4,6 +4,7 @@
 // broadcast_axis, _split_v2, depth_to_space, space_to_depth and amp_cast. Each output element is
 // written from the definition of the op (MXNet 1.9's rules: matrix_op-inl.h, indexing_op.h,
 // diag_op-inl.h, init_op.h, histogram-inl.h), not from the kernels' loops.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -222,9 +223,33 @@ void DepthSpace(Call& c, bool to_space) {
   }
 }
 
+// batch_take: a viewed as (rows, m); output[i] = a[i, clamp(indices[i], 0, m - 1)].
+void BatchTake(Call& c) {
+  const HostTensor &a = c.in(0), &idx = c.in(1);
+  const int64_t m = a.shape[a.shape.ndim() - 1];
+  for (size_t i = 0; i < c.out[0].v.size(); ++i) {
+    const int64_t j = std::clamp<int64_t>(static_cast<int64_t>(idx.v[i]), 0, m - 1);
+    c.out[0].v[i] = a.v[i * static_cast<size_t>(m) + static_cast<size_t>(j)];
+  }
+}
+
+// fill_element_0index: lhs with [i, trunc(rhs[i])] = mhs[i] where that column exists.
+void FillElement(Call& c) {
+  const HostTensor &lhs = c.in(0), &val = c.in(1), &pos = c.in(2);
+  const int64_t m = lhs.shape[1];
+  c.out[0].v = lhs.v;
+  for (size_t i = 0; i < val.v.size(); ++i) {
+    const double j = std::trunc(pos.v[i]);
+    if (j >= 0 && j < static_cast<double>(m))
+      c.out[0].v[i * static_cast<size_t>(m) + static_cast<size_t>(j)] = val.v[i];
+  }
+}
+
 }  // namespace
 
 void RegisterIndexReferences(Table& t) {
+  t["batch_take"] = BatchTake;
+  t["fill_element_0index"] = FillElement;
   t["_slice_assign"] = [](Call& c) { SliceAssign(c, false); };
   t["_slice_assign_scalar"] = [](Call& c) { SliceAssign(c, true); };
   t["_set_value"] = [](Call& c) { std::fill(c.out[0].v.begin(), c.out[0].v.end(), c.attrs().GetFloat("src")); };

@@ -243,7 +243,9 @@ void OneHot(Call& c) {
 void RegisterShapeReferences(Table& t) {
   // The same elements in the same order (the output shape is the node's signature); Cast's
   // conversion is the rounding to the output dtype.
-  for (const char* op : {"Flatten", "Reshape", "expand_dims", "_copy", "reshape_like", "Cast"}) t[op] = Copy;
+  for (const char* op :
+       {"Flatten", "Reshape", "expand_dims", "_copy", "reshape_like", "Cast", "_identity_with_attr_like_rhs"})
+    t[op] = Copy;
   t["Concat"] = Concat;
   t["SliceChannel"] = SliceChannel;
   t["transpose"] = Transpose;

@@ -122,6 +122,9 @@ class InitKernel {
 void RegisterCopyKernels(KernelTable& t) {
   t.Add<ReshapeLikeKernel>("reshape_like", kAllMask);
   t.Add<ReshapeLikeKernel>("_backward_reshape_like", kAllMask);
+  // _identity_with_attr_like_rhs computes what reshape_like does when the shapes agree.
+  t.Add<ReshapeLikeKernel>("_identity_with_attr_like_rhs", kAllMask);
+  t.Add<ReshapeLikeKernel>("_backward_identity_with_attr_like_rhs", kAllMask);
   for (const char* op : {"_zeros", "_ones", "_full", "_arange", "_linspace", "_eye"}) t.Add<InitKernel>(op, kAllMask);
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "squeeze", "BlockGrad"}) {
     t.Add<CopyKernel>(op, kAllMask);

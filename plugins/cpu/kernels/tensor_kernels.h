@@ -52,5 +52,9 @@ void RegisterUnaryMathKernels(KernelTable& t);   // elemwise_unary_math.cc: tan 
 void RegisterAssignKernels(KernelTable& t);      // tensor_assign.cc: _slice_assign, gather_nd, _histogram ...
 void RegisterMatrixKernels(KernelTable& t);      // tensor_matrix.cc: reverse, diag, depth_to_space ...
 void RegisterRandomKernels(KernelTable& t);      // random_sample.cc: _random_uniform, _random_normal ...
+// random_multi.cc: _sample_*, _sample_multinomial, _shuffle.
+void RegisterRandomMultiKernels(KernelTable& t);
+// tensor_legacy.cc: batch_take, fill_element_0index.
+void RegisterLegacyKernels(KernelTable& t);
 
 }  // namespace weft::cpu::tensor

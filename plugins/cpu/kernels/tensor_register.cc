@@ -28,6 +28,8 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterAssignKernels(table);
   RegisterMatrixKernels(table);
   RegisterRandomKernels(table);
+  RegisterRandomMultiKernels(table);
+  RegisterLegacyKernels(table);
 }
 
 namespace tensor {

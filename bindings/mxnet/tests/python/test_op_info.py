@@ -22,6 +22,11 @@ KNOWN = {
     '_random_uniform_like': 'weft lists data before low, high (MXNet after)',
     '_random_normal_like': 'weft lists data before loc, scale (MXNet after)',
 }
+# MXNet lists the samplers' second parameter array after shape and dtype; weft lists both arrays
+# first. The generated functions take the arrays first either way.
+for _op in ('uniform', 'normal', 'gamma', 'negative_binomial', 'generalized_negative_binomial'):
+    KNOWN['_sample_' + _op] = KNOWN['sample_' + _op] = 'weft lists both parameter arrays before shape, dtype'
+
 
 
 def describe(mx, name):

@@ -1,0 +1,112 @@
+"""Operators and behaviours MXNet 1.9.1's own unit tests reach for (test_random, test_ndarray,
+test_symbol, test_infer_shape, test_loss), through MXNet's unmodified frontend on weft. Expected
+values are MXNet 1.9.1's (checked against the real libmxnet when these tests were written)."""
+import numpy as np
+import pytest
+
+
+def test_samplers_take_parameter_arrays(mx):
+    # mx.nd.random.* with NDArray parameters call _sample_*: shape params.shape + shape, float32.
+    lo = mx.nd.array([[0, 2.5], [-9.75, -1.0]])
+    hi = mx.nd.array([[1, 3.7], [4.2, 10.5]])
+    mx.random.seed(128)
+    a = mx.nd.random.uniform(lo, hi, shape=(20000,))
+    mx.random.seed(128)
+    b = mx.nd.random.uniform(lo, hi, shape=(20000,))
+    assert a.shape == (2, 2, 20000) and a.dtype == np.float32
+    assert (a.asnumpy() == b.asnumpy()).all()
+    mean = a.asnumpy().mean(axis=2)
+    assert np.abs(mean - (lo + hi).asnumpy() / 2).max() < 0.1
+    x = mx.nd.random.negative_binomial(mx.nd.array([3.0, 6.0]), mx.nd.array([0.4, 0.84]), shape=20000).asnumpy()
+    assert np.abs(x.mean(axis=1) - [4.5, 6 * 0.16 / 0.84]).max() < 0.15
+    s = mx.sym.random.gamma(mx.sym.var('a'), mx.sym.var('b'), shape=(3,))
+    assert s.infer_shape(a=(2,), b=(2,))[1] == [(2, 3)]
+
+
+def test_multinomial_seeds_and_log_probability_gradient(mx):
+    probs = mx.nd.array([0.125, 0.25, 0.25, 0.0625, 0.125, 0.1875], dtype='float16')
+    mx.random.seed(1234)
+    s1 = mx.nd.random.multinomial(data=probs, shape=1000)
+    mx.random.seed(1234)
+    s2 = mx.nd.random.multinomial(data=probs, shape=1000)
+    assert s1.dtype == np.int32 and (s1.asnumpy() == s2.asnumpy()).all()
+    # With get_prob the log-probabilities' gradient is 1/p at each draw (MXNet's: [[0, 3.75], ...]).
+    p = mx.nd.array([[0.0, 1.0], [0.5, 0.5]])
+    p.attach_grad()
+    with mx.autograd.record():
+        idx, logp = mx.nd.random.multinomial(p, shape=3, get_prob=True)
+    logp.backward()
+    drawn = idx.asnumpy()
+    want = np.zeros((2, 2))
+    for r in range(2):
+        for c in drawn[r]:
+            want[r, c] += 1 / p.asnumpy()[r, c]
+    assert (drawn[0] == 1).all()
+    assert np.allclose(p.grad.asnumpy(), want)
+    assert np.allclose(logp.asnumpy(), np.log(np.take_along_axis(p.asnumpy(), drawn, 1)))
+
+
+def test_shuffle_permutes_rows(mx):
+    a = mx.nd.arange(12).reshape((4, 3))
+    b = mx.nd.random.shuffle(a).asnumpy()
+    assert sorted(b[:, 0].tolist()) == [0, 3, 6, 9]
+    assert (b[:, 1] == b[:, 0] + 1).all()
+
+
+def test_batch_take_has_no_gradient_unless_stopped(mx):
+    # MXNet's test_zero_prop2: behind stop_gradient batch_take binds and runs backward without
+    # head gradients; as a head it cannot be bound with gradients.
+    x, idx = mx.sym.var('x'), mx.sym.var('idx')
+    y = mx.sym.batch_take(x, idx)
+    types = {'x': np.float32, 'idx': np.int32}
+    exe = mx.sym.stop_gradient(y).simple_bind(ctx=mx.cpu(), x=(3, 2), idx=(3,), type_dict=types)
+    exe.arg_dict['x'][:] = mx.nd.arange(6).reshape((3, 2))
+    exe.arg_dict['idx'][:] = mx.nd.array([-1, 1, 5], dtype='int32')
+    exe.forward()
+    exe.backward()
+    assert exe.outputs[0].asnumpy().tolist() == [0, 3, 5]  # positions clipped, as MXNet
+    assert (exe.grad_dict['x'].asnumpy() == 0).all()
+    # MXNet's simple_bind re-raises the library's error as RuntimeError, the message kept.
+    with pytest.raises(RuntimeError, match="operator 'batch_take' is not differentiable"):
+        y.simple_bind(ctx=mx.cpu(), x=(3, 2), idx=(3,), type_dict=types)
+
+
+def test_legacy_ndarray_functions(mx):
+    a = mx.nd.arange(6).reshape((3, 2))
+    assert mx.nd.choose_element_0index(a, mx.nd.array([0, 1, 1])).asnumpy().tolist() == [0, 3, 5]
+    got = mx.nd.fill_element_0index(a, mx.nd.array([7, 8, 9]), mx.nd.array([-1, 0, 1.7]))
+    assert got.asnumpy().tolist() == [[0, 1], [8, 3], [4, 9]]
+    # A NumPy scalar becomes a 0-d array (MXNet's array() reshapes its (1,) array to ()).
+    s = mx.nd.array(np.ones([]))
+    assert s.shape == () and s.asnumpy() == 1
+
+
+def test_backward_shape_inference_through_identity_with_attr_like_rhs(mx):
+    w, wshift = mx.sym.var('weight'), mx.sym.var('wshift', shape=(1,))
+    wt = mx.symbol._internal._identity_with_attr_like_rhs(mx.sym.broadcast_add(w, wshift), w)
+    net = mx.sym.FullyConnected(data=mx.sym.var('data'), weight=wt, num_hidden=11, no_bias=True)
+    args, _, _ = net.infer_shape(data=(7, 100))
+    assert dict(zip(net.list_arguments(), args))['weight'] == (11, 100)
+
+
+def test_ops_without_parameters_keep_any_attribute(mx):
+    # Gluon's cosine loss calls broadcast_maximum(..., axis=1); MXNet keeps and ignores it.
+    got = mx.nd.broadcast_maximum(mx.nd.array([0]), mx.nd.array([[1, -1]]), axis=1)
+    assert got.asnumpy().tolist() == [[1, 0]]
+    assert '"axis": "1"' in mx.sym.broadcast_maximum(mx.sym.var('a'), mx.sym.var('b'), axis=1).tojson()
+    with pytest.raises(mx.base.MXNetError, match="has no attribute 'foo'"):
+        mx.nd.sum(mx.nd.ones(2), foo=1)
+
+
+def test_partial_shapes_as_mxnet(mx):
+    x, y, c = mx.sym.var('x'), mx.sym.var('y'), mx.sym.var('cond')
+    z = mx.sym.batch_dot(x, y)
+    assert z.infer_shape_partial(x=(0, 3, 4), y=(0, 4, 5))[1] == [(0, 3, 5)]
+    assert z.infer_shape_partial(x=(0, 3, 4), y=(0, 0, 5))[1] == [()]
+    w = mx.sym.where(c, x, y)
+    assert w.infer_shape_partial(cond=(0, 2), x=(0, 2), y=(0, 2))[1] == [()]
+    assert w.infer_shape_partial(cond=(2, 2), x=(0, 2))[1] == [(0, 2)]
+    # A consumer's known part gives SliceChannel's data its unknown extent.
+    a = mx.sym.var('a', shape=(0, 10))
+    d = mx.sym.SliceChannel(a, num_outputs=10, axis=1, squeeze_axis=True)[1] + mx.sym.var('c', shape=(5,))
+    assert dict(zip(d.list_arguments(), d.infer_shape()[0]))['a'] == (5, 10)
