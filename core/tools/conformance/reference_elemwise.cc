@@ -152,10 +152,10 @@ void RegisterElemwiseReferences(Table& t) {
     t["broadcast_" + name] = WithIntegerArith(name, [f = f](Call& c) { Broadcast(c, f); });
     t["elemwise_" + name] = WithIntegerArith(name, [f = f](Call& c) { Broadcast(c, f); });
   }
-  t["add_n"] = [](Call& c) {
+  t["add_n"] = WithIntegerArith("add", [](Call& c) {
     for (const HostTensor& x : c.spec.in)
       for (size_t i = 0; i < x.v.size(); ++i) c.out[0].v[i] += x.v[i];
-  };
+  });
   t["clip"] = [](Call& c) {
     const double lo = c.attrs().GetFloat("a_min"), hi = c.attrs().GetFloat("a_max");
     for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = std::min(std::max(c.in(0).v[i], lo), hi);

@@ -2,7 +2,8 @@
 // forward and backward, float32 in every ISA variant (isa_dispatch.h). broadcast_* is
 // elemwise_broadcast.cc (its own file so that both halves compile in parallel), the other dtypes
 // elemwise_wide.cc (baseline ISA), the rest of MXNet's binary math elemwise_math.cc and
-// elemwise_compare.cc. The ops are elemwise_arith_ops.h's.
+// elemwise_compare.cc. The ops are elemwise_arith_ops.h's. add_n takes every dtype (float16 in
+// float, rounded per addition; integers wrap), float32 alone per ISA.
 //
 // Backward inputs per OPS.md: out_grad, then lhs and rhs when kUsesInputs (mul, div).
 #include <algorithm>
@@ -26,13 +27,15 @@ class AddNKernel {
     if (n != static_cast<int64_t>(s.inputs.size())) {
       Invalid(s, "num_args=" + std::to_string(n) + " but " + std::to_string(s.inputs.size()) + " inputs");
     }
-    CheckSameShapes<kFloatMask>(s);
+    CheckSameShapes<kAllMask>(s);
   }
   // out may alias input 0 (in-place): input 0 is read in the first pass, before any write.
   void Compute(const KernelCall& c) const {
-    DispatchFloat("add_n", c.inputs[0].dtype(), [&](auto tag) {
+    // Every dtype (MXNet's ElementWiseSum has them all); only float32 per ISA (issue 34).
+    DispatchMask<kAllMask>("add_n", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      constexpr bool kIsa = std::is_same_v<T, float>;  // float64 is off the hot path
+      using C = Calc<T>;
+      constexpr bool kIsa = std::is_same_v<T, float>;
       T* out = OutPtr<T>(c, 0);
       const int64_t n = c.outputs[0].size();
       const size_t k = c.inputs.size();
@@ -41,8 +44,7 @@ class AddNKernel {
             out, n, c.req[0], [](T a) { return a; }, InPtr<T>(c, 0));
         return;
       }
-      Map<kIsa>(
-          out, n, c.req[0], [](T a, T b) { return a + b; }, InPtr<T>(c, 0), InPtr<T>(c, 1));
+      Map<kIsa>(out, n, c.req[0], Lift<T>([](C a, C b) { return a + b; }), InPtr<T>(c, 0), InPtr<T>(c, 1));
       if (sdk::IsNull(c.req[0])) return;
       for (size_t i = 2; i < k; ++i)
         Map<kIsa>(
@@ -56,7 +58,7 @@ class AddNBackwardKernel {
  public:
   explicit AddNBackwardKernel(const KernelSetup& s) {
     s.ExpectCounts(1, -1);
-    CheckSameShapes<kFloatMask>(s);
+    CheckSameShapes<kAllMask>(s);
   }
   void Compute(const KernelCall& c) const {
     const Tensor& g = c.inputs[0];
@@ -93,8 +95,8 @@ void RegisterBinaryKernels(KernelTable& t) {
   AddElemwise<Sub, HotFloat>(t, "elemwise_sub", "_backward_elemwise_sub");
   AddElemwise<Mul, HotFloat>(t, "elemwise_mul", "_backward_elemwise_mul");
   AddElemwise<Div, HotFloat>(t, "elemwise_div", "_backward_elemwise_div");
-  t.Add<AddNKernel>("add_n", kFloatMask);
-  t.Add<AddNBackwardKernel>("_backward_add_n", kFloatMask);
+  t.Add<AddNKernel>("add_n", kAllMask);
+  t.Add<AddNBackwardKernel>("_backward_add_n", kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -1,6 +1,7 @@
-// broadcast_add/sub/mul/div (NumPy broadcasting: shapes right-aligned, extent 1 repeats), forward
-// and backward, float32 in every ISA variant (isa_dispatch.h); the other dtypes are
-// elemwise_wide.cc's. Split from elemwise_binary.cc so that the two compile in parallel (issue 34).
+// broadcast_add and broadcast_sub (NumPy broadcasting: shapes right-aligned, extent 1 repeats),
+// forward and backward, float32 in every ISA variant (isa_dispatch.h); broadcast_mul and
+// broadcast_div are elemwise_broadcast_muldiv.cc's, the other dtypes elemwise_wide.cc's. Split from
+// elemwise_binary.cc, and in two, so that the parts compile in parallel (issue 34).
 //
 // The broadcast backward sums out_grad * D over the axes an operand was repeated along
 // (reduce_driver.h); when the derivative is a constant (add, sub) that is one reduction of
@@ -14,8 +15,6 @@ void RegisterBroadcastBinaryKernels(KernelTable& t) {
   using namespace arith;
   AddBroadcast<Add, HotFloat>(t, "broadcast_add", "_backward_broadcast_add");
   AddBroadcast<Sub, HotFloat>(t, "broadcast_sub", "_backward_broadcast_sub");
-  AddBroadcast<Mul, HotFloat>(t, "broadcast_mul", "_backward_broadcast_mul");
-  AddBroadcast<Div, HotFloat>(t, "broadcast_div", "_backward_broadcast_div");
 }
 
 }  // namespace weft::cpu::tensor

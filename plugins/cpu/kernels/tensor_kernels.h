@@ -41,7 +41,8 @@ void RegisterReduceKernels(KernelTable& t);           // reduce_kernels.cc: sum,
 void RegisterUnaryKernels(KernelTable& t);            // elemwise_unary.cc: sin ... tanh, clip
 void RegisterScalarKernels(KernelTable& t);           // elemwise_scalar.cc: _plus_scalar ... (float32)
 void RegisterBinaryKernels(KernelTable& t);           // elemwise_binary.cc: elemwise_*, add_n (float32)
-void RegisterBroadcastBinaryKernels(KernelTable& t);  // elemwise_broadcast.cc: broadcast_add ... (float32)
+void RegisterBroadcastBinaryKernels(KernelTable& t);  // elemwise_broadcast.cc: broadcast_add, _sub (float32)
+void RegisterBroadcastMulDivKernels(KernelTable& t);  // elemwise_broadcast_muldiv.cc: broadcast_mul, _div
 void RegisterWideArithKernels(KernelTable& t);        // elemwise_wide.cc: the above in the other dtypes
 void RegisterGatherKernels(KernelTable& t);           // tensor_gather.cc: where, take, pick
 void RegisterBroadcastKernels(KernelTable& t);        // tensor_broadcast.cc: tile, repeat, broadcast_to/like

@@ -18,6 +18,7 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterScalarKernels(table);
   RegisterBinaryKernels(table);
   RegisterBroadcastBinaryKernels(table);
+  RegisterBroadcastMulDivKernels(table);
   RegisterWideArithKernels(table);
   RegisterGatherKernels(table);
   RegisterBroadcastKernels(table);

@@ -1,6 +1,6 @@
 // topk, sort and argsort (MXNet 1.9) and the backward of topk and sort. Forward data in every dtype
 // MXNet 1.9's cpu takes (float32, float64, int32, int64, uint8, int8; float16 for topk only, compared
-// in float; issue 28), backward float32 / float64; positions in any dtype the definition allows.
+// in float; issue 28), the backward likewise; positions in any dtype the definition allows.
 //
 // Data is viewed as (outer, n, inner) around `axis` (None: the flattened data, n = its size);
 // each (o, i) line is ordered with a stable sort (ties keep the earlier position first, which is
@@ -37,13 +37,8 @@ class OrderKernel {
     const int outs = ret_ == Ret::kBoth || ret_ == Ret::kValue ? 2 : 1;
     s.ExpectCounts(backward_ ? 2 * outs : 1, 1 * (backward_ ? 1 : outs));
     const TensorDesc& data = backward_ ? s.outputs[0] : s.inputs[0];
-    // The gradient scattered back is float; topk's indices and mask give data's gradient (of any
-    // dtype the forward takes) zeros.
-    if (backward_ && (ret_ == Ret::kValue || ret_ == Ret::kBoth)) {
-      DispatchFloat(s.op_name.c_str(), data.dtype, [](auto) {});
-    } else {
-      DispatchMask<kAllMask>(s.op_name.c_str(), data.dtype, [](auto) {});
-    }
+    // Gradients in every dtype too: MXNet's test_order runs topk's backward on int32 data.
+    DispatchMask<kAllMask>(s.op_name.c_str(), data.dtype, [](auto) {});
     const std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis");
     const Dims d(data);
     if (axis) {
@@ -124,7 +119,7 @@ class OrderKernel {
     if (sdk::IsNull(c.req[0])) return;
     if (c.req[0] != WEFT_REQ_ADD) FillOrAdd(gx.raw(), 0.0, gx.size(), gx.dtype(), WEFT_REQ_WRITE);
     // Inputs: out_grad(values), out_grad(indices), values, indices.
-    DispatchFloat("topk", gx.dtype(), [&](auto tag) {
+    DispatchMask<kAllMask>("topk", gx.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* g = static_cast<const T*>(c.inputs[0].raw());
       T* dst = static_cast<T*>(gx.raw());
@@ -155,10 +150,10 @@ void RegisterSortKernels(KernelTable& t) {
   // MXNet 1.9's cpu sort and argsort refuse float16.
   t.Add<OrderKernel>("sort", kAllButHalfMask);
   t.Add<OrderKernel>("argsort", kAllButHalfMask);
-  // Gradients flow through float values (an integer-positions out_grad, topk ret_typ=indices with
-  // an integer dtype, has no kernel: its gradient would be zero).
-  t.Add<OrderKernel>("_backward_topk", kFloatMask);
-  t.Add<OrderKernel>("_backward_sort", kFloatMask);
+  // The backward's dtype is its first input's, the values' gradient: the data's dtype (ret_typ
+  // value, both, sort) or the positions' (indices, mask: data's gradient is zero).
+  t.Add<OrderKernel>("_backward_topk", kAllMask);
+  t.Add<OrderKernel>("_backward_sort", kAllButHalfMask);
 }
 
 }  // namespace weft::cpu::tensor

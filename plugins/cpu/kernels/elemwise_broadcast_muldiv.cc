@@ -1,0 +1,15 @@
+// broadcast_mul and broadcast_div, forward and backward, float32 in every ISA variant
+// (isa_dispatch.h): the other half of elemwise_broadcast.cc (which says why it is split). The
+// backward gets lhs and rhs and sums out_grad * D over the axes an operand was repeated along.
+#include "elemwise_arith_ops.h"
+#include "elemwise_kernels.h"
+
+namespace weft::cpu::tensor {
+
+void RegisterBroadcastMulDivKernels(KernelTable& t) {
+  using namespace arith;
+  AddBroadcast<Mul, HotFloat>(t, "broadcast_mul", "_backward_broadcast_mul");
+  AddBroadcast<Div, HotFloat>(t, "broadcast_div", "_backward_broadcast_div");
+}
+
+}  // namespace weft::cpu::tensor
