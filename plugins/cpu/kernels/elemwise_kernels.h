@@ -325,9 +325,12 @@ class BroadcastBackwardKernel {
       const BroadcastIn<T> g{InPtr<T>(c, 0), out_};
       if constexpr (Op::kUsesInputs) {
         const BroadcastIn<T> a{InPtr<T>(c, 1), a_}, b{InPtr<T>(c, 2), b_};
-        GradToShape<Fl::kIsa>(
+        // Baseline ISA only: three operands walk through run-time strides (elemwise_driver.h), a
+        // loop the ISA variants hardly speed up, and their copies were the largest part of
+        // broadcast_mul/div's compile time (issue 34). Off the benchmarked training path.
+        GradToShape<false>(
             OutPtr<T>(c, 0), a_, c.req[0], out_, [](T gv, T av, T bv) { return gv * Op::Da(av, bv); }, g, a, b);
-        GradToShape<Fl::kIsa>(
+        GradToShape<false>(
             OutPtr<T>(c, 1), b_, c.req[1], out_, [](T gv, T av, T bv) { return gv * Op::Db(av, bv); }, g, a, b);
       } else {
         // Constant derivatives: reduce out_grad itself, scaled.
