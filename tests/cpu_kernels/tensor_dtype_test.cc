@@ -11,26 +11,10 @@
 #include <set>
 
 #include "tensor_test_util.h"
+#include "weft/sdk/cpp/kernel.hpp"
 
 namespace ttest {
 namespace {
-
-const char* DTypeLabel(int32_t code) {
-  switch (code) {
-    case WEFT_DTYPE_FLOAT16:
-      return "float16";
-    case WEFT_DTYPE_UINT8:
-      return "uint8";
-    case WEFT_DTYPE_INT8:
-      return "int8";
-    case WEFT_DTYPE_INT32:
-      return "int32";
-    case WEFT_DTYPE_INT64:
-      return "int64";
-    default:
-      return "float";
-  }
-}
 
 int32_t DTypeCode(const std::string& name) {
   if (name == "float32") return WEFT_DTYPE_FLOAT32;
@@ -68,10 +52,10 @@ TEST(TensorDType, MatchesMXNet) {
     for (const nlohmann::json& j : c.at("inputs")) in.push_back(FromJson(j));
     for (const nlohmann::json& j : c.at("outputs")) want.push_back(FromJson(j));
     const Attrs attrs = c.at("attrs").get<Attrs>();
-    std::string label = c.at("op").get<std::string>() + " " + DTypeLabel(in[0].dtype);
+    std::string label = c.at("op").get<std::string>() + " " + weft::sdk::DTypeName(in[0].dtype);
     for (const auto& [k, v] : attrs) label += " " + k + "=" + v;
     SCOPED_TRACE(label);
-    dtypes.insert(DTypeLabel(in[0].dtype));
+    dtypes.insert(weft::sdk::DTypeName(in[0].dtype));
     ExpectOp(c.at("op").get<std::string>(), attrs, in, want, 0.0);
   }
   EXPECT_EQ(dtypes, (std::set<std::string>{"float16", "int32", "int64", "int8", "uint8"}));

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "elemwise_kernels.h"
 #include "tensor_util.h"
 #include "vector_math.h"
 
@@ -123,5 +124,35 @@ struct Log1p    { template <typename T> static T Fwd(T x) { return std::log1p(x)
 struct Expm1    { template <typename T> static T Fwd(T x) { return std::expm1(x); }
                   template <typename T> static T Grad(T x, T) { return std::exp(x); } };
 // clang-format on
+
+// Registration of the arithmetic ops' kernels of flavour Fl, in the groups the float32 files
+// (HotFloat) split between them; elemwise_wide.cc registers every group for ColdWide.
+template <typename Fl>
+void AddElemwiseArith(KernelTable& t) {
+  AddElemwise<Add, Fl>(t, "elemwise_add", "_backward_elemwise_add");
+  AddElemwise<Sub, Fl>(t, "elemwise_sub", "_backward_elemwise_sub");
+  AddElemwise<Mul, Fl>(t, "elemwise_mul", "_backward_elemwise_mul");
+  AddElemwise<Div, Fl>(t, "elemwise_div", "_backward_elemwise_div");
+}
+template <typename Fl>
+void AddBroadcastAddSub(KernelTable& t) {
+  AddBroadcast<Add, Fl>(t, "broadcast_add", "_backward_broadcast_add");
+  AddBroadcast<Sub, Fl>(t, "broadcast_sub", "_backward_broadcast_sub");
+}
+template <typename Fl>
+void AddBroadcastMulDiv(KernelTable& t) {
+  AddBroadcast<Mul, Fl>(t, "broadcast_mul", "_backward_broadcast_mul");
+  AddBroadcast<Div, Fl>(t, "broadcast_div", "_backward_broadcast_div");
+}
+template <typename Fl>
+void AddScalarArith(KernelTable& t) {
+  AddScalar<PlusScalar, Fl>(t, "_plus_scalar", "_backward_plus_scalar");
+  AddScalar<MinusScalar, Fl>(t, "_minus_scalar", "_backward_minus_scalar");
+  AddScalar<RMinusScalar, Fl>(t, "_rminus_scalar", "_backward_rminus_scalar");
+  AddScalar<MulScalar, Fl>(t, "_mul_scalar", "_backward_mul_scalar");
+  AddScalar<DivScalar, Fl>(t, "_div_scalar", "_backward_div_scalar");
+  AddScalar<RDivScalar, Fl>(t, "_rdiv_scalar", "_backward_rdiv_scalar");
+  AddScalar<PowerScalar, Fl>(t, "_power_scalar", "_backward_power_scalar");
+}
 
 }  // namespace weft::cpu::tensor::arith

@@ -90,11 +90,7 @@ void RepeatedAxes(const Dims& target, const Dims& out, bool* repeated) {
 }
 
 void RegisterBinaryKernels(KernelTable& t) {
-  using namespace arith;
-  AddElemwise<Add, HotFloat>(t, "elemwise_add", "_backward_elemwise_add");
-  AddElemwise<Sub, HotFloat>(t, "elemwise_sub", "_backward_elemwise_sub");
-  AddElemwise<Mul, HotFloat>(t, "elemwise_mul", "_backward_elemwise_mul");
-  AddElemwise<Div, HotFloat>(t, "elemwise_div", "_backward_elemwise_div");
+  arith::AddElemwiseArith<HotFloat>(t);
   t.Add<AddNKernel>("add_n", kAllMask);
   t.Add<AddNBackwardKernel>("_backward_add_n", kAllMask);
 }

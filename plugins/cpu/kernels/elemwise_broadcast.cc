@@ -11,10 +11,6 @@
 
 namespace weft::cpu::tensor {
 
-void RegisterBroadcastBinaryKernels(KernelTable& t) {
-  using namespace arith;
-  AddBroadcast<Add, HotFloat>(t, "broadcast_add", "_backward_broadcast_add");
-  AddBroadcast<Sub, HotFloat>(t, "broadcast_sub", "_backward_broadcast_sub");
-}
+void RegisterBroadcastBinaryKernels(KernelTable& t) { arith::AddBroadcastAddSub<HotFloat>(t); }
 
 }  // namespace weft::cpu::tensor

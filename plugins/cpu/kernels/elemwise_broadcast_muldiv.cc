@@ -6,10 +6,6 @@
 
 namespace weft::cpu::tensor {
 
-void RegisterBroadcastMulDivKernels(KernelTable& t) {
-  using namespace arith;
-  AddBroadcast<Mul, HotFloat>(t, "broadcast_mul", "_backward_broadcast_mul");
-  AddBroadcast<Div, HotFloat>(t, "broadcast_div", "_backward_broadcast_div");
-}
+void RegisterBroadcastMulDivKernels(KernelTable& t) { arith::AddBroadcastMulDiv<HotFloat>(t); }
 
 }  // namespace weft::cpu::tensor

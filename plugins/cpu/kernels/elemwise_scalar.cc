@@ -7,15 +7,6 @@
 
 namespace weft::cpu::tensor {
 
-void RegisterScalarKernels(KernelTable& t) {
-  using namespace arith;
-  AddScalar<PlusScalar, HotFloat>(t, "_plus_scalar", "_backward_plus_scalar");
-  AddScalar<MinusScalar, HotFloat>(t, "_minus_scalar", "_backward_minus_scalar");
-  AddScalar<RMinusScalar, HotFloat>(t, "_rminus_scalar", "_backward_rminus_scalar");
-  AddScalar<MulScalar, HotFloat>(t, "_mul_scalar", "_backward_mul_scalar");
-  AddScalar<DivScalar, HotFloat>(t, "_div_scalar", "_backward_div_scalar");
-  AddScalar<RDivScalar, HotFloat>(t, "_rdiv_scalar", "_backward_rdiv_scalar");
-  AddScalar<PowerScalar, HotFloat>(t, "_power_scalar", "_backward_power_scalar");
-}
+void RegisterScalarKernels(KernelTable& t) { arith::AddScalarArith<HotFloat>(t); }
 
 }  // namespace weft::cpu::tensor
