@@ -78,6 +78,35 @@ double RoundTo(DType dtype, double x) {
   return Load(dtype, bytes);
 }
 
+double WrapTo(DType dtype, double x) {
+  int bits = 0;
+  bool is_signed = true;
+  switch (dtype) {
+    case DType::kUint8:
+      bits = 8, is_signed = false;
+      break;
+    case DType::kInt8:
+      bits = 8;
+      break;
+    case DType::kInt32:
+      bits = 32;
+      break;
+    case DType::kInt64:
+      bits = 64;
+      break;
+    default:
+      return RoundTo(dtype, x);
+  }
+  if (!std::isfinite(x)) return 0;
+  const double t = std::trunc(x);
+  if (bits == 64) return RoundTo(dtype, t);  // exact in double only up to 2^53: no wrap to model
+  const double span = std::ldexp(1.0, bits);
+  double w = std::fmod(t, span);
+  if (w < 0) w += span;                       // 0 .. 2^bits - 1
+  if (is_signed && w >= span / 2) w -= span;  // two's complement
+  return w;
+}
+
 HostTensor Random(std::mt19937_64& rng, const Shape& shape, const Domain& d) {
   HostTensor t{shape, d.dtype, std::vector<double>(static_cast<size_t>(shape.Size()))};
   if (d.distinct) {

@@ -43,6 +43,11 @@ HostTensor Random(std::mt19937_64& rng, const Shape& shape, const Domain& d);
 /// `x` as an element of `dtype` holds it (rounded to nearest for floats), back as double.
 double RoundTo(DType dtype, double x);
 
+/// `x` as the result of integer arithmetic in `dtype` (C++'s and MXNet's): truncated toward zero,
+/// then wrapped modulo 2^bits into the dtype's range (uint8: -1 is 255); not finite (an integer
+/// division by zero, which the cpu kernels define as 0) gives 0. Float dtypes: RoundTo.
+double WrapTo(DType dtype, double x);
+
 /// One run of a node.
 struct RunSpec {
   std::string op;

@@ -2,6 +2,7 @@
 // ops, add_n, clip, where, Activation and LeakyReLU (MXNet 1.9's formulas, mshadow_op.h). maximum,
 // minimum and the rest of MXNet's binary math are in reference_math.cc.
 #include <cmath>
+#include <set>
 
 #include "reference.h"
 #include "weft/base.h"
@@ -126,19 +127,35 @@ void LeakyReLU(Call& c) {
   }
 }
 
+// Integer outputs of add, sub, mul and div (scalar forms included) as the integer arithmetic gives
+// them: wrapped to the dtype (uint8 3 - 4 is 255), divisions truncated toward zero and a division by
+// zero 0 (the cpu kernels' choice where MXNet's cpu dies of SIGFPE: elemwise_arith_ops.h). rdiv and
+// power compute in float in MXNet and convert, saturating (tensor_util.h): RoundTo's rule.
+ForwardFn WithIntegerArith(const std::string& name, ForwardFn f) {
+  static const std::set<std::string> kWrapping = {
+      "add", "sub", "mul", "div", "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"};
+  if (kWrapping.count(name) == 0) return f;
+  return [f](Call& c) {
+    f(c);
+    for (HostTensor& y : c.out)
+      if (!IsFloatType(y.dtype))
+        for (double& x : y.v) x = WrapTo(y.dtype, x);
+  };
+}
+
 }  // namespace
 
 void RegisterElemwiseReferences(Table& t) {
   for (const auto& [name, f] : UnaryOps()) t[name] = MapUnary(f);
-  for (const auto& [name, f] : ScalarOps()) t[name] = MapScalar(f);
+  for (const auto& [name, f] : ScalarOps()) t[name] = WithIntegerArith(name, MapScalar(f));
   for (const auto& [name, f] : BinaryOps()) {
-    t["broadcast_" + name] = [f = f](Call& c) { Broadcast(c, f); };
-    t["elemwise_" + name] = [f = f](Call& c) { Broadcast(c, f); };
+    t["broadcast_" + name] = WithIntegerArith(name, [f = f](Call& c) { Broadcast(c, f); });
+    t["elemwise_" + name] = WithIntegerArith(name, [f = f](Call& c) { Broadcast(c, f); });
   }
-  t["add_n"] = [](Call& c) {
+  t["add_n"] = WithIntegerArith("add", [](Call& c) {
     for (const HostTensor& x : c.spec.in)
       for (size_t i = 0; i < x.v.size(); ++i) c.out[0].v[i] += x.v[i];
-  };
+  });
   t["clip"] = [](Call& c) {
     const double lo = c.attrs().GetFloat("a_min"), hi = c.attrs().GetFloat("a_max");
     for (size_t i = 0; i < c.in(0).v.size(); ++i) c.out[0].v[i] = std::min(std::max(c.in(0).v[i], lo), hi);

@@ -1,8 +1,10 @@
 // Comparisons (equal, not_equal, greater, greater_equal, lesser, lesser_equal), logic (logical_and,
 // logical_or, logical_xor) and logical_not: 1 where true, 0 elsewhere, in the input's dtype
 // (MXNet's classic semantics), each as _<op> (equal shapes), _<op>_scalar and broadcast_<op>, in
-// float32, float64, int32 and int64. Forward only: their gradient is zero by definition. Compiled
-// for the baseline ISA only (elemwise_kernels.h).
+// every dtype MXNet 1.9's cpu has: float32, float64, float16 (compared in float), int32, int64,
+// uint8, int8; the scalar is converted to the array's dtype first, as in MXNet (2.5 is 2 for an
+// int32 array). Forward only: their gradient is zero by definition. Compiled for the baseline ISA
+// only (elemwise_kernels.h).
 #include "elemwise_kernels.h"
 
 namespace weft::cpu::tensor {
@@ -29,9 +31,9 @@ struct LogicalNot   { template <typename T> static T Fwd(T x) { return True(x) ?
 // Forward kernels only: the gradient is zero by definition.
 template <typename Op>
 void AddCompare(KernelTable& t, const char* elemwise, const char* scalar, const char* broadcast) {
-  t.Add<ElemwiseKernel<Op, ColdIndex>>(elemwise, kIndexMask);
-  t.Add<ScalarKernel<Op, ColdIndex>>(scalar, kIndexMask);
-  t.Add<BroadcastKernel<Op, ColdIndex>>(broadcast, kIndexMask);
+  t.Add<ElemwiseKernel<Op, ColdAll>>(elemwise, ColdAll::kMask);
+  t.Add<ScalarKernel<Op, ColdAll>>(scalar, ColdAll::kMask);
+  t.Add<BroadcastKernel<Op, ColdAll>>(broadcast, ColdAll::kMask);
 }
 
 }  // namespace
@@ -46,7 +48,7 @@ void RegisterCompareKernels(KernelTable& t) {
   AddCompare<LogicalAnd>(t, "_logical_and", "_logical_and_scalar", "broadcast_logical_and");
   AddCompare<LogicalOr>(t, "_logical_or", "_logical_or_scalar", "broadcast_logical_or");
   AddCompare<LogicalXor>(t, "_logical_xor", "_logical_xor_scalar", "broadcast_logical_xor");
-  t.Add<UnaryKernel<LogicalNot, ColdIndex>>("logical_not", kIndexMask);
+  t.Add<UnaryKernel<LogicalNot, ColdAll>>("logical_not", ColdAll::kMask);
 }
 
 }  // namespace weft::cpu::tensor

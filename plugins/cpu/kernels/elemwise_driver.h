@@ -139,9 +139,28 @@ void MapAccess(T* out, int64_t n, int32_t req, const F& f, A... a) {
 
 // Turns each (pointer, innermost stride) into a Run or a Repeat, then runs the loop; one
 // instantiation per stride pattern keeps every loop a plain vectorisable one.
+template <typename A>
+inline constexpr bool kIsRepeat = false;
+template <typename P>
+inline constexpr bool kIsRepeat<Repeat<P>> = true;
+
 template <typename T, typename F, typename Done>
 void Inner(T* out, int64_t n, int32_t req, const F& f, Done done) {
-  std::apply([&](auto... a) { MapAccess(out, n, req, f, a...); }, done);
+  std::apply(
+      [&](auto... a) {
+        if constexpr (sizeof...(a) >= 2 && (kIsRepeat<decltype(a)> && ...)) {
+          // Every input repeats along the innermost axis (never so for a binary op's own broadcast
+          // shape, whose innermost extent comes from an input): one value, a plain fill, instead
+          // of another copy of the op's loop per ISA and req (issue 34: the build).
+          const T v = f(a[0]...);
+          sdk::WithReq(req, [&](auto assign) {
+            for (int64_t i = 0; i < n; ++i) assign(out[i], v);
+          });
+        } else {
+          MapAccess(out, n, req, f, a...);
+        }
+      },
+      done);
 }
 template <typename T, typename F, typename Done, typename P, typename... Rest>
 void Inner(T* out, int64_t n, int32_t req, const F& f, Done done, std::pair<const P*, int64_t> first, Rest... rest) {

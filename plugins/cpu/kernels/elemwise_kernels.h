@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "elemwise_driver.h"
@@ -27,18 +28,43 @@
 namespace weft::cpu::tensor {
 
 /// How a family of element-wise kernels is compiled: kIsa = loops in isa_dispatch.h's variants,
-/// kMask = forward dtypes (a subset of float32, float64, int32, int64, uint8, int8).
+/// kMask = forward dtypes (a subset of float32, float64, float16, int32, int64, uint8, int8).
+/// Backward kernels take the float32 / float64 ones.
 template <bool kIsaDispatch, uint64_t kDTypes>
 struct Flavor {
   static constexpr bool kIsa = kIsaDispatch;
   static constexpr uint64_t kMask = kDTypes;
   static constexpr uint64_t kGradMask = kDTypes & kFloatMask;
 };
-/// The hot float ops (elemwise_unary.cc, elemwise_binary.cc).
-using HotFloat = Flavor<true, kFloatMask>;
+/// The training hot path: float32, in every ISA variant (issue 34: each further dtype compiled
+/// per ISA cost the build three copies of every loop for no benchmarked gain).
+using HotFloat = Flavor<true, kFloat32Mask>;
 /// Off the hot path: baseline ISA only.
 using ColdFloat = Flavor<false, kFloatMask>;
 using ColdIndex = Flavor<false, kIndexMask>;
+/// The hot ops' other dtypes: float64 (forward and backward), float16, int32, int64, uint8, int8
+/// (forward), baseline ISA only. Registered beside HotFloat's kernel for the same op name.
+using ColdWide = Flavor<false, kAllMask & ~kFloat32Mask>;
+/// Every dtype, baseline ISA (comparisons).
+using ColdAll = Flavor<false, kAllMask>;
+
+/// f (taking and returning Calc<T> values) as a functor on T elements: float16 elements are
+/// widened, the result rounded back once; every other type passes through unchanged (no cost).
+template <typename T, typename F>
+auto Lift(F f) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return [f](auto... x) { return FloatToHalf(f(HalfToFloat(x)...)); };
+  } else {
+    return f;
+  }
+}
+
+/// The attribute `scalar` as an operand for elements of type T: converted to T first (MXNet casts
+/// the scalar to the array's dtype: 2.5 is 2 for an int32 array), then to Calc<T>.
+template <typename T>
+Calc<T> ScalarAs(double scalar) {
+  return ToCalc(Convert<T>(scalar));
+}
 
 template <typename T>
 const T* InPtr(const KernelCall& c, size_t i) {
@@ -91,8 +117,9 @@ class UnaryKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kMask>("unary", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      Map<Fl::kIsa>(
-          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [](T x) { return Op::Fwd(x); }, InPtr<T>(c, 0));
+      using C = Calc<T>;
+      Map<Fl::kIsa>(OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], Lift<T>([](C x) { return Op::Fwd(x); }),
+                    InPtr<T>(c, 0));
     });
   }
 };
@@ -121,9 +148,10 @@ class ScalarKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kMask>("scalar op", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T s = static_cast<T>(scalar_);
-      Map<Fl::kIsa>(
-          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [s](T x) { return Op::Fwd(x, s); }, InPtr<T>(c, 0));
+      using C = Calc<T>;
+      const C s = ScalarAs<T>(scalar_);
+      Map<Fl::kIsa>(OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], Lift<T>([s](C x) { return Op::Fwd(x, s); }),
+                    InPtr<T>(c, 0));
     });
   }
 
@@ -187,9 +215,9 @@ class ElemwiseKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kMask>("elemwise", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      Map<Fl::kIsa>(
-          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [](T a, T b) { return Op::Fwd(a, b); }, InPtr<T>(c, 0),
-          InPtr<T>(c, 1));
+      using C = Calc<T>;
+      Map<Fl::kIsa>(OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], Lift<T>([](C a, C b) { return Op::Fwd(a, b); }),
+                    InPtr<T>(c, 0), InPtr<T>(c, 1));
     });
   }
 };
@@ -249,9 +277,9 @@ class BroadcastKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kMask>("broadcast", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      MapBroadcast<Fl::kIsa>(
-          OutPtr<T>(c, 0), out_, c.req[0], [](T a, T b) { return Op::Fwd(a, b); }, BroadcastIn<T>{InPtr<T>(c, 0), a_},
-          BroadcastIn<T>{InPtr<T>(c, 1), b_});
+      using C = Calc<T>;
+      MapBroadcast<Fl::kIsa>(OutPtr<T>(c, 0), out_, c.req[0], Lift<T>([](C a, C b) { return Op::Fwd(a, b); }),
+                             BroadcastIn<T>{InPtr<T>(c, 0), a_}, BroadcastIn<T>{InPtr<T>(c, 1), b_});
     });
   }
 
@@ -297,9 +325,12 @@ class BroadcastBackwardKernel {
       const BroadcastIn<T> g{InPtr<T>(c, 0), out_};
       if constexpr (Op::kUsesInputs) {
         const BroadcastIn<T> a{InPtr<T>(c, 1), a_}, b{InPtr<T>(c, 2), b_};
-        GradToShape<Fl::kIsa>(
+        // Baseline ISA only: three operands walk through run-time strides (elemwise_driver.h), a
+        // loop the ISA variants hardly speed up, and their copies were the largest part of
+        // broadcast_mul/div's compile time (issue 34). Off the benchmarked training path.
+        GradToShape<false>(
             OutPtr<T>(c, 0), a_, c.req[0], out_, [](T gv, T av, T bv) { return gv * Op::Da(av, bv); }, g, a, b);
-        GradToShape<Fl::kIsa>(
+        GradToShape<false>(
             OutPtr<T>(c, 1), b_, c.req[1], out_, [](T gv, T av, T bv) { return gv * Op::Db(av, bv); }, g, a, b);
       } else {
         // Constant derivatives: reduce out_grad itself, scaled.

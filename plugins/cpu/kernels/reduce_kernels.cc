@@ -1,6 +1,9 @@
 // sum / mean / max / min / prod / nansum / nanprod / norm over axis tuples (MXNet: axis=() or None reduces
 // everything, negative axes count from the end, exclude=True reduces the axes not named; keepdims
-// only changes the output shape) and their backward ops, float32 / float64.
+// only changes the output shape) and their backward ops, float32 / float64. Only float32 sum, mean,
+// max and min (the training path's) run in isa_dispatch.h's per-ISA variants; float64 and the other
+// reductions have one baseline copy (issue 34: their ISA copies made this file one of the build's
+// slowest).
 //
 // _backward_sum broadcasts the output gradient back over the reduced axes, _backward_mean also
 // divides by the count, _backward_max / _backward_min route it to every element equal to the
@@ -10,6 +13,7 @@
 // _backward_norm gives out_grad·sign(x) or out_grad·x / norm.
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "elemwise_driver.h"
@@ -114,72 +118,74 @@ class ReduceKernel {
   void Compute(const KernelCall& c) const {
     DispatchFloat("reduce", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
+      constexpr bool kIsa = std::is_same_v<T, float>;
       const T* in0 = static_cast<const T*>(c.inputs[0].raw());
       T* out = static_cast<T*>(c.outputs[0].raw());
       if (backward_) {
-        Backward<T>(c, in0, out);
+        Backward<kIsa, T>(c, in0, out);
         return;
       }
       const T scale = kind_ == Reduce::kMean ? (count_ == 0 ? T(0) : T(1) / static_cast<T>(count_)) : T(1);
       switch (kind_) {
         case Reduce::kMax:
-          return ReduceTo(in0, data_, reduced_, out, c.req[0], MaxOp<T>());
+          return ReduceTo<kIsa>(in0, data_, reduced_, out, c.req[0], MaxOp<T>());
         case Reduce::kMin:
-          return ReduceTo(in0, data_, reduced_, out, c.req[0], MinOp<T>());
+          return ReduceTo<kIsa>(in0, data_, reduced_, out, c.req[0], MinOp<T>());
         case Reduce::kProd:
-          return ReduceTo(in0, data_, reduced_, out, c.req[0], ProdOp<T>());
+          return ReduceTo<false>(in0, data_, reduced_, out, c.req[0], ProdOp<T>());
         case Reduce::kNanSum:
-          return ReduceTo(in0, data_, reduced_, out, c.req[0], NanSumOp<T>());
+          return ReduceTo<false>(in0, data_, reduced_, out, c.req[0], NanSumOp<T>());
         case Reduce::kNanProd:
-          return ReduceTo(in0, data_, reduced_, out, c.req[0], NanProdOp<T>());
+          return ReduceTo<false>(in0, data_, reduced_, out, c.req[0], NanProdOp<T>());
         case Reduce::kNorm:
           return Norm(in0, out, c.req[0]);
         default:
-          return ReduceTo(in0, data_, reduced_, out, c.req[0], SumOp<T>(), scale);
+          return ReduceTo<kIsa>(in0, data_, reduced_, out, c.req[0], SumOp<T>(), scale);
       }
     });
   }
 
  private:
-  // Σ|x| or sqrt(Σx²) through a temporary of the mapped elements.
+  // Σ|x| or sqrt(Σx²) through a temporary of the mapped elements; baseline ISA.
   template <typename T>
   void Norm(const T* x, T* out, int32_t req) const {
     if (sdk::IsNull(req)) return;
     const int64_t n = data_.Size(), m = kept_.Size();
     std::vector<T> mapped(static_cast<size_t>(n)), acc(static_cast<size_t>(m));
     if (ord_ == 1) {
-      Map(
+      Map<false>(
           mapped.data(), n, WEFT_REQ_WRITE, [](T v) { return v < T(0) ? -v : v; }, x);
     } else {
-      Map(
+      Map<false>(
           mapped.data(), n, WEFT_REQ_WRITE, [](T v) { return v * v; }, x);
     }
-    ReduceTo(mapped.data(), data_, reduced_, acc.data(), WEFT_REQ_WRITE, SumOp<T>());
+    ReduceTo<false>(mapped.data(), data_, reduced_, acc.data(), WEFT_REQ_WRITE, SumOp<T>());
     if (ord_ == 2) {
-      Map(
+      Map<false>(
           out, m, req, [](T v) { return std::sqrt(v); }, acc.data());
     } else {
-      Map(
+      Map<false>(
           out, m, req, [](T v) { return v; }, acc.data());
     }
   }
 
-  template <typename T>
+  // kIsa: sum and mean's gradient (a broadcast) per ISA; the others' one loop in the baseline copy.
+  template <bool kIsa, typename T>
   void Backward(const KernelCall& c, const T* g, T* out) const {
     const int32_t req = c.req[0];
     if (kind_ == Reduce::kSum || kind_ == Reduce::kMean) {
       const T scale = kind_ == Reduce::kMean ? (count_ == 0 ? T(0) : T(1) / static_cast<T>(count_)) : T(1);
-      MapBroadcast(
+      MapBroadcast<kIsa>(
           out, data_, req, [scale](T gv) { return gv * scale; }, BroadcastIn<T>{g, kept_});
       return;
     }
-    // One three-input loop for every kind keeps the ISA-dispatched instantiations (and the build)
-    // small; the kind is fixed per call, so its branch is predictable. nansum has no output input.
+    // One three-input loop for every kind, compiled once, keeps the build small; the kind is fixed
+    // per call, so its branch is predictable. nansum has no output input.
     const T* x = static_cast<const T*>(c.inputs[1].raw());
     const T* y = kind_ == Reduce::kNanSum ? g : static_cast<const T*>(c.inputs[2].raw());
     const Reduce kind = kind_;
     const bool l1 = ord_ == 1;
-    MapBroadcast(
+    MapBroadcast<false>(
         out, data_, req,
         [kind, l1](T gv, T xv, T yv) {
           switch (kind) {

@@ -1,5 +1,7 @@
-// tile, repeat, broadcast_to, broadcast_like and broadcast_axis (MXNet 1.9), forward and backward,
-// float32 / float64.
+// tile, repeat, broadcast_to, broadcast_like and broadcast_axis (MXNet 1.9): forward in every dtype
+// MXNet 1.9's cpu has (float32, float64, float16, int32, int64, uint8, int8; issue 28), backward in
+// float32 / float64. Only float32 runs per ISA (issue 34: the build); float64 has one baseline copy,
+// and the other dtypes move their bytes through one baseline loop per element size.
 //
 // All four copy each input element to several output places, and each is a numpy broadcast
 // once input and output are viewed with extra axes: tile (d0, d1) by (r0, r1) broadcasts
@@ -8,6 +10,7 @@
 // MapBroadcast over those views; the backward sums the output gradient over the broadcast axes
 // (ReduceTo), which is MXNet's gradient. broadcast_like's rhs gets a zero gradient.
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "elemwise_driver.h"
@@ -71,7 +74,11 @@ class BroadcastViewKernel {
     const TensorDesc& small = backward_ ? s.outputs[0] : s.inputs[0];
     const TensorDesc& big = backward_ ? s.inputs[0] : s.outputs[0];
     if (small.dtype != big.dtype) Invalid(s, "input and output dtypes differ");
-    DispatchFloat(s.op_name.c_str(), small.dtype, [](auto) {});
+    if (backward_) {
+      DispatchFloat(s.op_name.c_str(), small.dtype, [](auto) {});
+    } else {
+      DispatchAll(s.op_name.c_str(), small.dtype, [](auto) {});
+    }
     for (const auto& [a, b] : MakeView(s, op, small, big)) {
       if (a != 1 && a != b)
         Invalid(s, "cannot broadcast " + sdk::FormatTuple(small.shape) + " to " + sdk::FormatTuple(big.shape));
@@ -86,20 +93,47 @@ class BroadcastViewKernel {
 
   void Compute(const KernelCall& c) const {
     if (c.outputs.size() > 1) FillOrAdd(c.outputs[1].raw(), 0.0, c.outputs[1].size(), c.outputs[1].dtype(), c.req[1]);
-    DispatchFloat("broadcast", c.inputs[0].dtype(), [&](auto tag) {
+    const int32_t dtype = c.inputs[0].dtype();
+    if (!backward_ && dtype != WEFT_DTYPE_FLOAT32 && dtype != WEFT_DTYPE_FLOAT64) return CopyOther(c);
+    DispatchFloat("broadcast", dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
+      constexpr bool kIsa = std::is_same_v<T, float>;  // float64 is off the hot path
       const T* x = static_cast<const T*>(c.inputs[0].raw());
       T* y = static_cast<T*>(c.outputs[0].raw());
       if (backward_) {
-        ReduceTo(x, out_, reduced_, y, c.req[0], SumOp<T>());
+        ReduceTo<kIsa>(x, out_, reduced_, y, c.req[0], SumOp<T>());
       } else {
-        MapBroadcast(
+        MapBroadcast<kIsa>(
             y, out_, c.req[0], [](T v) { return v; }, BroadcastIn<T>{x, in_});
       }
     });
   }
 
  private:
+  // The forward of the dtypes off the hot path. A write is a move of bytes (one baseline loop per
+  // element size); add-to needs the element type's addition.
+  void CopyOther(const KernelCall& c) const {
+    const Tensor& x = c.inputs[0];
+    const int32_t req = c.req[0];
+    auto run = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      MapBroadcast<false>(
+          static_cast<T*>(c.outputs[0].raw()), out_, req, [](T v) { return v; },
+          BroadcastIn<T>{static_cast<const T*>(x.raw()), in_});
+    };
+    if (req == WEFT_REQ_ADD) return DispatchAll("broadcast", x.dtype(), run);
+    switch (sdk::ElementSize(x.dtype())) {
+      case 1:
+        return run(TypeTag<uint8_t>{});
+      case 2:
+        return run(TypeTag<uint16_t>{});
+      case 4:
+        return run(TypeTag<uint32_t>{});
+      default:
+        return run(TypeTag<uint64_t>{});
+    }
+  }
+
   bool backward_;
   Dims in_, out_;
   bool reduced_[WEFT_MAX_NDIM] = {};
@@ -109,7 +143,7 @@ class BroadcastViewKernel {
 
 void RegisterBroadcastKernels(KernelTable& t) {
   for (const char* op : {"tile", "repeat", "broadcast_to", "broadcast_like", "broadcast_axis"}) {
-    t.Add<BroadcastViewKernel>(op, kFloatMask);
+    t.Add<BroadcastViewKernel>(op, kAllMask);
     t.Add<BroadcastViewKernel>(std::string("_backward_") + op, kFloatMask);
   }
 }

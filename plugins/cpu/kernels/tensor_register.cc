@@ -15,7 +15,11 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterSliceKernels(table);
   RegisterReduceKernels(table);
   RegisterUnaryKernels(table);
+  RegisterScalarKernels(table);
   RegisterBinaryKernels(table);
+  RegisterBroadcastBinaryKernels(table);
+  RegisterBroadcastMulDivKernels(table);
+  RegisterWideArithKernels(table);
   RegisterGatherKernels(table);
   RegisterBroadcastKernels(table);
   RegisterPadKernels(table);

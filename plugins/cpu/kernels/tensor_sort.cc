@@ -1,5 +1,6 @@
-// topk, sort and argsort (MXNet 1.9) and the backward of topk and sort; data float32 / float64,
-// positions in any dtype the definition allows.
+// topk, sort and argsort (MXNet 1.9) and the backward of topk and sort. Forward data in every dtype
+// MXNet 1.9's cpu takes (float32, float64, int32, int64, uint8, int8; float16 for topk only, compared
+// in float; issue 28), the backward likewise; positions in any dtype the definition allows.
 //
 // Data is viewed as (outer, n, inner) around `axis` (None: the flattened data, n = its size);
 // each (o, i) line is ordered with a stable sort (ties keep the earlier position first, which is
@@ -36,7 +37,8 @@ class OrderKernel {
     const int outs = ret_ == Ret::kBoth || ret_ == Ret::kValue ? 2 : 1;
     s.ExpectCounts(backward_ ? 2 * outs : 1, 1 * (backward_ ? 1 : outs));
     const TensorDesc& data = backward_ ? s.outputs[0] : s.inputs[0];
-    DispatchFloat(s.op_name.c_str(), data.dtype, [](auto) {});
+    // Gradients in every dtype too: MXNet's test_order runs topk's backward on int32 data.
+    DispatchMask<kAllMask>(s.op_name.c_str(), data.dtype, [](auto) {});
     const std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis");
     const Dims d(data);
     if (axis) {
@@ -58,7 +60,7 @@ class OrderKernel {
 
   void Compute(const KernelCall& c) const {
     if (backward_) return Backward(c);
-    DispatchFloat("topk", c.inputs[0].dtype(), [&](auto tag) {
+    DispatchMask<kAllMask>("topk", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* x = static_cast<const T*>(c.inputs[0].raw());
       std::vector<int64_t> order(static_cast<size_t>(n_));
@@ -67,7 +69,8 @@ class OrderKernel {
           const T* line = x + o * n_ * inner_ + i;
           std::iota(order.begin(), order.end(), 0);
           auto before = [&](int64_t a, int64_t b) {
-            return ascend_ ? line[a * inner_] < line[b * inner_] : line[a * inner_] > line[b * inner_];
+            const auto va = ToCalc(line[a * inner_]), vb = ToCalc(line[b * inner_]);
+            return ascend_ ? va < vb : va > vb;
           };
           std::stable_sort(order.begin(), order.end(), before);
           Store(c, line, order, o, i);
@@ -84,7 +87,7 @@ class OrderKernel {
       sdk::WithReq(c.req[0], [&](auto assign) {
         std::vector<bool> chosen(static_cast<size_t>(n_), false);
         for (int64_t j = 0; j < k_; ++j) chosen[static_cast<size_t>(order[static_cast<size_t>(j)])] = true;
-        for (int64_t j = 0; j < n_; ++j) assign(m[j * inner_], T(chosen[static_cast<size_t>(j)] ? 1 : 0));
+        for (int64_t j = 0; j < n_; ++j) assign(m[j * inner_], Convert<T>(chosen[static_cast<size_t>(j)] ? 1 : 0));
       });
       return;
     }
@@ -116,7 +119,7 @@ class OrderKernel {
     if (sdk::IsNull(c.req[0])) return;
     if (c.req[0] != WEFT_REQ_ADD) FillOrAdd(gx.raw(), 0.0, gx.size(), gx.dtype(), WEFT_REQ_WRITE);
     // Inputs: out_grad(values), out_grad(indices), values, indices.
-    DispatchFloat("topk", gx.dtype(), [&](auto tag) {
+    DispatchMask<kAllMask>("topk", gx.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* g = static_cast<const T*>(c.inputs[0].raw());
       T* dst = static_cast<T*>(gx.raw());
@@ -143,11 +146,14 @@ class OrderKernel {
 }  // namespace
 
 void RegisterSortKernels(KernelTable& t) {
-  for (const char* op : {"topk", "sort", "argsort"}) t.Add<OrderKernel>(op, kFloatMask);
-  // Gradients flow through float values (an integer-positions out_grad, topk ret_typ=indices with
-  // an integer dtype, has no kernel: its gradient would be zero).
-  t.Add<OrderKernel>("_backward_topk", kFloatMask);
-  t.Add<OrderKernel>("_backward_sort", kFloatMask);
+  t.Add<OrderKernel>("topk", kAllMask);
+  // MXNet 1.9's cpu sort and argsort refuse float16.
+  t.Add<OrderKernel>("sort", kAllButHalfMask);
+  t.Add<OrderKernel>("argsort", kAllButHalfMask);
+  // The backward's dtype is its first input's, the values' gradient: the data's dtype (ret_typ
+  // value, both, sort) or the positions' (indices, mask: data's gradient is zero).
+  t.Add<OrderKernel>("_backward_topk", kAllMask);
+  t.Add<OrderKernel>("_backward_sort", kAllButHalfMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -132,6 +132,21 @@ bool IsNan(T v) {
   }
 }
 
+/// The type an op computes in for elements of type T: float for float16 (as MXNet's half_t
+/// arithmetic does, rounding once per op), T otherwise.
+template <typename T>
+using Calc = std::conditional_t<std::is_same_v<T, Half>, float, T>;
+
+/// An element as its Calc type.
+template <typename T>
+Calc<T> ToCalc(T v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return HalfToFloat(v);
+  } else {
+    return v;
+  }
+}
+
 /// Add-to for half outputs (req add): through float, rounded once.
 inline Half& operator+=(Half& a, Half b) {
   a = FloatToHalf(HalfToFloat(a) + HalfToFloat(b));
@@ -174,6 +189,10 @@ inline constexpr uint64_t kIndexMask = kFloatMask | WEFT_DTYPE_BIT(WEFT_DTYPE_IN
 /// Every dtype data movement (copy, concat, transpose, Cast) handles.
 inline constexpr uint64_t kAllMask = kIndexMask | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16) |
                                      WEFT_DTYPE_BIT(WEFT_DTYPE_UINT8) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT8);
+/// kAllMask without float16 (MXNet's cpu sort and argsort have no float16 kernel).
+inline constexpr uint64_t kAllButHalfMask = kAllMask & ~WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16);
+/// float32 alone: the dtype of the training hot path, the only one compiled per ISA.
+inline constexpr uint64_t kFloat32Mask = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
 
 /// Calls f(TypeTag<T>{}) for float / double; other dtypes throw WEFT_ERR_UNSUPPORTED naming op.
 template <typename F>
@@ -216,9 +235,9 @@ void DispatchAll(const char* op, int32_t dtype, F&& f) {
   }
 }
 
-/// Calls f(TypeTag<T>{}) for the dtypes of `mask` among float32, float64, int32, int64, uint8 and
-/// int8; other dtypes throw WEFT_ERR_UNSUPPORTED naming op. Only the types in the mask are
-/// instantiated (the dispatchers above instantiate every type of their family).
+/// Calls f(TypeTag<T>{}) for the dtypes of `mask` among float32, float64, float16 (T = Half), int32,
+/// int64, uint8 and int8; other dtypes throw WEFT_ERR_UNSUPPORTED naming op. Only the types in the
+/// mask are instantiated (the dispatchers above instantiate every type of their family).
 template <uint64_t kMask, typename F>
 void DispatchMask(const char* op, int32_t dtype, F&& f) {
   constexpr auto has = [](int32_t d) { return (kMask & WEFT_DTYPE_BIT(d)) != 0; };
@@ -240,6 +259,9 @@ void DispatchMask(const char* op, int32_t dtype, F&& f) {
       break;
     case WEFT_DTYPE_INT8:
       if constexpr (has(WEFT_DTYPE_INT8)) return f(TypeTag<int8_t>{});
+      break;
+    case WEFT_DTYPE_FLOAT16:
+      if constexpr (has(WEFT_DTYPE_FLOAT16)) return f(TypeTag<Half>{});
       break;
     default:
       break;
