@@ -13,8 +13,11 @@
 # (tests/support/require.h); set WEFT_REQUIRE_ALL=0 on a machine that lacks one. Only absent GPUs
 # skip then. After each pass the skipped tests are listed with their reasons
 # (scripts/skipped_tests.py).
-# On 2 cores with an empty ccache the three take about 19 minutes (measured on a fresh clone:
-# default 6.6 + 1.2, asan 8.2 + 0.7, tsan 2.1 + 0.1 build + test minutes).
+# On 2 cores with an empty ccache the whole run took about 65 minutes on a loaded machine (a fresh
+# clone on 2026-11-28, build + test minutes: default 14.3 + 4.1 and its AVX2 rerun 2.8, install
+# 0.7, asan 16.3 + 3.2 and its AVX2 rerun 1.2, tsan 4.2, Release 6.2, fuzz build + runs about 10.5);
+# the cpu kernels' split by ISA need since then saves about 5 minutes in each of the default and
+# Release builds (issue 34).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
