@@ -85,7 +85,10 @@ void Convolution(Call& c) {
   HostTensor& y = c.out[0];
   const std::vector<int64_t> in = SpatialDims(x.shape), out = SpatialDims(y.shape);
   const ConvGeometry g = ReadConv(c, in.size());
-  const auto [N, C, F, cg, fg, in_plane, out_plane, k_plane] = ConvExtents(x, w, y, g.groups);
+  // Plain locals, not a structured binding: clang before 16 cannot capture bindings in the lambdas.
+  const ConvExtents e(x, w, y, g.groups);
+  const int64_t N = e.N, C = e.C, F = e.F, cg = e.cg, fg = e.fg, in_plane = e.in_plane, out_plane = e.out_plane,
+                k_plane = e.k_plane;
   std::vector<int64_t> ip(in.size());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t f = 0; f < F; ++f)
@@ -120,7 +123,10 @@ void Deconvolve(const HostTensor& x, const HostTensor& w, ConvGeometry g, const 
       g.pad[a] = (full - target[a] + 1) / 2;
     }
   }
-  const auto [N, C, F, cg, fg, in_plane, out_plane, k_plane] = ConvExtents(x, w, y, g.groups);
+  // Plain locals, not a structured binding: clang before 16 cannot capture bindings in the lambdas.
+  const ConvExtents e(x, w, y, g.groups);
+  const int64_t N = e.N, C = e.C, F = e.F, cg = e.cg, fg = e.fg, in_plane = e.in_plane, out_plane = e.out_plane,
+                k_plane = e.k_plane;
   std::vector<int64_t> op(in.size());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t ch = 0; ch < C; ++ch)
