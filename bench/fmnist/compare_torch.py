@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Training throughput of weft's train_mnist against PyTorch (/work/shared/bench/torch_fmnist.py)
+"""Training throughput of weft's train_mnist against PyTorch (the team's peer script torch_fmnist.py,
+kept outside the repository: --torch-script, or $WEFT_SHARED_DIR/bench/torch_fmnist.py)
 on Fashion-MNIST, same network, batch size, optimizer (SGD lr 0.05 momentum 0.9) and thread count.
 
 Usage: compare_torch.py BUILD_DIR [--network mlp|lenet] [--epochs N] [--batch B] [--threads T] [--force]
@@ -15,8 +16,11 @@ p.add_argument("--epochs", type=int, default=2)
 p.add_argument("--batch", type=int, default=100)
 p.add_argument("--threads", type=int, default=2)
 p.add_argument("--force", action="store_true")
-p.add_argument("--torch-script", default=os.path.join(os.path.dirname(__file__), "../../../shared/bench/torch_fmnist.py"))
+shared = os.environ.get("WEFT_SHARED_DIR")
+p.add_argument("--torch-script", default=os.path.join(shared, "bench/torch_fmnist.py") if shared else None)
 a = p.parse_args()
+if not a.torch_script or not os.path.isfile(a.torch_script):
+    p.error(f"PyTorch peer script not found ({a.torch_script}): pass --torch-script PATH or set WEFT_SHARED_DIR")
 
 load = os.getloadavg()[0]
 if load >= 3 and not a.force:

@@ -1,5 +1,5 @@
-// MXNet symbol JSON (shared/design/formats.md): writer with MXNet's exact whitespace, and a
-// reader that accepts every MXNet version and applies MXNet's legacy upgrades.
+// MXNet symbol JSON (nnvm's graph JSON as MXNet 1.9 writes it; the README's "Formats" section): writer with MXNet's
+// exact whitespace, and a reader that accepts every MXNet version and applies MXNet's legacy upgrades.
 #pragma once
 
 #include <string>

@@ -2,8 +2,8 @@
 // over bytes. Nothing here touches a device: NDArray::Save/Load (ndarray.h) stage arrays through
 // these records, and a fuzzer can drive the parser directly.
 //
-// Layout (all little-endian, no padding; see /work/shared/design/formats.md, facts from MXNet
-// 1.9 src/ndarray/ndarray.cc):
+// Layout (all little-endian, no padding; facts from MXNet 1.9 src/ndarray/ndarray.cc, NDArray::Save
+// and NDArray::Load; the README's "Formats" section says what weft reads and writes):
 //   file:   u64 0x112 | u64 0 (reserved) | u64 N | N x record | u64 K (0 or N) |
 //           K x (u64 length, length bytes of name)
 //   record v2 (magic 0xF993FAC9) / v3 (0xF993FACA, numpy-shape semantics):

@@ -1,4 +1,4 @@
-// The device contract (shared/design/testing.md §1): what every device of every device plugin
+// The device contract (the README's "Writing a device plugin" section): what every device of every device plugin
 // must do — properties, allocation (zero, odd, aligned sizes), copies in every direction with
 // offsets and odd lengths, memset, stream order, events across streams, freeing with queued work,
 // out-of-memory errors and recovery, errors for invalid handles and out-of-range accesses,

@@ -5,7 +5,7 @@
 // reference (reference.h), its gradients with central finite differences (float32, float64), the
 // reference gradient of ops that define theirs, or (other dtypes) its float64 gradient; every
 // other device with the cpu's results. The write requests add-to, null and in-place are checked
-// against the plain write (shared/design/testing.md §2–4).
+// against the plain write (the README's "Writing a device plugin" section).
 //
 // Used by weft-conformance (the certificate) and by tests/conformance (the in-tree suite).
 // Not thread-safe: run one RunOpConformance at a time (KernelRunner's random seed is global).

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "elemwise_arith_ops.h"
 #include "elemwise_kernels.h"
 
 namespace weft::cpu::tensor {
@@ -71,8 +72,6 @@ struct Hypot   { static constexpr bool kUsesInputs = true;
                  template <typename T> static T Fwd(T a, T b) { return std::hypot(a, b); }
                  template <typename T> static T Da(T a, T b) { return a / std::hypot(a, b); }
                  template <typename T> static T Db(T a, T b) { return b / std::hypot(a, b); } };
-struct Add     { static constexpr bool kUsesInputs = false;
-                 template <typename T> static T Fwd(T a, T b) { return a + b; } };
 
 // Scalar forms: Fwd(data, scalar) and the derivative in data.
 struct ModScalar  { static constexpr bool kUsesData = false;
@@ -114,7 +113,7 @@ void RegisterMathKernels(KernelTable& t) {
   AddElemwise<Hypot, ColdFloat>(t, "_hypot", "_backward_hypot");
   AddBroadcast<Hypot, ColdFloat>(t, "broadcast_hypot", "_backward_broadcast_hypot");
   AddScalar<HypotScalar, ColdFloat>(t, "_hypot_scalar", "_backward_hypot_scalar");
-  t.Add<ElemwiseKernel<Add, ColdFloat>>("_grad_add", kFloatMask);
+  t.Add<ElemwiseKernel<arith::Add, ColdFloat>>("_grad_add", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor
