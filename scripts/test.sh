@@ -28,7 +28,28 @@ export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 
 export WEFT_REQUIRE_ALL=${WEFT_REQUIRE_ALL:-1}
 
-step() { printf '\n==== %s (at %d s) ====\n' "$*" "$SECONDS"; }
+# free_gb <path>: whole gigabytes free on the file system that holds <path>.
+free_gb() { df -P -BG "$1" | awk 'NR == 2 { sub("G", "", $4); print $4 }'; }
+
+step() { printf '\n==== %s (at %d s; %s GB free for build/) ====\n' "$*" "$SECONDS" "$(free_gb .)"; }
+
+# Disk: the builds take about 4 GB (default), 3 GB (asan) and 1 GB (tsan, fuzz, Release together),
+# and ccache up to CCACHE_MAXSIZE. A CI run once died in the ASan link with "No space left on
+# device" on a disk shared with other work, so when less than WEFT_TEST_KEEP_FREE_GB (20) stays
+# free, each pass's build tree is removed once its tests are done (ccache keeps the objects).
+keep_free_gb=${WEFT_TEST_KEEP_FREE_GB:-20}
+done_with() {
+  local free
+  free=$(free_gb .)
+  if ((free < keep_free_gb)); then
+    echo "only $free GB free (< WEFT_TEST_KEEP_FREE_GB=$keep_free_gb): removing build/$1, its pass is done"
+    rm -rf "build/$1"
+  fi
+}
+if (($(free_gb .) < 12)); then
+  echo "warning: only $(free_gb .) GB free where build/ is; this run needs about 12 GB (the build" \
+    "trees, removed after their passes when space is short, and ccache's CCACHE_MAXSIZE=$CCACHE_MAXSIZE)" >&2
+fi
 
 # run_ctest <preset> [ctest args...]: the tests, then the list of those skipped, with reasons.
 run_ctest() {
@@ -69,6 +90,7 @@ step "default tests again on the AVX2 path"
 forced_avx2_tests default
 step "install, then build and run samples/ against the install only"
 scripts/check_install.sh build/default
+done_with default
 
 if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
   step "AddressSanitizer + UBSan build"
@@ -78,6 +100,7 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
   run_ctest asan
   step "AddressSanitizer + UBSan tests again on the AVX2 path"
   forced_avx2_tests asan
+  done_with asan
 
   step "ThreadSanitizer build (engine, storage, ndarray, kvstore, io tests)"
   cmake --preset tsan
@@ -90,12 +113,14 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
     step "ThreadSanitizer tests"
     run_ctest tsan
   fi
+  done_with tsan
 fi
 if [[ "${WEFT_TEST_FUZZ:-1}" == 1 ]]; then
   # The libFuzzer targets (tests/fuzz), 60 s each, two at a time; any crash fails. Builds only
   # libweft's sources and the targets with clang (the `fuzz` preset). WEFT_TEST_FUZZ=0 skips it.
   step "libFuzzer targets, 60 s each (scripts/fuzz.sh)"
   FUZZ_SECONDS=60 FUZZ_JOBS=2 scripts/fuzz.sh
+  done_with fuzz
 fi
 if [[ "${WEFT_TEST_RELEASE:-1}" == 1 ]]; then
   # What a user builds first: a plain Release configuration (GCC -O3, no -Werror by default) of
