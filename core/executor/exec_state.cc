@@ -50,9 +50,40 @@ BulkConfig BulkConfig::FromEnv() {
   return c;
 }
 
+void ExecState::AllocateBlocks(const ExecState* shared) {
+  const size_t n = plan.block_bytes.size();
+  blocks.assign(n, NDArray());
+  allocated_bytes = 0;
+  // Largest blocks first, each taking the smallest free shared block on its device that holds it
+  // (best fit), so that a smaller graph bound after the largest one allocates (almost) nothing.
+  std::vector<size_t> order(n);
+  for (size_t b = 0; b < n; ++b) order[b] = b;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return plan.block_bytes[x] > plan.block_bytes[y]; });
+  std::vector<bool> taken(shared ? shared->blocks.size() : 0, false);
+  for (size_t b : order) {
+    const Context& dev = graph.contexts[static_cast<size_t>(plan.block_dev[b])];
+    const uint64_t bytes = plan.block_bytes[b];
+    size_t best = taken.size();
+    for (size_t s = 0; s < taken.size(); ++s) {
+      const NDArray& cand = shared->blocks[s];
+      if (taken[s] || cand.GetContext() != dev || cand.Bytes() < bytes) continue;
+      if (best == taken.size() || cand.Bytes() < shared->blocks[best].Bytes()) best = s;
+    }
+    if (best < taken.size()) {
+      taken[best] = true;
+      blocks[b] = shared->blocks[best];
+      continue;
+    }
+    blocks[b] = NDArray(Shape{static_cast<int64_t>(bytes)}, dev, false, DType::kUint8);
+    allocated_bytes += bytes;
+  }
+}
+
 void ExecState::Init(const Symbol& sym, const Context& context, const std::vector<NDArray>& args,
                      const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs,
-                     const std::vector<NDArray>& aux, const std::map<std::string, Context>& groups) {
+                     const std::vector<NDArray>& aux, const std::map<std::string, Context>& groups,
+                     const ExecState* shared) {
   WEFT_CHECK(!sym.IsEmpty(), "Executor::Bind: the symbol is empty");
   symbol = sym;
   ctx = context;
@@ -168,11 +199,7 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
   graph = BuildExecGraph(std::move(ig), shapes, types, req_codes, place);
   plan = PlanMemory(graph);
 
-  // Memory.
-  blocks.clear();
-  for (size_t b = 0; b < plan.block_bytes.size(); ++b)
-    blocks.emplace_back(Shape{static_cast<int64_t>(plan.block_bytes[b])},
-                        graph.contexts[static_cast<size_t>(plan.block_dev[b])], false, DType::kUint8);
+  AllocateBlocks(shared);
   entries.assign(graph.entries.size(), NDArray());
   for (size_t e = 0; e < graph.entries.size(); ++e) {
     const EntryInfo& info = graph.entries[e];

@@ -54,6 +54,7 @@ struct ExecState {
   MemoryPlan plan;
   std::vector<OpReqType> grad_reqs;
   std::vector<NDArray> blocks;   // one per planned block
+  uint64_t allocated_bytes = 0;  // bytes of the blocks allocated here (not taken from a shared executor)
   std::vector<NDArray> entries;  // per entry id
   std::vector<NodeRun> runs;     // per exec node
   MonitorCallback monitor;
@@ -61,9 +62,11 @@ struct ExecState {
   BulkConfig bulk;
 
   /// Infers, builds the graph, plans and allocates, prepares every node (see Executor's ctor).
+  /// With `shared`, planned blocks are taken from its blocks where one on the same device is
+  /// large enough (MXNet's shared memory pool for bucketing), else allocated.
   void Init(const Symbol& sym, const Context& context, const std::vector<NDArray>& args,
             const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs, const std::vector<NDArray>& aux,
-            const std::map<std::string, Context>& group2ctx);
+            const std::map<std::string, Context>& group2ctx, const ExecState* shared = nullptr);
   /// Pushes nodes [begin, end): bulked into segments as `bulk` says, else one by one.
   void RunNodes(size_t begin, size_t end, bool is_train) const;
   /// Makes `array` argument `arg`'s value in every prepared node and cached segment (the caller
@@ -91,6 +94,8 @@ struct ExecState {
   };
   const Plan& GetPlan(size_t begin, size_t end, size_t max_nodes) const;
   std::shared_ptr<const Segment> MakeSegment(size_t begin, size_t end) const;
+  /// Fills `blocks` for the plan: from `shared`'s blocks where they fit, the rest allocated.
+  void AllocateBlocks(const ExecState* shared);
   /// Replaces every whole-entry use of `old` (the same view) by `array` in runs and cached plans.
   void Redirect(const NDArray& old, const NDArray& array);
 

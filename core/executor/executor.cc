@@ -36,8 +36,8 @@ Executor::Executor(const Symbol& symbol, const Context& context, const std::vect
                    const std::vector<NDArray>& aux_arrays_in, const std::map<std::string, Context>& group_to_ctx,
                    Executor* shared_exec)
     : state_(std::make_unique<exec::ExecState>()) {
-  WEFT_CHECK(shared_exec == nullptr, "Executor::Bind: shared_exec is not supported; bind a separate executor");
-  state_->Init(symbol, context, arg_arrays_in, grad_arrays_in, grad_reqs, aux_arrays_in, group_to_ctx);
+  state_->Init(symbol, context, arg_arrays_in, grad_arrays_in, grad_reqs, aux_arrays_in, group_to_ctx,
+               shared_exec ? shared_exec->state_.get() : nullptr);
   arg_arrays = arg_arrays_in;
   aux_arrays = aux_arrays_in;
   grad_arrays.assign(arg_arrays.size(), NDArray());
@@ -48,11 +48,33 @@ Executor::Executor(const Symbol& symbol, const Context& context, const std::vect
 
 Executor::~Executor() = default;
 
+namespace {
+
+const std::map<std::string, NDArray>& NoArrays() {
+  static const std::map<std::string, NDArray> none;
+  return none;
+}
+
+/// The array named `name` in `shared` when it has this shape, dtype and context (a shared
+/// executor's parameter); otherwise a new one, zeroed when `zero`.
+NDArray SharedOrNew(const std::map<std::string, NDArray>& shared, const std::string& name, const Shape& shape,
+                    DType dtype, const Context& ctx, bool zero) {
+  auto it = shared.find(name);
+  if (it != shared.end() && !it->second.is_none() && it->second.GetShape() == shape && it->second.GetDType() == dtype &&
+      it->second.GetContext() == ctx)
+    return it->second;
+  NDArray fresh(shape, ctx, false, dtype);
+  if (zero) fresh = 0.0f;
+  return fresh;
+}
+
+}  // namespace
+
 std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, const Context& context,
                                                const std::map<std::string, Shape>& arg_shapes,
                                                const std::string& grad_req,
                                                const std::map<std::string, std::string>& grad_req_per_arg,
-                                               const std::map<std::string, DType>& arg_types) {
+                                               const std::map<std::string, DType>& arg_types, Executor* shared_exec) {
   const std::vector<std::string> args = symbol.ListArguments(), auxs = symbol.ListAuxiliaryStates();
   auto check_names = [&](const char* what, const auto& m) {
     for (const auto& [name, v] : m) {
@@ -77,19 +99,20 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, const Conte
   std::vector<NDArray> a, g, x;
   std::vector<OpReqType> reqs;
   for (size_t i = 0; i < args.size(); ++i) {
-    a.emplace_back(*si.arg_shapes[i], context, false, dtype_of(ti.arg_types[i]));
-    a.back() = 0.0f;
+    const DType dt = dtype_of(ti.arg_types[i]);
+    a.push_back(
+        SharedOrNew(shared_exec ? shared_exec->arg_dict() : NoArrays(), args[i], *si.arg_shapes[i], dt, context, true));
     auto it = grad_req_per_arg.find(args[i]);
     OpReqType r = it == grad_req_per_arg.end() ? all : ParseOpReqType(it->second, "argument '" + args[i] + "'");
     reqs.push_back(r);
-    g.push_back(r == kNullOp ? NDArray() : NDArray(*si.arg_shapes[i], context, false, dtype_of(ti.arg_types[i])));
-    if (r == kAddTo) g.back() = 0.0f;
+    g.push_back(r == kNullOp ? NDArray()
+                             : SharedOrNew(shared_exec ? shared_exec->grad_dict() : NoArrays(), args[i],
+                                           *si.arg_shapes[i], dt, context, r == kAddTo));
   }
-  for (size_t i = 0; i < auxs.size(); ++i) {
-    x.emplace_back(*si.aux_shapes[i], context, false, dtype_of(ti.aux_types[i]));
-    x.back() = 0.0f;
-  }
-  return std::make_unique<Executor>(symbol, context, a, g, reqs, x);
+  for (size_t i = 0; i < auxs.size(); ++i)
+    x.push_back(SharedOrNew(shared_exec ? shared_exec->aux_dict() : NoArrays(), auxs[i], *si.aux_shapes[i],
+                            dtype_of(ti.aux_types[i]), context, true));
+  return std::make_unique<Executor>(symbol, context, a, g, reqs, x, std::map<std::string, Context>{}, shared_exec);
 }
 
 void Executor::Forward(bool is_train) { state_->RunNodes(0, state_->graph.num_forward, is_train); }
@@ -232,6 +255,7 @@ Symbol Executor::GetOptimizedSymbol() const { return state_->symbol.Copy(); }
 
 uint64_t Executor::planned_bytes() const { return state_->plan.total_bytes(); }
 uint64_t Executor::unshared_bytes() const { return state_->plan.unshared_bytes; }
+uint64_t Executor::allocated_bytes() const { return state_->allocated_bytes; }
 const Context& Executor::context() const { return state_->ctx; }
 
 }  // namespace weft

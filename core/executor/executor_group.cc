@@ -41,9 +41,17 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(const Symbol& symbol, const
                                                      const std::map<std::string, Shape>& data_shapes,
                                                      const std::vector<std::string>& param_names,
                                                      const std::vector<double>& work_load_list,
-                                                     const std::map<std::string, DType>& dtypes, bool for_training)
+                                                     const std::map<std::string, DType>& dtypes, bool for_training,
+                                                     DataParallelExecutorGroup* shared_group)
     : data_shapes_(data_shapes), alias_inputs_(!for_training), own_inputs_(contexts.size()) {
   WEFT_CHECK(!contexts.empty(), "DataParallelExecutorGroup: no contexts given");
+  if (shared_group) {
+    bool same = shared_group->num_devices() == contexts.size();
+    for (size_t d = 0; same && d < contexts.size(); ++d) same = shared_group->executor(d).context() == contexts[d];
+    WEFT_CHECK(same,
+               "DataParallelExecutorGroup: the shared group runs on other devices; bind every bucket on the "
+               "same contexts");
+  }
   WEFT_CHECK(!data_shapes.empty(), "DataParallelExecutorGroup: data_shapes is empty (give data and label shapes)");
   std::vector<double> loads = work_load_list.empty() ? std::vector<double>(contexts.size(), 1.0) : work_load_list;
   WEFT_CHECK(loads.size() == contexts.size(), "DataParallelExecutorGroup: {} work loads for {} contexts", loads.size(),
@@ -82,7 +90,8 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(const Symbol& symbol, const
       part[0] = static_cast<int64_t>(slices_[d].second - slices_[d].first);
       shapes[name] = part;
     }
-    execs_.push_back(Executor::SimpleBind(symbol, contexts[d], shapes, "null", reqs, dtypes));
+    execs_.push_back(Executor::SimpleBind(symbol, contexts[d], shapes, "null", reqs, dtypes,
+                                          shared_group ? &shared_group->executor(d) : nullptr));
     auto args_d = execs_.back()->arg_dict();
     auto grads_d = execs_.back()->grad_dict();
     auto aux_d = execs_.back()->aux_dict();
@@ -93,6 +102,28 @@ DataParallelExecutorGroup::DataParallelExecutorGroup(const Symbol& symbol, const
     }
     for (size_t a = 0; a < aux_names_.size(); ++a) aux_arrays_[a].push_back(aux_d.at(aux_names_[a]));
   }
+  if (shared_group) CheckSharedParams(*shared_group);
+}
+
+void DataParallelExecutorGroup::CheckSharedParams(const DataParallelExecutorGroup& shared) const {
+  // SimpleBind shares an array only when name, shape and dtype agree; a parameter that did not
+  // end up shared would silently train apart from the other buckets, so it is an error.
+  auto check = [&](const std::vector<std::string>& names, const std::vector<std::vector<NDArray>>& mine,
+                   const std::vector<std::string>& their_names, const std::vector<std::vector<NDArray>>& theirs,
+                   const char* what) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = std::find(their_names.begin(), their_names.end(), names[i]);
+      WEFT_CHECK(it != their_names.end(), "DataParallelExecutorGroup: {} '{}' is not in the shared group ({})", what,
+                 names[i], fmt::join(their_names, ", "));
+      const NDArray& other = theirs[static_cast<size_t>(it - their_names.begin())][0];
+      WEFT_CHECK(mine[i][0].is_none() || (mine[i][0].var() == other.var() && mine[i][0].offset() == other.offset()),
+                 "DataParallelExecutorGroup: {} '{}' has shape {} here and {} in the shared group; every bucket "
+                 "needs the same parameter shapes",
+                 what, names[i], mine[i][0].GetShape().ToString(), other.GetShape().ToString());
+    }
+  };
+  check(param_names_, param_arrays_, shared.param_names_, shared.param_arrays_, "parameter");
+  check(aux_names_, aux_arrays_, shared.aux_names_, shared.aux_arrays_, "aux state");
 }
 
 DataParallelExecutorGroup::~DataParallelExecutorGroup() = default;

@@ -86,8 +86,10 @@ Module Module::Load(const std::string& prefix, int epoch, bool load_optimizer_st
 void Module::CheckBound(const char* what) const { WEFT_CHECK(group_ != nullptr, "Module::{}: call Bind first", what); }
 
 void Module::Bind(const std::map<std::string, Shape>& data_shapes, const std::map<std::string, Shape>& label_shapes,
-                  bool for_training, bool force_rebind) {
+                  bool for_training, bool force_rebind, Module* shared_module) {
   if (group_ && !force_rebind) return;
+  WEFT_CHECK(shared_module == nullptr || shared_module->binded(),
+             "Module::Bind: the shared module is not bound; bind it first");
   std::map<std::string, Shape> shapes;
   for (const auto* m : {&data_shapes, &label_shapes})
     for (const auto& [name, shape] : *m) {
@@ -102,11 +104,15 @@ void Module::Bind(const std::map<std::string, Shape>& data_shapes, const std::ma
   std::optional<std::pair<std::map<std::string, NDArray>, std::map<std::string, NDArray>>> kept;
   if (group_ && params_initialized_) kept = GetParams();
   group_ = std::make_unique<DataParallelExecutorGroup>(symbol_, contexts_, shapes, param_names_, work_load_list_,
-                                                       std::map<std::string, DType>{}, for_training);
+                                                       std::map<std::string, DType>{}, for_training,
+                                                       shared_module ? shared_module->group_.get() : nullptr);
   data_shapes_ = data_shapes;
   label_shapes_ = label_shapes;
   for_training_ = for_training;
-  if (kept) {
+  shared_module_ = shared_module;
+  if (shared_module) {
+    params_initialized_ = shared_module->params_initialized_;  // the same arrays
+  } else if (kept) {
     group_->SetParams(kept->first, kept->second);
   } else if (preload_) {
     SetParams(preload_->arg_params, preload_->aux_params, false, true);
@@ -228,7 +234,8 @@ void Module::Forward(const DataBatch& batch, bool is_train) { ForwardBatch(batch
 
 void Module::ForwardBatch(const DataBatch& batch, bool is_train, bool in_place) {
   CheckBound("Forward");
-  WEFT_CHECK(params_initialized_, "Module::Forward: call InitParams or SetParams first");
+  WEFT_CHECK(params_initialized_ || (shared_module_ && shared_module_->params_initialized_),
+             "Module::Forward: call InitParams or SetParams first");
   WEFT_CHECK(!is_train || for_training_, "Module::Forward: is_train on a module bound with for_training=false");
   LoadBatch(batch, in_place);
   group_->Forward(is_train);

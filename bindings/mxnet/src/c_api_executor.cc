@@ -216,7 +216,10 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
     }
     aux_arrays.push_back(x);
   }
-  return std::make_unique<Executor>(s, a.ctx, arg_arrays, grad_arrays, reqs, aux_arrays, a.group2ctx);
+  // The shared executor's memory pool too (MXNet's bucketing binds every bucket against the
+  // default one): intermediate values reuse its planned blocks where they fit.
+  return std::make_unique<Executor>(s, a.ctx, arg_arrays, grad_arrays, reqs, aux_arrays, a.group2ctx,
+                                    a.shared_exec ? a.shared_exec->exec.get() : nullptr);
 }
 
 std::map<std::string, Shape> ProvidedShapes(uint32_t num, const char** names, const int* data, const uint32_t* idx) {

@@ -77,8 +77,13 @@ class WEFT_API Executor {
   /// `context`; arguments may live anywhere, a node reading a value from another device reads a
   /// copy made by an inserted `_CrossDeviceCopy` node, and gradients flow back through those
   /// copies (a gradient array must live with its argument; an aux state with its node).
-  /// `shared_exec` is accepted for source compatibility; a non-null one is refused (not
-  /// implemented).
+  /// `shared_exec` (MXNet's shared executor, what bucketing binds against): this executor's
+  /// planned internal memory is taken from `shared_exec`'s planned blocks where one on the same
+  /// device is large enough (largest first, best fit), and allocated only for the rest, so
+  /// executors bound against the largest one add almost no memory. The two then overwrite each
+  /// other's intermediate values and outputs: run them one after the other (the engine orders
+  /// pushed passes; read one's outputs before the other runs) and never from two threads at
+  /// once. The shared blocks stay alive as long as either executor does.
   ///
   /// Throws weft::Error for a wrong number of arrays (naming the expected names), a none array, an
   /// array on another device, shapes or dtypes the graph refuses (the message lists the argument
@@ -97,12 +102,17 @@ class WEFT_API Executor {
   /// shape must end up known or weft::Error lists the unknown ones). `grad_req` applies to every
   /// argument ("null", "write" or "add"); `grad_req_per_arg` overrides it by name. `arg_types`
   /// gives dtypes by name (default float32 where nothing else says). Unknown names in any map
-  /// raise weft::Error naming them.
+  /// raise weft::Error naming them. With `shared_exec` (MXNet's simple_bind(shared_exec=...)):
+  /// every argument, gradient and aux state whose name, shape and dtype match one of
+  /// shared_exec's is that same array (not a copy: parameters and their gradients are shared, as
+  /// bucketing needs; a gradient is shared only when both request one), and internal memory is
+  /// drawn from shared_exec's as in the constructor; the rest is allocated.
   static std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, const Context& context,
                                               const std::map<std::string, Shape>& arg_shapes,
                                               const std::string& grad_req = "write",
                                               const std::map<std::string, std::string>& grad_req_per_arg = {},
-                                              const std::map<std::string, DType>& arg_types = {});
+                                              const std::map<std::string, DType>& arg_types = {},
+                                              Executor* shared_exec = nullptr);
 
   /// Runs the forward nodes (pushes them; returns at once). `is_train` is passed to the kernels
   /// (Dropout, BatchNorm).
@@ -163,6 +173,9 @@ class WEFT_API Executor {
   /// the same values would take with one block each (the no-sharing baseline).
   uint64_t planned_bytes() const;
   uint64_t unshared_bytes() const;
+  /// Bytes of planned internal memory this executor allocated itself: planned_bytes() minus what
+  /// it took from a shared executor's blocks (see the constructor's shared_exec).
+  uint64_t allocated_bytes() const;
 
   const Context& context() const;
 

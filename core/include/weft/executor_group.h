@@ -40,13 +40,19 @@ class WEFT_API DataParallelExecutorGroup {
   /// (gradient "write" when for_training); empty = every argument not in data_shapes. Other
   /// arguments get no gradient (their shapes are inferred). `work_load_list`: one positive weight
   /// per context (empty = equal). Contents of parameters and aux states are unspecified until
-  /// SetParams. Throws weft::Error for an empty context list, a work-load list of another length,
-  /// unknown names, or any Executor::SimpleBind error.
+  /// SetParams. `shared_group` (MXNet's shared_group, what bucketing binds each bucket with):
+  /// device i's executor is bound against shared_group's executor i (Executor::SimpleBind's
+  /// shared_exec), so the parameters, their gradients and the aux states are shared_group's own
+  /// arrays and intermediate memory comes from its pool; the two groups must not run at once.
+  /// Throws weft::Error for an empty context list, a work-load list of another length, unknown
+  /// names, a shared group on other devices or whose parameter shapes differ, or any
+  /// Executor::SimpleBind error.
   DataParallelExecutorGroup(const Symbol& symbol, const std::vector<Context>& contexts,
                             const std::map<std::string, Shape>& data_shapes,
                             const std::vector<std::string>& param_names = {},
                             const std::vector<double>& work_load_list = {},
-                            const std::map<std::string, DType>& dtypes = {}, bool for_training = true);
+                            const std::map<std::string, DType>& dtypes = {}, bool for_training = true,
+                            DataParallelExecutorGroup* shared_group = nullptr);
   ~DataParallelExecutorGroup();
 
   /// Gives each device's executor its slice of each named array. With `in_place` a slice on the
@@ -94,6 +100,9 @@ class WEFT_API DataParallelExecutorGroup {
   void InstallMonitor(const MonitorCallback& callback, bool monitor_all = false);
 
  private:
+  /// Throws unless every parameter and aux state is the shared group's array.
+  void CheckSharedParams(const DataParallelExecutorGroup& shared) const;
+
   std::vector<std::unique_ptr<Executor>> execs_;
   std::vector<std::pair<size_t, size_t>> slices_;
   std::map<std::string, Shape> data_shapes_;

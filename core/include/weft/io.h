@@ -67,6 +67,9 @@ struct WEFT_API DataBatch {
   NDArray label;
   int pad_num = 0;
   std::vector<int> index;  ///< sample indices (into the data set) of the batch's rows
+  /// The bucket a BucketingModule runs the batch in (MXNet's DataBatch.bucket_key, e.g. the
+  /// padded sequence length); -1 = the module's default bucket.
+  int bucket_key = -1;
 };
 
 class WEFT_API DataIter {

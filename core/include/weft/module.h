@@ -122,10 +122,15 @@ class WEFT_API Module {
   /// Binds the executors for full-batch shapes (axis 0 = batch, split over the devices).
   /// `label_shapes` may be empty for prediction (labels are then fed zeros where the symbol needs
   /// them). for_training=false allocates no gradients. A second Bind is ignored unless
-  /// force_rebind (parameters are kept). Throws weft::Error for names that are not data/labels,
-  /// or as Executor::SimpleBind.
+  /// force_rebind (parameters are kept). `shared_module` (MXNet's bind(shared_module=...), what
+  /// BucketingModule does per bucket): a bound module whose parameters, gradients, aux states
+  /// and memory pool this one uses (DataParallelExecutorGroup's shared_group); it must outlive
+  /// this module, run on the same contexts with the same parameter shapes, and the two must not
+  /// run at once; this module's parameters count as initialised when the shared module's are.
+  /// Throws weft::Error for names that are not data/labels, an unbound shared module, or as
+  /// Executor::SimpleBind.
   void Bind(const std::map<std::string, Shape>& data_shapes, const std::map<std::string, Shape>& label_shapes = {},
-            bool for_training = true, bool force_rebind = false);
+            bool for_training = true, bool force_rebind = false, Module* shared_module = nullptr);
   /// Initialises every parameter and aux state with `init` (by name), except those found in
   /// arg_params / aux_params, which are copied. allow_missing=false makes a parameter missing
   /// from non-empty maps an error. Without force_init a second call does nothing.
@@ -215,6 +220,7 @@ class WEFT_API Module {
   std::map<std::string, Shape> data_shapes_, label_shapes_;
   bool for_training_ = false;
   bool params_initialized_ = false;
+  Module* shared_module_ = nullptr;  // Bind's shared_module: its parameters are this module's
   std::unique_ptr<DataParallelExecutorGroup> group_;
   std::unique_ptr<KVStore> kv_;
   // Module::Load: parameters applied at Bind, optimizer states at InitOptimizer.

@@ -43,9 +43,13 @@ OpDef Fill(std::string name, std::string what) {
   AddCtxDType(d, {});
   if (name == "_full") d.attrs.push_back(Req("value", "float", "fill value"));
   SetShapeFn(d, [](ShapeIO& io) {
-    const std::vector<int64_t> s = io.attrs().GetTuple("shape", {});
-    for (int64_t e : s)
+    std::vector<int64_t> s = io.attrs().GetTuple("shape", {});
+    for (int64_t& e : s) {
       if (e < 0) io.Fail(fmt::format("shape {} has a negative extent", sdk::FormatTuple(s)));
+      // MXNet 1.x (not numpy mode): an extent of 0 is unknown, inferred from the graph, as in the
+      // begin states of mx.rnn cells, zeros(shape=(0, num_hidden)), whose batch comes from data.
+      if (e == 0) e = -1;
+    }
     io.AssignOut(0, Shape(s));
   });
   return d;
