@@ -258,6 +258,11 @@ void Module::Update() {
     kv_->Pull(static_cast<int>(k), group_->param_arrays()[k], -static_cast<int>(k));
 }
 
+void Module::InstallMonitor(Monitor& monitor) {
+  CheckBound("InstallMonitor");
+  for (size_t d = 0; d < group_->num_devices(); ++d) monitor.Install(group_->executor(d));
+}
+
 void Module::UpdateMetric(EvalMetric& metric, const NDArray& labels) const {
   CheckBound("UpdateMetric");
   group_->UpdateMetric(metric, labels.GetShape().ndim() == 1 ? labels : labels.Reshape(Shape(labels.GetShape()[0])));

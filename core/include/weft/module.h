@@ -38,6 +38,7 @@
 #include "weft/lr_scheduler.h"
 #include "weft/metric.h"
 #include "weft/model.h"
+#include "weft/monitor.h"
 #include "weft/optimizer.h"
 #include "weft/symbol.h"
 
@@ -164,6 +165,9 @@ class WEFT_API Module {
   void UpdateMetric(EvalMetric& metric, const NDArray& labels) const;
   /// The outputs of the last Forward, merged over devices on cpu(0) (batch rows in order).
   std::vector<NDArray> GetOutputs() const;
+  /// MXNet's install_monitor: installs `monitor` on every device's executor (Monitor::Install).
+  /// Throws weft::Error before Bind.
+  void InstallMonitor(Monitor& monitor);
 
   /// Trains on `train_data` for options.num_epoch epochs (see FitOptions), validating on
   /// `eval_data` after each epoch when given. Binds / initialises what is not yet done. Returns
