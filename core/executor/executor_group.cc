@@ -224,6 +224,20 @@ void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const NDArray& 
     metric.Update(labels.Slice(slices_[d].first, slices_[d].second), execs_[d]->outputs[0]);
 }
 
+void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels) const {
+  const size_t outputs = execs_.empty() ? 0 : execs_[0]->outputs.size();
+  WEFT_CHECK(labels.size() <= outputs, "DataParallelExecutorGroup::UpdateMetric: {} labels for {} outputs",
+             labels.size(), outputs);
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const NDArray& l = labels[i];
+    WEFT_CHECK(l.GetShape().ndim() > 0 && static_cast<size_t>(l.GetShape()[0]) == batch_size(),
+               "DataParallelExecutorGroup::UpdateMetric: label {} has shape {}, the group was bound for a batch of {}",
+               i, l.GetShape().ToString(), batch_size());
+    for (size_t d = 0; d < execs_.size(); ++d)
+      metric.Update(l.Slice(slices_[d].first, slices_[d].second), execs_[d]->outputs[i]);
+  }
+}
+
 void DataParallelExecutorGroup::InstallMonitor(const MonitorCallback& callback, bool monitor_all) {
   for (auto& e : execs_) e->SetMonitorCallback(callback, monitor_all);
 }

@@ -47,10 +47,7 @@ Module::Module(Symbol symbol, std::vector<std::string> data_names, std::vector<s
       contexts_(std::move(contexts)),
       work_load_list_(std::move(work_load_list)) {
   WEFT_CHECK(!contexts_.empty(), "Module: no contexts given");
-  WEFT_CHECK(data_names_.size() == 1 && label_names_.size() <= 1,
-             "Module: one data input and at most one label are supported (DataBatch has one of each); got data "
-             "[{}] and labels [{}]",
-             fmt::join(data_names_, ", "), fmt::join(label_names_, ", "));
+  WEFT_CHECK(!data_names_.empty(), "Module: no data names given; name the symbol's data inputs");
   const std::vector<std::string> args = symbol_.ListArguments();
   for (const auto* names : {&data_names_, &label_names_})
     for (const std::string& n : *names)
@@ -217,11 +214,18 @@ DataParallelExecutorGroup& Module::exec_group() const {
   return *group_;
 }
 
-void Module::LoadBatch(const DataBatch& batch, bool in_place) {
-  std::map<std::string, NDArray> feed{{data_names_[0], batch.data}};
-  if (!label_names_.empty() && label_shapes_.count(label_names_[0]) && !batch.label.is_none()) {
-    const Shape& want = label_shapes_.at(label_names_[0]);
-    feed[label_names_[0]] = batch.label.GetShape() == want ? batch.label : batch.label.Reshape(want);
+void Module::LoadBatch(const std::vector<NDArray>& data, const std::vector<NDArray>& labels, bool in_place) {
+  WEFT_CHECK(data.size() == data_names_.size(), "Module::Forward: {} data arrays for the data inputs [{}]", data.size(),
+             fmt::join(data_names_, ", "));
+  WEFT_CHECK(labels.empty() || labels.size() == label_names_.size(),
+             "Module::Forward: {} label arrays for the labels [{}] (give all or none)", labels.size(),
+             fmt::join(label_names_, ", "));
+  std::map<std::string, NDArray> feed;
+  for (size_t i = 0; i < data.size(); ++i) feed[data_names_[i]] = data[i];
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (!label_shapes_.count(label_names_[i]) || labels[i].is_none()) continue;
+    const Shape& want = label_shapes_.at(label_names_[i]);
+    feed[label_names_[i]] = labels[i].GetShape() == want ? labels[i] : labels[i].Reshape(want);
   }
   // Without in_place the group decides: an inference group reads batches in place anyway.
   if (in_place)
@@ -232,12 +236,28 @@ void Module::LoadBatch(const DataBatch& batch, bool in_place) {
 
 void Module::Forward(const DataBatch& batch, bool is_train) { ForwardBatch(batch, is_train, false); }
 
-void Module::ForwardBatch(const DataBatch& batch, bool is_train, bool in_place) {
+void Module::Forward(const std::vector<NDArray>& data, const std::vector<NDArray>& labels, bool is_train) {
+  CheckForward(is_train);
+  LoadBatch(data, labels, false);
+  group_->Forward(is_train);
+}
+
+void Module::CheckForward(bool is_train) const {
   CheckBound("Forward");
   WEFT_CHECK(params_initialized_ || (shared_module_ && shared_module_->params_initialized_),
              "Module::Forward: call InitParams or SetParams first");
   WEFT_CHECK(!is_train || for_training_, "Module::Forward: is_train on a module bound with for_training=false");
-  LoadBatch(batch, in_place);
+}
+
+void Module::ForwardBatch(const DataBatch& batch, bool is_train, bool in_place) {
+  CheckForward(is_train);
+  WEFT_CHECK(data_names_.size() == 1 && label_names_.size() <= 1,
+             "Module: a DataBatch holds one data array and one label; this module has data [{}] and labels [{}]: "
+             "use Forward(data, labels, is_train)",
+             fmt::join(data_names_, ", "), fmt::join(label_names_, ", "));
+  std::vector<NDArray> labels;
+  if (!label_names_.empty()) labels.push_back(batch.label);
+  LoadBatch({batch.data}, labels, in_place);
   group_->Forward(is_train);
 }
 
@@ -261,6 +281,11 @@ void Module::Update() {
 void Module::InstallMonitor(Monitor& monitor) {
   CheckBound("InstallMonitor");
   for (size_t d = 0; d < group_->num_devices(); ++d) monitor.Install(group_->executor(d));
+}
+
+void Module::UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels) const {
+  CheckBound("UpdateMetric");
+  group_->UpdateMetric(metric, labels);
 }
 
 void Module::UpdateMetric(EvalMetric& metric, const NDArray& labels) const {

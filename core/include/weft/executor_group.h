@@ -91,6 +91,9 @@ class WEFT_API DataParallelExecutorGroup {
   /// Updates `metric` with the first output of every device against its slice of `labels`
   /// (full batch; shape (batch,) or anything with batch rows).
   void UpdateMetric(EvalMetric& metric, const NDArray& labels) const;
+  /// Label i (full batch) against output i of every device. Throws weft::Error for more labels
+  /// than outputs or a label without batch rows.
+  void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels) const;
   /// Full-batch size bound.
   size_t batch_size() const { return slices_.empty() ? 0 : slices_.back().second; }
   const std::vector<std::pair<size_t, size_t>>& slices() const { return slices_; }

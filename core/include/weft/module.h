@@ -98,11 +98,12 @@ struct FitOptions {
 
 class WEFT_API Module {
  public:
-  /// `data_names` / `label_names`: the symbol's arguments fed from batches (DataBatch::data and
-  /// DataBatch::label: one data input, at most one label); every other argument is a parameter.
+  /// `data_names` / `label_names`: the symbol's arguments fed from batches (at least one data
+  /// input; DataBatch, Fit, Score and Predict feed one data input and at most one label, the
+  /// vector form of Forward any number); every other argument is a parameter.
   /// `contexts`: one executor each, data parallel; `work_load_list`: relative share of the batch
   /// per context (empty = equal). Throws weft::Error when a name is not an argument of the
-  /// symbol or more names are given than a DataBatch holds.
+  /// symbol or no data name is given.
   explicit Module(Symbol symbol, std::vector<std::string> data_names = {"data"},
                   std::vector<std::string> label_names = {"softmax_label"},
                   std::vector<Context> contexts = {Context::cpu(0)}, std::vector<double> work_load_list = {});
@@ -155,14 +156,22 @@ class WEFT_API Module {
   /// win (KVStore::Init). Throws weft::Error when `kv` is null.
   void InitOptimizer(std::unique_ptr<KVStore> kv, std::unique_ptr<Optimizer> optimizer, bool force_init = false);
 
-  /// Feeds `batch` (data, and label when bound with labels) and runs forward.
+  /// Feeds `batch` (data, and label when bound with labels) and runs forward. Throws weft::Error
+  /// for a module with several data inputs or labels (use the vector form).
   void Forward(const DataBatch& batch, bool is_train);
+  /// MXNet's forward with a batch of several inputs: `data` in data_names order, `labels` in
+  /// label_names order (all of them, or none for prediction), each with the full-batch shape
+  /// given at Bind. Throws weft::Error for other counts or shapes.
+  void Forward(const std::vector<NDArray>& data, const std::vector<NDArray>& labels, bool is_train);
   /// Backward on every device (after Forward(is_train=true)).
   void Backward();
   /// Pushes the gradients to the KVStore and pulls the updated weights (returns once pushed).
   void Update();
   /// Updates `metric` with the outputs of the last Forward against `labels` (full batch).
   void UpdateMetric(EvalMetric& metric, const NDArray& labels) const;
+  /// MXNet's update_metric with several labels: label i against output i (full batch each).
+  /// Throws weft::Error when there are more labels than outputs.
+  void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels) const;
   /// The outputs of the last Forward, merged over devices on cpu(0) (batch rows in order).
   std::vector<NDArray> GetOutputs() const;
   /// MXNet's install_monitor: installs `monitor` on every device's executor (Monitor::Install).
@@ -212,7 +221,9 @@ class WEFT_API Module {
   /// Feeds the batch to the executors; `in_place` reads it where it is (see
   /// DataParallelExecutorGroup::LoadDataBatch), which Fit's own loop may do; otherwise the
   /// group's default applies (in place only for a module bound without training).
-  void LoadBatch(const DataBatch& batch, bool in_place = false);
+  void LoadBatch(const std::vector<NDArray>& data, const std::vector<NDArray>& labels, bool in_place);
+  /// Forward's checks: bound, parameters set, is_train only when bound for training.
+  void CheckForward(bool is_train) const;
   /// Forward's checks, then LoadBatch(batch, in_place) and the group's forward.
   void ForwardBatch(const DataBatch& batch, bool is_train, bool in_place);
 
