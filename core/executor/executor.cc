@@ -117,7 +117,36 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, const Conte
 
 void Executor::Forward(bool is_train) { state_->RunNodes(0, state_->graph.num_forward, is_train); }
 
-void Executor::Backward(const std::vector<NDArray>& head_grads) {
+void Executor::Forward(bool is_train, const std::map<std::string, NDArray>& inputs) {
+  const auto& names = state_->graph.arg_names;
+  std::vector<std::pair<size_t, const NDArray*>> copies;
+  for (const auto& [name, array] : inputs) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    WEFT_CHECK(it != names.end(), "Executor::Forward: '{}' is not an argument; arguments: {}", name,
+               fmt::join(names, ", "));
+    const auto a = static_cast<size_t>(it - names.begin());
+    WEFT_CHECK(array.GetShape() == arg_arrays[a].GetShape(),
+               "Executor::Forward: the array given for '{}' has shape {}, the argument is bound as {}", name,
+               array.GetShape().ToString(), arg_arrays[a].GetShape().ToString());
+    copies.emplace_back(a, &array);
+  }
+  for (const auto& [a, array] : copies) NDArray::CopyFromTo(*array, arg_arrays[a]);
+  Forward(is_train);
+}
+
+void Executor::Backward(const std::map<std::string, NDArray>& head_grads, bool is_train) {
+  const auto& names = state_->graph.output_names;
+  std::vector<NDArray> grads(names.size());
+  for (const auto& [name, array] : head_grads) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    WEFT_CHECK(it != names.end(), "Executor::Backward: '{}' is not an output; outputs: {}", name,
+               fmt::join(names, ", "));
+    grads[static_cast<size_t>(it - names.begin())] = array;
+  }
+  Backward(grads, is_train);
+}
+
+void Executor::Backward(const std::vector<NDArray>& head_grads, bool is_train) {
   const exec::ExecGraph& g = state_->graph;
   WEFT_CHECK(head_grads.empty() || head_grads.size() == g.heads.size(),
              "Executor::Backward: expects {} head gradients (one per output: {}), got {}", g.heads.size(),
@@ -136,7 +165,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
   for (size_t i = 0; i < g.heads.size(); ++i)
     if (g.head_grads[i] != exec::kNoEntry) NDArray::CopyFromTo(head_grads[i], state_->entries[g.head_grads[i]]);
   for (uint32_t a : g.zero_fill_args) grad_arrays[a] = 0.0f;
-  state_->RunNodes(g.num_forward, g.nodes.size(), true);
+  state_->RunNodes(g.num_forward, g.nodes.size(), is_train);
 }
 
 std::string Executor::DebugStr() const { return state_->DebugStr(); }

@@ -48,7 +48,7 @@ struct ProductMap {
   const float* a;
   const float* b;
   float* out;
-  WEFT_HD void operator()(int64_t i) const { Assign::Put(out[i], a[i] * b[i]); }
+  WEFT_HD void operator()(int64_t i) const { Assign::Put(out[i], b ? a[i] * b[i] : a[i]); }  // b null: a
 };
 
 template <class L>
@@ -74,10 +74,11 @@ class DropoutKernel {
   void Compute(const DeviceCall& c) const {
     const int64_t n = c.outputs[0].size();
     if (backward_) {
+      // The mask applies only in training (cpu: nn_dropout.cc); otherwise out_grad · 1.
       WithReq(c.req[0], [&](auto a) {
         L::Map(c, n,
                ProductMap<decltype(a)>{L::template Ptr<const float>(c.inputs[0]),
-                                       L::template Ptr<const float>(c.inputs.back()),
+                                       c.is_train ? L::template Ptr<const float>(c.inputs.back()) : nullptr,
                                        L::template Ptr<float>(c.outputs[0])});
       });
       return;

@@ -61,6 +61,11 @@ void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::s
   DispatchElementwise(call, shader, spec, bindings, &push, sizeof(P));
 }
 
+/// out = scale · in (out += scale · in for an add request; nothing for null) with
+/// elemwise_unary.comp's _mul_scalar; both bindings hold n float32 elements.
+void DispatchScaled(const sdk::DeviceCall& call, const Binding& in, const Binding& out, int32_t req, int64_t n,
+                    float scale);
+
 /// Workgroups of 64 invocations for n elements (grid-stride shaders loop over the rest).
 uint32_t Groups64(int64_t n);
 

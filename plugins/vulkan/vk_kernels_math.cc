@@ -652,4 +652,16 @@ void RegisterMathKernels(VkKernelTable& t) {
   t.Add<CastKernel>("_backward_Cast", cast);
 }
 
+void DispatchScaled(const sdk::DeviceCall& call, const Binding& in, const Binding& out, int32_t req, int64_t n,
+                    float scale) {
+  if (sdk::IsNull(req) || n == 0) return;
+  struct {
+    uint32_t n, add;
+    float s, s2;
+  } push{static_cast<uint32_t>(n), AddFlag(req), scale, 0.0f};
+  const Binding b[2] = {in, out};
+  const int32_t spec[1] = {UnaryCode("_mul_scalar")};
+  DispatchElementwise(call, "elemwise_unary", spec, b, push);
+}
+
 }  // namespace weft::vk

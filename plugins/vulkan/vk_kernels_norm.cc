@@ -191,6 +191,8 @@ class DropoutBackwardKernel {
   void Compute(const sdk::DeviceCall& c) const {
     if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
     const int64_t n = c.outputs[0].size();
+    // The mask applies only in training (cpu: nn_dropout.cc); otherwise the gradient passes.
+    if (!c.is_train) return DispatchScaled(c, In(c.inputs[0]), Out(c.outputs[0]), c.req[0], n, 1.0f);
     struct {
       uint32_t n, add;
     } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};

@@ -83,6 +83,26 @@ TEST_F(VulkanOps, Gemm4TilesMatchCpu) {
   EXPECT_LE(CompareWithCpu("batch_dot", {{"transpose_b", "True"}}, {Shape{3, 8, 12}, Shape{3, 20, 12}}), 1e-7);
 }
 
+// Dropout's gradient applies the mask only in training (MXNet's executor.backward(is_train=...)):
+// on both devices, with is_train = 0 the out-gradient passes unchanged, with 1 it is multiplied
+// by the mask (the last input).
+TEST_F(VulkanOps, DropoutBackwardFollowsIsTrain) {
+  const Shape s{300};
+  EXPECT_LE(CompareWithCpu("_backward_Dropout", {{"p", "0.5"}}, {s, s}, {s}), 1e-12);
+  const std::vector<float> gy = RandomValues(300, 1), mask = RandomValues(300, 2);
+  for (bool train : {false, true}) {
+    ImperativeCall call;
+    call.op = "_backward_Dropout";
+    call.is_train = train;
+    call.params["p"] = "0.5";
+    call.inputs = {NDArray(gy, s, Context("vulkan", 0)), NDArray(mask, s, Context("vulkan", 0))};
+    std::vector<NDArray> out{NDArray(std::vector<float>(300, 0.0f), s, Context("vulkan", 0))};
+    Invoke(call, &out);
+    const std::vector<float> got = Read(out[0]);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], train ? gy[i] * mask[i] : gy[i]) << i;
+  }
+}
+
 // M, N >= 128 take the 16 x 16 tile with K steps of 8 (gemm4's default there): edge tiles in M
 // and N, K not a multiple of 8 (a zeroed block past K), and a K tail of 3 with transpose_a. Then
 // other tile settings (WEFT_VULKAN_GEMM, read at every dispatch) on the transposed cases.

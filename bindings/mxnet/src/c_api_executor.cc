@@ -396,12 +396,12 @@ int MXExecutorForward(ExecutorHandle handle, int is_train) {
 
 // MXNet passes is_train to backward kernels; weft's backward kernels run in training mode always
 // (the forward pass's mode decides what Dropout/BatchNorm did), so the flag changes nothing.
-int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* head_grads, int /*is_train*/) {
+int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* head_grads, int is_train) {
   API_BEGIN();
   std::vector<NDArray> grads;
   if (len > 0) NotNull(head_grads, "head_grads");
   for (uint32_t i = 0; i < len; ++i) grads.push_back(head_grads[i] ? ND(head_grads[i]) : NDArray());
-  Exec(handle).exec->Backward(grads);
+  Exec(handle).exec->Backward(grads, is_train != 0);
   API_END();
 }
 

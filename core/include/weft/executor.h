@@ -117,11 +117,20 @@ class WEFT_API Executor {
   /// Runs the forward nodes (pushes them; returns at once). `is_train` is passed to the kernels
   /// (Dropout, BatchNorm).
   void Forward(bool is_train);
+  /// MXNet's forward(is_train, **kwargs): copies each named array into the bound argument of that
+  /// name (pushed copies), then Forward(is_train). Throws weft::Error, before anything runs, for
+  /// a name that is not an argument or an array of another shape (naming both shapes).
+  void Forward(bool is_train, const std::map<std::string, NDArray>& inputs);
   /// Runs the backward nodes. `head_grads`: one per output (in ListOutputs order; entries for
   /// loss outputs are ignored and may be none arrays), each of the output's shape; may be empty
   /// when every output that needs one is a loss. Throws weft::Error "head gradient is required
   /// for output X" when a needed one is missing, or naming the output for a wrong count / shape.
-  void Backward(const std::vector<NDArray>& head_grads = {});
+  /// `is_train` is passed to the backward kernels as Forward's is_train is to the forward ones
+  /// (MXNet's backward(out_grads, is_train); false for the gradient of an inference-mode pass).
+  void Backward(const std::vector<NDArray>& head_grads = {}, bool is_train = true);
+  /// MXNet's backward with a dict of head gradients: by output name (ListOutputs), the rest
+  /// none. Throws weft::Error for a name that is not an output (listing them), then as above.
+  void Backward(const std::map<std::string, NDArray>& head_grads, bool is_train);
 
   /// MXNet's debug_str layout: "Symbol Outputs:", "Variable:x", one block per node
   /// ("--------------------", "Op:<op>, Name=<name>", "Inputs:", "\targ[j]=<node>(<idx>)" with

@@ -57,7 +57,9 @@ class DropoutForward {
 };
 
 // _backward_Dropout: inputs are out-grads first (output's grad is input 0) and the forward outputs
-// last (the mask is the final input); output data grad = out_grad · mask.
+// last (the mask is the final input); output data grad = out_grad · mask, or out_grad itself when
+// the backward pass runs with is_train = 0 (MXNet's DropoutOp::Backward applies the mask only in
+// training; executor.backward(is_train=False)).
 class DropoutBackward {
  public:
   explicit DropoutBackward(const KernelSetup& s) {
@@ -71,6 +73,10 @@ class DropoutBackward {
     const float* gy = c.inputs[0].data<float>();
     const float* mask = c.inputs.back().data<float>();
     float* gx = c.outputs[0].data<float>();
+    if (!c.is_train) {
+      weft::sdk::StoreReq(c.req[0], gx, gy, c.outputs[0].size());
+      return;
+    }
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
       for (int64_t i = 0, n = c.outputs[0].size(); i < n; ++i) assign(gx[i], gy[i] * mask[i]);
     });
