@@ -102,7 +102,9 @@ Engine* Engine::Get() {
     } catch (const std::exception& e) {
       LogWarning("engine: the plugin runtime failed to start ({}); only cpu contexts will work", e.what());
     }
-    return new engine_detail::EngineImpl(EngineConfig::FromEnv());
+    auto* e = new engine_detail::EngineImpl(EngineConfig::FromEnv());
+    engine_detail::EngineImpl::InstallForkHandlers(e);
+    return e;
   }();
   static GlobalEngineAtExit at_exit = [] {
     GlobalEngineAtExit a{engine, GetEnvString("WEFT_PROFILER_OUTPUT", "")};

@@ -230,6 +230,16 @@ class EngineImpl final : public Engine {
   /// inline. Idempotent.
   void Shutdown() noexcept;
 
+  /// fork() support (engine_fork.cc; MXNet stops its engine around fork the same way): before
+  /// the fork, waits until nothing is pending (errors stay recorded for the next wait) and joins
+  /// the host worker pools, which both processes then recreate on their next push; after it, the
+  /// child drops (leaks) the pools whose threads stayed in the parent. Device pools with streams
+  /// keep running in the parent; a forked child must not use those devices (as with CUDA).
+  void BeforeFork() noexcept;
+  void AfterForkChild() noexcept;
+  /// Installs pthread_atfork handlers calling the two above on `engine` (the global engine).
+  static void InstallForkHandlers(EngineImpl* engine);
+
   /// Runs a ready block on the calling thread; `pool`: the worker pool it came from (null when
   /// run inline), whose streams it may use.
   void Execute(OprBlock* block, const RunContext& rctx, WorkerPool* pool);

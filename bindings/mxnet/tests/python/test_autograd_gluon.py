@@ -160,3 +160,19 @@ def test_gluon_losses_match_their_formulas(mx):
     np.testing.assert_allclose(ce, -logp[[0, 1], [0, 2]], rtol=1e-5)
     l2 = mx.gluon.loss.L2Loss()(mx.nd.array(pred), mx.nd.zeros((2, 3))).asnumpy()
     np.testing.assert_allclose(l2, (pred ** 2).mean(axis=1) / 2, rtol=1e-6)
+
+
+def test_dataloader_with_worker_processes(mx):
+    # gluon.data.DataLoader(num_workers=2) forks worker processes that run weft's engine (batchify
+    # into cpu_shared arrays) while the parent keeps using it: every sample arrives once, in order.
+    data = np.arange(60, dtype='float32').reshape(30, 2)
+    labels = np.arange(30, dtype='float32')
+    dataset = mx.gluon.data.ArrayDataset(mx.nd.array(data), mx.nd.array(labels))
+    loader = mx.gluon.data.DataLoader(dataset, batch_size=7, num_workers=2)
+    for _ in range(2):  # a second epoch reuses the same worker pool
+        seen = []
+        for x, y in loader:
+            assert x.shape[1] == 2
+            np.testing.assert_array_equal(x.asnumpy()[:, 0], 2 * y.asnumpy())
+            seen.extend(y.asnumpy().tolist())
+        assert seen == labels.tolist()
