@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The same MXNet Python script (fit_bench.py) on the real libmxnet and on weft, in one run:
-Module.fit of the MNIST MLP and LeNet (samples/s, batch 100) and the per-call cost of a small
-imperative op (us). Issue 28's goal: training >= 1.5x libmxnet, per-call cost <= libmxnet's.
+Module.fit of the MNIST MLP and LeNet and the same networks trained through Gluon (hybridized,
+autograd, Trainer) (samples/s, batch 100), and the per-call cost of a small imperative op (us). Issue 28's goal: training >= 1.5x libmxnet, per-call cost <= libmxnet's.
 
     bench/mxnet_binding/compare.py --python build/mxvenv/bin/python \\
         --weft build/default/lib/libweft_mxnet.so [--runs 3] [--epochs 2] [--threads 1]
@@ -41,13 +41,13 @@ def main():
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--epochs', type=int, default=2)
     ap.add_argument('--threads', type=int, default=0, help='0: leave the thread variables unset')
-    ap.add_argument('--only', nargs='*', default=['mlp', 'lenet', 'call'])
+    ap.add_argument('--only', nargs='*', default=['mlp', 'lenet', 'gluon-mlp', 'gluon-lenet', 'call'])
     args = ap.parse_args()
     with open('/proc/cpuinfo') as f:
         model = next((l.split(':', 1)[1].strip() for l in f if l.startswith('model name')), platform.machine())
     print('machine: %s, %d cores, load %.1f; threads: %s' % (model, os.cpu_count(), os.getloadavg()[0],
                                                              args.threads or 'unset'))
-    print('%-6s %-22s %-22s %s' % ('what', 'libmxnet (median, range)', 'weft (median, range)', 'speed-up of weft'))
+    print('%-11s %-22s %-22s %s' % ('what', 'libmxnet (median, range)', 'weft (median, range)', 'speed-up of weft'))
     for what in args.only:
         key = 'us_per_call' if what == 'call' else 'samples_per_s'
         vals = {'libmxnet': [], 'weft': []}
@@ -61,7 +61,7 @@ def main():
         fmt = lambda k: '%.1f [%.1f-%.1f]' % (med[k], min(vals[k]), max(vals[k]))
         ratio = med['libmxnet'] / med['weft'] if what == 'call' else med['weft'] / med['libmxnet']
         extra = '' if what == 'call' else '  accuracy %.4f / %.4f' % (acc['libmxnet'], acc['weft'])
-        print('%-6s %-22s %-22s %.2fx%s' % (what, fmt('libmxnet'), fmt('weft'), ratio, extra), flush=True)
+        print('%-11s %-22s %-22s %.2fx%s' % (what, fmt('libmxnet'), fmt('weft'), ratio, extra), flush=True)
 
 
 if __name__ == '__main__':

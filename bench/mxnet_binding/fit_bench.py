@@ -1,6 +1,9 @@
 """One measurement with MXNet's Python frontend, on whichever library MXNET_LIBRARY_PATH selects
-(unset: the real libmxnet): Module.fit samples/s for the MNIST MLP or LeNet on Fashion-MNIST at
-batch 100, or the per-call cost of a small imperative op. Prints one JSON line. Run by compare.py."""
+(unset: the real libmxnet): training samples/s for the MNIST MLP or LeNet on Fashion-MNIST at
+batch 100, through Module.fit's steps ('mlp', 'lenet') or through Gluon ('gluon-mlp',
+'gluon-lenet': the same layers as a hybridized HybridSequential, autograd.record, backward and
+Trainer.step), or the per-call cost of a small imperative op. Prints one JSON line. Run by
+compare.py."""
 import argparse
 import gzip
 import json
@@ -43,12 +46,58 @@ def raw_idx(data_dir, name):
     return out
 
 
-def fit(net, data_dir, epochs):
-    flat = net == 'mlp'
+def mnist_iters(data_dir, flat):
+    """Fashion-MNIST training (shuffled) and test iterators at batch 100."""
     it = lambda img, lbl, shuffle: mx.io.MNISTIter(image=raw_idx(data_dir, img), label=raw_idx(data_dir, lbl),
                                                    batch_size=100, flat=flat, shuffle=shuffle, seed=0)
-    train = it('train-images-idx3-ubyte', 'train-labels-idx1-ubyte', True)
-    val = it('t10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte', False)
+    return (it('train-images-idx3-ubyte', 'train-labels-idx1-ubyte', True),
+            it('t10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte', False))
+
+
+def gluon_net(name):
+    """mlp() / lenet() as Gluon layers (SoftmaxOutput's loss is the Gluon loss in gluon_fit)."""
+    nn = mx.gluon.nn
+    net = nn.HybridSequential()
+    with net.name_scope():
+        if name == 'mlp':
+            net.add(nn.Dense(128, activation='relu'), nn.Dense(64, activation='relu'), nn.Dense(10))
+        else:
+            net.add(nn.Conv2D(20, 5, activation='tanh'), nn.MaxPool2D(2, 2), nn.Conv2D(50, 5, activation='tanh'),
+                    nn.MaxPool2D(2, 2), nn.Flatten(), nn.Dense(500, activation='tanh'), nn.Dense(10))
+    return net
+
+
+def gluon_fit(name, data_dir, epochs):
+    train, val = mnist_iters(data_dir, name == 'mlp')
+    net = gluon_net(name)
+    net.initialize(mx.init.Xavier(rnd_type='gaussian', factor_type='in', magnitude=2))
+    net.hybridize(static_alloc=True, static_shape=True)
+    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.05, 'momentum': 0.9})
+    times = []
+    for epoch in range(epochs):
+        train.reset()
+        t = time.perf_counter()
+        n = 0
+        for batch in train:
+            x, y = batch.data[0], batch.label[0]
+            with mx.autograd.record():
+                loss = loss_fn(net(x), y)
+            loss.backward()
+            trainer.step(x.shape[0])
+            n += x.shape[0]
+        mx.nd.waitall()
+        times.append(n / (time.perf_counter() - t))
+    metric = mx.metric.create('acc')
+    val.reset()
+    for batch in val:
+        metric.update([batch.label[0]], [net(batch.data[0])])
+    return {'samples_per_s': sorted(times)[len(times) // 2], 'epochs': epochs, 'val_accuracy': metric.get()[1]}
+
+
+def fit(net, data_dir, epochs):
+    flat = net == 'mlp'
+    train, val = mnist_iters(data_dir, flat)
     mod = mx.mod.Module(mlp() if flat else lenet(), context=mx.cpu())
     times = []
     mod.bind(data_shapes=train.provide_data, label_shapes=train.provide_label)
@@ -86,13 +135,18 @@ def per_call(n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('what', choices=['mlp', 'lenet', 'call'])
+    ap.add_argument('what', choices=['mlp', 'lenet', 'gluon-mlp', 'gluon-lenet', 'call'])
     ap.add_argument('--epochs', type=int, default=2)
     ap.add_argument('--calls', type=int, default=20000)
     ap.add_argument('--data-dir', default='/usr/share/datasets/fashion-mnist')
     args = ap.parse_args()
     lib = 'weft' if os.environ.get('MXNET_LIBRARY_PATH') else 'libmxnet'
-    r = per_call(args.calls) if args.what == 'call' else fit(args.what, args.data_dir, args.epochs)
+    if args.what == 'call':
+        r = per_call(args.calls)
+    elif args.what.startswith('gluon-'):
+        r = gluon_fit(args.what[len('gluon-'):], args.data_dir, args.epochs)
+    else:
+        r = fit(args.what, args.data_dir, args.epochs)
     r.update({'library': lib, 'what': args.what})
     print(json.dumps(r))
 
