@@ -1,0 +1,102 @@
+// samples/image_classification (issue 34) on a zoo export of the compatibility fixtures (whose
+// outputs tests/compat checks against MXNet 1.9.1): the printed classes and probabilities equal
+// a softmax of the network's output computed here, and --benchmark prints a line per batch size.
+// A one-colour image makes the preprocessed input exact whatever the resize: every pixel is
+// (colour - mean) / std.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <regex>
+#include <string>
+
+#include "weft/executor.h"
+#include "weft/image.h"
+#include "weft/model.h"
+
+namespace weft {
+namespace {
+
+const std::string kModel = std::string(WEFT_COMPAT_DATA) + "/zoo_resnet18_v1";
+
+// stdout of `command` (and its exit status in *status).
+std::string RunCommand(const std::string& command, int* status) {
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return "";
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  *status = pclose(p);
+  return out;
+}
+
+TEST(ImageClassificationSample, PrintsTheSoftmaxOfTheNetworksOutput) {
+  Image img;
+  img.width = 300;
+  img.height = 200;
+  img.channels = 3;
+  const uint8_t rgb[3] = {200, 90, 30};
+  for (int i = 0; i < img.width * img.height; ++i) img.data.insert(img.data.end(), rgb, rgb + 3);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("weft-imgcls-" + std::to_string(getpid()) + ".png")).string();
+  const std::vector<uint8_t> png = EncodePng(img);
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(png.data()), png.size());
+
+  int status = 0;
+  const std::string out = RunCommand(
+      std::string(WEFT_IMAGE_CLASSIFICATION) + " --model " + kModel + " --image " + path + " --top-k 3", &status);
+  std::filesystem::remove(path);
+  ASSERT_EQ(status, 0) << out;
+
+  // The same input built here: ImageNet's mean and std (the sample's defaults), one value a plane.
+  const float mean[3] = {123.675f, 116.28f, 103.53f}, stdev[3] = {58.395f, 57.12f, 57.375f};
+  const Checkpoint ck = LoadCheckpoint(kModel, 0);
+  std::unique_ptr<Executor> ex =
+      Executor::SimpleBind(ck.symbol, Context::cpu(0), {{"data", Shape(1, 3, 224, 224)}}, "null");
+  ex->CopyParamsFrom(ck.arg_params, ck.aux_params, true);
+  std::vector<float> x(3 * 224 * 224);
+  for (int c = 0; c < 3; ++c)
+    std::fill(x.begin() + c * 224 * 224, x.begin() + (c + 1) * 224 * 224, (rgb[c] - mean[c]) / stdev[c]);
+  ex->arg_dict().at("data").SyncCopyFromCPU(x);
+  ex->Forward(false);
+  std::vector<float> p;
+  ex->outputs[0].SyncCopyToCPU(&p);
+  const float top = *std::max_element(p.begin(), p.end());
+  double sum = 0;
+  for (float& v : p) sum += v = std::exp(v - top);
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+  std::string expected;
+  for (size_t i = 0; i < 3; ++i) {
+    char line[96];
+    std::snprintf(line, sizeof line, "probability=%.6f, class=%zu\n", p[order[i]] / sum, order[i]);
+    expected += line;
+  }
+  EXPECT_EQ(out, expected);
+}
+
+TEST(ImageClassificationSample, BenchmarkPrintsEachBatchSize) {
+  int status = 0;
+  const std::string out = RunCommand(std::string(WEFT_IMAGE_CLASSIFICATION) + " --model " + kModel +
+                                         " --benchmark --batch-sizes 1,3 --runs 2 --warmup 1",
+                                     &status);
+  ASSERT_EQ(status, 0) << out;
+  for (int batch : {1, 3}) {
+    const std::regex line("batch size " + std::to_string(batch) +
+                          ": [0-9.]+ ms per batch, [0-9.]+ images/s \\(median of 2 runs\\)");
+    EXPECT_TRUE(std::regex_search(out, line)) << out;
+  }
+  EXPECT_NE(RunCommand(std::string(WEFT_IMAGE_CLASSIFICATION) + " --model " + kModel + " 2>&1", &status)
+                .find("give --image FILE to classify, or --benchmark"),
+            std::string::npos);
+  EXPECT_NE(status, 0);
+}
+
+}  // namespace
+}  // namespace weft
