@@ -10,6 +10,18 @@
 namespace weft {
 namespace {
 
+std::vector<uint8_t> HostBytes(const NDArray& a) {
+  std::vector<uint8_t> out(a.Bytes());
+  if (!out.empty()) a.SyncCopyToCPUBytes(out.data(), out.size());
+  return out;
+}
+
+NDArray HostArray(const Shape& shape, DType dtype, const std::vector<uint8_t>& bytes) {
+  NDArray cpu(shape, Context::cpu(0), false, dtype);
+  if (!bytes.empty()) cpu.SyncCopyFromCPUBytes(bytes.data(), bytes.size());
+  return cpu;
+}
+
 NDArrayRecord ToRecord(const NDArray& a) {
   NDArrayRecord r;
   if (a.is_none()) {
@@ -32,8 +44,19 @@ NDArrayRecord ToRecord(const NDArray& a) {
     r.dev_type = static_cast<int32_t>(SavedDeviceType::kCPU);
     r.dev_id = 0;
   }
-  r.data.resize(a.Bytes());
-  a.SyncCopyToCPUBytes(r.data.data(), r.data.size());
+  if (a.storage_type() != StorageType::kDefault) {
+    // MXNet writes the parts as they are (it does not check them on save).
+    r.stype = a.storage_type();
+    const NDArray values = a.data_ndarray();
+    r.storage_shape = values.GetShape();
+    r.data = HostBytes(values);
+    for (size_t i = 0; i < a.num_aux_data(); ++i) {
+      const NDArray aux = a.aux_ndarray(i);
+      r.aux.push_back({aux.GetDType(), aux.GetShape(), HostBytes(aux)});
+    }
+    return r;
+  }
+  r.data = HostBytes(a);
   return r;
 }
 
@@ -50,8 +73,14 @@ Context TargetContext(const NDArrayRecord& r) {
 
 NDArray FromRecord(const NDArrayRecord& r) {
   if (r.none) return NDArray();
-  NDArray cpu(r.shape, Context::cpu(0), false, r.dtype);
-  cpu.SyncCopyFromCPUBytes(r.data.data(), r.data.size());
+  NDArray cpu;
+  if (r.stype != StorageType::kDefault) {
+    std::vector<NDArray> aux;
+    for (const auto& a : r.aux) aux.push_back(HostArray(a.shape, a.dtype, a.data));
+    cpu = NDArray::FromSparseParts(r.stype, r.shape, HostArray(r.storage_shape, r.dtype, r.data), aux);
+  } else {
+    cpu = HostArray(r.shape, r.dtype, r.data);
+  }
   const Context target = TargetContext(r);
   return target == Context::cpu(0) ? cpu : cpu.Copy(target);
 }
@@ -72,7 +101,8 @@ void Distribute(NDArrayListData&& list, std::vector<NDArray>* array_list, std::m
   arrays.reserve(list.arrays.size());
   for (auto& r : list.arrays) {
     arrays.push_back(FromRecord(r));
-    r.data = {};  // the host copy is no longer needed
+    r.data = {};  // the host copies are no longer needed
+    r.aux = {};
   }
   if (array_map) {
     for (size_t i = 0; i < list.names.size(); ++i) (*array_map)[list.names[i]] = arrays[i];

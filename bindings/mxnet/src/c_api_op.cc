@@ -1,9 +1,14 @@
 // MXNet C API: listing operators, their information (from which MXNet's Python generates mx.nd.*
 // and mx.sym.*), the legacy function registry, and imperative calls.
+#include <mutex>
+#include <set>
+
 #include "common.h"
 #include "op_table.h"
 #include "weft/imperative.h"
+#include "weft/logging.h"
 #include "weft/runtime.h"
+#include "weft/sparse.h"
 
 using namespace weft;
 using namespace weft::mx;
@@ -78,8 +83,82 @@ bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<
   return rt.FindKernel(op, ctx.GetDeviceType(), dtype) == nullptr && rt.FindKernel(op, "cpu", dtype) != nullptr;
 }
 
+void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
+                 std::vector<NDArray>* out);
+
+// cast_storage(data, stype): a new array of that storage type, or the conversion into out=.
+void CastStorageOp(const std::vector<NDArray>& in, const std::map<std::string, std::string>& params,
+                   std::vector<NDArray>* out) {
+  if (in.size() != 1) Fail("cast_storage takes one input (data), {} given", in.size());
+  auto it = params.find("stype");
+  if (it == params.end()) Fail("cast_storage: the attribute stype ('default', 'row_sparse' or 'csr') is required");
+  const StorageType stype = StorageTypeFromName(it->second);
+  const StorageType from = in[0].storage_type();
+  if (from != StorageType::kDefault && stype != StorageType::kDefault && from != stype) {
+    // MXNet 1.9's cast_storage has no kernel between the two sparse types.
+    Fail("cast_storage: from {} to {} is not supported (as in MXNet): convert to 'default' first",
+         StorageTypeName(from), StorageTypeName(stype));
+  }
+  if (out->empty()) {
+    out->push_back(CastStorage(in[0], stype));
+    return;
+  }
+  if (out->size() != 1) Fail("cast_storage has one output, {} given", out->size());
+  if ((*out)[0].storage_type() != stype)
+    Fail("cast_storage: out= is {} but stype='{}'", StorageTypeName((*out)[0].storage_type()), it->second);
+  CastStorageInto(in[0], (*out)[0]);
+}
+
+bool IsSparse(const NDArray& a) {
+  return a.storage_type() == StorageType::kRowSparse || a.storage_type() == StorageType::kCSR;
+}
+
+// MXNet's storage fallback (src/common/exec_utils.h): weft's operators take dense arrays, so
+// sparse inputs are converted to dense temporaries and a sparse out= receives the dense result
+// converted back, with MXNet's warning once per operator.
+void DenseFallback(const std::string& op, std::vector<NDArray>& in, std::vector<NDArray>* out,
+                   std::vector<std::pair<size_t, NDArray>>* sparse_out) {
+  bool any = false;
+  for (NDArray& a : in) {
+    if (!IsSparse(a)) continue;
+    a = CastStorage(a, StorageType::kDefault);
+    any = true;
+  }
+  for (size_t i = 0; i < out->size(); ++i) {
+    NDArray& a = (*out)[i];
+    if (!IsSparse(a)) continue;
+    sparse_out->emplace_back(i, a);
+    a = NDArray(a.GetShape(), a.GetContext(), true, a.GetDType());
+    any = true;
+  }
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mu);
+  if (any && warned.insert(op).second) {
+    LogWarning(
+        "Storage type fallback detected: operator = {}: weft runs it on dense temporaries of its sparse inputs and "
+        "outputs (the result is the same).",
+        op);
+  }
+}
+
 void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
             std::vector<NDArray>* out) {
+  if (op.is_cast_storage) {
+    CastStorageOp(in, params, out);
+    return;
+  }
+  std::vector<std::pair<size_t, NDArray>> sparse_out;
+  DenseFallback(op.name, in, out, &sparse_out);
+  InvokeDense(op, std::move(in), std::move(params), out);
+  for (auto& [i, target] : sparse_out) {
+    CastStorageInto((*out)[i], target);
+    (*out)[i] = target;
+  }
+}
+
+void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
+                 std::vector<NDArray>* out) {
   if (op.is_copyto) {
     CopyTo(in, *out);
     return;
@@ -226,17 +305,18 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
   if (given)
     for (int i = 0; i < *num_outputs; ++i) out.push_back(ND((*outputs)[i]));
   Invoke(op, Inputs(num_inputs, inputs), KeyValues(num_params, param_keys, param_vals, op.name.c_str()), &out);
+  if (out_stypes) {
+    thread_local std::vector<int> stypes;
+    stypes.clear();
+    for (const NDArray& a : out) stypes.push_back(static_cast<int>(a.storage_type()));
+    *out_stypes = stypes.data();
+  }
   if (!given) {
     std::vector<void*>& handles = ThreadHandles("MXImperativeInvoke");
     handles.clear();
     for (NDArray& a : out) handles.push_back(NewND(std::move(a)));
     *num_outputs = static_cast<int>(handles.size());
     *outputs = handles.data();
-  }
-  if (out_stypes) {
-    thread_local std::vector<int> stypes;
-    stypes.assign(out.size(), 0);
-    *out_stypes = stypes.data();
   }
   API_END();
 }

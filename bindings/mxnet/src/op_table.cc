@@ -105,10 +105,32 @@ OpInfo CopyToInfo() {
   return info;
 }
 
+// cast_storage (MXNet's name and attribute, src/operator/tensor/cast_storage.cc): the binding runs
+// it with weft::CastStorage, since its output's storage type is what the op is about.
+bool IsCastStorage(const std::string& name) { return name == "cast_storage" || name == "_sparse_cast_storage"; }
+
+OpInfo CastStorageInfo(const std::string& name) {
+  OpInfo info;
+  info.name = name;
+  info.description =
+      "Casts the storage type of the input: 'default' (dense), 'row_sparse' (rows with a non-zero element) or "
+      "'csr' (a 2-d array's non-zero elements).";
+  info.inputs = {"data"};
+  OpAttrInfo stype;
+  stype.name = "stype";
+  stype.type = "enum";
+  stype.choices = {"csr", "default", "row_sparse"};
+  stype.doc = "Output storage type.";
+  info.attrs.push_back(stype);
+  info.source = "bindings/mxnet";
+  return info;
+}
+
 std::unique_ptr<OpEntry> MakeEntry(const std::string& name, OpInfo info) {
   auto e = std::make_unique<OpEntry>();
   e->name = name;
   e->is_copyto = name == "_copyto";
+  e->is_cast_storage = IsCastStorage(name);
   e->is_numpy = IsNumpyImportName(name);
   e->description = info.description;
   if (!info.aliases.empty()) e->description += fmt::format("\n\nAlso known as: {}", fmt::join(info.aliases, ", "));
@@ -151,6 +173,7 @@ Table& GetTable() {
     for (const std::string& n : ListOpNames()) names.insert(n);
     for (const auto& [alias, target] : ListOpAliases()) names.insert(alias);
     names.insert("_copyto");
+    names.insert("cast_storage");
     names.insert("_npi_Custom");  // MXNet's NumPy-interface name of Custom, which its frontend imports
     for (const std::string& n : NumpyImportNames()) names.insert(n);
     for (const std::string& n : MXNetOpNames()) names.insert(n);
@@ -196,6 +219,7 @@ OpEntry& LookupOpEntry(const std::string& name) {
   auto it = t.entries.find(name);
   if (it != t.entries.end()) return *it->second;
   std::optional<OpInfo> info = name == "_copyto"         ? std::optional<OpInfo>(CopyToInfo())
+                               : IsCastStorage(name)     ? std::optional<OpInfo>(CastStorageInfo(name))
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
                                : name == "_npi_Custom"   ? FindOpInfo("Custom")
                                                          : FindOpInfo(name);

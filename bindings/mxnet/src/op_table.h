@@ -19,6 +19,8 @@ struct OpEntry {
   std::string description;
   /// True for `_copyto`, which the binding implements itself (a copy between arrays).
   bool is_copyto = false;
+  /// True for `cast_storage`, which the binding implements itself (weft::CastStorage).
+  bool is_cast_storage = false;
   /// True for the names of MXNet's NumPy interface listed only so that its frontend imports.
   bool is_numpy = false;
   /// True for MXNet operators weft does not implement (listed so that calling one fails loudly).
