@@ -1,4 +1,5 @@
 // CastStorage: conversions between dense, row_sparse and csr on the host (weft/sparse.h).
+#include <algorithm>
 #include <cstring>
 
 #include "dtype_convert.h"
@@ -161,6 +162,42 @@ void CastStorageInto(const NDArray& src, const NDArray& dst) {
   out.SyncCopyFromNDArray(values, -1);
   for (size_t i = 0; i < hs.aux.size(); ++i)
     out.SyncCopyFromNDArray(IndexArray(hs.aux[i], dst.aux_type(i), ctx), static_cast<int>(i));
+}
+
+void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& dst) {
+  WEFT_CHECK(!src.is_none() && !row_ids.is_none() && !dst.is_none(), "row_sparse_pull: an array is none");
+  WEFT_CHECK(dst.storage_type() == StorageType::kRowSparse, "row_sparse_pull: the output must be row_sparse, not {}",
+             StorageTypeName(dst.storage_type()));
+  WEFT_CHECK(src.GetShape() == dst.GetShape() && src.GetDType() == dst.GetDType(),
+             "row_sparse_pull: the value {} {} and the output {} {} differ in shape or dtype", src.GetShape(),
+             DTypeName(src.GetDType()), dst.GetShape(), DTypeName(dst.GetDType()));
+  WEFT_CHECK(row_ids.storage_type() == StorageType::kDefault && row_ids.GetShape().ndim() == 1,
+             "row_sparse_pull: row_ids must be a dense 1-d array, not {} of shape {}",
+             StorageTypeName(row_ids.storage_type()), row_ids.GetShape());
+  const Shape shape = dst.GetShape();
+  const std::vector<uint8_t> id_bytes = HostBytes(row_ids);
+  const size_t id_elem = DTypeSize(row_ids.GetDType());
+  std::vector<int64_t> rows(row_ids.Size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double v = ndarray_detail::LoadAsDouble(id_bytes.data() + i * id_elem, row_ids.GetDType());
+    WEFT_CHECK(v >= 0 && v < static_cast<double>(shape[0]),
+               "row_sparse_pull: row_ids[{}] = {} is outside the {} rows of the value", i, v, shape[0]);
+    rows[i] = static_cast<int64_t>(v);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const std::vector<uint8_t> dense = ToHostDense(src);
+  const size_t row_bytes = shape[0] == 0 ? 0 : dense.size() / static_cast<size_t>(shape[0]);
+  std::vector<uint8_t> values(rows.size() * row_bytes);
+  for (size_t k = 0; k < rows.size(); ++k)
+    std::memcpy(values.data() + k * row_bytes, dense.data() + static_cast<size_t>(rows[k]) * row_bytes, row_bytes);
+  Shape vshape = shape;
+  vshape[0] = static_cast<int64_t>(rows.size());
+  NDArray part(vshape, dst.GetContext(), false, dst.GetDType());
+  if (!values.empty()) part.SyncCopyFromCPUBytes(values.data(), values.size());
+  NDArray out = dst;
+  out.SyncCopyFromNDArray(part, -1);
+  out.SyncCopyFromNDArray(IndexArray(rows, dst.aux_type(kRowSparseIndices), dst.GetContext()), kRowSparseIndices);
 }
 
 }  // namespace weft

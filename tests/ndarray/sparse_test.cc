@@ -203,6 +203,21 @@ TEST_F(SparseTest, DenseOnlyFunctionsNameTheStorageType) {
   EXPECT_EQ(NDArray().storage_type(), StorageType::kUndefined);
 }
 
+// row_sparse_pull's gather: requested rows sorted and unique, from a dense or a sparse source, with
+// zeros for rows the source does not store; ids of any dtype, checked against the row count.
+TEST_F(SparseTest, RetainRowsTakesTheRequestedRows) {
+  NDArray d = Dense({1, 1, 2, 2, 3, 3, 4, 4}, Shape{4, 2});
+  NDArray out = NDArray::CreateSparse(StorageType::kRowSparse, Shape{4, 2}, Context::cpu(0));
+  RetainRowsInto(d, Dense({3, 1, 3}, Shape{3}), out);
+  EXPECT_EQ(AsDoubles(out.aux_ndarray(0)), (std::vector<double>{1, 3}));
+  EXPECT_EQ(Floats(out.data_ndarray()), (std::vector<float>{2, 2, 4, 4}));
+  NDArray r = NDArray::FromSparseParts(StorageType::kRowSparse, Shape{4, 2}, Dense({5, 6}, Shape{1, 2}), {Int64({2})});
+  RetainRowsInto(r, Int64({0, 2}), out);
+  EXPECT_EQ(Floats(CastStorage(out, StorageType::kDefault)), (std::vector<float>{0, 0, 0, 0, 5, 6, 0, 0}));
+  EXPECT_THROW(RetainRowsInto(d, Int64({4}), out), Error);
+  EXPECT_THROW(RetainRowsInto(d, Int64({0}), d), Error);  // the output must be row_sparse
+}
+
 // A file with an unsorted row_sparse index or a csr column out of range is refused at load, with
 // the record and the position named.
 TEST_F(SparseTest, LoadRefusesMalformedSparseRecords) {
