@@ -171,9 +171,8 @@ void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& d
   WEFT_CHECK(src.GetShape() == dst.GetShape() && src.GetDType() == dst.GetDType(),
              "row_sparse_pull: the value {} {} and the output {} {} differ in shape or dtype", src.GetShape(),
              DTypeName(src.GetDType()), dst.GetShape(), DTypeName(dst.GetDType()));
-  WEFT_CHECK(row_ids.storage_type() == StorageType::kDefault && row_ids.GetShape().ndim() == 1,
-             "row_sparse_pull: row_ids must be a dense 1-d array, not {} of shape {}",
-             StorageTypeName(row_ids.storage_type()), row_ids.GetShape());
+  WEFT_CHECK(row_ids.storage_type() == StorageType::kDefault, "row_sparse_pull: row_ids must be dense, not {}",
+             StorageTypeName(row_ids.storage_type()));
   const Shape shape = dst.GetShape();
   const std::vector<uint8_t> id_bytes = HostBytes(row_ids);
   const size_t id_elem = DTypeSize(row_ids.GetDType());

@@ -42,10 +42,12 @@ enum Command { kController = 0, kSetMultiPrecision = 1, kStopServer = 2, kSyncMo
 
 // How Group treats row_sparse and csr arrays. weft's stores hold dense values: a sparse value given
 // to init or push is converted to dense (sums and updates come out the same; only the rows
-// travel in MXNet, all of them here). A sparse pull target is skipped when the frontend says
-// ignore_sparse (kv.pull's default), as MXNet's GroupKVPairsPull does, else refused with MXNet's
-// message; row_sparse_pull is the way to fill one.
-enum class SparseUse { kValues, kPullIgnore, kPullStrict };
+// travel in MXNet, all of them here). A sparse pull target is skipped under ignore_sparse
+// (kv.pull's default), as MXNet's GroupKVPairsPull does; without it (kPullAll) it receives the
+// whole value through a dense temporary (`sparse_outs` pairs the temporary with the target,
+// for PullSparseOuts). pushpull refuses sparse outs (kPullStrict).
+enum class SparseUse { kValues, kPullIgnore, kPullAll, kPullStrict };
+using SparseOuts = std::vector<std::pair<NDArray, NDArray>>;
 
 bool IsSparse(const NDArray& a) {
   return a.storage_type() == StorageType::kRowSparse || a.storage_type() == StorageType::kCSR;
@@ -55,7 +57,7 @@ bool IsSparse(const NDArray& a) {
 // key's values (MXNet's GroupKVPairs), kept in the order keys first appear.
 template <typename K>
 std::pair<std::vector<K>, std::vector<std::vector<NDArray>>> Group(uint32_t num, const K* keys, NDArrayHandle* vals,
-                                                                   SparseUse use) {
+                                                                   SparseUse use, SparseOuts* sparse_outs = nullptr) {
   std::vector<K> uniq;
   std::vector<std::vector<NDArray>> grouped;
   if (num > 0) {
@@ -70,7 +72,13 @@ std::pair<std::vector<K>, std::vector<std::vector<NDArray>>> Group(uint32_t num,
         Fail("Unexpected storage type detected during kvstore pull: {} (key '{}'); use row_sparse_pull",
              StorageTypeName(a.storage_type()), keys[i]);
       }
-      a = CastStorage(a, StorageType::kDefault);
+      if (use == SparseUse::kPullAll) {
+        NDArray temp(a.GetShape(), a.GetContext(), false, a.GetDType());
+        NotNull(sparse_outs, "sparse_outs")->emplace_back(temp, a);
+        a = temp;
+      } else {
+        a = CastStorage(a, StorageType::kDefault);
+      }
     }
     size_t j = 0;
     while (j < uniq.size() && !(uniq[j] == keys[i])) ++j;
@@ -88,6 +96,15 @@ std::vector<std::string> StrKeys(uint32_t num, const char** keys) {
   if (num > 0) NotNull(keys, "keys");
   for (uint32_t i = 0; i < num; ++i) out.emplace_back(NotNull(keys[i], "key"));
   return out;
+}
+
+// kv.pull(..., ignore_sparse=False): the pulled values go into their sparse targets.
+template <typename K>
+void Pull(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals, int priority, bool ignore_sparse) {
+  SparseOuts sparse_outs;
+  auto [k, v] = Group(num, keys, vals, ignore_sparse ? SparseUse::kPullIgnore : SparseUse::kPullAll, &sparse_outs);
+  kv.Pull(k, v, priority);
+  for (auto& [temp, target] : sparse_outs) CastStorageInto(temp, target);
 }
 
 template <typename K>
@@ -245,8 +262,7 @@ int MXKVStorePushEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArr
 int MXKVStorePullWithSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int priority,
                             bool ignore_sparse) {
   API_BEGIN();
-  auto [k, v] = Group(num, keys, vals, ignore_sparse ? SparseUse::kPullIgnore : SparseUse::kPullStrict);
-  KV(handle).Pull(k, v, priority);
+  Pull(KV(handle), num, keys, vals, priority, ignore_sparse);
   API_END();
 }
 
@@ -254,8 +270,7 @@ int MXKVStorePullWithSparseEx(KVStoreHandle handle, uint32_t num, const char** k
                               bool ignore_sparse) {
   API_BEGIN();
   const std::vector<std::string> sk = StrKeys(num, keys);
-  auto [k, v] = Group(num, sk.data(), vals, ignore_sparse ? SparseUse::kPullIgnore : SparseUse::kPullStrict);
-  KV(handle).Pull(k, v, priority);
+  Pull(KV(handle), num, sk.data(), vals, priority, ignore_sparse);
   API_END();
 }
 

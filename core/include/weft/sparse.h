@@ -37,8 +37,8 @@ WEFT_API void CastStorageInto(const NDArray& src, const NDArray& dst);
 
 /// MXNet's row_sparse_pull gather (KVStore.row_sparse_pull; the rows of MXNet's sparse_retain):
 /// writes into `dst` (row_sparse, of src's shape and dtype; any Context) the rows of `src` (any
-/// storage type) named by `row_ids` (a dense 1-d array of any numeric dtype; values are rounded
-/// toward zero, may repeat and come in any order): dst then holds those rows, sorted and
+/// storage type) named by `row_ids` (a dense array of any shape, read flat, and any numeric
+/// dtype; values are rounded toward zero, may repeat and come in any order): dst then holds those rows, sorted and
 /// unique, with src's values (zeros for rows src does not store). Synchronous. Throws
 /// weft::Error naming the position of a row id outside [0, rows), or for a dst that is not
 /// row_sparse or does not match src.

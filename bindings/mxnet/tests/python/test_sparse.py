@@ -78,3 +78,18 @@ def test_copies_and_dense_fallback(mx):
     s = mx.nd.exp(r)
     assert s.stype == 'default'
     np.testing.assert_allclose(s.asnumpy(), np.exp(r.asnumpy()), rtol=1e-6)
+
+
+def test_kvstore_pull_into_sparse_outs(mx):
+    kv = mx.kv.create('local')
+    kv.init('w', mx.nd.ones((3, 2)) * 2)
+    r = mx.nd.sparse.zeros('row_sparse', (3, 2))
+    kv.pull('w', out=r)  # ignore_sparse (the default) leaves a row_sparse out alone, as MXNet does
+    assert r.indices.shape == (0,)
+    kv.pull('w', out=r, ignore_sparse=False)
+    assert r.stype == 'row_sparse'
+    np.testing.assert_array_equal(r.asnumpy(), np.full((3, 2), 2))
+    with pytest.raises(mx.base.MXNetError, match='out must be row_sparse'):
+        kv.row_sparse_pull('w', out=mx.nd.zeros((3, 2)), row_ids=mx.nd.array([0]))
+    with pytest.raises(mx.base.MXNetError, match=r'row_ids\[0\] = 3 is outside'):
+        kv.row_sparse_pull('w', out=r, row_ids=mx.nd.array([3]))
