@@ -3,6 +3,7 @@
 
 #include "base/untrusted.h"
 #include "dtype_convert.h"
+#include "sparse_parts.h"
 #include "weft/ndarray.h"
 #include "weft/ndarray_format.h"
 #include "weft/runtime.h"
@@ -10,11 +11,7 @@
 namespace weft {
 namespace {
 
-std::vector<uint8_t> HostBytes(const NDArray& a) {
-  std::vector<uint8_t> out(a.Bytes());
-  if (!out.empty()) a.SyncCopyToCPUBytes(out.data(), out.size());
-  return out;
-}
+using ndarray_detail::HostBytes;
 
 NDArray HostArray(const Shape& shape, DType dtype, const std::vector<uint8_t>& bytes) {
   NDArray cpu(shape, Context::cpu(0), false, dtype);

@@ -30,6 +30,12 @@ Shape ValuesShape(StorageType stype, const Shape& shape, int64_t n) {
 
 }  // namespace
 
+std::vector<uint8_t> ndarray_detail::HostBytes(const NDArray& a) {
+  std::vector<uint8_t> out(a.Bytes());
+  if (!out.empty()) a.SyncCopyToCPUBytes(out.data(), out.size());
+  return out;
+}
+
 StorageType NDArray::storage_type() const noexcept {
   if (!chunk_) return StorageType::kUndefined;
   return chunk_->sparse ? chunk_->sparse->stype : StorageType::kDefault;
@@ -118,8 +124,7 @@ void NDArray::SyncCheckFormat(bool full_check) const {
     NDArrayAuxRecord& r = aux.emplace_back();
     r.dtype = a.GetDType();
     r.shape = a.GetShape();
-    r.data.resize(a.Bytes());
-    if (!r.data.empty()) a.SyncCopyToCPUBytes(r.data.data(), r.data.size());
+    r.data = ndarray_detail::HostBytes(a);
   }
   CheckSparseFormat(storage_type(), shape_, storage_shape(), aux, full_check,
                     fmt::format("check_format of a {} array of shape {}", StorageTypeName(storage_type()), shape_));

@@ -3,16 +3,13 @@
 #include <cstring>
 
 #include "dtype_convert.h"
+#include "sparse_parts.h"
 #include "weft/sparse.h"
 
 namespace weft {
 namespace {
 
-std::vector<uint8_t> HostBytes(const NDArray& a) {
-  std::vector<uint8_t> out(a.Bytes());
-  if (!out.empty()) a.SyncCopyToCPUBytes(out.data(), out.size());
-  return out;
-}
+using ndarray_detail::HostBytes;
 
 std::vector<int64_t> HostIndices(const NDArray& a) {
   const std::vector<uint8_t> bytes = HostBytes(a);

@@ -2,6 +2,7 @@
 // the ndarray module.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -16,5 +17,8 @@ struct SparseParts {
   NDArray data;              ///< the values, dense, of the storage shape
   std::vector<NDArray> aux;  ///< NumAuxData(stype) dense 1-d index arrays, MXNet's order
 };
+
+/// A dense array's bytes copied to the host (waits for pending writes; empty for no elements).
+std::vector<uint8_t> HostBytes(const NDArray& a);
 
 }  // namespace weft::ndarray_detail

@@ -245,10 +245,9 @@ TEST(NDArrayFormat, RejectsHostileHeaders) {
   {
     auto b = ListHeader(1);
     Put<uint32_t>(b, 0xF993FAC9u);
-    Put<int32_t>(b, 1);  // row_sparse: storage shape first
+    Put<int32_t>(b, 1);  // row_sparse: the storage shape (2-d) comes first
     Put<int32_t>(b, 2);
-    Put<int64_t>(b, 1);
-    Put<int64_t>(b, -3);
+    for (int64_t d : {1, -3}) Put<int64_t>(b, d);
     cases.push_back({"negative storage extent", b, "storage shape is -3"});
   }
   {

@@ -38,11 +38,12 @@ const NDArray& Sparse(NDArrayHandle handle, const char* what) {
   return a;
 }
 
-size_t AuxIndex(const NDArray& a, int64_t i, const char* what) {
+NDArray AuxOf(NDArrayHandle handle, int64_t i, const char* what) {
+  const NDArray& a = Sparse(handle, what);
   if (i < 0 || static_cast<size_t>(i) >= a.num_aux_data())
     Fail("{}: aux index {} is out of range; a {} array has {} aux arrays", what, i, StorageTypeName(a.storage_type()),
          a.num_aux_data());
-  return static_cast<size_t>(i);
+  return a.aux_ndarray(static_cast<size_t>(i));
 }
 
 // A deep copy of a part, as MXNet's data()/indices/indptr properties document.
@@ -76,8 +77,7 @@ WEFT_MX_API int MXNDArrayCreateSparseEx64(int storage_type, const int64_t* shape
 
 WEFT_MX_API int MXNDArrayGetAuxType64(NDArrayHandle handle, int64_t i, int* out_type) {
   API_BEGIN();
-  const NDArray& a = Sparse(handle, "MXNDArrayGetAuxType");
-  *NotNull(out_type, "out_type") = static_cast<int>(a.aux_type(AuxIndex(a, i, "MXNDArrayGetAuxType")));
+  *NotNull(out_type, "out_type") = static_cast<int>(AuxOf(handle, i, "MXNDArrayGetAuxType").GetDType());
   API_END();
 }
 
@@ -87,8 +87,7 @@ WEFT_MX_API int MXNDArrayGetAuxType(NDArrayHandle handle, uint32_t i, int* out_t
 
 WEFT_MX_API int MXNDArrayGetAuxNDArray64(NDArrayHandle handle, int64_t i, NDArrayHandle* out) {
   API_BEGIN();
-  const NDArray& a = Sparse(handle, "MXNDArrayGetAuxNDArray");
-  *NotNull(out, "out") = CopyOfPart(a.aux_ndarray(AuxIndex(a, i, "MXNDArrayGetAuxNDArray")));
+  *NotNull(out, "out") = CopyOfPart(AuxOf(handle, i, "MXNDArrayGetAuxNDArray"));
   API_END();
 }
 
