@@ -7,6 +7,7 @@
 #include "weft/ndarray.h"
 #include "weft/ndarray_format.h"
 #include "weft/runtime.h"
+#include "weft/sparse.h"
 
 namespace weft {
 namespace {
@@ -176,10 +177,11 @@ NDArray NDArray::LoadFromRawBytes(const void* buffer, size_t size) {
 std::ostream& operator<<(std::ostream& out, const NDArray& array) {
   out << '[';
   if (!array.is_none()) {
-    std::vector<uint8_t> host(array.Bytes());
-    array.SyncCopyToCPUBytes(host.data(), host.size());
+    const NDArray dense =
+        array.storage_type() == StorageType::kDefault ? array : CastStorage(array, StorageType::kDefault);
+    const std::vector<uint8_t> host = HostBytes(dense);
     const size_t elem = DTypeSize(array.GetDType());
-    for (size_t i = 0; i < array.Size(); ++i)
+    for (size_t i = 0; i < dense.Size(); ++i)
       out << ndarray_detail::LoadAsDouble(host.data() + i * elem, array.GetDType()) << ", ";
   }
   return out << ']';

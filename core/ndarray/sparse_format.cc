@@ -68,7 +68,7 @@ void CheckCsr(const Shape& shape, const Shape& sshape, std::span<const NDArrayAu
   const Shape& pshape = aux[kCSRIndPtr].shape;
   const Shape& ishape = aux[kCSRIndices].shape;
   if (shape.ndim() != 2 || pshape.ndim() != 1 || ishape.ndim() != 1 || sshape.ndim() != 1 ||
-      pshape[0] != shape[0] + 1 || ishape[0] != sshape[0]) {
+      pshape[0] - 1 != shape[0] || ishape[0] != sshape[0]) {  // - 1: shape[0] + 1 may overflow
     Fail("{}: {}: indptr of shape {}, indices of shape {} and data of shape {} for an array of shape {}", what,
          kCsrShapeErr, pshape, ishape, sshape, shape);
   }

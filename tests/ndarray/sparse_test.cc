@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -199,6 +200,9 @@ TEST_F(SparseTest, DenseOnlyFunctionsNameTheStorageType) {
     EXPECT_NE(std::string(e.what()).find("row_sparse"), std::string::npos) << e.what();
   }
   EXPECT_THROW(r.Reshape(Shape{6}), Error);
+  std::ostringstream printed;
+  printed << NDArray::FromSparseParts(StorageType::kRowSparse, Shape{2, 1}, Dense({4}, Shape{1, 1}), {Int64({1})});
+  EXPECT_EQ(printed.str(), "[0, 4, ]");
   EXPECT_THROW(Dense({1}, Shape{1}).data_ndarray(), Error);
   EXPECT_EQ(NDArray().storage_type(), StorageType::kUndefined);
 }

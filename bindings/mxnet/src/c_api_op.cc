@@ -1,12 +1,9 @@
 // MXNet C API: listing operators, their information (from which MXNet's Python generates mx.nd.*
 // and mx.sym.*), the legacy function registry, and imperative calls.
-#include <mutex>
-#include <set>
-
 #include "common.h"
 #include "op_table.h"
+#include "storage_fallback.h"
 #include "weft/imperative.h"
-#include "weft/logging.h"
 #include "weft/runtime.h"
 #include "weft/sparse.h"
 
@@ -109,52 +106,15 @@ void CastStorageOp(const std::vector<NDArray>& in, const std::map<std::string, s
   CastStorageInto(in[0], (*out)[0]);
 }
 
-bool IsSparse(const NDArray& a) {
-  return a.storage_type() == StorageType::kRowSparse || a.storage_type() == StorageType::kCSR;
-}
-
-// MXNet's storage fallback (src/common/exec_utils.h): weft's operators take dense arrays, so
-// sparse inputs are converted to dense temporaries and a sparse out= receives the dense result
-// converted back, with MXNet's warning once per operator.
-void DenseFallback(const std::string& op, std::vector<NDArray>& in, std::vector<NDArray>* out,
-                   std::vector<std::pair<size_t, NDArray>>* sparse_out) {
-  bool any = false;
-  for (NDArray& a : in) {
-    if (!IsSparse(a)) continue;
-    a = CastStorage(a, StorageType::kDefault);
-    any = true;
-  }
-  for (size_t i = 0; i < out->size(); ++i) {
-    NDArray& a = (*out)[i];
-    if (!IsSparse(a)) continue;
-    sparse_out->emplace_back(i, a);
-    a = NDArray(a.GetShape(), a.GetContext(), true, a.GetDType());
-    any = true;
-  }
-  static std::mutex mu;
-  static std::set<std::string> warned;
-  std::lock_guard lock(mu);
-  if (any && warned.insert(op).second) {
-    LogWarning(
-        "Storage type fallback detected: operator = {}: weft runs it on dense temporaries of its sparse inputs and "
-        "outputs (the result is the same).",
-        op);
-  }
-}
-
 void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
             std::vector<NDArray>* out) {
   if (op.is_cast_storage) {
     CastStorageOp(in, params, out);
     return;
   }
-  std::vector<std::pair<size_t, NDArray>> sparse_out;
-  DenseFallback(op.name, in, out, &sparse_out);
+  StorageFallback fallback(op.name, params, &in, out);
   InvokeDense(op, std::move(in), std::move(params), out);
-  for (auto& [i, target] : sparse_out) {
-    CastStorageInto((*out)[i], target);
-    (*out)[i] = target;
-  }
+  fallback.Finish(out);
 }
 
 void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,

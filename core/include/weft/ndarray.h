@@ -341,7 +341,7 @@ class WEFT_API NDArray {
 };
 
 /// Prints the data like mxnet-cpp: "[1, 2, 3, ]" (every element followed by ", "; waits for
-/// pending writes; a none array prints "[]").
+/// pending writes; a none array prints "[]"; a sparse array prints its dense elements).
 WEFT_API std::ostream& operator<<(std::ostream& out, const NDArray& array);
 
 }  // namespace weft

@@ -93,3 +93,17 @@ def test_kvstore_pull_into_sparse_outs(mx):
         kv.row_sparse_pull('w', out=mx.nd.zeros((3, 2)), row_ids=mx.nd.array([0]))
     with pytest.raises(mx.base.MXNetError, match=r'row_ids\[0\] = 3 is outside'):
         kv.row_sparse_pull('w', out=r, row_ids=mx.nd.array([3]))
+
+
+def test_scalar_comparisons_keep_storage_where_mxnet_does(mx):
+    # MXNet keeps the storage type when comparing 0 with the scalar gives 0 (1 == 0 is false),
+    # else the result is dense (0 == 0 everywhere outside the stored rows).
+    for stype in ['row_sparse', 'csr']:
+        y = mx.nd.array([[0, 1], [2, 0]]).tostype(stype)
+        z = y == 1
+        assert z.stype == stype
+        np.testing.assert_array_equal(z.asnumpy(), [[0, 1], [0, 0]])
+        z = y == 0
+        assert z.stype == 'default'
+        np.testing.assert_array_equal(z.asnumpy(), [[1, 0], [0, 1]])
+        assert (y > 1).stype == stype and (y <= 1).stype == 'default'
