@@ -112,7 +112,7 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
     CastStorageOp(in, params, out);
     return;
   }
-  StorageFallback fallback(op.name, params, &in, out);
+  StorageFallback fallback(op, params, &in, out);
   InvokeDense(op, std::move(in), std::move(params), out);
   fallback.Finish(out);
 }

@@ -223,6 +223,10 @@ OpEntry& LookupOpEntry(const std::string& name) {
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
                                : name == "_npi_Custom"   ? FindOpInfo("Custom")
                                                          : FindOpInfo(name);
+  // MXNet registers mx.nd.sparse.X as the alias _sparse_X of X (slice, dot, FullyConnected, abs...);
+  // its sparse inputs reach the op through the C API's storage fallback.
+  const bool sparse_alias = !info && name.starts_with("_sparse_") && FindOpInfo(name.substr(8));
+  if (sparse_alias) info = FindOpInfo(name.substr(8));
   bool missing = false;
   if (!info && std::find(MXNetOpNames().begin(), MXNetOpNames().end(), name) != MXNetOpNames().end()) {
     info = MissingInfo(name);
@@ -231,6 +235,7 @@ OpEntry& LookupOpEntry(const std::string& name) {
   if (!info) ListOpInputs(name, {});  // throws the registry's "unknown operator" error with close names
   auto entry = MakeEntry(name, std::move(*info));
   entry->is_missing = missing;
+  entry->registry_name = sparse_alias ? name.substr(8) : name;
   t.handles.insert(entry.get());
   return *t.entries.emplace(name, std::move(entry)).first->second;
 }

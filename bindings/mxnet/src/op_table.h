@@ -12,7 +12,10 @@ namespace weft::mx {
 
 struct OpEntry {
   std::string name;  ///< the name looked up (an alias keeps its own name)
-  OpInfo info;       ///< the op it stands for
+  /// The name weft's registry knows the op by: `name`, except for MXNet's _sparse_X aliases
+  /// (mx.nd.sparse.X, mx.sym.sparse.X), which weft does not register: X.
+  std::string registry_name;
+  OpInfo info;  ///< the op it stands for
   // MXSymbolGetAtomicSymbolInfo's arrays: the inputs (and aux states) first, then attributes.
   std::vector<std::string> arg_names, arg_types, arg_descs;
   std::vector<const char*> arg_name_ptrs, arg_type_ptrs, arg_desc_ptrs;

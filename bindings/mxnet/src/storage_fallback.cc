@@ -1,5 +1,6 @@
 #include "storage_fallback.h"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -38,8 +39,26 @@ void WarnOnce(const std::string& op) {
 
 }  // namespace
 
-StorageFallback::StorageFallback(const std::string& op, const std::map<std::string, std::string>& params,
+// True when the op has MXNet's lazy_update attribute and it is on (given or by default).
+bool LazyUpdate(const OpInfo& op, const std::map<std::string, std::string>& params) {
+  for (const OpAttrInfo& a : op.attrs) {
+    if (a.name != "lazy_update") continue;
+    auto it = params.find("lazy_update");
+    const std::string v = it != params.end() ? it->second : a.default_value.value_or("True");
+    return v == "True" || v == "true" || v == "1";
+  }
+  return false;
+}
+
+StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::string, std::string>& params,
                                  std::vector<NDArray>* in, std::vector<NDArray>* out) {
+  const std::string& op = entry.name;
+  if (std::any_of(in->begin(), in->end(), IsSparse) && LazyUpdate(entry.info, params)) {
+    Fail(
+        "{}: a sparse input with lazy_update=True updates only the rows it holds in MXNet, and weft has no lazy "
+        "update yet: pass lazy_update=False (every row is updated, as MXNet does then) or a dense gradient",
+        op);
+  }
   bool any = false;
   if (in->size() == 1 && IsSparse((*in)[0])) {
     auto it = params.find("scalar");

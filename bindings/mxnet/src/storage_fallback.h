@@ -9,6 +9,10 @@
 // when comparing 0 with the scalar gives 0 (BinaryScalarStorageTypeWithDenseResult). Their
 // values equal MXNet's; the stored rows (elements) are then the non-zero ones of the result,
 // where MXNet keeps the input's stored ones.
+//
+// An optimizer update given a sparse input with lazy_update on (its default) is refused: MXNet
+// then updates only the rows the gradient holds, which a dense update does not do (weight decay
+// and momentum would change the other rows).
 #pragma once
 
 #include <map>
@@ -16,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "op_table.h"
 #include "weft/ndarray.h"
 
 namespace weft::mx {
@@ -23,7 +28,8 @@ namespace weft::mx {
 class StorageFallback {
  public:
   /// Replaces the sparse arrays of *in and *out with dense ones (kept for Finish).
-  StorageFallback(const std::string& op, const std::map<std::string, std::string>& params, std::vector<NDArray>* in,
+  /// Throws weft::Error for a lazy update (see above).
+  StorageFallback(const OpEntry& op, const std::map<std::string, std::string>& params, std::vector<NDArray>* in,
                   std::vector<NDArray>* out);
   /// After the op ran on the dense arrays: writes the results into the caller's sparse outs, or
   /// converts new outputs to the storage type MXNet infers.

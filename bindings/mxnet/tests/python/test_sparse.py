@@ -107,3 +107,16 @@ def test_scalar_comparisons_keep_storage_where_mxnet_does(mx):
         assert z.stype == 'default'
         np.testing.assert_array_equal(z.asnumpy(), [[1, 0], [0, 1]])
         assert (y > 1).stype == stype and (y <= 1).stype == 'default'
+
+
+def test_sparse_namespace_aliases_and_lazy_update(mx):
+    c = mx.nd.array([[0, 1, 0], [2, 0, 3]]).tostype('csr')
+    # mx.nd.sparse.slice is MXNet's alias _sparse_slice of slice.
+    np.testing.assert_array_equal(mx.nd.sparse.slice(c, begin=(1, 0), end=(2, 3)).asnumpy(), [[2, 0, 3]])
+    w = mx.nd.ones((3, 2))
+    g = mx.nd.sparse.row_sparse_array(([[1.0, 1.0]], [1]), shape=(3, 2))
+    # MXNet's lazy update touches only row 1; a dense update would decay rows 0 and 2 too.
+    with pytest.raises(mx.base.MXNetError, match='lazy_update'):
+        mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, out=w)
+    mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, lazy_update=False, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [[0.99, 0.99], [0.89, 0.89], [0.99, 0.99]], rtol=1e-6)
