@@ -139,6 +139,15 @@ std::vector<uint8_t> ReadData(ByteReader& in, const Shape& shape, DType dtype, s
 // The parts of a sparse record after the dtype: aux dtypes and shapes, values, aux data. The
 // result is checked as MXNet's check_format(full_check=True) would.
 void ReadSparseParts(ByteReader& in, NDArrayRecord& r) {
+  // The full shape is not backed by data, so only its element count is bounded: it must be
+  // representable (Shape::Size and every reader of the array compute it).
+  uint64_t elements = 1;
+  for (int64_t d : r.shape) {
+    if (d != 0 && elements > (uint64_t{1} << 62) / static_cast<uint64_t>(d))
+      in.Bad("the {} array's shape {} has more than 2^62 elements; the file is corrupt", StorageTypeName(r.stype),
+             r.shape);
+    elements *= static_cast<uint64_t>(d);
+  }
   r.aux.resize(static_cast<size_t>(NumAuxData(r.stype)));
   for (auto& aux : r.aux) {
     aux.dtype = ReadDType(in, "aux dtype");
@@ -232,7 +241,7 @@ void AppendSparseRecord(std::vector<uint8_t>& out, const NDArrayRecord& r) {
   WEFT_CHECK(r.aux.size() == static_cast<size_t>(NumAuxData(r.stype)),
              "cannot save a {} array with {} aux arrays (it has {})", StorageTypeName(r.stype), r.aux.size(),
              NumAuxData(r.stype));
-  CheckPartSize(r.shape, r.dtype, static_cast<size_t>(r.shape.Size()) * DTypeSize(r.dtype), "an array");
+  for (int64_t d : r.shape) WEFT_CHECK(d >= 0, "cannot save an array of shape {}: extents cannot be negative", r.shape);
   CheckPartSize(r.storage_shape, r.dtype, r.data.size(), "the values of a sparse array");
   for (const auto& aux : r.aux) CheckPartSize(aux.shape, aux.dtype, aux.data.size(), "an aux array");
   Append<uint32_t>(out, kNDArrayRecordMagicV2);

@@ -47,7 +47,13 @@ NDArray NDArray::CreateSparse(StorageType stype, const Shape& shape, const Conte
                               const std::vector<DType>& aux_types) {
   WEFT_CHECK(stype == StorageType::kRowSparse || stype == StorageType::kCSR,
              "NDArray::CreateSparse: storage type {} is not sparse (row_sparse or csr)", StorageTypeName(stype));
-  for (int64_t d : shape) WEFT_CHECK(d >= 0, "NDArray::CreateSparse: shape {} has a negative extent", shape);
+  uint64_t elements = 1;  // not allocated, but Size() must be representable
+  for (int64_t d : shape) {
+    WEFT_CHECK(d >= 0, "NDArray::CreateSparse: shape {} has a negative extent", shape);
+    WEFT_CHECK(d == 0 || elements <= (uint64_t{1} << 62) / static_cast<uint64_t>(d),
+               "NDArray::CreateSparse: shape {} has more than 2^62 elements", shape);
+    elements *= static_cast<uint64_t>(d);
+  }
   WEFT_CHECK(stype != StorageType::kCSR || shape.ndim() == 2, "NDArray::CreateSparse: a csr array is 2-d, not {}",
              shape);
   WEFT_CHECK(shape.ndim() >= 1, "NDArray::CreateSparse: a row_sparse array needs at least one dimension");

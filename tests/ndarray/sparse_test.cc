@@ -261,6 +261,16 @@ TEST_F(SparseTest, LoadRefusesMalformedSparseRecords) {
   r.aux = {i64({0, 2}), i64({1, 3})};
   bytes = list_with(r);
   EXPECT_EQ(ParseNDArrayList(bytes, "good.params").arrays.at(0).aux.at(1).data, r.aux[1].data);
+  // A full shape no data backs: its element count must still be representable (found by the
+  // params fuzzer, where Shape::Size overflowed).
+  r.stype = StorageType::kRowSparse;
+  r.shape = Shape{int64_t{1} << 40, int64_t{1} << 40};
+  r.storage_shape = Shape{0, int64_t{1} << 40};
+  r.data.clear();
+  r.aux = {i64({})};
+  bytes = list_with(r);
+  EXPECT_THROW(ParseNDArrayList(bytes, "huge.params"), Error);
+  EXPECT_THROW(NDArray::CreateSparse(StorageType::kRowSparse, r.shape, Context::cpu(0)), Error);
 }
 
 }  // namespace

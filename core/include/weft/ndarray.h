@@ -129,8 +129,8 @@ class WEFT_API NDArray {
   /// A sparse array of `shape` with no stored values (all zeros): row_sparse with 0 indices,
   /// csr with indptr of shape[0] + 1 zeros and 0 indices. `aux_types` (default int64 each)
   /// gives the index dtypes, int32 or int64. Throws weft::Error for kDefault/kUndefined, a csr
-  /// shape that is not 2-d, a row_sparse shape of ndim 0, a negative extent, another index dtype
-  /// or a Context without a loaded device.
+  /// shape that is not 2-d, a row_sparse shape of ndim 0, a negative extent, a shape of more
+  /// than 2^62 elements, another index dtype or a Context without a loaded device.
   static NDArray CreateSparse(StorageType stype, const Shape& shape, const Context& context,
                               DType dtype = DType::kFloat32, const std::vector<DType>& aux_types = {});
   /// A sparse array from its parts (MXNet's row_sparse_array((data, indices)) and
