@@ -196,4 +196,20 @@ void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& d
   out.SyncCopyFromNDArray(IndexArray(rows, dst.aux_type(kRowSparseIndices), dst.GetContext()), kRowSparseIndices);
 }
 
+NDArray GetNNZ(const NDArray& csr, std::optional<int> axis) {
+  WEFT_CHECK(csr.storage_type() == StorageType::kCSR, "getnnz: the input is {}; getnnz takes a csr array",
+             StorageTypeName(csr.storage_type()));
+  WEFT_CHECK(!axis || *axis == 1 || *axis == -1, "getnnz with axis = {} is not supported yet (axis is None or 1)",
+             *axis);
+  csr.SyncCheckFormat(false);  // indptr has rows + 1 entries
+  const std::vector<int64_t> indptr = HostIndices(csr.aux_ndarray(kCSRIndPtr));
+  std::vector<int64_t> counts;
+  if (!axis) {
+    counts.push_back(indptr.back());
+  } else {
+    for (size_t r = 0; r + 1 < indptr.size(); ++r) counts.push_back(indptr[r + 1] - indptr[r]);
+  }
+  return IndexArray(counts, DType::kInt64, csr.GetContext());
+}
+
 }  // namespace weft

@@ -134,6 +134,10 @@ TEST_F(SparseTest, DenseToCsrAndBetweenSparseTypes) {
   EXPECT_EQ(AsDoubles(r.aux_ndarray(0)), (std::vector<double>{0, 2}));
   EXPECT_EQ(Floats(CastStorage(r, StorageType::kDefault)), Floats(d));
   EXPECT_THROW(CastStorage(Dense({1, 2}, Shape{2}), StorageType::kCSR), Error);
+  EXPECT_EQ(AsDoubles(GetNNZ(c, std::nullopt)), (std::vector<double>{3}));
+  EXPECT_EQ(AsDoubles(GetNNZ(c, 1)), (std::vector<double>{1, 0, 2}));
+  EXPECT_THROW(GetNNZ(c, 0), Error);  // as MXNet: not supported
+  EXPECT_THROW(GetNNZ(d, std::nullopt), Error);
 }
 
 TEST_F(SparseTest, FromPartsCopiesAndViewsShareReplacedParts) {

@@ -5,7 +5,6 @@
 #include "storage_fallback.h"
 #include "weft/imperative.h"
 #include "weft/runtime.h"
-#include "weft/sparse.h"
 
 using namespace weft;
 using namespace weft::mx;
@@ -83,33 +82,10 @@ bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<
 void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
                  std::vector<NDArray>* out);
 
-// cast_storage(data, stype): a new array of that storage type, or the conversion into out=.
-void CastStorageOp(const std::vector<NDArray>& in, const std::map<std::string, std::string>& params,
-                   std::vector<NDArray>* out) {
-  if (in.size() != 1) Fail("cast_storage takes one input (data), {} given", in.size());
-  auto it = params.find("stype");
-  if (it == params.end()) Fail("cast_storage: the attribute stype ('default', 'row_sparse' or 'csr') is required");
-  const StorageType stype = StorageTypeFromName(it->second);
-  const StorageType from = in[0].storage_type();
-  if (from != StorageType::kDefault && stype != StorageType::kDefault && from != stype) {
-    // MXNet 1.9's cast_storage has no kernel between the two sparse types.
-    Fail("cast_storage: from {} to {} is not supported (as in MXNet): convert to 'default' first",
-         StorageTypeName(from), StorageTypeName(stype));
-  }
-  if (out->empty()) {
-    out->push_back(CastStorage(in[0], stype));
-    return;
-  }
-  if (out->size() != 1) Fail("cast_storage has one output, {} given", out->size());
-  if ((*out)[0].storage_type() != stype)
-    Fail("cast_storage: out= is {} but stype='{}'", StorageTypeName((*out)[0].storage_type()), it->second);
-  CastStorageInto(in[0], (*out)[0]);
-}
-
 void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
             std::vector<NDArray>* out) {
-  if (op.is_cast_storage) {
-    CastStorageOp(in, params, out);
+  if (op.run) {
+    op.run(in, params, out);
     return;
   }
   StorageFallback fallback(op, params, &in, out);

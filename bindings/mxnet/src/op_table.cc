@@ -2,6 +2,8 @@
 // for the life of the process, as MXNet's op handles do).
 #include "op_table.h"
 
+#include "sparse_ops.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -105,32 +107,10 @@ OpInfo CopyToInfo() {
   return info;
 }
 
-// cast_storage (MXNet's name and attribute, src/operator/tensor/cast_storage.cc): the binding runs
-// it with weft::CastStorage, since its output's storage type is what the op is about.
-bool IsCastStorage(const std::string& name) { return name == "cast_storage" || name == "_sparse_cast_storage"; }
-
-OpInfo CastStorageInfo(const std::string& name) {
-  OpInfo info;
-  info.name = name;
-  info.description =
-      "Casts the storage type of the input: 'default' (dense), 'row_sparse' (rows with a non-zero element) or "
-      "'csr' (a 2-d array's non-zero elements).";
-  info.inputs = {"data"};
-  OpAttrInfo stype;
-  stype.name = "stype";
-  stype.type = "enum";
-  stype.choices = {"csr", "default", "row_sparse"};
-  stype.doc = "Output storage type.";
-  info.attrs.push_back(stype);
-  info.source = "bindings/mxnet";
-  return info;
-}
-
 std::unique_ptr<OpEntry> MakeEntry(const std::string& name, OpInfo info) {
   auto e = std::make_unique<OpEntry>();
   e->name = name;
   e->is_copyto = name == "_copyto";
-  e->is_cast_storage = IsCastStorage(name);
   e->is_numpy = IsNumpyImportName(name);
   e->description = info.description;
   if (!info.aliases.empty()) e->description += fmt::format("\n\nAlso known as: {}", fmt::join(info.aliases, ", "));
@@ -219,10 +199,11 @@ OpEntry& LookupOpEntry(const std::string& name) {
   auto it = t.entries.find(name);
   if (it != t.entries.end()) return *it->second;
   std::optional<OpInfo> info = name == "_copyto"         ? std::optional<OpInfo>(CopyToInfo())
-                               : IsCastStorage(name)     ? std::optional<OpInfo>(CastStorageInfo(name))
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
                                : name == "_npi_Custom"   ? FindOpInfo("Custom")
                                                          : FindOpInfo(name);
+  const std::optional<SparseOp> sparse_op = info ? std::nullopt : FindSparseOp(name);
+  if (sparse_op) info = sparse_op->info;
   // MXNet registers mx.nd.sparse.X as the alias _sparse_X of X (slice, dot, FullyConnected, abs...);
   // its sparse inputs reach the op through the C API's storage fallback.
   const bool sparse_alias = !info && name.starts_with("_sparse_") && FindOpInfo(name.substr(8));
@@ -235,6 +216,7 @@ OpEntry& LookupOpEntry(const std::string& name) {
   if (!info) ListOpInputs(name, {});  // throws the registry's "unknown operator" error with close names
   auto entry = MakeEntry(name, std::move(*info));
   entry->is_missing = missing;
+  if (sparse_op) entry->run = sparse_op->run;
   entry->registry_name = sparse_alias ? name.substr(8) : name;
   t.handles.insert(entry.get());
   return *t.entries.emplace(name, std::move(entry)).first->second;

@@ -13,6 +13,8 @@
 #pragma once
 
 #include "weft/export.h"
+
+#include <optional>
 #include "weft/ndarray.h"
 #include "weft/storage_type.h"
 
@@ -43,5 +45,11 @@ WEFT_API void CastStorageInto(const NDArray& src, const NDArray& dst);
 /// weft::Error naming the position of a row id outside [0, rows), or for a dst that is not
 /// row_sparse or does not match src.
 WEFT_API void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& dst);
+
+/// MXNet's _contrib_getnnz (mx.nd.contrib.getnnz) of a csr array: with no axis, the number of
+/// stored values as an int64 array of shape (1,); with axis 1 (or -1), the number stored in
+/// each row, shape (rows,). On csr's Context. Throws weft::Error for another storage type or
+/// axis 0 (MXNet: "getnnz with axis = 0 is not supported yet").
+WEFT_API NDArray GetNNZ(const NDArray& csr, std::optional<int> axis);
 
 }  // namespace weft

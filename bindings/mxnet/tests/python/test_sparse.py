@@ -120,3 +120,13 @@ def test_sparse_namespace_aliases_and_lazy_update(mx):
         mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, out=w)
     mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, lazy_update=False, out=w)
     np.testing.assert_allclose(w.asnumpy(), [[0.99, 0.99], [0.89, 0.89], [0.99, 0.99]], rtol=1e-6)
+
+
+def test_getnnz(mx):
+    c = mx.nd.array([[0, 1, 0], [2, 0, 3]]).tostype('csr')
+    n = mx.nd.contrib.getnnz(c)
+    assert n.dtype == np.int64
+    np.testing.assert_array_equal(n.asnumpy(), [3])
+    np.testing.assert_array_equal(mx.nd.contrib.getnnz(c, axis=1).asnumpy(), [1, 2])
+    with pytest.raises(mx.base.MXNetError, match='axis = 0 is not supported'):
+        mx.nd.contrib.getnnz(c, axis=0)
