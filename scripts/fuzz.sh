@@ -43,7 +43,7 @@ shopt -s nullglob
 add_seeds symbol_json_fuzzer "$shared"/fixtures/mxnet/*.json "$root"/tests/symbol/data/*.json \
   "$root"/tests/compat/data/*-symbol.json
 add_seeds params_fuzzer "$seeds"/generated/params/* "$shared"/fixtures/mxnet/legacy_ndarray.v0 \
-  "$root"/tests/compat/data/*.params
+  "$root"/tests/compat/data/*.params "$root"/tests/ndarray/data/*.params
 add_seeds states_fuzzer "$seeds"/generated/states/* "$seeds"/generated/params/*
 add_seeds idx_fuzzer "$seeds"/generated/idx/* /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
 add_seeds recordio_fuzzer "$seeds"/generated/recordio/* "$root"/tests/io/data/*.rec

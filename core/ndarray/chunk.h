@@ -14,6 +14,8 @@
 
 namespace weft::ndarray_detail {
 
+struct SparseParts;  // sparse_parts.h
+
 struct Chunk {
   /// Looks the device up (throws weft::Error when `ctx` names none) and creates the variable;
   /// allocates `bytes` now unless delay_alloc.
@@ -47,6 +49,9 @@ struct Chunk {
   };
   std::optional<SharedMem> shm;
   std::atomic<uint64_t> writes{0};  // NDArray::NoteWrite count
+  /// Set for a row_sparse or csr array (a chunk of 0 bytes whose variable orders operations on
+  /// the array as a whole; the values and aux arrays are in the parts). Set once, at creation.
+  std::shared_ptr<SparseParts> sparse;
 
  private:
   mutable std::mutex mu_;

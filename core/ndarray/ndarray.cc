@@ -6,7 +6,9 @@
 
 #include "chunk.h"
 #include "dtype_convert.h"
+#include "sparse_parts.h"
 #include "storage/staging.h"
+#include "weft/sparse.h"
 
 namespace weft {
 
@@ -102,12 +104,20 @@ NDArray NDArray::FromExternal(const Context& context, weft_device_ptr ptr, uint6
 }
 
 NDArray NDArray::WithOwnVariable() const {
-  CheckNotNone("WithOwnVariable");
+  CheckDense("WithOwnVariable");
   return NDArray(std::make_shared<Chunk>(chunk_), shape_, dtype_, offset_);
 }
 
 void NDArray::CheckNotNone(const char* what) const {
   WEFT_CHECK(chunk_ != nullptr, "{}: the array is none (default-constructed or loaded from an empty record)", what);
+}
+
+void NDArray::CheckDense(const char* what) const {
+  CheckNotNone(what);
+  WEFT_CHECK(chunk_->sparse == nullptr,
+             "{}: the array is {} (shape {}); this needs a dense array: convert it first (CastStorage to "
+             "kDefault, MXNet's tostype('default'))",
+             what, StorageTypeName(storage_type()), shape_);
 }
 
 Context NDArray::GetContext() const {
@@ -117,12 +127,12 @@ Context NDArray::GetContext() const {
 
 size_t NDArray::Size() const noexcept { return chunk_ ? static_cast<size_t>(shape_.Size()) : 0; }
 
-size_t NDArray::Bytes() const noexcept { return chunk_ ? Size() * DTypeSize(dtype_) : 0; }
+size_t NDArray::Bytes() const noexcept { return chunk_ && !chunk_->sparse ? Size() * DTypeSize(dtype_) : 0; }
 
 VarHandle NDArray::var() const { return chunk_ ? chunk_->var : nullptr; }
 
 void NDArray::CheckAndAlloc() const {
-  CheckNotNone("CheckAndAlloc");
+  CheckDense("CheckAndAlloc");
   chunk_->CheckAndAlloc();
 }
 
@@ -165,7 +175,7 @@ void NDArray::CopyFromHostSync(const void* data, size_t bytes) {
 }
 
 void NDArray::CopyRowsFromHostAsync(const void* src, std::vector<uint32_t> rows, size_t row_bytes) {
-  CheckNotNone("CopyRowsFromHostAsync");
+  CheckDense("CopyRowsFromHostAsync");
   WEFT_CHECK(rows.size() * row_bytes == Bytes(),
              "CopyRowsFromHostAsync: {} rows of {} bytes given for an array of shape {} {} ({} bytes)", rows.size(),
              row_bytes, shape_, DTypeName(dtype_), Bytes());
@@ -240,7 +250,7 @@ void NDArray::CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) co
 }
 
 void NDArray::SyncCopyFromCPU(const float* data, size_t size) {
-  CheckNotNone("SyncCopyFromCPU");
+  CheckDense("SyncCopyFromCPU");
   WEFT_CHECK(dtype_ == DType::kFloat32,
              "SyncCopyFromCPU(const float*): the array is {}, not float32; use "
              "SyncCopyFromCPUBytes",
@@ -253,14 +263,14 @@ void NDArray::SyncCopyFromCPU(const float* data, size_t size) {
 void NDArray::SyncCopyFromCPU(const std::vector<float>& data) { SyncCopyFromCPU(data.data(), data.size()); }
 
 void NDArray::SyncCopyFromCPUBytes(const void* data, size_t bytes) {
-  CheckNotNone("SyncCopyFromCPUBytes");
+  CheckDense("SyncCopyFromCPUBytes");
   WEFT_CHECK(bytes == Bytes(), "SyncCopyFromCPUBytes: {} bytes given for an array of shape {} {} ({} bytes)", bytes,
              shape_, DTypeName(dtype_), Bytes());
   CopyFromHostSync(data, bytes);
 }
 
 void NDArray::SyncCopyToCPU(float* data, size_t size) const {
-  CheckNotNone("SyncCopyToCPU");
+  CheckDense("SyncCopyToCPU");
   WEFT_CHECK(dtype_ == DType::kFloat32,
              "SyncCopyToCPU(float*): the array is {}, not float32; use "
              "SyncCopyToCPUBytes",
@@ -273,13 +283,13 @@ void NDArray::SyncCopyToCPU(float* data, size_t size) const {
 
 void NDArray::SyncCopyToCPU(std::vector<float>* data, size_t size) const {
   WEFT_CHECK(data != nullptr, "SyncCopyToCPU: the output vector is null");
-  CheckNotNone("SyncCopyToCPU");
+  CheckDense("SyncCopyToCPU");
   data->resize(Size());
   SyncCopyToCPU(data->data(), size);
 }
 
 void NDArray::SyncCopyToCPUBytes(void* data, size_t bytes) const {
-  CheckNotNone("SyncCopyToCPUBytes");
+  CheckDense("SyncCopyToCPUBytes");
   WEFT_CHECK(bytes == Bytes(), "SyncCopyToCPUBytes: room for {} bytes given for an array of shape {} {} ({} bytes)",
              bytes, shape_, DTypeName(dtype_), Bytes());
   CopyToHostSync(data, bytes, 0);
@@ -292,6 +302,10 @@ void NDArray::CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
   WEFT_CHECK(from.shape_ == to.shape_ && from.dtype_ == to.dtype_,
              "CopyTo: source {} {} on {} and destination {} {} on {} differ in shape or dtype", from.shape_,
              DTypeName(from.dtype_), from.chunk_->ctx, to.shape_, DTypeName(to.dtype_), to.chunk_->ctx);
+  if (from.chunk_->sparse || to.chunk_->sparse) {
+    CastStorageInto(from, to);
+    return;
+  }
   from.CheckAndAlloc();
   to.CheckAndAlloc();
   to.NoteWrite();
@@ -359,13 +373,20 @@ NDArray NDArray::CopyTo(NDArray* other) const {
 
 NDArray NDArray::Copy(const Context& context) const {
   CheckNotNone("Copy");
+  if (chunk_->sparse) {
+    std::vector<DType> aux_types;
+    for (size_t i = 0; i < num_aux_data(); ++i) aux_types.push_back(aux_type(i));
+    NDArray out = CreateSparse(storage_type(), shape_, context, dtype_, aux_types);
+    CopyFromTo(*this, out);
+    return out;
+  }
   NDArray out(shape_, context, false, dtype_);
   CopyFromTo(*this, out);
   return out;
 }
 
 NDArray& NDArray::operator=(float scalar) {
-  CheckNotNone("operator=(float)");
+  CheckDense("operator=(float)");
   CheckAndAlloc();
   NoteWrite();
   const size_t elem = DTypeSize(dtype_);
@@ -407,7 +428,7 @@ size_t NDArray::Offset(size_t c, size_t h, size_t w) const {
 }
 
 float NDArray::At(size_t index) const {
-  CheckNotNone("At");
+  CheckDense("At");
   WEFT_CHECK(index < Size(), "At: index {} is out of range for an array of shape {} ({} elements)", index, shape_,
              Size());
   uint8_t buf[8];
@@ -430,7 +451,7 @@ float NDArray::At(size_t c, size_t h, size_t w) const {
 }
 
 const void* NDArray::GetRawData() const {
-  CheckNotNone("GetData");
+  CheckDense("GetData");
   WEFT_CHECK(chunk_->device->host_addressable(),
              "GetData: the array is on {}, whose memory the host cannot read; copy it with Copy(Context::cpu()) or "
              "SyncCopyToCPU",
@@ -440,7 +461,7 @@ const void* NDArray::GetRawData() const {
 }
 
 const float* NDArray::GetData() const {
-  CheckNotNone("GetData");
+  CheckDense("GetData");
   WEFT_CHECK(dtype_ == DType::kFloat32, "GetData: the array is {}, not float32; use GetRawData", DTypeName(dtype_));
   return static_cast<const float*>(GetRawData());
 }
@@ -448,7 +469,7 @@ const float* NDArray::GetData() const {
 // ---- views -------------------------------------------------------------------------------------
 
 NDArray NDArray::Slice(size_t begin, size_t end) const {
-  CheckNotNone("Slice");
+  CheckDense("Slice");
   WEFT_CHECK(shape_.ndim() >= 1, "Slice: a scalar (shape ()) has no first axis to slice");
   const auto rows = static_cast<size_t>(shape_[0]);
   WEFT_CHECK(begin <= end && end <= rows, "Slice({}, {}) is out of range for an array of shape {}", begin, end, shape_);
@@ -460,7 +481,7 @@ NDArray NDArray::Slice(size_t begin, size_t end) const {
 }
 
 NDArray NDArray::Reshape(const Shape& new_shape) const {
-  CheckNotNone("Reshape");
+  CheckDense("Reshape");
   Shape s = new_shape;
   int infer = -1;
   int64_t known = 1;
@@ -485,7 +506,7 @@ NDArray NDArray::Reshape(const Shape& new_shape) const {
 }
 
 NDArray NDArray::AsArray(const Shape& shape, DType dtype) const {
-  CheckNotNone("AsArray");
+  CheckDense("AsArray");
   const uint64_t need = CheckedBytes(shape, dtype);
   WEFT_CHECK(offset_ + need <= chunk_->bytes,
              "AsArray: a view of shape {} {} needs {} bytes but only {} remain in the array's memory", shape,
@@ -498,10 +519,18 @@ NDArray NDArray::AsArray(const Shape& shape, DType dtype) const {
 void NDArray::WaitToRead() const {
   CheckNotNone("WaitToRead");
   Engine::Get()->WaitForVar(chunk_->var);
+  if (chunk_->sparse) {
+    data_ndarray().WaitToRead();
+    for (size_t i = 0; i < num_aux_data(); ++i) aux_ndarray(i).WaitToRead();
+  }
 }
 
 void NDArray::WaitToWrite() const {
   CheckNotNone("WaitToWrite");
+  if (chunk_->sparse) {
+    data_ndarray().WaitToWrite();
+    for (size_t i = 0; i < num_aux_data(); ++i) aux_ndarray(i).WaitToWrite();
+  }
   // An empty write waits behind every pending read and write (MXNet does the same).
   Engine* engine = Engine::Get();
   engine->PushSync([](RunContext) {}, chunk_->ctx, {}, {chunk_->var}, FnProperty::kNormal, 0, "WaitToWrite");

@@ -29,6 +29,7 @@ class ByteReader {
   size_t remaining() const { return bytes_.size() - pos_; }
   // Prefix for errors: "<source>: <where>" where `where` is set by the caller.
   void SetWhere(std::string where) { where_ = std::move(where); }
+  std::string Where() const { return fmt::format("{}: {}", source_, where_); }
 
   template <typename... Args>
   [[noreturn]] void Bad(fmt::format_string<Args...> f, Args&&... args) const {
@@ -58,17 +59,6 @@ class ByteReader {
   std::string where_;
   size_t pos_ = 0;
 };
-
-std::string_view StorageTypeName(int32_t stype) {
-  switch (stype) {
-    case 1:
-      return "row_sparse";
-    case 2:
-      return "csr";
-    default:
-      return "unknown";
-  }
-}
 
 // Reads a v1+ shape (i32 ndim, ndim x i64). Returns false when the shape is "none" under the
 // record's semantics; `r.shape` is set otherwise.
@@ -109,24 +99,86 @@ bool ReadLegacyShape(ByteReader& in, uint32_t ndim, NDArrayRecord& r) {
   return !none;
 }
 
+// A sparse record's storage or aux shape: any ndim 0..kNDArrayMaxNDim, extents >= 0 (0 is real).
+Shape ReadPartShape(ByteReader& in, std::string_view what) {
+  const auto ndim = in.Read<int32_t>("ndim");
+  if (ndim < 0 || ndim > kNDArrayMaxNDim)
+    in.Bad("ndim {} of the {} is out of range (0..{}); the file is corrupt", ndim, what, kNDArrayMaxNDim);
+  std::vector<int64_t> dims(static_cast<size_t>(ndim));
+  for (auto& d : dims) {
+    d = in.Read<int64_t>("shape extent");
+    if (d < 0) in.Bad("an extent of the {} is {}; extents cannot be negative", what, d);
+  }
+  return Shape(std::move(dims));
+}
+
+DType ReadDType(ByteReader& in, std::string_view what) {
+  const auto dtype = in.Read<int32_t>(what);
+  if (!IsValidDType(dtype)) in.Bad("{} code {} is not a known dtype (valid codes are 0..12)", what, dtype);
+  return static_cast<DType>(dtype);
+}
+
+// The C-order elements of `shape` and `dtype`. Each extent was checked non-negative; the product
+// may still overflow, so it is bounded by the bytes that remain (an element is at least one byte)
+// step by step.
+std::vector<uint8_t> ReadData(ByteReader& in, const Shape& shape, DType dtype, std::string_view what) {
+  const uint64_t elem = DTypeSize(dtype);
+  uint64_t count = 1;
+  const uint64_t limit = in.remaining() / elem;
+  for (int64_t d : shape) {
+    if (d != 0 && count > limit / static_cast<uint64_t>(d)) {
+      in.Bad("{} of shape {} {} needs more data than the {} bytes left in the input; the file is truncated or corrupt",
+             what, shape, DTypeName(dtype), in.remaining());
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  auto data = in.Take(count * elem, fmt::format("{} of shape {} {}", what, shape, DTypeName(dtype)));
+  return {data.begin(), data.end()};
+}
+
+// The parts of a sparse record after the dtype: aux dtypes and shapes, values, aux data. The
+// result is checked as MXNet's check_format(full_check=True) would.
+void ReadSparseParts(ByteReader& in, NDArrayRecord& r) {
+  // The full shape is not backed by data, so only its element count is bounded: it must be
+  // representable (Shape::Size and every reader of the array compute it).
+  uint64_t elements = 1;
+  for (int64_t d : r.shape) {
+    if (d != 0 && elements > (uint64_t{1} << 62) / static_cast<uint64_t>(d))
+      in.Bad("the {} array's shape {} has more than 2^62 elements; the file is corrupt", StorageTypeName(r.stype),
+             r.shape);
+    elements *= static_cast<uint64_t>(d);
+  }
+  r.aux.resize(static_cast<size_t>(NumAuxData(r.stype)));
+  for (auto& aux : r.aux) {
+    aux.dtype = ReadDType(in, "aux dtype");
+    aux.shape = ReadPartShape(in, "aux shape");
+  }
+  r.data = ReadData(in, r.storage_shape, r.dtype, "the values");
+  for (auto& aux : r.aux) aux.data = ReadData(in, aux.shape, aux.dtype, "an aux array");
+  CheckSparseFormat(r.stype, r.shape, r.storage_shape, r.aux, true,
+                    fmt::format("{} ({} array of shape {})", in.Where(), StorageTypeName(r.stype), r.shape));
+}
+
+// v2/v3: the storage type, and for a sparse record its storage shape, then the shape.
+bool ReadStypeAndShape(ByteReader& in, NDArrayRecord& r) {
+  const auto stype = in.Read<int32_t>("storage type");
+  if (stype < 0 || stype > 2)
+    in.Bad("unknown storage type code {} (0 default, 1 row_sparse, 2 csr); the file is corrupt", stype);
+  r.stype = static_cast<StorageType>(stype);
+  if (r.stype != StorageType::kDefault) r.storage_shape = ReadPartShape(in, "storage shape");
+  return ReadShape(in, r.version, r);
+}
+
 NDArrayRecord ReadRecord(ByteReader& in) {
   NDArrayRecord r;
   const auto magic = in.Read<uint32_t>("record magic");
   bool known_shape = false;
   switch (magic) {
     case kNDArrayRecordMagicV2:
-    case kNDArrayRecordMagicV3: {
+    case kNDArrayRecordMagicV3:
       r.version = magic == kNDArrayRecordMagicV2 ? 2 : 3;
-      const auto stype = in.Read<int32_t>("storage type");
-      if (stype != 0) {
-        in.Bad(
-            "unsupported storage type {} (code {}); weft loads dense arrays only — convert the array with "
-            "tostype('default') before saving",
-            StorageTypeName(stype), stype);
-      }
-      known_shape = ReadShape(in, r.version, r);
+      known_shape = ReadStypeAndShape(in, r);
       break;
-    }
     case kNDArrayRecordMagicV1:
       r.version = 1;
       known_shape = ReadShape(in, 1, r);
@@ -137,29 +189,20 @@ NDArrayRecord ReadRecord(ByteReader& in) {
       break;
   }
   if (!known_shape) {
-    r.none = true;
-    r.shape = Shape();
-    return r;
+    // MXNet's empty NDArray, whatever storage type the record named.
+    NDArrayRecord none;
+    none.none = true;
+    none.version = r.version;
+    return none;
   }
   r.dev_type = in.Read<int32_t>("device type");
   r.dev_id = in.Read<int32_t>("device id");
-  const auto dtype = in.Read<int32_t>("dtype");
-  if (!IsValidDType(dtype)) in.Bad("dtype code {} is not a known dtype (valid codes are 0..12)", dtype);
-  r.dtype = static_cast<DType>(dtype);
-  // Each extent was checked non-negative; the product may still overflow, so bound it by the
-  // bytes that remain (an element is at least one byte) step by step.
-  const uint64_t elem = DTypeSize(r.dtype);
-  uint64_t count = 1;
-  const uint64_t limit = in.remaining() / elem;
-  for (int64_t d : r.shape) {
-    if (d != 0 && count > limit / static_cast<uint64_t>(d)) {
-      in.Bad("shape {} of {} needs more data than the {} bytes left in the input; the file is truncated or corrupt",
-             r.shape, DTypeName(r.dtype), in.remaining());
-    }
-    count *= static_cast<uint64_t>(d);
+  r.dtype = ReadDType(in, "dtype");
+  if (r.stype != StorageType::kDefault) {
+    ReadSparseParts(in, r);
+  } else {
+    r.data = ReadData(in, r.shape, r.dtype, "the data");
   }
-  auto data = in.Take(count * elem, fmt::format("the data of shape {} {}", r.shape, DTypeName(r.dtype)));
-  r.data.assign(data.begin(), data.end());
   return r;
 }
 
@@ -178,6 +221,44 @@ void Append(std::vector<uint8_t>& out, T v) {
   AppendBytes(out, &v, sizeof(T));
 }
 
+void AppendShape(std::vector<uint8_t>& out, const Shape& shape) {
+  Append<int32_t>(out, static_cast<int32_t>(shape.ndim()));
+  for (int64_t d : shape) Append<int64_t>(out, d);
+}
+
+void CheckPartSize(const Shape& shape, DType dtype, size_t bytes, std::string_view what) {
+  WEFT_CHECK(shape.ndim() <= static_cast<size_t>(kNDArrayMaxNDim), "cannot save {} of {} dimensions (at most {})", what,
+             shape.ndim(), kNDArrayMaxNDim);
+  for (int64_t d : shape) WEFT_CHECK(d >= 0, "cannot save {} of shape {}: extents cannot be negative", what, shape);
+  const uint64_t expected = static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype);
+  WEFT_CHECK(bytes == expected, "cannot save {} of shape {} {}: it has {} bytes of data, expected {}", what, shape,
+             DTypeName(dtype), bytes, expected);
+}
+
+// MXNet's NDArray::Save of a sparse array: storage shape before the shape, aux dtypes and shapes
+// after the dtype, the values then the aux data at the end.
+void AppendSparseRecord(std::vector<uint8_t>& out, const NDArrayRecord& r) {
+  WEFT_CHECK(r.aux.size() == static_cast<size_t>(NumAuxData(r.stype)),
+             "cannot save a {} array with {} aux arrays (it has {})", StorageTypeName(r.stype), r.aux.size(),
+             NumAuxData(r.stype));
+  for (int64_t d : r.shape) WEFT_CHECK(d >= 0, "cannot save an array of shape {}: extents cannot be negative", r.shape);
+  CheckPartSize(r.storage_shape, r.dtype, r.data.size(), "the values of a sparse array");
+  for (const auto& aux : r.aux) CheckPartSize(aux.shape, aux.dtype, aux.data.size(), "an aux array");
+  Append<uint32_t>(out, kNDArrayRecordMagicV2);
+  Append<int32_t>(out, static_cast<int32_t>(r.stype));
+  AppendShape(out, r.storage_shape);
+  AppendShape(out, r.shape);
+  Append<int32_t>(out, r.dev_type);
+  Append<int32_t>(out, r.dev_id);
+  Append<int32_t>(out, static_cast<int32_t>(r.dtype));
+  for (const auto& aux : r.aux) {
+    Append<int32_t>(out, static_cast<int32_t>(aux.dtype));
+    AppendShape(out, aux.shape);
+  }
+  AppendBytes(out, r.data.data(), r.data.size());
+  for (const auto& aux : r.aux) AppendBytes(out, aux.data.data(), aux.data.size());
+}
+
 void AppendRecord(std::vector<uint8_t>& out, const NDArrayRecord& r) {
   if (r.none) {
     Append<uint32_t>(out, kNDArrayRecordMagicV2);
@@ -185,21 +266,17 @@ void AppendRecord(std::vector<uint8_t>& out, const NDArrayRecord& r) {
     Append<int32_t>(out, 0);
     return;
   }
-  const auto ndim = r.shape.ndim();
-  WEFT_CHECK(ndim <= static_cast<size_t>(kNDArrayMaxNDim), "cannot save an array of {} dimensions (at most {})", ndim,
-             kNDArrayMaxNDim);
-  bool v2_ok = ndim > 0;
-  for (int64_t d : r.shape) {
-    WEFT_CHECK(d >= 0, "cannot save an array of shape {}: extents cannot be negative", r.shape);
-    if (d == 0) v2_ok = false;
+  if (r.stype != StorageType::kDefault) {
+    AppendSparseRecord(out, r);
+    return;
   }
-  const uint64_t expected = static_cast<uint64_t>(r.shape.Size()) * DTypeSize(r.dtype);
-  WEFT_CHECK(r.data.size() == expected, "cannot save an array of shape {} {}: it has {} bytes of data, expected {}",
-             r.shape, DTypeName(r.dtype), r.data.size(), expected);
+  CheckPartSize(r.shape, r.dtype, r.data.size(), "an array");
+  bool v2_ok = r.shape.ndim() > 0;
+  for (int64_t d : r.shape)
+    if (d == 0) v2_ok = false;
   Append<uint32_t>(out, v2_ok ? kNDArrayRecordMagicV2 : kNDArrayRecordMagicV3);
   Append<int32_t>(out, 0);  // dense
-  Append<int32_t>(out, static_cast<int32_t>(ndim));
-  for (int64_t d : r.shape) Append<int64_t>(out, d);
+  AppendShape(out, r.shape);
   Append<int32_t>(out, r.dev_type);
   Append<int32_t>(out, r.dev_id);
   Append<int32_t>(out, static_cast<int32_t>(r.dtype));

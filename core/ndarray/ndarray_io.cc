@@ -3,12 +3,22 @@
 
 #include "base/untrusted.h"
 #include "dtype_convert.h"
+#include "sparse_parts.h"
 #include "weft/ndarray.h"
 #include "weft/ndarray_format.h"
 #include "weft/runtime.h"
+#include "weft/sparse.h"
 
 namespace weft {
 namespace {
+
+using ndarray_detail::HostBytes;
+
+NDArray HostArray(const Shape& shape, DType dtype, const std::vector<uint8_t>& bytes) {
+  NDArray cpu(shape, Context::cpu(0), false, dtype);
+  if (!bytes.empty()) cpu.SyncCopyFromCPUBytes(bytes.data(), bytes.size());
+  return cpu;
+}
 
 NDArrayRecord ToRecord(const NDArray& a) {
   NDArrayRecord r;
@@ -32,8 +42,19 @@ NDArrayRecord ToRecord(const NDArray& a) {
     r.dev_type = static_cast<int32_t>(SavedDeviceType::kCPU);
     r.dev_id = 0;
   }
-  r.data.resize(a.Bytes());
-  a.SyncCopyToCPUBytes(r.data.data(), r.data.size());
+  if (a.storage_type() != StorageType::kDefault) {
+    // MXNet writes the parts as they are (it does not check them on save).
+    r.stype = a.storage_type();
+    const NDArray values = a.data_ndarray();
+    r.storage_shape = values.GetShape();
+    r.data = HostBytes(values);
+    for (size_t i = 0; i < a.num_aux_data(); ++i) {
+      const NDArray aux = a.aux_ndarray(i);
+      r.aux.push_back({aux.GetDType(), aux.GetShape(), HostBytes(aux)});
+    }
+    return r;
+  }
+  r.data = HostBytes(a);
   return r;
 }
 
@@ -50,8 +71,14 @@ Context TargetContext(const NDArrayRecord& r) {
 
 NDArray FromRecord(const NDArrayRecord& r) {
   if (r.none) return NDArray();
-  NDArray cpu(r.shape, Context::cpu(0), false, r.dtype);
-  cpu.SyncCopyFromCPUBytes(r.data.data(), r.data.size());
+  NDArray cpu;
+  if (r.stype != StorageType::kDefault) {
+    std::vector<NDArray> aux;
+    for (const auto& a : r.aux) aux.push_back(HostArray(a.shape, a.dtype, a.data));
+    cpu = NDArray::FromSparseParts(r.stype, r.shape, HostArray(r.storage_shape, r.dtype, r.data), aux);
+  } else {
+    cpu = HostArray(r.shape, r.dtype, r.data);
+  }
   const Context target = TargetContext(r);
   return target == Context::cpu(0) ? cpu : cpu.Copy(target);
 }
@@ -72,7 +99,8 @@ void Distribute(NDArrayListData&& list, std::vector<NDArray>* array_list, std::m
   arrays.reserve(list.arrays.size());
   for (auto& r : list.arrays) {
     arrays.push_back(FromRecord(r));
-    r.data = {};  // the host copy is no longer needed
+    r.data = {};  // the host copies are no longer needed
+    r.aux = {};
   }
   if (array_map) {
     for (size_t i = 0; i < list.names.size(); ++i) (*array_map)[list.names[i]] = arrays[i];
@@ -149,10 +177,11 @@ NDArray NDArray::LoadFromRawBytes(const void* buffer, size_t size) {
 std::ostream& operator<<(std::ostream& out, const NDArray& array) {
   out << '[';
   if (!array.is_none()) {
-    std::vector<uint8_t> host(array.Bytes());
-    array.SyncCopyToCPUBytes(host.data(), host.size());
+    const NDArray dense =
+        array.storage_type() == StorageType::kDefault ? array : CastStorage(array, StorageType::kDefault);
+    const std::vector<uint8_t> host = HostBytes(dense);
     const size_t elem = DTypeSize(array.GetDType());
-    for (size_t i = 0; i < array.Size(); ++i)
+    for (size_t i = 0; i < dense.Size(); ++i)
       out << ndarray_detail::LoadAsDouble(host.data() + i * elem, array.GetDType()) << ", ";
   }
   return out << ']';

@@ -38,6 +38,33 @@ void WriteBytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+weft::NDArrayAuxRecord Indices(std::vector<int64_t> v) {
+  weft::NDArrayAuxRecord a;
+  a.shape = weft::Shape{static_cast<int64_t>(v.size())};
+  a.data.resize(v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(a.data.data(), v.data(), a.data.size());
+  return a;
+}
+
+// A row_sparse (rows 1 and 3 of 4x2) and a csr (3x4, an empty middle row) array, as MXNet writes
+// them.
+void WriteSparseParams(const fs::path& dir) {
+  weft::NDArrayRecord rsp = Record({2, 2}, weft::DType::kFloat32);
+  rsp.stype = weft::StorageType::kRowSparse;
+  rsp.storage_shape = rsp.shape;
+  rsp.shape = {4, 2};
+  rsp.aux = {Indices({1, 3})};
+  weft::NDArrayRecord csr = Record({3}, weft::DType::kFloat64);
+  csr.stype = weft::StorageType::kCSR;
+  csr.storage_shape = csr.shape;
+  csr.shape = {3, 4};
+  csr.aux = {Indices({0, 2, 2, 3}), Indices({0, 3, 1})};
+  weft::NDArrayListData list;
+  list.arrays = {rsp, csr};
+  list.names = {"rsp", "csr"};
+  WriteBytes(dir / "sparse.params", weft::SerializeNDArrayList(list));
+}
+
 void WriteParams(const fs::path& dir) {
   // The shapes of a small network's checkpoint: weights, a bias, BatchNorm aux states.
   weft::NDArrayListData net;
@@ -57,6 +84,7 @@ void WriteParams(const fs::path& dir) {
   kinds.arrays.push_back(Record({3, 0}, weft::DType::kInt64));
   WriteBytes(dir / "kinds.params", weft::SerializeNDArrayList(kinds));
   WriteBytes(dir / "record.nd", weft::SerializeNDArrayRecord(Record({2, 2}, weft::DType::kFloat32)));
+  WriteSparseParams(dir);
 }
 
 // What KVStore::SaveOptimizerStates writes: "<index>:<k>" state arrays and a "__meta__" uint8

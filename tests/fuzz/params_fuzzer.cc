@@ -21,8 +21,12 @@ void CheckRoundTrip(const weft::NDArrayListData& list) {
     if (a.none != b.none) std::abort();
     if (a.none) continue;
     if (!(a.shape == b.shape) || a.dtype != b.dtype || a.data != b.data || a.dev_type != b.dev_type ||
-        a.dev_id != b.dev_id)
+        a.dev_id != b.dev_id || a.stype != b.stype || !(a.storage_shape == b.storage_shape) ||
+        a.aux.size() != b.aux.size())
       std::abort();
+    for (size_t k = 0; k < a.aux.size(); ++k)
+      if (a.aux[k].dtype != b.aux[k].dtype || !(a.aux[k].shape == b.aux[k].shape) || a.aux[k].data != b.aux[k].data)
+        std::abort();
   }
 }
 

@@ -245,8 +245,16 @@ TEST(NDArrayFormat, RejectsHostileHeaders) {
   {
     auto b = ListHeader(1);
     Put<uint32_t>(b, 0xF993FAC9u);
-    Put<int32_t>(b, 1);
-    cases.push_back({"row_sparse record", b, "unsupported storage type row_sparse"});
+    Put<int32_t>(b, 1);  // row_sparse: the storage shape (2-d) comes first
+    Put<int32_t>(b, 2);
+    for (int64_t d : {1, -3}) Put<int64_t>(b, d);
+    cases.push_back({"negative storage extent", b, "storage shape is -3"});
+  }
+  {
+    auto b = ListHeader(1);
+    Put<uint32_t>(b, 0xF993FAC9u);
+    Put<int32_t>(b, 7);
+    cases.push_back({"unknown storage type", b, "unknown storage type code 7"});
   }
   {
     auto b = ListHeader(1);

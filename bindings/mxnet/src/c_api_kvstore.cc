@@ -7,6 +7,7 @@
 #include "kvstore_optimizer.h"
 #include "weft/env.h"
 #include "weft/kvstore.h"
+#include "weft/sparse.h"
 
 using namespace weft;
 using namespace weft::mx;
@@ -39,10 +40,24 @@ KVStore& KV(KVStoreHandle h) {
 // MXNet's command ids (kvstore_server.py's command types).
 enum Command { kController = 0, kSetMultiPrecision = 1, kStopServer = 2, kSyncMode = 3, kSetGradientCompression = 4 };
 
+// How Group treats row_sparse and csr arrays. weft's stores hold dense values: a sparse value given
+// to init or push is converted to dense (sums and updates come out the same; only the rows
+// travel in MXNet, all of them here). A sparse pull target is skipped under ignore_sparse
+// (kv.pull's default), as MXNet's GroupKVPairsPull does; without it (kPullAll) it receives the
+// whole value through a dense temporary (`sparse_outs` pairs the temporary with the target,
+// for PullSparseOuts). pushpull refuses sparse outs (kPullStrict).
+enum class SparseUse { kValues, kPullIgnore, kPullAll, kPullStrict };
+using SparseOuts = std::vector<std::pair<NDArray, NDArray>>;
+
+bool IsSparse(const NDArray& a) {
+  return a.storage_type() == StorageType::kRowSparse || a.storage_type() == StorageType::kCSR;
+}
+
 // MXNet's frontends pass one (key, value) pair per device value; pairs with equal keys are one
 // key's values (MXNet's GroupKVPairs), kept in the order keys first appear.
 template <typename K>
-std::pair<std::vector<K>, std::vector<std::vector<NDArray>>> Group(uint32_t num, const K* keys, NDArrayHandle* vals) {
+std::pair<std::vector<K>, std::vector<std::vector<NDArray>>> Group(uint32_t num, const K* keys, NDArrayHandle* vals,
+                                                                   SparseUse use, SparseOuts* sparse_outs = nullptr) {
   std::vector<K> uniq;
   std::vector<std::vector<NDArray>> grouped;
   if (num > 0) {
@@ -50,13 +65,28 @@ std::pair<std::vector<K>, std::vector<std::vector<NDArray>>> Group(uint32_t num,
     NotNull(vals, "vals");
   }
   for (uint32_t i = 0; i < num; ++i) {
+    NDArray a = ND(vals[i]);
+    if (IsSparse(a)) {
+      if (use == SparseUse::kPullIgnore) continue;
+      if (use == SparseUse::kPullStrict) {
+        Fail("Unexpected storage type detected during kvstore pull: {} (key '{}'); use row_sparse_pull",
+             StorageTypeName(a.storage_type()), keys[i]);
+      }
+      if (use == SparseUse::kPullAll) {
+        NDArray temp(a.GetShape(), a.GetContext(), false, a.GetDType());
+        NotNull(sparse_outs, "sparse_outs")->emplace_back(temp, a);
+        a = temp;
+      } else {
+        a = CastStorage(a, StorageType::kDefault);
+      }
+    }
     size_t j = 0;
     while (j < uniq.size() && !(uniq[j] == keys[i])) ++j;
     if (j == uniq.size()) {
       uniq.push_back(keys[i]);
       grouped.emplace_back();
     }
-    grouped[j].push_back(ND(vals[i]));
+    grouped[j].push_back(std::move(a));
   }
   return {std::move(uniq), std::move(grouped)};
 }
@@ -68,9 +98,18 @@ std::vector<std::string> StrKeys(uint32_t num, const char** keys) {
   return out;
 }
 
+// kv.pull(..., ignore_sparse=False): the pulled values go into their sparse targets.
+template <typename K>
+void Pull(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals, int priority, bool ignore_sparse) {
+  SparseOuts sparse_outs;
+  auto [k, v] = Group(num, keys, vals, ignore_sparse ? SparseUse::kPullIgnore : SparseUse::kPullAll, &sparse_outs);
+  kv.Pull(k, v, priority);
+  for (auto& [temp, target] : sparse_outs) CastStorageInto(temp, target);
+}
+
 template <typename K>
 void Init(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals) {
-  auto [uniq, grouped] = Group(num, keys, vals);
+  auto [uniq, grouped] = Group(num, keys, vals, SparseUse::kValues);
   for (size_t i = 0; i < uniq.size(); ++i) {
     if (grouped[i].size() != 1)
       Fail("KVStore.init: key '{}' is given {} values; init takes one", uniq[i], grouped[i].size());
@@ -81,8 +120,8 @@ void Init(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals) {
 template <typename K>
 void PushPull(KVStore& kv, uint32_t vnum, const K* vkeys, uint32_t onum, const K* okeys, NDArrayHandle* vals,
               NDArrayHandle* outs, int priority) {
-  auto [vk, vg] = Group(vnum, vkeys, vals);
-  auto [ok, og] = Group(onum, okeys, outs);
+  auto [vk, vg] = Group(vnum, vkeys, vals, SparseUse::kValues);
+  auto [ok, og] = Group(onum, okeys, outs, SparseUse::kPullStrict);
   if (vk != ok) Fail("KVStore.pushpull: the keys of the values and of the outs differ");
   if (vk.size() == 1) {
     kv.PushPull(vk[0], vg[0], og[0], priority);
@@ -91,6 +130,28 @@ void PushPull(KVStore& kv, uint32_t vnum, const K* vkeys, uint32_t onum, const K
     // is pushed with what it held before this call.
     kv.Push(vk, vg, priority);
     kv.Pull(ok, og, priority);
+  }
+}
+
+// kv.row_sparse_pull(key, out, row_ids): each out (row_sparse) receives the rows of the key's value
+// that its row_ids name (sorted, unique). The store's value is pulled whole into a dense
+// temporary on the out's device and the rows are gathered from it (weft::RetainRowsInto).
+template <typename K>
+void RowSparsePull(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals, const NDArrayHandle* row_ids,
+                   int priority) {
+  if (num > 0) {
+    NotNull(keys, "keys");
+    NotNull(vals, "vals");
+    NotNull(row_ids, "row_ids");
+  }
+  for (uint32_t i = 0; i < num; ++i) {
+    const NDArray& out = ND(vals[i]);
+    if (out.storage_type() != StorageType::kRowSparse)
+      Fail("KVStore.row_sparse_pull: key '{}': out must be row_sparse, not {}", keys[i],
+           StorageTypeName(out.storage_type()));
+    NDArray dense(out.GetShape(), out.GetContext(), false, out.GetDType());
+    kv.Pull(keys[i], {dense}, priority);
+    RetainRowsInto(dense, ND(const_cast<NDArrayHandle>(row_ids[i])), out);
   }
 }
 
@@ -185,7 +246,7 @@ int MXKVStoreInitEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArr
 
 int MXKVStorePush(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int priority) {
   API_BEGIN();
-  auto [k, v] = Group(num, keys, vals);
+  auto [k, v] = Group(num, keys, vals, SparseUse::kValues);
   KV(handle).Push(k, v, priority);
   API_END();
 }
@@ -193,25 +254,23 @@ int MXKVStorePush(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHa
 int MXKVStorePushEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals, int priority) {
   API_BEGIN();
   const std::vector<std::string> sk = StrKeys(num, keys);
-  auto [k, v] = Group(num, sk.data(), vals);
+  auto [k, v] = Group(num, sk.data(), vals, SparseUse::kValues);
   KV(handle).Push(k, v, priority);
   API_END();
 }
 
 int MXKVStorePullWithSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int priority,
-                            bool /*ignore_sparse*/) {
+                            bool ignore_sparse) {
   API_BEGIN();
-  auto [k, v] = Group(num, keys, vals);
-  KV(handle).Pull(k, v, priority);
+  Pull(KV(handle), num, keys, vals, priority, ignore_sparse);
   API_END();
 }
 
 int MXKVStorePullWithSparseEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals, int priority,
-                              bool /*ignore_sparse*/) {
+                              bool ignore_sparse) {
   API_BEGIN();
   const std::vector<std::string> sk = StrKeys(num, keys);
-  auto [k, v] = Group(num, sk.data(), vals);
-  KV(handle).Pull(k, v, priority);
+  Pull(KV(handle), num, sk.data(), vals, priority, ignore_sparse);
   API_END();
 }
 
@@ -244,7 +303,7 @@ int MXKVStoreBroadcast(KVStoreHandle handle, uint32_t vnum, const int* vkeys, ui
   API_BEGIN();
   KVStore& kv = KV(handle);
   Init(kv, vnum, vkeys, vals);
-  auto [k, o] = Group(onum, okeys, outs);
+  auto [k, o] = Group(onum, okeys, outs, SparseUse::kPullIgnore);
   kv.Pull(k, o, priority);
   API_END();
 }
@@ -255,20 +314,23 @@ int MXKVStoreBroadcastEx(KVStoreHandle handle, uint32_t vnum, const char** vkeys
   KVStore& kv = KV(handle);
   const std::vector<std::string> vk = StrKeys(vnum, vkeys), ok = StrKeys(onum, okeys);
   Init(kv, vnum, vk.data(), vals);
-  auto [k, o] = Group(onum, ok.data(), outs);
+  auto [k, o] = Group(onum, ok.data(), outs, SparseUse::kPullIgnore);
   kv.Pull(k, o, priority);
   API_END();
 }
 
-int MXKVStorePullRowSparse(KVStoreHandle, uint32_t, const int*, NDArrayHandle*, const NDArrayHandle*, int) {
+int MXKVStorePullRowSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals,
+                           const NDArrayHandle* row_ids, int priority) {
   API_BEGIN();
-  Fail("KVStore.row_sparse_pull: row_sparse storage is not supported by this weft build (dense arrays only)");
+  RowSparsePull(KV(handle), num, keys, vals, row_ids, priority);
   API_END();
 }
 
-int MXKVStorePullRowSparseEx(KVStoreHandle, uint32_t, const char**, NDArrayHandle*, const NDArrayHandle*, int) {
+int MXKVStorePullRowSparseEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals,
+                             const NDArrayHandle* row_ids, int priority) {
   API_BEGIN();
-  Fail("KVStore.row_sparse_pull: row_sparse storage is not supported by this weft build (dense arrays only)");
+  const std::vector<std::string> sk = StrKeys(num, keys);
+  RowSparsePull(KV(handle), num, sk.data(), vals, row_ids, priority);
   API_END();
 }
 

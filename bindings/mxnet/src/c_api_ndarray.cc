@@ -11,9 +11,6 @@ using namespace weft::mx;
 
 namespace {
 
-// MXNet's storage types (include/mxnet/ndarray.h NDArrayStorageType).
-constexpr int kUndefinedStorage = -1, kDefaultStorage = 0;
-
 NDArrayHandle Create(const Shape& shape, int dev_type, int dev_id, int delay_alloc, int dtype) {
   for (int64_t d : shape) {
     if (d < 0) Fail("cannot create an NDArray of shape {}: negative extent", shape);
@@ -221,22 +218,20 @@ int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size) {
   API_END();
 }
 
-// i == -1 copies the data; i >= 0 an aux array of a sparse array (weft arrays are dense).
+// i == -1 copies the data (the values of a sparse array); i >= 0 an aux array of a sparse array.
 int MXNDArraySyncCopyFromNDArray(NDArrayHandle handle_dst, const NDArrayHandle handle_src, const int i) {
   API_BEGIN();
-  if (i != -1) Fail("MXNDArraySyncCopyFromNDArray: aux index {} given, but weft's arrays are dense (no aux data)", i);
   const NDArray& src = ND(handle_src);
   NDArray& dst = ND(handle_dst);
-  if (src.GetShape() != dst.GetShape())
+  if (dst.storage_type() == StorageType::kDefault && src.GetShape() != dst.GetShape())
     Fail("SyncCopyFromNDArray: shapes differ: {} vs {}", src.GetShape(), dst.GetShape());
-  NDArray::CopyFromTo(src, dst);
-  dst.WaitToRead();
+  dst.SyncCopyFromNDArray(src, i);
   API_END();
 }
 
-int MXNDArraySyncCheckFormat(NDArrayHandle handle, const bool /*full_check*/) {
+int MXNDArraySyncCheckFormat(NDArrayHandle handle, const bool full_check) {
   API_BEGIN();
-  ND(handle).WaitToRead();  // a dense array is always well formed; wait as MXNet does
+  ND(handle).SyncCheckFormat(full_check);
   API_END();
 }
 
@@ -292,7 +287,7 @@ int MXNDArrayAt64(NDArrayHandle handle, int64_t idx, NDArrayHandle* out) {
 
 int MXNDArrayGetStorageType(NDArrayHandle handle, int* out_storage_type) {
   API_BEGIN();
-  *NotNull(out_storage_type, "out_storage_type") = ND(handle).is_none() ? kUndefinedStorage : kDefaultStorage;
+  *NotNull(out_storage_type, "out_storage_type") = static_cast<int>(ND(handle).storage_type());
   API_END();
 }
 

@@ -2,6 +2,7 @@
 // and mx.sym.*), the legacy function registry, and imperative calls.
 #include "common.h"
 #include "op_table.h"
+#include "storage_fallback.h"
 #include "weft/imperative.h"
 #include "weft/runtime.h"
 
@@ -78,8 +79,22 @@ bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<
   return rt.FindKernel(op, ctx.GetDeviceType(), dtype) == nullptr && rt.FindKernel(op, "cpu", dtype) != nullptr;
 }
 
+void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
+                 std::vector<NDArray>* out);
+
 void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
             std::vector<NDArray>* out) {
+  if (op.run) {
+    op.run(in, params, out);
+    return;
+  }
+  StorageFallback fallback(op, params, &in, out);
+  InvokeDense(op, std::move(in), std::move(params), out);
+  fallback.Finish(out);
+}
+
+void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,
+                 std::vector<NDArray>* out) {
   if (op.is_copyto) {
     CopyTo(in, *out);
     return;
@@ -226,17 +241,18 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
   if (given)
     for (int i = 0; i < *num_outputs; ++i) out.push_back(ND((*outputs)[i]));
   Invoke(op, Inputs(num_inputs, inputs), KeyValues(num_params, param_keys, param_vals, op.name.c_str()), &out);
+  if (out_stypes) {
+    thread_local std::vector<int> stypes;
+    stypes.clear();
+    for (const NDArray& a : out) stypes.push_back(static_cast<int>(a.storage_type()));
+    *out_stypes = stypes.data();
+  }
   if (!given) {
     std::vector<void*>& handles = ThreadHandles("MXImperativeInvoke");
     handles.clear();
     for (NDArray& a : out) handles.push_back(NewND(std::move(a)));
     *num_outputs = static_cast<int>(handles.size());
     *outputs = handles.data();
-  }
-  if (out_stypes) {
-    thread_local std::vector<int> stypes;
-    stypes.assign(out.size(), 0);
-    *out_stypes = stypes.data();
   }
   API_END();
 }

@@ -239,12 +239,13 @@ int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, 
   API_BEGIN();
   OpEntry& op = OpFromHandle(creator);
   if (op.is_copyto) Fail("_copyto is an imperative-only operation; it has no symbol");
+  if (op.run) Fail("{}: graphs are dense in weft; this sparse operator runs imperatively only", op.name);
   if (op.is_numpy || op.is_missing) Fail("{}: {}", op.name, op.description);
-  SymbolH::Atomic atomic{op.name, {}};
+  SymbolH::Atomic atomic{op.registry_name, {}};
   for (const auto& [k, v] : KeyValues(static_cast<int>(num_param), keys, vals, op.name.c_str()))
     atomic.attrs[LiftHidden(k)] = v;
   // Validate now (as MXNet parses the parameters at creation): a bad attribute fails here.
-  ListOpInputs(op.name, CheckedParams(op, atomic));
+  ListOpInputs(op.registry_name, CheckedParams(op, atomic));
   auto h = std::make_unique<SymbolH>();
   h->atomic = std::move(atomic);
   *NotNull(out, "out") = h.release();

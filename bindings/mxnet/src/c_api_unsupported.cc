@@ -14,27 +14,12 @@ int Unsupported(const char* what) {
   API_END();
 }
 
-constexpr const char* kSparse = "sparse storage (row_sparse, csr arrays)";
 constexpr const char* kQuantize = "quantization and mixed-precision graph passes (mx.contrib.quantization, AMP)";
 constexpr const char* kBackend = "subgraph backends (optimize_for, MXNET_SUBGRAPH_BACKEND)";
 
 }  // namespace
 
 extern "C" {
-
-WEFT_MX_API int MXNDArrayCreateSparseEx(int, const uint32_t*, uint32_t, int, int, int, int, uint32_t, int*, uint32_t*,
-                                        const uint32_t*, NDArrayHandle*) {
-  return Unsupported(kSparse);
-}
-WEFT_MX_API int MXNDArrayCreateSparseEx64(int, const int64_t*, int, int, int, int, int, uint32_t, int*, int*,
-                                          const int64_t*, NDArrayHandle*) {
-  return Unsupported(kSparse);
-}
-WEFT_MX_API int MXNDArrayGetAuxType(NDArrayHandle, uint32_t, int*) { return Unsupported(kSparse); }
-WEFT_MX_API int MXNDArrayGetAuxType64(NDArrayHandle, int64_t, int*) { return Unsupported(kSparse); }
-WEFT_MX_API int MXNDArrayGetAuxNDArray(NDArrayHandle, uint32_t, NDArrayHandle*) { return Unsupported(kSparse); }
-WEFT_MX_API int MXNDArrayGetAuxNDArray64(NDArrayHandle, int64_t, NDArrayHandle*) { return Unsupported(kSparse); }
-WEFT_MX_API int MXNDArrayGetDataNDArray(NDArrayHandle, NDArrayHandle*) { return Unsupported(kSparse); }
 
 WEFT_MX_API int MXQuantizeSymbol(SymbolHandle, SymbolHandle*, const int*, const uint32_t, const char**, const uint32_t,
                                  const char**, const uint32_t, const char**, const char*, const bool, const char*,

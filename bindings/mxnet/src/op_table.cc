@@ -2,6 +2,8 @@
 // for the life of the process, as MXNet's op handles do).
 #include "op_table.h"
 
+#include "sparse_ops.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -151,6 +153,7 @@ Table& GetTable() {
     for (const std::string& n : ListOpNames()) names.insert(n);
     for (const auto& [alias, target] : ListOpAliases()) names.insert(alias);
     names.insert("_copyto");
+    names.insert("cast_storage");
     names.insert("_npi_Custom");  // MXNet's NumPy-interface name of Custom, which its frontend imports
     for (const std::string& n : NumpyImportNames()) names.insert(n);
     for (const std::string& n : MXNetOpNames()) names.insert(n);
@@ -199,6 +202,12 @@ OpEntry& LookupOpEntry(const std::string& name) {
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
                                : name == "_npi_Custom"   ? FindOpInfo("Custom")
                                                          : FindOpInfo(name);
+  const std::optional<SparseOp> sparse_op = info ? std::nullopt : FindSparseOp(name);
+  if (sparse_op) info = sparse_op->info;
+  // MXNet registers mx.nd.sparse.X as the alias _sparse_X of X (slice, dot, FullyConnected, abs...);
+  // its sparse inputs reach the op through the C API's storage fallback.
+  const bool sparse_alias = !info && name.starts_with("_sparse_") && FindOpInfo(name.substr(8));
+  if (sparse_alias) info = FindOpInfo(name.substr(8));
   bool missing = false;
   if (!info && std::find(MXNetOpNames().begin(), MXNetOpNames().end(), name) != MXNetOpNames().end()) {
     info = MissingInfo(name);
@@ -207,6 +216,8 @@ OpEntry& LookupOpEntry(const std::string& name) {
   if (!info) ListOpInputs(name, {});  // throws the registry's "unknown operator" error with close names
   auto entry = MakeEntry(name, std::move(*info));
   entry->is_missing = missing;
+  if (sparse_op) entry->run = sparse_op->run;
+  entry->registry_name = sparse_alias ? name.substr(8) : name;
   t.handles.insert(entry.get());
   return *t.entries.emplace(name, std::move(entry)).first->second;
 }

@@ -6,19 +6,25 @@
 #include <string>
 #include <vector>
 
+#include "sparse_ops.h"
 #include "weft/op_info.h"
 
 namespace weft::mx {
 
 struct OpEntry {
   std::string name;  ///< the name looked up (an alias keeps its own name)
-  OpInfo info;       ///< the op it stands for
+  /// The name weft's registry knows the op by: `name`, except for MXNet's _sparse_X aliases
+  /// (mx.nd.sparse.X, mx.sym.sparse.X), which weft does not register: X.
+  std::string registry_name;
+  OpInfo info;  ///< the op it stands for
   // MXSymbolGetAtomicSymbolInfo's arrays: the inputs (and aux states) first, then attributes.
   std::vector<std::string> arg_names, arg_types, arg_descs;
   std::vector<const char*> arg_name_ptrs, arg_type_ptrs, arg_desc_ptrs;
   std::string description;
   /// True for `_copyto`, which the binding implements itself (a copy between arrays).
   bool is_copyto = false;
+  /// Set for the sparse ops the binding runs itself (sparse_ops.h: cast_storage, getnnz).
+  SparseOpRun run = nullptr;
   /// True for the names of MXNet's NumPy interface listed only so that its frontend imports.
   bool is_numpy = false;
   /// True for MXNet operators weft does not implement (listed so that calling one fails loudly).

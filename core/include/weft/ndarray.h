@@ -17,6 +17,15 @@
 // Layout: C order (row-major), densely packed; element type `GetDType()`. Sizes are in elements
 // unless a name says bytes.
 //
+// Storage types (weft/storage_type.h): an array is dense (kDefault) unless made by CreateSparse,
+// FromSparseParts, CastStorage (weft/sparse.h) or loaded from a sparse record. A sparse array
+// keeps its values and aux arrays as dense NDArrays (data_ndarray(), aux_ndarray(i)) on its
+// Context; all views of one sparse array share them, and SyncCopyFromNDArray / CastStorage into
+// it replace them for every view (the number of stored rows or elements may change). Functions
+// that address the data directly (SyncCopy*CPU*, At, GetData, dptr, Slice, Reshape, AsArray,
+// CopyRowsFromHostAsync, operator=) are for dense arrays and throw weft::Error naming the
+// storage type for a sparse one; operators take dense arrays (convert with CastStorage).
+//
 // Thread-safety: distinct NDArray objects may be used from distinct threads, also when they
 // view the same chunk (the engine orders their operations). One NDArray object must not be
 // assigned to while another thread uses it (as for any C++ value).
@@ -39,6 +48,7 @@
 #include "weft/context.h"
 #include "weft/engine.h"
 #include "weft/storage.h"
+#include "weft/storage_type.h"
 
 namespace weft {
 
@@ -75,12 +85,13 @@ class WEFT_API NDArray {
   /// The shape (mxnet-cpp returns std::vector<mx_uint>; weft::Shape indexes and iterates the
   /// same way). Empty Shape for a none array.
   Shape GetShape() const { return shape_; }
+  /// The element type (of the values, for a sparse array).
   DType GetDType() const noexcept { return dtype_; }
   /// The device the data lives on. Throws weft::Error for a none array.
   Context GetContext() const;
-  /// Number of elements (shape.Size(); 0 for a none array).
+  /// Number of elements (shape.Size(), counting a sparse array's zeros; 0 for a none array).
   size_t Size() const noexcept;
-  /// Number of bytes of data: Size() * DTypeSize(GetDType()).
+  /// Number of bytes of dense data: Size() * DTypeSize(GetDType()) (0 for a sparse array).
   size_t Bytes() const noexcept;
 
   // ---- copies -------------------------------------------------------------------------------
@@ -99,16 +110,62 @@ class WEFT_API NDArray {
   /// Copies exactly Bytes() bytes (elements of GetDType()) to `data`.
   void SyncCopyToCPUBytes(void* data, size_t bytes) const;
   /// Pushes a copy of this array into *other (same shape and dtype required; any two devices:
+  /// when either is sparse the copy converts to the destination's storage type, synchronously;
   /// a device copy within one plugin, through host memory between plugins) and returns *other
   /// at once; the engine orders later uses of either array after the copy. Throws weft::Error
   /// naming both shapes/dtypes on a mismatch, or when either array is none.
   NDArray CopyTo(NDArray* other) const;
-  /// A new array on `context` with a copy of this array's data (pushed; returns at once).
+  /// A new array on `context` with a copy of this array's data (pushed; returns at once), of the
+  /// same storage type.
   NDArray Copy(const Context& context) const;
   /// Pushes a copy from `from` to `to` (same rules as CopyTo). `priority` as Engine::Push.
   static void CopyFromTo(const NDArray& from, const NDArray& to, int priority = 0);
   /// Sets every element to `scalar` (converted to the dtype) — pushed, returns at once.
   NDArray& operator=(float scalar);
+
+  // ---- sparse storage (MXNet's NDArray names; layouts in weft/storage_type.h) -----------------
+  /// The storage type: kUndefined for a none array, kDefault for a dense one.
+  StorageType storage_type() const noexcept;
+  /// A sparse array of `shape` with no stored values (all zeros): row_sparse with 0 indices,
+  /// csr with indptr of shape[0] + 1 zeros and 0 indices. `aux_types` (default int64 each)
+  /// gives the index dtypes, int32 or int64. Throws weft::Error for kDefault/kUndefined, a csr
+  /// shape that is not 2-d, a row_sparse shape of ndim 0, a negative extent, a shape of more
+  /// than 2^62 elements, another index dtype or a Context without a loaded device.
+  static NDArray CreateSparse(StorageType stype, const Shape& shape, const Context& context,
+                              DType dtype = DType::kFloat32, const std::vector<DType>& aux_types = {});
+  /// A sparse array from its parts (MXNet's row_sparse_array((data, indices)) and
+  /// csr_matrix((data, indices, indptr))): `data` the values ((nnz_rows, d1...) or (nnz,)),
+  /// `aux` the aux arrays in MXNet's order (row_sparse: indices; csr: indptr, indices), all on
+  /// `data`'s Context (others are copied there). The parts are copied, so later writes to them
+  /// do not change the result. Blocks until the copies are done. The format is checked as
+  /// SyncCheckFormat(false) does (shapes only); call SyncCheckFormat(true) to check the indices.
+  /// Throws weft::Error for a none or sparse part, a dense `stype`, or a shape mismatch.
+  static NDArray FromSparseParts(StorageType stype, const Shape& shape, const NDArray& data,
+                                 const std::vector<NDArray>& aux);
+  /// The number of aux arrays (NumAuxData(storage_type())).
+  size_t num_aux_data() const noexcept;
+  /// The values of a sparse array: a dense array of storage_shape() sharing their memory
+  /// (writes through it change the sparse array). Throws weft::Error for a dense or none array.
+  NDArray data_ndarray() const;
+  /// Aux array `i` (see num_aux_data) of a sparse array, sharing its memory. Throws weft::Error
+  /// for a dense array or i out of range.
+  NDArray aux_ndarray(size_t i) const;
+  /// The dtype / shape of aux array `i` (errors as aux_ndarray).
+  DType aux_type(size_t i) const;
+  Shape aux_shape(size_t i) const;
+  /// The shape of the stored values ((nnz_rows, d1, ...) for row_sparse, (nnz,) for csr).
+  Shape storage_shape() const;
+  /// MXNet's check_format: waits for pending writes, then checks the parts as CheckSparseFormat
+  /// (weft/ndarray_format.h) describes; with full_check also every index. Throws weft::Error
+  /// with MXNet's message and the position that is wrong. A dense array always passes.
+  void SyncCheckFormat(bool full_check) const;
+  /// MXNet's SyncCopyFromNDArray: with i == -1 copies `src` (dense) into the values of this
+  /// sparse array, else into its aux array i; the part takes `src`'s shape (so the number of
+  /// stored rows can change; for a dense destination with i == -1 it is a plain copy, shapes
+  /// equal). Blocks until done. The caller sets all parts before using the array. Throws
+  /// weft::Error for a sparse or none `src`, i out of range, or a dtype that differs from the
+  /// part's.
+  void SyncCopyFromNDArray(const NDArray& src, int i = -1);
 
   // ---- element access (host reads; they wait for pending writes) ------------------------------
   /// Offset in elements of [h][w] of a 2-d array, and of [c][h][w] of a 3-d array.
@@ -271,6 +328,7 @@ class WEFT_API NDArray {
  private:
   WEFT_HIDDEN NDArray(std::shared_ptr<ndarray_detail::Chunk> chunk, Shape shape, DType dtype, uint64_t offset);
   void CheckNotNone(const char* what) const;
+  void CheckDense(const char* what) const;
   void CopyFromHostSync(const void* data, size_t bytes);
   void CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) const;
 
@@ -283,7 +341,7 @@ class WEFT_API NDArray {
 };
 
 /// Prints the data like mxnet-cpp: "[1, 2, 3, ]" (every element followed by ", "; waits for
-/// pending writes; a none array prints "[]").
+/// pending writes; a none array prints "[]"; a sparse array prints its dense elements).
 WEFT_API std::ostream& operator<<(std::ostream& out, const NDArray& array);
 
 }  // namespace weft

@@ -12,14 +12,19 @@
 //   record v1: u32 0xF993FAC8 | shape (as v2) | dev_type | dev_id | dtype | data
 //   record v0: u32 ndim | ndim x u32 extents | dev_type | dev_id | dtype | data
 //   data = shape.Size() * DTypeSize(dtype) bytes, C order.
+//   sparse record (v2, storage type 1 row_sparse / 2 csr; weft/storage_type.h):
+//           u32 magic | i32 stype | storage shape | shape | dev_type | dev_id | i32 dtype |
+//           n_aux x (i32 aux dtype, aux shape) | data (storage shape) | n_aux x aux data
+//           The storage shape is the shape of the stored values ((nnz_rows, d1...) or (nnz,)),
+//           written as any shape (an extent 0 is a real extent there).
 // A record with an unknown shape ("none": v0/v1/v2 ndim 0, v2 any extent 0, v3 ndim -1 or any
 // extent -1) ends after its shape and stands for MXNet's empty NDArray(). In v3 ndim 0 is a
 // scalar (one element) and extent 0 an array with no elements.
 //
-// Only dense records are supported; a row_sparse or csr record is rejected with an error naming
-// its storage type. Hostile input never causes an allocation larger than the input itself: every
-// count and size is checked against the bytes that remain before anything is reserved, ndim is
-// capped at kMaxNDim, and extent products are checked for overflow.
+// Sparse records are checked as MXNet's check_format does with full_check (CheckSparseFormat)
+// when they are read, so a file with an unsorted or out-of-range index is refused. Hostile input never causes an
+// allocation larger than the input itself: every count and size is checked against the bytes that remain before
+// anything is reserved, ndim is capped at kMaxNDim, and extent products are checked for overflow.
 //
 // Thread-safety: all functions are reentrant; they share no state.
 #pragma once
@@ -33,6 +38,7 @@
 #include <vector>
 
 #include "weft/base.h"
+#include "weft/storage_type.h"
 
 namespace weft {
 
@@ -48,7 +54,15 @@ inline constexpr int32_t kNDArrayMaxNDim = 32;
 /// MXNet's device type codes as stored in records (mxnet::Context::DeviceType).
 enum class SavedDeviceType : int32_t { kCPU = 1, kGPU = 2, kCPUPinned = 3, kCPUShared = 5 };
 
-/// One dense array as stored in a record.
+/// One auxiliary array of a sparse record (indices, indptr): 1-d in files MXNet writes.
+struct WEFT_API NDArrayAuxRecord {
+  DType dtype = DType::kInt64;
+  Shape shape;
+  /// shape.Size() * DTypeSize(dtype) bytes, little-endian elements.
+  std::vector<uint8_t> data;
+};
+
+/// One array as stored in a record.
 struct WEFT_API NDArrayRecord {
   /// MXNet's empty NDArray (unknown shape); shape, device, dtype and data are then unused.
   bool none = false;
@@ -58,8 +72,16 @@ struct WEFT_API NDArrayRecord {
   /// accept any code, writers write what is given).
   int32_t dev_type = static_cast<int32_t>(SavedDeviceType::kCPU);
   int32_t dev_id = 0;
-  /// shape.Size() * DTypeSize(dtype) bytes, C order, little-endian elements.
+  /// Dense: shape.Size() * DTypeSize(dtype) bytes, C order, little-endian elements. Sparse: the
+  /// values, storage_shape.Size() * DTypeSize(dtype) bytes.
   std::vector<uint8_t> data;
+  /// kDefault for a dense record; kRowSparse / kCSR with storage_shape and aux set.
+  StorageType stype = StorageType::kDefault;
+  /// Sparse only: the shape of the values (`shape` is the full array's).
+  Shape storage_shape;
+  /// Sparse only: NumAuxData(stype) arrays in MXNet's order (row_sparse: indices; csr: indptr,
+  /// indices).
+  std::vector<NDArrayAuxRecord> aux;
   /// Record version it was read as (0..3). Writers ignore it: see SerializeNDArrayRecord.
   int version = 2;
 };
@@ -72,8 +94,9 @@ struct WEFT_API NDArrayListData {
 
 /// Parses a whole list file held in `bytes`. `source` names the input in errors (a path).
 /// Throws weft::Error "<source>: record <i> of <N> at byte <offset>: <what was wrong>" (or
-/// "<source>: header ..."/"names ...") for a truncated or malformed input, an unknown magic, a
-/// sparse record ("unsupported storage type row_sparse"), an invalid dtype code, ndim above
+/// "<source>: header ..."/"names ...") for a truncated or malformed input, an unknown magic, an
+/// unknown storage type, a sparse record whose parts CheckSparseFormat refuses, an invalid dtype
+/// code, ndim above
 /// kNDArrayMaxNDim, extents whose data could not fit in the input, a name count other than 0 or
 /// N, or trailing bytes after the names.
 WEFT_API NDArrayListData ParseNDArrayList(std::span<const uint8_t> bytes, std::string_view source);
@@ -82,9 +105,28 @@ WEFT_API NDArrayListData ParseNDArrayList(std::span<const uint8_t> bytes, std::s
 /// pickled arrays. Errors as ParseNDArrayList.
 WEFT_API NDArrayRecord ParseNDArrayRecord(std::span<const uint8_t> bytes, std::string_view source);
 
+/// Checks the parts of a sparse array held on the host, as MXNet's CheckFormat does (MXNet 1.9
+/// src/common/utils.h, CheckFormatCSRImpl / CheckFormatRSPImpl), and throws weft::Error starting
+/// "<what>: " with MXNet's message for the kind of error and the position that is wrong:
+///  - row_sparse: "Shape mismatch of this row_sparse NDArray" unless there is one aux array, 1-d,
+///    with as many entries as storage_shape[0], storage_shape has shape's ndim and its extents
+///    past the first equal shape's; with full_check "Indices of row_sparse NDArray should be
+///    non-negative, less than the size of first dimension and in ascending order" naming the
+///    first bad position.
+///  - csr: "Shape mismatch of this csr NDArray" unless shape is 2-d, indptr 1-d of shape[0] + 1
+///    entries, indices and storage_shape 1-d of one length; with full_check "IndPtr of csr
+///    NDArray should be non-negative, in non-decreasing order, start with 0, and end with value
+///    equal with size of indices." or "Indices of csr NDArray should be non-negative, in
+///    ascending order per row and less than the number of columns." naming the row and position.
+/// Aux arrays must be int32 or int64 (else weft::Error); their data must hold shape.Size()
+/// elements. Dense (kDefault) input is always valid.
+WEFT_API void CheckSparseFormat(StorageType stype, const Shape& shape, const Shape& storage_shape,
+                                std::span<const NDArrayAuxRecord> aux, bool full_check, std::string_view what);
+
 /// Serialises one record. Writes v2 (what MXNet 1.x writes outside numpy mode) unless v2 cannot
 /// represent the shape — a scalar (ndim 0) or an extent of 0 — in which case it writes v3.
-/// A `none` record is written as v2 with ndim 0. Throws weft::Error when data.size() does not
+/// A `none` record is written as v2 with ndim 0; a sparse record as MXNet writes it (always v2).
+/// Throws weft::Error when data.size() does not
 /// equal shape.Size() * DTypeSize(dtype), when an extent is negative or ndim > kNDArrayMaxNDim.
 WEFT_API std::vector<uint8_t> SerializeNDArrayRecord(const NDArrayRecord& record);
 

@@ -1,0 +1,91 @@
+#include "sparse_ops.h"
+
+#include "weft/sparse.h"
+
+namespace weft::mx {
+namespace {
+
+OpAttrInfo Attr(std::string name, std::string type, std::optional<std::string> default_value, std::string doc,
+                std::vector<std::string> choices = {}) {
+  return OpAttrInfo{std::move(name), std::move(type), std::move(default_value), std::move(doc), std::move(choices)};
+}
+
+const NDArray& OneInput(const std::vector<NDArray>& in, const char* op) {
+  if (in.size() != 1) Fail("{} takes one input (data), {} given", op, in.size());
+  return in[0];
+}
+
+// cast_storage(data, stype): a new array of that storage type, or the conversion into out=.
+void CastStorageOp(const std::vector<NDArray>& in, const std::map<std::string, std::string>& params,
+                   std::vector<NDArray>* out) {
+  const NDArray& data = OneInput(in, "cast_storage");
+  auto it = params.find("stype");
+  if (it == params.end()) Fail("cast_storage: the attribute stype ('default', 'row_sparse' or 'csr') is required");
+  const StorageType stype = StorageTypeFromName(it->second);
+  const StorageType from = data.storage_type();
+  if (from != StorageType::kDefault && stype != StorageType::kDefault && from != stype) {
+    // MXNet 1.9's cast_storage has no kernel between the two sparse types.
+    Fail("cast_storage: from {} to {} is not supported (as in MXNet): convert to 'default' first",
+         StorageTypeName(from), StorageTypeName(stype));
+  }
+  if (out->empty()) {
+    out->push_back(CastStorage(data, stype));
+    return;
+  }
+  if (out->size() != 1) Fail("cast_storage has one output, {} given", out->size());
+  if ((*out)[0].storage_type() != stype)
+    Fail("cast_storage: out= is {} but stype='{}'", StorageTypeName((*out)[0].storage_type()), it->second);
+  CastStorageInto(data, (*out)[0]);
+}
+
+// _contrib_getnnz(data, axis=None): stored values of a csr array, in all or per row.
+void GetNnzOp(const std::vector<NDArray>& in, const std::map<std::string, std::string>& params,
+              std::vector<NDArray>* out) {
+  const NDArray& data = OneInput(in, "_contrib_getnnz");
+  std::optional<int> axis;
+  if (auto it = params.find("axis"); it != params.end() && it->second != "None") {
+    try {
+      axis = std::stoi(it->second);
+    } catch (const std::exception&) {
+      Fail("_contrib_getnnz: axis '{}' is not an integer or None", it->second);
+    }
+  }
+  NDArray result = GetNNZ(data, axis);
+  if (out->empty()) {
+    out->push_back(std::move(result));
+    return;
+  }
+  if (out->size() != 1) Fail("_contrib_getnnz has one output, {} given", out->size());
+  NDArray::CopyFromTo(result, (*out)[0]);
+}
+
+OpInfo Info(const std::string& name, std::string description, std::vector<OpAttrInfo> attrs) {
+  OpInfo info;
+  info.name = name;
+  info.description = std::move(description);
+  info.inputs = {"data"};
+  info.attrs = std::move(attrs);
+  info.source = "bindings/mxnet";
+  return info;
+}
+
+}  // namespace
+
+std::optional<SparseOp> FindSparseOp(const std::string& name) {
+  if (name == "cast_storage" || name == "_sparse_cast_storage") {
+    return SparseOp{
+        Info(name,
+             "Casts the storage type of the input: 'default' (dense), 'row_sparse' (rows with a non-zero "
+             "element) or 'csr' (a 2-d array's non-zero elements).",
+             {Attr("stype", "enum", std::nullopt, "Output storage type.", {"csr", "default", "row_sparse"})}),
+        CastStorageOp};
+  }
+  if (name == "_contrib_getnnz") {
+    return SparseOp{Info(name, "Number of stored values of a csr array, in all (axis None) or per row (axis 1).",
+                         {Attr("axis", "int or None", "None", "None, or 1 for a count per row")}),
+                    GetNnzOp};
+  }
+  return std::nullopt;
+}
+
+}  // namespace weft::mx

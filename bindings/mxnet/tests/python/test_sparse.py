@@ -1,0 +1,132 @@
+"""Sparse NDArrays (row_sparse, csr) through MXNet's unmodified mx.nd.sparse on weft: creation from
+parts and from dense, tostype/cast_storage, the parts, check_format, copies, files and the dense
+fallback of other operators. Expected values follow MXNet's documentation of mx.nd.sparse."""
+import numpy as np
+import pytest
+
+
+def test_row_sparse_from_parts_and_back(mx):
+    data = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    a = mx.nd.sparse.row_sparse_array((data, [1, 3]), shape=(5, 2))
+    assert a.stype == 'row_sparse' and a.shape == (5, 2) and a.dtype == np.float32
+    np.testing.assert_array_equal(a.indices.asnumpy(), [1, 3])
+    assert a.indices.dtype == np.int64
+    np.testing.assert_array_equal(a.data.asnumpy(), data)
+    dense = np.zeros((5, 2), dtype=np.float32)
+    dense[[1, 3]] = data
+    np.testing.assert_array_equal(a.asnumpy(), dense)
+    np.testing.assert_array_equal(a.tostype('default').asnumpy(), dense)
+
+
+def test_csr_from_parts_and_from_dense(mx):
+    dense = np.array([[0, 1, 0], [0, 0, 0], [2, 0, 3]], dtype=np.float32)
+    c = mx.nd.array(dense).tostype('csr')
+    assert c.stype == 'csr'
+    np.testing.assert_array_equal(c.indptr.asnumpy(), [0, 1, 1, 3])
+    np.testing.assert_array_equal(c.indices.asnumpy(), [1, 0, 2])
+    np.testing.assert_array_equal(c.data.asnumpy(), [1, 2, 3])
+    d = mx.nd.sparse.csr_matrix(([1, 2, 3], [1, 0, 2], [0, 1, 1, 3]), shape=(3, 3))
+    np.testing.assert_array_equal(d.asnumpy(), dense)
+    np.testing.assert_array_equal(mx.nd.sparse.cast_storage(d, stype='default').asnumpy(), dense)
+    r = c.tostype('default').tostype('row_sparse')
+    assert r.stype == 'row_sparse'
+    np.testing.assert_array_equal(r.indices.asnumpy(), [0, 2])
+    # MXNet's cast_storage has no csr -> row_sparse kernel; the op refuses it as MXNet does.
+    with pytest.raises(mx.base.MXNetError, match='csr to row_sparse'):
+        mx.nd.cast_storage(c, stype='row_sparse')
+
+
+def test_zeros_and_empty_arrays(mx):
+    z = mx.nd.sparse.zeros('csr', (2, 4))
+    assert z.stype == 'csr'
+    np.testing.assert_array_equal(z.indptr.asnumpy(), [0, 0, 0])
+    assert z.data.shape == (0,)
+    r = mx.nd.sparse.zeros('row_sparse', (3, 2), dtype='float64')
+    assert r.dtype == np.float64 and r.indices.shape == (0,)
+    np.testing.assert_array_equal(r.asnumpy(), np.zeros((3, 2)))
+
+
+def test_check_format_errors(mx):
+    bad = mx.nd.sparse.row_sparse_array(([[1.0], [2.0]], [2, 1]), shape=(4, 1))
+    bad.check_format(full_check=False)
+    with pytest.raises(mx.base.MXNetError, match='ascending order'):
+        bad.check_format()
+    out_of_range = mx.nd.sparse.csr_matrix(([1.0], [5], [0, 1]), shape=(1, 3))
+    with pytest.raises(mx.base.MXNetError, match='less than the number of columns'):
+        out_of_range.check_format()
+
+
+def test_save_and_load_keep_storage(mx, tmp_path):
+    r = mx.nd.sparse.row_sparse_array(([[1.5, 2.5]], [2]), shape=(3, 2))
+    c = mx.nd.array([[0, 7], [8, 0]]).tostype('csr')
+    path = str(tmp_path / 's.params')
+    mx.nd.save(path, {'r': r, 'c': c})
+    back = mx.nd.load(path)
+    assert back['r'].stype == 'row_sparse' and back['c'].stype == 'csr'
+    np.testing.assert_array_equal(back['r'].asnumpy(), r.asnumpy())
+    np.testing.assert_array_equal(back['c'].asnumpy(), [[0, 7], [8, 0]])
+
+
+def test_copies_and_dense_fallback(mx):
+    r = mx.nd.sparse.row_sparse_array(([[1.0, 2.0]], [1]), shape=(3, 2))
+    c = r.copy()
+    assert c.stype == 'row_sparse'
+    np.testing.assert_array_equal(c.asnumpy(), r.asnumpy())
+    f = r.astype('float64')
+    assert f.stype == 'row_sparse' and f.dtype == np.float64
+    # An operator without a sparse kernel runs on a dense copy (MXNet's storage fallback).
+    s = mx.nd.exp(r)
+    assert s.stype == 'default'
+    np.testing.assert_allclose(s.asnumpy(), np.exp(r.asnumpy()), rtol=1e-6)
+
+
+def test_kvstore_pull_into_sparse_outs(mx):
+    kv = mx.kv.create('local')
+    kv.init('w', mx.nd.ones((3, 2)) * 2)
+    r = mx.nd.sparse.zeros('row_sparse', (3, 2))
+    kv.pull('w', out=r)  # ignore_sparse (the default) leaves a row_sparse out alone, as MXNet does
+    assert r.indices.shape == (0,)
+    kv.pull('w', out=r, ignore_sparse=False)
+    assert r.stype == 'row_sparse'
+    np.testing.assert_array_equal(r.asnumpy(), np.full((3, 2), 2))
+    with pytest.raises(mx.base.MXNetError, match='out must be row_sparse'):
+        kv.row_sparse_pull('w', out=mx.nd.zeros((3, 2)), row_ids=mx.nd.array([0]))
+    with pytest.raises(mx.base.MXNetError, match=r'row_ids\[0\] = 3 is outside'):
+        kv.row_sparse_pull('w', out=r, row_ids=mx.nd.array([3]))
+
+
+def test_scalar_comparisons_keep_storage_where_mxnet_does(mx):
+    # MXNet keeps the storage type when comparing 0 with the scalar gives 0 (1 == 0 is false),
+    # else the result is dense (0 == 0 everywhere outside the stored rows).
+    for stype in ['row_sparse', 'csr']:
+        y = mx.nd.array([[0, 1], [2, 0]]).tostype(stype)
+        z = y == 1
+        assert z.stype == stype
+        np.testing.assert_array_equal(z.asnumpy(), [[0, 1], [0, 0]])
+        z = y == 0
+        assert z.stype == 'default'
+        np.testing.assert_array_equal(z.asnumpy(), [[1, 0], [0, 1]])
+        assert (y > 1).stype == stype and (y <= 1).stype == 'default'
+
+
+def test_sparse_namespace_aliases_and_lazy_update(mx):
+    c = mx.nd.array([[0, 1, 0], [2, 0, 3]]).tostype('csr')
+    # mx.nd.sparse.slice is MXNet's alias _sparse_slice of slice.
+    np.testing.assert_array_equal(mx.nd.sparse.slice(c, begin=(1, 0), end=(2, 3)).asnumpy(), [[2, 0, 3]])
+    w = mx.nd.ones((3, 2))
+    g = mx.nd.sparse.row_sparse_array(([[1.0, 1.0]], [1]), shape=(3, 2))
+    # MXNet's lazy update touches only row 1; a dense update would decay rows 0 and 2 too.
+    with pytest.raises(mx.base.MXNetError, match='lazy_update'):
+        mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, out=w)
+    mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, lazy_update=False, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [[0.99, 0.99], [0.89, 0.89], [0.99, 0.99]], rtol=1e-6)
+
+
+def test_getnnz(mx):
+    c = mx.nd.array([[0, 1, 0], [2, 0, 3]]).tostype('csr')
+    n = mx.nd.contrib.getnnz(c)
+    assert n.dtype == np.int64
+    np.testing.assert_array_equal(n.asnumpy(), [3])
+    np.testing.assert_array_equal(mx.nd.contrib.getnnz(c, axis=1).asnumpy(), [1, 2])
+    with pytest.raises(mx.base.MXNetError, match='axis = 0 is not supported'):
+        mx.nd.contrib.getnnz(c, axis=0)
