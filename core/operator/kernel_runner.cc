@@ -76,7 +76,7 @@ struct KernelRunner::State {
   Storage::Handle workspace;
   std::optional<host_op::Node> host;  // set for host operators (weft/host_op.h), which have no plugin kernel
   bool random = false;
-  VarHandle var = nullptr;  // serialises runs: they share the workspace
+  VarHandle var = nullptr;  // serialises runs that share the workspace (null when there is none)
   // Shapes as int64 arrays the weft_tensors borrow.
   std::vector<std::vector<int64_t>> in_dims, out_dims, aux_dims;
 
@@ -280,7 +280,12 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
     s.kernel_state = a.state;
     if (a.workspace_bytes > 0) s.workspace = Storage::Get()->Alloc(a.workspace_bytes, ctx);
   }
-  s.var = Engine::Get()->NewVariable();
+  // Only runs that share a workspace need serialising (compute on one kernel state may run on
+  // several threads at once: weft/sdk/cpp/kernel.hpp). Other runners, shared by every imperative
+  // call of an op with one signature, take no variable of their own: a failed run would taint it
+  // and so skip the later, unrelated calls until someone waited (MXNet's take, gather_nd, random
+  // ops have no such shared variable either).
+  if (!s.workspace.is_null()) s.var = Engine::Get()->NewVariable();
 }
 
 KernelRunner::~KernelRunner() = default;
@@ -296,7 +301,7 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   AddVars(inputs, &reads);
   AddVars(outputs, &writes);
   AddVars(aux, &writes);
-  writes.push_back(state_->var);
+  if (state_->var != nullptr) writes.push_back(state_->var);
   for (size_t o = 0; o < outputs.size(); ++o)
     if (req[o] != WEFT_REQ_NULL) outputs[o].NoteWrite();
   for (const NDArray& a : aux) a.NoteWrite();
