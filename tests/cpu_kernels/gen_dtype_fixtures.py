@@ -40,7 +40,11 @@ cases = []
 def case(op, attrs, inputs):
     fn = getattr(mx.nd, op, None) or getattr(mx.nd._internal, op)
     kwargs = {k: v for k, v in attrs.items()}
-    outs = fn(*inputs, **kwargs)
+    if op == "_scatter_set_nd":  # MXNet runs it in place only: out is a copy of lhs
+        kwargs["out"] = inputs[0].copy()
+        outs = fn(kwargs["out"], *inputs[1:], **kwargs)
+    else:
+        outs = fn(*inputs, **kwargs)
     outs = outs if isinstance(outs, list) else [outs]
     # weft's kernels also write the outputs MXNet hides: sort's positions (in data's dtype) and
     # topk ret_typ=value's positions (float32).
@@ -111,6 +115,19 @@ for op in ["broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div", "
 case("_lesser_scalar", {"scalar": 0.1}, [h])
 case("broadcast_to", {"shape": (2, 2, 4)}, [arr(H, "float16", (1, 2, 4))])
 case("topk", {"k": 2, "axis": -1, "ret_typ": "both"}, [hb])
+
+# gather_nd / scatter_nd / _scatter_set_nd: indices of their own dtype, any of them (MXNet indexes
+# data of every dtype with int, float or unsigned positions; a negative one counts from the end).
+for dt, values in [("float32", H), ("int32", X), ("float16", H), ("uint8", XU), ("int8", X)]:
+    data = arr(values, dt, (2, 2, 2))
+    for it in ["int32", "int64", "float32", "uint8", "int8", "float16"]:
+        pos = [[1, 0, 1], [0, 1, 1]] if it == "uint8" else [[1, 0, -1], [0, -1, 1]]
+        idx = arr(pos, it)
+        case("gather_nd", {}, [data, idx])
+        rows = arr(values[:6], dt, (3, 2))
+        unique = arr([[1, 0, 0], [1, 0, 1]], it)  # distinct positions: scatter keeps each value
+        case("scatter_nd", {"shape": (2, 2, 2)}, [rows, unique])
+        case("_scatter_set_nd", {"shape": (2, 2, 2)}, [data, rows, unique])
 
 os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT + ".tmp", "w") as f:

@@ -1,8 +1,8 @@
 // The integer and float16 kernels of the arithmetic, scalar, broadcast, comparison, broadcast_to and
-// topk / sort / argsort ops (issue 28) against MXNet 1.9.1's own outputs on the same inputs
-// (data/mxnet_dtype_ops.json, written by gen_dtype_fixtures.py with the real MXNet): integer division
-// truncates, a float scalar is converted to the array's dtype first, uint8 wraps, rdiv and power go
-// through float, float16 rounds once per op. Every request mode is checked (ExpectOp), with no
+// topk / sort / argsort ops, and gather_nd / scatter_nd / _scatter_set_nd with indices of every dtype (issue 28)
+// against MXNet 1.9.1's own outputs on the same inputs (data/mxnet_dtype_ops.json, written by gen_dtype_fixtures.py
+// with the real MXNet): integer division truncates, a float scalar is converted to the array's dtype first, uint8
+// wraps, rdiv and power go through float, float16 rounds once per op. Every request mode is checked (ExpectOp), with no
 // tolerance: these results are exactly defined.
 #include <gtest/gtest.h>
 
@@ -58,7 +58,8 @@ TEST(TensorDType, MatchesMXNet) {
     dtypes.insert(weft::sdk::DTypeName(in[0].dtype));
     ExpectOp(c.at("op").get<std::string>(), attrs, in, want, 0.0);
   }
-  EXPECT_EQ(dtypes, (std::set<std::string>{"float16", "int32", "int64", "int8", "uint8"}));
+  // float32 data comes with the nd indexing ops' integer indices.
+  EXPECT_EQ(dtypes, (std::set<std::string>{"float16", "float32", "int32", "int64", "int8", "uint8"}));
 }
 
 // What MXNet's cpu cannot show (it dies of SIGFPE): an integer division by zero gives 0 here, as
