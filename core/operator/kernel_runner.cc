@@ -331,7 +331,7 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
 
 void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>& inputs,
                              const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
-                             const std::vector<NDArray>& aux, bool is_train) const {
+                             const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const {
   state_->Check(inputs, outputs, req, aux);
   WEFT_CHECK(!state_->host, "{}: a host operator cannot run inside another engine operation (bulked)", state_->label);
   auto check_alloc = [&](const std::vector<NDArray>& arrays, const char* kind) {
@@ -343,7 +343,7 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
   check_alloc(inputs, "input");
   check_alloc(outputs, "output");
   check_alloc(aux, "aux state");
-  state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? NextRandomSeed() : 0);
+  state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? seed : 0);
 }
 
 std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,

@@ -129,6 +129,32 @@ for dt, values in [("float32", H), ("int32", X), ("float16", H), ("uint8", XU), 
         case("scatter_nd", {"shape": (2, 2, 2)}, [rows, unique])
         case("_scatter_set_nd", {"shape": (2, 2, 2)}, [data, rows, unique])
 
+# float16 gradients of the arithmetic ops, from MXNet's autograd: weft's backward kernel takes
+# out_grad (and lhs, rhs / data when the derivative needs them) and writes the input gradients.
+# MXNet rounds to float16 after each step of the derivative, weft once: "tol" (an NMSE) allows
+# those ulps, also when the harness adds them to other values (req add).
+def grad_case(op, backward, attrs, inputs, uses_inputs):
+    for x in inputs:
+        x.attach_grad()
+    with mx.autograd.record():
+        out = (getattr(mx.nd, op, None) or getattr(mx.nd._internal, op))(*inputs, **attrs)
+    g = arr([0.5 * (i % 5) - 1.0 for i in range(out.size)], "float16", out.shape)
+    out.backward(g)
+    given = [g] + (inputs if uses_inputs else [])
+    cases.append({"op": backward, "attrs": {k: str(v) for k, v in attrs.items()}, "tol": 1e-5,
+                  "inputs": [desc(i) for i in given], "outputs": [desc(x.grad) for x in inputs]})
+
+
+a16, b16 = arr(H, "float16", (2, 4)), arr([3.0, 0.7, -1.5, 0.25, 2.0, -4.0, 0.3, 9.0], "float16", (2, 4))
+for name, uses in [("add", False), ("sub", False), ("mul", True), ("div", True)]:
+    grad_case("elemwise_" + name, "_backward_elemwise_" + name, {}, [a16.copy(), b16.copy()], uses)
+    grad_case("broadcast_" + name, "_backward_broadcast_" + name, {},
+              [a16.copy(), arr([0.3, -7.0], "float16", (2, 1))], uses)
+for name, uses in [("_plus_scalar", False), ("_mul_scalar", False), ("_div_scalar", False),
+                   ("_rdiv_scalar", True), ("_power_scalar", True)]:
+    base = arr([0.5, 1.5, 2.0, 3.25, 0.75, 1.25, 4.0, 2.5], "float16", (2, 4))
+    grad_case(name, "_backward" + name, {"scalar": 3.0}, [base], uses)
+
 os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT + ".tmp", "w") as f:
     # allow_nan=False: every value is finite (the test's JSON reader takes no Infinity / NaN).

@@ -1,5 +1,6 @@
 // The integer and float16 kernels of the arithmetic, scalar, broadcast, comparison, broadcast_to and
-// topk / sort / argsort ops, and gather_nd / scatter_nd / _scatter_set_nd with indices of every dtype (issue 28)
+// topk / sort / argsort ops, gather_nd / scatter_nd / _scatter_set_nd with indices of every dtype, and the
+// float16 gradients of the arithmetic ops (issue 28)
 // against MXNet 1.9.1's own outputs on the same inputs (data/mxnet_dtype_ops.json, written by gen_dtype_fixtures.py
 // with the real MXNet): integer division truncates, a float scalar is converted to the array's dtype first, uint8
 // wraps, rdiv and power go through float, float16 rounds once per op. Every request mode is checked (ExpectOp), with no
@@ -56,7 +57,8 @@ TEST(TensorDType, MatchesMXNet) {
     for (const auto& [k, v] : attrs) label += " " + k + "=" + v;
     SCOPED_TRACE(label);
     dtypes.insert(weft::sdk::DTypeName(in[0].dtype));
-    ExpectOp(c.at("op").get<std::string>(), attrs, in, want, 0.0);
+    // Exact, except the float16 gradients: MXNet rounds after each step of a derivative, weft once.
+    ExpectOp(c.at("op").get<std::string>(), attrs, in, want, c.value("tol", 0.0));
   }
   // float32 data comes with the nd indexing ops' integer indices.
   EXPECT_EQ(dtypes, (std::set<std::string>{"float16", "float32", "int32", "int64", "int8", "uint8"}));
@@ -74,7 +76,7 @@ TEST(TensorDType, IntegerDivisionByZeroIsZero) {
   ExpectOp("broadcast_div", {}, {u, Make(WEFT_DTYPE_UINT8, {1}, {0})}, {Make(WEFT_DTYPE_UINT8, s, {0, 0, 0, 0})}, 0.0);
 }
 
-// float16 sort / argsort have no kernel on MXNet's cpu; topk has. The gradients stay float.
+// float16 sort / argsort have no kernel on MXNet's cpu; topk has. The gradients are floating only.
 TEST(TensorDType, RegisteredDTypes) {
   const Shape s{2, 3};
   std::vector<Buf> out{Buf::Of(WEFT_DTYPE_FLOAT16, s)};
