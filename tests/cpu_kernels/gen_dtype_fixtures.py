@@ -138,7 +138,8 @@ def grad_case(op, backward, attrs, inputs, uses_inputs):
         x.attach_grad()
     with mx.autograd.record():
         out = (getattr(mx.nd, op, None) or getattr(mx.nd._internal, op))(*inputs, **attrs)
-    g = arr([0.5 * (i % 5) - 1.0 for i in range(out.size)], "float16", out.shape)
+    step = 0.5 if out.dtype == np.float16 else 1
+    g = arr([step * (i % 5) - 1.0 for i in range(out.size)], out.dtype, out.shape)
     out.backward(g)
     given = [g] + (inputs if uses_inputs else [])
     cases.append({"op": backward, "attrs": {k: str(v) for k, v in attrs.items()}, "tol": 1e-5,
@@ -154,6 +155,14 @@ for name, uses in [("_plus_scalar", False), ("_mul_scalar", False), ("_div_scala
                    ("_rdiv_scalar", True), ("_power_scalar", True)]:
     base = arr([0.5, 1.5, 2.0, 3.25, 0.75, 1.25, 4.0, 2.5], "float16", (2, 4))
     grad_case(name, "_backward" + name, {"scalar": 3.0}, [base], uses)
+
+# The gradients of gather_nd / scatter_nd in integer and float16 data (MXNet differentiates an
+# int32 array indexed with x[[0, 2], [1, 3]]; not int8 / uint8); a repeated position sums its
+# gradients.
+for dt, it in [("int32", "int32"), ("int64", "int64"), ("float16", "int64"), ("float64", "uint8")]:
+    grad_case("gather_nd", "_backward_gather_nd", {}, [arr(X, dt, (2, 2, 2)), arr([[1, 0, 1], [0, 1, 0]], it)], True)
+    grad_case("scatter_nd", "_backward_scatter_nd", {"shape": (2, 2, 2)},
+              [arr(X[:6], dt, (3, 2)), arr([[1, 0, 0], [1, 0, 1]], it)], True)
 
 os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT + ".tmp", "w") as f:

@@ -60,8 +60,8 @@ TEST(TensorDType, MatchesMXNet) {
     // Exact, except the float16 gradients: MXNet rounds after each step of a derivative, weft once.
     ExpectOp(c.at("op").get<std::string>(), attrs, in, want, c.value("tol", 0.0));
   }
-  // float32 data comes with the nd indexing ops' integer indices.
-  EXPECT_EQ(dtypes, (std::set<std::string>{"float16", "float32", "int32", "int64", "int8", "uint8"}));
+  // float32 and float64 data come with the nd indexing ops (integer indices, gradients).
+  EXPECT_EQ(dtypes, (std::set<std::string>{"float16", "float32", "float64", "int32", "int64", "int8", "uint8"}));
 }
 
 // What MXNet's cpu cannot show (it dies of SIGFPE): an integer division by zero gives 0 here, as

@@ -2,6 +2,7 @@
 // and mx.sym.*), the legacy function registry, and imperative calls.
 #include "common.h"
 #include "op_table.h"
+#include "weft/autograd.h"
 #include "weft/imperative.h"
 #include "weft/runtime.h"
 
@@ -53,20 +54,21 @@ std::vector<NDArray> Inputs(int num_inputs, NDArrayHandle* inputs) {
   return in;
 }
 
-// `_copyto`: MXNet's copy between two arrays of one shape (any devices).
-void CopyTo(const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+// `_copyto`: MXNet's copy between two arrays of one shape (any devices). While autograd records,
+// MXNet records it too (astype and copyto keep the graph); weft records a copy on one device.
+void CopyTo(const std::vector<NDArray>& in, std::vector<NDArray>& out) {
   if (in.size() != 1 || out.size() != 1) Fail("_copyto takes one input and one output array (out=)");
   if (in[0].GetShape() != out[0].GetShape()) {
     Fail("_copyto: shapes differ: source {} and destination {}", in[0].GetShape(), out[0].GetShape());
   }
   if (in[0].SharesChunkWith(out[0]) && in[0].offset() == out[0].offset()) return;  // a copy onto itself
+  NDArray source = in[0];
   if (in[0].GetDType() != out[0].GetDType()) {
     // MXNet's copyto converts: cast on the source's device, then copy.
-    NDArray cast = InvokeOne("Cast", {in[0]}, {{"dtype", std::string(DTypeName(out[0].GetDType()))}});
-    NDArray::CopyFromTo(cast, out[0]);
-    return;
+    source = InvokeOne("Cast", {in[0]}, {{"dtype", std::string(DTypeName(out[0].GetDType()))}});
   }
-  NDArray::CopyFromTo(in[0], out[0]);
+  NDArray::CopyFromTo(source, out[0]);
+  if (source.GetContext() == out[0].GetContext()) autograd::RecordView(source, &out[0], "_copy", {});
 }
 
 bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<std::string, std::string>& params) {
@@ -226,7 +228,10 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
   if (given)
     for (int i = 0; i < *num_outputs; ++i) out.push_back(ND((*outputs)[i]));
   Invoke(op, Inputs(num_inputs, inputs), KeyValues(num_params, param_keys, param_vals, op.name.c_str()), &out);
-  if (!given) {
+  if (given) {
+    // The arrays given now carry the recorded graph entry, when autograd recorded the call.
+    for (int i = 0; i < *num_outputs; ++i) ND((*outputs)[i]) = out[static_cast<size_t>(i)];
+  } else {
     std::vector<void*>& handles = ThreadHandles("MXImperativeInvoke");
     handles.clear();
     for (NDArray& a : out) handles.push_back(NewND(std::move(a)));

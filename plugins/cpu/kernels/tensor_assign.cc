@@ -7,8 +7,8 @@
 //   gather_nd, _backward_gather_nd       indices (M, Y…) address data's first M axes; negative
 //   scatter_nd, _backward_scatter_nd     positions count from the end (MXNet); a position outside
 //   _scatter_set_nd                      the axis fails the call (at the next wait). Data of
-//                                        every data-movement dtype, indices of any dtype (MXNet),
-//                                        the backward ops float only.
+//                                        every data-movement dtype (the backward ops all but
+//                                        int8 / uint8), indices of any dtype (MXNet).
 //   _onehot_encode                       output[i, lhs[i]] = 1, zeros elsewhere.
 //   _histogram                           counts per bin (int64) and the bin edges.
 // Positions may come in any index dtype (float values truncated toward zero, as MXNet).
@@ -311,7 +311,9 @@ void RegisterAssignKernels(KernelTable& t) {
   t.Add<SliceAssignKernel>("_slice_assign_scalar", kAllMask);
   t.Add<SetValueKernel>("_set_value", kAllMask);
   for (const char* op : {"gather_nd", "scatter_nd", "_scatter_set_nd"}) t.Add<NdKernel>(op, kAllMask);
-  for (const char* op : {"_backward_gather_nd", "_backward_scatter_nd"}) t.Add<NdKernel>(op, kFloatMask);
+  // Gradients in integer dtypes too (MXNet differentiates an int32 array), but not int8 / uint8
+  // (MXNet refuses those).
+  for (const char* op : {"_backward_gather_nd", "_backward_scatter_nd"}) t.Add<NdKernel>(op, kAllButByteMask);
   t.Add<OneHotEncodeKernel>("_onehot_encode", kIndexMask);
   t.Add<HistogramKernel>("_histogram", kFloatMask);
 }

@@ -85,6 +85,42 @@ def test_errors_name_the_misuse(mx):
         y.backward()
 
 
+def test_assignment_into_an_array_while_recording_is_refused(mx):
+    # MXNet: an op that writes into one of its inputs (x[idx] = y, out=x) cannot be recorded,
+    # also when x itself is a plain array and only y is part of the graph.
+    y = mx.nd.ones((3,))
+    y.attach_grad()
+    for dtype in ['float32', 'int32']:
+        for index in [0, slice(1, 2), ([0, 2], [1, 1])]:
+            x = mx.nd.zeros((4, 3), dtype=dtype)
+            with pytest.raises(mx.base.MXNetError, match=r'Inplace operations \(\+=, -=, x\[:\]=, etc\) are not'):
+                with mx.autograd.record():
+                    x[index] = y[:2] if isinstance(index, tuple) else y
+    x = mx.nd.zeros((4, 3))
+    with mx.autograd.record():
+        z = y * 2
+    x[0] = z  # outside the record section: a plain assignment
+    assert x.asnumpy()[0].tolist() == [2, 2, 2]
+
+
+def test_copies_and_casts_keep_the_graph(mx):
+    y = mx.nd.array([1, 2, 3])
+    y.attach_grad()
+    with mx.autograd.record():
+        r = mx.nd.zeros((3,))
+        y.copyto(r)
+        h = y.astype('float64')
+        loss = (r * 2).sum() + (h * 3).sum().astype('float32')
+    loss.backward()
+    assert y.grad.asnumpy().tolist() == [5, 5, 5]
+    i = mx.nd.array([[1, 2], [0, 1]], dtype='int32')
+    i.attach_grad()
+    with mx.autograd.record():
+        g = i[[0, 0, 1], [1, 1, 0]]  # gather_nd on int32 data: repeated positions add up
+    g.backward()
+    assert i.grad.asnumpy().tolist() == [[0, 2], [1, 0]]
+
+
 def _net(mx, hybrid):
     nn = mx.gluon.nn
     net = nn.HybridSequential()
