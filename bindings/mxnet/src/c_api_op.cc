@@ -90,11 +90,24 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
   ImperativeCall call;
   call.op = op.info.name;
   call.inputs = std::move(in);
+  bool shared = false;
   if (auto it = params.find("ctx"); it != params.end()) {
     if (call.inputs.empty() && !it->second.empty()) call.context = ParseMXNetContext(it->second);
+    shared = call.context && it->second.starts_with("cpu_shared");
     params.erase(it);  // weft's definitions accept `ctx` but the call carries it
   }
   call.params = std::move(params);
+  if (call.inputs.empty() && out->empty() && shared) {
+    // A creation op asked for cpu_shared (mx.nd.zeros(ctx=mx.Context('cpu_shared', 0))): made on
+    // the cpu, then moved into POSIX shared memory, as MXNDArrayCreate makes such arrays.
+    std::vector<NDArray> made;
+    weft::Invoke(call, &made);
+    for (const NDArray& m : made) {
+      out->push_back(NDArray::CreateSharedMem(m.GetShape(), m.GetDType()));
+      NDArray::CopyFromTo(m, out->back());
+    }
+    return;
+  }
   if (call.inputs.empty() && call.context && out->empty() &&
       NeedsCpuFallback(op.info.name, *call.context, call.params)) {
     // A creation op (zeros, ones, full, arange, random samplers) the device has no kernel for is

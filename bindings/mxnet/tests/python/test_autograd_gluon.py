@@ -185,6 +185,12 @@ def test_cpu_shared_arrays(mx):
     b = mx.nd.NDArray(mx.nd.ndarray._new_from_shared_mem(pid, fd, shape, dtype))
     b[:] = 7
     assert a.asnumpy().tolist() == [7, 7, 7]
+    # Creation ops asked for cpu_shared make shared-memory arrays too.
+    c = mx.nd.full((2, 3), 4, ctx=mx.Context('cpu_shared', 0), dtype='int32')
+    assert c.context == mx.Context('cpu_shared', 0) and c.dtype == np.int32
+    pid, fd, shape, dtype = c._to_shared_mem()
+    d = mx.nd.NDArray(mx.nd.ndarray._new_from_shared_mem(pid, fd, shape, dtype))
+    assert d.asnumpy().tolist() == [[4, 4, 4], [4, 4, 4]]
 
 
 def test_gluon_losses_match_their_formulas(mx):
