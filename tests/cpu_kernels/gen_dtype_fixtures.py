@@ -38,7 +38,7 @@ cases = []
 
 
 def case(op, attrs, inputs):
-    fn = getattr(mx.nd, op, None) or getattr(mx.nd._internal, op)
+    fn = getattr(mx.nd, op, None) or getattr(mx.nd._internal, op, None) or getattr(mx.nd.contrib, op[9:])
     kwargs = {k: v for k, v in attrs.items()}
     if op == "_scatter_set_nd":  # MXNet runs it in place only: out is a copy of lhs
         kwargs["out"] = inputs[0].copy()
@@ -128,6 +128,16 @@ for dt, values in [("float32", H), ("int32", X), ("float16", H), ("uint8", XU), 
         unique = arr([[1, 0, 0], [1, 0, 1]], it)  # distinct positions: scatter keeps each value
         case("scatter_nd", {"shape": (2, 2, 2)}, [rows, unique])
         case("_scatter_set_nd", {"shape": (2, 2, 2)}, [data, rows, unique])
+
+# _contrib_allclose: one uint8 flag; the tolerances and every dtype (NaN and infinities cannot be
+# written to JSON: tensor_dtype_test.cc checks those by hand).
+for dt, pairs in [("float32", [([1, 2, 3], [1, 2.00001, 3]), ([1e10], [1.00001e10]), ([-4.0, 1], [-4.0000001, 1])]),
+                  ("float64", [([1.0, 0.0], [1.00002, 1e-9])]), ("float16", [([1.0, 2.5], [1.0, 2.5]), ([1.0], [1.01])]),
+                  ("int32", [([1, 2], [1, 2]), ([1, 2], [1, 3])]), ("uint8", [([7, 200], [7, 200])]),
+                  ("int8", [([-7, 3], [-7, 4])]), ("int64", [([5], [5])])]:
+    for x, y in pairs:
+        for attrs in [{}, {"equal_nan": False}, {"rtol": 0.01, "atol": 0.5}]:
+            case("_contrib_allclose", attrs, [arr(x, dt), arr(y, dt)])
 
 # float16 gradients of the arithmetic ops, from MXNet's autograd: weft's backward kernel takes
 # out_grad (and lhs, rhs / data when the derivative needs them) and writes the input gradients.

@@ -7,6 +7,7 @@
 // tolerance: these results are exactly defined.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -74,6 +75,25 @@ TEST(TensorDType, IntegerDivisionByZeroIsZero) {
   ExpectOp("elemwise_div", {}, {x, y}, {Make(WEFT_DTYPE_INT32, s, {0, 0, 0, -2147483648.0})}, 0.0);
   const Buf u = Make(WEFT_DTYPE_UINT8, s, {7, 0, 255, 1});
   ExpectOp("broadcast_div", {}, {u, Make(WEFT_DTYPE_UINT8, {1}, {0})}, {Make(WEFT_DTYPE_UINT8, s, {0, 0, 0, 0})}, 0.0);
+}
+
+// _contrib_allclose with NaN and infinities (which the JSON fixtures cannot hold). MXNet 1.9.1:
+// allclose([1, 2, nan], [1, 2.00001, nan]) = 1, with equal_nan=False 0; inf matches inf only;
+// a float16 NaN too.
+TEST(TensorDType, AllCloseNaNAndInfinity) {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  const Buf yes = Make(WEFT_DTYPE_UINT8, {}, {1}), no = Make(WEFT_DTYPE_UINT8, {}, {0});
+  const Buf a = Make(WEFT_DTYPE_FLOAT32, {3}, {1, 2, nan}), b = Make(WEFT_DTYPE_FLOAT32, {3}, {1, 2.00001, nan});
+  ExpectOp("_contrib_allclose", {}, {a, b}, {yes}, 0.0);
+  ExpectOp("_contrib_allclose", {{"equal_nan", "False"}}, {a, b}, {no}, 0.0);
+  ExpectOp("_contrib_allclose", {}, {a, Make(WEFT_DTYPE_FLOAT32, {3}, {1, 2, 3})}, {no}, 0.0);
+  const Buf i = Make(WEFT_DTYPE_FLOAT64, {2}, {inf, -inf});
+  ExpectOp("_contrib_allclose", {}, {i, i}, {yes}, 0.0);
+  ExpectOp("_contrib_allclose", {{"atol", "1e300"}}, {i, Make(WEFT_DTYPE_FLOAT64, {2}, {1e308, -inf})}, {no}, 0.0);
+  const Buf h = Make(WEFT_DTYPE_FLOAT16, {2}, {nan, 0.5});
+  ExpectOp("_contrib_allclose", {}, {h, h}, {yes}, 0.0);
+  std::vector<Buf> out{Buf::Of(WEFT_DTYPE_UINT8, {})};
+  EXPECT_NE(RunKernel("_contrib_allclose", {}, {a, Make(WEFT_DTYPE_FLOAT32, {2}, {1, 2})}, out), "");
 }
 
 // float16 sort / argsort have no kernel on MXNet's cpu; topk has. The gradients are floating only.

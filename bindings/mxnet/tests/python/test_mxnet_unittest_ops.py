@@ -130,3 +130,18 @@ def test_nd_indexing_with_integer_indices(mx):
     np.testing.assert_array_equal(x[[0, 2], [1, 3]].asnumpy(), [7, 7])
     s = mx.sym.gather_nd(mx.sym.var('d'), mx.sym.var('i'))
     assert s.infer_type(d='float64', i='int32')[0] == [np.float64, np.int32]
+
+
+def test_contrib_allclose_as_assert_almost_equal_uses_it(mx):
+    a = mx.nd.array([1, 2, np.nan])
+    b = mx.nd.array([1, 2.00001, np.nan])
+    flag = mx.nd.contrib.allclose(a, b)
+    assert flag.shape == () and flag.dtype == np.uint8 and flag.asscalar() == 1
+    assert mx.nd.contrib.allclose(a, b, equal_nan=False).asscalar() == 0
+    assert mx.nd.contrib.allclose(a, b, rtol=0, atol=0).asscalar() == 0
+    # test_utils.assert_almost_equal compares two arrays of one context and dtype with it.
+    mx.test_utils.assert_almost_equal(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)) + 1e-7)
+    with pytest.raises(AssertionError):
+        mx.test_utils.assert_almost_equal(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)) * 1.1)
+    with pytest.raises(mx.base.MXNetError, match="'b'"):
+        mx.nd.contrib.allclose(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)))
