@@ -4,6 +4,7 @@
 #include "operator/host_op.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -33,6 +34,20 @@ struct SeedSequence {
 SeedSequence& Seeds() {
   static SeedSequence s;
   return s;
+}
+
+// The random generator resource of one Context, as MXNet's kRandom resource: every run of a
+// random op writes its variable. The seeds need no ordering (drawn at push), but the failures do
+// as in MXNet: a sampler that fails taints the resource, so the random ops after it are skipped
+// and carry that one failure until a wait rethrows it (MXNet's test_exc_handling relies on it).
+// Created on first use, kept for the process (the engine is too).
+VarHandle RandomResourceVar(const Context& ctx) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, int>, VarHandle> vars;
+  std::lock_guard<std::mutex> lock(mu);
+  VarHandle& v = vars[{ctx.GetDeviceType(), ctx.GetDeviceId()}];
+  if (v == nullptr) v = Engine::Get()->NewVariable();
+  return v;
 }
 
 weft_shape ToWeftShape(const Shape& s, const std::string& what) {
@@ -283,8 +298,8 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
   // Only runs that share a workspace need serialising (compute on one kernel state may run on
   // several threads at once: weft/sdk/cpp/kernel.hpp). Other runners, shared by every imperative
   // call of an op with one signature, take no variable of their own: a failed run would taint it
-  // and so skip the later, unrelated calls until someone waited (MXNet's take, gather_nd, random
-  // ops have no such shared variable either).
+  // and so skip the later, unrelated calls until someone waited (MXNet's take or gather_nd have
+  // no such shared variable either; random ops share the generator's, RandomResourceVar).
   if (!s.workspace.is_null()) s.var = Engine::Get()->NewVariable();
 }
 
@@ -302,6 +317,7 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   AddVars(outputs, &writes);
   AddVars(aux, &writes);
   if (state_->var != nullptr) writes.push_back(state_->var);
+  if (state_->random) writes.push_back(RandomResourceVar(state_->ctx));
   for (size_t o = 0; o < outputs.size(); ++o)
     if (req[o] != WEFT_REQ_NULL) outputs[o].NoteWrite();
   for (const NDArray& a : aux) a.NoteWrite();

@@ -29,7 +29,9 @@
 // fresh 64-bit seed drawn when the run is pushed (RunInline: given by the caller, who draws it
 // with NextRandomSeed when it pushes the enclosing operation) from a process-wide
 // sequence started by SetRandomSeed (MXNet's mx.random.seed), so a program that seeds and then
-// pushes in a fixed order gets the same numbers every time.
+// pushes in a fixed order gets the same numbers every time. Run also writes the Context's random
+// resource variable (MXNet's kRandom resource), so a sampler's failure is carried by the random
+// ops pushed after it until a wait rethrows it, as in MXNet.
 //
 // Thread-safety: a KernelRunner may be run from several threads at once (runs are ordered by the
 // engine). Construction and destruction are not synchronised with other uses of the same object.

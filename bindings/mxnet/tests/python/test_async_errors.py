@@ -78,3 +78,14 @@ def test_failure_inside_a_symbolic_graph(mx):
     with pytest.raises(mx.base.MXNetError, match="'scale' = -1"):
         out.asnumpy()
     np.testing.assert_array_equal(ex.arg_dict['x'].asnumpy(), np.ones((2, 2)))
+
+
+def test_samplers_after_a_failed_one_carry_its_failure(mx):
+    # The samplers share the generator (MXNet's random resource): the ones pushed after a failed
+    # sampler carry its failure, which one wait reports for all of them.
+    bad_normal(mx)  # never waited on
+    later = mx.nd.random.uniform(shape=(3,))
+    with pytest.raises(mx.base.MXNetError, match=BAD_SCALE):
+        later.asnumpy()
+    mx.nd.waitall()  # nothing left to report
+    assert mx.nd.random.uniform(shape=(3,)).asnumpy().shape == (3,)
