@@ -27,9 +27,24 @@ void CheckOutputs(const OpDef& def, const std::vector<NDArray>& outputs) {
   }
 }
 
+// An invoked op that writes into one of its inputs (x[idx] = y, x += y, relu(x, out=x)) would
+// leave the tape two values under one array: MXNet refuses every such call it records (that is,
+// when some input is part of a graph), whether or not the gradient needs the input's value.
+void CheckNotInPlace(const imperative_detail::InvokedOp& op, const std::vector<NDArray>& inputs) {
+  if (std::none_of(inputs.begin(), inputs.end(), [](const NDArray& a) { return InGraph(a); })) return;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (const NDArray& o : op.outputs)
+      if (o.SharesChunkWith(inputs[i]))
+        Fail(
+            "{}: the call writes an output into input {} ({}). NotImplementedError: Inplace operations (+=, -=, "
+            "x[:]=, etc) are not supported when recording with autograd; write the result into a new array",
+            op.def.name, i, DescribeArray(inputs[i]));
+}
+
 void RecordInvoked(const imperative_detail::InvokedOp& op) {
   std::vector<NDArray> inputs = op.inputs;
   inputs.insert(inputs.end(), op.aux.begin(), op.aux.end());
+  CheckNotInPlace(op, inputs);
   const size_t num_args = op.inputs.size();
   std::vector<bool> keep_in(inputs.size(), false), keep_out(op.outputs.size(), false);
   if (op.def.grad == GradKind::kOp) {

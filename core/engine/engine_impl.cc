@@ -44,7 +44,7 @@ void SortUnique(std::vector<VarImpl*>& vars) {
 
 // Records that `block` now holds its dependency on `var` (caller holds var->mu).
 void OnGrantedLocked(VarImpl* var, OprBlock* block) {
-  if (var->error && !RunsDespiteErrors(block->opr->prop)) block->InheritError(var->error);
+  if (IsLive(var->error) && !RunsDespiteErrors(block->opr->prop)) block->InheritError(var->error);
 }
 
 // Records on `v` that `done` (null: host work, which waited for everything first) completes the
@@ -395,7 +395,7 @@ void EngineImpl::Execute(OprBlock* block, const RunContext& rctx, WorkerPool* po
     block->start_ns = Profiler::NowNs();
     block->trace_tid = Profiler::ThreadId();
   }
-  if (block->inherited_error && !RunsDespiteErrors(opr->prop)) {
+  if (IsLive(block->inherited_error) && !RunsDespiteErrors(opr->prop)) {
     // Skipped: its inputs or outputs carry an exception, which Complete passes on.
     Complete(block);
     return;
@@ -593,7 +593,7 @@ void EngineImpl::Complete(OprBlock* block) {
     } else {
       RecordError(error);
     }
-  } else if (!RunsDespiteErrors(opr->prop)) {
+  } else if (!RunsDespiteErrors(opr->prop) && IsLive(block->inherited_error)) {
     error = block->inherited_error;
   }
 
@@ -756,7 +756,8 @@ void EngineImpl::WaitForVar(VarHandle var) {
     error = std::move(state.error);
     event = std::move(state.event);
   }
-  if (error) Rethrow(error);
+  // Rethrown once: a wait elsewhere may have rethrown (and so cleared) the same exception.
+  if (error && !error->seen.exchange(true)) std::rethrow_exception(error->error);
   if (event) {
     try {
       HostWait(*event);
@@ -790,11 +791,6 @@ void EngineImpl::WaitForAll() {
   }
   if (first) std::rethrow_exception(first->error);
   if (device_error) std::rethrow_exception(device_error);
-}
-
-void EngineImpl::Rethrow(const ErrorPtr& error) {
-  error->seen.store(true);
-  std::rethrow_exception(error->error);
 }
 
 WorkerPool* EngineImpl::ResolvePool(const Context& ctx, FnProperty prop) {

@@ -91,12 +91,17 @@ std::atomic<uint64_t>& ErrorEpoch() noexcept;
 void HostWait(const EventRef& ev);
 
 /// An exception shared by every variable it has tainted. `seen` records that some wait has
-/// rethrown it, so WaitForAll does not rethrow it again.
+/// rethrown it: from then on it is cleared everywhere (MXNet's engine shares one exception slot
+/// among the variables and clears that slot on rethrow), so it taints nothing more and no wait
+/// rethrows it again.
 struct ErrorRecord {
   std::exception_ptr error;
   std::atomic<bool> seen{false};
 };
 using ErrorPtr = std::shared_ptr<ErrorRecord>;
+
+/// True when `error` is set and no wait has rethrown it yet.
+inline bool IsLive(const ErrorPtr& error) noexcept { return error && !error->seen.load(std::memory_order_acquire); }
 
 /// One dependency of one block on one variable, linked into the variable's wait list.
 struct VarNode {
@@ -276,7 +281,6 @@ class EngineImpl final : public Engine {
   void Complete(OprBlock* block);
   WorkerPool* ResolvePool(const Context& ctx, FnProperty prop);
   void RecordError(const ErrorPtr& error);
-  [[noreturn]] void Rethrow(const ErrorPtr& error);
   void CheckNotInWorker(const char* what) const;
 
   EngineConfig config_;

@@ -288,11 +288,16 @@ void ExecState::RunNodes(size_t begin, size_t end, bool is_train) const {
     for (const NodeRun& r : seg->nodes)
       for (const auto* list : {&r.outputs, &r.aux})
         for (const NDArray& x : *list) x.NoteWrite();
+    // Seeds are drawn now, in push order as for unbulked runs: drawn when the segment runs, they
+    // would depend on whether mx.random.seed came before or after that (a race).
+    std::vector<uint64_t> seeds(seg->nodes.size(), 0);
+    for (size_t i = 0; i < seeds.size(); ++i)
+      if (seg->nodes[i].runner->uses_random()) seeds[i] = NextRandomSeed();
     engine->PushSync(
-        [seg, is_train](RunContext rctx) {
+        [seg, is_train, seeds = std::move(seeds)](RunContext rctx) {
           for (size_t i = 0; i < seg->nodes.size(); ++i) {
             const NodeRun& r = seg->nodes[i];
-            r.runner->RunInline(rctx, r.inputs, r.outputs, seg->reqs[i], r.aux, is_train);
+            r.runner->RunInline(rctx, r.inputs, r.outputs, seg->reqs[i], r.aux, is_train, seeds[i]);
           }
         },
         seg->ctx, seg->reads, seg->writes, FnProperty::kNormal, 0, seg->name.c_str());

@@ -4,6 +4,7 @@
 #include "operator/host_op.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -33,6 +34,20 @@ struct SeedSequence {
 SeedSequence& Seeds() {
   static SeedSequence s;
   return s;
+}
+
+// The random generator resource of one Context, as MXNet's kRandom resource: every run of a
+// random op writes its variable. The seeds need no ordering (drawn at push), but the failures do
+// as in MXNet: a sampler that fails taints the resource, so the random ops after it are skipped
+// and carry that one failure until a wait rethrows it (MXNet's test_exc_handling relies on it).
+// Created on first use, kept for the process (the engine is too).
+VarHandle RandomResourceVar(const Context& ctx) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, int>, VarHandle> vars;
+  std::lock_guard<std::mutex> lock(mu);
+  VarHandle& v = vars[{ctx.GetDeviceType(), ctx.GetDeviceId()}];
+  if (v == nullptr) v = Engine::Get()->NewVariable();
+  return v;
 }
 
 weft_shape ToWeftShape(const Shape& s, const std::string& what) {
@@ -76,7 +91,7 @@ struct KernelRunner::State {
   Storage::Handle workspace;
   std::optional<host_op::Node> host;  // set for host operators (weft/host_op.h), which have no plugin kernel
   bool random = false;
-  VarHandle var = nullptr;  // serialises runs: they share the workspace
+  VarHandle var = nullptr;  // serialises runs that share the workspace (null when there is none)
   // Shapes as int64 arrays the weft_tensors borrow.
   std::vector<std::vector<int64_t>> in_dims, out_dims, aux_dims;
 
@@ -280,7 +295,12 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
     s.kernel_state = a.state;
     if (a.workspace_bytes > 0) s.workspace = Storage::Get()->Alloc(a.workspace_bytes, ctx);
   }
-  s.var = Engine::Get()->NewVariable();
+  // Only runs that share a workspace need serialising (compute on one kernel state may run on
+  // several threads at once: weft/sdk/cpp/kernel.hpp). Other runners, shared by every imperative
+  // call of an op with one signature, take no variable of their own: a failed run would taint it
+  // and so skip the later, unrelated calls until someone waited (MXNet's take or gather_nd have
+  // no such shared variable either; random ops share the generator's, RandomResourceVar).
+  if (!s.workspace.is_null()) s.var = Engine::Get()->NewVariable();
 }
 
 KernelRunner::~KernelRunner() = default;
@@ -296,7 +316,8 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   AddVars(inputs, &reads);
   AddVars(outputs, &writes);
   AddVars(aux, &writes);
-  writes.push_back(state_->var);
+  if (state_->var != nullptr) writes.push_back(state_->var);
+  if (state_->random) writes.push_back(RandomResourceVar(state_->ctx));
   for (size_t o = 0; o < outputs.size(); ++o)
     if (req[o] != WEFT_REQ_NULL) outputs[o].NoteWrite();
   for (const NDArray& a : aux) a.NoteWrite();
@@ -326,7 +347,7 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
 
 void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>& inputs,
                              const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
-                             const std::vector<NDArray>& aux, bool is_train) const {
+                             const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const {
   state_->Check(inputs, outputs, req, aux);
   WEFT_CHECK(!state_->host, "{}: a host operator cannot run inside another engine operation (bulked)", state_->label);
   auto check_alloc = [&](const std::vector<NDArray>& arrays, const char* kind) {
@@ -338,7 +359,7 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
   check_alloc(inputs, "input");
   check_alloc(outputs, "output");
   check_alloc(aux, "aux state");
-  state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? NextRandomSeed() : 0);
+  state_->Compute(rctx.stream, inputs, outputs, req, aux, is_train, state_->random ? seed : 0);
 }
 
 std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,

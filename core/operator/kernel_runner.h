@@ -26,9 +26,12 @@
 // kWriteTo = 1, kWriteInplace = 2, kAddTo = 3), one per output.
 //
 // Random numbers: for ops whose definition asks for WEFT_OP_RESOURCE_RANDOM, every run gets a
-// fresh 64-bit seed drawn when the run is pushed (RunInline: when it runs) from a process-wide
+// fresh 64-bit seed drawn when the run is pushed (RunInline: given by the caller, who draws it
+// with NextRandomSeed when it pushes the enclosing operation) from a process-wide
 // sequence started by SetRandomSeed (MXNet's mx.random.seed), so a program that seeds and then
-// pushes in a fixed order gets the same numbers every time.
+// pushes in a fixed order gets the same numbers every time. Run also writes the Context's random
+// resource variable (MXNet's kRandom resource), so a sampler's failure is carried by the random
+// ops pushed after it until a wait rethrows it, as in MXNet.
 //
 // Thread-safety: a KernelRunner may be run from several threads at once (runs are ordered by the
 // engine). Construction and destruction are not synchronised with other uses of the same object.
@@ -86,8 +89,9 @@ class KernelRunner {
   /// Computes synchronously on `rctx.stream` (see the top of this file). Same checks as Run, and
   /// every array must already be allocated (CheckAndAlloc before the enclosing push). Throws
   /// weft::Error (or OutOfMemoryError) with the kernel's message on failure.
+  /// `seed` is the run's random seed (used when uses_random()).
   void RunInline(const RunContext& rctx, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
-                 const std::vector<int32_t>& req, const std::vector<NDArray>& aux, bool is_train) const;
+                 const std::vector<int32_t>& req, const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const;
 
   /// Names the graph node this runner computes (the executor's node name): errors the kernel
   /// reports while computing then read "<op> on <device> (node '<node>'): <message>". Call before

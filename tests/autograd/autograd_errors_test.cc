@@ -64,15 +64,33 @@ TEST(AutogradErrors, InPlaceWriteWhileRecording) {
   EXPECT_HAS(ErrorOf([&] { x *= 3.0f; }), "variable var");  // a marked variable is part of the graph too
 }
 
-TEST(AutogradErrors, OutputWrittenIntoAKeptInputWhileRecording) {
-  NDArray w = Array({1, 2}, Shape{2}), a = Array({3, 4}, Shape{2});
+// MXNet refuses a recorded call that writes into one of its inputs, whether or not the gradient
+// needs that input's value (x[idx] = y with y recorded; a = a * w).
+TEST(AutogradErrors, OutputWrittenIntoAnInputWhileRecording) {
+  NDArray w = Array({1, 2}, Shape{2}), a = Array({3, 4}, Shape{2}), v = Array({1}, Shape{1});
   autograd::AttachGrad(&w);
-  auto rec = autograd::Record();
-  ImperativeCall call;
-  call.op = "elemwise_mul";
-  call.inputs = {a, w};
-  std::vector<NDArray> out{a};  // a = a * w: its gradient needs the old a
-  EXPECT_HAS(ErrorOf([&] { Invoke(call, &out); }), "whose value its gradient needs");
+  autograd::AttachGrad(&v);
+  // _slice_assign(x, y, out=x), MXNet's x[0:1] = y: x is not part of the graph, y is.
+  ImperativeCall assign;
+  assign.op = "_slice_assign";
+  assign.inputs = {a, v};
+  assign.params = {{"begin", "(0,)"}, {"end", "(1,)"}};
+  std::vector<NDArray> out{a};
+  {
+    auto rec = autograd::Record();
+    for (const char* op : {"elemwise_mul", "elemwise_add"}) {
+      ImperativeCall call;
+      call.op = op;
+      call.inputs = {a, w};
+      const std::string e = ErrorOf([&] { Invoke(call, &out); });
+      EXPECT_HAS(e, std::string(op) + ": the call writes an output into input 0");
+      EXPECT_HAS(e, "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with autograd");
+    }
+    EXPECT_HAS(ErrorOf([&] { Invoke(assign, &out); }), "Inplace operations");
+  }
+  // Outside a record section the same call is fine.
+  EXPECT_NO_THROW(Invoke(assign, &out));
+  EXPECT_EQ(Read(a)[0], 1.f);
 }
 
 TEST(AutogradErrors, BackwardAfterAKeptValueWasOverwritten) {

@@ -178,8 +178,8 @@ TEST(KernelRunner, RunInlineInsideAnEngineOperation) {
   // One engine op running two kernels back to back (an executor's bulked segment).
   weft::Engine::Get()->PushSync(
       [&](weft::RunContext rctx) {
-        add.RunInline(rctx, {a, b}, {t}, {WEFT_REQ_WRITE}, {}, false);
-        mul.RunInline(rctx, {t, a}, {out}, {WEFT_REQ_WRITE}, {}, false);
+        add.RunInline(rctx, {a, b}, {t}, {WEFT_REQ_WRITE}, {}, false, 0);
+        mul.RunInline(rctx, {t, a}, {out}, {WEFT_REQ_WRITE}, {}, false, 0);
       },
       cpu, {a.var(), b.var()}, {t.var(), out.var()});
   EXPECT_EQ(Read(out), (std::vector<float>{5, 10, 15, 20}));

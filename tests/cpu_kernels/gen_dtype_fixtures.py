@@ -38,9 +38,13 @@ cases = []
 
 
 def case(op, attrs, inputs):
-    fn = getattr(mx.nd, op, None) or getattr(mx.nd._internal, op)
+    fn = getattr(mx.nd, op, None) or getattr(mx.nd._internal, op, None) or getattr(mx.nd.contrib, op[9:])
     kwargs = {k: v for k, v in attrs.items()}
-    outs = fn(*inputs, **kwargs)
+    if op == "_scatter_set_nd":  # MXNet runs it in place only: out is a copy of lhs
+        kwargs["out"] = inputs[0].copy()
+        outs = fn(kwargs["out"], *inputs[1:], **kwargs)
+    else:
+        outs = fn(*inputs, **kwargs)
     outs = outs if isinstance(outs, list) else [outs]
     # weft's kernels also write the outputs MXNet hides: sort's positions (in data's dtype) and
     # topk ret_typ=value's positions (float32).
@@ -111,6 +115,64 @@ for op in ["broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div", "
 case("_lesser_scalar", {"scalar": 0.1}, [h])
 case("broadcast_to", {"shape": (2, 2, 4)}, [arr(H, "float16", (1, 2, 4))])
 case("topk", {"k": 2, "axis": -1, "ret_typ": "both"}, [hb])
+
+# gather_nd / scatter_nd / _scatter_set_nd: indices of their own dtype, any of them (MXNet indexes
+# data of every dtype with int, float or unsigned positions; a negative one counts from the end).
+for dt, values in [("float32", H), ("int32", X), ("float16", H), ("uint8", XU), ("int8", X)]:
+    data = arr(values, dt, (2, 2, 2))
+    for it in ["int32", "int64", "float32", "uint8", "int8", "float16"]:
+        pos = [[1, 0, 1], [0, 1, 1]] if it == "uint8" else [[1, 0, -1], [0, -1, 1]]
+        idx = arr(pos, it)
+        case("gather_nd", {}, [data, idx])
+        rows = arr(values[:6], dt, (3, 2))
+        unique = arr([[1, 0, 0], [1, 0, 1]], it)  # distinct positions: scatter keeps each value
+        case("scatter_nd", {"shape": (2, 2, 2)}, [rows, unique])
+        case("_scatter_set_nd", {"shape": (2, 2, 2)}, [data, rows, unique])
+
+# _contrib_allclose: one uint8 flag; the tolerances and every dtype (NaN and infinities cannot be
+# written to JSON: tensor_dtype_test.cc checks those by hand).
+for dt, pairs in [("float32", [([1, 2, 3], [1, 2.00001, 3]), ([1e10], [1.00001e10]), ([-4.0, 1], [-4.0000001, 1])]),
+                  ("float64", [([1.0, 0.0], [1.00002, 1e-9])]), ("float16", [([1.0, 2.5], [1.0, 2.5]), ([1.0], [1.01])]),
+                  ("int32", [([1, 2], [1, 2]), ([1, 2], [1, 3])]), ("uint8", [([7, 200], [7, 200])]),
+                  ("int8", [([-7, 3], [-7, 4])]), ("int64", [([5], [5])])]:
+    for x, y in pairs:
+        for attrs in [{}, {"equal_nan": False}, {"rtol": 0.01, "atol": 0.5}]:
+            case("_contrib_allclose", attrs, [arr(x, dt), arr(y, dt)])
+
+# float16 gradients of the arithmetic ops, from MXNet's autograd: weft's backward kernel takes
+# out_grad (and lhs, rhs / data when the derivative needs them) and writes the input gradients.
+# MXNet rounds to float16 after each step of the derivative, weft once: "tol" (an NMSE) allows
+# those ulps, also when the harness adds them to other values (req add).
+def grad_case(op, backward, attrs, inputs, uses_inputs):
+    for x in inputs:
+        x.attach_grad()
+    with mx.autograd.record():
+        out = (getattr(mx.nd, op, None) or getattr(mx.nd._internal, op))(*inputs, **attrs)
+    step = 0.5 if out.dtype == np.float16 else 1
+    g = arr([step * (i % 5) - 1.0 for i in range(out.size)], out.dtype, out.shape)
+    out.backward(g)
+    given = [g] + (inputs if uses_inputs else [])
+    cases.append({"op": backward, "attrs": {k: str(v) for k, v in attrs.items()}, "tol": 1e-5,
+                  "inputs": [desc(i) for i in given], "outputs": [desc(x.grad) for x in inputs]})
+
+
+a16, b16 = arr(H, "float16", (2, 4)), arr([3.0, 0.7, -1.5, 0.25, 2.0, -4.0, 0.3, 9.0], "float16", (2, 4))
+for name, uses in [("add", False), ("sub", False), ("mul", True), ("div", True)]:
+    grad_case("elemwise_" + name, "_backward_elemwise_" + name, {}, [a16.copy(), b16.copy()], uses)
+    grad_case("broadcast_" + name, "_backward_broadcast_" + name, {},
+              [a16.copy(), arr([0.3, -7.0], "float16", (2, 1))], uses)
+for name, uses in [("_plus_scalar", False), ("_mul_scalar", False), ("_div_scalar", False),
+                   ("_rdiv_scalar", True), ("_power_scalar", True)]:
+    base = arr([0.5, 1.5, 2.0, 3.25, 0.75, 1.25, 4.0, 2.5], "float16", (2, 4))
+    grad_case(name, "_backward" + name, {"scalar": 3.0}, [base], uses)
+
+# The gradients of gather_nd / scatter_nd in integer and float16 data (MXNet differentiates an
+# int32 array indexed with x[[0, 2], [1, 3]]; not int8 / uint8); a repeated position sums its
+# gradients.
+for dt, it in [("int32", "int32"), ("int64", "int64"), ("float16", "int64"), ("float64", "uint8")]:
+    grad_case("gather_nd", "_backward_gather_nd", {}, [arr(X, dt, (2, 2, 2)), arr([[1, 0, 1], [0, 1, 0]], it)], True)
+    grad_case("scatter_nd", "_backward_scatter_nd", {"shape": (2, 2, 2)},
+              [arr(X[:6], dt, (3, 2)), arr([[1, 0, 0], [1, 0, 1]], it)], True)
 
 os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT + ".tmp", "w") as f:

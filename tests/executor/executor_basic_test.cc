@@ -1,6 +1,10 @@
 // The MXNet executor documentation's examples, gradients (fan-out, add, no-gradient ops), the
 // dictionaries, CopyParamsFrom, the monitor and Reshape.
+#include <future>
 #include <map>
+
+#include "weft/engine.h"
+#include "weft/imperative.h"
 
 #include "test_util.h"
 
@@ -198,6 +202,30 @@ TEST(Executor, ReshapeSharesOrGrows) {
   EXPECT_NE(err.find("partial_shaping"), std::string::npos) << err;
   EXPECT_NO_THROW(e->Reshape(true, false, {{"a", Shape{1, 1}}}));
   EXPECT_EQ(e->GetOptimizedSymbol().ListArguments(), c.ListArguments());
+}
+
+// A random node's seed is drawn when the forward pass is pushed, also inside a bulked segment:
+// mx.random.seed(s); forward gives the same numbers however late the segment runs (issue 28:
+// drawn when the segment ran, a seed set after the push changed them).
+TEST(Executor, RandomNodesTakeTheirSeedWhenPushed) {
+  Symbol x = Symbol::Variable("x");
+  Symbol y = Operator("_random_uniform").SetParam("shape", Shape{8, 8}).CreateSymbol("u") + x;
+  NDArray xv(std::vector<float>(64, 0.f), Shape{8, 8}, kCpu);
+  std::unique_ptr<Executor> e(y.Bind(kCpu, {xv}, {}, {}, {}));
+  RandomSeed(7);
+  e->Forward(false);
+  const std::vector<float> want = Values(e->outputs[0]);
+  for (int round = 0; round < 3; ++round) {
+    // Hold the segment back behind a write of x until after the seed has changed again.
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    Engine::Get()->PushSync([released](RunContext) { released.wait(); }, kCpu, {}, {xv.var()});
+    RandomSeed(7);
+    e->Forward(false);
+    RandomSeed(12345);
+    release.set_value();
+    EXPECT_EQ(Values(e->outputs[0]), want) << "round " << round;
+  }
 }
 
 }  // namespace

@@ -116,6 +116,7 @@ const std::vector<Row>& Table() {
         {"topk", {}, K, "_backward_topk", O, {}},
         {"sort", {}, K, "_backward_sort", O, {}},
         {"argsort", {}, N, "", 0, {}},
+        {"_contrib_allclose", {}, N, "", 0, {}},
         {"UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}, K, "_backward_UpSampling", 0, {}},
         {"UpSampling",
          {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}},

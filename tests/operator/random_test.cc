@@ -331,5 +331,31 @@ TEST(RandomOps, BadParametersRaiseAtTheWaitNamingTheAttribute) {
   EXPECT_NE(e.find("attribute 'scale' = -1"), std::string::npos) << e;
 }
 
+// Imperative calls of one op with one signature share a prepared kernel. A failed call must not
+// skip the next, unrelated call through it (nothing but the failed call's outputs carries the
+// failure), and every new failure is reported, also by WaitAll, once.
+TEST(RandomOps, AFailedCallDoesNotTaintTheNextCall) {
+  const Params bad = {{"shape", "(4,)"}, {"scale", "-1"}};
+  for (int round = 0; round < 2; ++round) {
+    NDArray first = Sample("_random_normal", bad);
+    EXPECT_NE(ErrorOf([&] { first.WaitToRead(); }).find("'scale'"), std::string::npos);
+    NDArray again = Sample("_random_normal", bad);  // fails anew: reported anew
+    NDArray other = Sample("_random_exponential", {{"shape", "(4,)"}, {"lam", "-1"}});
+    EXPECT_NE(ErrorOf([] { NDArray::WaitAll(); }).find("attribute '"), std::string::npos);
+    EXPECT_NO_THROW(again.WaitToRead()) << "WaitAll rethrows one failure and clears every other";
+    EXPECT_NO_THROW(other.WaitToRead());
+    EXPECT_NO_THROW(NDArray::WaitAll());
+  }
+  auto array = [](std::vector<float> v) {
+    NDArray a(Shape{static_cast<int64_t>(v.size())}, Context::cpu(0), false);
+    a.SyncCopyFromCPU(v);
+    return a;
+  };
+  NDArray failed = InvokeOne("take", {array({1, 2, 3}), array({5})}, {{"mode", "raise"}});
+  NDArray good = InvokeOne("take", {array({1, 2, 3}), array({1})}, {{"mode", "raise"}});
+  EXPECT_EQ(Values(good), std::vector<double>({2})) << "a call after a failed one must run";
+  EXPECT_NE(ErrorOf([&] { failed.WaitToRead(); }).find("out of range"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace weft

@@ -82,6 +82,7 @@ const char* const kOpsMd[] = {
     "Deconvolution",
     "LRN",
     "Embedding",
+    "_contrib_allclose",
     "SwapAxis",
     "slice",
     "slice_axis",

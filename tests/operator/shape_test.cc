@@ -367,6 +367,15 @@ TEST(ShapeInference, InvalidGeometryIsAnError) {
                    Infer("Concat", {{"num_args", "2"}, {"dim", "2"}}, {Shape{2, 3}});
                  }),
                  {"Concat", "dim=2"});
+  // MXNet: broadcast_like(lhs_axes=(), rhs_axes=()) is "Empty axes tuple is not allowed"; None
+  // (the default) broadcasts every axis.
+  ExpectContains(ErrorOf([] {
+                   Infer("broadcast_like", {{"lhs_axes", "()"}, {"rhs_axes", "()"}}, {Shape{1}, Shape{5}});
+                 }),
+                 {"broadcast_like", "lhs_axes is an empty tuple"});
+  EXPECT_EQ(Infer("broadcast_like", {}, {Shape{1}, Shape{5}}).out[0], ShapeSlot(Shape{5}));
+  EXPECT_EQ(Infer("broadcast_like", {{"lhs_axes", "(0,)"}, {"rhs_axes", "(-1,)"}}, {Shape{1}, Shape{5}}).out[0],
+            ShapeSlot(Shape{5}));
 }
 
 TEST(ShapeInference, WrongSlotCountsAreErrors) {

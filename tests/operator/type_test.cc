@@ -98,5 +98,29 @@ TEST(TypeInference, DropoutMaskHasTheDataDtype) {
   EXPECT_EQ(InferT("Dropout", {}, {kF16}).out, (std::vector<int>{kF16, kF16}));
 }
 
+TEST(TypeInference, NdIndexingIndicesKeepTheirOwnDtype) {
+  // MXNet: gather_nd(d, i).infer_type(d='float32', i='int32') -> [float32, int32], [float32];
+  // infer_type(d='float32') leaves i undecided; scatter_nd likewise; _scatter_set_nd(l, r, i)
+  // with r='float64', i='int64' -> [float64, float64, int64], [float64].
+  constexpr int kI64 = static_cast<int>(DType::kInt64);
+  constexpr int kU8 = static_cast<int>(DType::kUint8);
+  Types t = InferT("gather_nd", {}, {kF32, kI32});
+  EXPECT_EQ(t.in, (std::vector<int>{kF32, kI32}));
+  EXPECT_EQ(t.out, (std::vector<int>{kF32}));
+  EXPECT_EQ(InferT("gather_nd", {}, {kF32}).in, (std::vector<int>{kF32, -1}));
+  EXPECT_EQ(InferT("gather_nd", {}, {kF16, kF32}).out, (std::vector<int>{kF16}));
+  EXPECT_EQ(InferT("gather_nd", {}, {-1, kI64}, {kF64}).in, (std::vector<int>{kF64, kI64}));
+  t = InferT("scatter_nd", {{"shape", "(3,)"}}, {kU8, kI64});
+  EXPECT_EQ(t.in, (std::vector<int>{kU8, kI64}));
+  EXPECT_EQ(t.out, (std::vector<int>{kU8}));
+  t = InferT("_scatter_set_nd", {{"shape", "(3,)"}}, {-1, kF64, kI64});
+  EXPECT_EQ(t.in, (std::vector<int>{kF64, kF64, kI64}));
+  EXPECT_EQ(t.out, (std::vector<int>{kF64}));
+  ExpectContains(ErrorOf([] {
+                   InferT("_scatter_set_nd", {{"shape", "(3,)"}}, {kF32, kF64, kI32});
+                 }),
+                 {"_scatter_set_nd", "'rhs'", "float64", "float32"});
+}
+
 }  // namespace
 }  // namespace weft

@@ -3,6 +3,7 @@
 #include "common.h"
 #include "op_table.h"
 #include "storage_fallback.h"
+#include "weft/autograd.h"
 #include "weft/imperative.h"
 #include "weft/runtime.h"
 
@@ -54,20 +55,21 @@ std::vector<NDArray> Inputs(int num_inputs, NDArrayHandle* inputs) {
   return in;
 }
 
-// `_copyto`: MXNet's copy between two arrays of one shape (any devices).
-void CopyTo(const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+// `_copyto`: MXNet's copy between two arrays of one shape (any devices). While autograd records,
+// MXNet records it too (astype and copyto keep the graph); weft records a copy on one device.
+void CopyTo(const std::vector<NDArray>& in, std::vector<NDArray>& out) {
   if (in.size() != 1 || out.size() != 1) Fail("_copyto takes one input and one output array (out=)");
   if (in[0].GetShape() != out[0].GetShape()) {
     Fail("_copyto: shapes differ: source {} and destination {}", in[0].GetShape(), out[0].GetShape());
   }
   if (in[0].SharesChunkWith(out[0]) && in[0].offset() == out[0].offset()) return;  // a copy onto itself
+  NDArray source = in[0];
   if (in[0].GetDType() != out[0].GetDType()) {
     // MXNet's copyto converts: cast on the source's device, then copy.
-    NDArray cast = InvokeOne("Cast", {in[0]}, {{"dtype", std::string(DTypeName(out[0].GetDType()))}});
-    NDArray::CopyFromTo(cast, out[0]);
-    return;
+    source = InvokeOne("Cast", {in[0]}, {{"dtype", std::string(DTypeName(out[0].GetDType()))}});
   }
-  NDArray::CopyFromTo(in[0], out[0]);
+  NDArray::CopyFromTo(source, out[0]);
+  if (source.GetContext() == out[0].GetContext()) autograd::RecordView(source, &out[0], "_copy", {});
 }
 
 bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<std::string, std::string>& params) {
@@ -103,11 +105,24 @@ void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std
   ImperativeCall call;
   call.op = op.info.name;
   call.inputs = std::move(in);
+  bool shared = false;
   if (auto it = params.find("ctx"); it != params.end()) {
     if (call.inputs.empty() && !it->second.empty()) call.context = ParseMXNetContext(it->second);
+    shared = call.context && it->second.starts_with("cpu_shared");
     params.erase(it);  // weft's definitions accept `ctx` but the call carries it
   }
   call.params = std::move(params);
+  if (call.inputs.empty() && out->empty() && shared) {
+    // A creation op asked for cpu_shared (mx.nd.zeros(ctx=mx.Context('cpu_shared', 0))): made on
+    // the cpu, then moved into POSIX shared memory, as MXNDArrayCreate makes such arrays.
+    std::vector<NDArray> made;
+    weft::Invoke(call, &made);
+    for (const NDArray& m : made) {
+      out->push_back(NDArray::CreateSharedMem(m.GetShape(), m.GetDType()));
+      NDArray::CopyFromTo(m, out->back());
+    }
+    return;
+  }
   if (call.inputs.empty() && call.context && out->empty() &&
       NeedsCpuFallback(op.info.name, *call.context, call.params)) {
     // A creation op (zeros, ones, full, arange, random samplers) the device has no kernel for is
@@ -247,7 +262,10 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
     for (const NDArray& a : out) stypes.push_back(static_cast<int>(a.storage_type()));
     *out_stypes = stypes.data();
   }
-  if (!given) {
+  if (given) {
+    // The arrays given now carry the recorded graph entry, when autograd recorded the call.
+    for (int i = 0; i < *num_outputs; ++i) ND((*outputs)[i]) = out[static_cast<size_t>(i)];
+  } else {
     std::vector<void*>& handles = ThreadHandles("MXImperativeInvoke");
     handles.clear();
     for (NDArray& a : out) handles.push_back(NewND(std::move(a)));

@@ -24,10 +24,13 @@
 // to its CallbackOnComplete, the exception is stored on every variable that function writes.
 // A later function that reads or writes a variable carrying an exception is not run (unless its
 // property is kNoSkip / kDeleteVar); instead the same exception is stored on the variables it
-// writes. WaitForVar(v) rethrows the exception stored on v in the caller's thread and clears it
-// from v (so the next WaitForVar(v) returns normally, and work pushed afterwards runs). WaitForAll
-// rethrows the first exception that no WaitForVar or WaitForAll has rethrown yet, once: a second
-// WaitForAll does not rethrow it. The engine keeps working after any error.
+// writes. WaitForVar(v) rethrows the exception stored on v in the caller's thread. WaitForAll
+// waits for all pushed work, then rethrows the first exception that no wait has rethrown yet.
+// Each exception is rethrown once (MXNet's rule: the variables it tainted share one exception
+// slot, which a rethrow empties): once WaitForVar or WaitForAll has rethrown it, or WaitForAll
+// has passed it over for an earlier one, it is cleared from every variable it tainted, so later
+// waits on any of them return normally and work pushed afterwards runs. The engine keeps working
+// after any error.
 //
 // Device work (stream-ordered, event-completed; MXNet's async GPU dependency engine): on a device
 // that is not host-addressable, a function runs on one of its Context's streams and only queues
@@ -255,7 +258,8 @@ class WEFT_API Engine {
 
   /// Blocks until every function pushed before this call that writes `var` has completed
   /// (pending reads do not block it), together with the device work they queued, then rethrows
-  /// and clears the exception stored on `var` (or the failure of that device work), if any.
+  /// the exception stored on `var` (or the failure of that device work), if any and if no wait
+  /// has rethrown it before; that clears it from every variable it tainted.
   /// Returns at once for a variable with no pending writes.
   virtual void WaitForVar(VarHandle var) = 0;
   /// Blocks until every function pushed so far (from any thread) and every device stream of

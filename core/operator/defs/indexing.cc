@@ -73,6 +73,23 @@ Shape GatheredShape(const ShapeIO& io, const Shape& data, const Shape& indices) 
   return Shape(out);
 }
 
+// MXNet's type rule of gather_nd, scatter_nd and _scatter_set_nd (indexing_op.h): the output has
+// the data's dtype (and _scatter_set_nd's rhs the lhs's); the indices keep a dtype of their own,
+// any, and are left undecided when the caller gives none (MXNet's infer_type reports them).
+void SetNdTypeRule(OpDef& d, bool with_lhs) {
+  d.infer_type = [name = d.name, with_lhs](const AttrMap&, std::vector<int>& in, std::vector<int>& out,
+                                           std::vector<int>&) {
+    const size_t data_slots = with_lhs ? 2 : 1;
+    int t = out[0];
+    for (size_t i = 0; i < data_slots && t < 0; ++i) t = in[i];
+    if (t < 0) return;
+    AssignType(name, "output", "output", out[0], t);
+    const std::vector<std::string> names =
+        with_lhs ? std::vector<std::string>{"lhs", "rhs"} : std::vector<std::string>{"data"};
+    for (size_t i = 0; i < data_slots; ++i) AssignType(name, "input", names[i], in[i], t);
+  };
+}
+
 OpDef GatherNd() {
   OpDef d;
   d.name = "gather_nd";
@@ -85,6 +102,7 @@ OpDef GatherNd() {
   SetShapeFn(d, [](ShapeIO& io) {
     if (FullyKnown(io.in(0)) && FullyKnown(io.in(1))) io.AssignOut(0, GatheredShape(io, *io.in(0), *io.in(1)));
   });
+  SetNdTypeRule(d, false);
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_gather_nd";
   d.backward_uses = kUsesInputs;
@@ -106,6 +124,7 @@ OpDef ScatterNd(std::string name, std::string description, std::vector<std::stri
     const size_t data = with_lhs ? 1 : 0;
     if (FullyKnown(io.in(data + 1))) io.AssignIn(data, GatheredShape(io, out, *io.in(data + 1)));
   });
+  SetNdTypeRule(d, with_lhs);
   return d;
 }
 

@@ -126,6 +126,11 @@ OpDef BroadcastLike() {
     const Shape& l = *io.in(0);
     const Shape& r = *io.in(1);
     std::vector<int64_t> la = io.attrs().GetTuple("lhs_axes", {}), ra = io.attrs().GetTuple("rhs_axes", {});
+    // MXNet: None broadcasts every axis; a given empty tuple is refused.
+    if (la.empty() && !sdk::IsNone(io.attrs().GetString("lhs_axes")))
+      io.Fail(
+          "lhs_axes is an empty tuple: name the axes to broadcast, or leave lhs_axes and rhs_axes out (None) to "
+          "broadcast every axis");
     Shape out = l;
     if (la.empty() && ra.empty()) {
       if (l.ndim() != r.ndim())

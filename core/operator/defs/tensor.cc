@@ -1,5 +1,5 @@
-// Products, dtype, fill and lookup ops: dot, batch_dot, Cast, zeros_like, ones_like, one_hot,
-// Embedding. Shape rules
+// Products, dtype, fill, lookup and comparison ops: dot, batch_dot, Cast, zeros_like, ones_like,
+// one_hot, Embedding, _contrib_allclose. Shape rules
 // are MXNet 1.9's (src/operator/tensor/dot-inl.h, elemwise_unary_op.h, indexing_op.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
@@ -206,9 +206,37 @@ OpDef Embedding() {
   return d;
 }
 
+// _contrib_allclose (mx.nd.contrib.allclose; MXNet's test_utils.assert_almost_equal calls it on
+// two arrays of one context and dtype): numpy.allclose as one 0-d uint8 flag.
+OpDef AllClose() {
+  OpDef d;
+  d.name = "_contrib_allclose";
+  d.description =
+      "output = 1 when every |a − b| <= atol + rtol·|b| (equal values, infinities included, always pass; a NaN "
+      "matches a NaN only with equal_nan), else 0: a 0-d uint8 array. a and b have one shape and dtype.";
+  d.attrs = {Opt("rtol", "float", "1e-05", "relative tolerance (of |b|)"),
+             Opt("atol", "float", "1e-08", "absolute tolerance"),
+             Opt("equal_nan", "bool", "True", "whether NaN compares equal to NaN")};
+  d.list_inputs = Fixed({"a", "b"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (io.in(0)) io.AssignIn(1, *io.in(0));
+    if (io.in(1)) io.AssignIn(0, *io.in(1));
+    io.AssignOut(0, Shape{});
+  });
+  d.infer_type = [](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    AssignType("_contrib_allclose", "input", "b", in[1], in[0]);
+    AssignType("_contrib_allclose", "input", "a", in[0], in[1]);
+    AssignType("_contrib_allclose", "output", "output", out[0], static_cast<int>(DType::kUint8));
+  };
+  d.grad = GradKind::kNone;
+  return d;
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
+  r.Register(AllClose());
   r.Register(Dot());
   r.Register(BatchDot());
   r.Register(Cast());

@@ -5,7 +5,8 @@
 //   mod has the sign of the divisor, as Python's %, and is 0 where the divisor is 0;
 //   maximum and minimum propagate NaN from either side (MXNet 1.9: nan where either is nan);
 //   rint rounds halves toward −∞ (MXNet's docs: "for input n.5 rint returns n", "-n.5 ... -n-1"),
-//   fix and trunc toward zero.
+//   fix and trunc toward zero;
+//   _contrib_allclose is numpy.allclose (NaN equal only with equal_nan), one 0-d flag.
 #include <cmath>
 #include <numbers>
 
@@ -110,6 +111,23 @@ const std::pair<const char*, Unary> kUnary[] = {
 // inputs, which finite differences cannot check across its jumps).
 double ModRightGrad(double a, double b) { return -std::floor(a / b); }
 
+// _contrib_allclose (numpy.allclose as MXNet documents it): 1 when every pair is equal (infinities
+// too), both NaN with equal_nan, or finite with |a − b| <= atol + rtol·|b|; else 0.
+void AllClose(Call& c) {
+  const double rtol = c.attrs().GetFloat("rtol", 1e-5), atol = c.attrs().GetFloat("atol", 1e-8);
+  const bool equal_nan = c.attrs().GetBool("equal_nan", true);
+  bool all = true;
+  for (size_t i = 0; i < c.in(0).v.size() && all; ++i) {
+    const double a = c.in(0).v[i], b = c.in(1).v[i];
+    if (std::isnan(a) || std::isnan(b)) {
+      all = equal_nan && std::isnan(a) && std::isnan(b);
+    } else {
+      all = a == b || (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) <= atol + rtol * std::fabs(b));
+    }
+  }
+  c.out[0].v[0] = Truth(all);
+}
+
 }  // namespace
 
 std::optional<std::vector<HostTensor>> MathGradient(const RunSpec& f, const std::vector<HostTensor>& og) {
@@ -151,6 +169,7 @@ void RegisterMathReferences(Table& t) {
   // MXNet's gradient accumulation: elemwise_add under another name.
   t["_grad_add"] = [](Call& c) { Broadcast(c, [](double a, double b) { return a + b; }); };
   for (const auto& [name, f] : kUnary) t[name] = MapUnary(f);
+  t["_contrib_allclose"] = AllClose;
 }
 
 }  // namespace wconf::ref

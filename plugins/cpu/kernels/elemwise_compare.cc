@@ -4,7 +4,10 @@
 // every dtype MXNet 1.9's cpu has: float32, float64, float16 (compared in float), int32, int64,
 // uint8, int8; the scalar is converted to the array's dtype first, as in MXNet (2.5 is 2 for an
 // int32 array). Forward only: their gradient is zero by definition. Compiled for the baseline ISA
-// only (elemwise_kernels.h).
+// only (elemwise_kernels.h). And _contrib_allclose, one flag for two whole arrays.
+#include <cmath>
+#include <type_traits>
+
 #include "elemwise_kernels.h"
 
 namespace weft::cpu::tensor {
@@ -36,9 +39,54 @@ void AddCompare(KernelTable& t, const char* elemwise, const char* scalar, const 
   t.Add<BroadcastKernel<Op, ColdAll>>(broadcast, ColdAll::kMask);
 }
 
+// _contrib_allclose: one uint8 flag, MXNet's rule (contrib/allclose_op-inl.h): a NaN matches a
+// NaN only with equal_nan; equal values (infinities too) pass; otherwise |a − b| <= atol + rtol·|b|
+// with no infinity involved. Floats compare in their own precision (float16 in float), integers
+// in double.
+class AllCloseKernel {
+ public:
+  explicit AllCloseKernel(const KernelSetup& s)
+      : rtol_(s.attrs.GetFloat("rtol", 1e-5)),
+        atol_(s.attrs.GetFloat("atol", 1e-8)),
+        equal_nan_(s.attrs.GetBool("equal_nan", true)) {
+    s.ExpectCounts(2, 1);
+    if (s.inputs[0].dtype != s.inputs[1].dtype || s.inputs[0].shape != s.inputs[1].shape)
+      Invalid(s, "a and b must have one shape and dtype");
+    DispatchAll(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    if (s.outputs[0].dtype != WEFT_DTYPE_UINT8 || s.outputs[0].size() != 1)
+      Invalid(s, "the output is one uint8 element");
+  }
+  void Compute(const KernelCall& c) const {
+    bool all = true;
+    DispatchAll("_contrib_allclose", c.inputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = std::conditional_t<std::is_floating_point_v<Calc<T>>, Calc<T>, double>;
+      const T* a = InPtr<T>(c, 0);
+      const T* b = InPtr<T>(c, 1);
+      const C rtol = static_cast<C>(rtol_), atol = static_cast<C>(atol_);
+      for (int64_t i = 0, n = c.inputs[0].size(); i < n && all; ++i) {
+        const C x = static_cast<C>(ToCalc(a[i])), y = static_cast<C>(ToCalc(b[i]));
+        if (std::isnan(x) || std::isnan(y)) {
+          all = equal_nan_ && std::isnan(x) && std::isnan(y);
+        } else {
+          all = x == y || (!std::isinf(x) && !std::isinf(y) && std::fabs(x - y) <= atol + rtol * std::fabs(y));
+        }
+      }
+    });
+    const uint8_t flag = all ? 1 : 0;
+    Map<false>(
+        OutPtr<uint8_t>(c, 0), 1, c.req[0], [](uint8_t v) { return v; }, &flag);
+  }
+
+ private:
+  double rtol_, atol_;
+  bool equal_nan_;
+};
+
 }  // namespace
 
 void RegisterCompareKernels(KernelTable& t) {
+  t.Add<AllCloseKernel>("_contrib_allclose", kAllMask);
   AddCompare<Equal>(t, "_equal", "_equal_scalar", "broadcast_equal");
   AddCompare<NotEqual>(t, "_not_equal", "_not_equal_scalar", "broadcast_not_equal");
   AddCompare<Greater>(t, "_greater", "_greater_scalar", "broadcast_greater");

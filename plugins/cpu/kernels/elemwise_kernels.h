@@ -12,7 +12,8 @@
 //
 // The second template argument, a Flavor, says how the loops are compiled: in the per-ISA variants
 // of isa_dispatch.h (the ops of the training hot path) or once for the baseline ISA (the rest:
-// issue 34), and which dtypes the forward kernels take (backward kernels take the float ones).
+// issue 34), and which dtypes the forward kernels take (backward kernels take the floating ones:
+// float32, float64, float16; float16 computed in float and rounded once, as the forward).
 // Thread-safe: kernels keep only their setup.
 #pragma once
 
@@ -29,12 +30,13 @@ namespace weft::cpu::tensor {
 
 /// How a family of element-wise kernels is compiled: kIsa = loops in isa_dispatch.h's variants,
 /// kMask = forward dtypes (a subset of float32, float64, float16, int32, int64, uint8, int8).
-/// Backward kernels take the float32 / float64 ones.
+/// Backward kernels take the floating ones (float32, float64, float16; MXNet's cpu has float16
+/// gradients of every element-wise op).
 template <bool kIsaDispatch, uint64_t kDTypes>
 struct Flavor {
   static constexpr bool kIsa = kIsaDispatch;
   static constexpr uint64_t kMask = kDTypes;
-  static constexpr uint64_t kGradMask = kDTypes & kFloatMask;
+  static constexpr uint64_t kGradMask = kDTypes & (kFloatMask | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16));
 };
 /// The training hot path: float32, in every ISA variant (issue 34: each further dtype compiled
 /// per ISA cost the build three copies of every loop for no benchmarked gain).
@@ -132,9 +134,10 @@ class UnaryBackwardKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kGradMask>("unary backward", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      Map<Fl::kIsa>(
-          OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0], [](T g, T x, T y) { return g * Op::Grad(x, y); },
-          InPtr<T>(c, 0), InPtr<T>(c, 1), InPtr<T>(c, 2));
+      using C = Calc<T>;
+      Map<Fl::kIsa>(OutPtr<T>(c, 0), c.outputs[0].size(), c.req[0],
+                    Lift<T>([](C g, C x, C y) { return g * Op::Grad(x, y); }), InPtr<T>(c, 0), InPtr<T>(c, 1),
+                    InPtr<T>(c, 2));
     });
   }
 };
@@ -169,15 +172,15 @@ class ScalarBackwardKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kGradMask>("scalar op backward", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T s = static_cast<T>(scalar_);
+      using C = Calc<T>;
+      const C s = ScalarAs<T>(scalar_);
       const int64_t n = c.outputs[0].size();
       if constexpr (Op::kUsesData) {
-        Map<Fl::kIsa>(
-            OutPtr<T>(c, 0), n, c.req[0], [s](T g, T x) { return g * Op::Grad(x, s); }, InPtr<T>(c, 0), InPtr<T>(c, 1));
+        Map<Fl::kIsa>(OutPtr<T>(c, 0), n, c.req[0], Lift<T>([s](C g, C x) { return g * Op::Grad(x, s); }),
+                      InPtr<T>(c, 0), InPtr<T>(c, 1));
       } else {
-        const T d = Op::Grad(T(0), s);
-        Map<Fl::kIsa>(
-            OutPtr<T>(c, 0), n, c.req[0], [d](T g) { return g * d; }, InPtr<T>(c, 0));
+        const C d = Op::Grad(C(0), s);
+        Map<Fl::kIsa>(OutPtr<T>(c, 0), n, c.req[0], Lift<T>([d](C g) { return g * d; }), InPtr<T>(c, 0));
       }
     });
   }
@@ -232,21 +235,20 @@ class ElemwiseBackwardKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kGradMask>("elemwise backward", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
+      using C = Calc<T>;
       const int64_t n = c.inputs[0].size();
       const T* g = InPtr<T>(c, 0);
       if constexpr (Op::kUsesInputs) {
         const T* a = InPtr<T>(c, 1);
         const T* b = InPtr<T>(c, 2);
-        Map<Fl::kIsa>(
-            OutPtr<T>(c, 0), n, c.req[0], [](T gv, T av, T bv) { return gv * Op::Da(av, bv); }, g, a, b);
-        Map<Fl::kIsa>(
-            OutPtr<T>(c, 1), n, c.req[1], [](T gv, T av, T bv) { return gv * Op::Db(av, bv); }, g, a, b);
+        Map<Fl::kIsa>(OutPtr<T>(c, 0), n, c.req[0], Lift<T>([](C gv, C av, C bv) { return gv * Op::Da(av, bv); }), g, a,
+                      b);
+        Map<Fl::kIsa>(OutPtr<T>(c, 1), n, c.req[1], Lift<T>([](C gv, C av, C bv) { return gv * Op::Db(av, bv); }), g, a,
+                      b);
       } else {
-        const T da = Op::Da(T(0), T(0)), db = Op::Db(T(0), T(0));
-        Map<Fl::kIsa>(
-            OutPtr<T>(c, 0), n, c.req[0], [da](T gv) { return gv * da; }, g);
-        Map<Fl::kIsa>(
-            OutPtr<T>(c, 1), n, c.req[1], [db](T gv) { return gv * db; }, g);
+        const C da = Op::Da(C(0), C(0)), db = Op::Db(C(0), C(0));
+        Map<Fl::kIsa>(OutPtr<T>(c, 0), n, c.req[0], Lift<T>([da](C gv) { return gv * da; }), g);
+        Map<Fl::kIsa>(OutPtr<T>(c, 1), n, c.req[1], Lift<T>([db](C gv) { return gv * db; }), g);
       }
     });
   }
@@ -322,29 +324,51 @@ class BroadcastBackwardKernel {
   void Compute(const KernelCall& c) const {
     DispatchMask<Fl::kGradMask>("broadcast backward", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const BroadcastIn<T> g{InPtr<T>(c, 0), out_};
-      if constexpr (Op::kUsesInputs) {
-        const BroadcastIn<T> a{InPtr<T>(c, 1), a_}, b{InPtr<T>(c, 2), b_};
-        // Baseline ISA only: three operands walk through run-time strides (elemwise_driver.h), a
-        // loop the ISA variants hardly speed up, and their copies were the largest part of
-        // broadcast_mul/div's compile time (issue 34). Off the benchmarked training path.
-        GradToShape<false>(
-            OutPtr<T>(c, 0), a_, c.req[0], out_, [](T gv, T av, T bv) { return gv * Op::Da(av, bv); }, g, a, b);
-        GradToShape<false>(
-            OutPtr<T>(c, 1), b_, c.req[1], out_, [](T gv, T av, T bv) { return gv * Op::Db(av, bv); }, g, a, b);
-      } else {
-        // Constant derivatives: reduce out_grad itself, scaled.
-        const T* gp = InPtr<T>(c, 0);
-        const Dims* targets[2] = {&a_, &b_};
-        const T scales[2] = {Op::Da(T(0), T(0)), Op::Db(T(0), T(0))};
-        for (int k = 0; k < 2; ++k) {
-          bool reduced[WEFT_MAX_NDIM] = {};
-          RepeatedAxes(*targets[k], out_, reduced);
-          ReduceTo<Fl::kIsa>(gp, out_, reduced, OutPtr<T>(c, static_cast<size_t>(k)), c.req[static_cast<size_t>(k)],
-                             SumOp<T>(), scales[k]);
+      if constexpr (std::is_same_v<T, Half>) {
+        // Summed in float and rounded once: float16 partial sums would lose the small terms.
+        std::vector<std::vector<float>> in(c.inputs.size());
+        for (size_t i = 0; i < in.size(); ++i) {
+          in[i].resize(static_cast<size_t>(c.inputs[i].size()));
+          Map<false>(in[i].data(), c.inputs[i].size(), WEFT_REQ_WRITE, HalfToFloat, InPtr<Half>(c, i));
         }
+        std::vector<float> da(static_cast<size_t>(a_.Size())), db(static_cast<size_t>(b_.Size()));
+        Run<float>(in[0].data(), Op::kUsesInputs ? in[1].data() : nullptr, Op::kUsesInputs ? in[2].data() : nullptr,
+                   da.data(), db.data(), WEFT_REQ_WRITE, WEFT_REQ_WRITE);
+        Map<false>(OutPtr<Half>(c, 0), a_.Size(), c.req[0], FloatToHalf, da.data());
+        Map<false>(OutPtr<Half>(c, 1), b_.Size(), c.req[1], FloatToHalf, db.data());
+      } else {
+        Run<T>(InPtr<T>(c, 0), Op::kUsesInputs ? InPtr<T>(c, 1) : nullptr, Op::kUsesInputs ? InPtr<T>(c, 2) : nullptr,
+               OutPtr<T>(c, 0), OutPtr<T>(c, 1), c.req[0], c.req[1]);
       }
     });
+  }
+
+ private:
+  // lhs_grad (=|+=) ..., rhs_grad (=|+=) ... from out_grad g (and lhs, rhs when the op uses them).
+  template <typename T>
+  void Run(const T* gp, const T* ap, const T* bp, T* da, T* db, int32_t req_a, int32_t req_b) const {
+    const BroadcastIn<T> g{gp, out_};
+    if constexpr (Op::kUsesInputs) {
+      const BroadcastIn<T> a{ap, a_}, b{bp, b_};
+      // Baseline ISA only: three operands walk through run-time strides (elemwise_driver.h), a
+      // loop the ISA variants hardly speed up, and their copies were the largest part of
+      // broadcast_mul/div's compile time (issue 34). Off the benchmarked training path.
+      GradToShape<false>(
+          da, a_, req_a, out_, [](T gv, T av, T bv) { return gv * Op::Da(av, bv); }, g, a, b);
+      GradToShape<false>(
+          db, b_, req_b, out_, [](T gv, T av, T bv) { return gv * Op::Db(av, bv); }, g, a, b);
+    } else {
+      // Constant derivatives: reduce out_grad itself, scaled.
+      const Dims* targets[2] = {&a_, &b_};
+      T* outs[2] = {da, db};
+      const int32_t reqs[2] = {req_a, req_b};
+      const T scales[2] = {Op::Da(T(0), T(0)), Op::Db(T(0), T(0))};
+      for (int k = 0; k < 2; ++k) {
+        bool reduced[WEFT_MAX_NDIM] = {};
+        RepeatedAxes(*targets[k], out_, reduced);
+        ReduceTo<Fl::kIsa>(gp, out_, reduced, outs[k], reqs[k], SumOp<T>(), scales[k]);
+      }
+    }
   }
 
  private:

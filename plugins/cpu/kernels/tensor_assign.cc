@@ -6,7 +6,9 @@
 //   _set_value                           output = src everywhere.
 //   gather_nd, _backward_gather_nd       indices (M, Y…) address data's first M axes; negative
 //   scatter_nd, _backward_scatter_nd     positions count from the end (MXNet); a position outside
-//   _scatter_set_nd                      the axis fails the call (at the next wait).
+//   _scatter_set_nd                      the axis fails the call (at the next wait). Data of
+//                                        every data-movement dtype (the backward ops all but
+//                                        int8 / uint8), indices of any dtype (MXNet).
 //   _onehot_encode                       output[i, lhs[i]] = 1, zeros elsewhere.
 //   _histogram                           counts per bin (int64) and the bin edges.
 // Positions may come in any index dtype (float values truncated toward zero, as MXNet).
@@ -105,13 +107,13 @@ struct NdPlan {
       Invalid(s, "the gathered side has " + std::to_string(small.size()) + " elements, indices " +
                      sdk::FormatTuple(indices.shape) + " and " + sdk::FormatTuple(big.shape) + " give " +
                      std::to_string(n * block));
-    DispatchIndex(s.op_name.c_str(), indices.dtype, [](auto) {});
+    DispatchAll(s.op_name.c_str(), indices.dtype, [](auto) {});
   }
 
   // Block offsets (in elements) of big for each of the n positions; throws on one out of range.
   std::vector<int64_t> Offsets(const Tensor& indices, const char* op) const {
     std::vector<int64_t> off(static_cast<size_t>(n), 0);
-    DispatchIndex(op, indices.dtype(), [&](auto tag) {
+    DispatchAll(op, indices.dtype(), [&](auto tag) {  // indices of any dtype (MXNet)
       using I = typename decltype(tag)::type;
       const I* idx = static_cast<const I*>(indices.raw());
       for (int64_t a = 0; a < m; ++a) {
@@ -155,7 +157,7 @@ class NdKernel {
     const std::vector<int64_t> off = plan_.Offsets(indices, op);
     const int32_t req = c.req[0];
     if (sdk::IsNull(req)) return;
-    DispatchIndex(op, c.outputs[0].dtype(), [&](auto tag) {
+    DispatchAll(op, c.outputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = static_cast<T*>(c.outputs[0].raw());
       const int64_t block = plan_.block;
@@ -308,8 +310,10 @@ void RegisterAssignKernels(KernelTable& t) {
   t.Add<SliceAssignKernel>("_slice_assign", kAllMask);
   t.Add<SliceAssignKernel>("_slice_assign_scalar", kAllMask);
   t.Add<SetValueKernel>("_set_value", kAllMask);
-  for (const char* op : {"gather_nd", "scatter_nd", "_scatter_set_nd"}) t.Add<NdKernel>(op, kIndexMask);
-  for (const char* op : {"_backward_gather_nd", "_backward_scatter_nd"}) t.Add<NdKernel>(op, kFloatMask);
+  for (const char* op : {"gather_nd", "scatter_nd", "_scatter_set_nd"}) t.Add<NdKernel>(op, kAllMask);
+  // Gradients in integer dtypes too (MXNet differentiates an int32 array), but not int8 / uint8
+  // (MXNet refuses those).
+  for (const char* op : {"_backward_gather_nd", "_backward_scatter_nd"}) t.Add<NdKernel>(op, kAllButByteMask);
   t.Add<OneHotEncodeKernel>("_onehot_encode", kIndexMask);
   t.Add<HistogramKernel>("_histogram", kFloatMask);
 }

@@ -189,6 +189,9 @@ inline constexpr uint64_t kIndexMask = kFloatMask | WEFT_DTYPE_BIT(WEFT_DTYPE_IN
 /// Every dtype data movement (copy, concat, transpose, Cast) handles.
 inline constexpr uint64_t kAllMask = kIndexMask | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16) |
                                      WEFT_DTYPE_BIT(WEFT_DTYPE_UINT8) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT8);
+/// kAllMask without int8 and uint8 (MXNet's cpu gather_nd / scatter_nd gradients refuse them).
+inline constexpr uint64_t kAllButByteMask =
+    kAllMask & ~(WEFT_DTYPE_BIT(WEFT_DTYPE_UINT8) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT8));
 /// kAllMask without float16 (MXNet's cpu sort and argsort have no float16 kernel).
 inline constexpr uint64_t kAllButHalfMask = kAllMask & ~WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16);
 /// float32 alone: the dtype of the training hot path, the only one compiled per ISA.

@@ -85,6 +85,42 @@ def test_errors_name_the_misuse(mx):
         y.backward()
 
 
+def test_assignment_into_an_array_while_recording_is_refused(mx):
+    # MXNet: an op that writes into one of its inputs (x[idx] = y, out=x) cannot be recorded,
+    # also when x itself is a plain array and only y is part of the graph.
+    y = mx.nd.ones((3,))
+    y.attach_grad()
+    for dtype in ['float32', 'int32']:
+        for index in [0, slice(1, 2), ([0, 2], [1, 1])]:
+            x = mx.nd.zeros((4, 3), dtype=dtype)
+            with pytest.raises(mx.base.MXNetError, match=r'Inplace operations \(\+=, -=, x\[:\]=, etc\) are not'):
+                with mx.autograd.record():
+                    x[index] = y[:2] if isinstance(index, tuple) else y
+    x = mx.nd.zeros((4, 3))
+    with mx.autograd.record():
+        z = y * 2
+    x[0] = z  # outside the record section: a plain assignment
+    assert x.asnumpy()[0].tolist() == [2, 2, 2]
+
+
+def test_copies_and_casts_keep_the_graph(mx):
+    y = mx.nd.array([1, 2, 3])
+    y.attach_grad()
+    with mx.autograd.record():
+        r = mx.nd.zeros((3,))
+        y.copyto(r)
+        h = y.astype('float64')
+        loss = (r * 2).sum() + (h * 3).sum().astype('float32')
+    loss.backward()
+    assert y.grad.asnumpy().tolist() == [5, 5, 5]
+    i = mx.nd.array([[1, 2], [0, 1]], dtype='int32')
+    i.attach_grad()
+    with mx.autograd.record():
+        g = i[[0, 0, 1], [1, 1, 0]]  # gather_nd on int32 data: repeated positions add up
+    g.backward()
+    assert i.grad.asnumpy().tolist() == [[0, 2], [1, 0]]
+
+
 def _net(mx, hybrid):
     nn = mx.gluon.nn
     net = nn.HybridSequential()
@@ -149,6 +185,12 @@ def test_cpu_shared_arrays(mx):
     b = mx.nd.NDArray(mx.nd.ndarray._new_from_shared_mem(pid, fd, shape, dtype))
     b[:] = 7
     assert a.asnumpy().tolist() == [7, 7, 7]
+    # Creation ops asked for cpu_shared make shared-memory arrays too.
+    c = mx.nd.full((2, 3), 4, ctx=mx.Context('cpu_shared', 0), dtype='int32')
+    assert c.context == mx.Context('cpu_shared', 0) and c.dtype == np.int32
+    pid, fd, shape, dtype = c._to_shared_mem()
+    d = mx.nd.NDArray(mx.nd.ndarray._new_from_shared_mem(pid, fd, shape, dtype))
+    assert d.asnumpy().tolist() == [[4, 4, 4], [4, 4, 4]]
 
 
 def test_gluon_losses_match_their_formulas(mx):

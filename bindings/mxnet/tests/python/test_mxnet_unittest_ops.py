@@ -110,3 +110,38 @@ def test_partial_shapes_as_mxnet(mx):
     a = mx.sym.var('a', shape=(0, 10))
     d = mx.sym.SliceChannel(a, num_outputs=10, axis=1, squeeze_axis=True)[1] + mx.sym.var('c', shape=(5,))
     assert dict(zip(d.list_arguments(), d.infer_shape()[0]))['a'] == (5, 10)
+
+
+def test_nd_indexing_with_integer_indices(mx):
+    # gather_nd / scatter_nd take indices of their own dtype (advanced indexing passes int32).
+    data = mx.nd.arange(6).reshape((3, 2))
+    data.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gather_nd(data, mx.nd.array([[2, 0, -1]], dtype='int32'))
+    y.backward(mx.nd.ones_like(y))
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y.asnumpy(), [[4, 5], [0, 1], [4, 5]])
+    np.testing.assert_array_equal(data.grad.asnumpy(), [[1, 1], [0, 0], [2, 2]])
+    z = mx.nd.scatter_nd(mx.nd.array([1, 2], dtype='float16'), mx.nd.array([[0, 2]], dtype='int64'), shape=(3,))
+    assert z.dtype == np.float16
+    np.testing.assert_array_equal(z.asnumpy(), [1, 0, 2])
+    x = mx.nd.zeros((3, 4))
+    x[mx.nd.array([0, 2], dtype='int32'), mx.nd.array([1, 3], dtype='int32')] = 7
+    np.testing.assert_array_equal(x[[0, 2], [1, 3]].asnumpy(), [7, 7])
+    s = mx.sym.gather_nd(mx.sym.var('d'), mx.sym.var('i'))
+    assert s.infer_type(d='float64', i='int32')[0] == [np.float64, np.int32]
+
+
+def test_contrib_allclose_as_assert_almost_equal_uses_it(mx):
+    a = mx.nd.array([1, 2, np.nan])
+    b = mx.nd.array([1, 2.00001, np.nan])
+    flag = mx.nd.contrib.allclose(a, b)
+    assert flag.shape == () and flag.dtype == np.uint8 and flag.asscalar() == 1
+    assert mx.nd.contrib.allclose(a, b, equal_nan=False).asscalar() == 0
+    assert mx.nd.contrib.allclose(a, b, rtol=0, atol=0).asscalar() == 0
+    # test_utils.assert_almost_equal compares two arrays of one context and dtype with it.
+    mx.test_utils.assert_almost_equal(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)) + 1e-7)
+    with pytest.raises(AssertionError):
+        mx.test_utils.assert_almost_equal(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)) * 1.1)
+    with pytest.raises(mx.base.MXNetError, match="'b'"):
+        mx.nd.contrib.allclose(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)))

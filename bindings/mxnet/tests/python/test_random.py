@@ -67,3 +67,27 @@ def test_gluon_initializers_draw_with_the_samplers(mx, init):
     assert w.shape == (64, 32) and w.std() > 0.01
     if init == 'uniform':
         assert (np.abs(w) <= 0.1).all()
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+def test_symbolic_sampler_is_seeded_when_pushed_and_differentiates(mx, dtype):
+    # A sampler inside a bound graph draws the numbers of the seed set before forward, whatever
+    # the engine does afterwards; the graph's gradient runs in the data's dtype (float16 too).
+    x = mx.sym.var('x')
+    y = (mx.sym.random.uniform(-1.5, 3.0, shape=(40, 30), dtype=dtype) + x) * x
+    xv = mx.nd.ones((40, 30), dtype=dtype) * 2
+    grad = mx.nd.zeros((40, 30), dtype=dtype)
+    ex = y.bind(mx.cpu(), {'x': xv}, {'x': grad})
+    draws = []
+    for _ in range(4):
+        mx.random.seed(1234)
+        ex.forward(is_train=True)
+        mx.random.seed(99)  # too late to change what forward draws
+        ex.backward(mx.nd.ones((40, 30), dtype=dtype))
+        draws.append(ex.outputs[0].asnumpy() / 2 - 2)
+        assert grad.dtype == np.dtype(dtype)
+        # d/dx (u + x) x = u + 2x
+        np.testing.assert_allclose(grad.asnumpy(), draws[-1] + 4, rtol=2e-3, atol=1e-2)
+    for d in draws[1:]:
+        np.testing.assert_array_equal(d, draws[0])
+    assert draws[0].min() >= -1.5 and draws[0].max() <= 3.0 and draws[0].std() > 0.5
