@@ -18,7 +18,7 @@
 #pragma once
 
 #include <functional>
-#include <regex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,9 +67,11 @@ class WEFT_API Monitor {
  private:
   void Record(const std::string& name, const NDArray& array);
 
+  struct Pattern;  // the compiled std::regex (only monitor.cc includes <regex>)
+
   int interval_;
   StatFunc stat_func_;
-  std::regex pattern_;
+  std::shared_ptr<const Pattern> pattern_;
   bool sort_, monitor_all_;
   int step_ = 0;
   bool activated_ = false;
