@@ -40,12 +40,14 @@ SeedSequence& Seeds() {
 // random op writes its variable. The seeds need no ordering (drawn at push), but the failures do
 // as in MXNet: a sampler that fails taints the resource, so the random ops after it are skipped
 // and carry that one failure until a wait rethrows it (MXNet's test_exc_handling relies on it).
-// Created on first use, kept for the process (the engine is too).
+// Created on first use, kept for the process (the engine is too): the map is never destroyed,
+// so the variables stay reachable to the end (a static map's destructor would drop the only
+// pointers to them, which LeakSanitizer reports as leaks).
 VarHandle RandomResourceVar(const Context& ctx) {
   static std::mutex mu;
-  static std::map<std::pair<std::string, int>, VarHandle> vars;
+  static auto* vars = new std::map<std::pair<std::string, int>, VarHandle>();
   std::lock_guard<std::mutex> lock(mu);
-  VarHandle& v = vars[{ctx.GetDeviceType(), ctx.GetDeviceId()}];
+  VarHandle& v = (*vars)[{ctx.GetDeviceType(), ctx.GetDeviceId()}];
   if (v == nullptr) v = Engine::Get()->NewVariable();
   return v;
 }
