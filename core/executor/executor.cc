@@ -50,11 +50,6 @@ Executor::~Executor() = default;
 
 namespace {
 
-const std::map<std::string, NDArray>& NoArrays() {
-  static const std::map<std::string, NDArray> none;
-  return none;
-}
-
 /// The array named `name` in `shared` when it has this shape, dtype and context (a shared
 /// executor's parameter); otherwise a new one, zeroed when `zero`.
 NDArray SharedOrNew(const std::map<std::string, NDArray>& shared, const std::string& name, const Shape& shape,
@@ -96,22 +91,26 @@ std::unique_ptr<Executor> Executor::SimpleBind(const Symbol& symbol, const Conte
   TypeInference ti = symbol.InferTypePartial(types);
   auto dtype_of = [](int t) { return t < 0 ? DType::kFloat32 : static_cast<DType>(t); };
   const OpReqType all = ParseOpReqType(grad_req, "all arguments");
+  // The shared executor's arrays by name, built once (each dict is a new map).
+  std::map<std::string, NDArray> shared_args, shared_grads, shared_aux;
+  if (shared_exec) {
+    shared_args = shared_exec->arg_dict();
+    shared_grads = shared_exec->grad_dict();
+    shared_aux = shared_exec->aux_dict();
+  }
   std::vector<NDArray> a, g, x;
   std::vector<OpReqType> reqs;
   for (size_t i = 0; i < args.size(); ++i) {
     const DType dt = dtype_of(ti.arg_types[i]);
-    a.push_back(
-        SharedOrNew(shared_exec ? shared_exec->arg_dict() : NoArrays(), args[i], *si.arg_shapes[i], dt, context, true));
+    a.push_back(SharedOrNew(shared_args, args[i], *si.arg_shapes[i], dt, context, true));
     auto it = grad_req_per_arg.find(args[i]);
     OpReqType r = it == grad_req_per_arg.end() ? all : ParseOpReqType(it->second, "argument '" + args[i] + "'");
     reqs.push_back(r);
     g.push_back(r == kNullOp ? NDArray()
-                             : SharedOrNew(shared_exec ? shared_exec->grad_dict() : NoArrays(), args[i],
-                                           *si.arg_shapes[i], dt, context, r == kAddTo));
+                             : SharedOrNew(shared_grads, args[i], *si.arg_shapes[i], dt, context, r == kAddTo));
   }
   for (size_t i = 0; i < auxs.size(); ++i)
-    x.push_back(SharedOrNew(shared_exec ? shared_exec->aux_dict() : NoArrays(), auxs[i], *si.aux_shapes[i],
-                            dtype_of(ti.aux_types[i]), context, true));
+    x.push_back(SharedOrNew(shared_aux, auxs[i], *si.aux_shapes[i], dtype_of(ti.aux_types[i]), context, true));
   return std::make_unique<Executor>(symbol, context, a, g, reqs, x, std::map<std::string, Context>{}, shared_exec);
 }
 

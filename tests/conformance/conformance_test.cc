@@ -1,4 +1,4 @@
-// Conformance suite (shared/design/testing.md §2–5) in the build tree: the operator checks of
+// Conformance suite in the build tree: the operator checks of
 // core/tools/conformance (op_checks.h, the ones weft-conformance certifies plugins with) on device
 // 0 of every device type loaded here — every op its kernels claim, forward and gradient, every
 // claimed dtype, against the cpu plugin; on the cpu its gradients against finite differences;

@@ -1,4 +1,4 @@
-// Device contract suite (shared/design/testing.md §1): every device of every device plugin the
+// Device contract suite: every device of every device plugin the
 // Runtime finds must pass the checks of core/tools/conformance/contract_checks.h (the ones
 // weft-conformance runs). Parametrised over Runtime::ListDevices() × checks; the Inventory test
 // prints the devices tested. WEFT_CONTRACT_EXPECT (comma-separated device types, set by CMake to

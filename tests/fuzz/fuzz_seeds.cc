@@ -1,6 +1,6 @@
 // Writes the generated part of the fuzzers' seed corpora: files as weft itself writes them, so the
-// repository holds no binary seeds. scripts/fuzz.sh runs it before every run and adds the MXNet
-// fixtures (../shared/fixtures/mxnet/) and the test suite's data files next to these.
+// repository holds no binary seeds. scripts/fuzz.sh runs it before every run and adds the test
+// suite's data files (MXNet-written files among them) next to these.
 //   usage: fuzz_seeds <dir>    writes <dir>/params/*, <dir>/states/*, <dir>/idx/*, <dir>/recordio/*
 // Every seed is small (< 1 KiB): a fuzzer's speed falls with the size of what it mutates.
 #include <zlib.h>

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ndarray_read.h"
 #include "weft/ndarray.h"
 #include "weft/ndarray_format.h"
 #include "weft/runtime.h"
@@ -60,12 +61,6 @@ NDArray Int64(const std::vector<int64_t>& v) {
   NDArray a(Shape{static_cast<int64_t>(v.size())}, Context::cpu(0), false, DType::kInt64);
   if (!v.empty()) a.SyncCopyFromCPUBytes(v.data(), v.size() * 8);
   return a;
-}
-
-std::vector<float> Floats(const NDArray& a) {
-  std::vector<float> out;
-  a.SyncCopyToCPU(&out);
-  return out;
 }
 
 TEST_F(SparseTest, MXNetWrittenFileLoadsWithMXNetsValues) {
@@ -117,7 +112,7 @@ TEST_F(SparseTest, DenseToRowSparseKeepsRowsWithANonZero) {
   EXPECT_EQ(r.storage_shape(), (Shape{3, 3}));  // row 1 holds only -0.0: a zero row
   EXPECT_EQ(AsDoubles(r.aux_ndarray(0)), (std::vector<double>{0, 2, 3}));
   NDArray back = CastStorage(r, StorageType::kDefault);
-  const auto v = Floats(back);
+  const auto v = test::Read(back);
   EXPECT_EQ(v[2], 1);
   EXPECT_EQ(v[3], 0);
   EXPECT_TRUE(std::isnan(v[7]));
@@ -129,10 +124,10 @@ TEST_F(SparseTest, DenseToCsrAndBetweenSparseTypes) {
   NDArray c = CastStorage(d, StorageType::kCSR);
   EXPECT_EQ(AsDoubles(c.aux_ndarray(kCSRIndPtr)), (std::vector<double>{0, 1, 1, 3}));
   EXPECT_EQ(AsDoubles(c.aux_ndarray(kCSRIndices)), (std::vector<double>{1, 0, 2}));
-  EXPECT_EQ(Floats(c.data_ndarray()), (std::vector<float>{5, 7, 8}));
+  EXPECT_EQ(test::Read(c.data_ndarray()), (std::vector<float>{5, 7, 8}));
   NDArray r = CastStorage(c, StorageType::kRowSparse);
   EXPECT_EQ(AsDoubles(r.aux_ndarray(0)), (std::vector<double>{0, 2}));
-  EXPECT_EQ(Floats(CastStorage(r, StorageType::kDefault)), Floats(d));
+  EXPECT_EQ(test::Read(CastStorage(r, StorageType::kDefault)), test::Read(d));
   EXPECT_THROW(CastStorage(Dense({1, 2}, Shape{2}), StorageType::kCSR), Error);
   EXPECT_EQ(AsDoubles(GetNNZ(c, std::nullopt)), (std::vector<double>{3}));
   EXPECT_EQ(AsDoubles(GetNNZ(c, 1)), (std::vector<double>{1, 0, 2}));
@@ -145,23 +140,23 @@ TEST_F(SparseTest, FromPartsCopiesAndViewsShareReplacedParts) {
   NDArray r = NDArray::FromSparseParts(StorageType::kRowSparse, Shape{5, 2}, values, {Int64({1, 3})});
   values = 9.0f;  // the parts were copied
   NDArray view = r;
-  EXPECT_EQ(Floats(CastStorage(view, StorageType::kDefault)), (std::vector<float>{0, 0, 1, 2, 0, 0, 3, 4, 0, 0}));
+  EXPECT_EQ(test::Read(CastStorage(view, StorageType::kDefault)), (std::vector<float>{0, 0, 1, 2, 0, 0, 3, 4, 0, 0}));
   r.SyncCopyFromNDArray(Dense({6, 7}, Shape{1, 2}), -1);
   r.SyncCopyFromNDArray(Int64({4}), 0);
   EXPECT_EQ(view.storage_shape(), (Shape{1, 2}));
-  EXPECT_EQ(Floats(CastStorage(view, StorageType::kDefault)), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 0, 6, 7}));
+  EXPECT_EQ(test::Read(CastStorage(view, StorageType::kDefault)), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 0, 6, 7}));
   NDArray copy = r.Copy(Context::cpu(0));
   r.SyncCopyFromNDArray(Int64({0}), 0);
   EXPECT_EQ(AsDoubles(copy.aux_ndarray(0)), (std::vector<double>{4}));
   NDArray dense(Shape{5, 2}, Context::cpu(0), false);
   NDArray::CopyFromTo(copy, dense);
-  EXPECT_EQ(Floats(dense)[8], 6);
+  EXPECT_EQ(test::Read(dense)[8], 6);
   // To another device and back (the simulated device of the test plugins, when loaded).
   if (Runtime::Get().HasDevice(Context("simdev", 0))) {
     NDArray there = copy.Copy(Context("simdev", 0));
     EXPECT_EQ(there.GetContext(), Context("simdev", 0));
     EXPECT_EQ(there.data_ndarray().GetContext(), Context("simdev", 0));
-    EXPECT_EQ(Floats(CastStorage(there.Copy(Context::cpu(0)), StorageType::kDefault)), Floats(dense));
+    EXPECT_EQ(test::Read(CastStorage(there.Copy(Context::cpu(0)), StorageType::kDefault)), test::Read(dense));
   }
 }
 
@@ -218,10 +213,10 @@ TEST_F(SparseTest, RetainRowsTakesTheRequestedRows) {
   NDArray out = NDArray::CreateSparse(StorageType::kRowSparse, Shape{4, 2}, Context::cpu(0));
   RetainRowsInto(d, Dense({3, 1, 3}, Shape{3}), out);
   EXPECT_EQ(AsDoubles(out.aux_ndarray(0)), (std::vector<double>{1, 3}));
-  EXPECT_EQ(Floats(out.data_ndarray()), (std::vector<float>{2, 2, 4, 4}));
+  EXPECT_EQ(test::Read(out.data_ndarray()), (std::vector<float>{2, 2, 4, 4}));
   NDArray r = NDArray::FromSparseParts(StorageType::kRowSparse, Shape{4, 2}, Dense({5, 6}, Shape{1, 2}), {Int64({2})});
   RetainRowsInto(r, Int64({0, 2}), out);
-  EXPECT_EQ(Floats(CastStorage(out, StorageType::kDefault)), (std::vector<float>{0, 0, 0, 0, 5, 6, 0, 0}));
+  EXPECT_EQ(test::Read(CastStorage(out, StorageType::kDefault)), (std::vector<float>{0, 0, 0, 0, 5, 6, 0, 0}));
   EXPECT_THROW(RetainRowsInto(d, Int64({4}), out), Error);
   EXPECT_THROW(RetainRowsInto(d, Int64({0}), d), Error);  // the output must be row_sparse
 }

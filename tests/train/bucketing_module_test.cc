@@ -9,6 +9,7 @@
 #include <functional>
 #include <random>
 
+#include "ndarray_read.h"
 #include "weft/bucketing_module.h"
 #include "weft/operator.h"
 #include "weft/storage.h"
@@ -67,13 +68,6 @@ std::unique_ptr<Optimizer> Sgd() {
 std::map<std::string, Shape> DataShape(int len) { return {{"data", Shape(kBatch, len, kFeatures)}}; }
 std::map<std::string, Shape> LabelShape() { return {{"softmax_label", Shape(kBatch)}}; }
 
-// Copies of an array's values (float32).
-std::vector<float> Values(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
-
 uint64_t BytesInUse() {
   NDArray::WaitAll();
   return Storage::Get()->Stats(Context::cpu(0)).bytes_in_use;
@@ -87,7 +81,7 @@ float Accuracy(const std::vector<int>& lengths, const std::function<NDArray(cons
   for (int len : lengths)
     for (int i = 0; i < 20; ++i) {
       DataBatch b = MakeBatch(rng, len);
-      std::vector<float> p = Values(forward(b)), y = Values(b.label);
+      std::vector<float> p = test::Read(forward(b)), y = test::Read(b.label);
       for (int r = 0; r < kBatch; ++r) {
         int best = 0;
         for (int c = 1; c < kClasses; ++c)
@@ -185,21 +179,21 @@ TEST(BucketingModule, BucketsShareParametersAndUpdates) {
   std::mt19937 rng(3);
   DataBatch probe = MakeBatch(rng, 10);
   mod.Forward(probe, false);
-  const std::vector<float> out_before = Values(mod.GetOutputs()[0]);
+  const std::vector<float> out_before = test::Read(mod.GetOutputs()[0]);
   // One step trained in the 20-step bucket changes what the 10-step bucket computes.
   DataBatch b = MakeBatch(rng, 20);
   mod.Forward(b, true);
   mod.Backward();
   mod.Update();
   mod.Forward(probe, false);
-  const std::vector<float> out_after = Values(mod.GetOutputs()[0]);
+  const std::vector<float> out_after = test::Read(mod.GetOutputs()[0]);
   double moved = 0;
   for (size_t i = 0; i < out_after.size(); ++i) moved += std::fabs(out_after[i] - out_before[i]);
   EXPECT_GT(moved, 1e-3) << "the 10-step bucket did not see the update made through the 20-step one";
   // Every bucket's parameter arrays are the default bucket's.
   const auto [args10, aux10] = mod.module(10).GetParams();
   const auto [args30, aux30] = mod.GetParams();
-  for (const auto& [name, a] : args30) EXPECT_EQ(Values(a), Values(args10.at(name))) << name;
+  for (const auto& [name, a] : args30) EXPECT_EQ(test::Read(a), test::Read(args10.at(name))) << name;
 }
 
 TEST(BucketingModule, RefusesABucketWithOtherParameterShapes) {

@@ -3,9 +3,7 @@
 // devices), the names are checked against the symbol, and set/copy of parameters round-trips.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
-
+#include "ndarray_read.h"
 #include "weft/executor_manager.h"
 #include "weft/ndarray_iter.h"
 #include "weft/operator.h"
@@ -26,25 +24,13 @@ Symbol Mlp() {
       .CreateSymbol("softmax");
 }
 
-std::vector<float> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-std::vector<float> Values(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using test::RandomValues;
 
 TEST(DataParallelExecutorManager, TwoDevicesGiveTheWholeBatchsGradients) {
   const Symbol net = Mlp();
   std::vector<float> y(8);
   for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i % 3);
-  NDArrayIter it(NDArray(Random(8 * 5, 1), Shape(8, 5), Context::cpu(0)), NDArray(y, Shape(8), Context::cpu(0)),
+  NDArrayIter it(NDArray(RandomValues(8 * 5, 1), Shape(8, 5), Context::cpu(0)), NDArray(y, Shape(8), Context::cpu(0)),
                  {.batch_size = 8});
   const std::vector<std::string> params{"fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"};
   DataParallelExecutorManager m(net, {Context::cpu(0), Context::cpu(1)}, it, net.ListArguments(), params,
@@ -52,7 +38,7 @@ TEST(DataParallelExecutorManager, TwoDevicesGiveTheWholeBatchsGradients) {
   std::map<std::string, NDArray> args, none;
   const std::vector<Shape> shapes{Shape(6, 5), Shape(6), Shape(3, 6), Shape(3)};
   for (size_t p = 0; p < params.size(); ++p)
-    args[params[p]] = NDArray(Random(static_cast<size_t>(shapes[p].Size()), 10 + p), shapes[p], Context::cpu(0));
+    args[params[p]] = NDArray(RandomValues(static_cast<size_t>(shapes[p].Size()), 10 + p), shapes[p], Context::cpu(0));
   m.SetParams(args, none);
   ASSERT_TRUE(it.Next());
   const DataBatch batch = it.GetDataBatch();
@@ -69,8 +55,8 @@ TEST(DataParallelExecutorManager, TwoDevicesGiveTheWholeBatchsGradients) {
   one->Backward();
   for (size_t p = 0; p < params.size(); ++p) {
     ASSERT_EQ(m.grad_arrays()[p].size(), 2u);
-    const std::vector<float> a = Values(m.grad_arrays()[p][0]), b = Values(m.grad_arrays()[p][1]);
-    const std::vector<float> whole = Values(one->grad_dict().at(params[p]));
+    const std::vector<float> a = test::Read(m.grad_arrays()[p][0]), b = test::Read(m.grad_arrays()[p][1]);
+    const std::vector<float> whole = test::Read(one->grad_dict().at(params[p]));
     for (size_t i = 0; i < whole.size(); ++i) EXPECT_NEAR(a[i] + b[i], whole[i], 1e-5) << params[p] << "[" << i << "]";
   }
   Accuracy acc;
@@ -80,12 +66,12 @@ TEST(DataParallelExecutorManager, TwoDevicesGiveTheWholeBatchsGradients) {
   std::map<std::string, NDArray> back;
   for (size_t p = 0; p < params.size(); ++p) back[params[p]] = NDArray(shapes[p], Context::cpu(0));
   m.CopyTo(&back, &none);
-  for (const std::string& p : params) EXPECT_EQ(Values(back.at(p)), Values(args.at(p))) << p;
+  for (const std::string& p : params) EXPECT_EQ(test::Read(back.at(p)), test::Read(args.at(p))) << p;
 }
 
 TEST(DataParallelExecutorManager, RefusesNamesThatAreNotTheSymbols) {
   const Symbol net = Mlp();
-  NDArrayIter it(NDArray(Random(8 * 5, 1), Shape(8, 5), Context::cpu(0)), NDArray(), {.batch_size = 8});
+  NDArrayIter it(NDArray(RandomValues(8 * 5, 1), Shape(8, 5), Context::cpu(0)), NDArray(), {.batch_size = 8});
   EXPECT_THROW(DataParallelExecutorManager(net, {Context::cpu(0)}, it, {"data", "fc1_weight"}, {"fc1_weight"}, {}),
                Error);
 }

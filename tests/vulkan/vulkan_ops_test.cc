@@ -19,15 +19,8 @@
 namespace weft {
 namespace {
 
+using weft::test::RandomValues;
 using weft::test::Read;
-
-std::vector<float> RandomValues(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);  // NOLINT(cert-msc51-cpp): fixed inputs
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 // Σ(a−b)² / Σa².
 double Nmse(const std::vector<float>& ref, const std::vector<float>& got) {
