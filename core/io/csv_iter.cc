@@ -7,6 +7,7 @@
 
 #include "base/untrusted.h"
 #include "io/batch_buffer.h"
+#include "io/batch_loader.h"
 
 namespace weft {
 namespace {
@@ -92,19 +93,15 @@ class CsvStream {
 // worker is stopped).
 struct CsvProducer : ThreadedDataIter::Producer {
   CsvProducer(const CSVIterOptions& o, Shape data_shape, Shape label_shape)
-      : o(o), data_shape(std::move(data_shape)), label_shape(std::move(label_shape)) {
+      : o(o), data_shape(std::move(data_shape)), label_shape(std::move(label_shape)), loader(o.round_batch) {
     data_count = static_cast<size_t>(o.data_shape.Size());
     label_count = static_cast<size_t>(o.label_shape.Size());
     data = std::make_unique<CsvStream>(o.data_csv, data_count, o.dtype);
     if (o.label_csv != "NULL") label = std::make_unique<CsvStream>(o.label_csv, label_count, o.dtype);
   }
 
-  // MXNet's BatchLoader: after a delivered wrapped batch the next epoch goes on from there.
   void Restart(uint64_t delivered) override {
-    const bool carry = o.round_batch && wrap_seq >= 0 && delivered > static_cast<uint64_t>(wrap_seq);
-    if (!carry) Rewind();
-    done = false;
-    wrap_seq = -1;
+    loader.Restart(delivered, [&] { Rewind(); });
   }
 
   bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker&) override;
@@ -113,9 +110,8 @@ struct CsvProducer : ThreadedDataIter::Producer {
   Shape data_shape, label_shape;  // with the batch axis
   size_t data_count = 0, label_count = 0;
   std::unique_ptr<CsvStream> data, label;
-  int row = 0;            // examples read since the start of the file
-  bool done = false;      // the epoch's last batch was made
-  int64_t wrap_seq = -1;  // the batch completed from the start of the file
+  int row = 0;  // examples read since the start of the file
+  io_detail::BatchLoader loader;
 
   void Rewind() {
     data->Rewind();
@@ -140,30 +136,18 @@ struct CsvProducer : ThreadedDataIter::Producer {
 };
 
 bool CsvProducer::Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker&) {
-  if (done) return false;
   const auto batch = static_cast<size_t>(o.batch_size);
   io_detail::BatchBuffer d(data_shape, o.dtype, o.context), l(label_shape, o.dtype, o.context);
   out->index.assign(batch, 0);
-  out->pad_num = 0;
-  size_t i = 0;
-  for (; i < batch; ++i) {
-    if (ReadExample(d, l, i, out->index)) continue;
-    if (i == 0 && out->pad_num == 0) return false;  // the epoch ended on a whole batch
-    if (!o.round_batch || out->pad_num != 0) break;
-    out->pad_num = static_cast<int>(batch - i);  // complete it from the start of the file
-    wrap_seq = static_cast<int64_t>(k);
-    Rewind();
-    WEFT_CHECK(ReadExample(d, l, i, out->index), "CSVIter: '{}' has no examples", data->path());
-  }
-  if (i < batch) {  // round_batch=0 (or a file shorter than the batch): zero rows
-    WEFT_CHECK(!o.round_batch, "CSVIter: batch_size {} is larger than the {} examples of '{}' (set round_batch=0)",
-               batch, row, data->path());
-    out->pad_num = static_cast<int>(batch - i);
+  const size_t rows = loader.Fill(
+      k, batch, &out->pad_num, [&](size_t i) { return ReadExample(d, l, i, out->index); }, [&] { Rewind(); },
+      fmt::format("CSVIter: '{}'", data->path()));
+  if (rows == 0) return false;
+  if (rows < batch) {  // round_batch=0: zero rows
     const size_t esize = DTypeSize(o.dtype);
-    std::memset(d.host() + i * data_count * esize, 0, (batch - i) * data_count * esize);
-    std::memset(l.host() + i * label_count * esize, 0, (batch - i) * label_count * esize);
+    std::memset(d.host() + rows * data_count * esize, 0, (batch - rows) * data_count * esize);
+    std::memset(l.host() + rows * label_count * esize, 0, (batch - rows) * label_count * esize);
   }
-  if (out->pad_num != 0) done = true;
   out->data = d.Finish();
   out->label = l.Finish();
   return true;

@@ -7,6 +7,7 @@
 #include "weft/csv_iter.h"
 #include "weft/image_iter.h"
 #include "weft/io.h"
+#include "weft/libsvm_iter.h"
 #include "weft/prefetching_iter.h"
 
 namespace weft {
@@ -217,6 +218,37 @@ Entry CsvEntry() {
           }};
 }
 
+Entry LibSVMEntry() {
+  std::vector<ParamSpec> p = {
+      P("data_libsvm", "string, required", std::nullopt, "the data file (zero-based indices) or a directory of them"),
+      P("data_shape", "Shape(tuple), required", std::nullopt, "(number of features,)"),
+      P("label_libsvm", "string, optional, default='NULL'", "NULL",
+        "the label file or directory; NULL: the data lines' labels"),
+      P("label_shape", "Shape(tuple), optional, default=[1]", "[1]", "(label columns,)"),
+      P("num_parts", "int, optional, default='1'", "1", "parts the files are split into"),
+      P("part_index", "int, optional, default='0'", "0", "the part this iterator reads"),
+      P("batch_size", "int (non-negative), required", std::nullopt, "examples per batch"),
+      P("round_batch", "boolean, optional, default=1", "1", "complete the last batch from the start (only 1)"),
+  };
+  AddPrefetchParams(p, "{None, 'float32'}");
+  return {"LibSVMIter", "Iterates over LibSVM files (zero-based indices): csr data batches.", std::move(p),
+          [](const ParamValues& v) -> std::unique_ptr<DataIter> {
+            LibSVMIterOptions o;
+            o.data_libsvm = v.Str("data_libsvm");
+            o.data_shape = v.ShapeOf("data_shape");
+            o.label_libsvm = v.Str("label_libsvm");
+            o.label_shape = v.ShapeOf("label_shape");
+            o.num_parts = v.Int("num_parts");
+            o.part_index = v.Int("part_index");
+            o.batch_size = v.Int("batch_size");
+            o.round_batch = v.Bool("round_batch");
+            o.prefetch_buffer = v.Int("prefetch_buffer");
+            WEFT_CHECK(v.Dtype("dtype", DType::kFloat32) == DType::kFloat32,
+                       "LibSVMIter: dtype must be float32 (as in MXNet, whose LibSVMIter fails for any other)");
+            return std::make_unique<LibSVMIter>(o);
+          }};
+}
+
 const std::vector<Entry>& Registry() {
   static const std::vector<Entry> entries = [] {
     std::vector<Entry> e;
@@ -227,6 +259,7 @@ const std::vector<Entry>& Registry() {
                  ImageRecordParams(false), [](const ParamValues& v) { return MakeImageRecordIter(v, false); }});
     e.push_back({"ImageRecordUInt8Iter", "ImageRecordIter with uint8 output (MXNet: deprecated; use dtype='uint8').",
                  ImageRecordParams(true), [](const ParamValues& v) { return MakeImageRecordIter(v, true); }});
+    e.push_back(LibSVMEntry());
     e.push_back(MnistEntry());
     std::sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
     return e;

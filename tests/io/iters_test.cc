@@ -150,7 +150,8 @@ TEST(NDArrayIter, LastBatchHandlesAndViews) {
 TEST(DataIterRegistry, ListsMXNetsIteratorsAndParameters) {
   std::vector<std::string> names;
   for (const auto& info : ListDataIters()) names.push_back(info.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"CSVIter", "ImageRecordIter", "ImageRecordUInt8Iter", "MNISTIter"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"CSVIter", "ImageRecordIter", "ImageRecordUInt8Iter", "LibSVMIter",
+                                             "MNISTIter"}));
   const auto img = FindDataIter("ImageRecordIter");
   ASSERT_TRUE(img.has_value());
   auto param = [&](const std::string& name) {
@@ -169,7 +170,7 @@ TEST(DataIterRegistry, ListsMXNetsIteratorsAndParameters) {
   EXPECT_EQ(param("ctx").type, "{'cpu', 'gpu'},optional, default='gpu'");
   EXPECT_EQ(param("seed_aug").type, "int or None, optional, default='None'");
   EXPECT_EQ(param("mean_r").default_value, "0");
-  EXPECT_FALSE(FindDataIter("LibSVMIter").has_value());
+  EXPECT_FALSE(FindDataIter("ImageDetRecordIter").has_value());
   std::set<std::string> unique;
   for (const auto& p : img->params) EXPECT_TRUE(unique.insert(p.name).second) << p.name;
 }

@@ -84,6 +84,37 @@ def test_image_record_iter_matches_mxnet(mx, name, kw):
     assert n + 1 == sum(1 for k in expected if k.startswith('data:0:'))
 
 
+def test_libsvm_iter_gives_mxnets_csr_batches(mx, tmp_path):
+    # MXNet's documented example (LibSVMIter's docstring, test_io.py's synthetic check): batches,
+    # labels and pads are the ones libmxnet 1.9.1 gives for this file.
+    (tmp_path / 'data.t').write_text('1.0 0:0.5 2:1.2\n-2.0\n-3.0 0:0.6 1:2.4 2:1.2\n4 2:-1.2\n')
+    (tmp_path / 'label.t').write_text('1.0\n-2.0 0:0.125\n-3.0 2:1.2\n4 1:1.0 2:-1.2\n')
+    it = mx.io.LibSVMIter(data_libsvm=str(tmp_path / 'data.t'), data_shape=(3,), batch_size=3)
+    batches = list(it)
+    assert [b.data[0].stype for b in batches] == ['csr', 'csr']
+    for b in batches:
+        b.data[0].check_format(True)
+    np.testing.assert_allclose(batches[0].data[0].asnumpy(), [[0.5, 0, 1.2], [0, 0, 0], [0.6, 2.4, 1.2]], rtol=1e-6)
+    np.testing.assert_allclose(batches[1].data[0].asnumpy(), [[0, 0, -1.2], [0.5, 0, 1.2], [0, 0, 0]], rtol=1e-6)
+    assert [b.label[0].asnumpy().tolist() for b in batches] == [[1, -2, -3], [4, 1, -2]]
+    assert [b.pad for b in batches] == [0, 2]
+    it.reset()  # the next epoch goes on after the two examples the wrapped batch took
+    assert [b.label[0].asnumpy().tolist() for b in it] == [[-3, 4, 1]]
+    it = mx.io.LibSVMIter(data_libsvm=str(tmp_path / 'data.t'), data_shape=(3,), label_libsvm=str(tmp_path / 'label.t'),
+                          label_shape=(3,), batch_size=3)
+    label = next(iter(it)).label[0]
+    assert label.stype == 'csr'
+    np.testing.assert_allclose(label.asnumpy(), [[0, 0, 0], [0.125, 0, 0], [0, 0, 1.2]], rtol=1e-6)
+
+
+def test_libsvm_iter_refuses_a_negative_index(mx, tmp_path):
+    (tmp_path / 'data.t').write_text('1.0 0:0.5 2:1.2\n-3.0 -1:0.6 1:2.4\n')
+    with pytest.raises(mx.base.MXNetError, match="line 2 token '-1:0.6'"):
+        # (MXDataIter's constructor already reads the first batch, as MXNet's does)
+        for batch in mx.io.LibSVMIter(data_libsvm=str(tmp_path / 'data.t'), data_shape=(3,), batch_size=2):
+            batch.data[0].asnumpy()
+
+
 def test_iterators_weft_lacks_say_what_it_has(mx):
-    with pytest.raises(mx.base.MXNetError, match='LibSVMIter is not available in weft.*ImageRecordIter'):
-        mx.io.LibSVMIter(data_libsvm='x.libsvm', data_shape=(3,), batch_size=2)
+    with pytest.raises(mx.base.MXNetError, match='ImageDetRecordIter is not available in weft.*LibSVMIter'):
+        mx.io.ImageDetRecordIter(path_imgrec='x.rec', data_shape=(3, 8, 8), batch_size=2)

@@ -1,0 +1,279 @@
+// LibSVMIter (weft/libsvm_iter.h): one Prefetcher worker streams the part's lines and builds each
+// batch's csr arrays.
+#include "weft/libsvm_iter.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "base/untrusted.h"
+#include "io/batch_loader.h"
+
+namespace weft {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The lines of one part of a file, or of a directory's files read as one: the part holds the lines
+// that begin in its byte range [begin, end) of the files' concatenated bytes (dmlc-core's split).
+class PartLines {
+ public:
+  PartLines(const std::string& path, int num_parts, int part_index) : path_(path) {
+    ListFiles(path);
+    uint64_t total = 0;
+    for (auto& f : files_) {
+      f.offset = total;
+      total += f.size;
+    }
+    const auto n = static_cast<uint64_t>(num_parts);
+    const uint64_t step = (total + n - 1) / n;
+    begin_ = std::min(total, step * static_cast<uint64_t>(part_index));
+    end_ = std::min(total, begin_ + step);
+    FindStart();
+    Rewind();
+  }
+
+  const std::string& path() const { return path_; }
+  // Where the last line came from, for errors: "'file' line N".
+  std::string Where() const { return fmt::format("'{}' line {}", files_[cur_].path, line_no_); }
+
+  void Rewind() {
+    cur_ = start_file_;
+    OpenCurrent(start_pos_, start_line_);
+  }
+
+  // The next non-blank line of the part; false at its end.
+  bool Next(std::string* line) {
+    for (;;) {
+      if (cur_ >= files_.size() || pos_ >= end_) return false;
+      if (!std::getline(in_, *line)) {
+        WEFT_CHECK(!in_.bad(), "LibSVMIter: cannot read '{}'", files_[cur_].path);
+        ++cur_;
+        if (cur_ < files_.size()) OpenCurrent(files_[cur_].offset, 0);
+        continue;
+      }
+      pos_ += line->size() + (in_.eof() ? 0 : 1);
+      ++line_no_;
+      if (line->find_first_not_of(" \t\r") != std::string::npos) return true;
+    }
+  }
+
+ private:
+  struct File {
+    std::string path;
+    uint64_t size = 0, offset = 0;
+  };
+
+  void ListFiles(const std::string& path) {
+    std::error_code ec;
+    WEFT_CHECK(fs::exists(path, ec), "LibSVMIter: '{}' does not exist (give a LibSVM file or a directory of them)",
+               path);
+    std::vector<std::string> names;
+    if (fs::is_directory(path, ec)) {
+      for (const auto& e : fs::directory_iterator(path))
+        if (e.is_regular_file()) names.push_back(e.path().string());
+      std::sort(names.begin(), names.end());
+      WEFT_CHECK(!names.empty(), "LibSVMIter: the directory '{}' holds no file", path);
+    } else {
+      names.push_back(path);
+    }
+    for (auto& name : names) {
+      std::ifstream probe(name, std::ios::binary);
+      WEFT_CHECK(probe.good(), "LibSVMIter: cannot open '{}'", name);
+      files_.push_back({name, static_cast<uint64_t>(fs::file_size(name)), 0});
+    }
+  }
+
+  // The first line that begins at or after begin_: its file, byte offset and line number, found
+  // once (the part's later epochs seek there).
+  void FindStart() {
+    start_file_ = 0;
+    while (start_file_ < files_.size() && files_[start_file_].offset + files_[start_file_].size <= begin_)
+      ++start_file_;
+    start_pos_ = start_file_ < files_.size() ? files_[start_file_].offset : end_;
+    start_line_ = 0;
+    if (start_file_ >= files_.size()) return;
+    std::ifstream in(files_[start_file_].path, std::ios::binary);
+    std::string line;
+    while (start_pos_ < begin_) {
+      if (!std::getline(in, line)) {  // the range begins in this file's last line: next file
+        ++start_file_;
+        start_pos_ = start_file_ < files_.size() ? files_[start_file_].offset : end_;
+        start_line_ = 0;
+        return;
+      }
+      start_pos_ += line.size() + (in.eof() ? 0 : 1);
+      ++start_line_;
+    }
+  }
+
+  void OpenCurrent(uint64_t pos, size_t line_no) {
+    if (cur_ >= files_.size()) return;
+    in_ = std::ifstream(files_[cur_].path, std::ios::binary);
+    WEFT_CHECK(in_.good(), "LibSVMIter: cannot open '{}'", files_[cur_].path);
+    in_.seekg(static_cast<std::streamoff>(pos - files_[cur_].offset));
+    pos_ = pos;
+    line_no_ = line_no;
+  }
+
+  std::string path_;
+  std::vector<File> files_;
+  uint64_t begin_ = 0, end_ = 0;
+  size_t start_file_ = 0, start_line_ = 0;
+  uint64_t start_pos_ = 0;
+  size_t cur_ = 0, line_no_ = 0;
+  uint64_t pos_ = 0;  // the byte offset of the next line in the concatenated files
+  std::ifstream in_;
+};
+
+// The values of one line: "label index:value ...".
+struct Row {
+  float label = 0;
+  std::vector<int64_t> indices;
+  std::vector<float> values;
+};
+
+std::string_view NextToken(std::string_view& s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return s = {};
+  const size_t e = s.find_first_of(" \t\r", b);
+  std::string_view t = s.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b);
+  s.remove_prefix(e == std::string_view::npos ? s.size() : e);
+  return t;
+}
+
+template <typename T>
+bool ParseNumber(std::string_view t, T* out) {
+  auto r = std::from_chars(t.data(), t.data() + t.size(), *out);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size();
+}
+
+void ParseRow(std::string_view line, int64_t columns, const PartLines& src, Row* row) {
+  row->indices.clear();
+  row->values.clear();
+  auto bad = [&](std::string_view t, const char* what) {
+    Fail("LibSVMIter: {} token '{}' {}", src.Where(), detail::Excerpt(t, 40), what);
+  };
+  std::string_view label = NextToken(line);
+  if (!ParseNumber(label.substr(0, label.find(':')), &row->label)) bad(label, "is not a label (a number)");
+  for (std::string_view t = NextToken(line); !t.empty(); t = NextToken(line)) {
+    if (t.substr(0, 4) == "qid:") continue;  // LibSVM ranking data: the query id is not a feature
+    const size_t colon = t.find(':');
+    int64_t index = 0;
+    float value = 0;
+    if (colon == std::string_view::npos || !ParseNumber(t.substr(0, colon), &index) ||
+        !ParseNumber(t.substr(colon + 1), &value))
+      bad(t, "is not index:value");
+    if (index < 0 || index >= columns)
+      bad(t, fmt::format("has an index outside [0, {}) (indices are zero-based)", columns).c_str());
+    if (!row->indices.empty() && index <= row->indices.back())
+      bad(t, "does not follow the line's previous index in ascending order");
+    row->indices.push_back(index);
+    row->values.push_back(value);
+  }
+}
+
+// A batch's csr array, row by row.
+struct CsrBuilder {
+  std::vector<int64_t> indptr{0}, indices;
+  std::vector<float> values;
+
+  void Add(const Row& r) {
+    indices.insert(indices.end(), r.indices.begin(), r.indices.end());
+    values.insert(values.end(), r.values.begin(), r.values.end());
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  NDArray Finish(int64_t columns) const {
+    const Context cpu = Context::cpu(0);
+    NDArray v(Shape{static_cast<int64_t>(values.size())}, cpu, false, DType::kFloat32);
+    NDArray p(Shape{static_cast<int64_t>(indptr.size())}, cpu, false, DType::kInt64);
+    NDArray i(Shape{static_cast<int64_t>(indices.size())}, cpu, false, DType::kInt64);
+    v.SyncCopyFromCPUBytes(values.data(), values.size() * sizeof(float));
+    p.SyncCopyFromCPUBytes(indptr.data(), indptr.size() * sizeof(int64_t));
+    i.SyncCopyFromCPUBytes(indices.data(), indices.size() * sizeof(int64_t));
+    return NDArray::FromSparseParts(StorageType::kCSR, Shape(static_cast<int64_t>(indptr.size() - 1), columns), v,
+                                    {p, i});
+  }
+};
+
+}  // namespace
+
+// The producer: one worker streams the files (its state is touched by Restart only while the
+// worker is stopped).
+struct LibSVMProducer : ThreadedDataIter::Producer {
+  explicit LibSVMProducer(const LibSVMIterOptions& o)
+      : o(o), data(o.data_libsvm, o.num_parts, o.part_index), loader(o.round_batch) {
+    if (o.label_libsvm != "NULL") label.emplace(o.label_libsvm, o.num_parts, o.part_index);
+  }
+
+  void Restart(uint64_t delivered) override {
+    loader.Restart(delivered, [&] { Rewind(); });
+  }
+
+  bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker&) override {
+    const auto batch = static_cast<size_t>(o.batch_size);
+    CsrBuilder d, l;
+    std::vector<float> labels(batch);
+    out->index.assign(batch, 0);
+    auto read = [&](size_t i) {
+      std::string line;
+      if (!data.Next(&line)) return false;
+      ParseRow(line, o.data_shape[0], data, &row);
+      d.Add(row);
+      labels[i] = row.label;
+      if (label) {
+        WEFT_CHECK(label->Next(&line), "LibSVMIter: '{}' has fewer lines than '{}' ({} has no label line)",
+                   label->path(), data.path(), data.Where());
+        ParseRow(line, o.label_shape[0], *label, &row);
+        l.Add(row);
+      }
+      out->index[i] = example++;
+      return true;
+    };
+    const size_t rows = loader.Fill(
+        k, batch, &out->pad_num, read, [&] { Rewind(); }, fmt::format("LibSVMIter: '{}'", data.path()));
+    if (rows == 0) return false;
+    out->data = d.Finish(o.data_shape[0]);
+    out->label = label ? l.Finish(o.label_shape[0])
+                       : NDArray(labels, Shape(static_cast<int64_t>(o.batch_size)), Context::cpu(0));
+    return true;
+  }
+
+  void Rewind() {
+    data.Rewind();
+    if (label) label->Rewind();
+    example = 0;
+  }
+
+  LibSVMIterOptions o;
+  PartLines data;
+  std::optional<PartLines> label;
+  io_detail::BatchLoader loader;
+  Row row;
+  int example = 0;  // examples read since the start of the part
+};
+
+LibSVMIter::LibSVMIter(const LibSVMIterOptions& o) {
+  WEFT_CHECK(!o.data_libsvm.empty(), "LibSVMIter: data_libsvm is required");
+  WEFT_CHECK(o.batch_size >= 1, "LibSVMIter: batch_size must be at least 1, got {}", o.batch_size);
+  WEFT_CHECK(o.data_shape.ndim() == 1 && o.data_shape[0] >= 1,
+             "LibSVMIter: data_shape {} must be 1-d: (number of features,)", o.data_shape);
+  WEFT_CHECK(o.label_shape.ndim() == 1 && o.label_shape[0] >= 1,
+             "LibSVMIter: label_shape {} must be 1-d: (label columns,)", o.label_shape);
+  WEFT_CHECK(o.label_libsvm != "NULL" || o.label_shape[0] == 1,
+             "LibSVMIter: label_shape {} needs label_libsvm; the data file holds one label per line", o.label_shape);
+  WEFT_CHECK(o.round_batch, "LibSVMIter: round_batch must be true (MXNet's sparse batch loader supports no other)");
+  WEFT_CHECK(o.num_parts >= 1 && o.part_index >= 0 && o.part_index < o.num_parts,
+             "LibSVMIter: part_index {} must be in [0, num_parts {})", o.part_index, o.num_parts);
+  WEFT_CHECK(o.prefetch_buffer >= 0, "LibSVMIter: prefetch_buffer must not be negative");
+  data_ = {"data", Shape(o.batch_size, o.data_shape[0]), DType::kFloat32};
+  label_ = {
+      "softmax_label",
+      o.label_libsvm == "NULL" ? Shape(static_cast<int64_t>(o.batch_size)) : Shape(o.batch_size, o.label_shape[0]),
+      DType::kFloat32};
+  StartWorkers(std::make_unique<LibSVMProducer>(o), 1, static_cast<size_t>(std::max(o.prefetch_buffer, 1)));
+}
+
+}  // namespace weft
