@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gpu_port.h"
+#include "weft/sdk/cpp/random_sampler.hpp"
 #include "weft/sdk/types.h"
 
 namespace weft::WEFT_GPU_NS {
@@ -186,13 +187,8 @@ WEFT_HD inline int64_t LoadIndex(const void* p, int32_t dtype, int64_t i) {
   return FromScalar<int64_t>(LoadScalar(p, dtype, i));
 }
 
-/// SplitMix64 (Steele, Lea, Flood, OOPSLA 2014) — the cpu plugin's nn_common.h stream.
-WEFT_HD inline uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+/// SplitMix64 (Steele, Lea, Flood, OOPSLA 2014): the SDK's, which the cpu plugin uses too.
+using sdk::random::SplitMix64;
 
 /// Uniform in [0, 1) for element i of a call with `seed` (top 24 bits, exact in float): a pure
 /// function of (seed, i), so every launcher and the cpu draw the same mask.

@@ -10,6 +10,7 @@
 #include "gpu_nn_extra.h"
 #include "gpu_ops.h"
 #include "gpu_pool.h"
+#include "gpu_random.h"
 #include "gpu_tensor_ops.h"
 
 namespace weft::WEFT_GPU_NS {
@@ -48,6 +49,7 @@ void RegisterGpuLayer(sdk::KernelTable& t, const GpuLayerOptions& options = {}) 
   t.Add<RegressionBackwardKernel<L>>("_backward_LinearRegressionOutput", kF32);
   t.Add<CopyKernel<L>>("MakeLoss", kF32);
   t.Add<FillKernel<L, 0>>("_backward_MakeLoss", kF32);
+  RegisterRandomKernels<L>(t);
 }
 
 }  // namespace weft::WEFT_GPU_NS

@@ -297,6 +297,7 @@ void RegisterKernels(VkKernelTable& t) {
   RegisterNormKernels(t);
   RegisterIndexKernels(t);
   RegisterCompressionKernels(t);
+  RegisterRandomKernels(t);
 }
 
 }  // namespace weft::vk

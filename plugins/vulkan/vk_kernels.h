@@ -32,6 +32,7 @@ void RegisterMathKernels(VkKernelTable& table);         // vk_kernels_math.cc
 void RegisterNormKernels(VkKernelTable& table);         // vk_kernels_norm.cc
 void RegisterIndexKernels(VkKernelTable& table);        // vk_kernels_index.cc
 void RegisterCompressionKernels(VkKernelTable& table);  // vk_kernels_compression.cc
+void RegisterRandomKernels(VkKernelTable& table);       // vk_kernels_random.cc
 
 /// A shader dispatch: pipeline `shader` with specialization constants `spec`.
 struct Launch {

@@ -6,6 +6,7 @@
 
 #include "cpu_kernels.h"
 #include "weft/sdk/cpp/host_kernel.hpp"
+#include "weft/sdk/cpp/random_sampler.hpp"
 
 namespace weft::cpu {
 
@@ -29,13 +30,9 @@ void RequireFloat32(const KernelSetup& s);
 /// "(2, 3)" for messages.
 std::string ShapeString(const TensorDesc& t);
 
-/// SplitMix64 (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", OOPSLA 2014).
-inline uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+/// SplitMix64 (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", OOPSLA 2014),
+/// the SDK's (weft/sdk/cpp/random_sampler.hpp), which the GPU layer and the samplers use too.
+using sdk::random::SplitMix64;
 
 /// Uniform in [0, 1) for element i of a call with `seed`, from the top 24 bits (exact in float):
 /// a pure function of (seed, i), so random kernels are reproducible and thread-independent.

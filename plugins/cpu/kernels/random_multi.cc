@@ -7,19 +7,17 @@
 //       log-probabilities), data, outputs -> data's gradient, 1/p[c]·g summed over the draws of c.
 //   _shuffle: the first-axis slices of data in a random order (Fisher–Yates, Knuth TAOCP 2
 //       §3.4.2 Algorithm P, with one stream for the whole call).
-// Element i of a sampler's output is a pure function of the call's seed and i (random_stream.h),
-// whatever the thread count. Parameter values are not checked (as MXNet's multisample ops).
+// Element i of a sampler's output is a pure function of the call's seed and i (the SDK's
+// random_sampler.hpp), whatever the thread count. Parameter values are not checked (as MXNet's multisample ops).
 #include <string>
 #include <vector>
 
 #include "parallel.h"
-#include "random_stream.h"
 #include "tensor_kernels.h"
+#include "weft/sdk/cpp/random_sampler.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
-
-using namespace random_detail;
 
 constexpr uint64_t kHalfFloatMask = kFloatMask | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16);
 
@@ -30,35 +28,17 @@ void DispatchHalfFloat(const char* op, int32_t dtype, F&& f) {
   DispatchFloat(op, dtype, f);
 }
 
-enum class Dist { kUniform, kNormal, kGamma, kExponential, kPoisson, kNegativeBinomial, kGeneralized };
+using sdk::random::Distribution;
+using sdk::random::ElementStream;
 
-Dist DistOf(const std::string& op) {
-  if (op == "_sample_uniform") return Dist::kUniform;
-  if (op == "_sample_normal") return Dist::kNormal;
-  if (op == "_sample_gamma") return Dist::kGamma;
-  if (op == "_sample_exponential") return Dist::kExponential;
-  if (op == "_sample_poisson") return Dist::kPoisson;
-  return op == "_sample_negative_binomial" ? Dist::kNegativeBinomial : Dist::kGeneralized;
-}
-
-// One draw of distribution d with parameters (p, q) (q unused by the one-parameter ones).
-double DrawOne(Dist d, ElementStream& s, double p, double q) {
-  switch (d) {
-    case Dist::kUniform:
-      return p + (q - p) * s.Uniform();
-    case Dist::kNormal:
-      return p + q * s.Normal();
-    case Dist::kGamma:
-      return StandardGamma(s, p) * q;
-    case Dist::kExponential:
-      return -std::log1p(-s.Uniform()) / p;
-    case Dist::kPoisson:
-      return Poisson(s, p);
-    case Dist::kNegativeBinomial:
-      return NegativeBinomial(s, p, q);
-    default:
-      return GeneralizedNegativeBinomial(s, p, q);
-  }
+Distribution DistOf(const std::string& op) {
+  if (op == "_sample_uniform") return Distribution::kUniform;
+  if (op == "_sample_normal") return Distribution::kNormal;
+  if (op == "_sample_gamma") return Distribution::kGamma;
+  if (op == "_sample_exponential") return Distribution::kExponential;
+  if (op == "_sample_poisson") return Distribution::kPoisson;
+  return op == "_sample_negative_binomial" ? Distribution::kNegativeBinomial
+                                           : Distribution::kGeneralizedNegativeBinomial;
 }
 
 class MultiSampleKernel {
@@ -92,9 +72,8 @@ class MultiSampleKernel {
           ParallelChunks(out.size(), out.size() * 4, [&](int64_t begin, int64_t end, int) {
             for (int64_t i = begin; i < end; ++i) {
               const int64_t j = i / m;
-              ElementStream s(c.seed, static_cast<uint64_t>(i));
-              const double v = DrawOne(dist_, s, Convert<double>(p[j]), q ? Convert<double>(q[j]) : 0.0);
-              assign(y[i], Convert<T>(v));
+              const sdk::random::Sampler draw{dist_, Convert<double>(p[j]), q ? Convert<double>(q[j]) : 0.0};
+              assign(y[i], Convert<T>(draw.DrawReal(c.seed, static_cast<uint64_t>(i))));
             }
           });
         });
@@ -103,7 +82,7 @@ class MultiSampleKernel {
   }
 
  private:
-  Dist dist_;
+  Distribution dist_;
   int64_t n_ = 0;
 };
 
@@ -224,7 +203,8 @@ class ShuffleKernel {
     for (int64_t i = 0; i < rows_; ++i) order[static_cast<size_t>(i)] = i;
     ElementStream s(c.seed, 0);
     for (int64_t i = rows_ - 1; i > 0; --i)
-      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(Below(s, static_cast<uint64_t>(i) + 1))]);
+      std::swap(order[static_cast<size_t>(i)],
+                order[static_cast<size_t>(sdk::random::Below(s, static_cast<uint64_t>(i) + 1))]);
     const Tensor& data = c.inputs[0];
     DispatchAll("_shuffle", data.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

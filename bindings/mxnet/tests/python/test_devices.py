@@ -51,3 +51,33 @@ def test_several_cpu_devices(mx):
     a = mx.nd.ones((2,), ctx=mx.cpu(1))
     assert a.context == mx.cpu(1)
     np.testing.assert_array_equal(a.copyto(mx.cpu(0)).asnumpy(), [1, 1])
+
+
+def ks_statistic(draws, cdf):
+    """Kolmogorov–Smirnov D of the draws against a continuous CDF (a vectorised function)."""
+    x = np.sort(draws.astype(np.float64))
+    f = cdf(x)
+    n = len(x)
+    return max((np.arange(1, n + 1) / n - f).max(), (f - np.arange(n) / n).max())
+
+
+def test_random_samplers_on_gpu(mx, gpu):
+    # 10^6 draws each pass the Kolmogorov–Smirnov test at p > 0.001 (D·√n below 1.9495, the
+    # Kolmogorov distribution's 0.999 quantile), the same seed reproduces them, and the device
+    # draws the cpu's numbers (the same counter-based stream) up to float rounding.
+    import math
+    n = 1000000
+    normal_cdf = np.vectorize(lambda v: 0.5 * (1 + math.erf((v - 1.5) / (2 * math.sqrt(2)))))
+    for sampler, cdf in ((lambda ctx: mx.nd.random.uniform(-2, 3, shape=(n,), ctx=ctx), lambda x: (x + 2) / 5),
+                         (lambda ctx: mx.nd.random.normal(1.5, 2, shape=(n,), ctx=ctx), normal_cdf)):
+        mx.random.seed(11, ctx=gpu)
+        a = sampler(gpu).asnumpy()
+        mx.random.seed(11, ctx=gpu)
+        b = sampler(gpu).asnumpy()
+        mx.random.seed(11, ctx=mx.cpu())
+        on_cpu = sampler(mx.cpu()).asnumpy()
+        assert (a == b).all()
+        np.testing.assert_allclose(a, on_cpu, rtol=0, atol=1e-4)
+        assert ks_statistic(a, cdf) * math.sqrt(n) < 1.9495
+    with pytest.raises(mx.base.MXNetError, match="'scale'"):
+        mx.nd.random.normal(0, -1, shape=(4,), ctx=gpu).asnumpy()
