@@ -2,8 +2,10 @@
 (unset: the real libmxnet): training samples/s for the MNIST MLP or LeNet on Fashion-MNIST at
 batch 100, through Module.fit's steps ('mlp', 'lenet') or through Gluon ('gluon-mlp',
 'gluon-lenet': the same layers as a hybridized HybridSequential, autograd.record, backward and
-Trainer.step), or the per-call cost of a small imperative op. Prints one JSON line. Run by
-compare.py."""
+Trainer.step; 'gluon-mlp-imperative', 'gluon-lenet-imperative': the same, not hybridized), the
+time of one hybridized training step of the Gluon model zoo's ResNet-18 v1 at batch 8 on 224x224
+inputs ('gluon-resnet18', ms), or the per-call cost of a small imperative op. Prints one JSON
+line. Run by compare.py."""
 import argparse
 import gzip
 import json
@@ -67,11 +69,12 @@ def gluon_net(name):
     return net
 
 
-def gluon_fit(name, data_dir, epochs):
+def gluon_fit(name, data_dir, epochs, hybridize=True):
     train, val = mnist_iters(data_dir, name == 'mlp')
     net = gluon_net(name)
     net.initialize(mx.init.Xavier(rnd_type='gaussian', factor_type='in', magnitude=2))
-    net.hybridize(static_alloc=True, static_shape=True)
+    if hybridize:
+        net.hybridize(static_alloc=True, static_shape=True)
     loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
     trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.05, 'momentum': 0.9})
     times = []
@@ -93,6 +96,28 @@ def gluon_fit(name, data_dir, epochs):
     for batch in val:
         metric.update([batch.label[0]], [net(batch.data[0])])
     return {'samples_per_s': sorted(times)[len(times) // 2], 'epochs': epochs, 'val_accuracy': metric.get()[1]}
+
+
+def resnet18_step(steps):
+    """Median ms of a hybridized ResNet-18 v1 training step (forward, backward, SGD) at batch 8."""
+    net = mx.gluon.model_zoo.vision.resnet18_v1(classes=1000)
+    net.initialize(mx.init.Xavier(magnitude=2))
+    net.hybridize(static_alloc=True, static_shape=True)
+    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.01, 'momentum': 0.9})
+    rng = mx.nd.random
+    x, y = rng.uniform(shape=(8, 3, 224, 224)), mx.nd.array([i % 1000 for i in range(8)])
+    times = []
+    for i in range(steps + 2):  # the first two steps bind and warm up
+        t = time.perf_counter()
+        with mx.autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(8)
+        mx.nd.waitall()
+        if i >= 2:
+            times.append((time.perf_counter() - t) * 1e3)
+    return {'ms_per_step': sorted(times)[len(times) // 2], 'steps': steps}
 
 
 def fit(net, data_dir, epochs):
@@ -135,7 +160,9 @@ def per_call(n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('what', choices=['mlp', 'lenet', 'gluon-mlp', 'gluon-lenet', 'call'])
+    ap.add_argument('what', choices=['mlp', 'lenet', 'gluon-mlp', 'gluon-lenet', 'gluon-mlp-imperative',
+                                     'gluon-lenet-imperative', 'gluon-resnet18', 'call'])
+    ap.add_argument('--steps', type=int, default=10, help='gluon-resnet18: timed steps')
     ap.add_argument('--epochs', type=int, default=2)
     ap.add_argument('--calls', type=int, default=20000)
     ap.add_argument('--data-dir', default='/usr/share/datasets/fashion-mnist')
@@ -143,8 +170,12 @@ def main():
     lib = 'weft' if os.environ.get('MXNET_LIBRARY_PATH') else 'libmxnet'
     if args.what == 'call':
         r = per_call(args.calls)
+    elif args.what == 'gluon-resnet18':
+        r = resnet18_step(args.steps)
     elif args.what.startswith('gluon-'):
-        r = gluon_fit(args.what[len('gluon-'):], args.data_dir, args.epochs)
+        name = args.what[len('gluon-'):]
+        imperative = name.endswith('-imperative')
+        r = gluon_fit(name.replace('-imperative', ''), args.data_dir, args.epochs, hybridize=not imperative)
     else:
         r = fit(args.what, args.data_dir, args.epochs)
     r.update({'library': lib, 'what': args.what})

@@ -14,9 +14,10 @@ using graph::NodePtr;
 
 void Symbol::Compose(const std::vector<Symbol>& args, const std::map<std::string, Symbol>& kwargs) {
   WEFT_CHECK(!outputs_.empty(), "Symbol::Compose: the symbol is empty");
-  for (const Entry& e : outputs_) {
-    WEFT_CHECK(!e.node->is_variable(), "Symbol::Compose: variable '{}' cannot be composed", e.node->name);
-  }
+  // A lone variable has nothing to compose; a group may list variables among its outputs (a
+  // graph's get_internals(), which Gluon's SymbolBlock composes): they are replaced like inputs.
+  WEFT_CHECK(outputs_.size() > 1 || !outputs_[0].node->is_variable(),
+             "Symbol::Compose: variable '{}' cannot be composed", outputs_[0].node->name);
   graph::IndexedGraph g = graph::Index(outputs_);
   WEFT_CHECK(args.size() <= g.arg_nodes.size(),
              "Symbol::Compose: {} positional arguments given, but the symbol has {} arguments ({})", args.size(),
@@ -53,6 +54,10 @@ void Symbol::Compose(const std::vector<Symbol>& args, const std::map<std::string
       auto it = replace.find(in.node.get());
       if (it != replace.end()) in = it->second;
     }
+  }
+  for (Entry& out : outputs_) {
+    auto it = replace.find(out.node.get());
+    if (it != replace.end()) out = it->second;
   }
 }
 

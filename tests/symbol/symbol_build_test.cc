@@ -160,6 +160,19 @@ TEST(SymbolBuild, ConcatWithElevenInputsWritesMultiLineInputs) {
   EXPECT_EQ(sum.ListArguments().size(), 11u);
 }
 
+// MXNet's Symbol.__call__ on a graph's internals (what Gluon's SymbolBlock does when called with
+// a symbol): a variable listed among the outputs is replaced too, as in MXNet 1.9.1 (its outputs
+// become ['in', 'fc_weight', 'fc_bias', 'fc_output']); a lone variable cannot be composed.
+TEST(SymbolBuild, ComposingInternalsReplacesVariableOutputs) {
+  NameManager::Scope names;
+  Symbol internals = FullyConnected("fc", Symbol::Variable("data"), Symbol(), Symbol(), 3).GetInternals();
+  internals.Compose({}, {{"data", Symbol::Variable("in")}});
+  EXPECT_EQ(internals.ListOutputs(), (Strings{"in", "fc_weight", "fc_bias", "fc_output"}));
+  EXPECT_EQ(internals.ListArguments(), (Strings{"in", "fc_weight", "fc_bias"}));
+  Symbol lone = Symbol::Variable("a");
+  EXPECT_THROW(lone.Compose({}, {{"a", Symbol::Variable("b")}}), Error);
+}
+
 TEST(SymbolBuild, AttributesHiddenKeysAndAttrDict) {
   Symbol x = Symbol::Variable("x");
   x.SetAttr("lr_mult", "2");  // MXNet's C API stores bare hidden keys as __key__
