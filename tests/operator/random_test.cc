@@ -137,6 +137,18 @@ TEST(RandomOps, DTypeNoneIsFloat32AndRandintsInt32) {
   EXPECT_NE(e.find("floating point"), std::string::npos) << e;
   // No shape: MXNet's "inferring shapes failed", at the call.
   EXPECT_FALSE(ErrorOf([] { Sample("_random_uniform", {}); }).empty());
+  // dtype None with a given output takes the output's dtype (MXNet's SampleOpType; its
+  // initializers draw into float64 parameters with out=); a dtype the sampler cannot draw is refused.
+  std::vector<NDArray> out = {NDArray(Shape{1000}, Context::cpu(0), false, DType::kFloat64)};
+  ImperativeCall uniform;
+  uniform.op = "_random_uniform";
+  uniform.params = {{"low", "2"}, {"high", "3"}};
+  Invoke(uniform, &out);
+  for (double v : Values(out[0])) ASSERT_TRUE(v >= 2 && v < 3) << v;
+  std::vector<NDArray> ints = {NDArray(Shape{3}, Context::cpu(0), false, DType::kInt32)};
+  ImperativeCall normal;
+  normal.op = "_random_normal";
+  EXPECT_NE(ErrorOf([&] { Invoke(normal, &ints); }).find("the output is int32"), std::string::npos);
 }
 
 // ---- distributions --------------------------------------------------------------------------------

@@ -42,8 +42,18 @@ OpDef Sampler(std::string name, std::string description, std::vector<AttrSpec> p
   });
   d.infer_type = [integer, op = d.name](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
     const std::string t = a.GetString("dtype", "None");
-    const DType dt = t == "None" ? (integer ? DType::kInt32 : DType::kFloat32) : DTypeFromName(t);
-    AssignType(op, "output", "output", out[0], static_cast<int>(dt));
+    if (t != "None") return AssignType(op, "output", "output", out[0], static_cast<int>(DTypeFromName(t)));
+    // MXNet's SampleOpType: 'None' takes a given output's dtype (an initializer drawing into a
+    // float64 parameter with out=), else the default.
+    if (out[0] < 0) {
+      out[0] = static_cast<int>(integer ? DType::kInt32 : DType::kFloat32);
+      return;
+    }
+    const auto given = static_cast<DType>(out[0]);
+    const bool fits = integer ? given == DType::kInt32 || given == DType::kInt64
+                              : given == DType::kFloat16 || given == DType::kFloat32 || given == DType::kFloat64;
+    WEFT_CHECK(fits, "{}: the output is {}; the sampler draws {}", op, DTypeName(given),
+               integer ? "int32 or int64" : "float16, float32 or float64");
   };
   d.grad = GradKind::kNone;
   d.resources = kResourceRandom;
