@@ -354,7 +354,7 @@ Runtime::~Runtime() = default;
 
 Runtime& Runtime::Get() {
   // Before any plugin reads a setting; an exception leaves the static unset, so it is retried.
-  static const bool settings_ok = (ValidateSettings(), true);
+  static const bool settings_ok = (ValidateSettings(), ApplyOpenMPDefaults(), true);
   (void)settings_ok;
   static Runtime* runtime = new Runtime();
   runtime->impl_->EnsureDiscovered();

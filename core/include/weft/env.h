@@ -26,4 +26,16 @@ WEFT_API bool GetEnvBool(const char* name, bool fallback);
 /// start-up. Throws weft::Error naming the variable, its value and the allowed values.
 void ValidateSettings();
 
+/// The spin count weft gives libgomp (GNU OpenMP, which the cpu plugin and oneDNN use) when the
+/// user sets neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT: idle OpenMP threads spin this many rounds
+/// (tens of microseconds) after a parallel region, then sleep, instead of libgomp's default
+/// 300 000 rounds, which take cores from weft's engine threads and other processes.
+inline constexpr const char* kDefaultGompSpinCount = "10000";
+
+/// Sets GOMP_SPINCOUNT=kDefaultGompSpinCount in the process environment unless OMP_WAIT_POLICY or
+/// GOMP_SPINCOUNT is set (then nothing changes). Runtime::Get() calls it before loading plugins;
+/// it has no effect when libgomp was loaded earlier in the process (it reads its settings once).
+/// Not thread-safe against concurrent getenv/setenv (it runs at start-up).
+WEFT_API void ApplyOpenMPDefaults();
+
 }  // namespace weft
