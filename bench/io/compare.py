@@ -15,7 +15,8 @@ numbers on a shared machine drift with its load (printed before and after); comp
 one run.
 
 --lenet DIR (made by samples/train_mnist/fmnist_to_rec.py) adds train_mnist --network lenet from
-DIR/train.rec against from the idx files (MNISTIter, in memory), median epoch samples/s of each.
+DIR/train.rec against from the idx files (MNISTIter, in memory), median epoch samples/s of each,
+the two alternating round by round; --lenet-only runs only that.
 """
 import argparse
 import os
@@ -42,19 +43,19 @@ def rate(cmd, env=None):
 
 def lenet(a):
     exe = os.path.join(a.build, "bin", "train_mnist")
-    out = {}
-    for name, extra in (("memory (MNISTIter)", []),
-                        (".rec (ImageRecordIter)", ["--train-rec", os.path.join(a.lenet, "train")])):
-        speeds = []
-        for r in range(a.rounds):
+    modes = (("memory (MNISTIter)", []), (".rec (ImageRecordIter)", ["--train-rec", os.path.join(a.lenet, "train")]))
+    speeds = {name: [] for name, _ in modes}
+    for r in range(a.rounds):  # the two sources alternate, so a change of the machine's load hits both
+        for name, extra in modes:
             p = subprocess.run([exe, "--network", "lenet", "--epochs", str(a.lenet_epochs), "--seed", str(r)] + extra,
                                capture_output=True, text=True, timeout=7200)
             found = [float(x) for x in re.findall(r"Speed=([0-9.]+) samples/s", p.stdout)]
             if p.returncode != 0 or not found:
                 sys.exit("train_mnist failed:\n" + p.stdout[-2000:] + p.stderr[-2000:])
-            speeds.append(statistics.median(found))
-        out[name] = statistics.median(speeds)
-    return out
+            speeds[name].append(statistics.median(found))
+            print("round %d, LeNet from %s: %.0f samples/s (load %s)" % (r, name, speeds[name][-1], load()),
+                  file=sys.stderr)
+    return {name: statistics.median(v) for name, v in speeds.items()}
 
 
 def main():
@@ -68,7 +69,10 @@ def main():
     ap.add_argument("--torch-python", default="/usr/bin/python3")
     ap.add_argument("--lenet", help="directory with train.rec/.idx from fmnist_to_rec.py")
     ap.add_argument("--lenet-epochs", type=int, default=2)
+    ap.add_argument("--lenet-only", action="store_true", help="only the LeNet comparison (needs --lenet)")
     a = ap.parse_args()
+    if a.lenet_only:
+        return print_lenet(a)
     rec = os.path.join(a.data, "bench.rec")
     if not os.path.exists(rec):
         subprocess.run([a.torch_python, os.path.join(HERE, "make_dataset.py"), a.build, a.data], check=True)
@@ -96,16 +100,19 @@ def main():
         w, m, p = (statistics.median(results[(k, t)]) for k in loaders)
         print("| %d | %.0f | %.0f | %.0f | %.2f | %.2f |" % (t, w, m, p, w / m, w / p))
     if a.lenet:
-        before = load()
-        s = lenet(a)
-        print("\nLeNet training, samples/s (median epoch, median of %d runs; load %s before, %s after)\n" %
-              (a.rounds, before, load()))
-        print("| data | samples/s |\n|---|---|")
-        for k, v in s.items():
-            print("| %s | %.0f |" % (k, v))
-        vals = list(s.values())
-        print("\nfrom .rec / from memory: %.2f" % (vals[1] / vals[0]))
+        print_lenet(a)
 
+
+def print_lenet(a):
+    before = load()
+    s = lenet(a)
+    print("\nLeNet training, samples/s (median epoch, median of %d runs; load %s before, %s after)\n" %
+          (a.rounds, before, load()))
+    print("| data | samples/s |\n|---|---|")
+    for k, v in s.items():
+        print("| %s | %.0f |" % (k, v))
+    vals = list(s.values())
+    print("\nfrom .rec / from memory: %.2f" % (vals[1] / vals[0]))
 
 if __name__ == "__main__":
     main()
