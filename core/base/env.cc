@@ -52,8 +52,9 @@ void ApplyOpenMPDefaults() {
   // region before they sleep. weft's engine runs ops one after another on its own workers, with
   // serial work and other threads between the regions of oneDNN and of the cpu kernels, so that
   // spin takes a core from them; on a loaded 2-core machine a ResNet-18 training step took 2.3–3.0 s
-  // with it and 0.8–1.1 s with a short or no spin (bench/mxnet_binding, 2026-11-29). A short spin
-  // still catches back-to-back regions. libgomp reads the variables once, when it is loaded (with
+  // with it and 0.6–1.1 s with a short or no spin (bench/mxnet_binding, 2026-11-29). A short spin
+  // (1000 rounds: 0.60 s; 10 000: 0.93 s; none: 0.60–0.77 s but the MNIST MLP then lost 2/3 of its
+  // speed once) still catches back-to-back regions. libgomp reads the variables once, when it is loaded (with
   // the cpu plugin), so this must run before plugins load; a user's choice is kept.
   if (GetEnv("OMP_WAIT_POLICY") || GetEnv("GOMP_SPINCOUNT")) return;
   ::setenv("GOMP_SPINCOUNT", kDefaultGompSpinCount, 0);
