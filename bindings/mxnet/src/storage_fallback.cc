@@ -26,6 +26,19 @@ std::optional<bool> ComparisonAtZero(const std::string& op, double scalar) {
   return std::nullopt;
 }
 
+// The attribute as given, or `fallback` when absent.
+std::string Param(const std::map<std::string, std::string>& params, const char* name, const char* fallback) {
+  auto it = params.find(name);
+  return it != params.end() ? it->second : fallback;
+}
+
+// MXNet's csr take: csr data, dense indices, axis 0, mode clip or wrap.
+bool IsCsrTake(const std::string& op, const std::map<std::string, std::string>& params,
+               const std::vector<NDArray>& in) {
+  return op == "take" && in.size() == 2 && in[0].storage_type() == StorageType::kCSR && !IsSparse(in[1]) &&
+         Param(params, "axis", "0") == "0" && Param(params, "mode", "clip") != "raise";
+}
+
 void WarnOnce(const std::string& op) {
   static std::mutex mu;
   static std::set<std::string> warned;
@@ -70,6 +83,7 @@ StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::strin
     }
     if (zero && !*zero) infer_ = (*in)[0].storage_type();
   }
+  if (IsCsrTake(op, params, *in)) infer_ = StorageType::kCSR;
   for (NDArray& a : *in) {
     if (!IsSparse(a)) continue;
     a = CastStorage(a, StorageType::kDefault);

@@ -8,7 +8,9 @@
 // _greater_equal_scalar, _lesser_scalar, _lesser_equal_scalar) keep the input's storage type
 // when comparing 0 with the scalar gives 0 (BinaryScalarStorageTypeWithDenseResult). Their
 // values equal MXNet's; the stored rows (elements) are then the non-zero ones of the result,
-// where MXNet keeps the input's stored ones.
+// where MXNet keeps the input's stored ones. take of a csr array by dense indices along axis 0 with
+// mode clip or wrap gives a csr result (TakeOpForwardStorageType; mode raise falls back to dense
+// in MXNet too).
 //
 // An optimizer update given a sparse input with lazy_update on (its default) is refused: MXNet
 // then updates only the rows the gradient holds, which a dense update does not do (weight decay
