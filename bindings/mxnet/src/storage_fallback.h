@@ -1,6 +1,7 @@
 // MXNet's storage fallback for the imperative calls of the C API (MXNet 1.9
 // src/common/exec_utils.h, and the FInferStorageType of the ops named below): weft's operators
-// take dense arrays, so a sparse input is converted to a dense temporary, a sparse out= receives
+// take dense arrays, so a sparse input is converted to a dense temporary (recorded as its _copy
+// under autograd, so gradients reach a sparse variable), a sparse out= receives
 // the dense result converted back, and MXNet's warning is logged once per operator.
 //
 // Where MXNet infers a sparse output for a sparse input without out=, the result is converted to
@@ -14,7 +15,8 @@
 //
 // An optimizer update given a sparse input with lazy_update on (its default) is refused: MXNet
 // then updates only the rows the gradient holds, which a dense update does not do (weight decay
-// and momentum would change the other rows).
+// and momentum would change the other rows). Row_sparse inputs that hold every row are accepted:
+// the lazy update is then the dense one.
 #pragma once
 
 #include <map>
