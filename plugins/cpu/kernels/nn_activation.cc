@@ -174,6 +174,14 @@ void ThroughFloat(const std::array<const Half*, N>& in, Half* out, int64_t b, in
   }
 }
 
+// Runs kernel k on its dtype: k.RunHalf for float16, k.Run<float> / k.Run<double> otherwise.
+template <typename K>
+void RunByDType(const K& k, int32_t dtype, const KernelCall& c, double slope) {
+  if (dtype == WEFT_DTYPE_FLOAT16) return k.RunHalf(c, static_cast<float>(slope));
+  if (dtype == WEFT_DTYPE_FLOAT64) return k.template Run<double>(c, slope);
+  k.template Run<float>(c, static_cast<float>(slope));
+}
+
 class ActivationKernel {
  public:
   explicit ActivationKernel(const KernelSetup& s) : act_(ParseActivation(s)) {
@@ -184,27 +192,20 @@ class ActivationKernel {
     if (s.outputs[0].size() != s.inputs[0].size())
       Invalid(s, "output " + ShapeString(s.outputs[0]) + " differs from data " + ShapeString(s.inputs[0]));
   }
-  void Compute(const KernelCall& c) const {
-    // Element-wise: the thread plan's team takes contiguous runs (tanh of LeNet's conv1 output
-    // is 1.15 M elements).
-    const int64_t n = c.inputs[0].size();
-    const float slope = static_cast<float>(slope_);
-    if (dtype_ == WEFT_DTYPE_FLOAT16) {
-      const Half* x = static_cast<const Half*>(c.inputs[0].raw());
-      Half* y = static_cast<Half*>(c.outputs[0].raw());
-      ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
-        ThroughFloat<1>({x}, y, b, e, c.req[0], [&](const std::array<const float*, 1>& in, float* out, int64_t len) {
-          Forward(act_, slope, in[0], out, len, sdk::AssignWrite{});
-        });
-      });
-    } else if (dtype_ == WEFT_DTYPE_FLOAT64) {
-      Run<double>(c, slope_);
-    } else {
-      Run<float>(c, slope);
-    }
-  }
+  void Compute(const KernelCall& c) const { RunByDType(*this, dtype_, c, slope_); }
 
- private:
+  // For RunByDType. Element-wise: the thread plan's team takes contiguous runs (tanh of LeNet's
+  // conv1 output is 1.15 M elements).
+  void RunHalf(const KernelCall& c, float slope) const {
+    const int64_t n = c.inputs[0].size();
+    const Half* x = static_cast<const Half*>(c.inputs[0].raw());
+    Half* y = static_cast<Half*>(c.outputs[0].raw());
+    ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
+      ThroughFloat<1>({x}, y, b, e, c.req[0], [&](const std::array<const float*, 1>& in, float* out, int64_t len) {
+        Forward(act_, slope, in[0], out, len, sdk::AssignWrite{});
+      });
+    });
+  }
   template <typename T>
   void Run(const KernelCall& c, T slope) const {
     const T* x = c.inputs[0].data<T>();
@@ -217,6 +218,7 @@ class ActivationKernel {
     });
   }
 
+ private:
   Act act_;
   double slope_ = 0.25;
   int32_t dtype_ = WEFT_DTYPE_FLOAT32;
@@ -243,27 +245,21 @@ class ActivationBackwardKernel {
         Invalid(s, "input " + std::to_string(i) + " " + ShapeString(s.inputs[i]) + " differs from out_grad " +
                        ShapeString(s.inputs[0]));
   }
-  void Compute(const KernelCall& c) const {
-    const int64_t n = c.inputs[0].size();
-    const float slope = static_cast<float>(slope_);
-    if (dtype_ == WEFT_DTYPE_FLOAT16) {
-      const Half* x = has_data_ ? static_cast<const Half*>(c.inputs[1].raw()) : nullptr;
-      const std::array<const Half*, 3> in = {static_cast<const Half*>(c.inputs[0].raw()), x,
-                                             static_cast<const Half*>(c.inputs[has_data_ ? 2 : 1].raw())};
-      Half* gx = static_cast<Half*>(c.outputs[0].raw());
-      ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
-        ThroughFloat<3>(in, gx, b, e, c.req[0], [&](const std::array<const float*, 3>& w, float* out, int64_t len) {
-          Backward(act_, slope, w[0], w[1], w[2], out, len, sdk::AssignWrite{});
-        });
-      });
-    } else if (dtype_ == WEFT_DTYPE_FLOAT64) {
-      Run<double>(c, slope_);
-    } else {
-      Run<float>(c, slope);
-    }
-  }
+  void Compute(const KernelCall& c) const { RunByDType(*this, dtype_, c, slope_); }
 
- private:
+  // For RunByDType.
+  void RunHalf(const KernelCall& c, float slope) const {
+    const int64_t n = c.inputs[0].size();
+    const Half* x = has_data_ ? static_cast<const Half*>(c.inputs[1].raw()) : nullptr;
+    const std::array<const Half*, 3> in = {static_cast<const Half*>(c.inputs[0].raw()), x,
+                                           static_cast<const Half*>(c.inputs[has_data_ ? 2 : 1].raw())};
+    Half* gx = static_cast<Half*>(c.outputs[0].raw());
+    ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
+      ThroughFloat<3>(in, gx, b, e, c.req[0], [&](const std::array<const float*, 3>& w, float* out, int64_t len) {
+        Backward(act_, slope, w[0], w[1], w[2], out, len, sdk::AssignWrite{});
+      });
+    });
+  }
   template <typename T>
   void Run(const KernelCall& c, T slope) const {
     const int64_t n = c.inputs[0].size();
@@ -280,6 +276,7 @@ class ActivationBackwardKernel {
     });
   }
 
+ private:
   Act act_;
   double slope_ = 0.25;
   bool has_data_ = true;

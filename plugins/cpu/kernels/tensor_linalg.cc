@@ -104,11 +104,7 @@ class GelqfKernel {
     for (int32_t r : c.req) CheckReq(r);
     DispatchFloat(op_.c_str(), c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if (backward_) {
-        Backward<T>(c);
-      } else {
-        Forward<T>(c);
-      }
+      backward_ ? Backward<T>(c) : Forward<T>(c);
     });
   }
 
