@@ -1,7 +1,8 @@
 // where, take and pick (MXNet 1.9), forward and backward: ops that choose elements by a second
-// array of conditions or positions. Data in float32 / float64; conditions and positions in any
-// index dtype (float values truncated toward zero, as MXNet's static_cast); where's forward also
-// selects int32 / int64 data, take's and pick's data of every dtype.
+// array of conditions or positions. Data in float32 / float64; where's conditions in any index
+// dtype, take's and pick's positions in every dtype (float values truncated toward zero, as
+// MXNet's static_cast); where's forward also selects int32 / int64 data, take's and pick's data of
+// every dtype.
 //
 // where:  output = condition != 0 ? x : y (condition per element, or per row of x's first axis).
 //         _backward_where: out_grad, condition, x, y -> zeros, out_grad where chosen x, where y.
@@ -123,7 +124,7 @@ class TakePickKernel {
     } else {
       DispatchAll(s.op_name.c_str(), data.dtype, [](auto) {});
     }
-    DispatchIndex(s.op_name.c_str(), idx.dtype, [](auto) {});
+    DispatchAll(s.op_name.c_str(), idx.dtype, [](auto) {});
     if (data.ndim() == 0) Invalid(s, "data must have at least one axis");
     const int axis = NormalizeAxis(s, s.attrs.GetInt("axis", pick_ ? -1 : 0), data.ndim(), "axis");
     const Dims d(data);
@@ -145,7 +146,7 @@ class TakePickKernel {
     const int32_t req = c.req[0];
     if (sdk::IsNull(req)) return;
     const char* op = pick_ ? "pick" : "take";
-    DispatchIndex(op, idx_t.dtype(), [&](auto itag) {
+    DispatchAll(op, idx_t.dtype(), [&](auto itag) {
       using I = typename decltype(itag)::type;
       const I* idx = static_cast<const I*>(idx_t.raw());
       // mode=raise checks every position before anything is written: a failed call leaves the
