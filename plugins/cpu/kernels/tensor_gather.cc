@@ -13,6 +13,7 @@
 // Positions: clip clamps to [0, n−1], wrap takes them modulo n, raise (take) fails on one outside.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tensor_kernels.h"
 
@@ -146,38 +147,39 @@ class TakePickKernel {
     const int32_t req = c.req[0];
     if (sdk::IsNull(req)) return;
     const char* op = pick_ ? "pick" : "take";
+    // Every position mapped first (one loop per index dtype): mode=raise checks them all before
+    // anything is written, so a failed call leaves the output as it was (MXNet likewise checks
+    // the whole index array first).
+    std::vector<int64_t> pos(static_cast<size_t>(idx_t.size()));
     DispatchAll(op, idx_t.dtype(), [&](auto itag) {
       using I = typename decltype(itag)::type;
       const I* idx = static_cast<const I*>(idx_t.raw());
-      // mode=raise checks every position before anything is written: a failed call leaves the
-      // output as it was (MXNet likewise checks the whole index array first).
-      if (mode_ == Mode::kRaise)
-        for (int64_t e = 0; e < idx_t.size(); ++e) Position(idx[e], n_, mode_, op);
-      // Element (o, p, i) of the small side and its source (o, pos, i) in data.
-      auto walk = [&](auto visit) {
-        for (int64_t o = 0; o < outer_; ++o)
-          for (int64_t p = 0; p < k_; ++p)
-            for (int64_t i = 0; i < inner_; ++i) {
-              const int64_t pos = Position(idx[pick_ ? o * inner_ + i : p], n_, mode_, op);
-              visit((o * k_ + p) * inner_ + i, (o * n_ + pos) * inner_ + i);
-            }
-      };
-      if (!backward_) {
-        DispatchAll(op, c.outputs[0].dtype(), [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          const T* a = static_cast<const T*>(c.inputs[0].raw());
-          T* out = static_cast<T*>(c.outputs[0].raw());
-          sdk::WithReq(req, [&](auto assign) { walk([&](int64_t dst, int64_t src) { assign(out[dst], a[src]); }); });
-        });
-        return;
-      }
-      DispatchFloat(op, c.outputs[0].dtype(), [&](auto tag) {
+      for (size_t e = 0; e < pos.size(); ++e) pos[e] = Position(idx[e], n_, mode_, op);
+    });
+    // Element (o, p, i) of the small side and its source (o, position, i) in data.
+    auto walk = [&](auto visit) {
+      for (int64_t o = 0; o < outer_; ++o)
+        for (int64_t p = 0; p < k_; ++p)
+          for (int64_t i = 0; i < inner_; ++i) {
+            const int64_t at = pos[static_cast<size_t>(pick_ ? o * inner_ + i : p)];
+            visit((o * k_ + p) * inner_ + i, (o * n_ + at) * inner_ + i);
+          }
+    };
+    if (!backward_) {
+      DispatchAll(op, c.outputs[0].dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const T* g = static_cast<const T*>(c.inputs[0].raw());
-        T* ga = static_cast<T*>(c.outputs[0].raw());
-        if (req != WEFT_REQ_ADD) std::fill(ga, ga + outer_ * n_ * inner_, T(0));
-        walk([&](int64_t small, int64_t big) { ga[big] += g[small]; });
+        const T* a = static_cast<const T*>(c.inputs[0].raw());
+        T* out = static_cast<T*>(c.outputs[0].raw());
+        sdk::WithReq(req, [&](auto assign) { walk([&](int64_t dst, int64_t src) { assign(out[dst], a[src]); }); });
       });
+      return;
+    }
+    DispatchFloat(op, c.outputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* g = static_cast<const T*>(c.inputs[0].raw());
+      T* ga = static_cast<T*>(c.outputs[0].raw());
+      if (req != WEFT_REQ_ADD) std::fill(ga, ga + outer_ * n_ * inner_, T(0));
+      walk([&](int64_t small, int64_t big) { ga[big] += g[small]; });
     });
   }
 
