@@ -15,6 +15,7 @@
 #include "weft/imperative.h"
 #include "weft/runtime.h"
 #include "weft/sdk/operator.h"
+#include "weft/sparse.h"
 
 namespace weft::autograd_detail {
 namespace {
@@ -376,8 +377,10 @@ class Pass {
       const size_t src = in.node ? Id(in.node.get()) : 0;
       const bool need = in.node && needs_[src];
       Node* var = need && in.node->is_variable() ? in.node.get() : nullptr;
-      if (var != nullptr && vars_.empty() && !create_ && count_[src] == 1 && var->grad_req != kNullOp) {
-        // The only gradient term of a marked variable: written (or added) straight into its buffer.
+      if (var != nullptr && vars_.empty() && !create_ && count_[src] == 1 && var->grad_req != kNullOp &&
+          var->grad.storage_type() == StorageType::kDefault) {
+        // The only gradient term of a marked variable: written (or added) straight into its buffer
+        // (a sparse buffer, Gluon's grad_stype='row_sparse', receives the dense sum converted).
         grads[i] = var->grad;
         req[i] = var->grad_req == kAddTo ? WEFT_REQ_ADD : WEFT_REQ_WRITE;
         direct_.push_back(var);
@@ -448,17 +451,29 @@ class Pass {
     if (direct) return;
     std::vector<NDArray> arrays;
     for (const Term& t : terms) arrays.push_back(t.array);
+    const bool sparse = n.grad.storage_type() != StorageType::kDefault;
     if (arrays.empty()) {
-      if (n.grad_req == kWriteTo) n.grad = 0.0f;
+      if (n.grad_req != kWriteTo) return;
+      if (sparse) {
+        NDArray::CopyFromTo(Zeros(n.value.GetShape(), n.grad.GetDType(), n.ctx), n.grad);
+      } else {
+        n.grad = 0.0f;
+      }
       return;
     }
     {
       PassSwitches quiet(false, is_train_);  // not recorded: the buffer is not part of the graph
       if (n.grad_req == kWriteTo && arrays.size() == 1) {
-        NDArray::CopyFromTo(arrays[0], n.grad);
-      } else {
+        NDArray::CopyFromTo(arrays[0], n.grad);  // converts into a sparse buffer
+      } else if (!sparse) {
         if (n.grad_req == kAddTo) arrays.insert(arrays.begin(), n.grad);
         AddInto(arrays, n.grad);
+      } else {
+        // A sparse buffer: the dense sum (with its old value for add), converted into it.
+        if (n.grad_req == kAddTo) arrays.insert(arrays.begin(), CastStorage(n.grad, StorageType::kDefault));
+        NDArray sum(n.value.GetShape(), n.ctx, false, n.grad.GetDType());
+        AddInto(arrays, sum);
+        NDArray::CopyFromTo(sum, n.grad);
       }
     }
     for (Term& t : terms)

@@ -274,7 +274,10 @@ std::unique_ptr<Executor> Executor::Reshape(bool partial_shaping, bool allow_up_
   }
   for (size_t i = 0; i < aux_arrays.size(); ++i)
     x.push_back(fit(aux_arrays[i], *si.aux_shapes[i], g.aux_names[i], "aux state"));
-  auto out = std::make_unique<Executor>(state_->symbol, state_->ctx, a, gr, state_->grad_reqs, x, state_->group2ctx);
+  // Internal memory (outputs included) comes from this executor's blocks, as MXNet's reshape binds
+  // with the executor itself as the shared one: a smaller output is a view of this one's output.
+  auto out = std::make_unique<Executor>(state_->symbol, state_->ctx, a, gr, state_->grad_reqs, x, state_->group2ctx,
+                                        const_cast<Executor*>(this));
   out->SetMonitorCallback(state_->monitor, state_->monitor_all);
   return out;
 }

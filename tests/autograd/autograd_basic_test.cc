@@ -1,6 +1,7 @@
 // Recording, Backward, grad_req, retain_graph, head gradients, autograd.grad, detach and the grad
 // state flags, with MXNet 1.9.1's results (tests/python/unittest/test_autograd.py's cases).
 #include "autograd_util.h"
+#include "weft/sparse.h"
 
 namespace weft {
 namespace {
@@ -198,6 +199,40 @@ TEST(AutogradBasic, ViewsRecordedAsOps) {
               autograd::RecordView(x, &v, "Reshape", {{"shape", "(2, 3)"}});
             }).find("makes (2, 3)"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace weft
+
+namespace weft {
+namespace {
+
+// A row_sparse gradient buffer (Gluon's grad_stype='row_sparse', MXNet's attach_grad(stype=...))
+// receives the dense gradient converted: the rows with a non-zero gradient are stored, with one
+// term (copied) and with several (summed first), and a variable whose gradient is blocked gets
+// zeros.
+TEST(AutogradBasic, RowSparseGradientBuffer) {
+  NDArray x = test::Array({1, 2, 0, 0, 3, 4}, Shape{3, 2});
+  NDArray blocked = test::Array({1, 1, 1, 1, 1, 1}, Shape{3, 2});
+  NDArray gx = NDArray::CreateSparse(StorageType::kRowSparse, Shape{3, 2}, Context::cpu(0));
+  NDArray gb = CastStorage(test::Array({5, 5, 5, 5, 5, 5}, Shape{3, 2}), StorageType::kRowSparse);
+  autograd::MarkVariables({&x, &blocked}, {kWriteTo, kWriteTo}, {gx, gb});
+  {
+    auto rec = autograd::Record();
+    NDArray y = x * x + InvokeOne("BlockGrad", {blocked});
+    autograd::Backward({y});
+  }
+  NDArray g = autograd::GetGrad(x);
+  EXPECT_EQ(g.storage_type(), StorageType::kRowSparse);
+  test::ExpectNear(test::Read(CastStorage(g, StorageType::kDefault)), {2, 4, 0, 0, 6, 8});
+  EXPECT_EQ(g.storage_shape()[0], 2);  // the zero row is not stored
+  {
+    auto rec = autograd::Record();
+    NDArray y = x * 3.0f + x;
+    autograd::Backward({y});
+  }
+  test::ExpectNear(test::Read(CastStorage(autograd::GetGrad(x), StorageType::kDefault)), {4, 4, 4, 4, 4, 4});
+  test::ExpectNear(test::Read(CastStorage(autograd::GetGrad(blocked), StorageType::kDefault)), {0, 0, 0, 0, 0, 0});
 }
 
 }  // namespace

@@ -174,6 +174,21 @@ for dt, it in [("int32", "int32"), ("int64", "int64"), ("float16", "int64"), ("f
     grad_case("scatter_nd", "_backward_scatter_nd", {"shape": (2, 2, 2)},
               [arr(X[:6], dt, (3, 2)), arr([[1, 0, 0], [1, 0, 1]], it)], True)
 
+# max / min of integer arrays (MXNet's frontend takes indices.max() of sparse parts), and take /
+# pick moving elements of every dtype by float or integer positions (clip and wrap).
+for dt in ["int32", "int64"]:
+    xi = arr([-7, 3, 2 ** 30 if dt == "int32" else 2 ** 40, -2 ** 31, 0, 5], dt, (2, 3))  # room for req add
+    for op in ["max", "min"]:
+        for attrs in [{}, {"axis": 0}, {"axis": 1, "keepdims": True}, {"axis": (0, 1)}]:
+            case(op, attrs, [xi])
+for dt, values in [("int32", X), ("int64", X), ("uint8", XU), ("int8", X), ("float16", H)]:
+    data = arr(values[:6], dt, (3, 2))
+    for it in ["float32", "int32", "int64"]:
+        for mode in ["clip", "wrap"]:
+            case("take", {"mode": mode}, [data, arr([2, -1, 0, 4], it)])
+            case("pick", {"axis": 1, "mode": mode}, [data, arr([1, -1, 3], it)])
+    case("take", {"axis": 1}, [data, arr([1, 0], "float32")])
+
 os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT + ".tmp", "w") as f:
     # allow_nan=False: every value is finite (the test's JSON reader takes no Infinity / NaN).

@@ -117,6 +117,7 @@ const std::vector<Row>& Table() {
         {"sort", {}, K, "_backward_sort", O, {}},
         {"argsort", {}, N, "", 0, {}},
         {"_contrib_allclose", {}, N, "", 0, {}},
+        {"_linalg_gelqf", {}, K, "_backward_linalg_gelqf", O, {}},
         {"UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}, K, "_backward_UpSampling", 0, {}},
         {"UpSampling",
          {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}},

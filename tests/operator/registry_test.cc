@@ -258,6 +258,7 @@ const char* const kOpsMd[] = {
     "size_array",
     "space_to_depth",
     "squeeze",
+    "_linalg_gelqf",
 };
 
 TEST(OpRegistry, HasEveryOpOfTheTable) {

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "weft/device.h"
 #include "weft/engine.h"
+#include "weft/host_services.h"
 #include "weft/imperative.h"
 #include "weft/runtime.h"
 #include "weft/storage.h"
@@ -13,6 +14,17 @@ using namespace weft;
 using namespace weft::mx;
 
 namespace {
+
+// MXNet's cpu(i) is the host CPU for any i, and its own tests reach cpu(5) (test_module.py's
+// ctx_group runs); weft's cpu plugin makes WEFT_CPU_DEVICES virtual devices, 4 unless told. The
+// binding asks for 8 when the library loads, before any plugin does: a WEFT_CPU_DEVICES in the
+// environment still decides (weft::SetConfig is the fallback the plugin reads without one).
+// Devices cost nothing until used (their streams and threads start with their first work).
+constexpr const char* kMXNetCpuDevices = "8";
+const bool kCpuDevicesSet = [] {
+  SetConfig("WEFT_CPU_DEVICES", kMXNetCpuDevices);
+  return true;
+}();
 
 bool CpuHas(const char* feature) {
   __builtin_cpu_init();

@@ -1,5 +1,7 @@
 // MXNet C API: KVStore — create, init/push/pull/pushpull with int or string keys, updaters from the
 // frontend, gradient compression, rank/size/barrier, node roles.
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "common.h"
@@ -131,6 +133,40 @@ void PushPull(KVStore& kv, uint32_t vnum, const K* vkeys, uint32_t onum, const K
     kv.Push(vk, vg, priority);
     kv.Pull(ok, og, priority);
   }
+}
+
+// kv.broadcast: init the keys with `vals`, then pull them into `outs`. On a store of this process
+// (local, device) the stored value is then the init value bit for bit, so an out that is the
+// value's own array is not written again: Gluon's Trainer broadcasts a parameter's first copy into
+// all its copies, also in the middle of a recorded forward pass (a deferred initialisation
+// finished there) after the tape kept that copy as an input, and the rewrite would make the
+// backward refuse the kept input as overwritten (MXNet rewrites the same bits, which its tape does
+// not notice). A dist store's init may come from another worker, so there every out is pulled.
+template <typename K>
+void Broadcast(KVStore& kv, uint32_t vnum, const K* vkeys, uint32_t onum, const K* okeys, NDArrayHandle* vals,
+               NDArrayHandle* outs, int priority) {
+  Init(kv, vnum, vkeys, vals);
+  auto [k, o] = Group(onum, okeys, outs, SparseUse::kPullIgnore);
+  std::string type = kv.type();
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (type == "local" || type == "device") {
+    auto [vk, vv] = Group(vnum, vkeys, vals, SparseUse::kValues);
+    for (size_t i = 0; i < k.size(); ++i) {
+      const size_t j = static_cast<size_t>(std::find(vk.begin(), vk.end(), k[i]) - vk.begin());
+      if (j == vk.size()) continue;  // Pull names the key that was not initialised
+      const NDArray& v = vv[j][0];
+      std::erase_if(o[i], [&](const NDArray& a) {
+        return a.SharesChunkWith(v) && a.offset() == v.offset() && a.GetShape() == v.GetShape() &&
+               a.GetDType() == v.GetDType();
+      });
+    }
+    for (size_t i = k.size(); i-- > 0;) {
+      if (!o[i].empty()) continue;
+      k.erase(k.begin() + static_cast<std::ptrdiff_t>(i));
+      o.erase(o.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  if (!k.empty()) kv.Pull(k, o, priority);
 }
 
 // kv.row_sparse_pull(key, out, row_ids): each out (row_sparse) receives the rows of the key's value
@@ -297,25 +333,18 @@ int MXKVStorePushPullEx(KVStoreHandle handle, uint32_t vnum, const char** vkeys,
   API_END();
 }
 
-// Init the keys with `vals`, then pull them into `outs` (kv.broadcast).
 int MXKVStoreBroadcast(KVStoreHandle handle, uint32_t vnum, const int* vkeys, uint32_t onum, const int* okeys,
                        NDArrayHandle* vals, NDArrayHandle* outs, int priority) {
   API_BEGIN();
-  KVStore& kv = KV(handle);
-  Init(kv, vnum, vkeys, vals);
-  auto [k, o] = Group(onum, okeys, outs, SparseUse::kPullIgnore);
-  kv.Pull(k, o, priority);
+  Broadcast(KV(handle), vnum, vkeys, onum, okeys, vals, outs, priority);
   API_END();
 }
 
 int MXKVStoreBroadcastEx(KVStoreHandle handle, uint32_t vnum, const char** vkeys, uint32_t onum, const char** okeys,
                          NDArrayHandle* vals, NDArrayHandle* outs, int priority) {
   API_BEGIN();
-  KVStore& kv = KV(handle);
   const std::vector<std::string> vk = StrKeys(vnum, vkeys), ok = StrKeys(onum, okeys);
-  Init(kv, vnum, vk.data(), vals);
-  auto [k, o] = Group(onum, ok.data(), outs, SparseUse::kPullIgnore);
-  kv.Pull(k, o, priority);
+  Broadcast(KV(handle), vnum, vk.data(), onum, ok.data(), vals, outs, priority);
   API_END();
 }
 

@@ -3,6 +3,7 @@
 
 #include "common.h"
 #include "weft/autograd.h"
+#include "weft/imperative.h"
 #include "weft/op_info.h"
 #include "weft/runtime.h"
 
@@ -219,12 +220,22 @@ int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size) {
 }
 
 // i == -1 copies the data (the values of a sparse array); i >= 0 an aux array of a sparse array.
+// A source of another dtype is converted first (Cast: C++ conversions), as MXNet's copy casts
+// element by element: its frontend relies on it (csr_matrix((float32 data, indices, indptr),
+// dtype='int32') copies the float values into the int32 array).
 int MXNDArraySyncCopyFromNDArray(NDArrayHandle handle_dst, const NDArrayHandle handle_src, const int i) {
   API_BEGIN();
-  const NDArray& src = ND(handle_src);
+  NDArray src = ND(handle_src);
   NDArray& dst = ND(handle_dst);
-  if (dst.storage_type() == StorageType::kDefault && src.GetShape() != dst.GetShape())
+  const bool dense = dst.storage_type() == StorageType::kDefault;
+  if (dense && src.GetShape() != dst.GetShape())
     Fail("SyncCopyFromNDArray: shapes differ: {} vs {}", src.GetShape(), dst.GetShape());
+  const bool aux = !dense && i >= 0 && static_cast<size_t>(i) < dst.num_aux_data();
+  const DType want = aux ? dst.aux_type(static_cast<size_t>(i)) : dst.GetDType();
+  if (src.storage_type() == StorageType::kDefault && src.GetDType() != want) {
+    auto paused = autograd::Pause(autograd::IsTraining());
+    src = InvokeOne("Cast", {src}, {{"dtype", std::string(DTypeName(want))}});
+  }
   dst.SyncCopyFromNDArray(src, i);
   API_END();
 }

@@ -2,7 +2,7 @@
 // for the life of the process, as MXNet's op handles do).
 #include "op_table.h"
 
-#include "sparse_ops.h"
+#include "binding_ops.h"
 
 #include <algorithm>
 #include <map>
@@ -202,8 +202,9 @@ OpEntry& LookupOpEntry(const std::string& name) {
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
                                : name == "_npi_Custom"   ? FindOpInfo("Custom")
                                                          : FindOpInfo(name);
-  const std::optional<SparseOp> sparse_op = info ? std::nullopt : FindSparseOp(name);
-  if (sparse_op) info = sparse_op->info;
+  std::optional<BindingOp> own_op = info ? std::nullopt : FindSparseOp(name);
+  if (!info && !own_op) own_op = FindImageOp(name);
+  if (own_op) info = own_op->info;
   // MXNet registers mx.nd.sparse.X as the alias _sparse_X of X (slice, dot, FullyConnected, abs...);
   // its sparse inputs reach the op through the C API's storage fallback.
   const bool sparse_alias = !info && name.starts_with("_sparse_") && FindOpInfo(name.substr(8));
@@ -216,7 +217,7 @@ OpEntry& LookupOpEntry(const std::string& name) {
   if (!info) ListOpInputs(name, {});  // throws the registry's "unknown operator" error with close names
   auto entry = MakeEntry(name, std::move(*info));
   entry->is_missing = missing;
-  if (sparse_op) entry->run = sparse_op->run;
+  if (own_op) entry->run = own_op->run;
   entry->registry_name = sparse_alias ? name.substr(8) : name;
   t.handles.insert(entry.get());
   return *t.entries.emplace(name, std::move(entry)).first->second;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sparse_ops.h"
+#include "binding_ops.h"
 #include "weft/op_info.h"
 
 namespace weft::mx {
@@ -23,8 +23,8 @@ struct OpEntry {
   std::string description;
   /// True for `_copyto`, which the binding implements itself (a copy between arrays).
   bool is_copyto = false;
-  /// Set for the sparse ops the binding runs itself (sparse_ops.h: cast_storage, getnnz).
-  SparseOpRun run = nullptr;
+  /// Set for the ops the binding runs itself (binding_ops.h: cast_storage, getnnz, _cvimresize).
+  BindingOpRun run = nullptr;
   /// True for the names of MXNet's NumPy interface listed only so that its frontend imports.
   bool is_numpy = false;
   /// True for MXNet operators weft does not implement (listed so that calling one fails loudly).

@@ -1,14 +1,9 @@
-#include "sparse_ops.h"
+#include "binding_ops.h"
 
 #include "weft/sparse.h"
 
 namespace weft::mx {
 namespace {
-
-OpAttrInfo Attr(std::string name, std::string type, std::optional<std::string> default_value, std::string doc,
-                std::vector<std::string> choices = {}) {
-  return OpAttrInfo{std::move(name), std::move(type), std::move(default_value), std::move(doc), std::move(choices)};
-}
 
 const NDArray& OneInput(const std::vector<NDArray>& in, const char* op) {
   if (in.size() != 1) Fail("{} takes one input (data), {} given", op, in.size());
@@ -59,31 +54,24 @@ void GetNnzOp(const std::vector<NDArray>& in, const std::map<std::string, std::s
   NDArray::CopyFromTo(result, (*out)[0]);
 }
 
-OpInfo Info(const std::string& name, std::string description, std::vector<OpAttrInfo> attrs) {
-  OpInfo info;
-  info.name = name;
-  info.description = std::move(description);
-  info.inputs = {"data"};
-  info.attrs = std::move(attrs);
-  info.source = "bindings/mxnet";
-  return info;
-}
-
 }  // namespace
 
-std::optional<SparseOp> FindSparseOp(const std::string& name) {
+std::optional<BindingOp> FindSparseOp(const std::string& name) {
   if (name == "cast_storage" || name == "_sparse_cast_storage") {
-    return SparseOp{
-        Info(name,
-             "Casts the storage type of the input: 'default' (dense), 'row_sparse' (rows with a non-zero "
-             "element) or 'csr' (a 2-d array's non-zero elements).",
-             {Attr("stype", "enum", std::nullopt, "Output storage type.", {"csr", "default", "row_sparse"})}),
+    return BindingOp{
+        BindingOpInfo(
+            name,
+            "Casts the storage type of the input: 'default' (dense), 'row_sparse' (rows with a non-zero "
+            "element) or 'csr' (a 2-d array's non-zero elements).",
+            {"data"},
+            {BindingAttr("stype", "enum", std::nullopt, "Output storage type.", {"csr", "default", "row_sparse"})}),
         CastStorageOp};
   }
   if (name == "_contrib_getnnz") {
-    return SparseOp{Info(name, "Number of stored values of a csr array, in all (axis None) or per row (axis 1).",
-                         {Attr("axis", "int or None", "None", "None, or 1 for a count per row")}),
-                    GetNnzOp};
+    return BindingOp{
+        BindingOpInfo(name, "Number of stored values of a csr array, in all (axis None) or per row (axis 1).", {"data"},
+                      {BindingAttr("axis", "int or None", "None", "None, or 1 for a count per row")}),
+        GetNnzOp};
   }
   return std::nullopt;
 }

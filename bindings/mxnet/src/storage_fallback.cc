@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "weft/autograd.h"
 #include "weft/logging.h"
 #include "weft/sparse.h"
 
@@ -24,6 +25,19 @@ std::optional<bool> ComparisonAtZero(const std::string& op, double scalar) {
   if (op == "_lesser_scalar") return 0 < scalar;
   if (op == "_lesser_equal_scalar") return 0 <= scalar;
   return std::nullopt;
+}
+
+// The attribute as given, or `fallback` when absent.
+std::string Param(const std::map<std::string, std::string>& params, const char* name, const char* fallback) {
+  auto it = params.find(name);
+  return it != params.end() ? it->second : fallback;
+}
+
+// MXNet's csr take: csr data, dense indices, axis 0, mode clip or wrap.
+bool IsCsrTake(const std::string& op, const std::map<std::string, std::string>& params,
+               const std::vector<NDArray>& in) {
+  return op == "take" && in.size() == 2 && in[0].storage_type() == StorageType::kCSR && !IsSparse(in[1]) &&
+         Param(params, "axis", "0") == "0" && Param(params, "mode", "clip") != "raise";
 }
 
 void WarnOnce(const std::string& op) {
@@ -53,10 +67,16 @@ bool LazyUpdate(const OpInfo& op, const std::map<std::string, std::string>& para
 StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::string, std::string>& params,
                                  std::vector<NDArray>* in, std::vector<NDArray>* out) {
   const std::string& op = entry.name;
-  if (std::any_of(in->begin(), in->end(), IsSparse) && LazyUpdate(entry.info, params)) {
+  // A row_sparse array that stores every row is a lazy update's whole array: the lazy update
+  // then equals the dense one (Gluon's gradient of a dense use of a row_sparse-gradient weight).
+  auto partial = [](const NDArray& a) {
+    return IsSparse(a) && !(a.storage_type() == StorageType::kRowSparse && a.storage_shape()[0] == a.GetShape()[0]);
+  };
+  if (std::any_of(in->begin(), in->end(), partial) && LazyUpdate(entry.info, params)) {
     Fail(
         "{}: a sparse input with lazy_update=True updates only the rows it holds in MXNet, and weft has no lazy "
-        "update yet: pass lazy_update=False (every row is updated, as MXNet does then) or a dense gradient",
+        "update yet (only one whose row_sparse inputs hold every row): pass lazy_update=False (every row is "
+        "updated, as MXNet does then) or a dense gradient",
         op);
   }
   bool any = false;
@@ -70,9 +90,14 @@ StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::strin
     }
     if (zero && !*zero) infer_ = (*in)[0].storage_type();
   }
+  if (IsCsrTake(op, params, *in)) infer_ = StorageType::kCSR;
   for (NDArray& a : *in) {
     if (!IsSparse(a)) continue;
-    a = CastStorage(a, StorageType::kDefault);
+    const NDArray sparse = a;
+    a = CastStorage(sparse, StorageType::kDefault);
+    // Under autograd the dense temporary is the sparse array's copy on the tape, so the op's
+    // gradient reaches the sparse variable (a Gluon row_sparse parameter) through it.
+    autograd::RecordView(sparse, &a, "_copy", {});
     any = true;
   }
   for (size_t i = 0; i < out->size(); ++i) {

@@ -169,8 +169,11 @@ class WEFT_API Executor {
   /// reshape): arguments named in `new_shapes` take the new shape; others keep theirs, unless
   /// their shape must change, which needs `partial_shaping`. An array that must grow beyond its
   /// memory needs `allow_up_sizing` (then a new array is allocated); smaller ones are views of the
-  /// old memory. Throws weft::Error naming the argument and the flag that is missing. The returned
-  /// executor shares state with this one: do not run both concurrently.
+  /// old memory. Internal memory (intermediate values and outputs) is drawn from this executor's
+  /// planned blocks as for a `shared_exec` (MXNet binds its reshaped executor against the
+  /// original): outputs no larger than this one's are views of the same memory, so running one
+  /// overwrites the other's outputs. Throws weft::Error naming the argument and the flag that is
+  /// missing. The returned executor shares state with this one: do not run both concurrently.
   std::unique_ptr<Executor> Reshape(bool partial_shaping, bool allow_up_sizing,
                                     const std::map<std::string, Shape>& new_shapes) const;
 

@@ -28,6 +28,7 @@ void RegisterOptimizerMoreOps(OpRegistry& r);  // defs/optimizer_more.cc
 void RegisterRandomOps(OpRegistry& r);         // defs/random.cc
 void RegisterRandomMultiOps(OpRegistry& r);    // defs/random_multi.cc
 void RegisterLegacyOps(OpRegistry& r);         // defs/legacy.cc
+void RegisterLinalgOps(OpRegistry& r);         // defs/linalg.cc
 
 /// One family of built-in definitions and the source file (relative to the repository root)
 /// that holds it. The file names feed the generated OPS.md (tools/weft-ops-json), which must
@@ -57,6 +58,7 @@ inline constexpr BuiltinFamily kBuiltinFamilies[] = {
     {"core/operator/defs/random.cc", &RegisterRandomOps},
     {"core/operator/defs/random_multi.cc", &RegisterRandomMultiOps},
     {"core/operator/defs/legacy.cc", &RegisterLegacyOps},
+    {"core/operator/defs/linalg.cc", &RegisterLinalgOps},
 };
 
 /// Registers every family into `r` and returns op name (and alias) -> the family's file.

@@ -229,6 +229,8 @@ std::vector<OpCase> Build() {
   v.push_back(Case("dot", {{"transpose_b", "True"}}, {In(Shape{1, 4}), In(Shape{5, 4})}));
   v.push_back(Case("batch_dot", {}, {In(Shape{2, 3, 4}), In(Shape{2, 4, 5})}));
   v.push_back(Case("batch_dot", {{"transpose_b", "True"}}, {In(Shape{3, 1, 4}), In(Shape{3, 2, 4})}));
+  v.push_back(Case("_linalg_gelqf", {}, {In(Shape{3, 5})}));
+  v.push_back(Case("_linalg_gelqf", {}, {In(Shape{2, 2, 2})}));
   v.push_back(NoGrad(Case("Cast", {{"dtype", "float64"}}, {In(Shape{3, 4})})));
   v.push_back(NoGrad(Case("zeros_like", {}, {In(Shape{3, 4})})));
   v.push_back(NoGrad(Case("ones_like", {}, {In(Shape{3, 4})})));

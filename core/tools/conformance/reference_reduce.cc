@@ -1,9 +1,12 @@
 // References of the reductions (sum, mean, max, min, nansum, prod, nanprod, norm, argmax, argmin,
 // argmax_channel), the ordering ops
 // (topk, sort, argsort: stable orders, ties keep the earlier position first), the matrix products
-// (dot, batch_dot) and the arrays made from attributes (_zeros, _ones, _full, _arange).
+// (dot, batch_dot, the LQ factorisation _linalg_gelqf) and the arrays made from attributes (_zeros, _ones, _full,
+// _arange).
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 #include "reference.h"
 #include "weft/base.h"
@@ -162,6 +165,57 @@ void BatchDot(Call& c) {
     MatMul(a.v.data() + i * m * k, b.v.data() + i * k * n, c.out[0].v.data() + i * m * n, m, n, k, ta, tb);
 }
 
+// _linalg_gelqf: LAPACK's Householder reflections (dlarfg's choice beta = −sign(alpha)·‖x‖, none
+// when the rest of the row is already zero) applied to A's rows from the right:
+// A·H₀···H₍m−1₎ = [L 0], so Q is the first m rows of H₍m−1₎···H₀. These are the reflections the
+// QR of Aᵀ (geqrf) uses, so the signs are MXNet's.
+void Gelqf(Call& c) {
+  const HostTensor& a = c.in(0);
+  const int64_t nd = a.shape.ndim(), m = a.shape[nd - 2], n = a.shape[nd - 1];
+  const int64_t batch = m * n == 0 ? 0 : a.shape.Size() / (m * n);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<double> w(a.v.begin() + b * m * n, a.v.begin() + (b + 1) * m * n);
+    std::vector<std::vector<double>> vs;
+    std::vector<double> taus;
+    for (int64_t k = 0; k < m; ++k) {
+      double rest = 0;
+      for (int64_t j = k + 1; j < n; ++j) rest += w[k * n + j] * w[k * n + j];
+      const double alpha = w[k * n + k];
+      std::vector<double> v(static_cast<size_t>(n), 0.0);
+      double tau = 0;
+      if (rest > 0) {
+        const double norm = std::sqrt(alpha * alpha + rest), beta = alpha >= 0 ? -norm : norm;
+        tau = (beta - alpha) / beta;
+        v[static_cast<size_t>(k)] = 1;
+        for (int64_t j = k + 1; j < n; ++j) v[static_cast<size_t>(j)] = w[k * n + j] / (alpha - beta);
+      }
+      for (int64_t i = k; i < m && tau != 0; ++i) {  // rows k.. of W times H_k
+        double dot = 0;
+        for (int64_t j = k; j < n; ++j) dot += w[i * n + j] * v[static_cast<size_t>(j)];
+        for (int64_t j = k; j < n; ++j) w[i * n + j] -= tau * dot * v[static_cast<size_t>(j)];
+      }
+      vs.push_back(std::move(v));
+      taus.push_back(tau);
+    }
+    double* q = c.out[0].v.data() + b * m * n;
+    double* l = c.out[1].v.data() + b * m * m;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) l[i * m + j] = j <= i ? w[i * n + j] : 0.0;
+    for (int64_t i = 0; i < m; ++i) {
+      std::vector<double> e(static_cast<size_t>(n), 0.0);
+      e[static_cast<size_t>(i)] = 1;
+      for (int64_t k = m - 1; k >= 0; --k) {
+        const std::vector<double>& v = vs[static_cast<size_t>(k)];
+        double dot = 0;
+        for (int64_t j = 0; j < n; ++j) dot += e[static_cast<size_t>(j)] * v[static_cast<size_t>(j)];
+        for (int64_t j = 0; j < n; ++j)
+          e[static_cast<size_t>(j)] -= taus[static_cast<size_t>(k)] * dot * v[static_cast<size_t>(j)];
+      }
+      std::copy(e.begin(), e.end(), q + i * n);
+    }
+  }
+}
+
 // _arange: element i = start + step·⌊i / repeat⌋ (stop None: the range runs from 0 to start).
 void Arange(Call& c) {
   double start = c.attrs().GetFloat("start");
@@ -183,6 +237,7 @@ void RegisterReduceReferences(Table& t) {
   t["argmin"] = [](Call& c) { Argmax(c, true); };
   t["dot"] = Dot;
   t["batch_dot"] = BatchDot;
+  t["_linalg_gelqf"] = Gelqf;
   t["_zeros"] = [](Call&) {};
   t["_ones"] = [](Call& c) { std::fill(c.out[0].v.begin(), c.out[0].v.end(), 1.0); };
   t["_full"] = [](Call& c) { std::fill(c.out[0].v.begin(), c.out[0].v.end(), c.attrs().GetFloat("value")); };

@@ -2,7 +2,10 @@
 // prelu, rrelu), forward and backward. Formulas are MXNet 1.9's (src/operator/mshadow_op.h): softrelu(x) = log(1 + e^x)
 // (x itself above 20, where the two agree in float), softsign(x) = x / (1 + |x|),
 // elu(x) = slope * (e^x - 1) for x <= 0. sigmoid and tanh use vector_math.h (vectorised, within
-// 3 ulp of libm); the rarer softrelu and elu keep libm.
+// 3 ulp of libm); the rarer softrelu and elu keep libm. float32; Activation and its backward also
+// take float64 (libm) and float16 (computed in float, rounded once, as MXNet's half_t math).
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -10,6 +13,7 @@
 #include "isa_dispatch.h"
 #include "nn_common.h"
 #include "parallel.h"
+#include "tensor_util.h"
 #include "vector_math.h"
 
 namespace weft::cpu {
@@ -40,37 +44,43 @@ Act ParseActivation(const KernelSetup& s) {
   return Act::kSoftSign;
 }
 
+// sigmoid and tanh: vector_math.h's for float (the hot path), libm's for double.
+inline float Sigmoid(float x) { return vmath::Sigmoid(x); }
+inline double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+inline float Tanh(float x) { return vmath::Tanh(x); }
+inline double Tanh(double x) { return std::tanh(x); }
+
 // Forward over n elements; out may alias x (in-place).
-template <typename Assign>
-void Forward(Act act, float slope, const float* x, float* out, int64_t n, Assign assign) {
+template <typename T, typename Assign>
+void Forward(Act act, T slope, const T* x, T* out, int64_t n, Assign assign) {
   switch (act) {
     case Act::kRelu:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > 0.0f ? x[i] : 0.0f);
+      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > T(0) ? x[i] : T(0));
       break;
     case Act::kSigmoid:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], vmath::Sigmoid(x[i]));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], Sigmoid(x[i]));
       break;
     case Act::kTanh:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], vmath::Tanh(x[i]));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], Tanh(x[i]));
       break;
     case Act::kSoftRelu:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > 20.0f ? x[i] : std::log1p(std::exp(x[i])));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > T(20) ? x[i] : std::log1p(std::exp(x[i])));
       break;
     case Act::kSoftSign:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] / (1.0f + std::fabs(x[i])));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] / (T(1) + std::fabs(x[i])));
       break;
     case Act::kLeaky:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > 0.0f ? x[i] : slope * x[i]);
+      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > T(0) ? x[i] : slope * x[i]);
       break;
     case Act::kElu:
-      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > 0.0f ? x[i] : slope * std::expm1(x[i]));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], x[i] > T(0) ? x[i] : slope * std::expm1(x[i]));
       break;
     case Act::kSelu:
       for (int64_t i = 0; i < n; ++i)
-        assign(out[i], kSeluLambda * (x[i] > 0.0f ? x[i] : kSeluAlpha * std::expm1(x[i])));
+        assign(out[i], T(kSeluLambda) * (x[i] > T(0) ? x[i] : T(kSeluAlpha) * std::expm1(x[i])));
       break;
     case Act::kGelu:  // MXNet 1.9's exact (erf) form
-      for (int64_t i = 0; i < n; ++i) assign(out[i], 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrt1_2)));
+      for (int64_t i = 0; i < n; ++i) assign(out[i], T(0.5) * x[i] * (T(1) + std::erf(x[i] * T(kSqrt1_2))));
       break;
     case Act::kPrelu:
     case Act::kRrelu:
@@ -79,41 +89,41 @@ void Forward(Act act, float slope, const float* x, float* out, int64_t n, Assign
 }
 
 // Backward: gx = gy * f'(x) written through assign, f' from the input x and/or output y.
-template <typename Assign>
-void Backward(Act act, float slope, const float* gy, const float* x, const float* y, float* gx, int64_t n,
-              Assign assign) {
+template <typename T, typename Assign>
+void Backward(Act act, T slope, const T* gy, const T* x, const T* y, T* gx, int64_t n, Assign assign) {
   switch (act) {
     case Act::kRelu:
-      for (int64_t i = 0; i < n; ++i) assign(gx[i], y[i] > 0.0f ? gy[i] : 0.0f);
+      for (int64_t i = 0; i < n; ++i) assign(gx[i], y[i] > T(0) ? gy[i] : T(0));
       break;
     case Act::kSigmoid:
-      for (int64_t i = 0; i < n; ++i) assign(gx[i], gy[i] * y[i] * (1.0f - y[i]));
+      for (int64_t i = 0; i < n; ++i) assign(gx[i], gy[i] * y[i] * (T(1) - y[i]));
       break;
     case Act::kTanh:
-      for (int64_t i = 0; i < n; ++i) assign(gx[i], gy[i] * (1.0f - y[i] * y[i]));
+      for (int64_t i = 0; i < n; ++i) assign(gx[i], gy[i] * (T(1) - y[i] * y[i]));
       break;
     case Act::kSoftRelu:
       for (int64_t i = 0; i < n; ++i) assign(gx[i], gy[i] * -std::expm1(-y[i]));
       break;
     case Act::kSoftSign:
       for (int64_t i = 0; i < n; ++i) {
-        float d = 1.0f + std::fabs(x[i]);
+        T d = T(1) + std::fabs(x[i]);
         assign(gx[i], gy[i] / (d * d));
       }
       break;
     case Act::kLeaky:
-      for (int64_t i = 0; i < n; ++i) assign(gx[i], x[i] > 0.0f ? gy[i] : slope * gy[i]);
+      for (int64_t i = 0; i < n; ++i) assign(gx[i], x[i] > T(0) ? gy[i] : slope * gy[i]);
       break;
     case Act::kElu:
-      for (int64_t i = 0; i < n; ++i) assign(gx[i], x[i] > 0.0f ? gy[i] : gy[i] * (y[i] + slope));
+      for (int64_t i = 0; i < n; ++i) assign(gx[i], x[i] > T(0) ? gy[i] : gy[i] * (y[i] + slope));
       break;
     case Act::kSelu:  // MXNet 1.9's selu_grad below zero: λ·(y + α) (the exact one is y + λ·α)
       for (int64_t i = 0; i < n; ++i)
-        assign(gx[i], gy[i] * (x[i] > 0.0f ? kSeluLambda : kSeluLambda * (y[i] + kSeluAlpha)));
+        assign(gx[i], gy[i] * (x[i] > T(0) ? T(kSeluLambda) : T(kSeluLambda) * (y[i] + T(kSeluAlpha))));
       break;
     case Act::kGelu:
       for (int64_t i = 0; i < n; ++i) {
-        const float d = 0.5f * (1.0f + std::erf(x[i] * kSqrt1_2)) + x[i] * kInvSqrt2Pi * std::exp(-0.5f * x[i] * x[i]);
+        const T d =
+            T(0.5) * (T(1) + std::erf(x[i] * T(kSqrt1_2))) + x[i] * T(kInvSqrt2Pi) * std::exp(-T(0.5) * x[i] * x[i]);
         assign(gx[i], gy[i] * d);
       }
       break;
@@ -123,32 +133,95 @@ void Backward(Act act, float slope, const float* gy, const float* x, const float
   }
 }
 
+using tensor::Half;
+inline constexpr uint64_t kActivationDTypes =
+    kF32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16) | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64);
+
+// The dtype every input and output has: float32, float64 or float16; Unsupported otherwise.
+int32_t RequireOneFloatDType(const KernelSetup& s) {
+  const int32_t dt = s.inputs.empty() ? WEFT_DTYPE_FLOAT32 : s.inputs[0].dtype;
+  auto check = [&](const TensorDesc& t) {
+    if (t.dtype != dt || (dt != WEFT_DTYPE_FLOAT32 && dt != WEFT_DTYPE_FLOAT64 && dt != WEFT_DTYPE_FLOAT16))
+      Unsupported(s, "every array must be float32, every one float64 or every one float16");
+  };
+  for (const TensorDesc& t : s.inputs) check(t);
+  for (const TensorDesc& t : s.outputs) check(t);
+  return dt;
+}
+
+// float16 arrays (MXNet's cpu Activation takes them; its half_t arithmetic widens to float): the
+// elements [b, e) go in blocks widened to float through `compute(const float* in[N], float* out,
+// n)` (the float32 loops) and are rounded once into `out` (add-to adds in float, then rounds).
+// A null input pointer stays null.
+constexpr int64_t kHalfBlock = 256;
+template <size_t N, typename F>
+void ThroughFloat(const std::array<const Half*, N>& in, Half* out, int64_t b, int64_t e, int32_t req, F compute) {
+  if (sdk::IsNull(req)) return;
+  float wide[N][kHalfBlock], y[kHalfBlock];
+  for (int64_t s = b; s < e; s += kHalfBlock) {
+    const int64_t n = std::min(kHalfBlock, e - s);
+    std::array<const float*, N> p{};
+    for (size_t k = 0; k < N; ++k) {
+      if (in[k] == nullptr) continue;
+      for (int64_t i = 0; i < n; ++i) wide[k][i] = tensor::HalfToFloat(in[k][s + i]);
+      p[k] = wide[k];
+    }
+    compute(p, y, n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float prior = req == WEFT_REQ_ADD ? tensor::HalfToFloat(out[s + i]) : 0.0f;
+      out[s + i] = tensor::FloatToHalf(prior + y[i]);
+    }
+  }
+}
+
+// Runs kernel k on its dtype: k.RunHalf for float16, k.Run<float> / k.Run<double> otherwise.
+template <typename K>
+void RunByDType(const K& k, int32_t dtype, const KernelCall& c, double slope) {
+  if (dtype == WEFT_DTYPE_FLOAT16) return k.RunHalf(c, static_cast<float>(slope));
+  if (dtype == WEFT_DTYPE_FLOAT64) return k.template Run<double>(c, slope);
+  k.template Run<float>(c, static_cast<float>(slope));
+}
+
 class ActivationKernel {
  public:
   explicit ActivationKernel(const KernelSetup& s) : act_(ParseActivation(s)) {
     s.ExpectCounts(1, -1);
     if (s.outputs.empty()) Invalid(s, "expects an output");
-    RequireFloat32(s);
-    slope_ = static_cast<float>(s.attrs.GetFloat("slope", 0.25));
+    dtype_ = RequireOneFloatDType(s);
+    slope_ = s.attrs.GetFloat("slope", 0.25);
     if (s.outputs[0].size() != s.inputs[0].size())
       Invalid(s, "output " + ShapeString(s.outputs[0]) + " differs from data " + ShapeString(s.inputs[0]));
   }
-  void Compute(const KernelCall& c) const {
-    const float* x = c.inputs[0].data<float>();
-    float* y = c.outputs[0].data<float>();
-    // Element-wise: the thread plan's team takes contiguous runs (tanh of LeNet's conv1 output
-    // is 1.15 M elements).
+  void Compute(const KernelCall& c) const { RunByDType(*this, dtype_, c, slope_); }
+
+  // For RunByDType. Element-wise: the thread plan's team takes contiguous runs (tanh of LeNet's
+  // conv1 output is 1.15 M elements).
+  void RunHalf(const KernelCall& c, float slope) const {
+    const int64_t n = c.inputs[0].size();
+    const Half* x = static_cast<const Half*>(c.inputs[0].raw());
+    Half* y = static_cast<Half*>(c.outputs[0].raw());
+    ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
+      ThroughFloat<1>({x}, y, b, e, c.req[0], [&](const std::array<const float*, 1>& in, float* out, int64_t len) {
+        Forward(act_, slope, in[0], out, len, sdk::AssignWrite{});
+      });
+    });
+  }
+  template <typename T>
+  void Run(const KernelCall& c, T slope) const {
+    const T* x = c.inputs[0].data<T>();
+    T* y = c.outputs[0].data<T>();
     const int64_t n = c.inputs[0].size();
     ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
       isa::Dispatch([&] {
-        weft::sdk::WithReq(c.req[0], [&](auto assign) { Forward(act_, slope_, x + b, y + b, e - b, assign); });
+        weft::sdk::WithReq(c.req[0], [&](auto assign) { Forward(act_, slope, x + b, y + b, e - b, assign); });
       });
     });
   }
 
  private:
   Act act_;
-  float slope_ = 0.25f;
+  double slope_ = 0.25;
+  int32_t dtype_ = WEFT_DTYPE_FLOAT32;
 };
 
 // _backward_Activation / _backward_LeakyReLU: inputs out_grad, data, output; output data grad.
@@ -158,8 +231,8 @@ class ActivationBackwardKernel {
  public:
   explicit ActivationBackwardKernel(const KernelSetup& s) : act_(ParseActivation(s)) {
     s.ExpectCounts(-1, 1);
-    RequireFloat32(s);
-    slope_ = static_cast<float>(s.attrs.GetFloat("slope", 0.25));
+    dtype_ = RequireOneFloatDType(s);
+    slope_ = s.attrs.GetFloat("slope", 0.25);
     const bool output_only =
         act_ == Act::kRelu || act_ == Act::kSigmoid || act_ == Act::kTanh || act_ == Act::kSoftRelu;
     if (s.inputs.size() != 3 && !(output_only && s.inputs.size() == 2))
@@ -172,16 +245,32 @@ class ActivationBackwardKernel {
         Invalid(s, "input " + std::to_string(i) + " " + ShapeString(s.inputs[i]) + " differs from out_grad " +
                        ShapeString(s.inputs[0]));
   }
-  void Compute(const KernelCall& c) const {
-    const float* gy = c.inputs[0].data<float>();
-    const float* x = has_data_ ? c.inputs[1].data<float>() : nullptr;  // unread without data
-    const float* y = c.inputs[has_data_ ? 2 : 1].data<float>();
-    float* gx = c.outputs[0].data<float>();
+  void Compute(const KernelCall& c) const { RunByDType(*this, dtype_, c, slope_); }
+
+  // For RunByDType.
+  void RunHalf(const KernelCall& c, float slope) const {
     const int64_t n = c.inputs[0].size();
+    const Half* x = has_data_ ? static_cast<const Half*>(c.inputs[1].raw()) : nullptr;
+    const std::array<const Half*, 3> in = {static_cast<const Half*>(c.inputs[0].raw()), x,
+                                           static_cast<const Half*>(c.inputs[has_data_ ? 2 : 1].raw())};
+    Half* gx = static_cast<Half*>(c.outputs[0].raw());
+    ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
+      ThroughFloat<3>(in, gx, b, e, c.req[0], [&](const std::array<const float*, 3>& w, float* out, int64_t len) {
+        Backward(act_, slope, w[0], w[1], w[2], out, len, sdk::AssignWrite{});
+      });
+    });
+  }
+  template <typename T>
+  void Run(const KernelCall& c, T slope) const {
+    const int64_t n = c.inputs[0].size();
+    const T* gy = c.inputs[0].data<T>();
+    const T* x = has_data_ ? c.inputs[1].data<T>() : nullptr;  // unread without data
+    const T* y = c.inputs[has_data_ ? 2 : 1].data<T>();
+    T* gx = c.outputs[0].data<T>();
     ParallelChunks(n, n, [&](int64_t b, int64_t e, int) {
       isa::Dispatch([&] {
         weft::sdk::WithReq(c.req[0], [&](auto assign) {
-          Backward(act_, slope_, gy + b, x ? x + b : nullptr, y + b, gx + b, e - b, assign);
+          Backward(act_, slope, gy + b, x ? x + b : nullptr, y + b, gx + b, e - b, assign);
         });
       });
     });
@@ -189,8 +278,9 @@ class ActivationBackwardKernel {
 
  private:
   Act act_;
-  float slope_ = 0.25f;
+  double slope_ = 0.25;
   bool has_data_ = true;
+  int32_t dtype_ = WEFT_DTYPE_FLOAT32;
 };
 
 // Slopes below zero that vary per channel (prelu: gamma, one per channel of axis 1 or a single
@@ -318,8 +408,8 @@ class LeakyBackward {
 }  // namespace
 
 void RegisterActivation(KernelTable& t) {
-  t.Add<ActivationKernel>("Activation", kF32);
-  t.Add<ActivationBackwardKernel>("_backward_Activation", kF32);
+  t.Add<ActivationKernel>("Activation", kActivationDTypes);
+  t.Add<ActivationBackwardKernel>("_backward_Activation", kActivationDTypes);
   t.Add<LeakyForward>("LeakyReLU", kF32);
   t.Add<LeakyBackward>("_backward_LeakyReLU", kF32);
 }

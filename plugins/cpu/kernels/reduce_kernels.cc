@@ -1,6 +1,8 @@
 // sum / mean / max / min / prod / nansum / nanprod / norm over axis tuples (MXNet: axis=() or None reduces
 // everything, negative axes count from the end, exclude=True reduces the axes not named; keepdims
-// only changes the output shape) and their backward ops, float32 / float64. Only float32 sum, mean,
+// only changes the output shape) and their backward ops, float32 / float64; max and min also
+// reduce int32 and int64 arrays (forward only: MXNet's frontend takes indices.max() of sparse
+// parts). Only float32 sum, mean,
 // max and min (the training path's) run in isa_dispatch.h's per-ISA variants; float64 and the other
 // reductions have one baseline copy (issue 34: their ISA copies made this file one of the build's
 // slowest).
@@ -22,6 +24,8 @@
 
 namespace weft::cpu::tensor {
 namespace {
+
+constexpr uint64_t kIntegerMask = WEFT_DTYPE_BIT(WEFT_DTYPE_INT32) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT64);
 
 // Min: identity +inf (max for integers); a NaN wins, as in MaxOp.
 template <typename T>
@@ -88,7 +92,10 @@ class ReduceKernel {
       s.ExpectCounts(BackwardInputs(kind_), 1);  // out_grad[, data[, output]] -> data_grad
     }
     RequireSameDType(s);
-    DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    integer_ = s.inputs[0].dtype == WEFT_DTYPE_INT32 || s.inputs[0].dtype == WEFT_DTYPE_INT64;
+    if (!integer_) DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
+    if (integer_ && (backward_ || (kind_ != Reduce::kMax && kind_ != Reduce::kMin)))
+      Unsupported(s, "int32 and int64 arrays have max and min only");
     // The forward's input shape is the backward's output shape.
     data_ = Dims(backward_ ? s.outputs[0] : s.inputs[0]);
     std::vector<int64_t> axes = s.attrs.GetTuple("axis", {});
@@ -116,6 +123,16 @@ class ReduceKernel {
   }
 
   void Compute(const KernelCall& c) const {
+    if (integer_) {
+      DispatchMask<kIntegerMask>("reduce", c.inputs[0].dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* in0 = static_cast<const T*>(c.inputs[0].raw());
+        T* out = static_cast<T*>(c.outputs[0].raw());
+        if (kind_ == Reduce::kMax) return ReduceTo<false>(in0, data_, reduced_, out, c.req[0], MaxOp<T>());
+        ReduceTo<false>(in0, data_, reduced_, out, c.req[0], MinOp<T>());
+      });
+      return;
+    }
     DispatchFloat("reduce", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       constexpr bool kIsa = std::is_same_v<T, float>;
@@ -206,7 +223,7 @@ class ReduceKernel {
   }
 
   Reduce kind_;
-  bool backward_ = false;
+  bool backward_ = false, integer_ = false;
   Dims data_, kept_;
   bool reduced_[WEFT_MAX_NDIM] = {};
   int64_t count_ = 1;
@@ -217,7 +234,8 @@ class ReduceKernel {
 
 void RegisterReduceKernels(KernelTable& t) {
   for (const char* op : {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm"}) {
-    t.Add<ReduceKernel>(op, kFloatMask);
+    const bool extremum = std::string(op) == "max" || std::string(op) == "min";
+    t.Add<ReduceKernel>(op, extremum ? kFloatMask | kIntegerMask : kFloatMask);
     t.Add<ReduceKernel>(std::string("_backward_") + op, kFloatMask);
   }
 }

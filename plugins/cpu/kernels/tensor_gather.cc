@@ -1,7 +1,8 @@
 // where, take and pick (MXNet 1.9), forward and backward: ops that choose elements by a second
-// array of conditions or positions. Data in float32 / float64; conditions and positions in any
-// index dtype (float values truncated toward zero, as MXNet's static_cast); where's forward also
-// selects int32 / int64 data.
+// array of conditions or positions. Data in float32 / float64; where's conditions in any index
+// dtype, take's and pick's positions in every dtype (float values truncated toward zero, as
+// MXNet's static_cast); where's forward also selects int32 / int64 data, take's and pick's data of
+// every dtype.
 //
 // where:  output = condition != 0 ? x : y (condition per element, or per row of x's first axis).
 //         _backward_where: out_grad, condition, x, y -> zeros, out_grad where chosen x, where y.
@@ -12,6 +13,7 @@
 // Positions: clip clamps to [0, n−1], wrap takes them modulo n, raise (take) fails on one outside.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tensor_kernels.h"
 
@@ -117,8 +119,13 @@ class TakePickKernel {
     const TensorDesc& data = s.inputs[backward_ ? 1 : 0];
     const TensorDesc& idx = s.inputs[backward_ ? 2 : 1];
     const TensorDesc& out = backward_ ? s.inputs[0] : s.outputs[0];
-    DispatchFloat(s.op_name.c_str(), data.dtype, [](auto) {});
-    DispatchIndex(s.op_name.c_str(), idx.dtype, [](auto) {});
+    // The forward moves elements of any dtype (MXNet's take and pick); the backward sums floats.
+    if (backward_) {
+      DispatchFloat(s.op_name.c_str(), data.dtype, [](auto) {});
+    } else {
+      DispatchAll(s.op_name.c_str(), data.dtype, [](auto) {});
+    }
+    DispatchAll(s.op_name.c_str(), idx.dtype, [](auto) {});
     if (data.ndim() == 0) Invalid(s, "data must have at least one axis");
     const int axis = NormalizeAxis(s, s.attrs.GetInt("axis", pick_ ? -1 : 0), data.ndim(), "axis");
     const Dims d(data);
@@ -140,35 +147,39 @@ class TakePickKernel {
     const int32_t req = c.req[0];
     if (sdk::IsNull(req)) return;
     const char* op = pick_ ? "pick" : "take";
-    DispatchIndex(op, idx_t.dtype(), [&](auto itag) {
+    // Every position mapped first (one loop per index dtype): mode=raise checks them all before
+    // anything is written, so a failed call leaves the output as it was (MXNet likewise checks
+    // the whole index array first).
+    std::vector<int64_t> pos(static_cast<size_t>(idx_t.size()));
+    DispatchAll(op, idx_t.dtype(), [&](auto itag) {
       using I = typename decltype(itag)::type;
       const I* idx = static_cast<const I*>(idx_t.raw());
-      // mode=raise checks every position before anything is written: a failed call leaves the
-      // output as it was (MXNet likewise checks the whole index array first).
-      if (mode_ == Mode::kRaise)
-        for (int64_t e = 0; e < idx_t.size(); ++e) Position(idx[e], n_, mode_, op);
-      DispatchFloat(op, c.outputs[0].dtype(), [&](auto tag) {
+      for (size_t e = 0; e < pos.size(); ++e) pos[e] = Position(idx[e], n_, mode_, op);
+    });
+    // Element (o, p, i) of the small side and its source (o, position, i) in data.
+    auto walk = [&](auto visit) {
+      for (int64_t o = 0; o < outer_; ++o)
+        for (int64_t p = 0; p < k_; ++p)
+          for (int64_t i = 0; i < inner_; ++i) {
+            const int64_t at = pos[static_cast<size_t>(pick_ ? o * inner_ + i : p)];
+            visit((o * k_ + p) * inner_ + i, (o * n_ + at) * inner_ + i);
+          }
+    };
+    if (!backward_) {
+      DispatchAll(op, c.outputs[0].dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        // Element (o, p, i) of the small side and its source (o, pos, i) in data.
-        auto walk = [&](auto visit) {
-          for (int64_t o = 0; o < outer_; ++o)
-            for (int64_t p = 0; p < k_; ++p)
-              for (int64_t i = 0; i < inner_; ++i) {
-                const int64_t pos = Position(idx[pick_ ? o * inner_ + i : p], n_, mode_, op);
-                visit((o * k_ + p) * inner_ + i, (o * n_ + pos) * inner_ + i);
-              }
-        };
-        if (!backward_) {
-          const T* a = static_cast<const T*>(c.inputs[0].raw());
-          T* out = static_cast<T*>(c.outputs[0].raw());
-          sdk::WithReq(req, [&](auto assign) { walk([&](int64_t dst, int64_t src) { assign(out[dst], a[src]); }); });
-          return;
-        }
-        const T* g = static_cast<const T*>(c.inputs[0].raw());
-        T* ga = static_cast<T*>(c.outputs[0].raw());
-        if (req != WEFT_REQ_ADD) std::fill(ga, ga + outer_ * n_ * inner_, T(0));
-        walk([&](int64_t small, int64_t big) { ga[big] += g[small]; });
+        const T* a = static_cast<const T*>(c.inputs[0].raw());
+        T* out = static_cast<T*>(c.outputs[0].raw());
+        sdk::WithReq(req, [&](auto assign) { walk([&](int64_t dst, int64_t src) { assign(out[dst], a[src]); }); });
       });
+      return;
+    }
+    DispatchFloat(op, c.outputs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* g = static_cast<const T*>(c.inputs[0].raw());
+      T* ga = static_cast<T*>(c.outputs[0].raw());
+      if (req != WEFT_REQ_ADD) std::fill(ga, ga + outer_ * n_ * inner_, T(0));
+      walk([&](int64_t small, int64_t big) { ga[big] += g[small]; });
     });
   }
 
@@ -183,7 +194,7 @@ class TakePickKernel {
 void RegisterGatherKernels(KernelTable& t) {
   t.Add<WhereKernel>("where", kIndexMask);
   t.Add<WhereKernel>("_backward_where", kFloatMask);
-  for (const char* op : {"take", "pick"}) t.Add<TakePickKernel>(op, kFloatMask);
+  for (const char* op : {"take", "pick"}) t.Add<TakePickKernel>(op, kAllMask);
   for (const char* op : {"_backward_take", "_backward_pick"}) t.Add<TakePickKernel>(op, kFloatMask);
 }
 

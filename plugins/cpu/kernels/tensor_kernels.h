@@ -60,5 +60,7 @@ void RegisterRandomKernels(KernelTable& t);           // random_sample.cc: _rand
 void RegisterRandomMultiKernels(KernelTable& t);
 // tensor_legacy.cc: batch_take, fill_element_0index.
 void RegisterLegacyKernels(KernelTable& t);
+// tensor_linalg.cc: _linalg_gelqf.
+void RegisterLinalgKernels(KernelTable& t);
 
 }  // namespace weft::cpu::tensor

@@ -34,6 +34,7 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table) {
   RegisterRandomKernels(table);
   RegisterRandomMultiKernels(table);
   RegisterLegacyKernels(table);
+  RegisterLinalgKernels(table);
 }
 
 namespace tensor {

@@ -53,6 +53,19 @@ def test_several_cpu_devices(mx):
     np.testing.assert_array_equal(a.copyto(mx.cpu(0)).asnumpy(), [1, 1])
 
 
+def test_cpu_ids_as_mxnet_tests_use_them(mx):
+    # MXNet's cpu(i) is the host CPU for any i; its test_module_ctx_group places groups on cpu(4)
+    # and cpu(5). The binding asks weft's cpu plugin for 8 devices; WEFT_CPU_DEVICES still decides
+    # when it is set.
+    n = int(os.environ.get('WEFT_CPU_DEVICES', '8'))
+    a = mx.nd.ones((2, 2), ctx=mx.cpu(n // 2))
+    b = a.copyto(mx.cpu(n - 1)) * 2
+    assert a.context == mx.cpu(n // 2) and b.context == mx.cpu(n - 1)
+    np.testing.assert_array_equal(b.asnumpy(), np.full((2, 2), 2))
+    with pytest.raises(mx.base.MXNetError, match='no device cpu\\(%d\\)' % n):
+        mx.nd.ones(1, ctx=mx.cpu(n))
+
+
 def ks_statistic(draws, cdf):
     """Kolmogorov–Smirnov D of the draws against a continuous CDF (a vectorised function)."""
     x = np.sort(draws.astype(np.float64))

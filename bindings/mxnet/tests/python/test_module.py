@@ -72,3 +72,23 @@ def test_module_load_of_mxnet_export_matches_mxnet(mx, net):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     mod.forward(mx.io.DataBatch([x]), is_train=False)
     np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), got)  # the same bits again
+
+
+def test_module_binds_float16_activation(mx):
+    # MXNet's test_module_dtype: a float16 relu bound by Module on two devices; here with values.
+    shape = (4, 8, 7)
+    data = mx.sym.Variable('data')
+    net = mx.sym.Activation(data=data, act_type='sigmoid')
+    mod = mx.mod.Module(net, ('data',), None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[mx.io.DataDesc('data', shape, np.float16)], inputs_need_grad=True)
+    mod.init_params()
+    x = np.linspace(-4, 4, int(np.prod(shape))).reshape(shape).astype(np.float16)
+    mod.forward(mx.io.DataBatch(data=[mx.nd.array(x, dtype=np.float16)], label=None))
+    mod.backward([mx.nd.ones(shape, dtype=np.float16)])
+    y = mod.get_outputs()[0]
+    assert y.dtype == np.float16
+    want = (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float16)
+    np.testing.assert_array_equal(y.asnumpy(), want)
+    g = mod.get_input_grads()[0].asnumpy()
+    yw = want.astype(np.float32)
+    np.testing.assert_allclose(g.astype(np.float64), yw * (1 - yw), rtol=2e-3, atol=1e-4)

@@ -145,3 +145,26 @@ def test_contrib_allclose_as_assert_almost_equal_uses_it(mx):
         mx.test_utils.assert_almost_equal(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)) * 1.1)
     with pytest.raises(mx.base.MXNetError, match="'b'"):
         mx.nd.contrib.allclose(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)))
+
+
+def test_linalg_gelqf_forward_and_gradient(mx):
+    # MXNet's documented example (signs included), then the gradient of test_infer_type's
+    # sum(L) against MXNet's formula dA = L^-T (dQ + copyltu(L^T dL - dQ Q^T) Q) in NumPy.
+    a = mx.nd.array([[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, 12]]], dtype='float64')
+    a.attach_grad()
+    with mx.autograd.record():
+        q, l = mx.nd.linalg.gelqf(a)
+        s = mx.nd.sum(l)
+    s.backward()
+    np.testing.assert_allclose(q.asnumpy()[1], [[-0.50257071, -0.57436653, -0.64616234],
+                                                [0.7620735, 0.05862104, -0.64483142]], rtol=1e-7)
+    np.testing.assert_allclose(l.asnumpy()[0], [[-3.74165739, 0.], [-8.55235974, 1.96396101]], rtol=1e-7)
+    for b in range(2):
+        qb, lb = q.asnumpy()[b], l.asnumpy()[b]
+        m = lb.T @ np.ones((2, 2))
+        want = np.linalg.solve(lb.T, (np.tril(m) + np.tril(m, -1).T) @ qb)
+        np.testing.assert_allclose(a.grad.asnumpy()[b], want, rtol=1e-10)
+    sym = mx.sym.linalg.gelqf(mx.sym.var('a'))
+    assert sym.infer_shape(a=(4, 2, 3))[1] == [(4, 2, 3), (4, 2, 2)]
+    with pytest.raises(mx.base.MXNetError, match='Last dimension must be >= than second to last'):
+        mx.nd.linalg.gelqf(mx.nd.ones((3, 2)))

@@ -112,6 +112,28 @@ def test_reshape_example(mx):
         texec.reshape(a=(4, 2), b=(4, 2))  # growing needs allow_up_sizing
 
 
+def test_reshape_shares_outputs_and_parameters(mx):
+    # As MXNet's: a smaller reshaped executor writes into the original's output memory and reads its
+    # weights; an upsized argument gets new memory, the others stay shared.
+    x = mx.sym.Variable('x')
+    y = mx.sym.FullyConnected(x, num_hidden=3)
+    exe = y.simple_bind(mx.cpu(), x=(4, 2), grad_req='null')
+    exe.arg_dict['x'][:] = 1
+    exe.arg_arrays[1][:] = 2
+    exe.arg_arrays[2][:] = 0.5
+    small = exe.reshape(x=(2, 2))
+    small.arg_dict['x'][:] = 3  # a view of exe's first two rows
+    small.forward(is_train=False)
+    np.testing.assert_array_equal(small.outputs[0].asnumpy(), np.full((2, 3), 12.5))
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy()[:2], np.full((2, 3), 12.5))
+    np.testing.assert_array_equal(exe.arg_dict['x'].asnumpy()[:, 0], [3, 3, 1, 1])
+    big = exe.reshape(allow_up_sizing=True, x=(6, 2))
+    big.arg_arrays[0][:] = 0
+    big.arg_arrays[1][:] = 7
+    assert (exe.arg_arrays[0].asnumpy()[2:] == 1).all()
+    assert (exe.arg_arrays[1].asnumpy() == 7).all()
+
+
 def test_set_monitor_callback(mx):
     seen = []
 

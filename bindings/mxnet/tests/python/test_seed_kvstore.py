@@ -156,3 +156,24 @@ def test_row_sparse_pull_row_ids(mx, kv):
     kv.row_sparse_pull('3r', out=a, row_ids=mx.nd.array([1, 0], dtype='int64'))
     np.testing.assert_array_equal(a.asnumpy(), [[1, 1, 1], [1, 1, 1], [0, 0, 0]])
     np.testing.assert_array_equal(a.indices.asnumpy(), [0, 1])
+
+
+@pytest.mark.parametrize('kind', ['local', 'device'])
+def test_broadcast_keeps_a_recorded_source_readable(mx, kind):
+    # Gluon's Trainer broadcasts a parameter's first copy into all its copies, also in the middle of
+    # a recorded forward pass (MXNet's test_trainer_multi_layer_init): the backward still reads the
+    # recorded copy, and every other copy receives its value.
+    w0, w1 = mx.nd.array([1.0, 2.0], ctx=mx.cpu(0)), mx.nd.zeros(2, ctx=mx.cpu(1))
+    w0.attach_grad()
+    with mx.autograd.record():
+        y = (w0 * w0).sum()
+        kv = mx.kv.create(kind)
+        kv.broadcast('w', w0, out=[w0, w1])
+    y.backward()
+    np.testing.assert_array_equal(w0.grad.asnumpy(), [2, 4])
+    np.testing.assert_array_equal(w1.asnumpy(), [1, 2])
+    # A broadcast into other arrays still writes them all.
+    outs = [mx.nd.zeros(2, ctx=mx.cpu(i)) for i in range(2)]
+    kv.broadcast('v', mx.nd.array([3.0, 4.0]), out=outs)
+    for o in outs:
+        np.testing.assert_array_equal(o.asnumpy(), [3, 4])

@@ -130,3 +130,61 @@ def test_getnnz(mx):
     np.testing.assert_array_equal(mx.nd.contrib.getnnz(c, axis=1).asnumpy(), [1, 2])
     with pytest.raises(mx.base.MXNetError, match='axis = 0 is not supported'):
         mx.nd.contrib.getnnz(c, axis=0)
+
+
+def test_parts_of_another_dtype_are_converted(mx):
+    # MXNet's test_create_sparse_nd_infer_shape: float32 values into an int32 csr (truncated), the
+    # shape inferred from the int64 indices' max.
+    data = mx.nd.array([1.7, -2.5, 3.2])
+    indices, indptr = mx.nd.array([0, 4, 1], dtype='int64'), mx.nd.array([0, 2, 3], dtype='int64')
+    a = mx.nd.sparse.csr_matrix((data, indices, indptr), dtype='int32')
+    assert a.dtype == np.int32 and a.shape == (2, 5)
+    assert a.data.asnumpy().tolist() == [1, -2, 3]
+    r = mx.nd.sparse.row_sparse_array((mx.nd.array([[1.5, 2.5]]), mx.nd.array([2], dtype='int64')), dtype='int32')
+    assert r.shape == (3, 2) and r.asnumpy().tolist() == [[0, 0], [0, 0], [1, 2]]
+    assert mx.nd.max(mx.nd.array([3, 2 ** 40, -1], dtype='int64')).asscalar() == 2 ** 40
+
+
+def test_take_of_csr_rows_is_csr(mx):
+    # As MXNet's csr take (axis 0, clip or wrap): the rows of an int32 csr by float positions.
+    d = mx.nd.array([[1, 0, 2], [0, 3, 0]], dtype='int32').tostype('csr')
+    for mode, want in [('clip', [[0, 3, 0], [1, 0, 2], [0, 3, 0]]), ('wrap', [[0, 3, 0], [1, 0, 2], [0, 3, 0]])]:
+        got = mx.nd.take(d, mx.nd.array([1, 0, 5]), mode=mode)
+        assert got.stype == 'csr' and got.dtype == np.int32
+        assert got.asnumpy().tolist() == want and got.indptr[0].asscalar() == 0
+    assert mx.nd.take(d, mx.nd.array([1, 0]), mode='raise').stype == 'default'
+    assert mx.nd.take(d, mx.nd.array([1]), axis=1).stype == 'default'
+
+
+def test_sparse_gradient_buffers_and_sparse_variables(mx):
+    # Gluon's grad_stype='row_sparse' (MXNet's test_trainer_sparse_kv): a dense variable's gradient
+    # goes into a row_sparse buffer.
+    x = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    x.attach_grad(stype='row_sparse')
+    with mx.autograd.record():
+        y = x * 2
+    y.backward()
+    assert x.grad.stype == 'row_sparse'
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full((3, 2), 2))
+    with mx.autograd.record():  # two terms: their sum goes into the buffer
+        y = x * x + x * 3
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), 2 * x.asnumpy() + 3)
+    # A row_sparse variable used by an op weft runs densely (row_sparse_data's w + 1): the gradient
+    # reaches it through the dense copy.
+    w = mx.nd.sparse.row_sparse_array((mx.nd.array([[1.0], [2.0]]), mx.nd.array([0, 2], dtype='int64')), shape=(3, 1))
+    w.attach_grad(stype='row_sparse')
+    with mx.autograd.record():
+        z = (w + 1) * mx.nd.array([[1.0], [2.0], [3.0]])
+    z.backward()
+    assert w.grad.stype == 'row_sparse'
+    np.testing.assert_array_equal(w.grad.asnumpy(), [[1], [2], [3]])
+
+
+def test_lazy_update_of_every_row_is_the_dense_update(mx):
+    # A row_sparse gradient that stores every row: sgd's lazy update is the dense one (Gluon's
+    # Trainer steps a row_sparse-gradient parameter this way); a gradient of some rows is refused.
+    weight = mx.nd.ones((3, 2))
+    grad = mx.nd.array([[1, 2], [3, 4], [5, 6]]).tostype('row_sparse')
+    mx.nd.sgd_update(weight, grad, lr=0.5, wd=0.1, out=weight)
+    np.testing.assert_allclose(weight.asnumpy(), 0.95 - 0.5 * np.array([[1, 2], [3, 4], [5, 6]]), rtol=1e-6)
