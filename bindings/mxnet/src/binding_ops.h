@@ -1,11 +1,12 @@
 // The operators the binding runs itself, outside weft's registry (imperatively only, as MXNet's
 // frontend uses them):
 //  - sparse_ops.cc: those whose point is the storage type (weft's operator registry works on
-//    dense arrays): cast_storage (and its alias _sparse_cast_storage) and _contrib_getnnz, with
-//    MXNet's names, attributes and errors (MXNet 1.9 src/operator/tensor/cast_storage.cc,
-//    src/operator/contrib/nnz.cc);
+//    dense arrays): cast_storage (and its alias _sparse_cast_storage), _sparse_retain and
+//    _contrib_getnnz, with MXNet's names, attributes and errors (MXNet 1.9
+//    src/operator/tensor/cast_storage.cc, sparse_retain.cc, src/operator/contrib/nnz.cc);
 //  - image_ops.cc: MXNet's OpenCV image op _cvimresize (mx.image.imresize) on weft's image
-//    functions (weft/image.h), which run on the host.
+//    functions (weft/image.h), which run on the host;
+//  - array_ops.cc: reset_arrays (Gluon's zero_grad), which writes its inputs and has no outputs.
 #pragma once
 
 #include <map>
@@ -51,5 +52,7 @@ inline OpInfo BindingOpInfo(const std::string& name, std::string description, st
 std::optional<BindingOp> FindSparseOp(const std::string& name);
 /// The image op named `name` (image_ops.cc), or nullopt.
 std::optional<BindingOp> FindImageOp(const std::string& name);
+/// The array op named `name` (array_ops.cc), or nullopt.
+std::optional<BindingOp> FindArrayOp(const std::string& name);
 
 }  // namespace weft::mx

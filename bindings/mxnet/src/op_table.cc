@@ -204,6 +204,7 @@ OpEntry& LookupOpEntry(const std::string& name) {
                                                          : FindOpInfo(name);
   std::optional<BindingOp> own_op = info ? std::nullopt : FindSparseOp(name);
   if (!info && !own_op) own_op = FindImageOp(name);
+  if (!info && !own_op) own_op = FindArrayOp(name);
   if (own_op) info = own_op->info;
   // MXNet registers mx.nd.sparse.X as the alias _sparse_X of X (slice, dot, FullyConnected, abs...);
   // its sparse inputs reach the op through the C API's storage fallback.

@@ -54,6 +54,26 @@ void GetNnzOp(const std::vector<NDArray>& in, const std::map<std::string, std::s
   NDArray::CopyFromTo(result, (*out)[0]);
 }
 
+// _sparse_retain(data, indices) (mx.nd.sparse.retain, Gluon's row_sparse_data): the rows of a
+// row_sparse array named by `indices` (any order and dtype), as a new row_sparse array.
+void SparseRetainOp(const std::vector<NDArray>& in, const std::map<std::string, std::string>&,
+                    std::vector<NDArray>* out) {
+  if (in.size() != 2) Fail("_sparse_retain takes data and indices, {} inputs given", in.size());
+  const NDArray& data = in[0];
+  if (data.storage_type() != StorageType::kRowSparse)
+    Fail("_sparse_retain: data is {}; it takes a row_sparse array (as MXNet's sparse_retain)",
+         StorageTypeName(data.storage_type()));
+  if (out->empty()) {
+    NDArray result =
+        NDArray::CreateSparse(StorageType::kRowSparse, data.GetShape(), data.GetContext(), data.GetDType());
+    RetainRowsInto(data, in[1], result);
+    out->push_back(std::move(result));
+    return;
+  }
+  if (out->size() != 1) Fail("_sparse_retain has one output, {} given", out->size());
+  RetainRowsInto(data, in[1], (*out)[0]);
+}
+
 }  // namespace
 
 std::optional<BindingOp> FindSparseOp(const std::string& name) {
@@ -72,6 +92,11 @@ std::optional<BindingOp> FindSparseOp(const std::string& name) {
         BindingOpInfo(name, "Number of stored values of a csr array, in all (axis None) or per row (axis 1).", {"data"},
                       {BindingAttr("axis", "int or None", "None", "None, or 1 for a count per row")}),
         GetNnzOp};
+  }
+  if (name == "_sparse_retain") {
+    return BindingOp{
+        BindingOpInfo(name, "Picks the rows given by indices from a row_sparse array.", {"data", "indices"}, {}),
+        SparseRetainOp};
   }
   return std::nullopt;
 }

@@ -218,3 +218,26 @@ def test_dataloader_with_worker_processes(mx):
             np.testing.assert_array_equal(x.asnumpy()[:, 0], 2 * y.asnumpy())
             seen.extend(y.asnumpy().tolist())
         assert seen == labels.tolist()
+
+
+def test_zero_grad_resets_accumulated_gradients(mx):
+    # grad_req='add' accumulates over backward passes; ParameterDict.zero_grad() zeroes the
+    # gradients through MXNet's reset_arrays (MXNet's test_gluon.py test_req runs the same steps).
+    net = mx.gluon.nn.Dense(3, in_units=4)
+    net.initialize()
+    for p in net.collect_params().values():
+        p.grad_req = 'add'
+    x = mx.nd.ones((2, 4))
+    net.collect_params().zero_grad()
+    for _ in range(2):
+        with mx.autograd.record():
+            y = net(x).sum()
+        y.backward()
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), np.full((3, 4), 4.0))  # 2 passes x 2 rows
+    net.collect_params().zero_grad()
+    assert (net.weight.grad().asnumpy() == 0).all() and (net.bias.grad().asnumpy() == 0).all()
+    a, b = mx.nd.ones((2,)), mx.nd.ones((3, 3))
+    mx.nd.reset_arrays(a, b, num_arrays=2)
+    assert a.asnumpy().sum() == 0 and b.asnumpy().sum() == 0
+    with pytest.raises(mx.base.MXNetError, match='num_arrays = 3 but 2 arrays'):
+        mx.nd.reset_arrays(a, b, num_arrays=3)

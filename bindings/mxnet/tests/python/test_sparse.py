@@ -188,3 +188,17 @@ def test_lazy_update_of_every_row_is_the_dense_update(mx):
     grad = mx.nd.array([[1, 2], [3, 4], [5, 6]]).tostype('row_sparse')
     mx.nd.sgd_update(weight, grad, lr=0.5, wd=0.1, out=weight)
     np.testing.assert_allclose(weight.asnumpy(), 0.95 - 0.5 * np.array([[1, 2], [3, 4], [5, 6]]), rtol=1e-6)
+
+
+def test_sparse_retain_keeps_the_named_rows(mx):
+    # mx.nd.sparse.retain (Gluon's Parameter.row_sparse_data): the values are MXNet 1.9.1's for
+    # this case; MXNet keeps the indices in the order given ([3, 0, 1]), weft stores them sorted
+    # (a row_sparse array's own format), which gives the same dense array.
+    x = mx.nd.sparse.row_sparse_array(([[1, 2], [3, 4], [5, 6]], [0, 2, 3]), shape=(5, 2))
+    r = mx.nd.sparse.retain(x, mx.nd.array([3, 0, 1]))
+    assert r.stype == 'row_sparse'
+    r.check_format(True)
+    np.testing.assert_array_equal(r.asnumpy(), [[1, 2], [0, 0], [0, 0], [5, 6], [0, 0]])
+    assert sorted(r.indices.asnumpy().tolist()) == [0, 1, 3]
+    with pytest.raises(mx.base.MXNetError, match='takes a row_sparse array'):
+        mx.nd.sparse.retain(mx.nd.ones((2, 2)), mx.nd.array([0]))
