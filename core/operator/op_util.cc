@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "weft/base.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/slice.hpp"
 
 namespace weft::opdef {
 
@@ -37,6 +37,21 @@ AttrSpec Ignored(AttrSpec spec) {
 AttrSpec DefaultOnly(AttrSpec spec) {
   spec.use = AttrSpec::Use::kDefaultOnly;
   return spec;
+}
+
+std::vector<AttrSpec> AttrSpecs(const std::vector<sdk::AttrDecl>& decls) {
+  std::vector<AttrSpec> out;
+  for (const sdk::AttrDecl& d : decls) {
+    AttrSpec s = d.default_value ? Opt(d.name, d.type, *d.default_value, d.doc) : Req(d.name, d.type, d.doc);
+    s.choices = d.choices;
+    s.use = d.use;
+    s.mxnet_type = d.mxnet_type;
+    s.min = d.min;
+    s.max = d.max;
+    s.none_ok = d.none_ok;
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 NamesFn Fixed(std::vector<std::string> names) {
@@ -158,7 +173,7 @@ void SameShapeAll(ShapeIO& io) {
 Shape SlicedShape(const ShapeIO& io, const Shape& data) {
   std::vector<sdk::SliceRange> r;
   try {
-    r = sdk::SliceRanges(io.attrs(), data.dims());
+    r = sdk::SliceRanges(sdk::ParseParams<sdk::SliceParam>(io.attrs()), data.dims());
   } catch (const std::exception& e) {
     io.Fail(fmt::format("input {}: {}", data.ToString(), e.what()));
   }

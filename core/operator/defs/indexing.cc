@@ -6,16 +6,10 @@
 // src/ndarray/ndarray_function.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/slice.hpp"
 
 namespace weft::opdef {
 namespace {
-
-std::vector<AttrSpec> SliceAttrs() {
-  return {Req("begin", "shape", "first index per axis (None = default)"),
-          Req("end", "shape", "end index (exclusive) per axis (None = default)"),
-          Opt("step", "shape", "()", "step per axis (default 1; negative walks backwards)")};
-}
 
 OpDef SliceAssign() {
   OpDef d;
@@ -23,7 +17,7 @@ OpDef SliceAssign() {
   d.description =
       "output = lhs with lhs[begin:end:step] replaced by rhs (the box of slice); MXNet's frontend runs it in "
       "place (out = lhs). Not differentiable (MXNet registers no gradient).";
-  d.attrs = SliceAttrs();
+  DeclareParams<sdk::SliceParam>(d);
   d.list_inputs = Fixed({"lhs", "rhs"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
@@ -39,8 +33,7 @@ OpDef SliceAssignScalar() {
   OpDef d;
   d.name = "_slice_assign_scalar";
   d.description = "output = data with data[begin:end:step] set to `scalar` (in place from MXNet's frontend).";
-  d.attrs = SliceAttrs();
-  d.attrs.insert(d.attrs.begin(), Opt("scalar", "float", "0", "the value assigned"));
+  DeclareParams<sdk::SliceAssignScalarParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, SameShapeAll);

@@ -17,6 +17,8 @@ inline float ClipTo(float v, float c) { return c >= 0.0f ? std::min(std::max(v, 
 struct UpdateParams {
   float lr = 0, wd = 0, rescale = 1, clip = -1;
   UpdateParams() = default;
+  UpdateParams(float lr_value, float wd_value, float rescale_grad, float clip_gradient)
+      : lr(lr_value), wd(wd_value), rescale(rescale_grad), clip(clip_gradient) {}
   UpdateParams(const weft::sdk::AttrMap& a, double lr_value, double wd_value)
       : lr(static_cast<float>(lr_value)),
         wd(static_cast<float>(wd_value)),
