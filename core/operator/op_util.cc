@@ -182,22 +182,6 @@ Shape SlicedShape(const ShapeIO& io, const Shape& data) {
   return out;
 }
 
-std::vector<double> ParseFloatTuple(std::string_view value, std::string_view name) {
-  std::string_view s = sdk::detail::Trim(value);
-  if (!s.empty() && (s.front() == '(' || s.front() == '[')) s = s.substr(1, s.size() >= 2 ? s.size() - 2 : 0);
-  std::vector<double> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = s.find(',', start);
-    const std::string_view item =
-        sdk::detail::Trim(s.substr(start, comma == std::string_view::npos ? s.npos : comma - start));
-    if (!item.empty()) out.push_back(sdk::ParseFloat(item, name));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 int64_t NormalizeAxis(const ShapeIO& io, int64_t axis, int64_t ndim, std::string_view attr) {
   if (axis < -ndim || axis >= ndim) {
     io.Fail(fmt::format("{}={} is out of range for a {}-d input (valid: {} to {})", attr, axis, ndim, -ndim, ndim - 1));

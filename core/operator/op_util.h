@@ -125,10 +125,6 @@ int64_t NormalizeAxis(const ShapeIO& io, int64_t axis, int64_t ndim, std::string
 /// attribute at fault.
 Shape SlicedShape(const ShapeIO& io, const Shape& data);
 
-/// A tuple of numbers in MXNet's text, "(0.5, 1)" or "[0.5, 1]" (range, lrs, wds); throws
-/// weft::Error naming `name` when an element is not a number.
-std::vector<double> ParseFloatTuple(std::string_view value, std::string_view name);
-
 // ---- dtypes -------------------------------------------------------------------------------------
 
 /// Merges `dtype` into slot `slot` (-1 = unknown); a known, different dtype throws weft::Error

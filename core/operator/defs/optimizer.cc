@@ -7,17 +7,12 @@
 // Update ops: the output is the new weight (in place on input 0); state arrays are aux states,
 // updated in place (MXNet declares them as mutable inputs; the positional order of an imperative
 // call, weight, grad, states..., is the same). Formulas in OPS.md.
-#include "weft/sdk/ops/optimizer.hpp"
 #include "operator/defs/builtin.h"
 #include "operator/defs/optimizer_defs.h"
 #include "weft/sdk/ops/gradient_compression.hpp"
 
 namespace weft::opdef {
 
-namespace {
-
-// weight, grad -> output (in place on weight), state arrays `aux` as aux states; no gradient. The
-// attributes are the caller's.
 OpDef UpdateBase(std::string name, std::string description, std::vector<std::string> aux) {
   OpDef d;
   d.name = std::move(name);
@@ -30,35 +25,6 @@ OpDef UpdateBase(std::string name, std::string description, std::vector<std::str
   d.inplace = InplacePairs({{0, 0}});
   return d;
 }
-
-// An update op of rule R, its attributes declared by sdk::UpdateParam<R>.
-template <sdk::UpdateRule R>
-OpDef Update(std::string name, std::string description, std::vector<std::string> aux) {
-  OpDef d = UpdateBase(std::move(name), std::move(description), std::move(aux));
-  DeclareParams<sdk::UpdateParam<R>>(d);
-  return d;
-}
-
-}  // namespace
-
-OpDef Update(std::string name, std::string description, std::vector<AttrSpec> extra, std::vector<std::string> aux,
-             std::vector<AttrSpec> tail) {
-  OpDef d = UpdateBase(std::move(name), std::move(description), std::move(aux));
-  d.attrs = {Req("lr", "float", "learning rate")};
-  d.attrs.insert(d.attrs.end(), extra.begin(), extra.end());
-  d.attrs.push_back(Opt("wd", "float", "0", "weight decay"));
-  d.attrs.push_back(Opt("rescale_grad", "float", "1", "multiplies the gradient first"));
-  d.attrs.push_back(Opt("clip_gradient", "float", "-1", "clips the rescaled gradient to ±value; < 0 = no clipping"));
-  d.attrs.insert(d.attrs.end(), tail.begin(), tail.end());
-  return d;
-}
-
-AttrSpec LazyUpdate() { return Ignored(Opt("lazy_update", "bool", "True", "MXNet: sparse (row_sparse) updates only")); }
-AttrSpec ClipWeights() {
-  return Opt("clip_weights", "float", "-1", "clips the new weight to ±value; < 0 = no clipping");
-}
-AttrSpec Momentum() { return Opt("momentum", "float", "0", "momentum"); }
-AttrSpec Epsilon() { return Opt("epsilon", "float", "1e-08", "added for numerical stability"); }
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include "operator/op_util.h"
 #include "weft/sdk/ops/cast.hpp"
 #include "weft/sdk/ops/dot.hpp"
+#include "weft/sdk/ops/elemwise_binary.hpp"
 #include "weft/sdk/ops/index.hpp"
 
 namespace weft::opdef {
@@ -197,9 +198,7 @@ OpDef AllClose() {
   d.description =
       "output = 1 when every |a − b| <= atol + rtol·|b| (equal values, infinities included, always pass; a NaN "
       "matches a NaN only with equal_nan), else 0: a 0-d uint8 array. a and b have one shape and dtype.";
-  d.attrs = {Opt("rtol", "float", "1e-05", "relative tolerance (of |b|)"),
-             Opt("atol", "float", "1e-08", "absolute tolerance"),
-             Opt("equal_nan", "bool", "True", "whether NaN compares equal to NaN")};
+  DeclareParams<sdk::AllCloseParam>(d);
   d.list_inputs = Fixed({"a", "b"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {

@@ -19,12 +19,6 @@ struct UpdateParams {
   UpdateParams() = default;
   UpdateParams(float lr_value, float wd_value, float rescale_grad, float clip_gradient)
       : lr(lr_value), wd(wd_value), rescale(rescale_grad), clip(clip_gradient) {}
-  UpdateParams(const weft::sdk::AttrMap& a, double lr_value, double wd_value)
-      : lr(static_cast<float>(lr_value)),
-        wd(static_cast<float>(wd_value)),
-        rescale(static_cast<float>(a.GetFloat("rescale_grad", 1.0))),
-        clip(static_cast<float>(a.GetFloat("clip_gradient", -1.0))) {}
-  explicit UpdateParams(const weft::sdk::AttrMap& a) : UpdateParams(a, a.GetFloat("lr"), a.GetFloat("wd", 0.0)) {}
   float Clip(float g) const { return ClipTo(g, clip); }
 };
 

@@ -39,7 +39,7 @@ PartsAxis PartsAxisOf(const KernelSetup& s) {
     const auto p = s.Params<sdk::StackParam>();
     return {p.num_args, p.axis, "axis"};
   }
-  if (op == "_split_v2") {
+  if (op == "_split_v2" || op == "split_v2") {  // _backward_split_v2 strips to split_v2
     const auto p = s.Params<sdk::SplitV2Param>();
     return {p.Parts(), p.axis, "axis"};
   }

@@ -27,6 +27,7 @@
 //   bool                          "bool"    "True", "False", "1", "0"
 //   Tuple                         "shape"   "(3, 3)", "()", "None" (= ())
 //   OptTuple                      "shape"   "(0, None)": elements may be None
+//   FloatTuple                    "string"  "(0.1, 0.01)" (MXNet's tuple of <float>; lrs, range)
 //   std::string                   "string", or "enum" when Choices are given
 //   an enum type                  "enum": the value is the index of the word in Choices
 //   DTypeAttr                     "dtype"   "float32" (Choices narrow the accepted dtypes)
@@ -64,6 +65,8 @@ namespace weft::sdk {
 using Tuple = std::vector<int64_t>;
 /// A tuple whose elements may be None (slice's begin and end).
 using OptTuple = std::vector<std::optional<int64_t>>;
+/// A tuple of numbers (MXNet's tuple of <float>: multi_sgd_update's lrs, _histogram's range).
+using FloatTuple = std::vector<double>;
 
 /// A dtype attribute: a WEFT_DTYPE_* code; -1 for "None".
 struct DTypeAttr {
@@ -108,6 +111,23 @@ inline OptTuple ParseOptionalTuple(std::string_view value, std::string_view name
     start = comma + 1;
   }
   ParseTuple(value, name);  // the same syntax checks as any tuple ("None" is accepted there)
+  return out;
+}
+
+/// Parses a tuple of numbers in MXNet's text, "(0.5, 1)" or "[0.5, 1]"; throws naming `name` for
+/// an element that is not a number.
+inline FloatTuple ParseFloatTuple(std::string_view value, std::string_view name) {
+  std::string_view s = detail::Trim(value);
+  if (!s.empty() && (s.front() == '(' || s.front() == '[')) s = s.substr(1, s.size() >= 2 ? s.size() - 2 : 0);
+  FloatTuple out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    const std::string_view item = detail::Trim(s.substr(start, comma == std::string_view::npos ? s.npos : comma - start));
+    if (!item.empty()) out.push_back(ParseFloat(item, name));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
   return out;
 }
 
@@ -291,6 +311,15 @@ struct AttrType<OptTuple> {
   static constexpr std::string_view kWord = "shape";
   static std::string Spelling(const Attr&) { return "Shape(tuple)"; }
   static OptTuple Parse(std::string_view text, const Attr& a) { return ParseOptionalTuple(text, a.name); }
+};
+
+// The type word stays "string": core checks such a value only by parsing it here (MXNet's
+// registry calls it "tuple of <float>").
+template <>
+struct AttrType<FloatTuple> {
+  static constexpr std::string_view kWord = "string";
+  static std::string Spelling(const Attr&) { return "tuple of <float>"; }
+  static FloatTuple Parse(std::string_view text, const Attr& a) { return ParseFloatTuple(text, a.name); }
 };
 
 template <>
