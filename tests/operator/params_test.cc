@@ -42,13 +42,18 @@ TEST(Params, DefaultsFillAndValidateCompletesTuples) {
 }
 
 TEST(Params, ErrorsNameTheAttributeAndWhatWasExpected) {
-  ExpectContains(SdkErrorOf([] { sdk::ParseParams<sdk::ConvolutionParam>(A({{"kernel", "(3, 3)"}})); }),
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<sdk::ConvolutionParam>(A({{"kernel", "(3, 3)"}}));
+                 }),
                  {"num_filter", "required"});
-  ExpectContains(
-      SdkErrorOf([] { sdk::ParseParams<sdk::ConvolutionParam>(A({{"kernel", "(3, 3)"}, {"num_filter", "0"}})); }),
-      {"num_filter", "'0'", "at least 1"});
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<sdk::ConvolutionParam>(A({{"kernel", "(3, 3)"}, {"num_filter", "0"}}));
+                 }),
+                 {"num_filter", "'0'", "at least 1"});
   ExpectContains(SdkErrorOf([] { sdk::ParseParams<sdk::DropoutParam>(A({{"p", "1.5"}})); }), {"'p'", "in [0, 1]"});
-  ExpectContains(SdkErrorOf([] { sdk::ParseParams<sdk::PoolingParam>(A({{"pool_type", "median"}})); }),
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<sdk::PoolingParam>(A({{"pool_type", "median"}}));
+                 }),
                  {"pool_type", "median", "max, avg, sum"});
   ExpectContains(SdkErrorOf([] {
                    sdk::ParseParams<sdk::ConvolutionParam>(
@@ -123,8 +128,8 @@ TEST(Params, MxnetTypeSpellingsAsMxnetPrintsThem) {
     const std::optional<OpInfo> info = FindOpInfo(op);
     ASSERT_TRUE(info) << op;
     for (const auto& [name, spelling] : attrs) {
-      const auto it = std::find_if(info->attrs.begin(), info->attrs.end(),
-                                   [&](const OpAttrInfo& a) { return a.name == name; });
+      const auto it =
+          std::find_if(info->attrs.begin(), info->attrs.end(), [&](const OpAttrInfo& a) { return a.name == name; });
       ASSERT_NE(it, info->attrs.end()) << op << "." << name;
       EXPECT_EQ(it->mxnet_type, spelling) << op << "." << name;
     }
@@ -133,8 +138,8 @@ TEST(Params, MxnetTypeSpellingsAsMxnetPrintsThem) {
 
 // Output sizes come from one place: core's shape inference and a kernel's geometry agree.
 TEST(Params, ConvolutionGeometryMatchesShapeInference) {
-  const test::Attrs attrs = {{"kernel", "(3, 2)"}, {"num_filter", "4"}, {"stride", "(2, 1)"},
-                             {"pad", "(1, 0)"},    {"dilate", "(1, 2)"}};
+  const test::Attrs attrs = {
+      {"kernel", "(3, 2)"}, {"num_filter", "4"}, {"stride", "(2, 1)"}, {"pad", "(1, 0)"}, {"dilate", "(1, 2)"}};
   const test::Inferred inf = test::Infer("Convolution", attrs, {Shape{2, 3, 9, 7}});
   ASSERT_TRUE(inf.out[0]);
   const auto p = sdk::ParseParams<sdk::ConvolutionParam>(sdk::AttrMap(attrs));

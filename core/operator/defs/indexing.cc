@@ -4,9 +4,9 @@
 // sparse array), _onehot_encode (mx.nd.onehot_encode) and _histogram (mx.nd.histogram). Shape
 // rules are MXNet 1.9's (src/operator/tensor/matrix_op.cc, indexing_op.h, histogram-inl.h,
 // src/ndarray/ndarray_function.h).
+#include "weft/sdk/ops/indexing.hpp"
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
-#include "weft/sdk/ops/indexing.hpp"
 #include "weft/sdk/ops/slice.hpp"
 
 namespace weft::opdef {

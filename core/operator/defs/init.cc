@@ -51,8 +51,8 @@ OpDef Linspace() {
 }
 
 OpDef Eye() {
-  OpDef d = NoInput<sdk::EyeParam>(
-      "_eye", "An N × M array (M = 0: N × N) with ones on diagonal k (k > 0 above the main one).");
+  OpDef d = NoInput<sdk::EyeParam>("_eye",
+                                   "An N × M array (M = 0: N × N) with ones on diagonal k (k > 0 above the main one).");
   SetShapeFn<sdk::EyeParam>(d, [](ShapeIO& io, const sdk::EyeParam& p) { io.AssignOut(0, Shape{p.N, p.Columns()}); });
   return d;
 }

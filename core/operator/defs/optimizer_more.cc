@@ -183,10 +183,10 @@ void RegisterMultiUpdates(OpRegistry& r) {
     // preloaded_: the arrays lrs and wds (the last two inputs) are float32.
     Float32Input lrs_wds = nullptr;
     if (kPreloaded) lrs_wds = [](size_t i, size_t inputs) { return i + 2 >= inputs; };
-    r.Register(MixedPrecision(MultiUpdate<kPreloaded, false>(prefix + "mp_sgd_update", sgd + mp, {"weight32"}), lrs_wds));
     r.Register(
-        MixedPrecision(MultiUpdate<kPreloaded, true>(prefix + "mp_sgd_mom_update", mom + mp, {"mom", "weight32"}),
-                       lrs_wds));
+        MixedPrecision(MultiUpdate<kPreloaded, false>(prefix + "mp_sgd_update", sgd + mp, {"weight32"}), lrs_wds));
+    r.Register(MixedPrecision(
+        MultiUpdate<kPreloaded, true>(prefix + "mp_sgd_mom_update", mom + mp, {"mom", "weight32"}), lrs_wds));
   };
   family.operator()<false>();
   family.operator()<true>();

@@ -123,7 +123,8 @@ inline FloatTuple ParseFloatTuple(std::string_view value, std::string_view name)
   size_t start = 0;
   while (start <= s.size()) {
     const size_t comma = s.find(',', start);
-    const std::string_view item = detail::Trim(s.substr(start, comma == std::string_view::npos ? s.npos : comma - start));
+    const std::string_view item =
+        detail::Trim(s.substr(start, comma == std::string_view::npos ? s.npos : comma - start));
     if (!item.empty()) out.push_back(ParseFloat(item, name));
     if (comma == std::string_view::npos) break;
     start = comma + 1;

@@ -19,8 +19,7 @@ inline constexpr std::string_view kInitDTypes[] = {"float32", "float64", "float1
 // The dtypes MXNet's RangeParam / LinspaceParam list (no bool) and EyeParam's (no bfloat16, bool).
 inline constexpr std::string_view kArangeDTypes[] = {"float32", "float64", "float16", "bfloat16",
                                                      "uint8",   "int8",    "int32",   "int64"};
-inline constexpr std::string_view kEyeDTypes[] = {"float32", "float64", "float16", "uint8",
-                                                  "int8",    "int32",   "int64"};
+inline constexpr std::string_view kEyeDTypes[] = {"float32", "float64", "float16", "uint8", "int8", "int32", "int64"};
 
 namespace detail {
 // MXNet's trailing `ctx` and `dtype` of the init ops.

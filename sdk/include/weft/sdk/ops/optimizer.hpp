@@ -71,9 +71,9 @@ struct UpdateParam : UpdateFields {
 /// The rule of an update op ("adam_update" -> kAdam, "mp_sgd_update" -> kSgd); nullopt for other
 /// names.
 inline std::optional<UpdateRule> UpdateRuleOf(std::string_view op) {
-  static constexpr std::string_view kOps[] = {"sgd_update",     "sgd_mom_update", "nag_mom_update", "adam_update",
-                                              "rmsprop_update", "rmspropalex_update", "signsgd_update",
-                                              "signum_update",  "ftrl_update",    "ftml_update"};
+  static constexpr std::string_view kOps[] = {"sgd_update",     "sgd_mom_update",     "nag_mom_update", "adam_update",
+                                              "rmsprop_update", "rmspropalex_update", "signsgd_update", "signum_update",
+                                              "ftrl_update",    "ftml_update"};
   if (op.starts_with("mp_")) op.remove_prefix(3);
   for (size_t i = 0; i < std::size(kOps); ++i)
     if (kOps[i] == op) return static_cast<UpdateRule>(i);
