@@ -14,6 +14,7 @@
 #include "parallel.h"
 #include "random_stream.h"
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/random.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -51,28 +52,40 @@ class SampleKernel {
  public:
   explicit SampleKernel(const KernelSetup& s) : dist_(DistOf(s.op_name)) {
     s.ExpectCounts(s.op_name.ends_with("_like") ? 1 : 0, 1);
-    const auto& a = s.attrs;
+    // The distribution's own attributes (the _like ops have no others).
     switch (dist_) {
-      case Dist::kUniform:
-        p_ = a.GetFloat("low", 0), q_ = a.GetFloat("high", 1);
+      case Dist::kUniform: {
+        const auto p = s.Params<sdk::UniformParam>();
+        p_ = p.low, q_ = p.high;
         break;
-      case Dist::kNormal:
-        p_ = a.GetFloat("loc", 0), q_ = a.GetFloat("scale", 1);
+      }
+      case Dist::kNormal: {
+        const auto p = s.Params<sdk::NormalParam>();
+        p_ = p.loc, q_ = p.scale;
         break;
-      case Dist::kRandint:
-        low_ = a.GetInt("low"), high_ = a.GetInt("high");
+      }
+      case Dist::kRandint: {
+        const auto p = s.Params<sdk::RandintParam>();
+        low_ = p.low.value, high_ = p.high.value;
         break;
-      case Dist::kGamma:
-        p_ = a.GetFloat("alpha", 1), q_ = a.GetFloat("beta", 1);
+      }
+      case Dist::kGamma: {
+        const auto p = s.Params<sdk::GammaParam>();
+        p_ = p.alpha, q_ = p.beta;
         break;
-      case Dist::kNegativeBinomial:
-        p_ = static_cast<double>(a.GetInt("k", 1)), q_ = a.GetFloat("p", 1);
+      }
+      case Dist::kNegativeBinomial: {
+        const auto p = s.Params<sdk::NegativeBinomialParam>();
+        p_ = static_cast<double>(p.k), q_ = p.p;
         break;
-      case Dist::kGeneralizedNegativeBinomial:
-        p_ = a.GetFloat("mu", 1), q_ = a.GetFloat("alpha", 1);
+      }
+      case Dist::kGeneralizedNegativeBinomial: {
+        const auto p = s.Params<sdk::GeneralizedNegativeBinomialParam>();
+        p_ = p.mu, q_ = p.alpha;
         break;
-      default:
-        p_ = a.GetFloat("lam", 1);
+      }
+      default:  // exponential and poisson: lam
+        p_ = s.Params<sdk::ExponentialParam>().lam;
     }
   }
 
