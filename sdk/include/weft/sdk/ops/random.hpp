@@ -2,7 +2,8 @@
 // _random_exponential, _random_gamma, _random_poisson, _random_negative_binomial,
 // _random_generalized_negative_binomial (MXNet 1.9's SampleUniformParam, ... with shape, ctx and
 // dtype after the distribution's own attributes) and _random_uniform_like / _random_normal_like
-// (the distribution's attributes only). The distributions' range checks are the kernels', as in
+// (the distribution's attributes only); the samplers per parameter element _sample_uniform, ...
+// (MultiSampleParam) and _sample_multinomial. The distributions' range checks are the kernels', as in
 // MXNet (the error surfaces when the result is waited for), so none is declared here.
 #pragma once
 
@@ -119,6 +120,34 @@ struct SampleParam : D {
                  .Choices(kInteger ? std::span<const std::string_view>(kSampleIntDTypes)
                                    : std::span<const std::string_view>(kSampleFloatDTypes))
                  .Doc(kInteger ? "output dtype (None: int32)" : "output dtype (None: float32)"));
+  }
+};
+
+/// _sample_uniform, _sample_normal, ...: `shape` draws per element of the parameter arrays.
+struct MultiSampleParam {
+  Tuple shape;
+  std::string dtype = "None";
+
+  template <class V>
+  void Visit(V& v) {
+    v(shape, Attr("shape").Default("()").Doc("samples per parameter element"));
+    v(dtype, Attr("dtype").Default("None").Choices(kSampleFloatDTypes).Doc("output dtype (None: float32)"));
+  }
+};
+
+inline constexpr std::string_view kMultinomialDTypes[] = {"float16", "float32", "float64", "int32", "uint8"};
+
+/// _sample_multinomial: `shape` category indices per row of data.
+struct MultinomialParam {
+  Tuple shape;
+  bool get_prob = false;
+  std::string dtype = "int32";
+
+  template <class V>
+  void Visit(V& v) {
+    v(shape, Attr("shape").Default("()").Doc("draws per row"));
+    v(get_prob, Attr("get_prob").Default("False").Doc("also output the log-probability of each draw"));
+    v(dtype, Attr("dtype").Default("int32").Choices(kMultinomialDTypes).Doc("dtype of the indices"));
   }
 };
 
