@@ -10,7 +10,10 @@
 #include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/ops/convolution.hpp"
 #include "weft/sdk/ops/dropout.hpp"
+#include "weft/sdk/ops/indexing.hpp"
+#include "weft/sdk/ops/optimizer.hpp"
 #include "weft/sdk/ops/pooling.hpp"
+#include "weft/sdk/ops/random.hpp"
 #include "weft/sdk/ops/sort.hpp"
 
 namespace weft {
@@ -147,6 +150,45 @@ TEST(Params, ConvolutionGeometryMatchesShapeInference) {
   const std::vector<int64_t> y = inf.out[0]->dims();
   const sdk::ConvGeometry g = sdk::ConvolutionGeometry("Convolution", p, x, w, b, true, y);
   EXPECT_EQ((std::vector<int64_t>{g.n, g.f, g.oh, g.ow}), y);
+}
+
+// Tuples of numbers (multi_sgd_update's lrs and wds, _histogram's range) parse as doubles, their
+// counts and order are checked against the other attributes, and core registers them as MXNet's
+// "string"-typed attributes ("tuple of <float>"); randint's bounds keep MXNet's "long".
+TEST(Params, FloatTuplesAndLongBoundsAreDeclaredAndChecked) {
+  using Multi = sdk::MultiSgdParam<false, true>;
+  const auto p = sdk::ParseParams<Multi>(A({{"lrs", "(0.1, 0.25)"}, {"wds", "[0, 1e-4]"}, {"num_weights", "2"}}));
+  EXPECT_EQ(p.lrs, (sdk::FloatTuple{0.1, 0.25}));
+  EXPECT_EQ(p.wds, (sdk::FloatTuple{0.0, 1e-4}));
+  EXPECT_FLOAT_EQ(p.momentum, 0.0f);
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<Multi>(A({{"lrs", "(0.1, 0.2)"}, {"wds", "(0, 0)"}, {"num_weights", "3"}}));
+                 }),
+                 {"lrs has 2 values", "num_weights is 3"});
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<Multi>(A({{"lrs", "(0.1, x)"}, {"wds", "(0, 0)"}, {"num_weights", "2"}}));
+                 }),
+                 {"lrs", "x"});
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<sdk::HistogramParam>(A({{"bin_cnt", "4"}}));
+                 }),
+                 {"range", "required"});
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<sdk::HistogramParam>(A({{"bin_cnt", "4"}, {"range", "(1, 0)"}}));
+                 }),
+                 {"min < max"});
+  EXPECT_FALSE(sdk::ParseParams<sdk::HistogramParam>(A({})).bin_cnt.has_value());  // edges from the bins input
+
+  const std::vector<sdk::AttrDecl> multi = sdk::DeclaredAttrs<Multi>();
+  ASSERT_FALSE(multi.empty());
+  EXPECT_EQ(multi[0].name, "lrs");
+  EXPECT_EQ(multi[0].type, "string");
+  EXPECT_EQ(multi[0].mxnet_type, "tuple of <float>");
+  const auto randint = sdk::DeclaredAttrs<sdk::SampleParam<sdk::RandintParam, true>>();
+  ASSERT_GE(randint.size(), 2u);
+  EXPECT_EQ(randint[0].type, "long");
+  EXPECT_FALSE(randint[0].default_value.has_value());
+  EXPECT_EQ(sdk::ParseParams<sdk::RandintParam>(A({{"low", "-3"}, {"high", "9000000000"}})).high.value, 9000000000);
 }
 
 }  // namespace
