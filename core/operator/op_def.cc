@@ -16,7 +16,7 @@ bool DefaultIsNone(const AttrSpec& spec) { return spec.default_value && sdk::IsN
 // Throws sdk::Error (from attrs.hpp) or weft::Error when `value` is not of the spec's type.
 void CheckValue(const AttrSpec& spec, const std::string& value) {
   // "None" is an absent optional; a tuple attribute ("axis" of sum) may always be absent.
-  if ((DefaultIsNone(spec) || spec.type == "shape") && sdk::IsNone(value)) return;
+  if ((DefaultIsNone(spec) || spec.none_ok || spec.type == "shape") && sdk::IsNone(value)) return;
   const std::string& t = spec.type;
   if (t == "int" || t == "long") {
     sdk::ParseInt(value, spec.name);
@@ -26,9 +26,9 @@ void CheckValue(const AttrSpec& spec, const std::string& value) {
     sdk::ParseBool(value, spec.name);
   } else if (t == "shape") {
     sdk::ParseTuple(value, spec.name);
-  } else if (t == "dtype") {
+  } else if (t == "dtype" && spec.choices.empty()) {
     DTypeFromName(std::string(sdk::detail::Trim(value)));
-  } else if (t == "enum" && !spec.choices.empty()) {  // plugin enums carry no word list
+  } else if ((t == "enum" || t == "dtype") && !spec.choices.empty()) {  // plugin enums carry no word list
     std::string v(sdk::detail::Trim(value));
     if (std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) {
       Fail("attribute '{}' = '{}' is not one of: {}", spec.name, value, fmt::join(spec.choices, ", "));

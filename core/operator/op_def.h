@@ -21,27 +21,29 @@
 
 #include "weft/base.h"
 #include "weft/sdk/cpp/attrs.hpp"
+#include "weft/sdk/cpp/params.hpp"
 
 namespace weft {
 
 using AttrMap = sdk::AttrMap;
 using ShapeSlot = std::optional<Shape>;
 
-/// One declared attribute.
+/// One declared attribute. Built-in ops get theirs from their parameter struct
+/// (weft/sdk/ops/*.hpp, sdk::DeclaredAttrs); operator plugins from their weft_attr_defs.
 struct AttrSpec {
   std::string name;
   // Types below; "long" is MXNet's name for a 64-bit integer (randint's bounds), checked like "int".
   std::string type;                          // "int", "float", "bool", "shape", "string", "enum", "dtype"
   std::optional<std::string> default_value;  // nullopt = required
   std::string doc;
-  // Added by core/operator: the allowed words of an "enum" attribute ("None" allowed when it is
-  // the default), and how the op uses the attribute.
+  // The allowed words of an "enum" attribute ("None" allowed when it is the default), or the
+  // dtypes a "dtype" attribute accepts (empty: all).
   std::vector<std::string> choices;
-  enum class Use {
-    kUsed,         // part of the op's semantics (OPS.md)
-    kIgnored,      // accepted for MXNet JSON compatibility, any valid value (cudnn_off, workspace)
-    kDefaultOnly,  // MXNet semantics weft does not implement: only the default value is accepted
-  } use = Use::kUsed;
+  using Use = sdk::AttrUse;  // kUsed, kIgnored (accepted, not read), kDefaultOnly (default value only)
+  Use use = Use::kUsed;
+  std::string mxnet_type;          // MXNet's spelling of the type ("int (non-negative)"); "" = derive from type
+  std::optional<double> min, max;  // inclusive range of an int or float attribute
+  bool none_ok = false;            // "None" is valid whatever the default (an optional int, a tuple)
 };
 
 /// How gradients flow through an op.

@@ -9,6 +9,19 @@
 namespace weft {
 namespace {
 
+// MXNet's type spelling for an attribute declared without one (operator plugins' weft_attr_defs).
+std::string MxnetSpelling(const AttrSpec& s) {
+  if (s.type == "int") return "int";
+  if (s.type == "float") return "float";
+  if (s.type == "bool") return "boolean";
+  if (s.type == "shape") return "Shape(tuple)";
+  if ((s.type == "enum" || s.type == "dtype") && !s.choices.empty()) {
+    std::vector<std::string_view> words(s.choices.begin(), s.choices.end());
+    return sdk::detail::ChoiceSpelling(words);
+  }
+  return "string";
+}
+
 OpAttrInfo AttrInfo(const AttrSpec& s) {
   OpAttrInfo a;
   a.name = s.name;
@@ -17,6 +30,10 @@ OpAttrInfo AttrInfo(const AttrSpec& s) {
   a.doc = s.doc;
   a.choices = s.choices;
   a.used = s.use == AttrSpec::Use::kUsed;
+  a.mxnet_type = s.mxnet_type.empty() ? MxnetSpelling(s) : s.mxnet_type;
+  a.min = s.min;
+  a.max = s.max;
+  a.accepts_none = s.none_ok;
   return a;
 }
 

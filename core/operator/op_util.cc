@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "weft/base.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/slice.hpp"
 
 namespace weft::opdef {
 
@@ -37,6 +37,21 @@ AttrSpec Ignored(AttrSpec spec) {
 AttrSpec DefaultOnly(AttrSpec spec) {
   spec.use = AttrSpec::Use::kDefaultOnly;
   return spec;
+}
+
+std::vector<AttrSpec> AttrSpecs(const std::vector<sdk::AttrDecl>& decls) {
+  std::vector<AttrSpec> out;
+  for (const sdk::AttrDecl& d : decls) {
+    AttrSpec s = d.default_value ? Opt(d.name, d.type, *d.default_value, d.doc) : Req(d.name, d.type, d.doc);
+    s.choices = d.choices;
+    s.use = d.use;
+    s.mxnet_type = d.mxnet_type;
+    s.min = d.min;
+    s.max = d.max;
+    s.none_ok = d.none_ok;
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 NamesFn Fixed(std::vector<std::string> names) {
@@ -158,28 +173,12 @@ void SameShapeAll(ShapeIO& io) {
 Shape SlicedShape(const ShapeIO& io, const Shape& data) {
   std::vector<sdk::SliceRange> r;
   try {
-    r = sdk::SliceRanges(io.attrs(), data.dims());
+    r = sdk::SliceRanges(sdk::ParseParams<sdk::SliceParam>(io.attrs()), data.dims());
   } catch (const std::exception& e) {
     io.Fail(fmt::format("input {}: {}", data.ToString(), e.what()));
   }
   Shape out = data;
   for (size_t i = 0; i < r.size(); ++i) out[i] = data[i] < 0 ? -1 : r[i].len;
-  return out;
-}
-
-std::vector<double> ParseFloatTuple(std::string_view value, std::string_view name) {
-  std::string_view s = sdk::detail::Trim(value);
-  if (!s.empty() && (s.front() == '(' || s.front() == '[')) s = s.substr(1, s.size() >= 2 ? s.size() - 2 : 0);
-  std::vector<double> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = s.find(',', start);
-    const std::string_view item =
-        sdk::detail::Trim(s.substr(start, comma == std::string_view::npos ? s.npos : comma - start));
-    if (!item.empty()) out.push_back(sdk::ParseFloat(item, name));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
   return out;
 }
 

@@ -27,6 +27,18 @@ AttrSpec Ignored(AttrSpec spec);
 /// MXNet semantics weft does not implement: only the default value is accepted.
 AttrSpec DefaultOnly(AttrSpec spec);
 
+/// The specs of declared attributes (sdk::DeclaredAttrs of a parameter struct).
+std::vector<AttrSpec> AttrSpecs(const std::vector<sdk::AttrDecl>& decls);
+
+/// Declares the attributes of parameter struct P (weft/sdk/ops/*.hpp) on `def`, and checks them
+/// whenever the op's attributes are normalised by parsing P (types, ranges, choices and
+/// P::Validate): the one declaration core and every backend's kernels read.
+template <class P>
+void DeclareParams(OpDef& def) {
+  def.attrs = AttrSpecs(sdk::DeclaredAttrs<P>());
+  def.validate = [](const AttrMap& a) { sdk::ParseParams<P>(a); };
+}
+
 // ---- name lists ---------------------------------------------------------------------------------
 
 using NamesFn = std::function<std::vector<std::string>(const AttrMap&)>;
@@ -94,6 +106,13 @@ using ShapeFn = std::function<void(ShapeIO&)>;
 /// functions of the def it is stored in (they name the slots in errors).
 void SetShapeFn(OpDef& def, ShapeFn fn);
 
+/// SetShapeFn for a shape function that reads the op's parameter struct P (parsed from the
+/// node's attributes on each call).
+template <class P>
+void SetShapeFn(OpDef& def, std::function<void(ShapeIO&, const P&)> fn) {
+  SetShapeFn(def, ShapeFn([fn = std::move(fn)](ShapeIO& io) { fn(io, sdk::ParseParams<P>(io.attrs())); }));
+}
+
 /// Every input and output has the same shape (elemwise ops, unary math, scalar ops, update ops'
 /// weight/grad/output and aux states): the known ones are merged and the result spread back.
 void SameShapeAll(ShapeIO& io);
@@ -102,13 +121,9 @@ void SameShapeAll(ShapeIO& io);
 int64_t NormalizeAxis(const ShapeIO& io, int64_t axis, int64_t ndim, std::string_view attr);
 
 /// The shape of data[begin:end:step] for the node's attributes begin, end, step (slice's rule,
-/// sdk/cpp/slice.hpp; unknown extents stay unknown). Throws naming the op, data's shape and the
+/// sdk/ops/slice.hpp; unknown extents stay unknown). Throws naming the op, data's shape and the
 /// attribute at fault.
 Shape SlicedShape(const ShapeIO& io, const Shape& data);
-
-/// A tuple of numbers in MXNet's text, "(0.5, 1)" or "[0.5, 1]" (range, lrs, wds); throws
-/// weft::Error naming `name` when an element is not a number.
-std::vector<double> ParseFloatTuple(std::string_view value, std::string_view name);
 
 // ---- dtypes -------------------------------------------------------------------------------------
 

@@ -163,7 +163,7 @@ class CudnnConvolution {
       d_.reset();  // cuDNN rejects the geometry: im2col + GEMM
     }
   }
-  uint64_t WorkspaceBytes() const { return d_ ? workspace_ : fallback_.g.col_bytes(); }
+  uint64_t WorkspaceBytes() const { return d_ ? workspace_ : ColBytes(fallback_.g); }
   void Compute(const sdk::DeviceCall& c) const {
     if (c.req[0] == WEFT_REQ_NULL) return;
     const float* x = DeviceLaunch::Ptr<const float>(c.inputs[0]);
@@ -226,7 +226,7 @@ class CudnnConvolutionBackward {
       d_.reset();
     }
   }
-  uint64_t WorkspaceBytes() const { return d_ ? workspace_ : fallback_.g.col_bytes(); }
+  uint64_t WorkspaceBytes() const { return d_ ? workspace_ : ColBytes(fallback_.g); }
   void Compute(const sdk::DeviceCall& c) const {
     const float* gy = DeviceLaunch::Ptr<const float>(c.inputs[0]);
     const float* x = DeviceLaunch::Ptr<const float>(c.inputs[1]);
@@ -413,7 +413,7 @@ template <bool kLog, bool kBackward>
 class CudnnSoftmax {
  public:
   explicit CudnnSoftmax(const KernelSetup& s) : layer_(s) {
-    const AxisView v = ViewAround(s, s.inputs[kBackward ? 1 : 0], s.attrs.GetInt("axis", -1));
+    const AxisView v = ViewAround(s, s.inputs[kBackward ? 1 : 0], s.Params<sdk::SoftmaxParam>().axis);
     const std::optional<Dims4> dims = SoftmaxDimsFor(v, InverseTemperature(s));
     if (dims && !TryDescribe([&] { t_ = std::make_unique<DnnTensor>(*dims); })) t_.reset();
   }

@@ -12,34 +12,15 @@
 #include <vector>
 
 #include "gpu_ops.h"
+#include "weft/sdk/ops/batch_norm.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
-struct BnShape {
-  int64_t outer = 1, c = 1, inner = 1;
-  float eps = 1e-3f, momentum = 0.9f;
-  bool fix_gamma = true, use_global = false;
-};
+using BnShape = sdk::BatchNormGeometry;
 
+/// The geometry of a BatchNorm node with data x (its shapes checked by the kernels' setup).
 inline BnShape ParseBatchNorm(const KernelSetup& s, const TensorDesc& x) {
-  BnShape p;
-  const int nd = x.ndim();
-  int64_t axis = s.attrs.GetInt("axis", 1);
-  if (nd < 1 || axis < -nd || axis >= nd)
-    Invalid(s, "axis " + std::to_string(axis) + " out of range for " + ShapeOf(x));
-  if (axis < 0) axis += nd;
-  for (int i = 0; i < nd; ++i) (i < axis ? p.outer : i == axis ? p.c : p.inner) *= x.dim(i);
-  p.eps = static_cast<float>(s.attrs.GetFloat("eps", 1e-3));
-  p.momentum = static_cast<float>(s.attrs.GetFloat("momentum", 0.9));
-  p.fix_gamma = s.attrs.GetBool("fix_gamma", true);
-  p.use_global = s.attrs.GetBool("use_global_stats", false);
-  return p;
-}
-
-inline void CheckPerChannel(const KernelSetup& s, const BnShape& p, const std::vector<const TensorDesc*>& ts) {
-  for (const TensorDesc* t : ts)
-    if (t->size() != p.c)
-      Invalid(s, "per-channel tensor " + ShapeOf(*t) + " must have " + std::to_string(p.c) + " elements");
+  return sdk::BatchNormGeometryOf(s.op_name, s.Params<sdk::BatchNormParam>(), x.shape);
 }
 
 /// moving = momentum·moving + (1 − momentum)·batch, for the mean and the (biased) variance.
@@ -182,14 +163,8 @@ template <class L>
 class BatchNormKernel {
  public:
   explicit BatchNormKernel(const KernelSetup& s) {
-    s.ExpectCounts(3, -1, 2);
-    if (s.outputs.size() != 1 && s.outputs.size() != 3) Invalid(s, "expects 1 or 3 outputs");
+    p_ = sdk::CheckBatchNormSetup(s, false);
     RequireFloat32(s);
-    p_ = ParseBatchNorm(s, s.inputs[0]);
-    std::vector<const TensorDesc*> per = {&s.inputs[1], &s.inputs[2], &s.aux[0], &s.aux[1]};
-    for (size_t i = 1; i < s.outputs.size(); ++i) per.push_back(&s.outputs[i]);
-    CheckPerChannel(s, p_, per);
-    if (s.outputs[0].size() != s.inputs[0].size()) Invalid(s, "output must have data's shape");
   }
   uint64_t WorkspaceBytes() const { return static_cast<uint64_t>(2 * p_.c) * sizeof(float); }
   void Compute(const DeviceCall& c) const {
@@ -221,16 +196,9 @@ template <class L>
 class BatchNormBackwardKernel {
  public:
   explicit BatchNormBackwardKernel(const KernelSetup& s) {
-    s.ExpectCounts(-1, 3);
-    if (s.inputs.size() != 9 && s.inputs.size() != 11)
-      Invalid(s, "expects 9 or 11 inputs (out-grads, data, gamma, beta, output, mean, inv_std, moving stats), got " +
-                     std::to_string(s.inputs.size()));
+    p_ = sdk::CheckBatchNormSetup(s, true);
+    g_ = p_.data;
     RequireFloat32(s);
-    g_ = s.inputs.size() - 8;
-    p_ = ParseBatchNorm(s, s.inputs[g_]);
-    std::vector<const TensorDesc*> per;
-    for (size_t i : {1, 2, 4, 5, 6, 7}) per.push_back(&s.inputs[g_ + i]);
-    CheckPerChannel(s, p_, per);
   }
   uint64_t WorkspaceBytes() const { return static_cast<uint64_t>(4 * p_.c) * sizeof(float); }
   void Compute(const DeviceCall& c) const {

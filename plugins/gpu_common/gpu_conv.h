@@ -10,86 +10,31 @@
 // Deconvolution (the data gradient of a convolution) runs on the same pieces: Im2colDeconv.
 #pragma once
 
-#include <algorithm>
-#include <string>
-#include <tuple>
-#include <utility>
-#include <vector>
+#include <span>
 
 #include "gpu_ops.h"
+#include "weft/sdk/ops/convolution.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
-/// 1-D convolutions are stored as 2-D with h = kh = 1.
-struct ConvGeometry {
-  int spatial = 2;
-  int64_t n = 0, c = 0, h = 1, w = 1, f = 0, groups = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, oh = 1, ow = 1;
-  bool bias = true;
-  int64_t cg() const { return c / groups; }
-  int64_t fg() const { return f / groups; }
-  int64_t col_rows() const { return cg() * kh * kw; }  // rows of one group's column matrix
-  int64_t plane() const { return oh * ow; }
-  uint64_t col_bytes() const { return static_cast<uint64_t>(c * kh * kw * oh * ow) * sizeof(float); }
-};
+/// 1-D convolutions are stored as 2-D with h = kh = 1 (the SDK's geometry, shared by every backend).
+using sdk::ConvGeometry;
 
-/// Attribute `name` as (h, w): `dflt` per axis when absent; 1-D kernels give (dflt, value).
-inline std::pair<int64_t, int64_t> SpatialPair(const KernelSetup& s, const char* name, int spatial, int64_t dflt) {
-  std::vector<int64_t> v = s.attrs.GetTuple(name, {});
-  if (v.empty()) v.assign(static_cast<size_t>(spatial), dflt);
-  if (v.size() != static_cast<size_t>(spatial))
-    Invalid(s, std::string(name) + " " + sdk::FormatTuple(v) + " must have as many entries as kernel");
-  return spatial == 2 ? std::pair{v[0], v[1]} : std::pair{dflt, v[0]};
+/// Bytes of the column matrix of one sample (all groups): the im2col workspace.
+inline uint64_t ColBytes(const ConvGeometry& g) {
+  return static_cast<uint64_t>(g.c * g.kh * g.kw * g.oh * g.ow) * sizeof(float);
 }
 
-/// The channels-first layouts the layer implements (NCW, NCHW); throws for others.
-inline void RequireChannelsFirst(const KernelSetup& s) {
-  const std::string layout = s.attrs.GetString("layout", "");
-  if (!layout.empty() && layout != "None" && layout != "NCHW" && layout != "NCW")
-    Unsupported(s, "layout " + layout + " is not implemented on GPUs (NCW and NCHW are)");
+inline std::span<const int64_t> ShapeOrNone(const TensorDesc* t) {
+  return t != nullptr ? std::span<const int64_t>(t->shape) : std::span<const int64_t>();
 }
 
-/// MXNet's Convolution attributes against data (x), weight, bias and output (y) shapes; throws
-/// naming the mismatch.
+/// MXNet's Convolution attributes against data (x), weight, bias and output (y) shapes
+/// (sdk::ConvolutionGeometry); throws naming the mismatch.
 inline ConvGeometry ParseConvolution(const KernelSetup& s, const TensorDesc& x, const TensorDesc& wt,
                                      const TensorDesc* b, const TensorDesc& y) {
-  ConvGeometry g;
-  RequireChannelsFirst(s);
-  const std::vector<int64_t> kernel = s.attrs.GetTuple("kernel");
-  g.spatial = static_cast<int>(kernel.size());
-  if (g.spatial != 1 && g.spatial != 2)
-    Unsupported(s, "only 1-D and 2-D convolution, kernel " + sdk::FormatTuple(kernel));
-  if (x.ndim() != g.spatial + 2)
-    Invalid(s, "data " + ShapeOf(x) + " must have " + std::to_string(g.spatial + 2) + " axes");
-  auto pair = [&](const char* name, int64_t dflt) { return SpatialPair(s, name, g.spatial, dflt); };
-  std::tie(g.kh, g.kw) = pair("kernel", 1);
-  std::tie(g.sh, g.sw) = pair("stride", 1);
-  std::tie(g.dh, g.dw) = pair("dilate", 1);
-  std::tie(g.ph, g.pw) = pair("pad", 0);
-  g.n = x.dim(0), g.c = x.dim(1), g.h = g.spatial == 2 ? x.dim(2) : 1, g.w = x.dim(-1);
-  g.f = s.attrs.GetInt("num_filter");
-  g.groups = s.attrs.GetInt("num_group", 1);
-  g.bias = !s.attrs.GetBool("no_bias", false);
-  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1 || g.ph < 0 || g.pw < 0)
-    Invalid(s, "kernel, stride and dilate must be positive and pad non-negative");
-  if (g.groups < 1 || g.c % g.groups != 0 || g.f % g.groups != 0)
-    Invalid(s, "num_group " + std::to_string(g.groups) + " must divide channels " + std::to_string(g.c) +
-                   " and num_filter " + std::to_string(g.f));
-  const int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;
-  if (eh > g.h + 2 * g.ph || ew > g.w + 2 * g.pw)
-    Invalid(s, "the dilated kernel is larger than the padded data " + ShapeOf(x));
-  g.oh = (g.h + 2 * g.ph - eh) / g.sh + 1;
-  g.ow = (g.w + 2 * g.pw - ew) / g.sw + 1;
-  std::vector<int64_t> ws = {g.f, g.cg()};
-  ws.insert(ws.end(), kernel.begin(), kernel.end());
-  if (wt.shape != ws) Invalid(s, "weight " + ShapeOf(wt) + " must be " + sdk::FormatTuple(ws));
-  if (g.bias && (b == nullptr || b->size() != g.f))
-    Invalid(s, "bias must have num_filter = " + std::to_string(g.f) + " elements");
-  std::vector<int64_t> ys = {g.n, g.f};
-  if (g.spatial == 2) ys.push_back(g.oh);
-  ys.push_back(g.ow);
-  if (y.shape != ys) Invalid(s, "output " + ShapeOf(y) + " must be " + sdk::FormatTuple(ys));
-  return g;
+  return sdk::ConvolutionGeometry(s.op_name, s.Params<sdk::ConvolutionParam>(), x.shape, wt.shape, ShapeOrNone(b),
+                                  b != nullptr, y.shape);
 }
 
 /// The geometry as plain numbers for device code.
@@ -171,14 +116,14 @@ struct ChannelSumMap {
 };
 
 /// The im2col convolution of one geometry, forward and backward, for launcher L. `ws`: the
-/// workspace (col_bytes()).
+/// workspace (ColBytes(g)).
 template <class L>
 struct Im2colConv {
   ConvGeometry g;
 
   void Forward(const DeviceCall& c, const float* x, const float* wt, const float* b, float* y, int32_t req,
                float* ws) const {
-    const int64_t rows = g.col_rows(), plane = g.plane();
+    const int64_t rows = g.col_rows(), plane = g.out_plane();
     for (int64_t i = 0; i < g.n; ++i) {
       L::Map(c, g.c * g.kh * g.kw * plane, Im2colMap{ConvDims(g), x + i * g.c * g.h * g.w, ws});
       for (int64_t grp = 0; grp < g.groups; ++grp)
@@ -190,7 +135,7 @@ struct Im2colConv {
 
   void Backward(const DeviceCall& c, const float* gy, const float* x, const float* wt, float* gx, int32_t req_x,
                 float* gw, int32_t req_w, float* gb, int32_t req_b, float* ws) const {
-    const int64_t rows = g.col_rows(), plane = g.plane();
+    const int64_t rows = g.col_rows(), plane = g.out_plane();
     if (req_w == WEFT_REQ_WRITE || req_w == WEFT_REQ_WRITE_INPLACE)
       if (g.n == 0) L::Map(c, g.f * rows, FillMap{gw, 0.0f});
     for (int64_t i = 0; i < g.n; ++i) {
@@ -225,7 +170,7 @@ class ConvolutionKernel {
     conv_.g = ParseConvolution(s, s.inputs[0], s.inputs[1], s.inputs.size() > 2 ? &s.inputs[2] : nullptr, s.outputs[0]);
     s.ExpectCounts(conv_.g.bias ? 3 : 2, 1);
   }
-  uint64_t WorkspaceBytes() const { return conv_.g.col_bytes(); }
+  uint64_t WorkspaceBytes() const { return ColBytes(conv_.g); }
   void Compute(const DeviceCall& c) const {
     if (c.req[0] == WEFT_REQ_NULL) return;
     conv_.Forward(c, L::template Ptr<const float>(c.inputs[0]), L::template Ptr<const float>(c.inputs[1]),
@@ -247,7 +192,7 @@ class ConvolutionBackwardKernel {
     conv_.g = ParseConvolution(s, s.inputs[1], s.inputs[2], s.inputs.size() > 3 ? &s.inputs[3] : nullptr, s.inputs[0]);
     s.ExpectCounts(conv_.g.bias ? 4 : 3, conv_.g.bias ? 3 : 2);
   }
-  uint64_t WorkspaceBytes() const { return conv_.g.col_bytes(); }
+  uint64_t WorkspaceBytes() const { return ColBytes(conv_.g); }
   void Compute(const DeviceCall& c) const {
     conv_.Backward(c, L::template Ptr<const float>(c.inputs[0]), L::template Ptr<const float>(c.inputs[1]),
                    L::template Ptr<const float>(c.inputs[2]), L::template Ptr<float>(c.outputs[0]), c.req[0],
@@ -262,68 +207,19 @@ class ConvolutionBackwardKernel {
 
 // ---- Deconvolution ---------------------------------------------------------------------------
 
-/// MXNet's Deconvolution attributes (kernel, stride, dilate, pad, adj, target_shape, num_filter,
-/// num_group) against data x (N, C, spatial...), weight (C, num_filter / num_group, k...), bias
-/// and output y. Returns the geometry of the convolution whose data gradient the deconvolution
-/// is: that convolution's input is y (num_filter channels), its output x, its filters x's C
-/// channels, its weight the deconvolution's as MXNet stores it. With a non-zero target_shape, pad
-/// and adj follow from the shapes as MXNet's InferPad derives them; otherwise they are the
-/// attributes', and the output shape must agree with them. Throws naming the mismatch.
+/// The geometry of the convolution whose data gradient Deconvolution is, from the node's data x,
+/// weight, bias and output y (sdk::DeconvolutionGeometry); throws naming the mismatch.
 inline ConvGeometry ParseDeconvolution(const KernelSetup& s, const TensorDesc& x, const TensorDesc& wt,
                                        const TensorDesc* b, const TensorDesc& y) {
-  RequireChannelsFirst(s);
-  const std::vector<int64_t> kernel = s.attrs.GetTuple("kernel");
-  ConvGeometry g;
-  g.spatial = static_cast<int>(kernel.size());
-  if (g.spatial != 1 && g.spatial != 2)
-    Unsupported(s, "only 1-D and 2-D deconvolution, kernel " + sdk::FormatTuple(kernel));
-  if (x.ndim() != g.spatial + 2 || y.ndim() != g.spatial + 2)
-    Invalid(s, "data " + ShapeOf(x) + " and output " + ShapeOf(y) + " must have " + std::to_string(g.spatial + 2) +
-                   " axes for kernel " + sdk::FormatTuple(kernel));
-  auto pair = [&](const char* name, int64_t dflt) { return SpatialPair(s, name, g.spatial, dflt); };
-  std::tie(g.kh, g.kw) = pair("kernel", 1);
-  std::tie(g.sh, g.sw) = pair("stride", 1);
-  std::tie(g.dh, g.dw) = pair("dilate", 1);
-  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
-    Invalid(s, "kernel, stride and dilate must be positive");
-  g.groups = s.attrs.GetInt("num_group", 1);
-  g.n = x.dim(0), g.f = x.dim(1), g.c = s.attrs.GetInt("num_filter");
-  g.h = g.spatial == 2 ? y.dim(2) : 1, g.w = y.dim(-1);
-  g.oh = g.spatial == 2 ? x.dim(2) : 1, g.ow = x.dim(-1);
-  g.bias = false;  // the convolution's; the deconvolution's bias is added to y by Im2colDeconv
-  if (g.groups < 1 || g.c % g.groups != 0 || g.f % g.groups != 0)
-    Invalid(s, "num_group " + std::to_string(g.groups) + " must divide num_filter " + std::to_string(g.c) +
-                   " and the data's channels " + std::to_string(g.f));
-  const int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;
-  const int64_t full_h = g.sh * (g.oh - 1) + eh, full_w = g.sw * (g.ow - 1) + ew;  // pad 0, adj 0
-  const std::vector<int64_t> target = s.attrs.GetTuple("target_shape", {});
-  const bool use_target = std::any_of(target.begin(), target.end(), [](int64_t t) { return t != 0; });
-  int64_t ah = 0, aw = 0;
-  if (use_target) {
-    g.ph = (full_h - g.h + 1) / 2, g.pw = (full_w - g.w + 1) / 2;
-    ah = (full_h - g.h) % 2, aw = (full_w - g.w) % 2;
-  } else {
-    std::tie(g.ph, g.pw) = pair("pad", 0);
-    std::tie(ah, aw) = pair("adj", 0);
-  }
-  if (g.ph < 0 || g.pw < 0 || ah < 0 || aw < 0 || ah >= g.sh || aw >= g.sw)
-    Invalid(s, "pad and adj must be non-negative and adj smaller than stride");
-  if (g.h != full_h - 2 * g.ph + ah || g.w != full_w - 2 * g.pw + aw || y.dim(0) != g.n || y.dim(1) != g.c)
-    Invalid(s, "output " + ShapeOf(y) + " does not match data " + ShapeOf(x) + " deconvolved to num_filter " +
-                   std::to_string(g.c) + " channels with these attributes");
-  std::vector<int64_t> ws = {g.f, g.c / g.groups};
-  ws.insert(ws.end(), kernel.begin(), kernel.end());
-  if (wt.shape != ws)
-    Invalid(s, "weight " + ShapeOf(wt) + " must be " + sdk::FormatTuple(ws) + " for data " + ShapeOf(x));
-  if (b != nullptr && b->size() != g.c) Invalid(s, "bias must have num_filter = " + std::to_string(g.c) + " elements");
-  return g;
+  return sdk::DeconvolutionGeometry(s.op_name, s.Params<sdk::DeconvolutionParam>(), x.shape, wt.shape, ShapeOrNone(b),
+                                    b != nullptr, y.shape);
 }
 
 /// A deconvolution on the im2col convolution `conv` behind it (ParseDeconvolution):
 ///   forward          y  = conv's data gradient of x        (col = Wᵀ·x, col2im)  + bias
 ///   backward data    gx = conv's forward of gy              (im2col, W·col)
 ///   backward weight  gW = conv's weight gradient with x as its out-grad and gy as its data
-/// all through L::Gemm (cuBLAS on CUDA, the tiled kernel elsewhere). Workspace: col_bytes().
+/// all through L::Gemm (cuBLAS on CUDA, the tiled kernel elsewhere). Workspace: ColBytes(g).
 template <class L>
 struct Im2colDeconv {
   Im2colConv<L> conv;
@@ -350,12 +246,12 @@ struct Im2colDeconv {
 template <class L>
 class DeconvolutionKernel {
  public:
-  explicit DeconvolutionKernel(const KernelSetup& s) : bias_(!s.attrs.GetBool("no_bias", true)) {
+  explicit DeconvolutionKernel(const KernelSetup& s) : bias_(!s.Params<sdk::DeconvolutionParam>().no_bias) {
     RequireFloat32(s);
     s.ExpectCounts(bias_ ? 3 : 2, 1);
     d_.conv.g = ParseDeconvolution(s, s.inputs[0], s.inputs[1], bias_ ? &s.inputs[2] : nullptr, s.outputs[0]);
   }
-  uint64_t WorkspaceBytes() const { return d_.conv.g.col_bytes(); }
+  uint64_t WorkspaceBytes() const { return ColBytes(d_.conv.g); }
   void Compute(const DeviceCall& c) const {
     d_.Forward(c, L::template Ptr<const float>(c.inputs[0]), L::template Ptr<const float>(c.inputs[1]),
                bias_ ? L::template Ptr<const float>(c.inputs[2]) : nullptr, L::template Ptr<float>(c.outputs[0]),
@@ -371,12 +267,12 @@ class DeconvolutionKernel {
 template <class L>
 class DeconvolutionBackwardKernel {
  public:
-  explicit DeconvolutionBackwardKernel(const KernelSetup& s) : bias_(!s.attrs.GetBool("no_bias", true)) {
+  explicit DeconvolutionBackwardKernel(const KernelSetup& s) : bias_(!s.Params<sdk::DeconvolutionParam>().no_bias) {
     RequireFloat32(s);
     s.ExpectCounts(bias_ ? 4 : 3, bias_ ? 3 : 2);
     d_.conv.g = ParseDeconvolution(s, s.inputs[1], s.inputs[2], bias_ ? &s.inputs[3] : nullptr, s.inputs[0]);
   }
-  uint64_t WorkspaceBytes() const { return d_.conv.g.col_bytes(); }
+  uint64_t WorkspaceBytes() const { return ColBytes(d_.conv.g); }
   void Compute(const DeviceCall& c) const {
     d_.Backward(c, L::template Ptr<const float>(c.inputs[0]), L::template Ptr<const float>(c.inputs[1]),
                 L::template Ptr<const float>(c.inputs[2]), L::template Ptr<float>(c.outputs[0]), c.req[0],

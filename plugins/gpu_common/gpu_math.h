@@ -19,6 +19,7 @@
 
 #include "gpu_elem.h"
 #include "gpu_port.h"
+#include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
@@ -132,7 +133,7 @@ struct UpdateParams {
   WEFT_HD float Clip(float g) const { return ClipTo(g, clip); }
 };
 
-enum class Update { kSgd, kSgdMom, kNagMom, kAdam, kRmsProp, kRmsPropAlex };
+using Update = sdk::UpdateRule;
 
 /// The update of one element: reads w and g, advances the states s0..s2 (as many as the rule has)
 /// and returns the new weight. `h` holds the rule's extra attributes (momentum or beta1, beta2,

@@ -16,6 +16,10 @@
 
 #include "gpu_ops.h"
 #include "gpu_tensor_ops.h"
+#include "weft/sdk/ops/activation.hpp"
+#include "weft/sdk/ops/dropout.hpp"
+#include "weft/sdk/ops/loss.hpp"
+#include "weft/sdk/ops/lrn.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
@@ -62,12 +66,7 @@ class DropoutKernel {
     } else {
       s.ExpectCounts(1, -1);
       if (s.outputs.empty() || s.outputs.size() > 2) Invalid(s, "expects output and an optional mask output");
-      const std::string mode = s.attrs.GetString("mode", "training");
-      if (mode != "training") Unsupported(s, "mode '" + mode + "' is not implemented on GPUs (training is)");
-      if (s.attrs.Has("axes") && !s.attrs.GetTuple("axes", {}).empty())
-        Unsupported(s, "axes (variational dropout) is not implemented on GPUs");
-      p_ = static_cast<float>(s.attrs.GetFloat("p", 0.5));
-      if (!(p_ >= 0.0f && p_ <= 1.0f)) Invalid(s, "p must lie in [0, 1], got " + std::to_string(p_));
+      p_ = s.Params<sdk::DropoutParam>().p;  // mode and axes are DefaultOnly: Params refuses others
     }
     RequireSameSize(s);
   }
@@ -164,16 +163,10 @@ struct LrnGradMap {
 };
 
 inline LrnParams ParseLrn(const KernelSetup& s, const TensorDesc& x) {
+  const sdk::LrnGeometry g = sdk::LRNGeometry(s.op_name, s.Params<sdk::LRNParam>(), x.shape);
   LrnParams p;
-  if (x.ndim() < 2) Invalid(s, "data " + ShapeOf(x) + " needs a channel axis (N, C, ...)");
-  p.c = x.dim(1);
-  p.inner = x.dim(0) == 0 || p.c == 0 ? 1 : x.size() / (x.dim(0) * p.c);
-  p.nsize = s.attrs.GetInt("nsize");
-  if (p.nsize < 1) Invalid(s, "nsize must be positive");
-  p.half = p.nsize / 2;
-  p.alpha = static_cast<float>(s.attrs.GetFloat("alpha", 1e-4));
-  p.beta = static_cast<float>(s.attrs.GetFloat("beta", 0.75));
-  p.knorm = static_cast<float>(s.attrs.GetFloat("knorm", 2.0));
+  p.c = g.c, p.inner = g.inner, p.half = g.half, p.nsize = g.nsize;
+  p.alpha = g.alpha, p.beta = g.beta, p.knorm = g.knorm;
   return p;
 }
 
@@ -272,14 +265,10 @@ struct PreluGammaGradMap {
 };
 
 inline ChannelView PreluView(const KernelSetup& s, const TensorDesc& x, const TensorDesc& gamma) {
+  const sdk::PreluChannels p = sdk::PreluChannelsOf(s.op_name, x.shape, gamma.shape);
   ChannelView v;
-  v.channels = gamma.size();
-  const int64_t c = x.ndim() > 1 ? x.dim(1) : x.ndim() == 1 ? x.dim(0) : 1;
-  if (v.channels != 1 && v.channels != c)
-    Invalid(s, "gamma " + ShapeOf(gamma) + " must hold one slope per channel (" + std::to_string(c) + ") of data " +
-                   ShapeOf(x) + " or a single one");
-  if (v.channels != 1 && x.ndim() > 1) v.inner = x.size() / (x.dim(0) * c);
-  if (v.channels == 0) v.channels = 1;
+  v.channels = p.channels == 0 ? 1 : p.channels;  // an empty gamma goes with empty data: no item divides by it
+  v.inner = p.inner;
   return v;
 }
 
@@ -289,9 +278,9 @@ template <class L>
 class LeakyKernel {
  public:
   explicit LeakyKernel(const KernelSetup& s) : backward_(IsBackward(s)) {
-    const std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "prelu", "rrelu", "selu", "gelu"}, "leaky");
-    prelu_ = t == "prelu";
-    rrelu_ = t == "rrelu";
+    const auto lp = s.Params<sdk::LeakyReLUParam>();
+    prelu_ = lp.act_type == sdk::LeakyType::kPrelu;
+    rrelu_ = lp.act_type == sdk::LeakyType::kRrelu;
     if (!prelu_ && !rrelu_) {
       if (backward_)
         bwd_ = std::make_unique<ActivationBackwardKernel<L>>(s);
@@ -305,8 +294,8 @@ class LeakyKernel {
       v_ = PreluView(s, s.inputs[backward_ ? 1 : 0], s.inputs[backward_ ? 2 : 1]);
     } else {
       s.ExpectCounts(backward_ ? 5 : 1, backward_ ? 1 : 2);
-      lower_ = static_cast<float>(s.attrs.GetFloat("lower_bound", 0.125));
-      upper_ = static_cast<float>(s.attrs.GetFloat("upper_bound", 0.334));
+      lower_ = lp.lower_bound;
+      upper_ = lp.upper_bound;
     }
     const TensorDesc& x = s.inputs[backward_ && prelu_ ? 1 : 0];
     for (const TensorDesc& o : s.outputs)
@@ -365,13 +354,8 @@ template <class L>
 class RegressionBackwardKernel {
  public:
   explicit RegressionBackwardKernel(const KernelSetup& s) {
-    s.ExpectCounts(4, 2);
+    scale_ = sdk::LinearRegressionGradFactor(s);
     RequireFloat32(s);
-    const TensorDesc& label = s.inputs[2];
-    if (label.size() != s.inputs[3].size()) Invalid(s, "label and output differ in size");
-    const int64_t n = label.ndim() > 0 ? label.dim(0) : 1;
-    const int64_t per_row = n > 0 ? label.size() / n : 1;
-    scale_ = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0)) / static_cast<float>(per_row > 1 ? per_row : 1);
   }
   void Compute(const DeviceCall& c) const {
     WithReq(c.req[0], [&](auto a) {

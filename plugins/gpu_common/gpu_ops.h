@@ -19,6 +19,12 @@
 #include "gpu_gemm.h"
 #include "gpu_math.h"
 #include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/ops/activation.hpp"
+#include "weft/sdk/ops/elemwise_binary.hpp"
+#include "weft/sdk/ops/fully_connected.hpp"
+#include "weft/sdk/ops/gradient_compression.hpp"
+#include "weft/sdk/ops/optimizer.hpp"
+#include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
@@ -94,7 +100,7 @@ class AddNKernel {
     if (s.inputs.size() > static_cast<size_t>(kMaxAddN))
       Unsupported(s, std::to_string(s.inputs.size()) + " inputs; the GPU kernel sums up to " +
                          std::to_string(kMaxAddN) + " at once");
-    const int64_t n = s.attrs.GetInt("num_args", static_cast<int64_t>(s.inputs.size()));
+    const int64_t n = s.Params<sdk::AddNParam>().num_args;
     if (n != static_cast<int64_t>(s.inputs.size()))
       Invalid(s, "num_args=" + std::to_string(n) + " but " + std::to_string(s.inputs.size()) + " inputs");
     for (const auto* ts : {&s.inputs, &s.outputs})
@@ -123,26 +129,30 @@ class AddNKernel {
 
 inline Act ParseAct(const KernelSetup& s) {
   if (s.op_name.find("LeakyReLU") != std::string::npos) {
-    const std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "prelu", "rrelu", "selu", "gelu"}, "leaky");
-    if (t == "leaky") return Act::kLeaky;
-    if (t == "elu") return Act::kElu;
-    if (t == "selu") return Act::kSelu;
-    if (t == "gelu") return Act::kGelu;
-    Unsupported(s, "act_type '" + t + "' has per-channel or random slopes: LeakyKernel (gpu_nn_extra.h) runs it");
+    using sdk::LeakyType;
+    const LeakyType t = s.Params<sdk::LeakyReLUParam>().act_type;
+    if (t == LeakyType::kPrelu || t == LeakyType::kRrelu)
+      Unsupported(s,
+                  "act_type prelu and rrelu have per-channel or random slopes: LeakyKernel (gpu_nn_extra.h) runs "
+                  "them");
+    return t == LeakyType::kLeaky  ? Act::kLeaky
+           : t == LeakyType::kElu  ? Act::kElu
+           : t == LeakyType::kSelu ? Act::kSelu
+                                   : Act::kGelu;
   }
-  const std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
-  return t == "relu"       ? Act::kRelu
-         : t == "sigmoid"  ? Act::kSigmoid
-         : t == "tanh"     ? Act::kTanh
-         : t == "softrelu" ? Act::kSoftRelu
-                           : Act::kSoftSign;
+  static constexpr Act kActs[] = {Act::kRelu, Act::kSigmoid, Act::kTanh, Act::kSoftRelu, Act::kSoftSign};
+  return kActs[static_cast<int>(s.Params<sdk::ActivationParam>().act_type)];
+}
+
+/// LeakyReLU's slope (leaky, elu); unused by the other functions.
+inline float SlopeOf(const KernelSetup& s) {
+  return s.op_name.find("LeakyReLU") != std::string::npos ? s.Params<sdk::LeakyReLUParam>().slope : 0.25f;
 }
 
 template <class L>
 class ActivationKernel {
  public:
-  explicit ActivationKernel(const KernelSetup& s)
-      : act_(ParseAct(s)), slope_(static_cast<float>(s.attrs.GetFloat("slope", 0.25))) {
+  explicit ActivationKernel(const KernelSetup& s) : act_(ParseAct(s)), slope_(SlopeOf(s)) {
     s.ExpectCounts(1, -1);
     if (s.outputs.empty()) Invalid(s, "expects an output");
     RequireFloat32(s);
@@ -166,18 +176,13 @@ class ActivationKernel {
 template <class L>
 class ActivationBackwardKernel {
  public:
-  explicit ActivationBackwardKernel(const KernelSetup& s)
-      : act_(ParseAct(s)), slope_(static_cast<float>(s.attrs.GetFloat("slope", 0.25))) {
+  explicit ActivationBackwardKernel(const KernelSetup& s) : act_(ParseAct(s)), slope_(SlopeOf(s)) {
     s.ExpectCounts(-1, 1);
     RequireFloat32(s);
     const bool output_only =
         act_ == Act::kRelu || act_ == Act::kSigmoid || act_ == Act::kTanh || act_ == Act::kSoftRelu;
-    if (s.inputs.size() != 3 && !(output_only && s.inputs.size() == 2))
-      Invalid(s, "expects 3 inputs (out_grad, data, output)" +
-                     std::string(output_only ? " or 2 (out_grad, output)" : "") + ", got " +
-                     std::to_string(s.inputs.size()));
+    has_data_ = sdk::ActivationGradHasData(s.op_name, output_only, s.inputs.size());
     RequireSameSize(s);
-    has_data_ = s.inputs.size() == 3;
   }
   void Compute(const DeviceCall& c) const {
     WithReq(c.req[0], [&](auto a) {
@@ -198,20 +203,11 @@ class ActivationBackwardKernel {
 // ---- softmax ---------------------------------------------------------------------------------
 
 inline AxisView ViewAround(const KernelSetup& s, const TensorDesc& t, int64_t axis) {
-  const int nd = t.ndim();
-  if (nd == 0) Invalid(s, "data must have at least one axis");
-  if (axis < -nd || axis >= nd) Invalid(s, "axis " + std::to_string(axis) + " out of range for " + ShapeOf(t));
-  if (axis < 0) axis += nd;
-  AxisView v;
-  for (int i = 0; i < nd; ++i) (i < axis ? v.outer : i == axis ? v.len : v.inner) *= t.dim(i);
-  return v;
+  const sdk::AxisSplit v = sdk::SplitAtAxis(s.op_name, t.shape, axis);
+  return AxisView{v.outer, v.len, v.inner};
 }
 
-inline float InverseTemperature(const KernelSetup& s) {
-  const double t = s.attrs.GetFloat("temperature", 1.0);
-  if (!(t > 0)) Invalid(s, "temperature must be positive, got " + std::to_string(t));
-  return static_cast<float>(1.0 / t);
-}
+inline float InverseTemperature(const KernelSetup& s) { return s.Params<sdk::SoftmaxParam>().InverseTemperature(); }
 
 template <class L, bool kLog>
 class SoftmaxKernel {
@@ -220,7 +216,7 @@ class SoftmaxKernel {
     s.ExpectCounts(1, 1);
     RequireFloat32(s);
     RequireSameSize(s);
-    v_ = ViewAround(s, s.inputs[0], s.attrs.GetInt("axis", -1));
+    v_ = ViewAround(s, s.inputs[0], s.Params<sdk::SoftmaxParam>().axis);
     inv_t_ = InverseTemperature(s);
   }
   void Compute(const DeviceCall& c) const {
@@ -243,7 +239,7 @@ class SoftmaxBackwardKernel {
     s.ExpectCounts(2, 1);
     RequireFloat32(s);
     RequireSameSize(s);
-    v_ = ViewAround(s, s.inputs[1], s.attrs.GetInt("axis", -1));
+    v_ = ViewAround(s, s.inputs[1], s.Params<sdk::SoftmaxParam>().axis);
     inv_t_ = InverseTemperature(s);
   }
   void Compute(const DeviceCall& c) const {
@@ -272,9 +268,9 @@ struct SoftmaxOutputParams {
   float grad_scale = 1, ignore_label = -1;
   bool use_ignore = false, norm_valid = false;
   SoftmaxOutputParams(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
-    if (s.attrs.GetBool("preserve_shape", false)) Unsupported(s, "preserve_shape=True is not implemented on GPUs");
+    const auto a = s.Params<sdk::SoftmaxOutputParam>();  // preserve_shape is DefaultOnly
     if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-    const bool multi = s.attrs.GetBool("multi_output", false);
+    const bool multi = a.multi_output;
     float extra_div = 1;
     if (multi) {
       if (data.ndim() < 2) Invalid(s, "multi_output needs (N, C, ...) data, got " + ShapeOf(data));
@@ -289,13 +285,12 @@ struct SoftmaxOutputParams {
         Invalid(s, "label " + ShapeOf(label) + " must hold one class per row of data " + ShapeOf(data));
       bwd = AxisView{m, m == 0 ? 0 : size / m, 1};
     }
-    grad_scale = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
-    ignore_label = static_cast<float>(s.attrs.GetFloat("ignore_label", -1.0));
-    use_ignore = s.attrs.GetBool("use_ignore", false);
-    const std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
-    norm_valid = norm == "valid";
+    grad_scale = a.grad_scale;
+    ignore_label = a.ignore_label;
+    use_ignore = a.use_ignore;
+    norm_valid = a.normalization == sdk::GradNormalization::kValid;
     scale = grad_scale;
-    if (norm == "batch" && bwd.outer > 0) scale /= static_cast<float>(bwd.outer);
+    if (a.normalization == sdk::GradNormalization::kBatch && bwd.outer > 0) scale /= static_cast<float>(bwd.outer);
     if (multi) scale /= extra_div;
   }
 };
@@ -354,10 +349,11 @@ struct FcShape {
     if (s.inputs.size() < xi + 2) Invalid(s, xi == 0 ? "expects data and weight" : "expects out_grad, data and weight");
     const TensorDesc& x = s.inputs[xi];
     const TensorDesc& w = s.inputs[xi + 1];
-    h = s.attrs.GetInt("num_hidden");
-    bias = !s.attrs.GetBool("no_bias", false);
+    const auto p = s.Params<sdk::FullyConnectedParam>();
+    h = p.num_hidden;
+    bias = !p.no_bias;
     if (x.ndim() < 1) Invalid(s, "data must have at least one axis, got " + ShapeOf(x));
-    const bool flatten = s.attrs.GetBool("flatten", true);
+    const bool flatten = p.flatten;
     n = flatten ? x.dim(0) : x.size() / x.dim(-1);
     k = flatten ? x.size() / x.dim(0) : x.dim(-1);
     if (w.ndim() != 2 || w.dim(0) != h || w.dim(1) != k)
@@ -435,21 +431,14 @@ class UpdateKernel {
     s.ExpectCounts(2, 1, kStates);
     RequireFloat32(s);
     RequireSameSize(s);
-    p_.lr = static_cast<float>(s.attrs.GetFloat("lr"));
-    p_.wd = static_cast<float>(s.attrs.GetFloat("wd", 0.0));
-    p_.rescale = static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0));
-    p_.clip = static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0));
+    const auto p = s.Params<sdk::UpdateParam<U>>();
+    p_.lr = p.lr, p_.wd = p.wd, p_.rescale = p.rescale_grad, p_.clip = p.clip_gradient;
     if constexpr (U == Update::kSgdMom || U == Update::kNagMom) {
-      h_.a = static_cast<float>(s.attrs.GetFloat("momentum", 0.0));
+      h_.a = p.momentum;
     } else if constexpr (U == Update::kAdam) {
-      h_.a = static_cast<float>(s.attrs.GetFloat("beta1", 0.9));
-      h_.b = static_cast<float>(s.attrs.GetFloat("beta2", 0.999));
-      h_.eps = static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8));
+      h_.a = p.beta1, h_.b = p.beta2, h_.eps = p.epsilon;
     } else if constexpr (U == Update::kRmsProp || U == Update::kRmsPropAlex) {
-      h_.a = static_cast<float>(s.attrs.GetFloat("gamma1", 0.95));
-      h_.b = static_cast<float>(s.attrs.GetFloat("gamma2", 0.9));
-      h_.eps = static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8));
-      h_.clip_weights = static_cast<float>(s.attrs.GetFloat("clip_weights", -1.0));
+      h_.a = p.gamma1, h_.b = p.gamma2, h_.eps = p.epsilon, h_.clip_weights = p.clip_weights;
     }
   }
   void Compute(const DeviceCall& c) const {
@@ -473,29 +462,10 @@ class UpdateKernel {
 
 // ---- 2-bit compression -----------------------------------------------------------------------
 
-inline float Threshold(const KernelSetup& s) {
-  const double t = s.attrs.GetFloat("threshold", 0.5);
-  if (!(t > 0.0) || !(t < 1e38)) Invalid(s, "threshold must be a finite number > 0, got " + std::to_string(t));
-  return static_cast<float>(t);
-}
-
-inline void CheckCodec(const KernelSetup& s, bool quantize) {
-  s.ExpectCounts(1, 1, quantize ? 1 : 0);
-  const TensorDesc& values = quantize ? s.inputs[0] : s.outputs[0];
-  const TensorDesc& words = quantize ? s.outputs[0] : s.inputs[0];
-  if (values.dtype != WEFT_DTYPE_FLOAT32 || words.dtype != WEFT_DTYPE_UINT32)
-    Unsupported(s, "values must be float32 and codes uint32");
-  if (words.size() != (values.size() + 15) / 16)
-    Invalid(s, std::to_string(words.size()) + " words for " + std::to_string(values.size()) + " values; they need " +
-                   std::to_string((values.size() + 15) / 16));
-  if (quantize && (s.aux[0].dtype != WEFT_DTYPE_FLOAT32 || s.aux[0].size() != values.size()))
-    Invalid(s, "residual " + ShapeOf(s.aux[0]) + " must be float32 like data " + ShapeOf(values));
-}
-
 template <class L>
 class Quantize2BitKernel {
  public:
-  explicit Quantize2BitKernel(const KernelSetup& s) : threshold_(Threshold(s)) { CheckCodec(s, true); }
+  explicit Quantize2BitKernel(const KernelSetup& s) : threshold_(sdk::TwoBitThreshold(s)) { sdk::CheckTwoBitCodec(s); }
   void Compute(const DeviceCall& c) const {
     if (c.req[0] == WEFT_REQ_ADD) throw Error(WEFT_ERR_INVALID_ARGUMENT, "_quantize_2bit: req add is not supported");
     const int64_t n = c.inputs[0].size();
@@ -512,7 +482,9 @@ class Quantize2BitKernel {
 template <class L>
 class Dequantize2BitKernel {
  public:
-  explicit Dequantize2BitKernel(const KernelSetup& s) : threshold_(Threshold(s)) { CheckCodec(s, false); }
+  explicit Dequantize2BitKernel(const KernelSetup& s) : threshold_(sdk::TwoBitThreshold(s)) {
+    sdk::CheckTwoBitCodec(s);
+  }
   void Compute(const DeviceCall& c) const {
     WithReq(c.req[0], [&](auto a) {
       L::Map(c, c.outputs[0].size(),

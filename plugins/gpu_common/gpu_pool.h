@@ -8,82 +8,19 @@
 // windows overlap only inside it, so items never write the same element (no atomics).
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "gpu_ops.h"
+#include "weft/sdk/ops/pooling.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
-enum class PoolType { kMax, kAvg, kSum };
+using sdk::PoolGeometry;
+using sdk::PoolType;
+using sdk::PoolWindow;
 
-struct PoolGeometry {
-  PoolType type = PoolType::kMax;
-  bool count_include_pad = true;
-  int64_t n = 0, c = 0, ih = 1, iw = 1, oh = 1, ow = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
-
-  /// Clipped window of output (oy, ox) and its avg divisor (1 / count; 0 when empty).
-  WEFT_HD void Window(int64_t oy, int64_t ox, int64_t& h0, int64_t& h1, int64_t& w0, int64_t& w1, float& div) const {
-    h0 = oy * sh - ph, w0 = ox * sw - pw;
-    h1 = h0 + kh < ih + ph ? h0 + kh : ih + ph;
-    w1 = w0 + kw < iw + pw ? w0 + kw : iw + pw;
-    const int64_t padded = (h1 - h0) * (w1 - w0);
-    h0 = h0 > 0 ? h0 : 0, w0 = w0 > 0 ? w0 : 0;
-    h1 = h1 < ih ? h1 : ih, w1 = w1 < iw ? w1 : iw;
-    const int64_t real = (h1 > h0 ? h1 - h0 : 0) * (w1 > w0 ? w1 - w0 : 0);
-    const int64_t cnt = type == PoolType::kAvg ? (count_include_pad ? padded : real) : 1;
-    div = cnt > 0 ? 1.0f / static_cast<float>(cnt) : 0.0f;
-  }
-};
-
-inline int64_t PoolOutSize(int64_t in, int64_t k, int64_t s, int64_t p, bool full) {
-  const int64_t span = in + 2 * p - k;
-  if (span < 0) return 0;
-  return (full ? (span + s - 1) / s : span / s) + 1;
-}
-
+/// The node's window geometry from its data x and output y (sdk::PoolingGeometry); throws naming
+/// the mismatch.
 inline PoolGeometry ParsePooling(const KernelSetup& s, const TensorDesc& x, const TensorDesc& y) {
-  PoolGeometry g;
-  const std::string t = s.attrs.GetEnum("pool_type", {"max", "avg", "sum", "lp"}, "max");
-  if (t == "lp") Unsupported(s, "pool_type 'lp' is not implemented on GPUs");
-  g.type = t == "max" ? PoolType::kMax : t == "avg" ? PoolType::kAvg : PoolType::kSum;
-  const std::string conv = s.attrs.GetEnum("pooling_convention", {"valid", "full", "same"}, "valid");
-  if (conv == "same") Unsupported(s, "pooling_convention 'same' is not implemented on GPUs");
-  const std::string layout = s.attrs.GetString("layout", "");
-  if (!layout.empty() && layout != "NCHW" && layout != "NCW")
-    Unsupported(s, "layout " + layout + " is not implemented on GPUs (NCW and NCHW are)");
-  g.count_include_pad = s.attrs.GetBool("count_include_pad", true);
-  const bool global = s.attrs.GetBool("global_pool", false);
-  const int sp = x.ndim() - 2;
-  if (sp != 1 && sp != 2) Unsupported(s, "data " + ShapeOf(x) + ": only 1-D (NCW) and 2-D (NCHW) pooling");
-  g.n = x.dim(0), g.c = x.dim(1), g.ih = sp == 2 ? x.dim(2) : 1, g.iw = x.dim(-1);
-  auto pair = [&](const char* name, int64_t dflt) {
-    std::vector<int64_t> v = s.attrs.GetTuple(name, {});
-    if (v.empty()) v.assign(static_cast<size_t>(sp), dflt);
-    if (v.size() != static_cast<size_t>(sp))
-      Invalid(s, std::string(name) + " " + sdk::FormatTuple(v) + " must have " + std::to_string(sp) + " entries");
-    return sp == 2 ? std::pair{v[0], v[1]} : std::pair{int64_t{1}, v[0]};
-  };
-  if (global) {
-    g.kh = g.ih, g.kw = g.iw;
-  } else {
-    if (s.attrs.GetTuple("kernel", {}).empty()) Invalid(s, "kernel is required unless global_pool=True");
-    std::tie(g.kh, g.kw) = pair("kernel", 1);
-    std::tie(g.sh, g.sw) = pair("stride", 1);
-    std::tie(g.ph, g.pw) = pair("pad", 0);
-    if (sp == 1) g.sh = 1, g.ph = 0;
-  }
-  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0)
-    Invalid(s, "kernel and stride must be positive and pad non-negative");
-  if (g.kh > g.ih + 2 * g.ph || g.kw > g.iw + 2 * g.pw) Invalid(s, "kernel larger than the padded input " + ShapeOf(x));
-  const bool full = conv == "full";
-  g.oh = global ? 1 : PoolOutSize(g.ih, g.kh, g.sh, g.ph, full);
-  g.ow = global ? 1 : PoolOutSize(g.iw, g.kw, g.sw, g.pw, full);
-  if (y.size() != g.n * g.c * g.oh * g.ow)
-    Invalid(s, "output " + ShapeOf(y) + " does not match the pooled size (" + std::to_string(g.oh) + ", " +
-                   std::to_string(g.ow) + ")");
-  return g;
+  return sdk::PoolingGeometry(s.op_name, s.Params<sdk::PoolingParam>(), x.shape, y.shape);
 }
 
 template <class Assign>
@@ -94,9 +31,9 @@ struct PoolForwardMap {
   WEFT_HD void operator()(int64_t e) const {
     const int64_t ox = e % g.ow, oy = e / g.ow % g.oh, plane = e / (g.ow * g.oh);
     const float* xp = x + plane * g.ih * g.iw;
-    int64_t h0, h1, w0, w1;
-    float div;
-    g.Window(oy, ox, h0, h1, w0, w1, div);
+    const PoolWindow win = g.Window(oy, ox);
+    const int64_t h0 = win.h0, h1 = win.h1, w0 = win.w0, w1 = win.w1;
+    const float div = win.div;
     float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
     for (int64_t h = h0; h < h1; ++h)
       for (int64_t q = w0; q < w1; ++q) {
@@ -124,9 +61,9 @@ struct PoolBackwardPlaneMap {
       for (int64_t i = 0; i < g.ih * g.iw; ++i) gp[i] = 0.0f;
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-        int64_t h0, h1, w0, w1;
-        float div;
-        g.Window(oy, ox, h0, h1, w0, w1, div);
+        const PoolWindow win = g.Window(oy, ox);
+        const int64_t h0 = win.h0, h1 = win.h1, w0 = win.w0, w1 = win.w1;
+        const float div = win.div;
         const float go = gyp[oy * g.ow + ox];
         if (g.type == PoolType::kMax) {
           int64_t best = -1;

@@ -44,7 +44,7 @@ struct RandomMap {
 template <class L>
 class RandomKernel {
  public:
-  explicit RandomKernel(const KernelSetup& s) : sampler_(sdk::random::Sampler::FromOp(s.op_name, s.attrs)) {
+  explicit RandomKernel(const KernelSetup& s) : sampler_(sdk::random::Sampler::FromOp(s)) {
     s.ExpectCounts(s.op_name.ends_with("_like") ? 1 : 0, 1);
   }
 

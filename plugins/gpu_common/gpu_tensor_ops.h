@@ -21,7 +21,14 @@
 #include "gpu_gemm.h"
 #include "gpu_ops.h"
 #include "gpu_tensor_math.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/concat.hpp"
+#include "weft/sdk/ops/dot.hpp"
+#include "weft/sdk/ops/elemwise_unary.hpp"
+#include "weft/sdk/ops/index.hpp"
+#include "weft/sdk/ops/loss.hpp"
+#include "weft/sdk/ops/reduce.hpp"
+#include "weft/sdk/ops/slice.hpp"
+#include "weft/sdk/ops/transpose.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
@@ -228,8 +235,11 @@ class EwKernel {
       if (t.size() != s.outputs[0].size())
         Invalid(s, "input " + ShapeOf(t) + " and output " + ShapeOf(s.outputs[0]) +
                        " differ; element-wise ops keep the shape");
-    if (op_ >= EwOp::kPlusScalar) scalar_ = s.attrs.GetFloat("scalar");
-    if (op_ == EwOp::kClip) lo_ = s.attrs.GetFloat("a_min"), hi_ = s.attrs.GetFloat("a_max");
+    if (op_ >= EwOp::kPlusScalar) scalar_ = s.Params<sdk::ScalarParam>().scalar;
+    if (op_ == EwOp::kClip) {
+      const auto p = s.Params<sdk::ClipParam>();
+      lo_ = p.a_min, hi_ = p.a_max;
+    }
   }
   void Compute(const DeviceCall& c) const {
     WithFloatType(backward_ ? "element-wise backward" : "element-wise", c.outputs[0].dtype(), [&](auto tag) {
@@ -383,8 +393,9 @@ class ReduceKernel {
     s.ExpectCounts(backward_ && max_ ? 3 : 1, 1);
     RequireSameDType(s, kFloatTypes);
     const Shape& data = (backward_ ? s.outputs[0] : s.inputs[0]).shape;
-    const std::vector<int64_t> axes = s.attrs.GetTuple("axis", {});
-    const bool exclude = s.attrs.GetBool("exclude", false);
+    const auto p = s.Params<sdk::ReduceParam>();
+    const std::vector<int64_t>& axes = p.axis;
+    const bool exclude = p.exclude;
     std::vector<bool> named(data.size(), false), reduced(data.size());
     for (int64_t a : axes) {
       const int ax = NormalizeAxis(s, a, static_cast<int>(data.size()), "axis");
@@ -517,13 +528,14 @@ class FillKernel {
     s.ExpectCounts(1, 1);
     if (s.op_name == "_backward_MakeLoss") {
       RequireFloat32(s);
-      const std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
-      if (norm == "valid")
+      const auto p = s.Params<sdk::MakeLossParam>();
+      if (p.normalization == sdk::GradNormalization::kValid)
         Unsupported(
             s, "normalization='valid' needs the data, which MakeLoss's backward does not receive; use null or batch");
-      float v = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
+      float v = p.grad_scale;
       const TensorDesc& g = s.outputs[0];
-      if (norm == "batch" && g.ndim() > 0 && g.dim(0) > 0) v /= static_cast<float>(g.dim(0));
+      if (p.normalization == sdk::GradNormalization::kBatch && g.ndim() > 0 && g.dim(0) > 0)
+        v /= static_cast<float>(g.dim(0));
       value_ = v;
     } else {
       RequireSameDType(s, kMoveTypes);
@@ -575,10 +587,12 @@ class TransposeKernel {
     const int n = fwd_in.ndim();
     std::vector<int> perm(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
-    const std::vector<int64_t> axes = s.attrs.GetTuple("axes", {});
-    if (s.op_name.find("SwapAxis") != std::string::npos) {
-      std::swap(perm[static_cast<size_t>(NormalizeAxis(s, s.attrs.GetInt("dim1", 0), n, "dim1"))],
-                perm[static_cast<size_t>(NormalizeAxis(s, s.attrs.GetInt("dim2", 0), n, "dim2"))]);
+    const bool swap = s.op_name.find("SwapAxis") != std::string::npos;
+    const std::vector<int64_t> axes = swap ? std::vector<int64_t>{} : s.Params<sdk::TransposeParam>().axes;
+    if (swap) {
+      const auto p = s.Params<sdk::SwapAxisParam>();
+      std::swap(perm[static_cast<size_t>(NormalizeAxis(s, p.dim1, n, "dim1"))],
+                perm[static_cast<size_t>(NormalizeAxis(s, p.dim2, n, "dim2"))]);
     } else if (axes.empty()) {
       for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = n - 1 - k;
     } else {
@@ -611,7 +625,7 @@ class TransposeKernel {
   IndexPlan<2> plan_;
 };
 
-/// slice / slice_axis (sdk/cpp/slice.hpp ranges): forward gathers the box, backward scatters the
+/// slice / slice_axis (weft/sdk/ops/slice.hpp ranges): forward gathers the box, backward scatters the
 /// gradient into it (after zeroing the data gradient for req write).
 template <class L>
 class SliceKernel {
@@ -625,10 +639,10 @@ class SliceKernel {
     try {
       if (s.op_name.find("slice_axis") != std::string::npos) {
         int axis = 0;
-        const sdk::SliceRange one = sdk::SliceAxisOpRange(s.attrs, data.shape, &axis);
+        const sdk::SliceRange one = sdk::SliceAxisOpRange(s.Params<sdk::SliceAxisParam>(), data.shape, &axis);
         for (int i = 0; i < data.ndim(); ++i) r.push_back(i == axis ? one : sdk::SliceRange{0, 1, data.dim(i)});
       } else {
-        r = sdk::SliceRanges(s.attrs, data.shape);
+        r = sdk::SliceRanges(s.Params<sdk::SliceParam>(), data.shape);
       }
     } catch (const Error& e) {
       Invalid(s, e.what());
@@ -667,14 +681,21 @@ class AxisCopyKernel {
     join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel";
     const bool concat_attrs = s.op_name == "Concat" || s.op_name == "_backward_Concat";
     const char* attr = concat_attrs ? "dim" : "axis";
-    const int64_t n = s.attrs.GetInt(concat_attrs ? "num_args" : "num_outputs", -1);
+    int64_t n = 0, axis_value = 1;
+    if (concat_attrs) {
+      const auto p = s.Params<sdk::ConcatParam>();
+      n = p.num_args, axis_value = p.dim;
+    } else {
+      const auto p = s.Params<sdk::SliceChannelParam>();
+      n = p.num_outputs, axis_value = p.axis;
+    }
     s.ExpectCounts(join_ ? -1 : 1, join_ ? 1 : -1);
     RequireSameDType(s, kMoveTypes);
     const TensorDesc& whole = join_ ? s.outputs[0] : s.inputs[0];
     const std::vector<TensorDesc>& parts = join_ ? s.inputs : s.outputs;
     if (parts.empty()) Invalid(s, "needs at least one part");
-    if (n >= 0 && n != static_cast<int64_t>(parts.size())) Invalid(s, "num attribute disagrees with the parts");
-    const int axis = NormalizeAxis(s, s.attrs.GetInt(attr, 1), whole.ndim(), attr);
+    if (n != static_cast<int64_t>(parts.size())) Invalid(s, "num attribute disagrees with the parts");
+    const int axis = NormalizeAxis(s, axis_value, whole.ndim(), attr);
     int64_t outer = 1, total = 0;
     for (int a = 0; a < axis; ++a) outer *= whole.dim(a);
     std::vector<int64_t> len;
@@ -737,8 +758,9 @@ struct DotGeometry {
 
 inline DotGeometry ParseDot(const KernelSetup& s, const TensorDesc& lhs, const TensorDesc& rhs, bool batched) {
   DotGeometry g;
-  g.ta = s.attrs.GetBool("transpose_a", false);
-  g.tb = s.attrs.GetBool("transpose_b", false);
+  const auto p = s.Params<sdk::DotParam>();
+  g.ta = p.transpose_a;
+  g.tb = p.transpose_b;
   const std::string shapes = " (lhs " + ShapeOf(lhs) + ", rhs " + ShapeOf(rhs) + ")";
   int64_t k2 = 0;
   if (batched) {
@@ -829,15 +851,11 @@ class OneHotKernel {
  public:
   explicit OneHotKernel(const KernelSetup& s) {
     s.ExpectCounts(1, 1);
-    depth_ = s.attrs.GetInt("depth");
-    if (depth_ < 0) Invalid(s, "depth=" + std::to_string(depth_) + " must be >= 0");
-    on_ = s.attrs.GetFloat("on_value", 1.0);
-    off_ = s.attrs.GetFloat("off_value", 0.0);
+    p_ = s.Params<sdk::OneHotParam>();
     if (!InMask(s.inputs[0].dtype, kIndexTypes) || !InMask(s.outputs[0].dtype, kMoveTypes))
       Unsupported(s, "indices of dtype " + std::string(sdk::DTypeName(s.inputs[0].dtype)) + " to " +
                          sdk::DTypeName(s.outputs[0].dtype) + " are not implemented on GPUs");
-    if (s.outputs[0].size() != s.inputs[0].size() * depth_)
-      Invalid(s, "output " + ShapeOf(s.outputs[0]) + " must hold indices x depth elements");
+    p_.CheckShapes(s.op_name, s.inputs[0].shape, s.outputs[0].shape);
   }
   void Compute(const DeviceCall& c) const {
     const DeviceTensor& in = c.inputs[0];
@@ -845,13 +863,12 @@ class OneHotKernel {
     WithReq(c.req[0], [&](auto a) {
       L::Map(c, in.size(),
              OneHotMap<decltype(a)>{L::template Ptr<const void>(in), in.dtype(), L::template Ptr<void>(out),
-                                    out.dtype(), depth_, FloatScalar(on_), FloatScalar(off_)});
+                                    out.dtype(), p_.depth, FloatScalar(p_.on_value), FloatScalar(p_.off_value)});
     });
   }
 
  private:
-  int64_t depth_ = 0;
-  double on_ = 1, off_ = 0;
+  sdk::OneHotParam p_;
 };
 
 template <class L>
@@ -862,7 +879,7 @@ class ArgmaxKernel {
     if (!InMask(s.inputs[0].dtype, kIndexTypes) || !InMask(s.outputs[0].dtype, kIndexTypes))
       Unsupported(s, "dtypes other than float32, float64, int32, int64 are not implemented on GPUs");
     const TensorDesc& x = s.inputs[0];
-    if (const std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis")) {
+    if (const std::optional<int64_t> axis = s.Params<sdk::ArgmaxParam>().axis) {
       const int a = NormalizeAxis(s, *axis, x.ndim(), "axis");
       for (int d = 0; d < x.ndim(); ++d) (d < a ? outer_ : d == a ? n_ : inner_) *= x.dim(d);
     } else {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vk_shaders.h"
+#include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::vk {
 
@@ -257,11 +258,8 @@ class SgdKernel {
     for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
       for (const sdk::TensorDesc& t : *list)
         if (t.size() != s.inputs[0].size()) Invalid(s, "weight, grad, state and output must have one size");
-    lr_ = static_cast<float>(s.attrs.GetFloat("lr"));
-    wd_ = static_cast<float>(s.attrs.GetFloat("wd", 0.0));
-    rescale_ = static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0));
-    clip_ = static_cast<float>(s.attrs.GetFloat("clip_gradient", -1.0));
-    momentum_ = static_cast<float>(s.attrs.GetFloat("momentum", 0.0));
+    const sdk::UpdateFields p = sdk::UpdateParamsOf(s);
+    lr_ = p.lr, wd_ = p.wd, rescale_ = p.rescale_grad, clip_ = p.clip_gradient, momentum_ = p.momentum;
   }
   void Compute(const sdk::DeviceCall& c) const {
     if (sdk::IsNull(c.req[0])) return;

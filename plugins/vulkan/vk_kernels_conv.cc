@@ -4,68 +4,40 @@
 // Pooling.comp, _backward_Pooling.comp. Geometry and semantics as the CPU plugin's kernels
 // (MXNet 1.9).
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "vk_kernels.h"
+#include "weft/sdk/ops/convolution.hpp"
+#include "weft/sdk/ops/pooling.hpp"
 
 namespace weft::vk {
 namespace {
-
-// Kernel, stride, dilate, pad as (h, w) pairs; 1-D data gets h = 1.
-struct Spatial {
-  int sp = 2;
-  uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
-};
-
-Spatial ParseSpatial(const sdk::KernelSetup& s, const sdk::TensorDesc& x, bool global) {
-  Spatial g;
-  g.sp = x.ndim() - 2;
-  if (g.sp != 1 && g.sp != 2) Unsupported(s, "only 1-D (NCW) and 2-D (NCHW) data");
-  const std::string layout = s.attrs.GetString("layout", "");
-  if (!layout.empty() && layout != "NCHW" && layout != "NCW") Unsupported(s, "layout " + layout);
-  auto tuple = [&](const char* name, int64_t dflt) {
-    std::vector<int64_t> v = s.attrs.GetTuple(name, {});
-    if (v.empty()) v.assign(static_cast<size_t>(g.sp), dflt);
-    if (v.size() != static_cast<size_t>(g.sp)) Invalid(s, std::string(name) + " must have one entry per spatial axis");
-    for (int64_t e : v)
-      if (e < 0) Invalid(s, std::string(name) + " must not be negative");
-    return g.sp == 2 ? std::pair<uint32_t, uint32_t>(v[0], v[1]) : std::pair<uint32_t, uint32_t>(1, v[0]);
-  };
-  if (!global) std::tie(g.kh, g.kw) = tuple("kernel", 1);
-  std::tie(g.sh, g.sw) = tuple("stride", 1);
-  std::tie(g.dh, g.dw) = tuple("dilate", 1);
-  std::tie(g.ph, g.pw) = tuple("pad", 0);
-  if (g.sp == 1) g.ph = 0;
-  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
-    Invalid(s, "kernel, stride and dilate must be positive");
-  return g;
-}
 
 struct ConvPush {
   uint32_t n, c, h, w, f, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, g;
 };
 
-ConvPush ParseConv(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& w,
-                   const sdk::TensorDesc& y, bool& bias) {
-  const Spatial sp = ParseSpatial(s, x, false);
-  if (s.attrs.GetTuple("kernel", {}).size() != static_cast<size_t>(sp.sp)) Invalid(s, "kernel does not match data");
-  ConvPush p{};
-  p.n = static_cast<uint32_t>(x.dim(0));
-  p.c = static_cast<uint32_t>(x.dim(1));
-  p.h = sp.sp == 2 ? static_cast<uint32_t>(x.dim(2)) : 1;
-  p.w = static_cast<uint32_t>(x.dim(-1));
-  p.f = static_cast<uint32_t>(s.attrs.GetInt("num_filter"));
-  p.g = static_cast<uint32_t>(s.attrs.GetInt("num_group", 1));
-  bias = !s.attrs.GetBool("no_bias", false);
-  p.kh = sp.kh, p.kw = sp.kw, p.sh = sp.sh, p.sw = sp.sw, p.ph = sp.ph, p.pw = sp.pw, p.dh = sp.dh, p.dw = sp.dw;
-  if (p.g < 1 || p.c % p.g != 0 || p.f % p.g != 0) Invalid(s, "num_group must divide channels and num_filter");
-  const int64_t eh = int64_t{p.dh} * (p.kh - 1) + 1, ew = int64_t{p.dw} * (p.kw - 1) + 1;
-  if (eh > p.h + 2 * p.ph || ew > p.w + 2 * p.pw) Invalid(s, "kernel (dilated) larger than the padded data");
-  p.oh = static_cast<uint32_t>((p.h + 2 * p.ph - eh) / p.sh + 1);
-  p.ow = static_cast<uint32_t>((p.w + 2 * p.pw - ew) / p.sw + 1);
-  if (w.size() != int64_t{p.f} * (p.c / p.g) * p.kh * p.kw) Invalid(s, "weight does not match (F, C/group, kh, kw)");
-  if (y.size() != int64_t{p.n} * p.f * p.oh * p.ow) Invalid(s, "output does not match (N, F, oh, ow)");
-  return p;
+uint32_t U32(int64_t v) { return static_cast<uint32_t>(v); }
+
+// The shaders' push constants of a convolution geometry (weft/sdk/ops/convolution.hpp).
+ConvPush PushOf(const sdk::ConvGeometry& g) {
+  return {U32(g.n),  U32(g.c),  U32(g.h),  U32(g.w),  U32(g.f),  U32(g.oh), U32(g.ow), U32(g.kh),
+          U32(g.kw), U32(g.sh), U32(g.sw), U32(g.ph), U32(g.pw), U32(g.dh), U32(g.dw), U32(g.groups)};
+}
+
+std::span<const int64_t> ShapeOrNone(const sdk::KernelSetup& s, size_t i) {
+  return i < s.inputs.size() ? std::span<const int64_t>(s.inputs[i].shape) : std::span<const int64_t>();
+}
+
+// A Convolution node whose data, weight[, bias] are inputs `first`... and whose output (out_grad
+// for the backward) is y.
+ConvPush ParseConv(const sdk::KernelSetup& s, size_t first, const sdk::TensorDesc& y, bool& bias) {
+  const sdk::ConvGeometry g = sdk::ConvolutionGeometry(s.op_name, s.Params<sdk::ConvolutionParam>(),
+                                                       s.inputs[first].shape, s.inputs[first + 1].shape,
+                                                       ShapeOrNone(s, first + 2), s.inputs.size() > first + 2, y.shape);
+  bias = g.bias;
+  return PushOf(g);
 }
 
 // im2col geometry of a convolution: rows = channels x kernel taps per group, pixels per image.
@@ -282,7 +254,7 @@ class ConvForward {
   static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
     RequireFloat32(s);
     if (s.inputs.size() < 2 || s.outputs.size() != 1) Invalid(s, "expects data, weight[, bias] and one output");
-    return ParseConv(s, s.inputs[0], s.inputs[1], s.outputs[0], bias);
+    return ParseConv(s, 0, s.outputs[0], bias);
   }
   bool bias_ = true;
   ConvAlgo algo_;
@@ -305,62 +277,19 @@ class ConvBackward {
   static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
     RequireFloat32(s);
     if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
-    return ParseConv(s, s.inputs[1], s.inputs[2], s.inputs[0], bias);
+    return ParseConv(s, 1, s.inputs[0], bias);
   }
   bool bias_ = true;
   ConvAlgo algo_;
 };
 
-// The convolution behind a Deconvolution with data x and output y (MXNet 1.9 attributes kernel,
-// stride, dilate, pad, adj, target_shape, num_group, no_bias): its input is y (num_filter
-// channels), its filters are x's channels, its output positions x's; the weight (C_x,
-// num_filter / num_group, k...) is that convolution's. pad and adj follow from target_shape when
-// it is given, as in MXNet; the output shape must match.
-ConvPush ParseDeconv(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& w,
-                     const sdk::TensorDesc* bias, const sdk::TensorDesc& y) {
-  if (s.attrs.GetTuple("kernel", {}).size() != static_cast<size_t>(x.ndim() - 2))
-    Invalid(s, "kernel " + sdk::FormatTuple(s.attrs.GetTuple("kernel", {})) + " does not match data " + ShapeText(x));
-  const Spatial sp = ParseSpatial(s, x, false);
-  if (y.ndim() != x.ndim()) Invalid(s, "output " + ShapeText(y) + " and data " + ShapeText(x) + " differ in rank");
-  ConvPush p{};
-  p.n = static_cast<uint32_t>(x.dim(0));
-  p.f = static_cast<uint32_t>(x.dim(1));
-  p.c = static_cast<uint32_t>(s.attrs.GetInt("num_filter"));
-  p.g = static_cast<uint32_t>(s.attrs.GetInt("num_group", 1));
-  p.h = sp.sp == 2 ? static_cast<uint32_t>(y.dim(2)) : 1;
-  p.w = static_cast<uint32_t>(y.dim(-1));
-  p.oh = sp.sp == 2 ? static_cast<uint32_t>(x.dim(2)) : 1;
-  p.ow = static_cast<uint32_t>(x.dim(-1));
-  p.kh = sp.kh, p.kw = sp.kw, p.sh = sp.sh, p.sw = sp.sw, p.dh = sp.dh, p.dw = sp.dw;
-  if (p.g < 1 || p.c % p.g != 0 || p.f % p.g != 0)
-    Invalid(s, "num_group " + std::to_string(p.g) + " must divide num_filter and the data's channels");
-  const int64_t eh = int64_t{p.dh} * (p.kh - 1) + 1, ew = int64_t{p.dw} * (p.kw - 1) + 1;
-  const int64_t full_h = int64_t{p.sh} * (p.oh - 1) + eh, full_w = int64_t{p.sw} * (p.ow - 1) + ew;
-  const std::vector<int64_t> target = s.attrs.GetTuple("target_shape", {});
-  const bool use_target = std::any_of(target.begin(), target.end(), [](int64_t t) { return t != 0; });
-  int64_t ph = sp.ph, pw = sp.pw, ah = 0, aw = 0;
-  if (use_target) {
-    ph = sp.sp == 2 ? (full_h - p.h + 1) / 2 : 0;
-    pw = (full_w - p.w + 1) / 2;
-    ah = sp.sp == 2 ? (full_h - p.h) % 2 : 0;
-    aw = (full_w - p.w) % 2;
-  } else {
-    std::vector<int64_t> adj = s.attrs.GetTuple("adj", {});
-    if (!adj.empty() && adj.size() != static_cast<size_t>(sp.sp)) Invalid(s, "adj must have one entry per axis");
-    if (!adj.empty()) ah = sp.sp == 2 ? adj[0] : 0, aw = adj.back();
-  }
-  if (ph < 0 || pw < 0 || int64_t{p.h} != full_h - 2 * ph + ah || int64_t{p.w} != full_w - 2 * pw + aw)
-    Invalid(s,
-            "output " + ShapeText(y) + " does not match data " + ShapeText(x) + " deconvolved with these attributes");
-  p.ph = static_cast<uint32_t>(ph), p.pw = static_cast<uint32_t>(pw);
-  if (w.ndim() != x.ndim() || w.dim(0) != p.f || w.dim(1) != p.c / p.g ||
-      w.size() != int64_t{p.f} * (p.c / p.g) * p.kh * p.kw)
-    Invalid(s, "weight " + ShapeText(w) + " must be (" + std::to_string(p.f) + ", " + std::to_string(p.c / p.g) +
-                   ", kernel...) for data " + ShapeText(x));
-  if (bias != nullptr && bias->size() != p.c)
-    Invalid(s, "bias must have num_filter = " + std::to_string(p.c) + " elements");
-  if (y.dim(0) != p.n || y.dim(1) != p.c) Invalid(s, "output " + ShapeText(y) + " must have num_filter channels");
-  return p;
+// The convolution behind a Deconvolution node (sdk::DeconvolutionGeometry) whose data,
+// weight[, bias] are inputs `first`... and whose output (out_grad for the backward) is y.
+ConvPush ParseDeconv(const sdk::KernelSetup& s, const sdk::DeconvolutionParam& p, size_t first,
+                     const sdk::TensorDesc& y) {
+  return PushOf(sdk::DeconvolutionGeometry(s.op_name, p, s.inputs[first].shape, s.inputs[first + 1].shape,
+                                           ShapeOrNone(s, first + 2), !p.no_bias && s.inputs.size() > first + 2,
+                                           y.shape));
 }
 
 // dst (N, C, plane) += bias[C] (the Deconvolution's bias, per output channel).
@@ -386,10 +315,11 @@ class DeconvForward {
  private:
   static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
     RequireFloat32(s);
-    bias = !s.attrs.GetBool("no_bias", true);
+    const auto p = s.Params<sdk::DeconvolutionParam>();
+    bias = !p.no_bias;
     if (s.inputs.size() != (bias ? 3u : 2u) || s.outputs.size() != 1)
       Invalid(s, bias ? "expects data, weight, bias and one output" : "expects data, weight and one output");
-    return ParseDeconv(s, s.inputs[0], s.inputs[1], bias ? &s.inputs[2] : nullptr, s.outputs[0]);
+    return ParseDeconv(s, p, 0, s.outputs[0]);
   }
   bool bias_ = false;
   ConvAlgo algo_;
@@ -420,9 +350,10 @@ class DeconvBackward {
  private:
   static ConvPush Parse(const sdk::KernelSetup& s, bool& bias) {
     RequireFloat32(s);
-    bias = !s.attrs.GetBool("no_bias", true);
+    const auto p = s.Params<sdk::DeconvolutionParam>();
+    bias = !p.no_bias;
     if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
-    return ParseDeconv(s, s.inputs[1], s.inputs[2], bias && s.inputs.size() > 3 ? &s.inputs[3] : nullptr, s.inputs[0]);
+    return ParseDeconv(s, p, 1, s.inputs[0]);
   }
   bool bias_ = false;
   ConvAlgo algo_;
@@ -433,33 +364,10 @@ struct PoolPush {
 };
 
 PoolPush ParsePool(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& y, int32_t& type) {
-  const std::string t = s.attrs.GetEnum("pool_type", {"max", "avg", "sum", "lp"}, "max");
-  if (t == "lp") Unsupported(s, "pool_type 'lp'");
-  type = t == "max" ? 0 : t == "avg" ? 1 : 2;
-  const std::string conv = s.attrs.GetEnum("pooling_convention", {"valid", "full", "same"}, "valid");
-  if (conv == "same") Unsupported(s, "pooling_convention 'same'");
-  const bool global = s.attrs.GetBool("global_pool", false);
-  if (!global && s.attrs.GetTuple("kernel", {}).empty()) Invalid(s, "kernel is required unless global_pool=True");
-  const Spatial sp = ParseSpatial(s, x, global);
-  PoolPush p{};
-  p.nc = static_cast<uint32_t>(x.dim(0) * x.dim(1));
-  p.h = sp.sp == 2 ? static_cast<uint32_t>(x.dim(2)) : 1;
-  p.w = static_cast<uint32_t>(x.dim(-1));
-  p.include_pad = s.attrs.GetBool("count_include_pad", true) ? 1 : 0;
-  if (global) {
-    p.kh = p.h, p.kw = p.w, p.sh = p.sw = 1, p.ph = p.pw = 0, p.oh = p.ow = 1;
-  } else {
-    p.kh = sp.kh, p.kw = sp.kw, p.sh = sp.sh, p.sw = sp.sw, p.ph = sp.ph, p.pw = sp.pw;
-    if (p.kh > p.h + 2 * p.ph || p.kw > p.w + 2 * p.pw) Invalid(s, "kernel larger than the padded input");
-    auto out = [&](uint32_t in, uint32_t k, uint32_t st, uint32_t pad) {
-      const uint32_t span = in + 2 * pad - k;
-      return (conv == "full" ? (span + st - 1) / st : span / st) + 1;
-    };
-    p.oh = out(p.h, p.kh, p.sh, p.ph);
-    p.ow = out(p.w, p.kw, p.sw, p.pw);
-  }
-  if (y.size() != int64_t{p.nc} * p.oh * p.ow) Invalid(s, "output does not match the pooled size");
-  return p;
+  const sdk::PoolGeometry g = sdk::PoolingGeometry(s.op_name, s.Params<sdk::PoolingParam>(), x.shape, y.shape);
+  type = static_cast<int32_t>(g.type);  // Pooling.comp's 0 max, 1 avg, 2 sum
+  return {U32(g.n * g.c), U32(g.ih), U32(g.iw), U32(g.oh), U32(g.ow), U32(g.kh),
+          U32(g.kw),      U32(g.sh), U32(g.sw), U32(g.ph), U32(g.pw), g.count_include_pad ? 1u : 0u};
 }
 
 class PoolForward {

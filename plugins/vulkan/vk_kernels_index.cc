@@ -4,6 +4,7 @@
 #include <string>
 
 #include "vk_kernels.h"
+#include "weft/sdk/ops/index.hpp"
 
 namespace weft::vk {
 namespace {
@@ -15,11 +16,11 @@ class OneHotKernel {
   explicit OneHotKernel(const sdk::KernelSetup& s) {
     s.ExpectCounts(1, 1);
     RequireFloat32(s);
-    depth_ = s.attrs.GetInt("depth");
-    if (depth_ < 0) Invalid(s, "depth=" + std::to_string(depth_) + " must be >= 0");
-    on_ = static_cast<float>(s.attrs.GetFloat("on_value", 1.0));
-    off_ = static_cast<float>(s.attrs.GetFloat("off_value", 0.0));
-    if (s.outputs[0].size() != s.inputs[0].size() * depth_) Invalid(s, "output must hold indices x depth elements");
+    const auto p = s.Params<sdk::OneHotParam>();
+    depth_ = p.depth;
+    on_ = static_cast<float>(p.on_value);
+    off_ = static_cast<float>(p.off_value);
+    p.CheckShapes(s.op_name, s.inputs[0].shape, s.outputs[0].shape);
   }
   void Compute(const sdk::DeviceCall& c) const {
     if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
@@ -42,7 +43,7 @@ class ArgmaxKernel {
     s.ExpectCounts(1, 1);
     RequireFloat32(s);
     const sdk::TensorDesc& x = s.inputs[0];
-    if (const std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis")) {
+    if (const std::optional<int64_t> axis = s.Params<sdk::ArgmaxParam>().axis) {
       int64_t a = *axis < 0 ? *axis + x.ndim() : *axis;
       if (a < 0 || a >= x.ndim()) Invalid(s, "axis " + std::to_string(*axis) + " is out of range");
       for (int d = 0; d < a; ++d) outer_ *= x.dim(d);

@@ -8,7 +8,11 @@
 #include <optional>
 
 #include "vk_kernels.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/concat.hpp"
+#include "weft/sdk/ops/elemwise_unary.hpp"
+#include "weft/sdk/ops/reduce.hpp"
+#include "weft/sdk/ops/slice.hpp"
+#include "weft/sdk/ops/transpose.hpp"
 
 namespace weft::vk {
 namespace {
@@ -172,10 +176,11 @@ UnaryParams ParseUnary(const sdk::KernelSetup& s, const std::string& name) {
   u.op = UnaryCode(name);
   if (u.op < 0) Unsupported(s, "no Vulkan kernel for '" + name + "'");
   if (u.op == kClip) {
-    u.s = static_cast<float>(s.attrs.GetFloat("a_min"));
-    u.s2 = static_cast<float>(s.attrs.GetFloat("a_max"));
+    const auto p = s.Params<sdk::ClipParam>();
+    u.s = static_cast<float>(p.a_min);
+    u.s2 = static_cast<float>(p.a_max);
   } else if (u.op >= kFirstScalar) {
-    u.s = static_cast<float>(s.attrs.GetFloat("scalar"));
+    u.s = static_cast<float>(s.Params<sdk::ScalarParam>().scalar);
   }
   return u;
 }
@@ -316,8 +321,9 @@ class BroadcastBackwardKernel {
 // ---- reductions ----------------------------------------------------------------------------------
 
 std::vector<bool> ReducedAxes(const sdk::KernelSetup& s, size_t nd) {
-  std::vector<int64_t> axes = s.attrs.GetTuple("axis", {});
-  if (s.attrs.GetBool("exclude", false)) Unsupported(s, "exclude=True");
+  const auto p = s.Params<sdk::ReduceParam>();
+  if (p.exclude) Unsupported(s, "exclude=True");
+  const std::vector<int64_t>& axes = p.axis;
   std::vector<bool> red(nd, axes.empty());
   for (int64_t a : axes) {
     if (a < -static_cast<int64_t>(nd) || a >= static_cast<int64_t>(nd))
@@ -404,15 +410,16 @@ class TransposeKernel {
     std::vector<int64_t> axes;
     if (s.op_name.ends_with("SwapAxis")) {  // the transpose exchanging dim1 and dim2 (its own inverse)
       for (size_t i = 0; i < nd; ++i) axes.push_back(static_cast<int64_t>(i));
+      const auto p = s.Params<sdk::SwapAxisParam>();
       auto axis = [&](const char* name) {
-        int64_t a = s.attrs.GetInt(name, 0);
+        int64_t a = std::string_view(name) == "dim1" ? p.dim1 : p.dim2;
         if (a < -static_cast<int64_t>(nd) || a >= static_cast<int64_t>(nd))
           Invalid(s, std::string(name) + " " + std::to_string(a) + " is out of range for the data's axes");
         return static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(nd) : a);
       };
       std::swap(axes[axis("dim1")], axes[axis("dim2")]);
     } else {
-      axes = s.attrs.GetTuple("axes", {});
+      axes = s.Params<sdk::TransposeParam>().axes;
     }
     if (axes.empty())
       for (size_t i = 0; i < nd; ++i) axes.push_back(static_cast<int64_t>(nd - 1 - i));
@@ -465,7 +472,7 @@ class ConcatKernel {
     if (parts.empty()) Invalid(s, "needs at least one part");
     const int nd = whole.ndim();
     const bool split = s.op_name.ends_with("SliceChannel");
-    int64_t dim = split ? s.attrs.GetInt("axis", 1) : s.attrs.GetInt("dim", 1);
+    int64_t dim = split ? s.Params<sdk::SliceChannelParam>().axis : s.Params<sdk::ConcatParam>().dim;
     if (dim < -nd || dim >= nd) Invalid(s, "axis " + std::to_string(dim) + " out of range");
     if (dim < 0) dim += nd;
     for (int i = 0; i < nd; ++i)
@@ -509,7 +516,7 @@ class ConcatKernel {
 // ---- slice, slice_axis ---------------------------------------------------------------------------
 
 // slice / slice_axis cut a strided box out of the data (per axis begin, step, len from
-// sdk/cpp/slice.hpp, the rule of core's shape inference): the forward copies the box into the
+// weft/sdk/ops/slice.hpp, the rule of core's shape inference): the forward copies the box into the
 // output, the backward zeroes the data gradient (req write) and copies out_grad into the box. A
 // negative step is a negative stride: the data is bound from the lowest element the box touches
 // and the first item's offset from there travels as xoff / ooff.
@@ -524,10 +531,10 @@ class SliceKernel {
     try {
       if (s.op_name.ends_with("slice_axis")) {
         int axis = 0;
-        const sdk::SliceRange one = sdk::SliceAxisOpRange(s.attrs, data.shape, &axis);
+        const sdk::SliceRange one = sdk::SliceAxisOpRange(s.Params<sdk::SliceAxisParam>(), data.shape, &axis);
         for (int i = 0; i < data.ndim(); ++i) r.push_back(i == axis ? one : sdk::SliceRange{0, 1, data.dim(i)});
       } else {
-        r = sdk::SliceRanges(s.attrs, data.shape);
+        r = sdk::SliceRanges(s.Params<sdk::SliceParam>(), data.shape);
       }
     } catch (const sdk::Error& e) {
       Invalid(s, e.what());

@@ -5,6 +5,10 @@
 #include <optional>
 
 #include "vk_kernels.h"
+#include "weft/sdk/ops/activation.hpp"
+#include "weft/sdk/ops/dot.hpp"
+#include "weft/sdk/ops/fully_connected.hpp"
+#include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::vk {
 
@@ -23,9 +27,10 @@ struct FcDims {
 
 FcDims ParseFc(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& w) {
   FcDims d;
-  const int64_t h = s.attrs.GetInt("num_hidden");
-  d.bias = !s.attrs.GetBool("no_bias", false);
-  const bool flatten = s.attrs.GetBool("flatten", true);
+  const auto p = s.Params<sdk::FullyConnectedParam>();
+  const int64_t h = p.num_hidden;
+  d.bias = !p.no_bias;
+  const bool flatten = p.flatten;
   if (x.ndim() < 1) Invalid(s, "data must have at least one axis, got " + ShapeText(x));
   int64_t n = 1, k = 1;
   if (flatten) {
@@ -96,21 +101,17 @@ class FcBackward {
 // slopes) are LeakyKernel's (LeakyReLU.comp), not element-wise: kPrelu / kRrelu.
 constexpr int32_t kPrelu = 9, kRrelu = 10;
 int32_t ParseAct(const sdk::KernelSetup& s) {
-  static const char* kNames[] = {"relu", "sigmoid", "tanh", "softrelu", "softsign", "leaky", "elu", "selu", "gelu"};
   if (s.op_name.ends_with("LeakyReLU")) {
-    const std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "selu", "gelu", "prelu", "rrelu"}, "leaky");
-    if (t == "prelu") return kPrelu;
-    if (t == "rrelu") return kRrelu;
-    for (int32_t i = 5; i < 9; ++i)
-      if (t == kNames[i]) return i;
+    // sdk::LeakyType's order: leaky, elu, prelu, rrelu, selu, gelu.
+    static constexpr int32_t kLeaky[] = {5, 6, kPrelu, kRrelu, 7, 8};
+    return kLeaky[static_cast<int>(s.Params<sdk::LeakyReLUParam>().act_type)];
   }
-  const std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
-  for (int32_t i = 0; i < 5; ++i)
-    if (t == kNames[i]) return i;
-  Unsupported(s, "act_type '" + t + "'");
+  return static_cast<int32_t>(s.Params<sdk::ActivationParam>().act_type);  // relu .. softsign: 0 .. 4
 }
 
-float ParseSlope(const sdk::KernelSetup& s) { return static_cast<float>(s.attrs.GetFloat("slope", 0.25)); }
+float ParseSlope(const sdk::KernelSetup& s) {
+  return s.op_name.ends_with("LeakyReLU") ? s.Params<sdk::LeakyReLUParam>().slope : 0.25f;
+}
 
 // Activation and LeakyReLU's element-wise act_types.
 class ActivationKernel {
@@ -144,10 +145,9 @@ class ActivationBackwardKernel {
   explicit ActivationBackwardKernel(const sdk::KernelSetup& s) : act_(ParseAct(s)), slope_(ParseSlope(s)) {
     s.ExpectCounts(-1, 1);
     RequireFloat32(s);
-    if (s.inputs.size() != 2 && s.inputs.size() != 3) Invalid(s, "expects 2 or 3 inputs");
+    sdk::ActivationGradHasData(s.op_name, act_ < 4, s.inputs.size());  // relu .. softrelu: the output suffices
     for (const sdk::TensorDesc& t : s.inputs)
       if (t.size() != s.outputs[0].size()) Invalid(s, "inputs and output must have one size");
-    if (act_ >= 4 && s.inputs.size() != 3) Invalid(s, "this act_type's gradient needs the forward input");
   }
   void Compute(const sdk::DeviceCall& c) const {
     if (sdk::IsNull(c.req[0])) return;
@@ -175,14 +175,8 @@ struct ChannelView {
 };
 
 ChannelView PreluView(const sdk::KernelSetup& s, const sdk::TensorDesc& x, const sdk::TensorDesc& gamma) {
-  ChannelView v;
-  v.channels = static_cast<uint32_t>(gamma.size());
-  const int64_t c = x.ndim() > 1 ? x.dim(1) : x.ndim() == 1 ? x.dim(0) : 1;
-  if (v.channels != 1 && v.channels != c)
-    Invalid(s, "gamma " + ShapeText(gamma) + " must hold one slope per channel (" + std::to_string(c) + ") of data " +
-                   ShapeText(x) + " or a single one");
-  if (v.channels != 1 && x.ndim() > 1) v.inner = static_cast<uint32_t>(x.size() / (x.dim(0) * c));
-  return v;
+  const sdk::PreluChannels p = sdk::PreluChannelsOf(s.op_name, x.shape, gamma.shape);
+  return {static_cast<uint32_t>(p.channels), static_cast<uint32_t>(p.inner)};
 }
 
 // LeakyReLU: prelu (inputs data, gamma) and rrelu (outputs output, mask; random slopes in
@@ -201,8 +195,8 @@ class LeakyKernel {
       view_ = PreluView(s, s.inputs[0], s.inputs[1]);
     } else {
       s.ExpectCounts(1, 2);
-      lower_ = static_cast<float>(s.attrs.GetFloat("lower_bound", 0.125));
-      upper_ = static_cast<float>(s.attrs.GetFloat("upper_bound", 0.334));
+      const auto p = s.Params<sdk::LeakyReLUParam>();
+      lower_ = p.lower_bound, upper_ = p.upper_bound;
     }
   }
   void Compute(const sdk::DeviceCall& c) const {
@@ -298,19 +292,18 @@ struct SoftmaxOutputParams {
 SoftmaxOutputParams ParseSoftmaxOutput(const sdk::KernelSetup& s, const sdk::TensorDesc& data,
                                        const sdk::TensorDesc& label) {
   SoftmaxOutputParams p;
-  if (s.attrs.GetBool("multi_output", false)) Unsupported(s, "multi_output=True");
-  if (s.attrs.GetBool("preserve_shape", false)) Unsupported(s, "preserve_shape=True");
+  const auto a = s.Params<sdk::SoftmaxOutputParam>();  // preserve_shape is DefaultOnly
+  if (a.multi_output) Unsupported(s, "multi_output=True");
   if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
   int64_t n = data.dim(0), c = n == 0 ? 0 : data.size() / n;
   if (data.ndim() == 1) n = 1, c = data.dim(0);
   if (label.size() != n) Invalid(s, "label " + ShapeText(label) + " must hold one class per row of " + ShapeText(data));
   p.n = static_cast<uint32_t>(n);
   p.c = static_cast<uint32_t>(c);
-  p.grad_scale = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
-  p.ignore_label = static_cast<float>(s.attrs.GetFloat("ignore_label", -1.0));
-  p.use_ignore = s.attrs.GetBool("use_ignore", false) ? 1 : 0;
-  const std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
-  p.norm = norm == "batch" ? 1 : norm == "valid" ? 2 : 0;
+  p.grad_scale = a.grad_scale;
+  p.ignore_label = a.ignore_label;
+  p.use_ignore = a.use_ignore ? 1 : 0;
+  p.norm = static_cast<uint32_t>(a.normalization);  // SoftmaxOutput.comp: 0 null, 1 batch, 2 valid
   return p;
 }
 
@@ -405,8 +398,9 @@ class DotKernel {
     RequireFloat32(s);
     const sdk::TensorDesc& lhs = s.inputs[backward_ ? 1 : 0];
     const sdk::TensorDesc& rhs = s.inputs[backward_ ? 2 : 1];
-    ta_ = s.attrs.GetBool("transpose_a", false);
-    tb_ = s.attrs.GetBool("transpose_b", false);
+    const auto p = s.Params<sdk::DotParam>();
+    ta_ = p.transpose_a;
+    tb_ = p.transpose_b;
     int64_t batch = 1, m = 1, n = 1, k = 0, k2 = 0;
     const std::string shapes = " (lhs " + ShapeText(lhs) + ", rhs " + ShapeText(rhs) + ")";
     if (s.op_name.find("batch_dot") != std::string::npos) {

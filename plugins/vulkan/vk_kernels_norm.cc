@@ -1,6 +1,11 @@
 // vulkan plugin — BatchNorm, LRN, Dropout, softmax / log_softmax and the adam, nag and rmsprop
 // updates (shaders named by op). Semantics as the CPU plugin's kernels (MXNet 1.9).
 #include "vk_kernels.h"
+#include "weft/sdk/ops/batch_norm.hpp"
+#include "weft/sdk/ops/dropout.hpp"
+#include "weft/sdk/ops/lrn.hpp"
+#include "weft/sdk/ops/optimizer.hpp"
+#include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::vk {
 namespace {
@@ -23,37 +28,25 @@ struct BnShape {
   bool fix_gamma = true, use_global = false;
 };
 
-BnShape ParseBatchNorm(const sdk::KernelSetup& s, const sdk::TensorDesc& x) {
-  BnShape p;
-  const int nd = x.ndim();
-  int64_t axis = s.attrs.GetInt("axis", 1);
-  if (nd < 1 || axis < -nd || axis >= nd) Invalid(s, "axis " + std::to_string(axis) + " out of range");
-  if (axis < 0) axis += nd;
-  for (int i = 0; i < nd; ++i) (i < axis ? p.outer : i == axis ? p.c : p.inner) *= static_cast<uint32_t>(x.dim(i));
-  p.eps = static_cast<float>(s.attrs.GetFloat("eps", 1e-3));
-  p.momentum = static_cast<float>(s.attrs.GetFloat("momentum", 0.9));
-  p.fix_gamma = s.attrs.GetBool("fix_gamma", true);
-  p.use_global = s.attrs.GetBool("use_global_stats", false);
-  return p;
-}
-
-void CheckPerChannel(const sdk::KernelSetup& s, const BnShape& p, std::initializer_list<const sdk::TensorDesc*> ts) {
-  for (const sdk::TensorDesc* t : ts)
-    if (t->size() != p.c) Invalid(s, "per-channel tensors must have " + std::to_string(p.c) + " elements");
+// The push constants of a BatchNorm node, its shapes checked; `data`: where data is among the
+// inputs.
+BnShape ParseBatchNorm(const sdk::KernelSetup& s, bool backward, size_t* data) {
+  const sdk::BatchNormGeometry g = sdk::CheckBatchNormSetup(s, backward);
+  RequireFloat32(s);
+  if (data != nullptr) *data = g.data;
+  return {static_cast<uint32_t>(g.outer),
+          static_cast<uint32_t>(g.c),
+          static_cast<uint32_t>(g.inner),
+          g.eps,
+          g.momentum,
+          g.fix_gamma,
+          g.use_global};
 }
 
 // Inputs data, gamma, beta; outputs output[, mean, inv_std]; aux moving_mean, moving_var.
 class BatchNormKernel {
  public:
-  explicit BatchNormKernel(const sdk::KernelSetup& s) {
-    s.ExpectCounts(3, -1, 2);
-    if (s.outputs.size() != 1 && s.outputs.size() != 3) Invalid(s, "expects 1 or 3 outputs");
-    RequireFloat32(s);
-    p_ = ParseBatchNorm(s, s.inputs[0]);
-    CheckPerChannel(s, p_, {&s.inputs[1], &s.inputs[2], &s.aux[0], &s.aux[1]});
-    for (size_t i = 1; i < s.outputs.size(); ++i) CheckPerChannel(s, p_, {&s.outputs[i]});
-    if (s.outputs[0].size() != s.inputs[0].size()) Invalid(s, "output must have data's shape");
-  }
+  explicit BatchNormKernel(const sdk::KernelSetup& s) { p_ = ParseBatchNorm(s, false, nullptr); }
   uint64_t WorkspaceBytes() const { return uint64_t{2} * p_.c * sizeof(float); }
   void Compute(const sdk::DeviceCall& c) const {
     if (p_.c == 0) return;
@@ -93,15 +86,7 @@ class BatchNormKernel {
 // output, mean, inv_std, moving_mean, moving_var. Outputs: data, gamma, beta gradients.
 class BatchNormBackwardKernel {
  public:
-  explicit BatchNormBackwardKernel(const sdk::KernelSetup& s) {
-    s.ExpectCounts(-1, 3);
-    if (s.inputs.size() != 9 && s.inputs.size() != 11)
-      Invalid(s, "expects 9 or 11 inputs (out-grads, data, gamma, beta, output, mean, inv_std, moving stats)");
-    RequireFloat32(s);
-    g_ = s.inputs.size() - 8;
-    p_ = ParseBatchNorm(s, s.inputs[g_]);
-    for (size_t i : {1, 2, 4, 5, 6, 7}) CheckPerChannel(s, p_, {&s.inputs[g_ + i]});
-  }
+  explicit BatchNormBackwardKernel(const sdk::KernelSetup& s) { p_ = ParseBatchNorm(s, true, &g_); }
   uint64_t WorkspaceBytes() const { return uint64_t{4} * p_.c * sizeof(float); }
   void Compute(const sdk::DeviceCall& c) const {
     if (p_.c == 0) return;
@@ -145,9 +130,7 @@ class DropoutKernel {
     RequireFloat32(s);
     for (const sdk::TensorDesc& o : s.outputs)
       if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape");
-    if (s.attrs.GetString("mode", "training") != "training") Unsupported(s, "mode other than 'training'");
-    if (!s.attrs.GetTuple("axes", {}).empty()) Unsupported(s, "axes (variational dropout)");
-    p_ = static_cast<float>(s.attrs.GetFloat("p", 0.5));
+    p_ = s.Params<sdk::DropoutParam>().p;  // mode and axes are DefaultOnly
     if (!(p_ >= 0.0f && p_ <= 1.0f)) Invalid(s, "p must lie in [0, 1], got " + std::to_string(p_));
   }
   void Compute(const sdk::DeviceCall& c) const {
@@ -210,19 +193,13 @@ struct AxisView {
 };
 
 AxisView ParseSoftmax(const sdk::KernelSetup& s, const sdk::TensorDesc& t) {
-  const int nd = t.ndim();
-  int64_t axis = s.attrs.GetInt("axis", -1);
-  if (nd == 0) Invalid(s, "data must have at least one axis");
-  if (axis < -nd || axis >= nd) Invalid(s, "axis " + std::to_string(axis) + " out of range");
-  if (axis < 0) axis += nd;
-  if (s.attrs.GetBool("use_length", false)) Unsupported(s, "use_length=True");
+  const auto p = s.Params<sdk::SoftmaxParam>();  // use_length is DefaultOnly
+  const sdk::AxisSplit split = sdk::SplitAtAxis(s.op_name, t.shape, p.axis);
   AxisView v;
-  uint32_t outer = 1;
-  for (int i = 0; i < nd; ++i) (i < axis ? outer : i == axis ? v.len : v.inner) *= static_cast<uint32_t>(t.dim(i));
-  v.rows = outer * v.inner;
-  const double temp = s.attrs.GetFloat("temperature", 1.0);
-  if (!(temp > 0)) Invalid(s, "temperature must be positive");
-  v.inv_t = static_cast<float>(1.0 / temp);
+  v.len = static_cast<uint32_t>(split.len);
+  v.inner = static_cast<uint32_t>(split.inner);
+  v.rows = static_cast<uint32_t>(split.outer * split.inner);
+  v.inv_t = p.InverseTemperature();
   return v;
 }
 
@@ -271,14 +248,14 @@ class UpdateKernel {
     for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
       for (const sdk::TensorDesc& t : *list)
         if (t.size() != s.inputs[0].size()) Invalid(s, "weight, grad, states and output must have one size");
-    auto f = [&](const char* name, double dflt) { return static_cast<float>(s.attrs.GetFloat(name, dflt)); };
-    common_ = {f("lr", 0), f("wd", 0.0), f("rescale_grad", 1.0), f("clip_gradient", -1.0)};
+    const sdk::UpdateFields p = sdk::UpdateParamsOf(s);
+    common_ = {p.lr, p.wd, p.rescale_grad, p.clip_gradient};
     if (op_ == "adam_update")
-      extra_ = {f("beta1", 0.9), f("beta2", 0.999), f("epsilon", 1e-8), 0};
+      extra_ = {p.beta1, p.beta2, p.epsilon, 0};
     else if (op_ == "nag_mom_update")
-      extra_ = {f("momentum", 0.0), 0, 0, 0};
+      extra_ = {p.momentum, 0, 0, 0};
     else
-      extra_ = {f("gamma1", 0.95), f("gamma2", 0.9), f("epsilon", 1e-8), f("clip_weights", -1.0)};
+      extra_ = {p.gamma1, p.gamma2, p.epsilon, p.clip_weights};
   }
   void Compute(const sdk::DeviceCall& c) const {
     const int64_t n = c.inputs[0].size();
@@ -317,18 +294,14 @@ struct LrnParams {
 };
 
 LrnParams ParseLrn(const sdk::KernelSetup& s, const sdk::TensorDesc& x) {
-  if (x.ndim() < 2) Invalid(s, "data needs a channel axis (N, C, ...)");
-  const int64_t nsize = s.attrs.GetInt("nsize");
-  if (nsize < 1) Invalid(s, "nsize must be positive");
+  const sdk::LrnGeometry g = sdk::LRNGeometry(s.op_name, s.Params<sdk::LRNParam>(), x.shape);
   LrnParams p;
   p.total = static_cast<uint32_t>(x.size());
-  p.c = static_cast<uint32_t>(x.dim(1));
-  p.inner = x.size() == 0 ? 1 : static_cast<uint32_t>(x.size() / (x.dim(0) * x.dim(1)));
-  p.half = static_cast<uint32_t>(nsize / 2);
-  p.nsize = static_cast<float>(nsize);
-  p.alpha = static_cast<float>(s.attrs.GetFloat("alpha", 1e-4));
-  p.beta = static_cast<float>(s.attrs.GetFloat("beta", 0.75));
-  p.knorm = static_cast<float>(s.attrs.GetFloat("knorm", 2.0));
+  p.c = static_cast<uint32_t>(g.c);
+  p.inner = static_cast<uint32_t>(g.inner);
+  p.half = static_cast<uint32_t>(g.half);
+  p.nsize = static_cast<float>(g.nsize);
+  p.alpha = g.alpha, p.beta = g.beta, p.knorm = g.knorm;
   return p;
 }
 

@@ -15,7 +15,7 @@ using sdk::random::Sampler;
 
 class RandomKernel {
  public:
-  explicit RandomKernel(const sdk::KernelSetup& s) : sampler_(Sampler::FromOp(s.op_name, s.attrs)) {
+  explicit RandomKernel(const sdk::KernelSetup& s) : sampler_(Sampler::FromOp(s)) {
     s.ExpectCounts(s.op_name.ends_with("_like") ? 1 : 0, 1);
     RequireFloat32(s);
   }

@@ -31,6 +31,15 @@ struct WEFT_API OpAttrInfo {
   /// False for attributes weft accepts for MXNet compatibility without using them (cudnn_off,
   /// workspace) or accepts at their default value only.
   bool used = true;
+  /// MXNet's spelling of the type in its op docstrings (MXSymbolGetAtomicSymbolInfo):
+  /// "int (non-negative)", "Shape(tuple)", "boolean", "float", "double or None", "{'avg', 'max'}",
+  /// "long (non-negative)". A front end prints "<mxnet_type>, required" or "<mxnet_type>, optional,
+  /// default=<default>" as MXNet does.
+  std::string mxnet_type = {};
+  /// The inclusive range of an int or float attribute; nullopt = unbounded on that side.
+  std::optional<double> min = {}, max = {};
+  /// "None" is accepted whatever the default (an optional int, a tuple).
+  bool accepts_none = false;
 };
 
 /// One registered op.

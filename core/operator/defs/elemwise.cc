@@ -4,6 +4,8 @@
 
 #include "operator/defs/builtin.h"
 #include "operator/defs/elemwise_defs.h"
+#include "weft/sdk/ops/elemwise_binary.hpp"
+#include "weft/sdk/ops/elemwise_unary.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -12,12 +14,9 @@ OpDef AddN() {
   OpDef d;
   d.name = "add_n";
   d.description = "Sum of num_args arrays of one shape.";
-  d.attrs = {Req("num_args", "int", "number of inputs")};
+  DeclareParams<sdk::AddNParam>(d);
   d.list_inputs = Numbered("arg", "num_args");
   d.list_outputs = Fixed({"output"});
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("num_args") >= 1, "num_args must be at least 1, got {}", a.GetInt("num_args"));
-  };
   SetShapeFn(d, SameShapeAll);
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_add_n";
@@ -68,7 +67,7 @@ const UnaryMath kZeroGradMath[] = {
 OpDef Clip() {
   OpDef d = Unary("clip", "output = min(max(x, a_min), a_max) element by element.", kUsesInputs);
   d.description += " The gradient passes where a_min ≤ x ≤ a_max and is 0 elsewhere (MXNet).";
-  d.attrs = {Req("a_min", "float", "lower bound"), Req("a_max", "float", "upper bound")};
+  DeclareParams<sdk::ClipParam>(d);
   return d;
 }
 

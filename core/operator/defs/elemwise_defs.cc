@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "weft/sdk/ops/elemwise_unary.hpp"
+
 namespace weft::opdef {
 
 OpDef Binary(std::string name, std::string description, uint32_t uses) {
@@ -80,8 +82,7 @@ OpDef ZeroGrad(OpDef d) {
 OpDef Scalar(const std::string& name, const std::string& formula, uint32_t uses) {
   OpDef d = Unary(name, "output = " + formula + " element by element.", uses);
   d.backward_op = "_backward" + name;  // MXNet: _mul_scalar -> _backward_mul_scalar
-  d.attrs = {Opt("scalar", "float", "1", "the scalar operand"),
-             Ignored(Opt("is_int", "bool", "True", "MXNet 1.9: whether scalar was given as an integer"))};
+  DeclareParams<sdk::ScalarParam>(d);
   return d;
 }
 

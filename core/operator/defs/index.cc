@@ -5,6 +5,8 @@
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/index.hpp"
+#include "weft/sdk/ops/sort.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -64,16 +66,14 @@ OpDef Take() {
       "shape a.shape[:axis] + indices.shape + a.shape[axis+1:]. mode clip clamps positions into range, wrap takes "
       "them modulo the extent, raise fails on one out of range. The gradient of `a` sums out_grad slices per "
       "position; indices get none.";
-  d.attrs = {Opt("axis", "int", "0", "axis of a to take along"),
-             Enum("mode", {"clip", "raise", "wrap"}, "clip", "out-of-range positions")};
+  DeclareParams<sdk::TakeParam>(d);
   d.list_inputs = Fixed({"a", "indices"});
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::TakeParam>(d, [](ShapeIO& io, const sdk::TakeParam& p) {
     if (!io.in(0) || !io.in(1)) return;
     const Shape& a = *io.in(0);
     if (a.ndim() == 0) io.Fail("input 'a' must have at least one axis");
-    const size_t axis =
-        static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(a.ndim()), "axis"));
+    const size_t axis = static_cast<size_t>(NormalizeAxis(io, p.axis, static_cast<int64_t>(a.ndim()), "axis"));
     std::vector<int64_t> out(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(axis));
     for (int64_t e : io.in(1)->dims()) out.push_back(e);
     out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(axis) + 1, a.end());
@@ -93,28 +93,22 @@ OpDef Pick() {
       "output[i…, j…] = data[i…, index[i…, j…], j…]: one element along `axis` per position, chosen by `index` "
       "(truncated; clip clamps, wrap takes the value modulo the extent). index has the output's shape. The "
       "gradient of data scatters out_grad to the picked elements; index gets none.";
-  d.attrs = {Opt("axis", "int", "-1", "axis to pick along (None is refused, as MXNet 1.9)"),
-             Opt("keepdims", "bool", "False", "keep the axis with length 1"),
-             Enum("mode", {"clip", "wrap"}, "clip", "out-of-range indices")};
+  DeclareParams<sdk::PickParam>(d);
   d.list_inputs = Fixed({"data", "index"});
   d.list_outputs = Fixed({"output"});
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetOptionalInt("axis").has_value(), "axis=None is not supported by pick (as MXNet 1.9); give an axis");
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::PickParam>(d, [](ShapeIO& io, const sdk::PickParam& p) {
     if (!io.in(0)) return;
     std::vector<int64_t> s = io.in(0)->dims();
-    const size_t axis =
-        static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(s.size()), "axis"));
+    const size_t axis = static_cast<size_t>(NormalizeAxis(io, *p.axis, static_cast<int64_t>(s.size()), "axis"));
     std::vector<int64_t> kept = s;
     kept[axis] = 1;
     s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
     if (s.empty()) s.push_back(1);
-    io.AssignOut(0, Shape(io.attrs().GetBool("keepdims") ? kept : s));
+    io.AssignOut(0, Shape(p.keepdims ? kept : s));
     // MXNet's PickOpShape: index has data's shape without the axis, keepdims or not (Gluon's
     // losses pass it so). An index with the axis kept at 1 holds the same elements in the same
     // order and is taken too.
-    if (io.in(1) && io.attrs().GetBool("keepdims") && *io.in(1) == Shape(kept)) return;
+    if (io.in(1) && p.keepdims && *io.in(1) == Shape(kept)) return;
     io.AssignIn(1, Shape(s));
   });
   d.infer_type = TypeOfInput(0, "pick");
@@ -126,12 +120,9 @@ OpDef Pick() {
 
 // ---- topk, sort, argsort ---------------------------------------------------------------------------
 
-const std::vector<std::string> kIndexDTypes = {"float16", "float32", "float64", "int32", "int64", "uint8"};
-
 // The output shape of an ordering op keeping `k` elements along `axis` (None: of the flattened
 // data); k < 1 keeps them all.
-Shape OrderedShape(const ShapeIO& io, const Shape& in, int64_t k) {
-  const std::optional<int64_t> axis = io.attrs().GetOptionalInt("axis");
+Shape OrderedShape(const ShapeIO& io, const Shape& in, std::optional<int64_t> axis, int64_t k) {
   if (!axis) {
     const int64_t n = ProdOrUnknown(in, 0, in.ndim());
     return Shape{k < 1 || n < 0 ? n : std::min(k, n)};
@@ -146,53 +137,51 @@ Shape OrderedShape(const ShapeIO& io, const Shape& in, int64_t k) {
   return out;
 }
 
+template <class P>
 OpDef Ordering(std::string name, std::string description) {
   OpDef d;
   d.name = name;
   d.description = std::move(description);
   d.list_inputs = Fixed({"data"});
-  // An int or None; "int" specs accept None only as their default, so this one is a string.
-  d.attrs = {Opt("axis", "string", "-1", "axis to order along; None = the flattened data")};
-  d.validate = [](const AttrMap& a) { a.GetOptionalInt("axis"); };
+  DeclareParams<P>(d);
   return d;
 }
 
+bool TwoTopkOutputs(const AttrMap& a) {
+  const std::string r = a.GetString("ret_typ");
+  return r == "both" || r == "value";
+}
+
 OpDef Topk() {
-  OpDef d = Ordering("topk",
-                     "The k largest (smallest with is_ascend) elements along `axis`, in order: ret_typ value gives "
-                     "them (indices hidden), indices their positions (as `dtype`), both the two, mask an array of "
-                     "data's shape with 1 where an element is among them. k < 1 takes all. Ties keep the earlier "
-                     "position first. value/both have a gradient (scattered back), indices/mask none.");
-  d.attrs.push_back(Opt("k", "int", "1", "how many; < 1 = all"));
-  d.attrs.push_back(Enum("ret_typ", {"both", "indices", "mask", "value"}, "indices", "what to return"));
-  d.attrs.push_back(Opt("is_ascend", "bool", "False", "smallest first"));
-  d.attrs.push_back(Enum("dtype", kIndexDTypes, "float32", "dtype of the indices"));
-  auto two = [](const AttrMap& a) {
-    const std::string r = a.GetString("ret_typ");
-    return r == "both" || r == "value";
-  };
-  d.list_outputs = [two](const AttrMap& a) {
-    return two(a) ? std::vector<std::string>{"output0", "output1"} : std::vector<std::string>{"output"};
+  using sdk::TopkReturn;
+  OpDef d = Ordering<sdk::TopkParam>(
+      "topk",
+      "The k largest (smallest with is_ascend) elements along `axis`, in order: ret_typ value gives "
+      "them (indices hidden), indices their positions (as `dtype`), both the two, mask an array of "
+      "data's shape with 1 where an element is among them. k < 1 takes all. Ties keep the earlier "
+      "position first. value/both have a gradient (scattered back), indices/mask none.");
+  d.list_outputs = [](const AttrMap& a) {
+    return TwoTopkOutputs(a) ? std::vector<std::string>{"output0", "output1"} : std::vector<std::string>{"output"};
   };
   d.num_visible_outputs = [](const AttrMap& a) { return a.GetString("ret_typ") == "both" ? 2 : 1; };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::TopkParam>(d, [](ShapeIO& io, const sdk::TopkParam& p) {
     if (!io.in(0)) return;
-    if (io.attrs().GetString("ret_typ") == "mask") {
+    if (p.ret_typ == TopkReturn::kMask) {
       io.AssignOut(0, *io.in(0));
       return;
     }
-    const Shape out = OrderedShape(io, *io.in(0), io.attrs().GetInt("k"));
+    const Shape out = OrderedShape(io, *io.in(0), p.axis, p.k);
     for (size_t i = 0; i < io.num_out(); ++i) io.AssignOut(i, out);
   });
-  d.infer_type = [two](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
-    const int idx = static_cast<int>(DTypeFromName(a.GetString("dtype")));
-    const std::string r = a.GetString("ret_typ");
-    if (r == "indices") {
+  d.infer_type = [](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    const sdk::TopkParam p = sdk::ParseParams<sdk::TopkParam>(a);
+    const int idx = p.dtype.code;
+    if (p.ret_typ == TopkReturn::kIndices) {
       AssignType("topk", "output", "output", out[0], idx);
     } else {
       if (in[0] < 0) in[0] = out[0];
       if (in[0] >= 0) AssignType("topk", "output", "output0", out[0], in[0]);
-      if (two(a)) AssignType("topk", "output", "output1", out[1], idx);
+      if (TwoTopkOutputs(a)) AssignType("topk", "output", "output1", out[1], idx);
     }
   };
   d.grad = GradKind::kOp;
@@ -202,15 +191,15 @@ OpDef Topk() {
 }
 
 OpDef Sort() {
-  OpDef d = Ordering("sort",
-                     "data's elements sorted along `axis` (ascending unless is_ascend is False; ties keep their "
-                     "order); a hidden second output holds the positions. The gradient scatters back.");
-  d.attrs.push_back(Opt("is_ascend", "bool", "True", "smallest first"));
+  OpDef d = Ordering<sdk::SortParam>("sort",
+                                     "data's elements sorted along `axis` (ascending unless is_ascend is False; ties "
+                                     "keep their order); a hidden second output holds the positions. The gradient "
+                                     "scatters back.");
   d.list_outputs = Fixed({"output0", "output1"});
   d.num_visible_outputs = [](const AttrMap&) { return 1; };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::SortParam>(d, [](ShapeIO& io, const sdk::SortParam& p) {
     if (!io.in(0)) return;
-    const Shape out = OrderedShape(io, *io.in(0), 0);
+    const Shape out = OrderedShape(io, *io.in(0), p.axis, 0);
     io.AssignOut(0, out);
     io.AssignOut(1, out);
   });
@@ -221,17 +210,15 @@ OpDef Sort() {
 }
 
 OpDef Argsort() {
-  OpDef d = Ordering("argsort",
-                     "The positions that sort data along `axis` (ascending unless is_ascend is False; ties keep "
-                     "their order), as `dtype`.");
-  d.attrs.push_back(Opt("is_ascend", "bool", "True", "smallest first"));
-  d.attrs.push_back(Enum("dtype", kIndexDTypes, "float32", "dtype of the positions"));
+  OpDef d = Ordering<sdk::ArgsortParam>("argsort",
+                                        "The positions that sort data along `axis` (ascending unless is_ascend is "
+                                        "False; ties keep their order), as `dtype`.");
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
-    if (io.in(0)) io.AssignOut(0, OrderedShape(io, *io.in(0), 0));
+  SetShapeFn<sdk::ArgsortParam>(d, [](ShapeIO& io, const sdk::ArgsortParam& p) {
+    if (io.in(0)) io.AssignOut(0, OrderedShape(io, *io.in(0), p.axis, 0));
   });
   d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
-    AssignType("argsort", "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+    AssignType("argsort", "output", "output", out[0], sdk::ParseParams<sdk::ArgsortParam>(a).dtype.code);
   };
   d.grad = GradKind::kNone;
   return d;

@@ -4,18 +4,13 @@
 // sparse array), _onehot_encode (mx.nd.onehot_encode) and _histogram (mx.nd.histogram). Shape
 // rules are MXNet 1.9's (src/operator/tensor/matrix_op.cc, indexing_op.h, histogram-inl.h,
 // src/ndarray/ndarray_function.h).
+#include "weft/sdk/ops/indexing.hpp"
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/slice.hpp"
 
 namespace weft::opdef {
 namespace {
-
-std::vector<AttrSpec> SliceAttrs() {
-  return {Req("begin", "shape", "first index per axis (None = default)"),
-          Req("end", "shape", "end index (exclusive) per axis (None = default)"),
-          Opt("step", "shape", "()", "step per axis (default 1; negative walks backwards)")};
-}
 
 OpDef SliceAssign() {
   OpDef d;
@@ -23,7 +18,7 @@ OpDef SliceAssign() {
   d.description =
       "output = lhs with lhs[begin:end:step] replaced by rhs (the box of slice); MXNet's frontend runs it in "
       "place (out = lhs). Not differentiable (MXNet registers no gradient).";
-  d.attrs = SliceAttrs();
+  DeclareParams<sdk::SliceParam>(d);
   d.list_inputs = Fixed({"lhs", "rhs"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
@@ -39,8 +34,7 @@ OpDef SliceAssignScalar() {
   OpDef d;
   d.name = "_slice_assign_scalar";
   d.description = "output = data with data[begin:end:step] set to `scalar` (in place from MXNet's frontend).";
-  d.attrs = SliceAttrs();
-  d.attrs.insert(d.attrs.begin(), Opt("scalar", "float", "0", "the value assigned"));
+  DeclareParams<sdk::SliceAssignScalarParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, SameShapeAll);
@@ -52,7 +46,7 @@ OpDef SetValue() {
   OpDef d;
   d.name = "_set_value";
   d.description = "Sets every element of the output array (given with out=) to `src`.";
-  d.attrs = {Req("src", "float", "the value")};
+  DeclareParams<sdk::SetValueParam>(d);
   d.list_inputs = Fixed({});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO&) {});  // the output array given by the caller has the shape
@@ -113,12 +107,12 @@ OpDef ScatterNd(std::string name, std::string description, std::vector<std::stri
   OpDef d;
   d.name = std::move(name);
   d.description = std::move(description);
-  d.attrs = {Req("shape", "shape", "output shape")};
+  DeclareParams<sdk::ScatterNdParam>(d);
   d.list_inputs = Fixed(inputs);
   d.list_outputs = Fixed({"output"});
   const bool with_lhs = inputs.size() == 3;
-  SetShapeFn(d, [with_lhs](ShapeIO& io) {
-    const Shape out(io.attrs().GetTuple("shape"));
+  SetShapeFn<sdk::ScatterNdParam>(d, [with_lhs](ShapeIO& io, const sdk::ScatterNdParam& p) {
+    const Shape out(p.shape);
     io.AssignOut(0, out);
     if (with_lhs) io.AssignIn(0, out);
     const size_t data = with_lhs ? 1 : 0;
@@ -155,22 +149,14 @@ OpDef Histogram() {
       "Counts data's elements per bin: bins given as an array of increasing edges, or as bin_cnt equal "
       "bins over range (min, max). A value equal to the last edge counts into the last bin; values outside "
       "are not counted. Outputs the counts (int64) and the bin edges (data's dtype).";
-  d.attrs = {Opt("bin_cnt", "int", "None", "number of equal bins over range; None = the bins input gives the edges"),
-             Opt("range", "string", "None", "(min, max) of the bins when bin_cnt is given")};
+  DeclareParams<sdk::HistogramParam>(d);
   d.list_inputs = [](const AttrMap& a) {
-    return a.GetOptionalInt("bin_cnt") ? std::vector<std::string>{"data"} : std::vector<std::string>{"data", "bins"};
+    return sdk::ParseParams<sdk::HistogramParam>(a).bin_cnt ? std::vector<std::string>{"data"}
+                                                            : std::vector<std::string>{"data", "bins"};
   };
   d.list_outputs = Fixed({"output0", "output1"});
-  d.validate = [](const AttrMap& a) {
-    if (std::optional<int64_t> n = a.GetOptionalInt("bin_cnt")) {
-      WEFT_CHECK(*n >= 1, "bin_cnt must be at least 1, got {}", *n);
-      WEFT_CHECK(!sdk::IsNone(a.GetString("range")), "range (min, max) is required with bin_cnt");
-      const std::vector<double> r = ParseFloatTuple(a.GetString("range"), "range");
-      WEFT_CHECK(r.size() == 2 && r[0] < r[1], "range must be (min, max) with min < max, got {}", a.GetString("range"));
-    }
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
-    if (std::optional<int64_t> n = io.attrs().GetOptionalInt("bin_cnt")) {
+  SetShapeFn<sdk::HistogramParam>(d, [](ShapeIO& io, const sdk::HistogramParam& p) {
+    if (const std::optional<int64_t> n = p.bin_cnt) {
       io.AssignOut(0, Shape{*n});
       io.AssignOut(1, Shape{*n + 1});
     } else if (io.in(1)) {

@@ -5,6 +5,12 @@
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/broadcast.hpp"
+#include "weft/sdk/ops/concat.hpp"
+#include "weft/sdk/ops/copy.hpp"
+#include "weft/sdk/ops/pad.hpp"
+#include "weft/sdk/ops/slice.hpp"
+#include "weft/sdk/ops/upsampling.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -22,12 +28,9 @@ OpDef OneInput(std::string name, std::string description, std::vector<std::strin
 
 OpDef Stack() {
   OpDef d = OneInput("stack", "Joins num_args arrays of one shape along a new axis `axis` (in [-ndim-1, ndim]).");
-  d.attrs = {Opt("axis", "int", "0", "position of the new axis"), Req("num_args", "int", "number of inputs")};
+  DeclareParams<sdk::StackParam>(d);
   d.list_inputs = Numbered("arg", "num_args");
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("num_args") >= 1, "num_args must be at least 1, got {}", a.GetInt("num_args"));
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::StackParam>(d, [](ShapeIO& io, const sdk::StackParam& p) {
     ShapeSlot common;
     for (size_t i = 0; i < io.num_in(); ++i)
       if (io.in(i)) common = common ? common : io.in(i);
@@ -35,7 +38,7 @@ OpDef Stack() {
     for (size_t i = 0; i < io.num_in(); ++i) io.AssignIn(i, *common);
     common = io.in(0);
     std::vector<int64_t> s = common->dims();
-    const int64_t at = NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(s.size()) + 1, "axis");
+    const int64_t at = NormalizeAxis(io, p.axis, static_cast<int64_t>(s.size()) + 1, "axis");
     s.insert(s.begin() + at, static_cast<int64_t>(io.num_in()));
     io.AssignOut(0, Shape(s));
   });
@@ -46,16 +49,14 @@ OpDef Tile() {
   OpDef d = OneInput("tile",
                      "Repeats the whole array reps[i] times along axis i; the shorter of data's shape and reps is "
                      "padded with leading 1s (MXNet/NumPy). The gradient sums the copies.");
-  d.attrs = {Req("reps", "shape", "repetitions per axis")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::TileParam>(d);
+  SetShapeFn<sdk::TileParam>(d, [](ShapeIO& io, const sdk::TileParam& p) {
     if (!io.in(0)) return;
-    std::vector<int64_t> s = io.in(0)->dims(), reps = io.attrs().GetTuple("reps");
+    std::vector<int64_t> s = io.in(0)->dims(), reps = p.reps;
     if (reps.empty()) {
       io.AssignOut(0, *io.in(0));
       return;
     }
-    for (int64_t r : reps)
-      if (r < 0) io.Fail(fmt::format("reps {} must not be negative", sdk::FormatTuple(reps)));
     while (s.size() < reps.size()) s.insert(s.begin(), 1);
     while (reps.size() < s.size()) reps.insert(reps.begin(), 1);
     for (size_t i = 0; i < s.size(); ++i) s[i] = s[i] < 0 ? -1 : s[i] * reps[i];
@@ -68,14 +69,11 @@ OpDef Repeat() {
   OpDef d = OneInput("repeat",
                      "Repeats each element `repeats` times along `axis` (None: of the flattened array, giving a "
                      "1-D output). The gradient sums the copies.");
-  d.attrs = {Req("repeats", "int", "copies of each element"), Opt("axis", "int", "None", "axis; None = flatten")};
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("repeats") >= 0, "repeats must not be negative, got {}", a.GetInt("repeats"));
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::RepeatParam>(d);
+  SetShapeFn<sdk::RepeatParam>(d, [](ShapeIO& io, const sdk::RepeatParam& p) {
     if (!io.in(0)) return;
-    const int64_t r = io.attrs().GetInt("repeats");
-    const std::optional<int64_t> axis = io.attrs().GetOptionalInt("axis");
+    const int64_t r = p.repeats;
+    const std::optional<int64_t> axis = p.axis;
     const Shape& in = *io.in(0);
     if (!axis) {
       const int64_t n = ProdOrUnknown(in, 0, in.ndim());
@@ -94,11 +92,11 @@ OpDef BroadcastTo() {
   OpDef d = OneInput("broadcast_to",
                      "Broadcasts data to `shape` (same number of axes; data's extents must be 1 or equal; a 0 in "
                      "shape keeps data's extent). The gradient sums over the broadcast axes.");
-  d.attrs = {Opt("shape", "shape", "()", "target shape")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::BroadcastToParam>(d);
+  SetShapeFn<sdk::BroadcastToParam>(d, [](ShapeIO& io, const sdk::BroadcastToParam& p) {
     if (!io.in(0)) return;
     const Shape& in = *io.in(0);
-    std::vector<int64_t> t = io.attrs().GetTuple("shape");
+    std::vector<int64_t> t = p.shape;
     if (t.size() != in.ndim()) {
       io.Fail(fmt::format("shape {} must have as many axes as input 'data' {}", sdk::FormatTuple(t), in.ToString()));
     }
@@ -119,15 +117,14 @@ OpDef BroadcastLike() {
                      "Broadcasts lhs to rhs's shape, or only lhs_axes to the extents of rhs_axes (same count). The "
                      "gradient of lhs sums over the broadcast axes; rhs gets none.",
                      {"lhs", "rhs"});
-  d.attrs = {Opt("lhs_axes", "shape", "None", "axes of lhs to broadcast (None = all)"),
-             Opt("rhs_axes", "shape", "None", "axes of rhs giving the extents")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::BroadcastLikeParam>(d);
+  SetShapeFn<sdk::BroadcastLikeParam>(d, [](ShapeIO& io, const sdk::BroadcastLikeParam& p) {
     if (!io.in(0) || !io.in(1)) return;
     const Shape& l = *io.in(0);
     const Shape& r = *io.in(1);
-    std::vector<int64_t> la = io.attrs().GetTuple("lhs_axes", {}), ra = io.attrs().GetTuple("rhs_axes", {});
+    std::vector<int64_t> la = p.lhs_axes.value_or(sdk::Tuple{}), ra = p.rhs_axes.value_or(sdk::Tuple{});
     // MXNet: None broadcasts every axis; a given empty tuple is refused.
-    if (la.empty() && !sdk::IsNone(io.attrs().GetString("lhs_axes")))
+    if (p.lhs_axes && p.lhs_axes->empty())
       io.Fail(
           "lhs_axes is an empty tuple: name the axes to broadcast, or leave lhs_axes and rhs_axes out (None) to "
           "broadcast every axis");
@@ -156,14 +153,16 @@ OpDef BroadcastLike() {
 
 // The [begin, end) range of axes of an ndim-array given MXNet's optional begin/end (negative from
 // the end).
-std::pair<size_t, size_t> AxisRange(const ShapeIO& io, const char* b, const char* e, size_t ndim) {
+std::pair<size_t, size_t> AxisRange(const ShapeIO& io, const char* b, std::optional<int64_t> begin, const char* e,
+                                    std::optional<int64_t> end, size_t ndim) {
   const int64_t n = static_cast<int64_t>(ndim);
-  int64_t lo = io.attrs().GetOptionalInt(b).value_or(0), hi = io.attrs().GetOptionalInt(e).value_or(n);
+  int64_t lo = begin.value_or(0), hi = end.value_or(n);
   if (lo < 0) lo += n;
   if (hi < 0) hi += n;
+  auto text = [](std::optional<int64_t> v) { return v ? std::to_string(*v) : std::string("None"); };
   if (lo < 0 || hi > n || lo > hi)
-    io.Fail(fmt::format("{}={} and {}={} do not give a range of axes of an array with {} axes", io.attrs().GetString(b),
-                        b, io.attrs().GetString(e), e, n));
+    io.Fail(fmt::format("{}={} and {}={} do not give a range of axes of an array with {} axes", b, text(begin), e,
+                        text(end), n));
   return {static_cast<size_t>(lo), static_cast<size_t>(hi)};
 }
 
@@ -172,17 +171,14 @@ OpDef ReshapeLike() {
                      "lhs's elements with the shape lhs.shape[:lhs_begin] + rhs.shape[rhs_begin:rhs_end] + "
                      "lhs.shape[lhs_end:] (all of rhs's shape by default). rhs gets no gradient.",
                      {"lhs", "rhs"});
-  d.attrs = {Opt("lhs_begin", "int", "None", "first axis of lhs replaced"),
-             Opt("lhs_end", "int", "None", "end of the replaced axes of lhs"),
-             Opt("rhs_begin", "int", "None", "first axis of rhs used"),
-             Opt("rhs_end", "int", "None", "end of the used axes of rhs")};
+  DeclareParams<sdk::ReshapeLikeParam>(d);
   d.inplace = InplacePairs({{0, 0}});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::ReshapeLikeParam>(d, [](ShapeIO& io, const sdk::ReshapeLikeParam& p) {
     if (!io.in(0) || !io.in(1)) return;
     const Shape& l = *io.in(0);
     const Shape& r = *io.in(1);
-    const auto [lb, le] = AxisRange(io, "lhs_begin", "lhs_end", l.ndim());
-    const auto [rb, re] = AxisRange(io, "rhs_begin", "rhs_end", r.ndim());
+    const auto [lb, le] = AxisRange(io, "lhs_begin", p.lhs_begin, "lhs_end", p.lhs_end, l.ndim());
+    const auto [rb, re] = AxisRange(io, "rhs_begin", p.rhs_begin, "rhs_end", p.rhs_end, r.ndim());
     std::vector<int64_t> s(l.begin(), l.begin() + static_cast<std::ptrdiff_t>(lb));
     s.insert(s.end(), r.begin() + static_cast<std::ptrdiff_t>(rb), r.begin() + static_cast<std::ptrdiff_t>(re));
     s.insert(s.end(), l.begin() + static_cast<std::ptrdiff_t>(le), l.end());
@@ -199,12 +195,12 @@ OpDef SliceLike() {
                      "data[0:shape_like.shape[a]] along each axis a of `axes` (every axis when empty; data and "
                      "shape_like then have as many axes). shape_like gets no gradient.",
                      {"data", "shape_like"});
-  d.attrs = {Opt("axes", "shape", "()", "axes to slice (negative counts from data's end)")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::SliceLikeParam>(d);
+  SetShapeFn<sdk::SliceLikeParam>(d, [](ShapeIO& io, const sdk::SliceLikeParam& p) {
     if (!io.in(0) || !io.in(1)) return;
     const Shape& data = *io.in(0);
     const Shape& like = *io.in(1);
-    std::vector<int64_t> axes = io.attrs().GetTuple("axes", {});
+    std::vector<int64_t> axes = p.axes;
     Shape out = data;
     if (axes.empty()) {
       if (data.ndim() != like.ndim())
@@ -232,13 +228,11 @@ OpDef Pad() {
                      "the first two. constant fills constant_value, edge repeats the border, reflect mirrors it "
                      "without repeating the border (pads smaller than the extent). The gradient sums every copy of "
                      "an element back into it.");
-  d.attrs = {Enum("mode", {"constant", "edge", "reflect"}, "", "how to fill the border"),
-             Req("pad_width", "shape", "(before, after) per axis"),
-             Opt("constant_value", "float", "0", "fill value of mode constant")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::PadParam>(d);
+  SetShapeFn<sdk::PadParam>(d, [](ShapeIO& io, const sdk::PadParam& p) {
     if (!io.in(0)) return;
     const Shape& in = *io.in(0);
-    const std::vector<int64_t> pw = io.attrs().GetTuple("pad_width");
+    const std::vector<int64_t>& pw = p.pad_width;
     if (in.ndim() != 4 && in.ndim() != 5)
       io.Fail(fmt::format("input 'data' {} must be 4-D or 5-D (MXNet pads only those)", in.ToString()));
     if (pw.size() != 2 * in.ndim())
@@ -247,7 +241,7 @@ OpDef Pad() {
     if (pw[0] != 0 || pw[1] != 0 || pw[2] != 0 || pw[3] != 0)
       io.Fail(fmt::format("pad_width {} pads the batch or channel axis; only the spatial axes can be padded",
                           sdk::FormatTuple(pw)));
-    const bool reflect = io.attrs().GetString("mode") == "reflect";
+    const bool reflect = p.mode == sdk::PadMode::kReflect;
     Shape out = in;
     for (size_t i = 0; i < in.ndim(); ++i) {
       if (pw[2 * i] < 0 || pw[2 * i + 1] < 0) io.Fail(fmt::format("pad_width {} is negative", sdk::FormatTuple(pw)));
@@ -263,14 +257,12 @@ OpDef Pad() {
 // MXNet's bilinear UpSampling is a grouped Deconvolution (upsampling-inl.h GetDeconvolutionParam):
 // kernel 2·scale − scale % 2, stride scale, pad ⌈(scale − 1) / 2⌉, one group per channel, no bias;
 // the weight (C, 1, k, k) is an ordinary input (mx.init.Bilinear fills it in MXNet's programs).
-int64_t BilinearKernel(int64_t scale) { return 2 * scale - scale % 2; }
-
-void NearestShape(ShapeIO& io) {
+void NearestShape(ShapeIO& io, const sdk::UpSamplingParam& p) {
   for (size_t i = 0; i < io.num_in(); ++i)
     if (!FullyKnown(io.in(i))) return;
   const Shape& first = *io.in(0);
-  const int64_t scale = io.attrs().GetInt("scale");
-  const bool concat = io.attrs().GetString("multi_input_mode") == "concat";
+  const int64_t scale = p.scale;
+  const bool concat = p.multi_input_mode == sdk::MultiInputMode::kConcat;
   if (first.ndim() != 4) io.Fail(fmt::format("input 'arg0' {} must be 4-D (N, C, H, W)", first.ToString()));
   Shape out{first[0], 0, first[2] * scale, first[3] * scale};
   for (size_t i = 0; i < io.num_in(); ++i) {
@@ -286,17 +278,17 @@ void NearestShape(ShapeIO& io) {
   io.AssignOut(0, out);
 }
 
-void BilinearShape(ShapeIO& io) {
+void BilinearShape(ShapeIO& io, const sdk::UpSamplingParam& p) {
   if (!FullyKnown(io.in(0))) return;
   const Shape& in = *io.in(0);
-  const int64_t scale = io.attrs().GetInt("scale"), nf = io.attrs().GetInt("num_filter");
+  const int64_t scale = p.scale, nf = p.num_filter;
   if (in.ndim() != 4) io.Fail(fmt::format("input 'data' {} must be 4-D (N, C, H, W)", in.ToString()));
   // MXNet infers the same shapes for any num_filter but its deconvolution then fails (or
   // crashes for 0) unless num_filter equals the channels: refuse that here, at bind.
   if (nf != in[1])
     io.Fail(fmt::format("sample_type=bilinear needs num_filter ({}) equal to the channels of input 'data' {}", nf,
                         in.ToString()));
-  const int64_t k = BilinearKernel(scale);
+  const int64_t k = p.BilinearKernel();
   io.AssignIn(1, Shape{in[1], 1, k, k});
   io.AssignOut(0, Shape{in[0], in[1], in[2] * scale, in[3] * scale});
 }
@@ -309,29 +301,18 @@ OpDef UpSampling() {
                      "bilinear: inputs data (N, C, H, W) and weight (C, 1, k, k), k = 2·scale − scale % 2; the "
                      "output (N, C, H·scale, W·scale) is the per-channel Deconvolution with stride scale and pad "
                      "⌈(scale − 1) / 2⌉ (MXNet's definition; num_filter must equal C); data and weight get gradients.");
-  d.attrs = {Req("scale", "int", "upsampling factor of the first input"),
-             Opt("num_filter", "int", "0", "channels (bilinear only; must equal data's)"),
-             Enum("sample_type", {"bilinear", "nearest"}, "", "nearest or bilinear"),
-             Enum("multi_input_mode", {"concat", "sum"}, "concat", "how several inputs are combined (nearest)"),
-             Opt("num_args", "int", "1", "number of inputs (nearest; bilinear takes data and weight)"),
-             Ignored(Opt("workspace", "int", "512", ""))};
+  DeclareParams<sdk::UpSamplingParam>(d);
   d.list_inputs = [](const AttrMap& a) {
     if (a.GetString("sample_type") == "bilinear") return std::vector<std::string>{"data", "weight"};
     return Numbered("arg", "num_args")(a);
   };
   d.backward_uses = kUsesInputs;
   d.backward_uses_for = [](const AttrMap& a) { return a.GetString("sample_type") == "bilinear" ? kUsesInputs : 0u; };
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("scale") >= 1, "scale must be at least 1, got {}", a.GetInt("scale"));
-    WEFT_CHECK(a.GetInt("num_args") >= 1, "num_args must be at least 1, got {}", a.GetInt("num_args"));
-    WEFT_CHECK(a.GetString("sample_type") != "bilinear" || a.GetInt("num_args") == 1,
-               "sample_type=bilinear takes one data input (num_args 1), got num_args {}", a.GetInt("num_args"));
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
-    if (io.attrs().GetString("sample_type") == "bilinear")
-      BilinearShape(io);
+  SetShapeFn<sdk::UpSamplingParam>(d, [](ShapeIO& io, const sdk::UpSamplingParam& p) {
+    if (p.sample_type == sdk::UpSampleType::kBilinear)
+      BilinearShape(io, p);
     else
-      NearestShape(io);
+      NearestShape(io, p);
   });
   return d;
 }

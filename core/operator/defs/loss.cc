@@ -1,7 +1,9 @@
 // Softmax family and loss heads: SoftmaxOutput, softmax, log_softmax, LinearRegressionOutput,
 // MakeLoss, BlockGrad. Shape rules are MXNet 1.9's (softmax_output.cc, regression_output.cc).
+#include "weft/sdk/ops/loss.hpp"
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -12,22 +14,14 @@ OpDef SoftmaxOutput() {
   d.description =
       "Softmax of data viewed as (N, rest) in forward (over axis 1 of (N, C, ...) data with "
       "multi_output); backward makes its own gradient (softmax − one_hot(label))·grad_scale (see OPS.md).";
-  d.attrs = {Opt("grad_scale", "float", "1", "scales the gradient"),
-             Opt("ignore_label", "float", "-1", "label value ignored when use_ignore"),
-             Opt("multi_output", "bool", "False", "softmax over axis 1 of (N, C, ...) data, one label per position"),
-             Opt("use_ignore", "bool", "False", "give rows labelled ignore_label zero gradient"),
-             DefaultOnly(Opt("preserve_shape", "bool", "False", "softmax over the last axis keeping the shape")),
-             Enum("normalization", {"null", "batch", "valid"}, "null",
-                  "gradient divided by nothing, N, or the count of non-ignored labels"),
-             DefaultOnly(Opt("out_grad", "bool", "False", "multiply by the incoming head gradient")),
-             DefaultOnly(Opt("smooth_alpha", "float", "0", "label smoothing"))};
+  DeclareParams<sdk::SoftmaxOutputParam>(d);
   d.list_inputs = Fixed({"data", "label"});
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::SoftmaxOutputParam>(d, [](ShapeIO& io, const sdk::SoftmaxOutputParam& p) {
     if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
     if (!io.in(0)) return;
     const Shape& data = *io.in(0);
-    if (io.attrs().GetBool("multi_output")) {
+    if (p.multi_output) {
       // MXNet: label (N, d2, d3, ...) — data's shape without the class axis 1.
       if (data.ndim() < 2) io.Fail(fmt::format("multi_output needs (N, C, ...) data, got {}", data.ToString()));
       std::vector<int64_t> l(data.begin(), data.end());
@@ -55,17 +49,12 @@ OpDef SoftmaxLike(const std::string& name, const std::string& formula) {
   OpDef d;
   d.name = name;
   d.description = formula + " along `axis`, inputs divided by `temperature` first.";
-  d.attrs = {Opt("axis", "int", "-1", "axis to normalise over"),
-             Opt("temperature", "float", "None", "divides the input (None = 1)"),
-             DefaultOnly(Enum("dtype", {"None", "float16", "float32", "float64"}, "None", "output dtype")),
-             DefaultOnly(Opt("use_length", "bool", "False", "take a `length` input"))};
+  DeclareParams<sdk::SoftmaxParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::SoftmaxParam>(d, [](ShapeIO& io, const sdk::SoftmaxParam& p) {
     SameShapeAll(io);
-    if (io.in(0)) {
-      NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(io.in(0)->ndim()), "axis");
-    }
+    if (io.in(0)) NormalizeAxis(io, p.axis, static_cast<int64_t>(io.in(0)->ndim()), "axis");
   });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_" + name;
@@ -79,7 +68,7 @@ OpDef LinearRegressionOutput() {
   d.description =
       "Identity in forward; backward makes its own gradient (output − label)·grad_scale/ "
       "(elements per sample) as MXNet.";
-  d.attrs = {Opt("grad_scale", "float", "1", "scales the gradient")};
+  DeclareParams<sdk::LinearRegressionOutputParam>(d);
   d.list_inputs = Fixed({"data", "label"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
@@ -115,10 +104,7 @@ OpDef MakeLoss() {
   d.description =
       "Identity in forward; its gradient is grad_scale (normalised per `normalization`): turns any "
       "expression into a loss.";
-  d.attrs = {Opt("grad_scale", "float", "1", "the gradient value"),
-             DefaultOnly(Opt("valid_thresh", "float", "0", "threshold for normalization=valid")),
-             Enum("normalization", {"null", "batch", "valid"}, "null",
-                  "gradient divided by nothing, N, or the count of elements above valid_thresh")};
+  DeclareParams<sdk::MakeLossParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, SameShapeAll);

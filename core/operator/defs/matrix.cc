@@ -7,6 +7,8 @@
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/concat.hpp"
+#include "weft/sdk/ops/matrix.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -22,13 +24,14 @@ OpDef OneInput(std::string name, std::string description) {
   return d;
 }
 
-// The axes of attribute `attr` (a tuple) normalised for `ndim` axes, sorted, each once.
-std::vector<int64_t> AxesOf(const ShapeIO& io, const std::string& attr, size_t ndim) {
-  std::vector<int64_t> axes = io.attrs().GetTuple(attr, {});
+// The axes `given` (attribute `attr`) normalised for `ndim` axes, sorted, each once.
+std::vector<int64_t> AxesOf(const ShapeIO& io, const std::vector<int64_t>& given, const std::string& attr,
+                            size_t ndim) {
+  std::vector<int64_t> axes = given;
   for (int64_t& a : axes) a = NormalizeAxis(io, a, static_cast<int64_t>(ndim), attr);
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-    io.Fail(fmt::format("{} {} names an axis twice", attr, io.attrs().GetString(attr)));
+    io.Fail(fmt::format("{} {} names an axis twice", attr, sdk::FormatTuple(given)));
   return axes;
 }
 
@@ -36,12 +39,12 @@ OpDef Squeeze() {
   OpDef d = OneInput("squeeze",
                      "Removes the axes of extent 1 named by `axis` (all of them when None); removing every axis "
                      "gives shape (1,) (MXNet's legacy shapes).");
-  d.attrs = {Opt("axis", "shape", "None", "axes to remove (each of extent 1); None = every axis of extent 1")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::SqueezeParam>(d);
+  SetShapeFn<sdk::SqueezeParam>(d, [](ShapeIO& io, const sdk::SqueezeParam& p) {
     if (!io.in(0)) return;
     const Shape& in = *io.in(0);
-    const bool all = sdk::IsNone(io.attrs().GetString("axis"));
-    const std::vector<int64_t> axes = AxesOf(io, "axis", in.ndim());
+    const bool all = !p.axis;
+    const std::vector<int64_t> axes = AxesOf(io, p.axis.value_or(sdk::Tuple{}), "axis", in.ndim());
     std::vector<int64_t> out;
     for (size_t i = 0; i < in.ndim(); ++i) {
       const bool named = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
@@ -59,19 +62,13 @@ OpDef Squeeze() {
 
 OpDef Reverse() {
   OpDef d = OneInput("reverse", "Reverses the order of the elements along each axis of `axis`.");
-  d.attrs = {Req("axis", "shape", "axes to reverse")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::ReverseParam>(d);
+  SetShapeFn<sdk::ReverseParam>(d, [](ShapeIO& io, const sdk::ReverseParam& p) {
     if (!io.in(0)) return;
-    AxesOf(io, "axis", io.in(0)->ndim());
+    AxesOf(io, p.axis, "axis", io.in(0)->ndim());
     io.AssignOut(0, *io.in(0));
   });
   return d;
-}
-
-// The diagonal's length for extents (d1, d2) and offset k (MXNet: 0 when it lies outside).
-int64_t DiagLength(int64_t d1, int64_t d2, int64_t k) {
-  const int64_t n = k >= 0 ? std::min(d1, d2 - k) : std::min(d1 + k, d2);
-  return std::max<int64_t>(n, 0);
 }
 
 OpDef Diag() {
@@ -79,12 +76,11 @@ OpDef Diag() {
                      "A 1-D input (N,) gives the (N+|k|, N+|k|) matrix with it on diagonal k (k > 0 above the main "
                      "one); an input of 2 or more axes gives its diagonal k over axes axis1 and axis2, which are "
                      "removed, as a new last axis.");
-  d.attrs = {Opt("k", "int", "0", "diagonal offset"), Opt("axis1", "int", "0", "first axis of the 2-D sub-arrays"),
-             Opt("axis2", "int", "1", "second axis of the 2-D sub-arrays")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::DiagParam>(d);
+  SetShapeFn<sdk::DiagParam>(d, [](ShapeIO& io, const sdk::DiagParam& p) {
     if (!io.in(0)) return;
     const Shape& in = *io.in(0);
-    const int64_t k = io.attrs().GetInt("k");
+    const int64_t k = p.k;
     if (in.ndim() == 0) io.Fail("input 'data' must have at least one axis");
     if (in.ndim() == 1) {
       const int64_t n = in[0] < 0 ? -1 : in[0] + std::abs(k);
@@ -92,14 +88,14 @@ OpDef Diag() {
       return;
     }
     const int64_t nd = static_cast<int64_t>(in.ndim());
-    const int64_t a1 = NormalizeAxis(io, io.attrs().GetInt("axis1"), nd, "axis1");
-    const int64_t a2 = NormalizeAxis(io, io.attrs().GetInt("axis2"), nd, "axis2");
+    const int64_t a1 = NormalizeAxis(io, p.axis1, nd, "axis1");
+    const int64_t a2 = NormalizeAxis(io, p.axis2, nd, "axis2");
     if (a1 == a2) io.Fail("axis1 and axis2 name the same axis");
     std::vector<int64_t> out;
     for (int64_t i = 0; i < nd; ++i)
       if (i != a1 && i != a2) out.push_back(in[static_cast<size_t>(i)]);
     const int64_t d1 = in[static_cast<size_t>(a1)], d2 = in[static_cast<size_t>(a2)];
-    out.push_back(d1 < 0 || d2 < 0 ? -1 : DiagLength(d1, d2, k));
+    out.push_back(d1 < 0 || d2 < 0 ? -1 : p.Length(d1, d2));
     io.AssignOut(0, Shape(out));
   });
   return d;
@@ -122,11 +118,11 @@ OpDef BroadcastAxis() {
   OpDef d = OneInput("broadcast_axis",
                      "Repeats the axes of `axis` (each of extent 1) to the extents of `size`; the gradient sums "
                      "over them.");
-  d.attrs = {Opt("axis", "shape", "()", "axes to broadcast"), Opt("size", "shape", "()", "their new extents")};
-  SetShapeFn(d, [](ShapeIO& io) {
+  DeclareParams<sdk::BroadcastAxisParam>(d);
+  SetShapeFn<sdk::BroadcastAxisParam>(d, [](ShapeIO& io, const sdk::BroadcastAxisParam& p) {
     if (!io.in(0)) return;
     Shape out = *io.in(0);
-    const std::vector<int64_t> axes = io.attrs().GetTuple("axis"), size = io.attrs().GetTuple("size");
+    const std::vector<int64_t>&axes = p.axis, &size = p.size;
     if (axes.size() != size.size())
       io.Fail(fmt::format("axis {} and size {} differ in length", sdk::FormatTuple(axes), sdk::FormatTuple(size)));
     for (size_t i = 0; i < axes.size(); ++i) {
@@ -142,15 +138,15 @@ OpDef BroadcastAxis() {
 }
 
 // _split_v2's parts along the axis: `sections` equal ones, else cut before each of `indices`.
-std::vector<int64_t> SplitExtents(const AttrMap& a, int64_t len) {
-  const int64_t sections = a.GetInt("sections");
+std::vector<int64_t> SplitExtents(const sdk::SplitV2Param& p, int64_t len) {
+  const int64_t sections = p.sections;
   std::vector<int64_t> parts;
   if (sections > 0) {
     WEFT_CHECK(len < 0 || len % sections == 0, "the axis of extent {} does not split into {} equal sections", len,
                sections);
     return std::vector<int64_t>(static_cast<size_t>(sections), len < 0 ? -1 : len / sections);
   }
-  const std::vector<int64_t> idx = a.GetTuple("indices");
+  const std::vector<int64_t>& idx = p.indices;
   for (size_t i = 0; i < idx.size(); ++i) {
     const int64_t end = i + 1 < idx.size() ? idx[i + 1] : len;
     WEFT_CHECK(len < 0 || (idx[i] >= 0 && end >= idx[i] && end <= len),
@@ -164,29 +160,25 @@ OpDef SplitV2() {
   OpDef d = OneInput("_split_v2",
                      "Splits data along `axis` into `sections` equal parts, or (sections 0) into the parts that "
                      "start at each of `indices`; squeeze_axis drops the axis from parts of extent 1.");
-  d.attrs = {Req("indices", "shape", "start of each part (sections = 0)"), Opt("axis", "int", "1", "axis to split"),
-             Opt("squeeze_axis", "bool", "False", "remove the axis from each part (each must have extent 1)"),
-             Opt("sections", "int", "0", "number of equal parts; 0 = use indices")};
+  DeclareParams<sdk::SplitV2Param>(d);
   d.list_outputs = [](const AttrMap& a) {
-    const int64_t sections = a.GetInt("sections");
-    const size_t n = sections > 0 ? static_cast<size_t>(sections) : a.GetTuple("indices").size();
+    const size_t n = static_cast<size_t>(sdk::ParseParams<sdk::SplitV2Param>(a).Parts());
     WEFT_CHECK(n >= 1 && static_cast<int64_t>(n) <= kMaxNumberedCount, "_split_v2 makes {} parts", n);
     std::vector<std::string> names;
     for (size_t i = 0; i < n; ++i) names.push_back("output" + std::to_string(i));
     return names;
   };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::SplitV2Param>(d, [](ShapeIO& io, const sdk::SplitV2Param& p) {
     if (!io.in(0)) return;
     const Shape& in = *io.in(0);
-    const size_t axis =
-        static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(in.ndim()), "axis"));
+    const size_t axis = static_cast<size_t>(NormalizeAxis(io, p.axis, static_cast<int64_t>(in.ndim()), "axis"));
     std::vector<int64_t> parts;
     try {
-      parts = SplitExtents(io.attrs(), in[axis]);
+      parts = SplitExtents(p, in[axis]);
     } catch (const Error& e) {
       io.Fail(e.what());
     }
-    const bool squeeze = io.attrs().GetBool("squeeze_axis");
+    const bool squeeze = p.squeeze_axis;
     for (size_t i = 0; i < parts.size(); ++i) {
       std::vector<int64_t> s = in.dims();
       if (squeeze) {
@@ -211,14 +203,11 @@ OpDef DepthSpace(std::string name, bool to_space) {
                           "output[n, c, h·b + i, w·b + j] = data[n, (i·b + j)·C + c, h, w]; b = block_size."
                         : "Moves blocks of space into depth (NCHW), the inverse of depth_to_space: (N, C, H·b, W·b) -> "
                           "(N, C·b², H, W).");
-  d.attrs = {Req("block_size", "int", "edge of the square blocks")};
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("block_size") >= 1, "block_size must be at least 1, got {}", a.GetInt("block_size"));
-  };
-  SetShapeFn(d, [to_space](ShapeIO& io) {
+  DeclareParams<sdk::DepthSpaceParam>(d);
+  SetShapeFn<sdk::DepthSpaceParam>(d, [to_space](ShapeIO& io, const sdk::DepthSpaceParam& p) {
     if (!FullyKnown(io.in(0))) return;
     const Shape& in = *io.in(0);
-    const int64_t b = io.attrs().GetInt("block_size");
+    const int64_t b = p.block_size;
     if (in.ndim() != 4) io.Fail("input 'data' must be 4-D (N, C, H, W), got " + in.ToString());
     if (to_space) {
       if (in[1] % (b * b) != 0)
@@ -237,15 +226,14 @@ OpDef AmpCast() {
   OpDef d = OneInput("amp_cast",
                      "Casts a floating-point input to `dtype` (AMP); integer inputs pass unchanged. The gradient is "
                      "cast back to the input's dtype.");
-  d.attrs = {Enum("dtype", {"float16", "bfloat16", "float32", "float64", "uint8", "int8", "int32", "int64"}, "",
-                  "target dtype of floating-point inputs")};
+  DeclareParams<sdk::AmpCastParam>(d);
   SetShapeFn(d, SameShapeAll);
   d.infer_type = [](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
     if (in[0] < 0) return;
     const DType from = static_cast<DType>(in[0]);
     const bool is_float = from == DType::kFloat32 || from == DType::kFloat64 || from == DType::kFloat16;
     AssignType("amp_cast", "output", "output", out[0],
-               is_float ? static_cast<int>(DTypeFromName(a.GetString("dtype"))) : in[0]);
+               is_float ? static_cast<int>(DTypeFromName(sdk::ParseParams<sdk::AmpCastParam>(a).dtype)) : in[0]);
   };
   return d;
 }

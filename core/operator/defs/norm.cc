@@ -3,6 +3,7 @@
 // (src/operator/nn/layer_norm-inl.h, instance_norm-inl.h, l2_normalization-inl.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/normalization.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -26,15 +27,13 @@ OpDef LayerNorm() {
                  "have the axis' extent. Hidden outputs mean and std have data's shape with the axis of length 1 "
                  "(visible with output_mean_var). Gradients of data, gamma and beta (the statistics' output "
                  "gradients are ignored, as MXNet).");
-  d.attrs = {Opt("axis", "int", "-1", "axis to normalise over"), Opt("eps", "float", "1e-05", "added to var"),
-             Opt("output_mean_var", "bool", "False", "also return mean and std")};
+  DeclareParams<sdk::LayerNormParam>(d);
   d.list_outputs = Fixed({"output", "mean", "std"});
   d.num_visible_outputs = [](const AttrMap& a) { return a.GetBool("output_mean_var") ? 3 : 1; };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::LayerNormParam>(d, [](ShapeIO& io, const sdk::LayerNormParam& p) {
     if (!io.in(0)) return;
     Shape s = *io.in(0);
-    const size_t axis =
-        static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), static_cast<int64_t>(s.ndim()), "axis"));
+    const size_t axis = static_cast<size_t>(NormalizeAxis(io, p.axis, static_cast<int64_t>(s.ndim()), "axis"));
     io.AssignIn(1, Shape{s[axis]});
     io.AssignIn(2, Shape{s[axis]});
     io.AssignOut(0, s);
@@ -49,7 +48,7 @@ OpDef InstanceNorm() {
   OpDef d = Base("InstanceNorm",
                  "output = (data − mean) / sqrt(var + eps) · gamma[c] + beta[c] with mean and var over the spatial "
                  "axes of each (n, c) of (N, C, …) data. Hidden outputs mean and var (N, C).");
-  d.attrs = {Opt("eps", "float", "0.001", "added to var")};
+  DeclareParams<sdk::InstanceNormParam>(d);
   d.list_outputs = Fixed({"output", "mean", "var"});
   SetShapeFn(d, [](ShapeIO& io) {
     if (!io.in(0)) return;
@@ -69,20 +68,19 @@ OpDef L2Normalization() {
                  "output = data / sqrt(Σ data² + eps), the sum over all axes but the first (instance), over axis 1 "
                  "(channel) or over the axes after the second (spatial). Hidden output norm: (N,), (N, spatial…) "
                  "or (N, C).");
-  d.attrs = {Opt("eps", "float", "1e-10", "added to the sum of squares"),
-             Enum("mode", {"channel", "instance", "spatial"}, "instance", "which axes are summed")};
+  DeclareParams<sdk::L2NormalizationParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output", "norm"});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::L2NormalizationParam>(d, [](ShapeIO& io, const sdk::L2NormalizationParam& p) {
     if (!io.in(0)) return;
     const Shape& s = *io.in(0);
-    const std::string mode = io.attrs().GetString("mode");
-    if (s.ndim() < (mode == "instance" ? 2u : 3u))
-      io.Fail(fmt::format("input 'data' {} has too few axes for mode {}", s.ToString(), mode));
+    if (s.ndim() < (p.mode == sdk::L2NormMode::kInstance ? 2u : 3u))
+      io.Fail(fmt::format("input 'data' {} has too few axes for mode {}", s.ToString(),
+                          sdk::kL2NormModes[static_cast<size_t>(p.mode)]));
     io.AssignOut(0, s);
     std::vector<int64_t> n{s[0]};
-    if (mode == "channel") n.insert(n.end(), s.begin() + 2, s.end());
-    if (mode == "spatial") n.push_back(s[1]);
+    if (p.mode == sdk::L2NormMode::kChannel) n.insert(n.end(), s.begin() + 2, s.end());
+    if (p.mode == sdk::L2NormMode::kSpatial) n.push_back(s[1]);
     io.AssignOut(1, Shape(n));
   });
   return d;

@@ -6,18 +6,21 @@
 #include <vector>
 
 #include "operator/op_util.h"
+#include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::opdef {
 
-/// An update op: inputs weight, grad; output the new weight (in place on weight); `aux` the state
-/// arrays (updated in place). Attributes in MXNet's order: lr, the op's own (`extra`), wd,
-/// rescale_grad, clip_gradient, then `tail`. No gradient.
-OpDef Update(std::string name, std::string description, std::vector<AttrSpec> extra, std::vector<std::string> aux,
-             std::vector<AttrSpec> tail);
+/// An update op without attributes: inputs weight, grad; output the new weight (in place on
+/// weight); `aux` the state arrays (updated in place). No gradient.
+OpDef UpdateBase(std::string name, std::string description, std::vector<std::string> aux);
 
-AttrSpec LazyUpdate();   // lazy_update (True; ignored: dense arrays)
-AttrSpec ClipWeights();  // clip_weights (-1)
-AttrSpec Momentum();     // momentum (0)
-AttrSpec Epsilon();      // epsilon (1e-08)
+/// An update op of rule R (sdk/ops/optimizer.hpp), its attributes declared by
+/// sdk::UpdateParam<R> in MXNet's order.
+template <sdk::UpdateRule R>
+OpDef Update(std::string name, std::string description, std::vector<std::string> aux) {
+  OpDef d = UpdateBase(std::move(name), std::move(description), std::move(aux));
+  DeclareParams<sdk::UpdateParam<R>>(d);
+  return d;
+}
 
 }  // namespace weft::opdef

@@ -10,11 +10,10 @@
 // the formulas give, e.g. a mirrored normal): the values are data, not attributes.
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/random.hpp"
 
 namespace weft::opdef {
 namespace {
-
-const std::vector<std::string> kFloatDTypes = {"None", "float16", "float32", "float64"};
 
 bool IsFloat(int t) {
   const auto d = static_cast<DType>(t);
@@ -29,17 +28,16 @@ OpDef MultiSampler(std::string name, std::string description, std::vector<std::s
                   " Draws `shape` samples per element of the parameter arrays (all of one shape and dtype): the "
                   "output has the parameters' shape followed by `shape`. Parameter values are not checked (as "
                   "MXNet). The parameters get a zero gradient.";
-  d.attrs = {Opt("shape", "shape", "()", "samples per parameter element"),
-             Enum("dtype", kFloatDTypes, "None", "output dtype (None: float32)")};
+  DeclareParams<sdk::MultiSampleParam>(d);
   d.list_inputs = Fixed(params);
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::MultiSampleParam>(d, [](ShapeIO& io, const sdk::MultiSampleParam& p) {
     for (size_t i = 0; i < io.num_in(); ++i)
       if (io.in(i))
         for (size_t j = 0; j < io.num_in(); ++j) io.AssignIn(j, *io.in(i));
     if (!io.in(0)) return;
     std::vector<int64_t> out = io.in(0)->dims();
-    for (int64_t e : io.attrs().GetTuple("shape", {})) out.push_back(e);
+    for (int64_t e : p.shape) out.push_back(e);
     io.AssignOut(0, Shape(out));
   });
   d.infer_type = [op = d.name](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
@@ -51,7 +49,7 @@ OpDef MultiSampler(std::string name, std::string description, std::vector<std::s
                  DTypeName(static_cast<DType>(known)));
       for (size_t i = 0; i < in.size(); ++i) AssignType(op, "input", std::to_string(i), in[i], known);
     }
-    const std::string t = a.GetString("dtype", "None");
+    const std::string t = sdk::ParseParams<sdk::MultiSampleParam>(a).dtype;
     AssignType(op, "output", "output", out[0], static_cast<int>(t == "None" ? DType::kFloat32 : DTypeFromName(t)));
   };
   d.grad = GradKind::kZero;
@@ -67,25 +65,25 @@ OpDef SampleMultinomial() {
       "shape data.shape[:-1] + shape ((1,) for 1-D data and an empty shape). A draw beyond the row's total (a sum "
       "below 1) takes the last category. With get_prob, a second output holds the log-probability of each draw, "
       "whose gradient reaches data (d log p / d p = 1 / p at the drawn category).";
-  d.attrs = {Opt("shape", "shape", "()", "draws per row"),
-             Opt("get_prob", "bool", "False", "also output the log-probability of each draw"),
-             Enum("dtype", {"float16", "float32", "float64", "int32", "uint8"}, "int32", "dtype of the indices")};
+  DeclareParams<sdk::MultinomialParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = [](const AttrMap& a) {
-    return a.GetBool("get_prob") ? std::vector<std::string>{"output0", "output1"} : std::vector<std::string>{"output"};
+    return sdk::ParseParams<sdk::MultinomialParam>(a).get_prob ? std::vector<std::string>{"output0", "output1"}
+                                                               : std::vector<std::string>{"output"};
   };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::MultinomialParam>(d, [](ShapeIO& io, const sdk::MultinomialParam& p) {
     if (!io.in(0)) return;
     const Shape& data = *io.in(0);
     if (data.ndim() == 0) io.Fail("input 'data' must have at least one axis (the categories)");
     std::vector<int64_t> out(data.begin(), data.end() - 1);
-    for (int64_t e : io.attrs().GetTuple("shape", {})) out.push_back(e);
+    for (int64_t e : p.shape) out.push_back(e);
     if (out.empty()) out.push_back(1);
     for (size_t i = 0; i < io.num_out(); ++i) io.AssignOut(i, Shape(out));
   });
   d.infer_type = [](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
     const char* op = "_sample_multinomial";
-    AssignType(op, "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+    AssignType(op, "output", "output", out[0],
+               static_cast<int>(DTypeFromName(sdk::ParseParams<sdk::MultinomialParam>(a).dtype)));
     if (in[0] < 0 && out.size() > 1) in[0] = out[1];
     if (in[0] < 0) return;
     WEFT_CHECK(IsFloat(in[0]), "{}: input 'data' is {}; the probabilities must be float16, float32 or float64", op,

@@ -4,19 +4,22 @@
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/index.hpp"
+#include "weft/sdk/ops/reduce.hpp"
 
 namespace weft::opdef {
 namespace {
 
 // MXNet's ReduceAxesShapeImpl: `exclude` reduces the axes not listed.
 Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims, bool exclude = false) {
+  const std::vector<int64_t> given = axes;
   const size_t nd = in.ndim();
   if (axes.empty() && exclude) return in;
   if (axes.empty()) return keepdims ? Shape(std::vector<int64_t>(nd, 1)) : Shape{1};
   for (int64_t& a : axes) a = NormalizeAxis(io, a, static_cast<int64_t>(nd), "axis");
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
-    io.Fail(fmt::format("axis {} names an axis twice", io.attrs().GetString("axis")));
+    io.Fail(fmt::format("axis {} names an axis twice", sdk::FormatTuple(given)));
   }
   std::vector<int64_t> out;
   for (size_t i = 0; i < nd; ++i) {
@@ -31,24 +34,22 @@ Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes
   return Shape(std::move(out));
 }
 
-// sum, mean and max share attributes and shape rule; they differ in gradient.
+// sum, mean, max, ... share attributes and shape rule; they differ in gradient.
+template <class P = sdk::ReduceParam>
 OpDef Reduce(std::string name, std::string what, uint32_t uses) {
   OpDef d;
   d.name = name;
   d.description = "The " + what +
                   " of the elements over `axis` (every axis when empty), keeping reduced axes with "
                   "length 1 when keepdims.";
-  d.attrs = {Opt("axis", "shape", "()", "axes to reduce; () or None = all"),
-             Opt("keepdims", "bool", "False", "keep reduced axes with length 1"),
-             Opt("exclude", "bool", "False", "reduce the axes not listed")};
+  DeclareParams<P>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
-    if (!io.in(0)) return;
+  SetShapeFn<P>(d, [](ShapeIO& io, const P& p) {
     // "None" and "()" both mean every axis.
-    std::vector<int64_t> axes = io.attrs().GetTuple("axis", {});
-    io.AssignOut(
-        0, ReducedShape(io, *io.in(0), axes, io.attrs().GetBool("keepdims"), io.attrs().GetBool("exclude", false)));
+    bool exclude = false;  // norm has no exclude
+    if constexpr (requires { p.exclude; }) exclude = p.exclude;
+    if (io.in(0)) io.AssignOut(0, ReducedShape(io, *io.in(0), p.axis, p.keepdims, exclude));
   });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_" + name;
@@ -63,17 +64,14 @@ OpDef Argmax(std::string name, std::string what) {
   d.description = "Index of the " + what +
                   " element along `axis` (of the flattened input when None), as a value of the input's dtype "
                   "(MXNet); the first one on ties.";
-  d.attrs = {Opt("axis", "int", "None", "axis to search; None = all elements"),
-             Opt("keepdims", "bool", "False", "keep the axis with length 1")};
+  DeclareParams<sdk::ArgmaxParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::ArgmaxParam>(d, [](ShapeIO& io, const sdk::ArgmaxParam& p) {
     if (!io.in(0)) return;
-    const Shape& in = *io.in(0);
-    std::optional<int64_t> axis = io.attrs().GetOptionalInt("axis");
     std::vector<int64_t> axes;
-    if (axis) axes.push_back(*axis);
-    io.AssignOut(0, ReducedShape(io, in, axes, io.attrs().GetBool("keepdims")));
+    if (p.axis) axes.push_back(*p.axis);
+    io.AssignOut(0, ReducedShape(io, *io.in(0), axes, p.keepdims));
   });
   d.grad = GradKind::kNone;
   d.resources = kResourceTempSpace;
@@ -97,19 +95,10 @@ OpDef ArgmaxChannel() {
 // norm: the L1 or L2 norm over `axis` (MXNet 1.9 accepts one or two axes; two give the Frobenius
 // norm, which is the L2 norm over both).
 OpDef Norm() {
-  OpDef d = Reduce("norm", "", kUsesInputs | kUsesOutputs);
+  OpDef d = Reduce<sdk::NormParam>("norm", "", kUsesInputs | kUsesOutputs);
   d.description =
       "The L1 (ord=1) or L2 (ord=2) norm over `axis` (every element when None; at most two axes), keeping reduced "
       "axes with length 1 when keepdims. Gradient out_grad·sign(x) (L1) or out_grad·x/norm (L2).";
-  d.attrs = {Opt("ord", "int", "2", "1 or 2"), Opt("axis", "shape", "None", "axes to reduce; None = all"),
-             DefaultOnly(Enum("out_dtype", {"None", "float16", "float32", "float64", "int32", "int64", "int8"}, "None",
-                              "output dtype (the input's only)")),
-             Opt("keepdims", "bool", "False", "keep reduced axes with length 1")};
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("ord") == 1 || a.GetInt("ord") == 2, "ord must be 1 or 2, got {}", a.GetInt("ord"));
-    WEFT_CHECK(a.GetTuple("axis", {}).size() <= 2, "axis {} names more than two axes (MXNet's limit)",
-               a.GetString("axis"));
-  };
   return d;
 }
 

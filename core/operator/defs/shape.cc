@@ -5,7 +5,10 @@
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/concat.hpp"
+#include "weft/sdk/ops/copy.hpp"
+#include "weft/sdk/ops/slice.hpp"
+#include "weft/sdk/ops/transpose.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -45,13 +48,14 @@ void FillOneUnknown(Shape& s, int64_t total) {
 // MXNet's special codes: 0 copy a dim, -1 infer one dim, -2 copy the rest, -3 merge two dims,
 // -4 split one dim into the next two codes (one may be -1). `reverse` matches from the right.
 Shape ReshapeTarget(const ShapeIO& io, std::vector<int64_t> codes, std::vector<int64_t> in, bool reverse) {
+  const std::vector<int64_t> given = codes;
   if (reverse) {
     std::reverse(codes.begin(), codes.end());
     std::reverse(in.begin(), in.end());  // as MXNet: -4 then needs its sizes before it
   }
   auto fail = [&](const std::string& why) {
-    io.Fail(fmt::format("cannot apply shape {} to input 'data' of shape {}: {}",
-                        sdk::FormatTuple(io.attrs().GetTuple("shape")), io.in(0)->ToString(), why));
+    io.Fail(fmt::format("cannot apply shape {} to input 'data' of shape {}: {}", sdk::FormatTuple(given),
+                        io.in(0)->ToString(), why));
   };
   std::vector<int64_t> out;
   size_t src = 0;
@@ -106,9 +110,9 @@ Shape ReshapeTarget(const ShapeIO& io, std::vector<int64_t> codes, std::vector<i
 
 // Deprecated `target_shape` (MXNet 0.x JSON): 0 marks the one inferred axis; keep_highest keeps
 // the first axis of the input.
-Shape LegacyTarget(const ShapeIO& io, const Shape& data) {
-  std::vector<int64_t> t = io.attrs().GetTuple("target_shape");
-  bool keep = io.attrs().GetBool("keep_highest");
+Shape LegacyTarget(const sdk::ReshapeParam& p, const Shape& data) {
+  std::vector<int64_t> t = p.target_shape;
+  const bool keep = p.keep_highest;
   if (keep && !t.empty()) t[0] = data[0];
   Shape out(t);
   int zeros = 0;
@@ -127,17 +131,12 @@ Shape LegacyTarget(const ShapeIO& io, const Shape& data) {
 
 OpDef Reshape() {
   OpDef d = CopyLike("Reshape", "Same elements, new shape; `shape` may use MXNet's codes 0, -1, -2, -3, -4.", true);
-  d.attrs = {Opt("shape", "shape", "()", "target shape with codes"),
-             Opt("reverse", "bool", "False", "apply the codes right to left"),
-             Opt("target_shape", "shape", "()", "deprecated (MXNet 0.x): target shape, 0 = infer"),
-             Opt("keep_highest", "bool", "False", "deprecated (MXNet 0.x): keep the first axis")};
-  SetShapeFn(d, [](ShapeIO& io) {
-    const AttrMap& a = io.attrs();
-    std::vector<int64_t> codes = a.GetTuple("shape");
-    if (codes.empty() && a.GetTuple("target_shape").empty()) io.Fail("attribute 'shape' is required");
+  DeclareParams<sdk::ReshapeParam>(d);
+  SetShapeFn<sdk::ReshapeParam>(d, [](ShapeIO& io, const sdk::ReshapeParam& p) {
+    if (p.shape.empty() && p.target_shape.empty()) io.Fail("attribute 'shape' is required");
     if (!io.in(0)) return;
     Shape data = *io.in(0);
-    Shape out = codes.empty() ? LegacyTarget(io, data) : ReshapeTarget(io, codes, data.dims(), a.GetBool("reverse"));
+    Shape out = p.shape.empty() ? LegacyTarget(p, data) : ReshapeTarget(io, p.shape, data.dims(), p.reverse);
     if (FullyKnown(data)) FillOneUnknown(out, data.Size());
     if (FullyKnown(out) && FullyKnown(data) && out.Size() != data.Size()) {
       io.Fail(fmt::format("cannot reshape input 'data' of shape {} ({} elements) to {} ({} elements)", data.ToString(),
@@ -165,9 +164,9 @@ OpDef Flatten() {
 
 OpDef ExpandDims() {
   OpDef d = CopyLike("expand_dims", "Inserts an axis of size 1 at `axis` (in [-ndim-1, ndim]).", true);
-  d.attrs = {Req("axis", "int", "position of the new axis")};
-  SetShapeFn(d, [](ShapeIO& io) {
-    const int64_t axis = io.attrs().GetInt("axis");
+  DeclareParams<sdk::ExpandDimsParam>(d);
+  SetShapeFn<sdk::ExpandDimsParam>(d, [](ShapeIO& io, const sdk::ExpandDimsParam& p) {
+    const int64_t axis = p.axis;
     if (io.in(0)) {
       std::vector<int64_t> s = io.in(0)->dims();
       int64_t at = NormalizeAxis(io, axis, static_cast<int64_t>(s.size()) + 1, "axis");
@@ -196,14 +195,11 @@ OpDef Concat() {
   OpDef d;
   d.name = "Concat";
   d.description = "Joins num_args arrays along `dim`; all other axes must match.";
-  d.attrs = {Req("num_args", "int", "number of inputs"), Opt("dim", "int", "1", "axis to join along")};
+  DeclareParams<sdk::ConcatParam>(d);
   d.list_inputs = Numbered("arg", "num_args");
   d.list_outputs = Fixed({"output"});
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("num_args") >= 1, "num_args must be at least 1, got {}", a.GetInt("num_args"));
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
-    const int64_t dim = io.attrs().GetInt("dim");
+  SetShapeFn<sdk::ConcatParam>(d, [](ShapeIO& io, const sdk::ConcatParam& p) {
+    const int64_t dim = p.dim;
     // Every axis but `dim` must agree: merge them from all known slots (dim itself set to -1).
     ShapeSlot common;
     size_t axis = 0;
@@ -272,17 +268,13 @@ OpDef SliceChannel() {
   d.description =
       "Splits `axis` into num_outputs equal parts (dropping the axis when squeeze_axis and the parts "
       "have length 1).";
-  d.attrs = {Req("num_outputs", "int", "number of parts"), Opt("axis", "int", "1", "axis to split"),
-             Opt("squeeze_axis", "bool", "False", "drop the split axis (its parts must have length 1)")};
+  DeclareParams<sdk::SliceChannelParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Numbered("output", "num_outputs");
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("num_outputs") >= 1, "num_outputs must be at least 1, got {}", a.GetInt("num_outputs"));
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
-    const int64_t n = io.attrs().GetInt("num_outputs");
-    const bool squeeze = io.attrs().GetBool("squeeze_axis");
-    const int64_t axis_attr = io.attrs().GetInt("axis");
+  SetShapeFn<sdk::SliceChannelParam>(d, [](ShapeIO& io, const sdk::SliceChannelParam& p) {
+    const int64_t n = p.num_outputs;
+    const bool squeeze = p.squeeze_axis;
+    const int64_t axis_attr = p.axis;
     if (io.in(0)) {
       Shape data = *io.in(0);
       const size_t ax = static_cast<size_t>(NormalizeAxis(io, axis_attr, static_cast<int64_t>(data.ndim()), "axis"));
@@ -330,11 +322,11 @@ OpDef Transpose() {
   OpDef d;
   d.name = "transpose";
   d.description = "Permutes axes: output axis i is input axis axes[i]; empty axes reverses them.";
-  d.attrs = {Opt("axes", "shape", "()", "the permutation")};
+  DeclareParams<sdk::TransposeParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
-    std::vector<int64_t> axes = io.attrs().GetTuple("axes");
+  SetShapeFn<sdk::TransposeParam>(d, [](ShapeIO& io, const sdk::TransposeParam& p) {
+    std::vector<int64_t> axes = p.axes;
     const ShapeSlot& known = io.in(0) ? io.in(0) : io.out(0);
     if (!known) return;
     const size_t nd = known->ndim();
@@ -373,9 +365,7 @@ OpDef Slice() {
   d.description =
       "output = data[begin:end:step] per axis (NumPy basic slicing; None = the axis' default, axes past "
       "begin's length are kept whole).";
-  d.attrs = {Req("begin", "shape", "first index per axis (None = default)"),
-             Req("end", "shape", "end index (exclusive) per axis (None = default)"),
-             Opt("step", "shape", "()", "step per axis (default 1; negative walks backwards)")};
+  DeclareParams<sdk::SliceParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
@@ -390,29 +380,21 @@ OpDef SliceAxis() {
   OpDef d;
   d.name = "slice_axis";
   d.description = "output = data[..., begin:end, ...] along `axis` (negative begin/end count from the end).";
-  d.attrs = {Req("axis", "int", "axis to slice"), Req("begin", "int", "first index"),
-             Req("end", "int", "end index (exclusive); None = the axis' length")};
-  // `end` may be "None"; Req() would reject that as a missing int, so it is declared optional
-  // with no usable default (MXNet requires the key).
-  d.attrs.back().default_value.reset();
-  d.attrs.back().type = "string";
+  DeclareParams<sdk::SliceAxisParam>(d);  // `end` is required but may be None (MXNet requires the key)
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
-  d.validate = [](const AttrMap& a) {
-    if (!sdk::IsNone(a.GetString("end"))) a.GetInt("end");
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::SliceAxisParam>(d, [](ShapeIO& io, const sdk::SliceAxisParam& p) {
     if (!io.in(0)) return;
     Shape out = *io.in(0);
     const int64_t nd = static_cast<int64_t>(out.ndim());
-    const size_t axis = static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("axis"), nd, "axis"));
+    const size_t axis = static_cast<size_t>(NormalizeAxis(io, p.axis, nd, "axis"));
     if (out[axis] < 0) {
       io.AssignOut(0, out);
       return;
     }
     int ax = 0;
     try {
-      out[axis] = sdk::SliceAxisOpRange(io.attrs(), io.in(0)->dims(), &ax).len;
+      out[axis] = sdk::SliceAxisOpRange(p, io.in(0)->dims(), &ax).len;
     } catch (const std::exception& e) {
       io.Fail(fmt::format("input 'data' {}: {}", io.in(0)->ToString(), e.what()));
     }
@@ -427,15 +409,15 @@ OpDef SwapAxis() {
   OpDef d;
   d.name = "SwapAxis";
   d.description = "Exchanges axes dim1 and dim2 (a transpose); its gradient swaps them back.";
-  d.attrs = {Opt("dim1", "int", "0", "first axis"), Opt("dim2", "int", "0", "second axis")};
+  DeclareParams<sdk::SwapAxisParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::SwapAxisParam>(d, [](ShapeIO& io, const sdk::SwapAxisParam& p) {
     if (!io.in(0)) return;
     Shape out = *io.in(0);
     const int64_t nd = static_cast<int64_t>(out.ndim());
-    const size_t a = static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("dim1"), nd, "dim1"));
-    const size_t b = static_cast<size_t>(NormalizeAxis(io, io.attrs().GetInt("dim2"), nd, "dim2"));
+    const size_t a = static_cast<size_t>(NormalizeAxis(io, p.dim1, nd, "dim1"));
+    const size_t b = static_cast<size_t>(NormalizeAxis(io, p.dim2, nd, "dim2"));
     std::swap(out[a], out[b]);
     io.AssignOut(0, out);
   });

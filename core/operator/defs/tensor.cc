@@ -3,14 +3,17 @@
 // are MXNet 1.9's (src/operator/tensor/dot-inl.h, elemwise_unary_op.h, indexing_op.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/cast.hpp"
+#include "weft/sdk/ops/dot.hpp"
+#include "weft/sdk/ops/elemwise_binary.hpp"
+#include "weft/sdk/ops/index.hpp"
 
 namespace weft::opdef {
 namespace {
 
-std::string DotError(const ShapeIO& io, const Shape& l, const Shape& r) {
+std::string DotError(const sdk::DotParam& p, const Shape& l, const Shape& r) {
   return fmt::format("shape mismatch between input 'lhs' {} and input 'rhs' {} (transpose_a={}, transpose_b={})",
-                     l.ToString(), r.ToString(), io.attrs().GetString("transpose_a"),
-                     io.attrs().GetString("transpose_b"));
+                     l.ToString(), r.ToString(), sdk::FormatBool(p.transpose_a), sdk::FormatBool(p.transpose_b));
 }
 
 // lhs and rhs with the common attributes of dot and batch_dot.
@@ -18,9 +21,7 @@ OpDef ProductOp(std::string name, std::string description) {
   OpDef d;
   d.name = name;
   d.description = std::move(description);
-  d.attrs = {Opt("transpose_a", "bool", "False", "use lhs transposed"),
-             Opt("transpose_b", "bool", "False", "use rhs transposed"),
-             Ignored(Enum("forward_stype", {"None", "default", "csr", "row_sparse"}, "None", ""))};
+  DeclareParams<sdk::DotParam>(d);
   d.list_inputs = Fixed({"lhs", "rhs"});
   d.list_outputs = Fixed({"output"});
   d.grad = GradKind::kOp;
@@ -36,15 +37,15 @@ OpDef Dot() {
   OpDef d = ProductOp("dot",
                       "Tensor product contracting the last axis of lhs with the first axis of rhs "
                       "(the first of lhs with transpose_a, the last of rhs with transpose_b).");
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::DotParam>(d, [](ShapeIO& io, const sdk::DotParam& p) {
     if (!io.in(0) || !io.in(1)) return;
     const Shape& l = *io.in(0);
     const Shape& r = *io.in(1);
-    const bool ta = io.attrs().GetBool("transpose_a"), tb = io.attrs().GetBool("transpose_b");
+    const bool ta = p.transpose_a, tb = p.transpose_b;
     if (l.ndim() == 0 || r.ndim() == 0) io.Fail("scalar inputs are not supported");
     if (l.ndim() == 1 && r.ndim() == 1) {
       if (ta || tb) io.Fail("cannot transpose vectors");
-      if (l[0] >= 0 && r[0] >= 0 && l[0] != r[0]) io.Fail(DotError(io, l, r));
+      if (l[0] >= 0 && r[0] >= 0 && l[0] != r[0]) io.Fail(DotError(p, l, r));
       io.AssignOut(0, Shape{1});
       return;
     }
@@ -66,7 +67,7 @@ OpDef Dot() {
       rk = r[0];
       rkeep.assign(r.begin() + 1, r.end());
     }
-    if (lk >= 0 && rk >= 0 && lk != rk) io.Fail(DotError(io, l, r));
+    if (lk >= 0 && rk >= 0 && lk != rk) io.Fail(DotError(p, l, r));
     std::vector<int64_t> out;
     if (ln > 1) out.insert(out.end(), lkeep.begin(), lkeep.end());
     if (rn > 1) out.insert(out.end(), rkeep.begin(), rkeep.end());
@@ -79,11 +80,11 @@ OpDef BatchDot() {
   OpDef d = ProductOp("batch_dot",
                       "Batched matrix product: (B..., M, K) · (B..., K, N) -> (B..., M, N) with equal "
                       "batch axes, N-d inputs with N >= 3.");
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::DotParam>(d, [](ShapeIO& io, const sdk::DotParam& p) {
     if (!io.in(0) || !io.in(1)) return;
     const Shape& l = *io.in(0);
     const Shape& r = *io.in(1);
-    const bool ta = io.attrs().GetBool("transpose_a"), tb = io.attrs().GetBool("transpose_b");
+    const bool ta = p.transpose_a, tb = p.transpose_b;
     const size_t n = l.ndim();
     if (n < 3 || r.ndim() != n) {
       io.Fail(fmt::format("inputs must have the same number of axes, at least 3; got 'lhs' {} and 'rhs' {}",
@@ -94,12 +95,12 @@ OpDef BatchDot() {
     if (l[n - 1] < 0 || r[n - 2] < 0) return;
     std::vector<int64_t> out;
     for (size_t i = 0; i + 2 < n; ++i) {
-      if (l[i] >= 0 && r[i] >= 0 && l[i] != r[i]) io.Fail(DotError(io, l, r) + ": batch axes differ");
+      if (l[i] >= 0 && r[i] >= 0 && l[i] != r[i]) io.Fail(DotError(p, l, r) + ": batch axes differ");
       out.push_back(l[i] >= 0 ? l[i] : r[i]);
     }
     const int64_t m = ta ? l[n - 1] : l[n - 2], lk = ta ? l[n - 2] : l[n - 1];
     const int64_t nn = tb ? r[n - 2] : r[n - 1], rk = tb ? r[n - 1] : r[n - 2];
-    if (lk >= 0 && rk >= 0 && lk != rk) io.Fail(DotError(io, l, r));
+    if (lk >= 0 && rk >= 0 && lk != rk) io.Fail(DotError(p, l, r));
     out.push_back(m);
     out.push_back(nn);
     io.AssignOut(0, Shape(out));
@@ -118,14 +119,11 @@ OpDef SameShapeUnary(std::string name, std::string description) {
   return d;
 }
 
-const std::vector<std::string> kCastDTypes = {"float32", "float64", "float16", "bfloat16", "uint8",
-                                              "int8",    "int32",   "int64",   "bool"};
-
 OpDef Cast() {
   OpDef d = SameShapeUnary("Cast", "Converts elements to `dtype` (C++ conversion rules).");
-  d.attrs = {Enum("dtype", kCastDTypes, "", "output dtype")};
+  DeclareParams<sdk::CastParam>(d);
   d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
-    AssignType("Cast", "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+    AssignType("Cast", "output", "output", out[0], sdk::ParseParams<sdk::CastParam>(a).dtype.code);
   };
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_Cast";
@@ -144,24 +142,18 @@ OpDef OneHot() {
   d.description =
       "output[..., j] = on_value if j == indices[...] else off_value; indices out of [0, depth) give a "
       "row of off_value.";
-  d.attrs = {Req("depth", "int", "length of the new last axis"), Opt("on_value", "float", "1", "value at the index"),
-             Opt("off_value", "float", "0", "value elsewhere"),
-             Enum("dtype", {"float32", "float64", "float16", "bfloat16", "uint8", "int8", "int32", "int64"}, "float32",
-                  "output dtype")};
+  DeclareParams<sdk::OneHotParam>(d);
   d.list_inputs = Fixed({"indices"});
   d.list_outputs = Fixed({"output"});
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("depth") >= 0, "depth must be non-negative, got {}", a.GetInt("depth"));
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
+  SetShapeFn<sdk::OneHotParam>(d, [](ShapeIO& io, const sdk::OneHotParam& p) {
     if (!io.in(0)) return;
     std::vector<int64_t> s = io.in(0)->dims();
-    s.push_back(io.attrs().GetInt("depth"));
+    s.push_back(p.depth);
     io.AssignOut(0, Shape(s));
   });
   // The indices keep their own dtype (MXNet needs it known; weft leaves it to the caller).
   d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
-    AssignType("one_hot", "output", "output", out[0], static_cast<int>(DTypeFromName(a.GetString("dtype"))));
+    AssignType("one_hot", "output", "output", out[0], sdk::ParseParams<sdk::OneHotParam>(a).dtype.code);
   };
   d.grad = GradKind::kNone;
   return d;
@@ -174,19 +166,11 @@ OpDef Embedding() {
       "output[..., :] = weight[data[...], :]: looks up rows of weight (input_dim, output_dim) by the index "
       "values of data (cast to integers, clipped to [0, input_dim − 1] as MXNet); output shape is data's "
       "plus (output_dim,). The weight gradient sums out_grad rows per index; data gets none.";
-  d.attrs = {Req("input_dim", "int", "number of rows of weight (vocabulary size)"),
-             Req("output_dim", "int", "length of each row"),
-             Enum("dtype", {"float32", "float64", "float16", "bfloat16", "uint8", "int8", "int32", "int64"}, "float32",
-                  "dtype of weight and output"),
-             Ignored(Opt("sparse_grad", "bool", "False", "row_sparse weight gradient (the dense one is the same)"))};
+  DeclareParams<sdk::EmbeddingParam>(d);
   d.list_inputs = Fixed({"data", "weight"});
   d.list_outputs = Fixed({"output"});
-  d.validate = [](const AttrMap& a) {
-    WEFT_CHECK(a.GetInt("input_dim") > 0 && a.GetInt("output_dim") > 0,
-               "input_dim ({}) and output_dim ({}) must be positive", a.GetInt("input_dim"), a.GetInt("output_dim"));
-  };
-  SetShapeFn(d, [](ShapeIO& io) {
-    const int64_t in_dim = io.attrs().GetInt("input_dim"), out_dim = io.attrs().GetInt("output_dim");
+  SetShapeFn<sdk::EmbeddingParam>(d, [](ShapeIO& io, const sdk::EmbeddingParam& p) {
+    const int64_t in_dim = p.input_dim, out_dim = p.output_dim;
     io.AssignIn(1, Shape{in_dim, out_dim});
     if (!io.in(0)) return;
     std::vector<int64_t> s = io.in(0)->dims();
@@ -195,7 +179,7 @@ OpDef Embedding() {
   });
   // data keeps its own dtype (indices); weight and output take `dtype`.
   d.infer_type = [](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
-    const int t = static_cast<int>(DTypeFromName(a.GetString("dtype")));
+    const int t = sdk::ParseParams<sdk::EmbeddingParam>(a).dtype.code;
     AssignType("Embedding", "input", "weight", in[1], t);
     AssignType("Embedding", "output", "output", out[0], t);
     if (in[0] < 0) in[0] = t;
@@ -214,9 +198,7 @@ OpDef AllClose() {
   d.description =
       "output = 1 when every |a − b| <= atol + rtol·|b| (equal values, infinities included, always pass; a NaN "
       "matches a NaN only with equal_nan), else 0: a 0-d uint8 array. a and b have one shape and dtype.";
-  d.attrs = {Opt("rtol", "float", "1e-05", "relative tolerance (of |b|)"),
-             Opt("atol", "float", "1e-08", "absolute tolerance"),
-             Opt("equal_nan", "bool", "True", "whether NaN compares equal to NaN")};
+  DeclareParams<sdk::AllCloseParam>(d);
   d.list_inputs = Fixed({"a", "b"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {

@@ -71,8 +71,8 @@ void MultiSgd(Call& c) {
     lrs = c.in(2 * n).v;
     wds = c.in(2 * n + 1).v;
   } else {
-    lrs = weft::opdef::ParseFloatTuple(c.attrs().GetString("lrs"), "lrs");
-    wds = weft::opdef::ParseFloatTuple(c.attrs().GetString("wds"), "wds");
+    lrs = weft::sdk::ParseFloatTuple(c.attrs().GetString("lrs"), "lrs");
+    wds = weft::sdk::ParseFloatTuple(c.attrs().GetString("wds"), "wds");
   }
   const double momentum = c.attrs().GetFloat("momentum", 0.0);
   for (size_t i = 0; i < n; ++i) {

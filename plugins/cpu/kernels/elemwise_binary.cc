@@ -12,6 +12,7 @@
 
 #include "elemwise_arith_ops.h"
 #include "elemwise_kernels.h"
+#include "weft/sdk/ops/elemwise_binary.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -23,7 +24,7 @@ class AddNKernel {
   explicit AddNKernel(const KernelSetup& s) {
     s.ExpectCounts(-1, 1);
     if (s.inputs.empty()) Invalid(s, "needs at least one input");
-    const int64_t n = s.attrs.GetInt("num_args", static_cast<int64_t>(s.inputs.size()));
+    const int64_t n = s.Params<sdk::AddNParam>().num_args;
     if (n != static_cast<int64_t>(s.inputs.size())) {
       Invalid(s, "num_args=" + std::to_string(n) + " but " + std::to_string(s.inputs.size()) + " inputs");
     }

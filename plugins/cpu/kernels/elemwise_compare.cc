@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "elemwise_kernels.h"
+#include "weft/sdk/ops/elemwise_binary.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -45,10 +46,9 @@ void AddCompare(KernelTable& t, const char* elemwise, const char* scalar, const 
 // in double.
 class AllCloseKernel {
  public:
-  explicit AllCloseKernel(const KernelSetup& s)
-      : rtol_(s.attrs.GetFloat("rtol", 1e-5)),
-        atol_(s.attrs.GetFloat("atol", 1e-8)),
-        equal_nan_(s.attrs.GetBool("equal_nan", true)) {
+  explicit AllCloseKernel(const KernelSetup& s) : AllCloseKernel(s, s.Params<sdk::AllCloseParam>()) {}
+  AllCloseKernel(const KernelSetup& s, const sdk::AllCloseParam& p)
+      : rtol_(p.rtol), atol_(p.atol), equal_nan_(p.equal_nan) {
     s.ExpectCounts(2, 1);
     if (s.inputs[0].dtype != s.inputs[1].dtype || s.inputs[0].shape != s.inputs[1].shape)
       Invalid(s, "a and b must have one shape and dtype");

@@ -25,6 +25,7 @@
 #include "elemwise_driver.h"
 #include "reduce_driver.h"
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/elemwise_unary.hpp"
 
 namespace weft::cpu::tensor {
 
@@ -145,7 +146,7 @@ class UnaryBackwardKernel {
 template <typename Op, typename Fl>
 class ScalarKernel {
  public:
-  explicit ScalarKernel(const KernelSetup& s) : scalar_(s.attrs.GetFloat("scalar")) {
+  explicit ScalarKernel(const KernelSetup& s) : scalar_(s.Params<sdk::ScalarParam>().scalar) {
     CheckElementwise<Fl::kMask>(s, 1);
   }
   void Compute(const KernelCall& c) const {
@@ -166,7 +167,7 @@ class ScalarKernel {
 template <typename Op, typename Fl>
 class ScalarBackwardKernel {
  public:
-  explicit ScalarBackwardKernel(const KernelSetup& s) : scalar_(s.attrs.GetFloat("scalar")) {
+  explicit ScalarBackwardKernel(const KernelSetup& s) : scalar_(s.Params<sdk::ScalarParam>().scalar) {
     CheckElementwise<Fl::kGradMask>(s, Op::kUsesData ? 2 : 1);
   }
   void Compute(const KernelCall& c) const {

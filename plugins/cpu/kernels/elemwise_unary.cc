@@ -10,6 +10,7 @@
 
 #include "elemwise_arith_ops.h"
 #include "elemwise_kernels.h"
+#include "weft/sdk/ops/elemwise_unary.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -32,8 +33,8 @@ class ClipKernel {
  public:
   explicit ClipKernel(const KernelSetup& s)
       : backward_(s.op_name.rfind("_backward_", 0) == 0),
-        lo_(s.attrs.GetFloat("a_min")),
-        hi_(s.attrs.GetFloat("a_max")) {
+        lo_(s.Params<sdk::ClipParam>().a_min),
+        hi_(s.Params<sdk::ClipParam>().a_max) {
     CheckElementwise<kFloatMask>(s, backward_ ? 2 : 1);
   }
   void Compute(const KernelCall& c) const {

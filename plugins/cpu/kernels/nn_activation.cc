@@ -15,6 +15,7 @@
 #include "parallel.h"
 #include "tensor_util.h"
 #include "vector_math.h"
+#include "weft/sdk/ops/activation.hpp"
 
 namespace weft::cpu {
 namespace {
@@ -27,21 +28,21 @@ constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
 constexpr float kSqrt1_2 = 0.70710678118654752440f;     // 1/√2
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;  // 1/√(2π)
 
-Act ParseActivation(const KernelSetup& s) {
+// The node's function and slope (slope: LeakyReLU's leaky and elu).
+struct ActSetup {
+  Act act;
+  float slope = 0.25f, lower = 0.125f, upper = 0.334f;
+};
+
+ActSetup ParseActivation(const KernelSetup& s) {
+  using weft::sdk::LeakyType;
   if (s.op_name.find("LeakyReLU") != std::string::npos) {
-    std::string t = s.attrs.GetEnum("act_type", {"leaky", "elu", "prelu", "rrelu", "selu", "gelu"}, "leaky");
-    if (t == "leaky") return Act::kLeaky;
-    if (t == "elu") return Act::kElu;
-    if (t == "selu") return Act::kSelu;
-    if (t == "gelu") return Act::kGelu;
-    return t == "prelu" ? Act::kPrelu : Act::kRrelu;
+    const auto p = s.Params<weft::sdk::LeakyReLUParam>();
+    static constexpr Act kLeaky[] = {Act::kLeaky, Act::kElu, Act::kPrelu, Act::kRrelu, Act::kSelu, Act::kGelu};
+    return {kLeaky[static_cast<int>(p.act_type)], p.slope, p.lower_bound, p.upper_bound};
   }
-  std::string t = s.attrs.GetEnum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"}, "relu");
-  if (t == "relu") return Act::kRelu;
-  if (t == "sigmoid") return Act::kSigmoid;
-  if (t == "tanh") return Act::kTanh;
-  if (t == "softrelu") return Act::kSoftRelu;
-  return Act::kSoftSign;
+  static constexpr Act kActs[] = {Act::kRelu, Act::kSigmoid, Act::kTanh, Act::kSoftRelu, Act::kSoftSign};
+  return {kActs[static_cast<int>(s.Params<weft::sdk::ActivationParam>().act_type)]};
 }
 
 // sigmoid and tanh: vector_math.h's for float (the hot path), libm's for double.
@@ -184,11 +185,10 @@ void RunByDType(const K& k, int32_t dtype, const KernelCall& c, double slope) {
 
 class ActivationKernel {
  public:
-  explicit ActivationKernel(const KernelSetup& s) : act_(ParseActivation(s)) {
+  explicit ActivationKernel(const KernelSetup& s) : act_(ParseActivation(s).act), slope_(ParseActivation(s).slope) {
     s.ExpectCounts(1, -1);
     if (s.outputs.empty()) Invalid(s, "expects an output");
     dtype_ = RequireOneFloatDType(s);
-    slope_ = s.attrs.GetFloat("slope", 0.25);
     if (s.outputs[0].size() != s.inputs[0].size())
       Invalid(s, "output " + ShapeString(s.outputs[0]) + " differs from data " + ShapeString(s.inputs[0]));
   }
@@ -229,17 +229,13 @@ class ActivationKernel {
 // derivatives are functions of the output, so data may have been overwritten in place.
 class ActivationBackwardKernel {
  public:
-  explicit ActivationBackwardKernel(const KernelSetup& s) : act_(ParseActivation(s)) {
+  explicit ActivationBackwardKernel(const KernelSetup& s)
+      : act_(ParseActivation(s).act), slope_(ParseActivation(s).slope) {
     s.ExpectCounts(-1, 1);
     dtype_ = RequireOneFloatDType(s);
-    slope_ = s.attrs.GetFloat("slope", 0.25);
     const bool output_only =
         act_ == Act::kRelu || act_ == Act::kSigmoid || act_ == Act::kTanh || act_ == Act::kSoftRelu;
-    if (s.inputs.size() != 3 && !(output_only && s.inputs.size() == 2))
-      Invalid(s, "expects 3 inputs (out_grad, data, output)" +
-                     std::string(output_only ? " or 2 (out_grad, output)" : "") + ", got " +
-                     std::to_string(s.inputs.size()));
-    has_data_ = s.inputs.size() == 3;
+    has_data_ = weft::sdk::ActivationGradHasData(s.op_name, output_only, s.inputs.size());
     for (size_t i = 1; i < s.inputs.size(); ++i)
       if (s.inputs[i].size() != s.inputs[0].size())
         Invalid(s, "input " + std::to_string(i) + " " + ShapeString(s.inputs[i]) + " differs from out_grad " +
@@ -289,24 +285,15 @@ class ActivationBackwardKernel {
 //   rrelu  outputs output, mask; training: mask ~ U[lower_bound, upper_bound) per element (a pure
 //          function of the call seed, as Dropout); otherwise mask = (lower + upper) / 2 (MXNet's
 //          inference slope; MXNet leaves the mask unwritten there). y = x > 0 ? x : mask · x.
-struct ChannelView {
-  int64_t channels = 1, inner = 1;  // element i has channel (i / inner) % channels
-};
+using ChannelView = weft::sdk::PreluChannels;  // element i has channel (i / inner) % channels
 
 ChannelView PreluView(const KernelSetup& s, const TensorDesc& x, const TensorDesc& gamma) {
-  ChannelView v;
-  v.channels = gamma.size();
-  const int64_t c = x.ndim() > 1 ? x.dim(1) : x.ndim() == 1 ? x.dim(0) : 1;
-  if (v.channels != 1 && v.channels != c)
-    Invalid(s, "gamma " + ShapeString(gamma) + " must hold one slope per channel (" + std::to_string(c) + ") of data " +
-                   ShapeString(x) + " or a single one");
-  if (v.channels != 1 && x.ndim() > 1) v.inner = x.size() / (x.dim(0) * c);
-  return v;
+  return weft::sdk::PreluChannelsOf(s.op_name, x.shape, gamma.shape);
 }
 
 class LeakyForward {
  public:
-  explicit LeakyForward(const KernelSetup& s) : act_(ParseActivation(s)) {
+  explicit LeakyForward(const KernelSetup& s) : act_(ParseActivation(s).act) {
     RequireFloat32(s);
     if (act_ != Act::kPrelu && act_ != Act::kRrelu) elementwise_ = std::make_unique<ActivationKernel>(s);
     if (act_ == Act::kPrelu) {
@@ -315,8 +302,8 @@ class LeakyForward {
     }
     if (act_ == Act::kRrelu) {
       s.ExpectCounts(1, 2);
-      lower_ = static_cast<float>(s.attrs.GetFloat("lower_bound", 0.125));
-      upper_ = static_cast<float>(s.attrs.GetFloat("upper_bound", 0.334));
+      const ActSetup a = ParseActivation(s);
+      lower_ = a.lower, upper_ = a.upper;
     }
   }
   void Compute(const KernelCall& c) const {
@@ -359,7 +346,7 @@ class LeakyForward {
 // output > 0, out_grad · mask elsewhere); the other types as _backward_Activation.
 class LeakyBackward {
  public:
-  explicit LeakyBackward(const KernelSetup& s) : act_(ParseActivation(s)) {
+  explicit LeakyBackward(const KernelSetup& s) : act_(ParseActivation(s).act) {
     if (act_ == Act::kPrelu) {
       s.ExpectCounts(4, 2);
       RequireFloat32(s);

@@ -8,42 +8,18 @@
 #include <vector>
 
 #include "nn_common.h"
+#include "weft/sdk/ops/batch_norm.hpp"
 
 namespace weft::cpu {
 namespace {
 
-struct BnParams {
-  int64_t outer = 1, c = 1, inner = 1;
-  float eps = 1e-3f, momentum = 0.9f;
-  bool fix_gamma = true, use_global = false;
-};
+using BnParams = weft::sdk::BatchNormGeometry;
 
-BnParams ParseBn(const KernelSetup& s, const TensorDesc& x) {
-  BnParams p;
-  int nd = x.ndim();
-  int64_t axis = s.attrs.GetInt("axis", 1);
-  if (nd < 1 || axis < -nd || axis >= nd)
-    Invalid(s, "axis " + std::to_string(axis) + " out of range for data " + ShapeString(x));
-  if (axis < 0) axis += nd;
-  for (int i = 0; i < nd; ++i) {
-    if (i < axis)
-      p.outer *= x.dim(i);
-    else if (i == axis)
-      p.c = x.dim(i);
-    else
-      p.inner *= x.dim(i);
-  }
-  p.eps = static_cast<float>(s.attrs.GetFloat("eps", 1e-3));
-  p.momentum = static_cast<float>(s.attrs.GetFloat("momentum", 0.9));
-  p.fix_gamma = s.attrs.GetBool("fix_gamma", true);
-  p.use_global = s.attrs.GetBool("use_global_stats", false);
+// The node's geometry and attributes, its shapes checked.
+BnParams ParseBn(const KernelSetup& s, bool backward) {
+  const BnParams p = weft::sdk::CheckBatchNormSetup(s, backward);
+  RequireFloat32(s);
   return p;
-}
-
-void CheckChannels(const KernelSetup& s, const BnParams& p, const std::vector<const TensorDesc*>& ts) {
-  for (const TensorDesc* t : ts)
-    if (t->size() != p.c)
-      Invalid(s, "per-channel tensor " + ShapeString(*t) + " must have " + std::to_string(p.c) + " elements");
 }
 
 // Per-channel mean and biased variance of x.
@@ -72,16 +48,7 @@ void ChannelStats(const BnParams& p, const float* x, std::vector<double>& mean, 
 // Inputs data, gamma, beta; outputs output[, mean, inv_std]; aux moving_mean, moving_var.
 class BatchNormForward {
  public:
-  explicit BatchNormForward(const KernelSetup& s) {
-    s.ExpectCounts(3, -1, 2);
-    if (s.outputs.size() != 1 && s.outputs.size() != 3) Invalid(s, "expects 1 or 3 outputs");
-    RequireFloat32(s);
-    p_ = ParseBn(s, s.inputs[0]);
-    std::vector<const TensorDesc*> per = {&s.inputs[1], &s.inputs[2], &s.aux[0], &s.aux[1]};
-    for (size_t i = 1; i < s.outputs.size(); ++i) per.push_back(&s.outputs[i]);
-    CheckChannels(s, p_, per);
-    if (s.outputs[0].size() != s.inputs[0].size()) Invalid(s, "output must have data's shape");
-  }
+  explicit BatchNormForward(const KernelSetup& s) { p_ = ParseBn(s, false); }
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();
     const float* gamma = c.inputs[1].data<float>();
@@ -136,16 +103,8 @@ class BatchNormForward {
 class BatchNormBackward {
  public:
   explicit BatchNormBackward(const KernelSetup& s) {
-    s.ExpectCounts(-1, 3);
-    if (s.inputs.size() != 9 && s.inputs.size() != 11)
-      Invalid(s, "expects 9 or 11 inputs (out-grads, data, gamma, beta, output, mean, inv_std, moving stats), got " +
-                     std::to_string(s.inputs.size()));
-    RequireFloat32(s);
-    g_ = static_cast<int>(s.inputs.size()) - 8;
-    p_ = ParseBn(s, s.inputs[static_cast<size_t>(g_)]);
-    std::vector<const TensorDesc*> per;
-    for (int i : {1, 2, 4, 5, 6, 7}) per.push_back(&s.inputs[static_cast<size_t>(g_ + i)]);
-    CheckChannels(s, p_, per);
+    p_ = ParseBn(s, true);
+    g_ = static_cast<int>(p_.data);
   }
   void Compute(const KernelCall& c) const {
     const float* gy = c.inputs[0].data<float>();

@@ -7,31 +7,13 @@
 #include <memory>
 
 #include "nn_common.h"
+#include "weft/sdk/ops/convolution.hpp"
 
 namespace weft::cpu {
 
-/// 1-D (NCW) or 2-D (NCHW) convolution; 1-D is stored as 2-D with h = kh = 1.
-struct ConvGeom {
-  int spatial = 2;  // 1 or 2
-  int64_t n = 0, c = 0, h = 1, w = 1;
-  int64_t f = 0, groups = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  int64_t oh = 1, ow = 1;
-  bool bias = true;
-
-  int64_t cg() const { return c / groups; }  // input channels per group
-  int64_t fg() const { return f / groups; }  // filters per group
-  int64_t col_rows() const { return cg() * kh * kw; }
-  int64_t in_plane() const { return h * w; }
-  int64_t out_plane() const { return oh * ow; }
-  /// Multiply-adds of the forward pass (for GFLOP/s figures: 2 flops each).
-  double Macs() const { return static_cast<double>(n) * f * out_plane() * col_rows(); }
-};
-
-/// Parses MXNet's Convolution attributes against data/weight shapes and checks every shape
-/// (weight (F, C/groups, kh, kw), bias (F), output (N, F, oh, ow)); throws naming the mismatch.
-ConvGeom ParseConv(const KernelSetup& s, const TensorDesc& data, const TensorDesc& weight, const TensorDesc* bias,
-                   const TensorDesc& out);
+/// 1-D (NCW) or 2-D (NCHW) convolution as one 2-D geometry (1-D: h = kh = 1): the SDK's, which
+/// every backend shares (weft/sdk/ops/convolution.hpp).
+using ConvGeom = weft::sdk::ConvGeometry;
 
 /// One convolution algorithm, set up for one geometry. All pointers are float32 host memory;
 /// `req` is WEFT_REQ_*; passes whose req is null are skipped by the caller. Thread-safe (const).

@@ -13,61 +13,6 @@
 
 namespace weft::cpu {
 
-ConvGeom ParseConv(const KernelSetup& s, const TensorDesc& x, const TensorDesc& w, const TensorDesc* b,
-                   const TensorDesc& y) {
-  ConvGeom g;
-  std::string layout = s.attrs.GetString("layout", "");
-  if (!layout.empty() && layout != "NCHW" && layout != "NCW")
-    Unsupported(s, "layout " + layout + " is not implemented on cpu (NCW and NCHW are)");
-  std::vector<int64_t> kernel = s.attrs.GetTuple("kernel");
-  g.spatial = static_cast<int>(kernel.size());
-  if (g.spatial != 1 && g.spatial != 2)
-    Unsupported(s, "only 1-D and 2-D convolution on cpu, kernel " + weft::sdk::FormatTuple(kernel));
-  if (x.ndim() != g.spatial + 2)
-    Invalid(s, "data " + ShapeString(x) + " must have " + std::to_string(g.spatial + 2) + " axes for kernel " +
-                   weft::sdk::FormatTuple(kernel));
-  auto tuple = [&](const char* name, int64_t dflt) {
-    std::vector<int64_t> v = s.attrs.GetTuple(name, {});
-    if (v.empty()) v.assign(static_cast<size_t>(g.spatial), dflt);
-    if (v.size() != static_cast<size_t>(g.spatial))
-      Invalid(s, std::string(name) + " " + weft::sdk::FormatTuple(v) + " must have as many entries as kernel");
-    return g.spatial == 2 ? std::pair{v[0], v[1]} : std::pair{dflt, v[0]};
-  };
-  std::tie(g.kh, g.kw) = tuple("kernel", 1);
-  std::tie(g.sh, g.sw) = tuple("stride", 1);
-  std::tie(g.dh, g.dw) = tuple("dilate", 1);
-  std::tie(g.ph, g.pw) = tuple("pad", 0);
-  g.n = x.dim(0);
-  g.c = x.dim(1);
-  g.h = g.spatial == 2 ? x.dim(2) : 1;
-  g.w = x.dim(-1);
-  g.f = s.attrs.GetInt("num_filter");
-  g.groups = s.attrs.GetInt("num_group", 1);
-  g.bias = !s.attrs.GetBool("no_bias", false);
-  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1 || g.ph < 0 || g.pw < 0)
-    Invalid(s, "kernel, stride and dilate must be positive and pad non-negative");
-  if (g.groups < 1 || g.c % g.groups != 0 || g.f % g.groups != 0)
-    Invalid(s, "num_group " + std::to_string(g.groups) + " must divide channels " + std::to_string(g.c) +
-                   " and num_filter " + std::to_string(g.f));
-  int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;
-  if (eh > g.h + 2 * g.ph || ew > g.w + 2 * g.pw)
-    Invalid(s,
-            "kernel " + weft::sdk::FormatTuple(kernel) + " (dilated) is larger than the padded data " + ShapeString(x));
-  g.oh = (g.h + 2 * g.ph - eh) / g.sh + 1;
-  g.ow = (g.w + 2 * g.pw - ew) / g.sw + 1;
-  std::vector<int64_t> ws = {g.f, g.cg()};
-  for (int64_t k : kernel) ws.push_back(k);
-  if (w.shape != ws)
-    Invalid(s, "weight " + ShapeString(w) + " must be " + weft::sdk::FormatTuple(ws) + " for data " + ShapeString(x));
-  if (g.bias && (b == nullptr || b->size() != g.f))
-    Invalid(s, "bias must have num_filter = " + std::to_string(g.f) + " elements");
-  std::vector<int64_t> ys = {g.n, g.f};
-  if (g.spatial == 2) ys.push_back(g.oh);
-  ys.push_back(g.ow);
-  if (y.shape != ys) Invalid(s, "output " + ShapeString(y) + " must be " + weft::sdk::FormatTuple(ys));
-  return g;
-}
-
 namespace {
 
 std::string ConvAlgoSetting(const weft_host_api* h) {
@@ -78,6 +23,15 @@ std::string ConvAlgoSetting(const weft_host_api* h) {
   }
   const char* e = std::getenv("WEFT_CPU_CONV_ALGO");
   return e ? e : "";
+}
+
+// The geometry of a Convolution node whose data, weight[, bias] are inputs `first`... and whose
+// output (the forward's; out_grad for the backward) is `y`.
+ConvGeom Geometry(const KernelSetup& s, size_t first, const TensorDesc& y) {
+  const bool has_bias = s.inputs.size() > first + 2;
+  return weft::sdk::ConvolutionGeometry(
+      s.op_name, s.Params<weft::sdk::ConvolutionParam>(), s.inputs[first].shape, s.inputs[first + 1].shape,
+      has_bias ? std::span<const int64_t>(s.inputs[first + 2].shape) : std::span<const int64_t>(), has_bias, y.shape);
 }
 
 std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bool backward) {
@@ -96,7 +50,7 @@ class ConvForward {
   explicit ConvForward(const KernelSetup& s) {
     RequireFloat32(s);
     if (s.inputs.size() < 2 || s.outputs.size() != 1) Invalid(s, "expects data, weight[, bias] and one output");
-    g_ = ParseConv(s, s.inputs[0], s.inputs[1], s.inputs.size() > 2 ? &s.inputs[2] : nullptr, s.outputs[0]);
+    g_ = Geometry(s, 0, s.outputs[0]);
     s.ExpectCounts(g_.bias ? 3 : 2, 1);
     algo_ = ChooseAlgo(s, g_, false);
   }
@@ -119,7 +73,7 @@ class ConvBackward {
   explicit ConvBackward(const KernelSetup& s) {
     RequireFloat32(s);
     if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data, weight[, bias]");
-    g_ = ParseConv(s, s.inputs[1], s.inputs[2], s.inputs.size() > 3 ? &s.inputs[3] : nullptr, s.inputs[0]);
+    g_ = Geometry(s, 1, s.inputs[0]);
     s.ExpectCounts(g_.bias ? 4 : 3, g_.bias ? 3 : 2);
     algo_ = ChooseAlgo(s, g_, true);
   }

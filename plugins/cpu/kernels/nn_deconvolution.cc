@@ -8,83 +8,30 @@
 // the deconvolution's input channels, weight (C, num_filter / num_group, k...) as MXNet stores it.
 #include <algorithm>
 #include <memory>
-#include <string>
-#include <tuple>
-#include <vector>
+#include <span>
 
 #include "nn_conv.h"
 
 namespace weft::cpu {
 namespace {
 
-// The convolution behind a Deconvolution with data x and output y (checks weight and bias).
-ConvGeom ParseDeconv(const KernelSetup& s, const TensorDesc& x, const TensorDesc& w, const TensorDesc* b,
-                     const TensorDesc& y) {
-  std::string layout = s.attrs.GetString("layout", "");
-  if (!layout.empty() && layout != "NCHW" && layout != "NCW")
-    Unsupported(s, "layout " + layout + " is not implemented on cpu (NCW and NCHW are)");
-  std::vector<int64_t> kernel = s.attrs.GetTuple("kernel");
-  ConvGeom g;
-  g.spatial = static_cast<int>(kernel.size());
-  if (g.spatial != 1 && g.spatial != 2)
-    Unsupported(s, "only 1-D and 2-D deconvolution on cpu, kernel " + weft::sdk::FormatTuple(kernel));
-  if (x.ndim() != g.spatial + 2 || y.ndim() != g.spatial + 2)
-    Invalid(s, "data " + ShapeString(x) + " and output " + ShapeString(y) + " must have " +
-                   std::to_string(g.spatial + 2) + " axes for kernel " + weft::sdk::FormatTuple(kernel));
-  auto pair = [&](const char* name, int64_t dflt) {
-    std::vector<int64_t> v = s.attrs.GetTuple(name, {});
-    if (v.empty()) v.assign(static_cast<size_t>(g.spatial), dflt);
-    if (v.size() != static_cast<size_t>(g.spatial))
-      Invalid(s, std::string(name) + " " + weft::sdk::FormatTuple(v) + " must have as many entries as kernel");
-    return g.spatial == 2 ? std::pair{v[0], v[1]} : std::pair{dflt, v[0]};
-  };
-  std::tie(g.kh, g.kw) = pair("kernel", 1);
-  std::tie(g.sh, g.sw) = pair("stride", 1);
-  std::tie(g.dh, g.dw) = pair("dilate", 1);
-  g.groups = s.attrs.GetInt("num_group", 1);
-  g.n = x.dim(0);
-  g.f = x.dim(1);  // the convolution's filters are the deconvolution's input channels
-  g.c = s.attrs.GetInt("num_filter");
-  g.h = g.spatial == 2 ? y.dim(2) : 1;
-  g.w = y.dim(-1);
-  g.oh = g.spatial == 2 ? x.dim(2) : 1;
-  g.ow = x.dim(-1);
-  g.bias = false;
-  if (g.groups < 1 || g.c % g.groups != 0 || g.f % g.groups != 0)
-    Invalid(s, "num_group " + std::to_string(g.groups) + " must divide num_filter and the data's channels");
-  // pad (and adj, which only lengthens the output's end) follow from the two shapes: MXNet derives
-  // them from target_shape the same way, so the shapes are the single source of truth here.
-  const int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;
-  const int64_t full_h = g.sh * (g.oh - 1) + eh, full_w = g.sw * (g.ow - 1) + ew;
-  std::vector<int64_t> target = s.attrs.GetTuple("target_shape", {});
-  bool use_target = std::any_of(target.begin(), target.end(), [](int64_t t) { return t != 0; });
-  if (use_target) {
-    g.ph = (full_h - g.h + 1) / 2;
-    g.pw = (full_w - g.w + 1) / 2;
-  } else {
-    std::tie(g.ph, g.pw) = pair("pad", 0);
-    if (g.spatial == 1) g.ph = 0;
-  }
-  const auto [ah, aw] = use_target ? std::pair{(full_h - g.h) % 2, (full_w - g.w) % 2} : pair("adj", 0);
-  if (g.h != full_h - 2 * g.ph + (g.spatial == 2 ? ah : 0) || g.w != full_w - 2 * g.pw + aw)
-    Invalid(s, "output " + ShapeString(y) + " does not match data " + ShapeString(x) +
-                   " deconvolved with these attributes");
-  std::vector<int64_t> ws = {g.f, g.c / g.groups};
-  for (int64_t k : kernel) ws.push_back(k);
-  if (w.shape != ws)
-    Invalid(s, "weight " + ShapeString(w) + " must be " + weft::sdk::FormatTuple(ws) + " for data " + ShapeString(x));
-  if (b != nullptr && b->size() != g.c) Invalid(s, "bias must have num_filter = " + std::to_string(g.c) + " elements");
-  if (y.dim(0) != g.n || y.dim(1) != g.c) Invalid(s, "output " + ShapeString(y) + " must have num_filter channels");
-  return g;
+// The convolution behind a Deconvolution node (weft/sdk/ops/convolution.hpp) whose data,
+// weight[, bias] are inputs `first`... and whose output (out_grad for the backward) is `y`.
+ConvGeom Geometry(const KernelSetup& s, const weft::sdk::DeconvolutionParam& p, size_t first, const TensorDesc& y) {
+  const bool has_bias = !p.no_bias;
+  return weft::sdk::DeconvolutionGeometry(
+      s.op_name, p, s.inputs[first].shape, s.inputs[first + 1].shape,
+      has_bias ? std::span<const int64_t>(s.inputs[first + 2].shape) : std::span<const int64_t>(), has_bias, y.shape);
 }
 
 class DeconvForward {
  public:
   explicit DeconvForward(const KernelSetup& s) {
     RequireFloat32(s);
-    bias_ = !s.attrs.GetBool("no_bias", true);
+    const auto p = s.Params<weft::sdk::DeconvolutionParam>();
+    bias_ = !p.no_bias;
     s.ExpectCounts(bias_ ? 3 : 2, 1);
-    g_ = ParseDeconv(s, s.inputs[0], s.inputs[1], bias_ ? &s.inputs[2] : nullptr, s.outputs[0]);
+    g_ = Geometry(s, p, 0, s.outputs[0]);
     algo_ = MakeIm2colConv(g_);
   }
   uint64_t WorkspaceBytes() const { return algo_->BackwardWorkspace(); }
@@ -115,9 +62,10 @@ class DeconvBackward {
  public:
   explicit DeconvBackward(const KernelSetup& s) {
     RequireFloat32(s);
-    bias_ = !s.attrs.GetBool("no_bias", true);
+    const auto p = s.Params<weft::sdk::DeconvolutionParam>();
+    bias_ = !p.no_bias;
     s.ExpectCounts(bias_ ? 4 : 3, bias_ ? 3 : 2);
-    g_ = ParseDeconv(s, s.inputs[1], s.inputs[2], bias_ ? &s.inputs[3] : nullptr, s.inputs[0]);
+    g_ = Geometry(s, p, 1, s.inputs[0]);
     algo_ = MakeIm2colConv(g_);
   }
   uint64_t WorkspaceBytes() const { return std::max(algo_->ForwardWorkspace(), algo_->BackwardWorkspace()); }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "nn_common.h"
+#include "weft/sdk/ops/dropout.hpp"
 
 namespace weft::cpu {
 namespace {
@@ -18,12 +19,8 @@ class DropoutForward {
     RequireFloat32(s);
     for (const TensorDesc& o : s.outputs)
       if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape " + ShapeString(s.inputs[0]));
-    std::string mode = s.attrs.GetString("mode", "training");
-    if (mode != "training") Unsupported(s, "mode '" + mode + "' is not implemented on cpu (training is)");
-    if (s.attrs.Has("axes") && !s.attrs.GetTuple("axes", {}).empty())
-      Unsupported(s, "axes (variational dropout) is not implemented on cpu");
-    p_ = static_cast<float>(s.attrs.GetFloat("p", 0.5));
-    if (!(p_ >= 0.0f && p_ <= 1.0f)) Invalid(s, "p must lie in [0, 1], got " + std::to_string(p_));
+    // mode and axes are DefaultOnly: Params refuses other values.
+    p_ = s.Params<weft::sdk::DropoutParam>().p;
   }
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();

@@ -5,6 +5,7 @@
 // cached reordered weights (nn_fc_dnnl.h).
 #include "nn_common.h"
 #include "nn_fc_dnnl.h"
+#include "weft/sdk/ops/fully_connected.hpp"
 
 namespace weft::cpu {
 namespace {
@@ -17,9 +18,10 @@ struct FcDims {
 // Validates shapes against the attributes; `x`, `w` are the data and weight descs.
 FcDims ParseFc(const KernelSetup& s, const TensorDesc& x, const TensorDesc& w) {
   FcDims d;
-  d.h = s.attrs.GetInt("num_hidden");
-  d.bias = !s.attrs.GetBool("no_bias", false);
-  bool flatten = s.attrs.GetBool("flatten", true);
+  const auto p = s.Params<weft::sdk::FullyConnectedParam>();
+  d.h = p.num_hidden;
+  d.bias = !p.no_bias;
+  const bool flatten = p.flatten;
   if (x.ndim() < 1) Invalid(s, "data must have at least one axis, got " + ShapeString(x));
   if (flatten) {
     d.n = x.dim(0);

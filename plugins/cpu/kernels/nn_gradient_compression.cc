@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "nn_common.h"
+#include "weft/sdk/ops/gradient_compression.hpp"
 
 namespace weft::cpu {
 namespace {
@@ -20,40 +21,12 @@ inline constexpr uint64_t kU32 = WEFT_DTYPE_BIT(WEFT_DTYPE_UINT32);
 inline constexpr uint32_t kCodePlus = 3u;   // 11: +threshold
 inline constexpr uint32_t kCodeMinus = 2u;  // 10: -threshold
 
-int64_t Words(int64_t n) { return (n + 15) / 16; }
 int CodeShift(int64_t i) { return static_cast<int>(8 * ((i % 16) / 4) + 6 - 2 * (i % 4)); }
-
-float Threshold(const KernelSetup& s) {
-  const double t = s.attrs.GetFloat("threshold", 0.5);
-  if (!(t > 0.0) || !std::isfinite(t)) Invalid(s, "threshold must be a finite number > 0, got " + std::to_string(t));
-  return static_cast<float>(t);
-}
-
-void ExpectDType(const KernelSetup& s, const TensorDesc& t, int32_t dtype, const std::string& what) {
-  if (t.dtype != dtype)
-    Unsupported(s, what + " must be " + weft::sdk::DTypeName(dtype) + ", got " + weft::sdk::DTypeName(t.dtype));
-}
-
-// Counts, dtypes and sizes both ops share: float32 values and the uint32 words holding their codes
-// (_quantize_2bit: input values, output words; _dequantize_2bit: the other way round).
-void CheckCodec(const KernelSetup& s, bool quantize) {
-  s.ExpectCounts(1, 1, quantize ? 1 : 0);
-  const TensorDesc& values = quantize ? s.inputs[0] : s.outputs[0];
-  const TensorDesc& words = quantize ? s.outputs[0] : s.inputs[0];
-  ExpectDType(s, values, WEFT_DTYPE_FLOAT32, quantize ? "data" : "output");
-  ExpectDType(s, words, WEFT_DTYPE_UINT32, quantize ? "output" : "data");
-  if (words.size() != Words(values.size()))
-    Invalid(s, std::to_string(words.size()) + " words for " + std::to_string(values.size()) + " values; they need " +
-                   std::to_string(Words(values.size())));
-}
 
 class Quantize2BitKernel {
  public:
-  explicit Quantize2BitKernel(const KernelSetup& s) : threshold_(Threshold(s)) {
-    CheckCodec(s, true);
-    ExpectDType(s, s.aux[0], WEFT_DTYPE_FLOAT32, "residual");
-    if (s.aux[0].size() != s.inputs[0].size())
-      Invalid(s, "residual " + ShapeString(s.aux[0]) + " differs from data " + ShapeString(s.inputs[0]));
+  explicit Quantize2BitKernel(const KernelSetup& s) : threshold_(weft::sdk::TwoBitThreshold(s)) {
+    weft::sdk::CheckTwoBitCodec(s);
   }
   void Compute(const KernelCall& c) const {
     if (c.req[0] == WEFT_REQ_ADD) throw Error(WEFT_ERR_INVALID_ARGUMENT, "_quantize_2bit: req add is not supported");
@@ -62,7 +35,7 @@ class Quantize2BitKernel {
     uint32_t* out = c.outputs[0].data<uint32_t>();
     const bool write = c.req[0] != WEFT_REQ_NULL;  // null: the residual still advances
     const int64_t n = c.inputs[0].size();
-    for (int64_t w = 0, words = Words(n); w < words; ++w) {
+    for (int64_t w = 0, words = weft::sdk::TwoBitWords(n); w < words; ++w) {
       uint32_t word = 0;
       for (int64_t i = w * 16, end = std::min(n, i + 16); i < end; ++i) {
         float r = residual[i] + data[i];
@@ -87,7 +60,9 @@ class Quantize2BitKernel {
 
 class Dequantize2BitKernel {
  public:
-  explicit Dequantize2BitKernel(const KernelSetup& s) : threshold_(Threshold(s)) { CheckCodec(s, false); }
+  explicit Dequantize2BitKernel(const KernelSetup& s) : threshold_(weft::sdk::TwoBitThreshold(s)) {
+    weft::sdk::CheckTwoBitCodec(s);
+  }
   void Compute(const KernelCall& c) const {
     const uint32_t* in = c.inputs[0].data<uint32_t>();
     float* out = c.outputs[0].data<float>();

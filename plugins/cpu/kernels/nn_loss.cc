@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "nn_common.h"
+#include "weft/sdk/ops/loss.hpp"
 
 namespace weft::cpu {
 namespace {
@@ -29,14 +30,8 @@ class IdentityLossForward {
 class RegressionBackward {
  public:
   explicit RegressionBackward(const KernelSetup& s) {
-    s.ExpectCounts(4, 2);
+    scale_ = weft::sdk::LinearRegressionGradFactor(s);
     RequireFloat32(s);
-    const TensorDesc& label = s.inputs[2];
-    if (label.size() != s.inputs[3].size()) Invalid(s, "label and output differ in size");
-    int64_t n = label.ndim() > 0 ? label.dim(0) : 1;
-    int64_t per_row = n > 0 ? label.size() / n : 1;
-    scale_ =
-        static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0)) / static_cast<float>(std::max<int64_t>(per_row, 1));
   }
   void Compute(const KernelCall& c) const {
     const float* label = c.inputs[2].data<float>();
@@ -59,13 +54,15 @@ class MakeLossBackward {
   explicit MakeLossBackward(const KernelSetup& s) {
     s.ExpectCounts(1, 1);
     RequireFloat32(s);
-    std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
-    if (norm == "valid")
+    using weft::sdk::GradNormalization;
+    const auto p = s.Params<weft::sdk::MakeLossParam>();
+    if (p.normalization == GradNormalization::kValid)
       Unsupported(
           s, "normalization='valid' needs the data, which MakeLoss's backward does not receive; use null or batch");
-    value_ = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
+    value_ = p.grad_scale;
     const TensorDesc& g = s.outputs[0];
-    if (norm == "batch" && g.ndim() > 0 && g.dim(0) > 0) value_ /= static_cast<float>(g.dim(0));
+    if (p.normalization == GradNormalization::kBatch && g.ndim() > 0 && g.dim(0) > 0)
+      value_ /= static_cast<float>(g.dim(0));
   }
   void Compute(const KernelCall& c) const {
     weft::sdk::FillReq(c.req[0], c.outputs[0].data<float>(), value_, c.outputs[0].size());

@@ -11,28 +11,15 @@
 #include <vector>
 
 #include "nn_common.h"
+#include "weft/sdk/ops/lrn.hpp"
 
 namespace weft::cpu {
 namespace {
 
-struct LrnParams {
-  int64_t outer = 0, c = 0, inner = 0, half = 0, nsize = 1;
-  float alpha = 1e-4f, beta = 0.75f, knorm = 2.0f;
-};
+using LrnParams = weft::sdk::LrnGeometry;
 
 LrnParams ParseLrn(const KernelSetup& s, const TensorDesc& x) {
-  LrnParams p;
-  if (x.ndim() < 2) Invalid(s, "data " + ShapeString(x) + " needs a channel axis (N, C, ...)");
-  p.outer = x.dim(0);
-  p.c = x.dim(1);
-  p.inner = x.dim(0) == 0 || p.c == 0 ? 0 : x.size() / (p.outer * p.c);
-  p.nsize = s.attrs.GetInt("nsize");
-  if (p.nsize < 1) Invalid(s, "nsize must be positive");
-  p.half = p.nsize / 2;
-  p.alpha = static_cast<float>(s.attrs.GetFloat("alpha", 1e-4));
-  p.beta = static_cast<float>(s.attrs.GetFloat("beta", 0.75));
-  p.knorm = static_cast<float>(s.attrs.GetFloat("knorm", 2.0));
-  return p;
+  return weft::sdk::LRNGeometry(s.op_name, s.Params<weft::sdk::LRNParam>(), x.shape);
 }
 
 // out[c] = Σ_{c' in window(c)} in[c'] for one (n, position) column of stride `inner`.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/normalization.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -35,24 +36,27 @@ class GroupNormKernel {
     DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
     const TensorDesc& data = backward_ ? s.inputs[static_cast<size_t>(n_out)] : s.inputs[0];
     const Dims d(data);
-    eps_ = s.attrs.GetFloat("eps", kind_ == NormKind::kLayer ? 1e-5 : kind_ == NormKind::kInstance ? 1e-3 : 1e-10);
     if (kind_ == NormKind::kLayer) {
-      const int a = NormalizeAxis(s, s.attrs.GetInt("axis", -1), d.ndim, "axis");
+      const auto p = s.Params<sdk::LayerNormParam>();
+      eps_ = p.eps;
+      const int a = NormalizeAxis(s, p.axis, d.ndim, "axis");
       outer_ = d.Prod(0, a), n_ = d.d[a], inner_ = d.Prod(a + 1, d.ndim);
     } else if (kind_ == NormKind::kInstance) {
+      eps_ = s.Params<sdk::InstanceNormParam>().eps;
       if (d.ndim < 3) Invalid(s, "data must have at least 3 axes");
       channels_ = d.d[1], outer_ = d.d[0] * d.d[1], n_ = d.Prod(2, d.ndim);
     } else {
-      const std::string mode = s.attrs.GetString("mode", "instance");
-      if (d.ndim < (mode == "instance" ? 2 : 3)) Invalid(s, "data has too few axes for mode " + mode);
-      if (mode == "instance") {
+      using sdk::L2NormMode;
+      const auto p = s.Params<sdk::L2NormalizationParam>();
+      eps_ = p.eps;
+      if (d.ndim < (p.mode == L2NormMode::kInstance ? 2 : 3))
+        Invalid(s, "data has too few axes for mode " + std::string(sdk::kL2NormModes[static_cast<int>(p.mode)]));
+      if (p.mode == L2NormMode::kInstance) {
         outer_ = d.d[0], n_ = d.Prod(1, d.ndim);
-      } else if (mode == "channel") {
+      } else if (p.mode == L2NormMode::kChannel) {
         outer_ = d.d[0], n_ = d.d[1], inner_ = d.Prod(2, d.ndim);
-      } else if (mode == "spatial") {
-        outer_ = d.d[0] * d.d[1], n_ = d.Prod(2, d.ndim);
       } else {
-        Invalid(s, "mode='" + mode + "' is none of instance, channel, spatial");
+        outer_ = d.d[0] * d.d[1], n_ = d.Prod(2, d.ndim);
       }
     }
     if (kind_ != NormKind::kL2) {

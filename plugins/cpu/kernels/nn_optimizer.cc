@@ -20,9 +20,12 @@
 
 #include "isa_dispatch.h"
 #include "nn_optimizer.h"
+#include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::cpu {
 namespace {
+
+using weft::sdk::UpdateRule;
 
 void CheckSameSize(const KernelSetup& s) {
   int64_t n = s.inputs[0].size();
@@ -35,9 +38,11 @@ void CheckSameSize(const KernelSetup& s) {
 }
 
 // What every update op shares: inputs weight and grad, the new weight as output, `num_states`
-// state tensors, all float32 of one size; attributes lr, wd, rescale_grad, clip_gradient.
+// state tensors, all float32 of one size; attributes lr, wd, rescale_grad, clip_gradient of `p`,
+// the op's parameter struct (sdk::UpdateParam<rule>).
 struct Common : UpdateParams {
-  Common(const KernelSetup& s, int num_states) : UpdateParams(s.attrs) {
+  Common(const KernelSetup& s, const weft::sdk::UpdateFields& p, int num_states)
+      : UpdateParams(p.lr, p.wd, p.rescale_grad, p.clip_gradient) {
     s.ExpectCounts(2, 1, num_states);
     RequireFloat32(s);
     CheckSameSize(s);
@@ -63,7 +68,7 @@ void ForEachElement(const KernelCall& c, Update update) {
 
 class SgdKernel {
  public:
-  explicit SgdKernel(const KernelSetup& s) : p_(s, 0) {}
+  explicit SgdKernel(const KernelSetup& s) : p_(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kSgd>>(), 0) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -83,11 +88,10 @@ class SgdKernel {
 // its new weight (w and g are that element's weight and gradient): SgdMomRule, NagMomRule.
 using MomentumRule = float (*)(const UpdateParams& p, float momentum, float w, float g, float& mom);
 
-template <MomentumRule Rule>
+template <UpdateRule R, MomentumRule Rule>
 class MomentumKernel {
  public:
-  explicit MomentumKernel(const KernelSetup& s)
-      : p_(s, 1), momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {}
+  explicit MomentumKernel(const KernelSetup& s) : MomentumKernel(s, s.Params<weft::sdk::UpdateParam<R>>()) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -101,17 +105,14 @@ class MomentumKernel {
   }
 
  private:
+  MomentumKernel(const KernelSetup& s, const weft::sdk::UpdateParam<R>& p) : p_(s, p, 1), momentum_(p.momentum) {}
   Common p_;
   float momentum_;
 };
 
 class AdamKernel {
  public:
-  explicit AdamKernel(const KernelSetup& s)
-      : p_(s, 2),
-        beta1_(static_cast<float>(s.attrs.GetFloat("beta1", 0.9))),
-        beta2_(static_cast<float>(s.attrs.GetFloat("beta2", 0.999))),
-        eps_(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8))) {}
+  explicit AdamKernel(const KernelSetup& s) : AdamKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kAdam>>()) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -129,6 +130,8 @@ class AdamKernel {
   }
 
  private:
+  AdamKernel(const KernelSetup& s, const weft::sdk::UpdateParam<UpdateRule::kAdam>& p)
+      : p_(s, p, 2), beta1_(p.beta1), beta2_(p.beta2), eps_(p.epsilon) {}
   Common p_;
   float beta1_, beta2_, eps_;
 };
@@ -136,15 +139,14 @@ class AdamKernel {
 // The rmsprop family's extra attributes.
 struct RmsParams {
   float gamma1, epsilon, clip_weights;
-  explicit RmsParams(const KernelSetup& s)
-      : gamma1(static_cast<float>(s.attrs.GetFloat("gamma1", 0.95))),
-        epsilon(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-8))),
-        clip_weights(static_cast<float>(s.attrs.GetFloat("clip_weights", -1.0))) {}
+  template <class P>
+  explicit RmsParams(const P& p) : gamma1(p.gamma1), epsilon(p.epsilon), clip_weights(p.clip_weights) {}
 };
 
 class RmsPropKernel {
  public:
-  explicit RmsPropKernel(const KernelSetup& s) : p_(s, 1), r_(s) {}
+  explicit RmsPropKernel(const KernelSetup& s)
+      : RmsPropKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kRmsProp>>()) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -159,6 +161,7 @@ class RmsPropKernel {
   }
 
  private:
+  RmsPropKernel(const KernelSetup& s, const weft::sdk::UpdateParam<UpdateRule::kRmsProp>& p) : p_(s, p, 1), r_(p) {}
   Common p_;
   RmsParams r_;
 };
@@ -166,7 +169,7 @@ class RmsPropKernel {
 class RmsPropAlexKernel {
  public:
   explicit RmsPropAlexKernel(const KernelSetup& s)
-      : p_(s, 3), r_(s), gamma2_(static_cast<float>(s.attrs.GetFloat("gamma2", 0.9))) {}
+      : RmsPropAlexKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kRmsPropAlex>>()) {}
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
     const float* g = c.inputs[1].data<float>();
@@ -187,6 +190,8 @@ class RmsPropAlexKernel {
   }
 
  private:
+  RmsPropAlexKernel(const KernelSetup& s, const weft::sdk::UpdateParam<UpdateRule::kRmsPropAlex>& p)
+      : p_(s, p, 3), r_(p), gamma2_(p.gamma2) {}
   Common p_;
   RmsParams r_;
   float gamma2_;
@@ -196,8 +201,8 @@ class RmsPropAlexKernel {
 
 void RegisterOptimizer(KernelTable& t) {
   t.Add<SgdKernel>("sgd_update", kF32);
-  t.Add<MomentumKernel<SgdMomRule>>("sgd_mom_update", kF32);
-  t.Add<MomentumKernel<NagMomRule>>("nag_mom_update", kF32);
+  t.Add<MomentumKernel<UpdateRule::kSgdMom, SgdMomRule>>("sgd_mom_update", kF32);
+  t.Add<MomentumKernel<UpdateRule::kNagMom, NagMomRule>>("nag_mom_update", kF32);
   t.Add<AdamKernel>("adam_update", kF32);
   t.Add<RmsPropKernel>("rmsprop_update", kF32);
   t.Add<RmsPropAlexKernel>("rmspropalex_update", kF32);

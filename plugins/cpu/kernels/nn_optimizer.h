@@ -17,12 +17,8 @@ inline float ClipTo(float v, float c) { return c >= 0.0f ? std::min(std::max(v, 
 struct UpdateParams {
   float lr = 0, wd = 0, rescale = 1, clip = -1;
   UpdateParams() = default;
-  UpdateParams(const weft::sdk::AttrMap& a, double lr_value, double wd_value)
-      : lr(static_cast<float>(lr_value)),
-        wd(static_cast<float>(wd_value)),
-        rescale(static_cast<float>(a.GetFloat("rescale_grad", 1.0))),
-        clip(static_cast<float>(a.GetFloat("clip_gradient", -1.0))) {}
-  explicit UpdateParams(const weft::sdk::AttrMap& a) : UpdateParams(a, a.GetFloat("lr"), a.GetFloat("wd", 0.0)) {}
+  UpdateParams(float lr_value, float wd_value, float rescale_grad, float clip_gradient)
+      : lr(lr_value), wd(wd_value), rescale(rescale_grad), clip(clip_gradient) {}
   float Clip(float g) const { return ClipTo(g, clip); }
 };
 

@@ -15,12 +15,18 @@
 
 #include "nn_optimizer.h"
 #include "tensor_util.h"
+#include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::cpu {
 namespace {
 
 using tensor::Convert;
 using tensor::Half;
+using weft::sdk::UpdateFields;
+using weft::sdk::UpdateRule;
+
+// lr, wd, rescale_grad and clip_gradient of an update op's parameter struct.
+UpdateParams Common(const UpdateFields& f) { return UpdateParams(f.lr, f.wd, f.rescale_grad, f.clip_gradient); }
 
 inline constexpr uint64_t kF16F32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16) | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
 
@@ -88,8 +94,9 @@ Sgd SgdKind(const std::string& op) {
 // mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update: inputs weight, grad; aux [mom,] weight32.
 class MpSgdKernel {
  public:
-  explicit MpSgdKernel(const KernelSetup& s)
-      : rule_(SgdKind(s.op_name)), p_(s.attrs), momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {
+  explicit MpSgdKernel(const KernelSetup& s) : MpSgdKernel(s, weft::sdk::UpdateParamsOf(s)) {}
+  MpSgdKernel(const KernelSetup& s, const UpdateFields& f)
+      : rule_(SgdKind(s.op_name)), p_(Common(f)), momentum_(f.momentum) {
     const int states = rule_ == Sgd::kPlain ? 1 : 2;
     s.ExpectCounts(2, 1, states);
     RequireF32Aux(s);
@@ -118,25 +125,28 @@ class MultiSgdKernel {
   explicit MultiSgdKernel(const KernelSetup& s)
       : rule_(SgdKind(s.op_name)),
         mp_(s.op_name.find("_mp_") != std::string::npos),
-        preloaded_(s.op_name.starts_with("preloaded_")),
-        momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))) {
-    n_ = static_cast<size_t>(s.attrs.GetInt("num_weights"));
+        preloaded_(s.op_name.starts_with("preloaded_")) {
+    // The multi-tensor struct of this op's family: lrs and wds hold num_weights values each.
+    const bool momentum = rule_ != Sgd::kPlain;
+    const auto p = preloaded_ ? (momentum ? Fields(s.Params<weft::sdk::MultiSgdParam<true, true>>())
+                                          : Fields(s.Params<weft::sdk::MultiSgdParam<true, false>>()))
+                              : (momentum ? Fields(s.Params<weft::sdk::MultiSgdParam<false, true>>())
+                                          : Fields(s.Params<weft::sdk::MultiSgdParam<false, false>>()));
+    momentum_ = p.momentum;
+    n_ = static_cast<size_t>(p.num_weights);
     states_ = (rule_ == Sgd::kPlain ? 0 : 1) + (mp_ ? 1 : 0);
     s.ExpectCounts(static_cast<int>(2 * n_ + (preloaded_ ? 2 : 0)), static_cast<int>(n_),
                    static_cast<int>(n_ * states_));
     RequireF32Aux(s);
-    std::vector<double> lrs, wds;
-    if (!preloaded_) {
-      lrs = ParseFloats(s, "lrs");
-      wds = ParseFloats(s, "wds");
-    }
     for (size_t i = 0; i < n_; ++i) {
       const TensorDesc& w = s.inputs[2 * i];
       if (s.inputs[2 * i + 1].dtype != w.dtype || w.dtype != s.inputs[0].dtype)
         Invalid(s, "weights and grads must share one dtype");
       if (!mp_ && w.dtype != WEFT_DTYPE_FLOAT32) Invalid(s, "weights must be float32 (mp_ ops take float16)");
       CheckSizesOf(s, i);
-      params_.push_back(preloaded_ ? UpdateParams(s.attrs, 0, 0) : UpdateParams(s.attrs, lrs[i], wds[i]));
+      const float lr = preloaded_ ? 0.0f : static_cast<float>(p.lrs[i]);
+      const float wd = preloaded_ ? 0.0f : static_cast<float>(p.wds[i]);
+      params_.push_back(UpdateParams(lr, wd, p.rescale_grad, p.clip_gradient));
     }
     if (preloaded_)
       for (size_t k : {2 * n_, 2 * n_ + 1})
@@ -162,21 +172,15 @@ class MultiSgdKernel {
   }
 
  private:
-  std::vector<double> ParseFloats(const KernelSetup& s, const char* key) const {
-    std::string v = s.attrs.GetString(key);
-    for (char& ch : v)
-      if (ch == '(' || ch == ')' || ch == '[' || ch == ']' || ch == ',') ch = ' ';
-    std::vector<double> out;
-    size_t pos = 0;
-    while (pos < v.size()) {
-      const size_t start = v.find_first_not_of(' ', pos);
-      if (start == std::string::npos) break;
-      const size_t end = v.find(' ', start);
-      out.push_back(weft::sdk::ParseFloat(v.substr(start, end - start), key));
-      pos = end;
-    }
-    if (out.size() != n_) Invalid(s, std::string(key) + " must have num_weights values");
-    return out;
+  // The fields every MultiSgdParam variant has (lrs and wds empty when preloaded).
+  struct MultiFields {
+    weft::sdk::FloatTuple lrs, wds;
+    float momentum, rescale_grad, clip_gradient;
+    int64_t num_weights;
+  };
+  template <class P>
+  static MultiFields Fields(const P& p) {
+    return {p.lrs, p.wds, p.momentum, p.rescale_grad, p.clip_gradient, p.num_weights};
   }
   void CheckSizesOf(const KernelSetup& s, size_t i) const {
     const int64_t n = s.inputs[2 * i].size();
@@ -187,7 +191,7 @@ class MultiSgdKernel {
 
   Sgd rule_;
   bool mp_, preloaded_;
-  float momentum_;
+  float momentum_ = 0;
   size_t n_ = 1, states_ = 0;
   std::vector<UpdateParams> params_;
 };
@@ -197,7 +201,7 @@ class MultiSgdKernel {
 // The float32 update ops with their own rule: inputs weight, grad; `states` aux arrays.
 class RuleKernel {
  public:
-  explicit RuleKernel(const KernelSetup& s, int states) : p_(s.attrs) {
+  RuleKernel(const KernelSetup& s, const UpdateFields& f, int states) : p_(Common(f)) {
     s.ExpectCounts(2, 1, states);
     RequireFloat32(s);
     CheckSizes(s, s.inputs[0].size(), 1, 1, 0, static_cast<size_t>(states));
@@ -215,7 +219,8 @@ class RuleKernel {
 
 class SignSgdKernel : public RuleKernel {
  public:
-  explicit SignSgdKernel(const KernelSetup& s) : RuleKernel(s, 0) {}
+  explicit SignSgdKernel(const KernelSetup& s)
+      : RuleKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kSignSgd>>(), 0) {}
   // MXNet 1.9 takes the sign of the raw gradient: rescale_grad and clip_gradient do not enter.
   void Compute(const KernelCall& c) const {
     const float* w = c.inputs[0].data<float>();
@@ -228,9 +233,9 @@ class SignSgdKernel : public RuleKernel {
 class SignumKernel : public RuleKernel {
  public:
   explicit SignumKernel(const KernelSetup& s)
-      : RuleKernel(s, 1),
-        momentum_(static_cast<float>(s.attrs.GetFloat("momentum", 0.0))),
-        wd_lh_(static_cast<float>(s.attrs.GetFloat("wd_lh", 0.0))) {}
+      : SignumKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kSignum>>()) {}
+  SignumKernel(const KernelSetup& s, const UpdateFields& f)
+      : RuleKernel(s, f, 1), momentum_(f.momentum), wd_lh_(f.wd_lh) {}
   void Compute(const KernelCall& c) const {
     float* mom = c.aux[0].data<float>();
     Run(c, [&](int64_t i, float w, float g) {
@@ -245,10 +250,8 @@ class SignumKernel : public RuleKernel {
 
 class FtrlKernel : public RuleKernel {
  public:
-  explicit FtrlKernel(const KernelSetup& s)
-      : RuleKernel(s, 2),
-        lamda1_(static_cast<float>(s.attrs.GetFloat("lamda1", 0.01))),
-        beta_(static_cast<float>(s.attrs.GetFloat("beta", 1.0))) {}
+  explicit FtrlKernel(const KernelSetup& s) : FtrlKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kFtrl>>()) {}
+  FtrlKernel(const KernelSetup& s, const UpdateFields& f) : RuleKernel(s, f, 2), lamda1_(f.lamda1), beta_(f.beta) {}
   void Compute(const KernelCall& c) const {
     float* z = c.aux[0].data<float>();
     float* n = c.aux[1].data<float>();
@@ -267,15 +270,17 @@ class FtrlKernel : public RuleKernel {
 // ftml_update clips with clip_grad and adds the weight decay before clipping.
 class FtmlKernel {
  public:
-  explicit FtmlKernel(const KernelSetup& s)
-      : lr_(static_cast<float>(s.attrs.GetFloat("lr"))),
-        wd_(static_cast<float>(s.attrs.GetFloat("wd", 0.0))),
-        rescale_(static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0))),
-        clip_(static_cast<float>(s.attrs.GetFloat("clip_grad", -1.0))),
-        beta1_(static_cast<float>(s.attrs.GetFloat("beta1", 0.6))),
-        beta2_(static_cast<float>(s.attrs.GetFloat("beta2", 0.999))),
-        eps_(s.attrs.GetFloat("epsilon", 1e-8)),
-        t_(s.attrs.GetInt("t")) {
+  explicit FtmlKernel(const KernelSetup& s) : FtmlKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kFtml>>()) {}
+  // f.clip_gradient holds ftml's clip_grad.
+  FtmlKernel(const KernelSetup& s, const UpdateFields& f)
+      : lr_(f.lr),
+        wd_(f.wd),
+        rescale_(f.rescale_grad),
+        clip_(f.clip_gradient),
+        beta1_(f.beta1),
+        beta2_(f.beta2),
+        eps_(f.epsilon),
+        t_(f.t) {
     s.ExpectCounts(2, 1, 3);
     RequireFloat32(s);
     CheckSizes(s, s.inputs[0].size(), 1, 1, 0, 3);
@@ -309,14 +314,15 @@ class FtmlKernel {
 // lamb_update_phase1: weight, grad; aux mean, var[, weight32] -> g (float32 when mp).
 class LambPhase1Kernel {
  public:
-  explicit LambPhase1Kernel(const KernelSetup& s)
+  explicit LambPhase1Kernel(const KernelSetup& s) : LambPhase1Kernel(s, s.Params<weft::sdk::LambPhase1Param>()) {}
+  LambPhase1Kernel(const KernelSetup& s, const weft::sdk::LambPhase1Param& p)
       : mp_(s.op_name.starts_with("mp_")),
-        p_(s.attrs, 0, s.attrs.GetFloat("wd")),
-        beta1_(static_cast<float>(s.attrs.GetFloat("beta1", 0.9))),
-        beta2_(static_cast<float>(s.attrs.GetFloat("beta2", 0.999))),
-        eps_(static_cast<float>(s.attrs.GetFloat("epsilon", 1e-6))),
-        t_(s.attrs.GetInt("t")),
-        bias_correction_(s.attrs.GetBool("bias_correction", true)) {
+        p_(0.0f, p.wd, p.rescale_grad, p.clip_gradient),
+        beta1_(p.beta1),
+        beta2_(p.beta2),
+        eps_(p.epsilon),
+        t_(p.t),
+        bias_correction_(p.bias_correction) {
     s.ExpectCounts(2, 1, mp_ ? 3 : 2);
     RequireF32Aux(s);
     if (!mp_) RequireFloat32(s);
@@ -357,11 +363,9 @@ class LambPhase1Kernel {
 // lamb_update_phase2: weight, g, r1, r2[; aux weight32] -> the new weight.
 class LambPhase2Kernel {
  public:
-  explicit LambPhase2Kernel(const KernelSetup& s)
-      : mp_(s.op_name.starts_with("mp_")),
-        lr_(static_cast<float>(s.attrs.GetFloat("lr"))),
-        lower_(static_cast<float>(s.attrs.GetFloat("lower_bound", -1.0))),
-        upper_(static_cast<float>(s.attrs.GetFloat("upper_bound", -1.0))) {
+  explicit LambPhase2Kernel(const KernelSetup& s) : LambPhase2Kernel(s, s.Params<weft::sdk::LambPhase2Param>()) {}
+  LambPhase2Kernel(const KernelSetup& s, const weft::sdk::LambPhase2Param& p)
+      : mp_(s.op_name.starts_with("mp_")), lr_(p.lr), lower_(p.lower_bound), upper_(p.upper_bound) {
     s.ExpectCounts(4, 1, mp_ ? 1 : 0);
     RequireF32Aux(s);
     for (size_t i = 1; i < 4; ++i)
@@ -422,10 +426,9 @@ class MultiSumSqKernel {
 
 class MultiLarsKernel {
  public:
-  explicit MultiLarsKernel(const KernelSetup& s)
-      : eta_(static_cast<float>(s.attrs.GetFloat("eta"))),
-        eps_(static_cast<float>(s.attrs.GetFloat("eps"))),
-        rescale_(static_cast<float>(s.attrs.GetFloat("rescale_grad", 1.0))) {
+  explicit MultiLarsKernel(const KernelSetup& s) : MultiLarsKernel(s, s.Params<weft::sdk::MultiLarsParam>()) {}
+  MultiLarsKernel(const KernelSetup& s, const weft::sdk::MultiLarsParam& p)
+      : eta_(p.eta), eps_(p.eps), rescale_(p.rescale_grad) {
     s.ExpectCounts(4, 1);
     RequireFloat32(s);
     CheckSizes(s, s.inputs[0].size(), 1, 3, 0, 0);

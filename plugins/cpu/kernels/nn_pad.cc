@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/pad.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
 
-enum class PadMode { kConstant, kEdge, kReflect };
+using sdk::PadMode;
 
 class PadKernel {
  public:
@@ -25,12 +26,10 @@ class PadKernel {
     DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
     const TensorDesc& data = backward_ ? s.outputs[0] : s.inputs[0];
     const TensorDesc& padded = backward_ ? s.inputs[0] : s.outputs[0];
-    const std::string mode = s.attrs.GetString("mode");
-    mode_ = mode == "edge" ? PadMode::kEdge : mode == "reflect" ? PadMode::kReflect : PadMode::kConstant;
-    if (mode_ == PadMode::kConstant && mode != "constant")
-      Invalid(s, "mode='" + mode + "' is none of constant, edge, reflect");
-    value_ = s.attrs.GetFloat("constant_value", 0.0);
-    const std::vector<int64_t> pw = s.attrs.GetTuple("pad_width");
+    const auto p = s.Params<sdk::PadParam>();
+    mode_ = p.mode;
+    value_ = p.constant_value;
+    const std::vector<int64_t>& pw = p.pad_width;
     const int nd = data.ndim();
     if ((nd != 4 && nd != 5) || padded.ndim() != nd || pw.size() != static_cast<size_t>(2 * nd))
       Invalid(s, "needs 4-D or 5-D data " + sdk::FormatTuple(data.shape) + " with 2 pad_width entries per axis, got " +

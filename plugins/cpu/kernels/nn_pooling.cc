@@ -13,87 +13,18 @@
 #include "isa_dispatch.h"
 #include "nn_common.h"
 #include "parallel.h"
+#include "weft/sdk/ops/pooling.hpp"
 
 namespace weft::cpu {
 namespace {
 
-enum class PoolType { kMax, kAvg, kSum };
-
-struct PoolGeom {
-  PoolType type = PoolType::kMax;
-  bool count_include_pad = true;
-  int64_t n = 0, c = 0, ih = 1, iw = 1, oh = 1, ow = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
-};
-
-int64_t OutSize(int64_t in, int64_t k, int64_t s, int64_t p, bool full) {
-  int64_t span = in + 2 * p - k;
-  if (span < 0) return 0;
-  return (full ? (span + s - 1) / s : span / s) + 1;
-}
+using weft::sdk::PoolGeometry;
+using weft::sdk::PoolType;
+using weft::sdk::PoolWindow;
+using PoolGeom = PoolGeometry;
 
 PoolGeom ParsePooling(const KernelSetup& s, const TensorDesc& x, const TensorDesc& y) {
-  PoolGeom g;
-  std::string t = s.attrs.GetEnum("pool_type", {"max", "avg", "sum", "lp"}, "max");
-  if (t == "lp") Unsupported(s, "pool_type 'lp' is not implemented on cpu");
-  g.type = t == "max" ? PoolType::kMax : t == "avg" ? PoolType::kAvg : PoolType::kSum;
-  std::string conv = s.attrs.GetEnum("pooling_convention", {"valid", "full", "same"}, "valid");
-  if (conv == "same") Unsupported(s, "pooling_convention 'same' is not implemented on cpu");
-  if (s.attrs.GetString("layout", "NCHW") != "NCHW" && s.attrs.GetString("layout", "NCW") != "NCW")
-    Unsupported(s, "layout " + s.attrs.GetString("layout", "") + " is not implemented on cpu (NCW/NCHW are)");
-  g.count_include_pad = s.attrs.GetBool("count_include_pad", true);
-  bool global = s.attrs.GetBool("global_pool", false);
-  int sp = x.ndim() - 2;
-  if (sp != 1 && sp != 2) Unsupported(s, "data " + ShapeString(x) + ": only 1-D (NCW) and 2-D (NCHW) pooling on cpu");
-  g.n = x.dim(0);
-  g.c = x.dim(1);
-  g.ih = sp == 2 ? x.dim(2) : 1;
-  g.iw = x.dim(-1);
-  auto tuple = [&](const char* name, int64_t dflt) {
-    std::vector<int64_t> v = s.attrs.GetTuple(name, {});
-    if (v.empty()) v.assign(static_cast<size_t>(sp), dflt);
-    if (v.size() != static_cast<size_t>(sp))
-      Invalid(s, std::string(name) + " " + weft::sdk::FormatTuple(v) + " must have " + std::to_string(sp) +
-                     " entries for data " + ShapeString(x));
-    return sp == 2 ? std::pair{v[0], v[1]} : std::pair{int64_t{1}, v[0]};
-  };
-  if (global) {
-    g.kh = g.ih, g.kw = g.iw;
-  } else {
-    if (s.attrs.GetTuple("kernel", {}).empty()) Invalid(s, "kernel is required unless global_pool=True");
-    std::tie(g.kh, g.kw) = tuple("kernel", 1);
-    std::tie(g.sh, g.sw) = tuple("stride", 1);
-    std::tie(g.ph, g.pw) = tuple("pad", 0);
-    if (sp == 1) g.sh = 1, g.ph = 0;
-  }
-  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0)
-    Invalid(s, "kernel and stride must be positive and pad non-negative");
-  if (g.kh > g.ih + 2 * g.ph || g.kw > g.iw + 2 * g.pw)
-    Invalid(s, "kernel larger than the padded input " + ShapeString(x));
-  bool full = conv == "full";
-  g.oh = global ? 1 : OutSize(g.ih, g.kh, g.sh, g.ph, full);
-  g.ow = global ? 1 : OutSize(g.iw, g.kw, g.sw, g.pw, full);
-  if (y.size() != g.n * g.c * g.oh * g.ow)
-    Invalid(s, "output " + ShapeString(y) + " does not match the pooled size (" + std::to_string(g.oh) + ", " +
-                   std::to_string(g.ow) + ")");
-  return g;
-}
-
-// One output position's window: clipped bounds and the divisor for avg.
-struct Window {
-  int64_t h0, h1, w0, w1;
-  float div;
-};
-
-inline Window WindowAt(const PoolGeom& g, int64_t oy, int64_t ox) {
-  int64_t h0 = oy * g.sh - g.ph, w0 = ox * g.sw - g.pw;
-  int64_t h1 = std::min(h0 + g.kh, g.ih + g.ph), w1 = std::min(w0 + g.kw, g.iw + g.pw);
-  int64_t padded = (h1 - h0) * (w1 - w0);
-  h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
-  h1 = std::min(h1, g.ih), w1 = std::min(w1, g.iw);
-  int64_t real = std::max<int64_t>(h1 - h0, 0) * std::max<int64_t>(w1 - w0, 0);
-  int64_t cnt = g.type == PoolType::kAvg ? (g.count_include_pad ? padded : real) : 1;
-  return {h0, h1, w0, w1, cnt > 0 ? 1.0f / static_cast<float>(cnt) : 0.0f};
+  return weft::sdk::PoolingGeometry(s.op_name, s.Params<weft::sdk::PoolingParam>(), x.shape, y.shape);
 }
 
 // Max pooling with 2x2 windows at stride 2 and no padding (LeNet's, VGG's): the windows tile the
@@ -281,7 +212,7 @@ class PoolingForward {
         float* yp = y + p * g.oh * g.ow;
         for (int64_t oy = 0; oy < g.oh; ++oy)
           for (int64_t ox = 0; ox < g.ow; ++ox) {
-            Window w = WindowAt(g, oy, ox);
+            const PoolWindow w = g.Window(oy, ox);
             float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
             for (int64_t h = w.h0; h < w.h1; ++h)
               for (int64_t q = w.w0; q < w.w1; ++q) {
@@ -333,7 +264,7 @@ class PoolingBackward {
       const float* gyp = gy + p * g.oh * g.ow;
       for (int64_t oy = 0; oy < g.oh; ++oy)
         for (int64_t ox = 0; ox < g.ow; ++ox) {
-          Window w = WindowAt(g, oy, ox);
+          const PoolWindow w = g.Window(oy, ox);
           float go = gyp[oy * g.ow + ox];
           if (g.type == PoolType::kMax) {
             int64_t best = -1;

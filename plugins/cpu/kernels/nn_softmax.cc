@@ -10,30 +10,16 @@
 #include "isa_dispatch.h"
 #include "nn_common.h"
 #include "vector_math.h"
+#include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::cpu {
 namespace {
 
 // A tensor viewed as (outer, len, inner) around one axis.
-struct AxisView {
-  int64_t outer = 1, len = 1, inner = 1;
-};
+using AxisView = weft::sdk::AxisSplit;
 
 AxisView ViewAround(const KernelSetup& s, const TensorDesc& t, int64_t axis) {
-  int nd = t.ndim();
-  if (nd == 0) Invalid(s, "data must have at least one axis");
-  if (axis < -nd || axis >= nd) Invalid(s, "axis " + std::to_string(axis) + " out of range for " + ShapeString(t));
-  if (axis < 0) axis += nd;
-  AxisView v;
-  for (int i = 0; i < nd; ++i) {
-    if (i < axis)
-      v.outer *= t.dim(i);
-    else if (i == axis)
-      v.len = t.dim(i);
-    else
-      v.inner *= t.dim(i);
-  }
-  return v;
+  return weft::sdk::SplitAtAxis(s.op_name, t.shape, axis);
 }
 
 // Softmax (or log-softmax) of one strided row of `len` elements into `out` via assign. Each
@@ -63,10 +49,9 @@ class SoftmaxForward {
   explicit SoftmaxForward(const KernelSetup& s) {
     s.ExpectCounts(1, 1);
     RequireFloat32(s);
-    v_ = ViewAround(s, s.inputs[0], s.attrs.GetInt("axis", -1));
-    double t = s.attrs.GetFloat("temperature", 1.0);
-    if (!(t > 0)) Invalid(s, "temperature must be positive, got " + std::to_string(t));
-    inv_t_ = static_cast<float>(1.0 / t);
+    const auto p = s.Params<weft::sdk::SoftmaxParam>();
+    v_ = ViewAround(s, s.inputs[0], p.axis);
+    inv_t_ = p.InverseTemperature();
   }
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();
@@ -98,8 +83,9 @@ class SoftmaxBackward {
     s.ExpectCounts(2, 1);
     RequireFloat32(s);
     if (s.inputs[1].size() != s.inputs[0].size()) Invalid(s, "out_grad and output differ in size");
-    v_ = ViewAround(s, s.inputs[1], s.attrs.GetInt("axis", -1));
-    inv_t_ = static_cast<float>(1.0 / s.attrs.GetFloat("temperature", 1.0));
+    const auto p = s.Params<weft::sdk::SoftmaxParam>();
+    v_ = ViewAround(s, s.inputs[1], p.axis);
+    inv_t_ = p.InverseTemperature();
   }
   void Compute(const KernelCall& c) const {
     const float* gy = c.inputs[0].data<float>();
@@ -144,14 +130,16 @@ struct SoftmaxOutputParams {
   float extra_div = 1;  // multi_output: rest (null / batch)
   float grad_scale = 1.0f, ignore_label = -1.0f;
   bool use_ignore = false;
-  enum class Norm { kNull, kBatch, kValid } norm = Norm::kNull;
+  using Norm = weft::sdk::GradNormalization;
+  Norm norm = Norm::kNull;
 };
 
 SoftmaxOutputParams ParseSoftmaxOutput(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
   SoftmaxOutputParams p;
-  if (s.attrs.GetBool("preserve_shape", false)) Unsupported(s, "preserve_shape=True is not implemented on cpu");
+  // preserve_shape is DefaultOnly: Params refuses True.
+  const auto a = s.Params<weft::sdk::SoftmaxOutputParam>();
   if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-  p.multi = s.attrs.GetBool("multi_output", false);
+  p.multi = a.multi_output;
   const int64_t size = data.size();
   if (p.multi) {
     if (data.ndim() < 2) Invalid(s, "multi_output needs (N, C, ...) data, got " + ShapeString(data));
@@ -168,13 +156,10 @@ SoftmaxOutputParams ParseSoftmaxOutput(const KernelSetup& s, const TensorDesc& d
       Invalid(s, "label " + ShapeString(label) + " must hold one class per row of data " + ShapeString(data));
     p.bwd = AxisView{m, m == 0 ? 0 : size / m, 1};
   }
-  p.grad_scale = static_cast<float>(s.attrs.GetFloat("grad_scale", 1.0));
-  p.ignore_label = static_cast<float>(s.attrs.GetFloat("ignore_label", -1.0));
-  p.use_ignore = s.attrs.GetBool("use_ignore", false);
-  std::string norm = s.attrs.GetEnum("normalization", {"null", "batch", "valid"}, "null");
-  p.norm = norm == "batch"   ? SoftmaxOutputParams::Norm::kBatch
-           : norm == "valid" ? SoftmaxOutputParams::Norm::kValid
-                             : SoftmaxOutputParams::Norm::kNull;
+  p.grad_scale = a.grad_scale;
+  p.ignore_label = a.ignore_label;
+  p.use_ignore = a.use_ignore;
+  p.norm = a.normalization;
   return p;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/upsampling.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -23,11 +24,12 @@ namespace {
 class NearestUpSampling {
  public:
   explicit NearestUpSampling(const KernelSetup& s) : backward_(s.op_name.rfind("_backward_", 0) == 0) {
-    const int64_t n = s.attrs.GetInt("num_args", 1);
+    const auto p = s.Params<sdk::UpSamplingParam>();
+    const int64_t n = p.num_args;
     s.ExpectCounts(backward_ ? 1 : static_cast<int>(n), backward_ ? static_cast<int>(n) : 1);
     RequireSameDType(s);
     DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
-    sum_ = s.attrs.GetString("multi_input_mode", "concat") == "sum";
+    sum_ = p.multi_input_mode == sdk::MultiInputMode::kSum;
     const TensorDesc& big = backward_ ? s.inputs[0] : s.outputs[0];
     const std::vector<TensorDesc>& parts = backward_ ? s.outputs : s.inputs;
     if (big.ndim() != 4) Invalid(s, "output must be 4-D");
@@ -111,8 +113,9 @@ class BilinearUpSampling {
     const TensorDesc& x = s.inputs[backward_ ? 1 : 0];
     const TensorDesc& w = s.inputs[backward_ ? 2 : 1];
     const TensorDesc& y = backward_ ? s.inputs[0] : s.outputs[0];
-    scale_ = s.attrs.GetInt("scale");
-    k_ = 2 * scale_ - scale_ % 2;
+    const auto p = s.Params<sdk::UpSamplingParam>();
+    scale_ = p.scale;
+    k_ = p.BilinearKernel();
     pad_ = scale_ / 2;  // = ⌈(scale − 1) / 2⌉
     if (x.ndim() != 4 || scale_ < 1) Invalid(s, "data " + sdk::FormatTuple(x.shape) + " must be 4-D (N, C, H, W)");
     const std::vector<int64_t> want_w{x.shape[1], 1, k_, k_};
@@ -194,7 +197,7 @@ class BilinearUpSampling {
 class UpSamplingKernel {
  public:
   explicit UpSamplingKernel(const KernelSetup& s) {
-    if (s.attrs.GetString("sample_type", "nearest") == "bilinear")
+    if (s.Params<sdk::UpSamplingParam>().sample_type == sdk::UpSampleType::kBilinear)
       bilinear_.emplace(s);
     else
       nearest_.emplace(s);

@@ -20,7 +20,7 @@ using sdk::random::Sampler;
 
 class SampleKernel {
  public:
-  explicit SampleKernel(const KernelSetup& s) : sampler_(Sampler::FromOp(s.op_name, s.attrs)) {
+  explicit SampleKernel(const KernelSetup& s) : sampler_(Sampler::FromOp(s)) {
     s.ExpectCounts(s.op_name.ends_with("_like") ? 1 : 0, 1);
   }
 

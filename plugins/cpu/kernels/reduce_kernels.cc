@@ -21,6 +21,7 @@
 #include "elemwise_driver.h"
 #include "reduce_driver.h"
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/reduce.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -98,8 +99,10 @@ class ReduceKernel {
       Unsupported(s, "int32 and int64 arrays have max and min only");
     // The forward's input shape is the backward's output shape.
     data_ = Dims(backward_ ? s.outputs[0] : s.inputs[0]);
-    std::vector<int64_t> axes = s.attrs.GetTuple("axis", {});
-    const bool exclude = s.attrs.GetBool("exclude", false);
+    // norm has its own attributes (no exclude).
+    const std::vector<int64_t> axes =
+        kind_ == Reduce::kNorm ? s.Params<sdk::NormParam>().axis : s.Params<sdk::ReduceParam>().axis;
+    const bool exclude = kind_ != Reduce::kNorm && s.Params<sdk::ReduceParam>().exclude;
     bool named[WEFT_MAX_NDIM] = {};
     for (int64_t a : axes) {
       const int ax = NormalizeAxis(s, a, data_.ndim, "axis");
@@ -117,8 +120,7 @@ class ReduceKernel {
     if ((kind_ == Reduce::kMax || kind_ == Reduce::kMin) && count_ == 0 && kept_.Size() > 0)
       Invalid(s, "max/min over an empty axis");
     if (kind_ == Reduce::kNorm) {
-      ord_ = s.attrs.GetInt("ord", 2);
-      if (ord_ != 1 && ord_ != 2) Invalid(s, "ord=" + std::to_string(ord_) + " is not 1 or 2");
+      ord_ = s.Params<sdk::NormParam>().ord;  // 1 or 2
     }
   }
 

@@ -14,10 +14,10 @@
 // Positions may come in any index dtype (float values truncated toward zero, as MXNet).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <vector>
 
 #include "tensor_box.h"
+#include "weft/sdk/ops/indexing.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -36,7 +36,7 @@ class SliceAssignKernel {
     if (!scalar_ && s.inputs[1].size() != box_.extent.Size())
       Invalid(s, "rhs has shape " + sdk::FormatTuple(s.inputs[1].shape) + ", the slice of " +
                      sdk::FormatTuple(lhs.shape) + " is " + box_.extent.Str());
-    value_ = scalar_ ? s.attrs.GetFloat("scalar") : 0.0;
+    value_ = scalar_ ? s.Params<sdk::SliceAssignScalarParam>().scalar : 0.0;
   }
   void Compute(const KernelCall& c) const {
     const Tensor& lhs = c.inputs[0];
@@ -72,7 +72,7 @@ class SliceAssignKernel {
 
 class SetValueKernel {
  public:
-  explicit SetValueKernel(const KernelSetup& s) : value_(s.attrs.GetFloat("src")) {
+  explicit SetValueKernel(const KernelSetup& s) : value_(s.Params<sdk::SetValueParam>().src) {
     s.ExpectCounts(0, 1);
     DispatchAll(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
   }
@@ -259,14 +259,10 @@ class HistogramKernel {
     s.ExpectCounts(-1, 2);
     DispatchFloat(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
     if (s.outputs[0].dtype != WEFT_DTYPE_INT64) Invalid(s, "the counts must be int64");
-    if (std::optional<int64_t> n = s.attrs.GetOptionalInt("bin_cnt")) {
-      bins_ = *n;
-      std::string r = s.attrs.GetString("range");
-      std::replace(r.begin(), r.end(), '(', ' ');
-      std::replace(r.begin(), r.end(), ')', ' ');
-      std::replace(r.begin(), r.end(), ',', ' ');
-      if (std::sscanf(r.c_str(), "%lf %lf", &lo_, &hi_) != 2 || !(lo_ < hi_))
-        Invalid(s, "range must be (min, max) with min < max, got " + s.attrs.GetString("range"));
+    const auto p = s.Params<sdk::HistogramParam>();  // range checked: (min, max), min < max
+    if (p.bin_cnt) {
+      bins_ = *p.bin_cnt;
+      lo_ = (*p.range)[0], hi_ = (*p.range)[1];
     } else if (s.inputs.size() == 2) {
       bins_ = std::max<int64_t>(s.inputs[1].size() - 1, 0);
     } else {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
-#include "weft/sdk/cpp/slice.hpp"
+#include "weft/sdk/ops/slice.hpp"
 
 namespace weft::cpu::tensor {
 
@@ -27,7 +27,7 @@ inline Box MakeBox(const Dims& full, const std::vector<sdk::SliceRange>& ranges)
 /// when they do not fit data's shape.
 inline Box SliceBox(const KernelSetup& s, const TensorDesc& data) {
   try {
-    return MakeBox(Dims(data), sdk::SliceRanges(s.attrs, data.shape));
+    return MakeBox(Dims(data), sdk::SliceRanges(s.Params<sdk::SliceParam>(), data.shape));
   } catch (const sdk::Error& e) {
     Invalid(s, e.what());
   }

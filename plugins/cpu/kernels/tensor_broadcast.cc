@@ -16,6 +16,7 @@
 #include "elemwise_driver.h"
 #include "reduce_driver.h"
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/broadcast.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -27,7 +28,7 @@ using View = std::vector<std::pair<int64_t, int64_t>>;
 View MakeView(const KernelSetup& s, const std::string& op, const TensorDesc& in, const TensorDesc& out) {
   View v;
   if (op == "tile") {
-    std::vector<int64_t> d = in.shape, reps = s.attrs.GetTuple("reps");
+    std::vector<int64_t> d = in.shape, reps = s.Params<sdk::TileParam>().reps;
     while (d.size() < reps.size()) d.insert(d.begin(), 1);
     while (reps.size() < d.size()) reps.insert(reps.begin(), 1);
     for (size_t i = 0; i < d.size(); ++i) {
@@ -35,8 +36,9 @@ View MakeView(const KernelSetup& s, const std::string& op, const TensorDesc& in,
       v.push_back({d[i], d[i]});
     }
   } else if (op == "repeat") {
-    const int64_t r = s.attrs.GetInt("repeats");
-    const std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis");
+    const auto p = s.Params<sdk::RepeatParam>();
+    const int64_t r = p.repeats;
+    const std::optional<int64_t> axis = p.axis;
     const Dims d(in);
     const int a = axis ? NormalizeAxis(s, *axis, d.ndim, "axis") : d.ndim - 1;
     const int64_t pre = axis ? d.Prod(0, a) : 1, n = axis ? d.d[a] : d.Size(), post = axis ? d.Prod(a + 1, d.ndim) : 1;

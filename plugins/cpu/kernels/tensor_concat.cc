@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/concat.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -21,11 +22,37 @@ struct Blocks {
   int64_t whole = 0;          // elements per block of the whole (sum of part)
 };
 
+// The part count and the axis (value and attribute name) of Concat, SliceChannel or stack (or
+// their backward ops).
+struct PartsAxis {
+  int64_t count, axis;
+  const char* axis_attr;
+};
+
+PartsAxis PartsAxisOf(const KernelSetup& s) {
+  const std::string op = s.op_name.rfind("_backward_", 0) == 0 ? s.op_name.substr(10) : s.op_name;
+  if (op == "Concat") {
+    const auto p = s.Params<sdk::ConcatParam>();
+    return {p.num_args, p.dim, "dim"};
+  }
+  if (op == "stack") {
+    const auto p = s.Params<sdk::StackParam>();
+    return {p.num_args, p.axis, "axis"};
+  }
+  if (op == "_split_v2" || op == "split_v2") {  // _backward_split_v2 strips to split_v2
+    const auto p = s.Params<sdk::SplitV2Param>();
+    return {p.Parts(), p.axis, "axis"};
+  }
+  const auto p = s.Params<sdk::SliceChannelParam>();
+  return {p.num_outputs, p.axis, "axis"};
+}
+
 Blocks MakeBlocks(const KernelSetup& s, const TensorDesc& whole, const std::vector<TensorDesc>& parts,
-                  const char* axis_attr, int64_t axis_default) {
+                  const PartsAxis& pa) {
   RequireSameDType(s);
   if (parts.empty()) Invalid(s, "needs at least one part");
-  const int axis = NormalizeAxis(s, s.attrs.GetInt(axis_attr, axis_default), whole.ndim(), axis_attr);
+  const char* axis_attr = pa.axis_attr;
+  const int axis = NormalizeAxis(s, pa.axis, whole.ndim(), axis_attr);
   Blocks b;
   for (int a = 0; a < axis; ++a) b.outer *= whole.shape[static_cast<size_t>(a)];
   for (const TensorDesc& p : parts) {
@@ -50,18 +77,15 @@ class AxisCopyKernel {
   explicit AxisCopyKernel(const KernelSetup& s) {
     join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel" || s.op_name == "stack" ||
             s.op_name == "_backward_split_v2";
-    const bool concat_attrs = s.op_name == "Concat" || s.op_name == "_backward_Concat";
-    const bool stack = s.op_name == "stack" || s.op_name == "_backward_stack";
-    const char* attr = concat_attrs ? "dim" : "axis";
-    const int64_t n = s.attrs.GetInt(concat_attrs || stack ? "num_args" : "num_outputs", -1);
+    const PartsAxis pa = PartsAxisOf(s);
     if (join_) {
       s.ExpectCounts(-1, 1);
-      if (n >= 0 && n != static_cast<int64_t>(s.inputs.size())) Invalid(s, "num attribute disagrees with inputs");
-      blocks_ = MakeBlocks(s, s.outputs[0], s.inputs, attr, stack ? 0 : 1);
+      if (pa.count != static_cast<int64_t>(s.inputs.size())) Invalid(s, "num attribute disagrees with inputs");
+      blocks_ = MakeBlocks(s, s.outputs[0], s.inputs, pa);
     } else {
       s.ExpectCounts(1, -1);
-      if (n >= 0 && n != static_cast<int64_t>(s.outputs.size())) Invalid(s, "num attribute disagrees with outputs");
-      blocks_ = MakeBlocks(s, s.inputs[0], s.outputs, attr, stack ? 0 : 1);
+      if (pa.count != static_cast<int64_t>(s.outputs.size())) Invalid(s, "num attribute disagrees with outputs");
+      blocks_ = MakeBlocks(s, s.inputs[0], s.outputs, pa);
     }
   }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/init.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -70,19 +71,20 @@ class InitKernel {
     s.ExpectCounts(0, 1);
     DispatchAll(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
     if (kind_ == Kind::kArange) {
-      start_ = s.attrs.GetOptionalFloat("stop") ? s.attrs.GetFloat("start") : 0.0;
-      step_ = s.attrs.GetFloat("step", 1.0);
-      repeat_ = s.attrs.GetInt("repeat", 1);
-      if (repeat_ < 1) Invalid(s, "repeat must be at least 1");
+      const auto p = s.Params<sdk::ArangeParam>();
+      start_ = p.First();
+      step_ = p.step;
+      repeat_ = p.repeat;
     } else if (kind_ == Kind::kLinspace) {
-      start_ = s.attrs.GetFloat("start");
-      const int64_t steps = s.attrs.GetInt("num") - (s.attrs.GetBool("endpoint", true) ? 1 : 0);
-      step_ = steps > 0 ? (s.attrs.GetFloat("stop") - start_) / static_cast<double>(steps) : 0.0;
+      const auto p = s.Params<sdk::LinspaceParam>();
+      start_ = p.start;
+      const int64_t steps = p.num - (p.endpoint ? 1 : 0);
+      step_ = steps > 0 ? (p.stop - start_) / static_cast<double>(steps) : 0.0;
     } else if (kind_ == Kind::kEye) {
       if (s.outputs[0].ndim() != 2) Invalid(s, "the output must be 2-D");
-      k_ = s.attrs.GetInt("k", 0);
+      k_ = s.Params<sdk::EyeParam>().k;
     } else {
-      value_ = s.op_name == "_ones" ? 1.0 : s.op_name == "_full" ? s.attrs.GetFloat("value") : 0.0;
+      value_ = s.op_name == "_ones" ? 1.0 : s.op_name == "_full" ? s.Params<sdk::FullParam>().value : 0.0;
     }
   }
   void Compute(const KernelCall& c) const {

@@ -13,6 +13,7 @@
 #include <climits>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/dot.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -48,8 +49,9 @@ struct Geometry {
 
 Geometry DotGeometry(const KernelSetup& s, const TensorDesc& lhs, const TensorDesc& rhs, bool batched) {
   Geometry g;
-  g.ta = s.attrs.GetBool("transpose_a", false);
-  g.tb = s.attrs.GetBool("transpose_b", false);
+  const auto p = s.Params<sdk::DotParam>();
+  g.ta = p.transpose_a;
+  g.tb = p.transpose_b;
   std::string shapes = " (lhs " + sdk::FormatTuple(lhs.shape) + ", rhs " + sdk::FormatTuple(rhs.shape) + ")";
   int64_t k2 = 0;
   if (batched) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/index.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -84,12 +85,21 @@ class WhereKernel {
 
 enum class Mode { kClip, kWrap, kRaise };
 
-Mode ModeOf(const KernelSetup& s) {
-  const std::string m = s.attrs.GetString("mode", "clip");
-  if (m == "clip") return Mode::kClip;
-  if (m == "wrap") return Mode::kWrap;
-  if (m == "raise") return Mode::kRaise;
-  Invalid(s, "mode='" + m + "' is none of clip, wrap, raise");
+// take's or pick's axis and mode.
+struct AxisMode {
+  int64_t axis;
+  Mode mode;
+};
+
+AxisMode AxisModeOf(const KernelSetup& s, bool pick) {
+  if (pick) {
+    const auto p = s.Params<sdk::PickParam>();
+    return {*p.axis, p.mode == sdk::PickMode::kWrap ? Mode::kWrap : Mode::kClip};
+  }
+  const auto p = s.Params<sdk::TakeParam>();
+  return {p.axis, p.mode == sdk::TakeMode::kWrap    ? Mode::kWrap
+                  : p.mode == sdk::TakeMode::kRaise ? Mode::kRaise
+                                                    : Mode::kClip};
 }
 
 // A position value mapped into [0, n) by mode (MXNet's take/pick kernels).
@@ -114,7 +124,7 @@ int64_t Position(I v, int64_t n, Mode mode, const char* op) {
 class TakePickKernel {
  public:
   explicit TakePickKernel(const KernelSetup& s)
-      : backward_(IsBackward(s)), pick_(s.op_name.find("pick") != std::string::npos), mode_(ModeOf(s)) {
+      : backward_(IsBackward(s)), pick_(s.op_name.find("pick") != std::string::npos), mode_(AxisModeOf(s, pick_).mode) {
     s.ExpectCounts(backward_ ? 3 : 2, backward_ ? 2 : 1);
     const TensorDesc& data = s.inputs[backward_ ? 1 : 0];
     const TensorDesc& idx = s.inputs[backward_ ? 2 : 1];
@@ -127,7 +137,7 @@ class TakePickKernel {
     }
     DispatchAll(s.op_name.c_str(), idx.dtype, [](auto) {});
     if (data.ndim() == 0) Invalid(s, "data must have at least one axis");
-    const int axis = NormalizeAxis(s, s.attrs.GetInt("axis", pick_ ? -1 : 0), data.ndim(), "axis");
+    const int axis = NormalizeAxis(s, AxisModeOf(s, pick_).axis, data.ndim(), "axis");
     const Dims d(data);
     outer_ = d.Prod(0, axis);
     n_ = d.d[axis];

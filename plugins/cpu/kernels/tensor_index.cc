@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/index.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -20,16 +21,10 @@ class OneHotKernel {
  public:
   explicit OneHotKernel(const KernelSetup& s) {
     s.ExpectCounts(1, 1);
-    depth_ = s.attrs.GetInt("depth");
-    if (depth_ < 0) Invalid(s, "depth=" + std::to_string(depth_) + " must be >= 0");
-    on_ = s.attrs.GetFloat("on_value", 1.0);
-    off_ = s.attrs.GetFloat("off_value", 0.0);
+    p_ = s.Params<sdk::OneHotParam>();
     DispatchIndex(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
     DispatchAll(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
-    if (s.outputs[0].size() != s.inputs[0].size() * depth_) {
-      Invalid(s, "output has " + std::to_string(s.outputs[0].size()) +
-                     " elements, expected indices x depth = " + std::to_string(s.inputs[0].size() * depth_));
-    }
+    p_.CheckShapes(s.op_name, s.inputs[0].shape, s.outputs[0].shape);
   }
 
   void Compute(const KernelCall& c) const {
@@ -41,13 +36,14 @@ class OneHotKernel {
       const I* idx = static_cast<const I*>(in.raw());
       DispatchAll("one_hot", out.dtype(), [&](auto otag) {
         using T = typename decltype(otag)::type;
-        const T on = Convert<T>(on_), off = Convert<T>(off_);
+        const T on = Convert<T>(p_.on_value), off = Convert<T>(p_.off_value);
+        const int64_t depth = p_.depth;
         T* y = static_cast<T*>(out.raw());
         sdk::WithReq(c.req[0], [&](auto assign) {
           for (int64_t i = 0; i < n; ++i) {
             const int64_t hot = Convert<int64_t>(idx[i]);
-            T* row = y + i * depth_;
-            for (int64_t j = 0; j < depth_; ++j) assign(row[j], j == hot ? on : off);
+            T* row = y + i * depth;
+            for (int64_t j = 0; j < depth; ++j) assign(row[j], j == hot ? on : off);
           }
         });
       });
@@ -55,8 +51,7 @@ class OneHotKernel {
   }
 
  private:
-  int64_t depth_ = 0;
-  double on_ = 1, off_ = 0;
+  sdk::OneHotParam p_;
 };
 
 class ArgmaxKernel {
@@ -66,8 +61,8 @@ class ArgmaxKernel {
     DispatchIndex(s.op_name.c_str(), s.inputs[0].dtype, [](auto) {});
     DispatchIndex(s.op_name.c_str(), s.outputs[0].dtype, [](auto) {});
     const TensorDesc& x = s.inputs[0];
-    std::optional<int64_t> axis =
-        s.op_name == "argmax_channel" ? std::optional<int64_t>(-1) : s.attrs.GetOptionalInt("axis");
+    const std::optional<int64_t> axis =
+        s.op_name == "argmax_channel" ? std::optional<int64_t>(-1) : s.Params<sdk::ArgmaxParam>().axis;
     if (axis) {
       const int a = NormalizeAxis(s, *axis, x.ndim(), "axis");
       for (int d = 0; d < a; ++d) outer_ *= x.shape[static_cast<size_t>(d)];

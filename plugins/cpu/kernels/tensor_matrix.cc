@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/matrix.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -47,7 +48,7 @@ struct PositionMap {
 // reverse: A = data, B = output; element idx of the output comes from idx mirrored on `axes`.
 PositionMap ReverseMap(const KernelSetup& s, const Dims& d) {
   std::vector<bool> flip(static_cast<size_t>(d.ndim), false);
-  for (int64_t a : s.attrs.GetTuple("axis")) flip[NormalizeAxis(s, a, d.ndim, "axis")] = true;
+  for (int64_t a : s.Params<sdk::ReverseParam>().axis) flip[NormalizeAxis(s, a, d.ndim, "axis")] = true;
   const std::vector<int64_t> st = Strides(d);
   PositionMap m;
   ForEachIndex(d, [&](int64_t i, const std::vector<int64_t>& idx) {
@@ -61,7 +62,8 @@ PositionMap ReverseMap(const KernelSetup& s, const Dims& d) {
 // diag: A = the matrix side, B = the vector side. 1-D data (B) becomes the matrix (A): B -> A;
 // N-D data (A) gives its diagonal (B): A -> B.
 PositionMap DiagMap(const KernelSetup& s, const Dims& data) {
-  const int64_t k = s.attrs.GetInt("k", 0);
+  const auto p = s.Params<sdk::DiagParam>();
+  const int64_t k = p.k;
   PositionMap m;
   if (data.ndim == 1) {
     const int64_t n = data.d[0] + (k < 0 ? -k : k);
@@ -72,13 +74,13 @@ PositionMap DiagMap(const KernelSetup& s, const Dims& data) {
     m.a_to_b = false;
     return m;
   }
-  const int a1 = NormalizeAxis(s, s.attrs.GetInt("axis1", 0), data.ndim, "axis1");
-  const int a2 = NormalizeAxis(s, s.attrs.GetInt("axis2", 1), data.ndim, "axis2");
+  const int a1 = NormalizeAxis(s, p.axis1, data.ndim, "axis1");
+  const int a2 = NormalizeAxis(s, p.axis2, data.ndim, "axis2");
   Dims rest;
   for (int a = 0; a < data.ndim; ++a)
     if (a != a1 && a != a2) rest.Push(data.d[a]);
   const int64_t d1 = data.d[a1], d2 = data.d[a2];
-  const int64_t len = std::max<int64_t>(k >= 0 ? std::min(d1, d2 - k) : std::min(d1 + k, d2), 0);
+  const int64_t len = p.Length(d1, d2);
   const std::vector<int64_t> st = Strides(data);
   int64_t out = 0;
   ForEachIndex(rest, [&](int64_t, const std::vector<int64_t>& idx) {
@@ -96,7 +98,7 @@ PositionMap DiagMap(const KernelSetup& s, const Dims& data) {
 // depth_to_space: A = the depth side (N, C·b², H, W), B = the space side (N, C, H·b, W·b);
 // space[n, c, h·b + i, w·b + j] = depth[n, (i·b + j)·C + c, h, w]. space_to_depth: B -> A.
 PositionMap DepthSpaceMap(const KernelSetup& s, const Dims& depth, bool to_space) {
-  const int64_t b = s.attrs.GetInt("block_size");
+  const int64_t b = s.Params<sdk::DepthSpaceParam>().block_size;
   if (depth.ndim != 4 || b < 1 || depth.d[1] % (b * b) != 0) Invalid(s, "data must be 4-D NCHW fitting block_size");
   const int64_t n = depth.d[0], c = depth.d[1] / (b * b), h = depth.d[2], w = depth.d[3];
   PositionMap m;

@@ -3,7 +3,7 @@
 // gradient.
 //
 // Both cut a strided box out of the input: per axis a range (begin, step, len) computed by
-// sdk/cpp/slice.hpp, the rule core's shape inference uses too. The forward gathers the box into
+// weft/sdk/ops/slice.hpp, the rule core's shape inference uses too. The forward gathers the box into
 // the contiguous output; the backward scatters the output gradient into the box of the data
 // gradient and (for req write) zeroes everything outside it.
 #include <vector>
@@ -31,7 +31,7 @@ class SliceKernel {
       std::vector<sdk::SliceRange> r;
       try {
         int axis = 0;
-        const sdk::SliceRange one = sdk::SliceAxisOpRange(s.attrs, data.shape, &axis);
+        const sdk::SliceRange one = sdk::SliceAxisOpRange(s.Params<sdk::SliceAxisParam>(), data.shape, &axis);
         for (int i = 0; i < data.ndim(); ++i)
           r.push_back(i == axis ? one : sdk::SliceRange{0, 1, data.shape[static_cast<size_t>(i)]});
       } catch (const sdk::Error& e) {

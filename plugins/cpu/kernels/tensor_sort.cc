@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/sort.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -26,20 +27,25 @@ class OrderKernel {
  public:
   explicit OrderKernel(const KernelSetup& s) : backward_(s.op_name.rfind("_backward_", 0) == 0) {
     const std::string op = backward_ ? s.op_name.substr(10) : s.op_name;
+    std::optional<int64_t> axis;
+    int64_t k = 0;
     if (op == "topk") {
-      const std::string r = s.attrs.GetString("ret_typ", "indices");
-      ret_ = r == "value" ? Ret::kValue : r == "both" ? Ret::kBoth : r == "mask" ? Ret::kMask : Ret::kIndices;
-      ascend_ = s.attrs.GetBool("is_ascend", false);
+      const auto p = s.Params<sdk::TopkParam>();
+      static constexpr Ret kRets[] = {Ret::kBoth, Ret::kIndices, Ret::kMask, Ret::kValue};  // sdk::TopkReturn
+      ret_ = kRets[static_cast<int>(p.ret_typ)];
+      ascend_ = p.is_ascend, axis = p.axis, k = p.k;
+    } else if (op == "sort") {
+      const auto p = s.Params<sdk::SortParam>();
+      ret_ = Ret::kBoth, ascend_ = p.is_ascend, axis = p.axis;
     } else {
-      ret_ = op == "sort" ? Ret::kBoth : Ret::kIndices;
-      ascend_ = s.attrs.GetBool("is_ascend", true);
+      const auto p = s.Params<sdk::ArgsortParam>();
+      ret_ = Ret::kIndices, ascend_ = p.is_ascend, axis = p.axis;
     }
     const int outs = ret_ == Ret::kBoth || ret_ == Ret::kValue ? 2 : 1;
     s.ExpectCounts(backward_ ? 2 * outs : 1, 1 * (backward_ ? 1 : outs));
     const TensorDesc& data = backward_ ? s.outputs[0] : s.inputs[0];
     // Gradients in every dtype too: MXNet's test_order runs topk's backward on int32 data.
     DispatchMask<kAllMask>(s.op_name.c_str(), data.dtype, [](auto) {});
-    const std::optional<int64_t> axis = s.attrs.GetOptionalInt("axis");
     const Dims d(data);
     if (axis) {
       const int a = NormalizeAxis(s, *axis, d.ndim, "axis");
@@ -47,7 +53,6 @@ class OrderKernel {
     } else {
       n_ = d.Size();
     }
-    const int64_t k = op == "topk" ? s.attrs.GetInt("k", 1) : 0;
     k_ = k < 1 ? n_ : k;
     if (k_ > n_) Invalid(s, "k=" + std::to_string(k) + " is larger than the axis' extent " + std::to_string(n_));
     const int64_t want = ret_ == Ret::kMask ? data.size() : outer_ * k_ * inner_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tensor_kernels.h"
+#include "weft/sdk/ops/transpose.hpp"
 
 namespace weft::cpu::tensor {
 namespace {
@@ -102,13 +103,15 @@ class TransposeKernel {
     // The forward's input shape: the backward's output.
     const TensorDesc& fwd_in = backward ? s.outputs[0] : s.inputs[0];
     const int n = fwd_in.ndim();
-    std::vector<int64_t> axes = s.attrs.GetTuple("axes", {});
+    const bool swap = s.op_name.find("SwapAxis") != std::string::npos;
+    const std::vector<int64_t> axes = swap ? std::vector<int64_t>{} : s.Params<sdk::TransposeParam>().axes;
     std::vector<int> perm(static_cast<size_t>(n));
-    if (s.op_name.find("SwapAxis") != std::string::npos) {
+    if (swap) {
       // SwapAxis(dim1, dim2) is the transpose exchanging two axes (its own inverse).
       for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
-      const int a = NormalizeAxis(s, s.attrs.GetInt("dim1", 0), n, "dim1");
-      const int b = NormalizeAxis(s, s.attrs.GetInt("dim2", 0), n, "dim2");
+      const auto p = s.Params<sdk::SwapAxisParam>();
+      const int a = NormalizeAxis(s, p.dim1, n, "dim1");
+      const int b = NormalizeAxis(s, p.dim2, n, "dim2");
       std::swap(perm[static_cast<size_t>(a)], perm[static_cast<size_t>(b)]);
     } else if (axes.empty()) {
       for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = n - 1 - k;

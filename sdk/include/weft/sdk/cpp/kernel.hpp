@@ -57,6 +57,7 @@
 
 #include "weft/sdk/cpp/attrs.hpp"
 #include "weft/sdk/cpp/error.hpp"
+#include "weft/sdk/cpp/params.hpp"
 #include "weft/sdk/device.h"
 #include "weft/sdk/host.h"
 #include "weft/sdk/operator.h"
@@ -169,6 +170,18 @@ struct KernelSetup {
   std::vector<TensorDesc> inputs, outputs, aux;
   const weft_host_api* host = nullptr;  // the host's services (config, log), from the table
   const KernelTable* table = nullptr;   // the table that registered the kernel
+
+  /// The op's parameter struct (weft/sdk/ops/*.hpp, or the plugin's own) parsed from `attrs`:
+  /// `const auto p = setup.Params<sdk::PoolingParam>();`. Throws as ParseParams, the message
+  /// prefixed by the op's name.
+  template <class P>
+  P Params() const {
+    try {
+      return ParseParams<P>(attrs);
+    } catch (const Error& e) {
+      throw Error(e.code(), op_name + ": " + e.what());
+    }
+  }
 
   /// Throws WEFT_ERR_INVALID_ARGUMENT "<op>: expects N inputs, got M" unless the counts match
   /// (pass -1 to skip a count). Kernels call it first so later indexing is safe.

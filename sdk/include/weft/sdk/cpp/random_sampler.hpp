@@ -22,9 +22,9 @@
 
 #include <string>
 
-#include "weft/sdk/cpp/attrs.hpp"
 #include "weft/sdk/cpp/error.hpp"
 #include "weft/sdk/cpp/kernel.hpp"
+#include "weft/sdk/ops/random.hpp"
 #include "weft/sdk/types.h"
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -170,26 +170,34 @@ struct Sampler {
   double p = 0, q = 1;        // the float parameters, in the op's attribute order
   int64_t low = 0, high = 1;  // randint's bounds
 
-  /// The sampler of op `op` (_random_uniform, ..., _random_uniform_like, _random_normal_like) with
-  /// MXNet's attribute defaults. Throws sdk::Error for an attribute that does not parse.
-  static Sampler FromOp(const std::string& op, const AttrMap& a) {
+  /// The sampler of the kernel's op (_random_uniform, ..., _random_uniform_like,
+  /// _random_normal_like), its parameters read from the op's typed structs (weft/sdk/ops/random.hpp)
+  /// with MXNet's defaults. Throws sdk::Error for an attribute that does not parse.
+  static Sampler FromOp(const KernelSetup& k) {
+    const std::string& op = k.op_name;
     Sampler s;
     if (op == "_random_uniform" || op == "_random_uniform_like") {
-      s.p = a.GetFloat("low", 0), s.q = a.GetFloat("high", 1);
+      const auto a = k.Params<UniformParam>();
+      s.p = a.low, s.q = a.high;
     } else if (op == "_random_normal" || op == "_random_normal_like") {
-      s.dist = Distribution::kNormal, s.p = a.GetFloat("loc", 0), s.q = a.GetFloat("scale", 1);
+      const auto a = k.Params<NormalParam>();
+      s.dist = Distribution::kNormal, s.p = a.loc, s.q = a.scale;
     } else if (op == "_random_randint") {
-      s.dist = Distribution::kRandint, s.low = a.GetInt("low"), s.high = a.GetInt("high");
+      const auto a = k.Params<RandintParam>();
+      s.dist = Distribution::kRandint, s.low = a.low.value, s.high = a.high.value;
     } else if (op == "_random_exponential") {
-      s.dist = Distribution::kExponential, s.p = a.GetFloat("lam", 1);
+      s.dist = Distribution::kExponential, s.p = k.Params<ExponentialParam>().lam;
     } else if (op == "_random_gamma") {
-      s.dist = Distribution::kGamma, s.p = a.GetFloat("alpha", 1), s.q = a.GetFloat("beta", 1);
+      const auto a = k.Params<GammaParam>();
+      s.dist = Distribution::kGamma, s.p = a.alpha, s.q = a.beta;
     } else if (op == "_random_negative_binomial") {
-      s.dist = Distribution::kNegativeBinomial, s.p = static_cast<double>(a.GetInt("k", 1)), s.q = a.GetFloat("p", 1);
+      const auto a = k.Params<NegativeBinomialParam>();
+      s.dist = Distribution::kNegativeBinomial, s.p = static_cast<double>(a.k), s.q = a.p;
     } else if (op == "_random_generalized_negative_binomial") {
-      s.dist = Distribution::kGeneralizedNegativeBinomial, s.p = a.GetFloat("mu", 1), s.q = a.GetFloat("alpha", 1);
+      const auto a = k.Params<GeneralizedNegativeBinomialParam>();
+      s.dist = Distribution::kGeneralizedNegativeBinomial, s.p = a.mu, s.q = a.alpha;
     } else {
-      s.dist = Distribution::kPoisson, s.p = a.GetFloat("lam", 1);
+      s.dist = Distribution::kPoisson, s.p = k.Params<PoissonParam>().lam;
     }
     return s;
   }

@@ -1,0 +1,290 @@
+// weft SDK ops — the convolution family: Convolution and Deconvolution (MXNet 1.9's
+// ConvolutionParam and DeconvolutionParam), their output-size rules, and the one geometry every
+// backend's kernels run on. Core's shape inference and every kernel use these, so they agree.
+//
+// Geometry: 1-D (NCW) and 2-D (NCHW) convolutions as one 2-D geometry, 1-D with h = kh = 1.
+// Weight (num_filter, C / num_group, k...), bias (num_filter). A Deconvolution is the data
+// gradient of the convolution that maps its output back to its input: DeconvolutionGeometry
+// returns that convolution's geometry (its input is the deconvolution's output).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "weft/sdk/cpp/params.hpp"
+
+namespace weft::sdk {
+
+/// Channels-first layouts of MXNet's `layout` attribute (None = channels first).
+enum class ConvLayout { kNone, kNCW, kNCHW, kNCDHW };
+inline constexpr std::string_view kConvLayouts[] = {"None", "NCW", "NCHW", "NCDHW"};
+inline constexpr std::string_view kCudnnTune[] = {"None", "fastest", "limited_workspace", "off"};
+
+/// The layout word of a convolution with `spatial` axes.
+inline std::string_view ConvLayoutFor(size_t spatial) { return spatial == 1 ? "NCW" : spatial == 2 ? "NCHW" : "NCDHW"; }
+
+/// Output extent of one spatial axis: (in + 2·pad − (dilate·(k − 1) + 1)) / stride + 1. The caller
+/// checks ConvKernelFits first.
+WEFT_SDK_HD inline int64_t ConvOutExtent(int64_t in, int64_t k, int64_t stride, int64_t dilate, int64_t pad) {
+  return (in + 2 * pad - (dilate * (k - 1) + 1)) / stride + 1;
+}
+/// Whether the dilated kernel fits the padded axis.
+WEFT_SDK_HD inline bool ConvKernelFits(int64_t in, int64_t k, int64_t dilate, int64_t pad) {
+  return dilate * (k - 1) + 1 <= in + 2 * pad;
+}
+/// Deconvolution's output extent: stride·(in − 1) + dilate·(k − 1) + 1 − 2·pad + adj.
+WEFT_SDK_HD inline int64_t DeconvOutExtent(int64_t in, int64_t k, int64_t stride, int64_t dilate, int64_t pad,
+                                           int64_t adj) {
+  return stride * (in - 1) + dilate * (k - 1) + 1 - 2 * pad + adj;
+}
+
+namespace detail {
+// kernel, stride, dilate, pad (and adj) checked and filled to the kernel's length.
+inline void CompleteSpatial(const Tuple& kernel, std::initializer_list<std::pair<Tuple*, int64_t>> tuples,
+                            std::string_view names) {
+  const size_t n = kernel.size();
+  CheckParam(n >= 1 && n <= 3, "kernel must have 1 to 3 dimensions, got " + FormatTuple(kernel));
+  for (auto [t, fill] : tuples) {
+    if (t->empty()) t->assign(n, fill);
+    CheckParam(t->size() == n, std::string(names) + " must have as many dimensions as kernel " + FormatTuple(kernel) +
+                                   " (got " + FormatTuple(*t) + ")");
+  }
+}
+inline void CheckLayout(ConvLayout layout, size_t spatial) {
+  CheckParam(layout == ConvLayout::kNone || kConvLayouts[static_cast<size_t>(layout)] == ConvLayoutFor(spatial),
+             "layout " + std::string(kConvLayouts[static_cast<size_t>(layout)]) + " does not fit a " +
+                 std::to_string(spatial) + "-d kernel (use " + std::string(ConvLayoutFor(spatial)) + ")");
+}
+}  // namespace detail
+
+/// Convolution's attributes (MXNet 1.9 ConvolutionParam). After parsing, stride, dilate and pad
+/// have one entry per kernel axis.
+struct ConvolutionParam {
+  Tuple kernel, stride, dilate, pad;
+  int64_t num_filter = 0, num_group = 1, workspace = 1024;
+  bool no_bias = false;
+  std::string cudnn_tune;
+  bool cudnn_off = false;
+  ConvLayout layout = ConvLayout::kNone;
+
+  template <class V>
+  void Visit(V& v) {
+    v(kernel, Attr("kernel").Doc("kernel size, e.g. (3, 3)"));
+    v(stride, Attr("stride").Default("()").Doc("stride per spatial axis (default 1)"));
+    v(dilate, Attr("dilate").Default("()").Doc("dilation per spatial axis (default 1)"));
+    v(pad, Attr("pad").Default("()").Doc("zero padding per spatial axis, both sides (default 0)"));
+    v(num_filter, Attr("num_filter").Min(1).Doc("number of output channels"));
+    v(num_group, Attr("num_group").Default("1").Min(1).Doc("number of groups"));
+    v(workspace, Attr("workspace").Default("1024").Min(0).MxType("long (non-negative)").Ignored());
+    v(no_bias, Attr("no_bias").Default("False").Doc("drop the bias input"));
+    v(cudnn_tune, Attr("cudnn_tune").Default("None").Choices(kCudnnTune).Ignored());
+    v(cudnn_off, Attr("cudnn_off").Default("False").Ignored());
+    v(layout, Attr("layout")
+                  .Default("None")
+                  .Choices(kConvLayouts)
+                  .Doc("data layout; None = channels first (only channels-first layouts are supported)"));
+  }
+  void Validate() {
+    detail::CompleteSpatial(kernel, {{&stride, 1}, {&dilate, 1}, {&pad, 0}}, "stride, dilate and pad");
+    for (size_t i = 0; i < kernel.size(); ++i)
+      CheckParam(kernel[i] > 0 && stride[i] > 0 && dilate[i] > 0 && pad[i] >= 0,
+                 "kernel, stride and dilate must be positive and pad non-negative (kernel " + FormatTuple(kernel) +
+                     ", stride " + FormatTuple(stride) + ", dilate " + FormatTuple(dilate) + ", pad " +
+                     FormatTuple(pad) + ")");
+    CheckParam(num_filter % num_group == 0, "num_filter (" + std::to_string(num_filter) +
+                                                ") must be a positive multiple of num_group (" +
+                                                std::to_string(num_group) + ")");
+    detail::CheckLayout(layout, kernel.size());
+  }
+};
+
+/// Deconvolution's attributes (MXNet 1.9 DeconvolutionParam). After parsing, stride, dilate, pad
+/// and adj have one entry per kernel axis.
+struct DeconvolutionParam {
+  Tuple kernel, stride, dilate, pad, adj, target_shape;
+  int64_t num_filter = 0, num_group = 1, workspace = 512;
+  bool no_bias = true;
+  std::string cudnn_tune;
+  bool cudnn_off = false;
+  ConvLayout layout = ConvLayout::kNone;
+
+  template <class V>
+  void Visit(V& v) {
+    v(kernel, Attr("kernel").Doc("kernel size, e.g. (4, 4)"));
+    v(stride, Attr("stride").Default("()").Doc("stride per spatial axis (default 1)"));
+    v(dilate, Attr("dilate").Default("()").Doc("dilation per spatial axis (default 1)"));
+    v(pad, Attr("pad").Default("()").Doc("padding removed from both sides of the output (default 0)"));
+    v(adj, Attr("adj").Default("()").Doc("extra cells at the end of each output axis (default 0)"));
+    v(target_shape,
+      Attr("target_shape").Default("()").Doc("output spatial size; when set, pad and adj are derived from it"));
+    v(num_filter, Attr("num_filter").Min(1).Doc("number of output channels"));
+    v(num_group, Attr("num_group").Default("1").Min(1).Doc("number of groups"));
+    v(workspace, Attr("workspace").Default("512").Min(0).MxType("long (non-negative)").Ignored());
+    v(no_bias, Attr("no_bias").Default("True").Doc("drop the bias input (MXNet's default is True)"));
+    v(cudnn_tune, Attr("cudnn_tune").Default("None").Choices(kCudnnTune).Ignored());
+    v(cudnn_off, Attr("cudnn_off").Default("False").Ignored());
+    v(layout, Attr("layout")
+                  .Default("None")
+                  .Choices(kConvLayouts)
+                  .Doc("data layout; None = channels first (only channels-first layouts are supported)"));
+  }
+  void Validate() {
+    detail::CompleteSpatial(kernel, {{&stride, 1}, {&dilate, 1}, {&pad, 0}, {&adj, 0}}, "stride, dilate, pad and adj");
+    for (size_t i = 0; i < kernel.size(); ++i) {
+      CheckParam(kernel[i] > 0 && stride[i] > 0 && dilate[i] > 0 && pad[i] >= 0 && adj[i] >= 0,
+                 "kernel, stride and dilate must be positive, pad and adj non-negative");
+      CheckParam(adj[i] < stride[i],
+                 "adj " + FormatTuple(adj) + " must be smaller than stride " + FormatTuple(stride) + " on each axis");
+    }
+    CheckParam(num_filter % num_group == 0, "num_filter (" + std::to_string(num_filter) +
+                                                ") must be a positive multiple of num_group (" +
+                                                std::to_string(num_group) + ")");
+    detail::CheckLayout(layout, kernel.size());
+  }
+  /// Whether target_shape is given (MXNet: any non-zero entry).
+  bool UsesTargetShape() const {
+    for (int64_t t : target_shape)
+      if (t != 0) return true;
+    return false;
+  }
+  /// MXNet's DeconvolutionParam::InferPad: pad and adj per spatial axis for input extents `in`
+  /// (-1 = unknown: that axis keeps the attributes' values). With target_shape they are derived
+  /// so the output has exactly that size; otherwise they are the attributes'. Throws when
+  /// target_shape does not fit.
+  std::pair<Tuple, Tuple> PadAdj(std::span<const int64_t> in) const {
+    Tuple p = pad, a = adj;
+    if (!UsesTargetShape()) return {p, a};
+    CheckParam(target_shape.size() == kernel.size(), "target_shape " + FormatTuple(target_shape) +
+                                                         " must have as many entries as kernel " + FormatTuple(kernel));
+    for (size_t i = 0; i < kernel.size() && i < in.size(); ++i) {
+      if (in[i] < 0) continue;
+      const int64_t full = DeconvOutExtent(in[i], kernel[i], stride[i], dilate[i], 0, 0);
+      CheckParam(full >= target_shape[i], "target_shape " + FormatTuple(target_shape) + " exceeds the largest output " +
+                                              std::to_string(full) + " on spatial axis " + std::to_string(i));
+      a[i] = (full - target_shape[i]) % 2;
+      p[i] = (full - target_shape[i] + 1) / 2;
+    }
+    return {p, a};
+  }
+};
+
+/// A 1-D or 2-D convolution as one 2-D geometry (1-D: h = kh = 1, stride/pad/dilate 1/0/1 on h).
+struct ConvGeometry {
+  int spatial = 2;  // 1 or 2
+  int64_t n = 0, c = 0, h = 1, w = 1, f = 0, groups = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, oh = 1, ow = 1;
+  bool bias = true;
+
+  int64_t cg() const { return c / groups; }            // input channels per group
+  int64_t fg() const { return f / groups; }            // filters per group
+  int64_t col_rows() const { return cg() * kh * kw; }  // rows of one group's column matrix
+  int64_t in_plane() const { return h * w; }
+  int64_t out_plane() const { return oh * ow; }
+  /// Multiply-adds of the forward pass (for GFLOP/s figures: 2 flops each).
+  double Macs() const { return static_cast<double>(n) * f * out_plane() * col_rows(); }
+};
+
+namespace detail {
+// (h, w) of a spatial tuple: 1-D gives (fill, value).
+inline std::pair<int64_t, int64_t> HW(const Tuple& t, int64_t fill) {
+  return t.size() == 2 ? std::pair{t[0], t[1]} : std::pair{fill, t[0]};
+}
+}  // namespace detail
+
+/// The geometry of Convolution `op` with attributes `p` on data x, weight, bias (nullptr without)
+/// and output y. Checks every shape (weight (F, C/groups, k...), bias (F), output (N, F, oh, ow));
+/// throws WEFT_ERR_UNSUPPORTED for 3-D kernels, WEFT_ERR_INVALID_ARGUMENT for a mismatch, naming it.
+inline ConvGeometry ConvolutionGeometry(std::string_view op, const ConvolutionParam& p, std::span<const int64_t> x,
+                                        std::span<const int64_t> weight, std::span<const int64_t> bias, bool has_bias,
+                                        std::span<const int64_t> y) {
+  ConvGeometry g;
+  g.spatial = static_cast<int>(p.kernel.size());
+  if (g.spatial != 1 && g.spatial != 2)
+    OpError(WEFT_ERR_UNSUPPORTED, op, "only 1-D and 2-D convolution, kernel " + FormatTuple(p.kernel));
+  if (static_cast<int>(x.size()) != g.spatial + 2)
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "data " + ShapeText(x) + " must have " + std::to_string(g.spatial + 2) + " axes for kernel " +
+                FormatTuple(p.kernel));
+  std::tie(g.kh, g.kw) = detail::HW(p.kernel, 1);
+  std::tie(g.sh, g.sw) = detail::HW(p.stride, 1);
+  std::tie(g.dh, g.dw) = detail::HW(p.dilate, 1);
+  std::tie(g.ph, g.pw) = detail::HW(p.pad, 0);
+  g.n = x[0], g.c = x[1], g.h = g.spatial == 2 ? x[2] : 1, g.w = x.back();
+  g.f = p.num_filter, g.groups = p.num_group, g.bias = !p.no_bias;
+  if (g.c % g.groups != 0)
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "num_group " + std::to_string(g.groups) + " must divide channels " + std::to_string(g.c) +
+                " and num_filter " + std::to_string(g.f));
+  if (!ConvKernelFits(g.h, g.kh, g.dh, g.ph) || !ConvKernelFits(g.w, g.kw, g.dw, g.pw))
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "kernel " + FormatTuple(p.kernel) + " (dilated) is larger than the padded data " + ShapeText(x));
+  g.oh = ConvOutExtent(g.h, g.kh, g.sh, g.dh, g.ph);
+  g.ow = ConvOutExtent(g.w, g.kw, g.sw, g.dw, g.pw);
+  std::vector<int64_t> ws = {g.f, g.cg()};
+  ws.insert(ws.end(), p.kernel.begin(), p.kernel.end());
+  if (!std::equal(weight.begin(), weight.end(), ws.begin(), ws.end()))
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "weight " + ShapeText(weight) + " must be " + FormatTuple(ws) + " for data " + ShapeText(x));
+  if (g.bias && (!has_bias || ShapeSize(bias) != g.f))
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op, "bias must have num_filter = " + std::to_string(g.f) + " elements");
+  std::vector<int64_t> want = {g.n, g.f};
+  if (g.spatial == 2) want.push_back(g.oh);
+  want.push_back(g.ow);
+  if (!std::equal(y.begin(), y.end(), want.begin(), want.end()))
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op, "output " + ShapeText(y) + " must be " + FormatTuple(want));
+  return g;
+}
+
+/// The geometry of the convolution behind Deconvolution `op` with attributes `p`, data x (N, C,
+/// spatial...), weight (C, num_filter / num_group, k...), bias (nullptr without) and output y: that
+/// convolution's input is y (num_filter channels), its output x, its filters x's C channels.
+/// pad and adj come from PadAdj (target_shape) and the output shape must match them. Throws as
+/// ConvolutionGeometry.
+inline ConvGeometry DeconvolutionGeometry(std::string_view op, const DeconvolutionParam& p, std::span<const int64_t> x,
+                                          std::span<const int64_t> weight, std::span<const int64_t> bias, bool has_bias,
+                                          std::span<const int64_t> y) {
+  ConvGeometry g;
+  g.spatial = static_cast<int>(p.kernel.size());
+  if (g.spatial != 1 && g.spatial != 2)
+    OpError(WEFT_ERR_UNSUPPORTED, op, "only 1-D and 2-D deconvolution, kernel " + FormatTuple(p.kernel));
+  if (static_cast<int>(x.size()) != g.spatial + 2 || static_cast<int>(y.size()) != g.spatial + 2)
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "data " + ShapeText(x) + " and output " + ShapeText(y) + " must have " + std::to_string(g.spatial + 2) +
+                " axes for kernel " + FormatTuple(p.kernel));
+  const auto [pad, adj] = p.PadAdj(x.subspan(2));
+  std::tie(g.kh, g.kw) = detail::HW(p.kernel, 1);
+  std::tie(g.sh, g.sw) = detail::HW(p.stride, 1);
+  std::tie(g.dh, g.dw) = detail::HW(p.dilate, 1);
+  std::tie(g.ph, g.pw) = detail::HW(pad, 0);
+  const auto [ah, aw] = detail::HW(adj, 0);
+  g.groups = p.num_group;
+  g.n = x[0], g.f = x[1], g.c = p.num_filter;  // the convolution's filters: the data's channels
+  g.h = g.spatial == 2 ? y[2] : 1, g.w = y.back();
+  g.oh = g.spatial == 2 ? x[2] : 1, g.ow = x.back();
+  g.bias = false;  // the convolution's; the deconvolution's bias is added to its output
+  if (g.f % g.groups != 0)
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "num_group " + std::to_string(g.groups) + " must divide num_filter " + std::to_string(g.c) +
+                " and the data's channels " + std::to_string(g.f));
+  if (g.h != DeconvOutExtent(g.oh, g.kh, g.sh, g.dh, g.ph, ah) ||
+      g.w != DeconvOutExtent(g.ow, g.kw, g.sw, g.dw, g.pw, aw) || y[0] != g.n || y[1] != g.c)
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "output " + ShapeText(y) + " does not match data " + ShapeText(x) + " deconvolved to num_filter " +
+                std::to_string(g.c) + " channels with these attributes");
+  std::vector<int64_t> ws = {g.f, g.c / g.groups};
+  ws.insert(ws.end(), p.kernel.begin(), p.kernel.end());
+  if (!std::equal(weight.begin(), weight.end(), ws.begin(), ws.end()))
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op,
+            "weight " + ShapeText(weight) + " must be " + FormatTuple(ws) + " for data " + ShapeText(x));
+  if (has_bias && ShapeSize(bias) != g.c)
+    OpError(WEFT_ERR_INVALID_ARGUMENT, op, "bias must have num_filter = " + std::to_string(g.c) + " elements");
+  return g;
+}
+
+}  // namespace weft::sdk
