@@ -27,12 +27,7 @@
 #include "weft/sdk/ops/random.hpp"
 #include "weft/sdk/types.h"
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define WEFT_SDK_HD __host__ __device__
-#else
-#define WEFT_SDK_HD
-#endif
-
+// WEFT_SDK_HD comes from weft/sdk/cpp/params.hpp (through ops/random.hpp).
 namespace weft::sdk::random {
 
 /// SplitMix64's output function of state x (x advanced by the golden-ratio increment first).
