@@ -45,11 +45,13 @@ Box SliceBox(const Call& c, const Shape& shape) {
   for (size_t a = 0; a < begin.size() && a < shape.ndim(); ++a) {
     const int64_t n = shape[a];
     const int64_t s = a < step.size() && step[a] ? *step[a] : 1;
-    const std::optional<int64_t> e_attr = a < end.size() ? end[a] : std::nullopt;
+    // A plain flag and value, not a copied std::optional: GCC 12 at -O1 (the TSan preset) warns
+    // that a copied optional's value may be uninitialized.
+    const bool has_end = a < end.size() && end[a].has_value();
     int64_t first = begin[a] ? *begin[a] : (s > 0 ? 0 : n - 1);
-    int64_t last = e_attr ? *e_attr : (s > 0 ? n : -1);  // exclusive
+    int64_t last = has_end ? *end[a] : (s > 0 ? n : -1);  // exclusive
     if (first < 0) first += n;
-    if (e_attr && last < 0) last += n;
+    if (has_end && last < 0) last += n;
     if (s > 0) {
       first = std::clamp<int64_t>(first, 0, n);
       last = std::clamp<int64_t>(last, 0, n);
