@@ -52,7 +52,7 @@ class SampleKernel {
 
   template <typename T>
   T Draw(uint64_t seed, uint64_t i) const {
-    if (sampler_.dist == Distribution::kRandint) return static_cast<T>(sampler_.DrawInt(seed, i));
+    if (sampler_.dist == Distribution::kRandint) return Convert<T>(sampler_.DrawInt(seed, i));
     if (sampler_.dist == Distribution::kUniform)
       return Convert<T>(
           sampler_.DrawUniformBelowHigh(seed, i, [](double v) { return Convert<double>(Convert<T>(v)); }));
