@@ -61,6 +61,13 @@ inline void CheckLayout(ConvLayout layout, size_t spatial) {
              "layout " + std::string(kConvLayouts[static_cast<size_t>(layout)]) + " does not fit a " +
                  std::to_string(spatial) + "-d kernel (use " + std::string(ConvLayoutFor(spatial)) + ")");
 }
+// num_filter a multiple of num_group, and a layout that fits the kernel (both structs' last checks).
+inline void CheckGroupsAndLayout(int64_t num_filter, int64_t num_group, ConvLayout layout, size_t spatial) {
+  CheckParam(num_filter % num_group == 0, "num_filter (" + std::to_string(num_filter) +
+                                              ") must be a positive multiple of num_group (" +
+                                              std::to_string(num_group) + ")");
+  CheckLayout(layout, spatial);
+}
 }  // namespace detail
 
 /// Convolution's attributes (MXNet 1.9 ConvolutionParam). After parsing, stride, dilate and pad
@@ -97,10 +104,7 @@ struct ConvolutionParam {
                  "kernel, stride and dilate must be positive and pad non-negative (kernel " + FormatTuple(kernel) +
                      ", stride " + FormatTuple(stride) + ", dilate " + FormatTuple(dilate) + ", pad " +
                      FormatTuple(pad) + ")");
-    CheckParam(num_filter % num_group == 0, "num_filter (" + std::to_string(num_filter) +
-                                                ") must be a positive multiple of num_group (" +
-                                                std::to_string(num_group) + ")");
-    detail::CheckLayout(layout, kernel.size());
+    detail::CheckGroupsAndLayout(num_filter, num_group, layout, kernel.size());
   }
 };
 
@@ -142,10 +146,7 @@ struct DeconvolutionParam {
       CheckParam(adj[i] < stride[i],
                  "adj " + FormatTuple(adj) + " must be smaller than stride " + FormatTuple(stride) + " on each axis");
     }
-    CheckParam(num_filter % num_group == 0, "num_filter (" + std::to_string(num_filter) +
-                                                ") must be a positive multiple of num_group (" +
-                                                std::to_string(num_group) + ")");
-    detail::CheckLayout(layout, kernel.size());
+    detail::CheckGroupsAndLayout(num_filter, num_group, layout, kernel.size());
   }
   /// Whether target_shape is given (MXNet: any non-zero entry).
   bool UsesTargetShape() const {
