@@ -1,8 +1,12 @@
 // The threaded prefetcher (io/prefetcher.h), PrefetchingIter and the batch plans.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -105,6 +109,40 @@ TEST(Prefetcher, StopDrainsAndWorkersCanGiveUpEarly) {
   ASSERT_TRUE(p.Next(&v));
   EXPECT_EQ(v, 0);  // a new epoch from item 0
 }
+
+#ifdef __linux__
+// The nice value each worker ran at, seen from inside the worker (Linux keeps one per thread).
+std::vector<int> WorkerNiceValues() {
+  std::mutex mu;
+  std::vector<int> seen;
+  Prefetcher<int> p(2, 2, [&](uint64_t k, int* out, int) {
+    if (k >= 8) return false;
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(getpriority(PRIO_PROCESS, 0));
+    *out = 0;
+    return true;
+  });
+  p.Start();
+  int v;
+  while (p.Next(&v)) {
+  }
+  return seen;
+}
+
+TEST(Prefetcher, WorkersRunBelowTheCallersPriority) {
+  const int caller = getpriority(PRIO_PROCESS, 0);
+  ::unsetenv("WEFT_IO_THREAD_NICE");
+  for (int nice : WorkerNiceValues()) EXPECT_EQ(nice, std::min(19, caller + 19));
+  ::setenv("WEFT_IO_THREAD_NICE", "5", 1);
+  for (int nice : WorkerNiceValues()) EXPECT_EQ(nice, std::min(19, caller + 5));
+  ::setenv("WEFT_IO_THREAD_NICE", "0", 1);
+  for (int nice : WorkerNiceValues()) EXPECT_EQ(nice, caller);
+  EXPECT_EQ(getpriority(PRIO_PROCESS, 0), caller);  // the caller's own priority is untouched
+  ::setenv("WEFT_IO_THREAD_NICE", "20", 1);
+  EXPECT_NE(ErrorOf([] { WorkerNiceValues(); }).find("WEFT_IO_THREAD_NICE=20 is out of range"), std::string::npos);
+  ::unsetenv("WEFT_IO_THREAD_NICE");
+}
+#endif
 
 TEST(Prefetcher, DestructionWhileBusyDoesNotHang) {
   for (int i = 0; i < 5; ++i) {
