@@ -48,11 +48,30 @@ def machine():
     return model, isa, os.cpu_count(), platform.machine()
 
 
+def commit():
+    """The commit the benchmark ran on (+ "with local changes" when tracked files differ from it)."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (no git)"
+    return (head or "unknown") + (" with local changes" if dirty else "")
+
+
 def header(command, runs, loads):
     model, isa, cores, arch = machine()
+    # WEFT_CPU_ISA is a ceiling on the level weft's loops take (README, "Settings").
+    ceiling = os.environ.get("WEFT_CPU_ISA")
+    order = ["baseline", "avx2", "avx512"]
+    if ceiling in order and order.index(ceiling) < order.index(isa):
+        isa = ceiling + " (WEFT_CPU_ISA; the CPU has " + isa + ")"
     now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     lines = [
         f"date: {now}",
+        f"commit: {commit()}",
         f"command: {' '.join(command)}",
         f"runs: {runs}; every number below is the median over the runs [min-max]",
         f"machine: {model} ({arch}, {cores} cores); ISA of weft's CPU loops: {isa}",
