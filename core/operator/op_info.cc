@@ -56,9 +56,12 @@ AttrMap DefaultAttrs(const OpDef& def) {
 
 // Every input the op can take, as MXNet lists an op's arguments: the inputs for the default
 // attributes, or more where another value of one bool or enum attribute adds inputs
-// (Deconvolution's bias with no_bias False, LeakyReLU's gamma for prelu, softmax's length).
+// (Deconvolution's bias with no_bias False, LeakyReLU's gamma for prelu, softmax's length), or
+// where several do together (CTCLoss's data_lengths and label_lengths).
 std::vector<std::string> AllInputs(const OpDef& def, const AttrMap& defaults) {
   std::vector<std::string> best = def.list_inputs(defaults);
+  const size_t at_defaults = best.size();
+  AttrMap adding = defaults;  // every value that adds inputs on its own, together (CTCLoss's two lengths)
   for (const AttrSpec& s : def.attrs) {
     std::vector<std::string> values = s.type == "bool" ? std::vector<std::string>{"True", "False"} : s.choices;
     if (s.type != "bool" && s.type != "enum") continue;
@@ -67,11 +70,18 @@ std::vector<std::string> AllInputs(const OpDef& def, const AttrMap& defaults) {
       variant.Set(s.name, v);
       try {
         std::vector<std::string> in = def.list_inputs(def.Normalize(variant));
+        if (in.size() > at_defaults) adding.Set(s.name, v);
         if (in.size() > best.size()) best = std::move(in);
       } catch (const std::exception&) {
         // a value the op refuses together with the other defaults adds nothing
       }
     }
+  }
+  try {
+    std::vector<std::string> in = def.list_inputs(def.Normalize(adding));
+    if (in.size() > best.size()) best = std::move(in);
+  } catch (const std::exception&) {
+    // the values that add inputs one at a time may exclude each other
   }
   return best;
 }

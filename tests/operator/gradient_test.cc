@@ -227,6 +227,7 @@ const std::vector<Row>& Table() {
     r.push_back({"batch_take", {}, N, "", 0, {}});
     r.push_back({"fill_element_0index", {}, N, "", 0, {}});
     r.push_back({"_identity_with_attr_like_rhs", {}, K, "_backward_identity_with_attr_like_rhs", 0, {{0, 0}}});
+    r.push_back({"CTCLoss", {}, K, "_backward_ctc_loss", O, {}});
     return r;
   }();
   return rows;

@@ -259,6 +259,7 @@ const char* const kOpsMd[] = {
     "space_to_depth",
     "squeeze",
     "_linalg_gelqf",
+    "CTCLoss",
 };
 
 TEST(OpRegistry, HasEveryOpOfTheTable) {

@@ -29,6 +29,7 @@ void RegisterRandomOps(OpRegistry& r);         // defs/random.cc
 void RegisterRandomMultiOps(OpRegistry& r);    // defs/random_multi.cc
 void RegisterLegacyOps(OpRegistry& r);         // defs/legacy.cc
 void RegisterLinalgOps(OpRegistry& r);         // defs/linalg.cc
+void RegisterCTCLossOps(OpRegistry& r);        // defs/ctc_loss.cc
 
 /// One family of built-in definitions and the source file (relative to the repository root)
 /// that holds it. The file names feed the generated OPS.md (tools/weft-ops-json), which must
@@ -59,6 +60,7 @@ inline constexpr BuiltinFamily kBuiltinFamilies[] = {
     {"core/operator/defs/random_multi.cc", &RegisterRandomMultiOps},
     {"core/operator/defs/legacy.cc", &RegisterLegacyOps},
     {"core/operator/defs/linalg.cc", &RegisterLinalgOps},
+    {"core/operator/defs/ctc_loss.cc", &RegisterCTCLossOps},
 };
 
 /// Registers every family into `r` and returns op name (and alias) -> the family's file.

@@ -445,6 +445,7 @@ void RegisterShapeOps(OpRegistry& r) {
   r.AddAlias("identity", "_copy");
   r.AddAlias("concat", "Concat");
   r.AddAlias("split", "SliceChannel");
+  r.AddAlias("swapaxes", "SwapAxis");  // MXNet 1.9 registers both names
 }
 
 }  // namespace weft::opdef

@@ -132,6 +132,12 @@ std::vector<OpCase> Build() {
   // UniformAt; the Vulkan shader computes the same SplitMix64 stream), so devices must match exactly.
   v.push_back(NoGrad(Case("Dropout", {{"p", "0.3"}}, {In(Shape{6, 7})})));
   v.push_back(NoGrad(Case("SoftmaxOutput", {}, {In(Shape{4, 5}), In(Shape{4}, Domain{0, 5, true})})));
+  // CTCLoss: labels 0..1 with the blank last (class 2); then the blank first with both lengths
+  // (labels 1..2, 3 to 5 frames, 0 to 2 labels). Small enough for the reference's enumeration.
+  v.push_back(Case("CTCLoss", {{"blank_label", "last"}}, {In(Shape{5, 2, 3}), In(Shape{2, 2}, Domain{0, 2, true})}));
+  v.push_back(Case("CTCLoss", {{"use_data_lengths", "True"}, {"use_label_lengths", "True"}},
+                   {In(Shape{5, 2, 3}), In(Shape{2, 3}, Domain{1, 3, true}), In(Shape{2}, Domain{3, 6, true}),
+                    In(Shape{2}, Domain{0, 3, true})}));
   v.push_back(NoGrad(Case("SoftmaxOutput", {{"normalization", "batch"}, {"grad_scale", "2"}},
                           {In(Shape{3, 4}), In(Shape{3}, Domain{0, 4, true})})));
   v.push_back(Refused(NoGrad(Case("SoftmaxOutput", {{"multi_output", "True"}, {"normalization", "valid"}},

@@ -1,6 +1,7 @@
 // References of the normalisations (BatchNorm, LayerNorm, InstanceNorm, L2Normalization), softmax
 // and log_softmax, and the loss layers' forwards (SoftmaxOutput, LinearRegressionOutput, MakeLoss,
-// BlockGrad). Statistics are the biased ones (divided by the group size), as MXNet's.
+// BlockGrad, CTCLoss). Statistics are the biased ones (divided by the group size), as MXNet's.
+#include <algorithm>
 #include <cmath>
 
 #include "reference.h"
@@ -148,6 +149,70 @@ void SoftmaxOutput(Call& c) {
 
 void Identity(Call& c) { c.out[0].v = c.in(0).v; }
 
+// CTCLoss by enumeration instead of the kernel's forward-backward recursion: every path of class
+// indices over a sequence's frames that collapses to its label (repeats merged, then blanks
+// dropped) adds its probability Π softmax to p and to the occupancy of each (frame, class) it
+// passes; loss −log p, gradient softmax − occupancy / p. Only for small cases (C^T paths).
+// MXNet's rules: labels end at the first padding value unless label lengths are given; a label
+// that cannot fit (length + repeats > frames) gives loss 0 (weft: zero gradient).
+void CTCLoss(Call& c) {
+  const bool use_data = c.attrs().GetBool("use_data_lengths", false);
+  const bool use_label = c.attrs().GetBool("use_label_lengths", false);
+  const bool first = c.attrs().GetString("blank_label", "first") == "first";
+  const Shape& s = c.in(0).shape;
+  const int64_t frames = s[0], batch = s[1], classes = s[2], width = c.in(1).shape[1];
+  const int64_t blank = first ? 0 : classes - 1;
+  std::fill(c.out[1].v.begin(), c.out[1].v.end(), 0.0);
+  for (int64_t n = 0; n < batch; ++n) {
+    const int64_t t_n = use_data ? static_cast<int64_t>(c.in(2).v[n]) : frames;
+    const int64_t l_n = use_label ? static_cast<int64_t>(c.in(use_data ? 3 : 2).v[n]) : width;
+    std::vector<int64_t> label;
+    for (int64_t i = 0; i < l_n; ++i) {
+      const double v = c.in(1).v[n * width + i];
+      if (!use_label && v == (first ? 0.0 : -1.0)) break;
+      label.push_back(static_cast<int64_t>(v));
+    }
+    int64_t repeats = 0;
+    for (size_t i = 1; i < label.size(); ++i) repeats += label[i] == label[i - 1];
+    c.out[0].v[n] = 0.0;
+    if (static_cast<int64_t>(label.size()) + repeats > t_n) continue;
+    WEFT_CHECK(std::pow(static_cast<double>(classes), static_cast<double>(t_n)) <= 1 << 20,
+               "reference: CTCLoss enumerates {}^{} paths; give at most 2^20", classes, t_n);
+    std::vector<double> y(static_cast<size_t>(t_n * classes)), occ(y.size(), 0.0);
+    for (int64_t t = 0; t < t_n; ++t) {
+      double sum = 0;
+      for (int64_t k = 0; k < classes; ++k) sum += std::exp(c.in(0).v[(t * batch + n) * classes + k]);
+      for (int64_t k = 0; k < classes; ++k)
+        y[t * classes + k] = std::exp(c.in(0).v[(t * batch + n) * classes + k]) / sum;
+    }
+    std::vector<int64_t> path(static_cast<size_t>(t_n), 0);
+    double p = 0;
+    for (bool more = true; more;) {
+      std::vector<int64_t> collapsed;
+      double prob = 1;
+      for (int64_t t = 0; t < t_n; ++t) {
+        prob *= y[t * classes + path[t]];
+        if (path[t] != blank && (t == 0 || path[t] != path[t - 1])) collapsed.push_back(path[t]);
+      }
+      if (collapsed == label) {
+        p += prob;
+        for (int64_t t = 0; t < t_n; ++t) occ[t * classes + path[t]] += prob;
+      }
+      more = false;  // next path: count in base `classes`
+      for (int64_t t = 0; t < t_n && !more; ++t) {
+        if (++path[t] < classes)
+          more = true;
+        else
+          path[t] = 0;
+      }
+    }
+    c.out[0].v[n] = -std::log(p);
+    for (int64_t t = 0; t < t_n; ++t)
+      for (int64_t k = 0; k < classes; ++k)
+        c.out[1].v[(t * batch + n) * classes + k] = y[t * classes + k] - occ[t * classes + k] / p;
+  }
+}
+
 }  // namespace
 
 void RegisterNormReferences(Table& t) {
@@ -158,6 +223,7 @@ void RegisterNormReferences(Table& t) {
   t["softmax"] = [](Call& c) { SoftmaxAlong(c, false); };
   t["log_softmax"] = [](Call& c) { SoftmaxAlong(c, true); };
   t["SoftmaxOutput"] = SoftmaxOutput;
+  t["CTCLoss"] = CTCLoss;
   for (const char* op : {"LinearRegressionOutput", "MakeLoss", "BlockGrad"}) t[op] = Identity;
 }
 

@@ -80,6 +80,7 @@ void RegisterNNKernels(KernelTable& t) {
   RegisterDropout(t);
   RegisterSoftmax(t);
   RegisterLoss(t);
+  RegisterCTCLoss(t);
   RegisterOptimizer(t);
   RegisterOptimizerMore(t);
   RegisterGradientCompression(t);

@@ -55,6 +55,7 @@ void RegisterLRN(KernelTable& t);
 void RegisterDropout(KernelTable& t);
 void RegisterSoftmax(KernelTable& t);
 void RegisterLoss(KernelTable& t);
+void RegisterCTCLoss(KernelTable& t);  // nn_ctc_loss.cc
 void RegisterOptimizer(KernelTable& t);
 void RegisterOptimizerMore(KernelTable& t);        // nn_optimizer_more.cc: mp_*, multi_*, signum, ftrl, LAMB, LARS
 void RegisterGradientCompression(KernelTable& t);  // the KVStore's 2-bit compression
