@@ -80,33 +80,25 @@ void ExecState::AllocateBlocks(const ExecState* shared) {
   }
 }
 
-void ExecState::Init(const Symbol& sym, const Context& context, const std::vector<NDArray>& args,
-                     const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs,
-                     const std::vector<NDArray>& aux, const std::map<std::string, Context>& groups,
-                     const ExecState* shared) {
-  WEFT_CHECK(!sym.IsEmpty(), "Executor::Bind: the symbol is empty");
-  symbol = sym;
-  ctx = context;
-  group2ctx = groups;
-  bulk = BulkConfig::FromEnv();
-  {
-    std::lock_guard<std::mutex> lock(plans_mu_);
-    plans_.clear();
-  }
-  const bool placed = !groups.empty();
-  graph::IndexedGraph ig = graph::Index(sym.outputs());
-  std::vector<std::string> arg_names, aux_names;
-  for (uint32_t nid : ig.arg_nodes) arg_names.push_back(ig.nodes[nid].node->name);
-  for (uint32_t nid : ig.aux_nodes) aux_names.push_back(ig.nodes[nid].node->name);
-  CheckArrays("argument", args, arg_names, ctx, placed);
-  CheckArrays("auxiliary state", aux, aux_names, ctx, placed);
+namespace {
 
-  // Requests: one per argument, one for all, or none (write when gradients are given).
-  grad_reqs.clear();
+// The bound graph's variables and what inference makes of them (Init's first phases).
+struct BoundGraph {
+  graph::IndexedGraph ig;
+  std::vector<std::string> arg_names, aux_names;
+  std::vector<ShapeSlot> shapes;
+  std::vector<int> types;
+};
+
+// Requests: one per argument, one for all, or none (write when gradients are given); each checked
+// against its gradient array. kWriteInplace becomes kWriteTo (the executor plans in-place itself).
+std::vector<OpReqType> ResolveRequests(const std::vector<std::string>& arg_names, const std::vector<NDArray>& args,
+                                       const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs) {
+  std::vector<OpReqType> out;
   if (reqs.size() == arg_names.size()) {
-    grad_reqs = reqs;
+    out = reqs;
   } else if (reqs.size() == 1 || reqs.empty()) {
-    grad_reqs.assign(arg_names.size(), reqs.empty() ? (grads.empty() ? kNullOp : kWriteTo) : reqs[0]);
+    out.assign(arg_names.size(), reqs.empty() ? (grads.empty() ? kNullOp : kWriteTo) : reqs[0]);
   } else {
     Fail("Executor::Bind: expects {} grad requests (one per argument: {}), or one for all; got {}", arg_names.size(),
          fmt::join(arg_names, ", "), reqs.size());
@@ -115,68 +107,70 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
              "Executor::Bind: expects {} gradient arrays (one per argument: {}; none arrays where the request is "
              "null), got {}",
              arg_names.size(), fmt::join(arg_names, ", "), grads.size());
-  std::vector<int32_t> req_codes;
-  for (size_t i = 0; i < grad_reqs.size(); ++i) {
-    const int r = static_cast<int>(grad_reqs[i]);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int r = static_cast<int>(out[i]);
     WEFT_CHECK(r >= kNullOp && r <= kAddTo,
                "Executor::Bind: grad request {} for argument '{}' is not one of kNullOp (0), kWriteTo (1), "
                "kWriteInplace (2), kAddTo (3)",
                r, arg_names[i]);
-    if (grad_reqs[i] == kWriteInplace) grad_reqs[i] = kWriteTo;
-    if (grad_reqs[i] != kNullOp) {
-      WEFT_CHECK(!grads.empty() && !grads[i].is_none(),
-                 "Executor::Bind: argument '{}' has grad request {} but no gradient array; give one or use kNullOp",
-                 arg_names[i], OpReqTypeName(grad_reqs[i]));
-      WEFT_CHECK(grads[i].GetShape() == args[i].GetShape() && grads[i].GetDType() == args[i].GetDType(),
-                 "Executor::Bind: the gradient array of '{}' is {} {}, the argument is {} {}", arg_names[i],
-                 grads[i].GetShape().ToString(), DTypeName(grads[i].GetDType()), args[i].GetShape().ToString(),
-                 DTypeName(args[i].GetDType()));
-      WEFT_CHECK(grads[i].GetContext() == args[i].GetContext(),
-                 "Executor::Bind: the gradient array of '{}' lives on {}, the argument on {}", arg_names[i],
-                 grads[i].GetContext().ToString(), args[i].GetContext().ToString());
-    }
-    req_codes.push_back(static_cast<int32_t>(grad_reqs[i]));
+    if (out[i] == kWriteInplace) out[i] = kWriteTo;
+    if (out[i] == kNullOp) continue;
+    WEFT_CHECK(!grads.empty() && !grads[i].is_none(),
+               "Executor::Bind: argument '{}' has grad request {} but no gradient array; give one or use kNullOp",
+               arg_names[i], OpReqTypeName(out[i]));
+    WEFT_CHECK(grads[i].GetShape() == args[i].GetShape() && grads[i].GetDType() == args[i].GetDType(),
+               "Executor::Bind: the gradient array of '{}' is {} {}, the argument is {} {}", arg_names[i],
+               grads[i].GetShape().ToString(), DTypeName(grads[i].GetDType()), args[i].GetShape().ToString(),
+               DTypeName(args[i].GetDType()));
+    WEFT_CHECK(grads[i].GetContext() == args[i].GetContext(),
+               "Executor::Bind: the gradient array of '{}' lives on {}, the argument on {}", arg_names[i],
+               grads[i].GetContext().ToString(), args[i].GetContext().ToString());
   }
+  return out;
+}
 
-  // Inference from the bound arrays.
+// Shapes and dtypes of every entry from the bound arrays; every one must be known, and every
+// variable's array must have the shape the graph gives it.
+void InferFromBoundArrays(BoundGraph& b, const std::vector<NDArray>& args, const std::vector<NDArray>& aux) {
   std::map<std::string, Shape> known_shapes;
   std::map<std::string, int> known_types;
   for (size_t i = 0; i < args.size(); ++i) {
-    known_shapes[arg_names[i]] = args[i].GetShape();
-    known_types[arg_names[i]] = static_cast<int>(args[i].GetDType());
+    known_shapes[b.arg_names[i]] = args[i].GetShape();
+    known_types[b.arg_names[i]] = static_cast<int>(args[i].GetDType());
   }
   for (size_t i = 0; i < aux.size(); ++i) {
-    known_shapes[aux_names[i]] = aux[i].GetShape();
-    known_types[aux_names[i]] = static_cast<int>(aux[i].GetDType());
+    known_shapes[b.aux_names[i]] = aux[i].GetShape();
+    known_types[b.aux_names[i]] = static_cast<int>(aux[i].GetDType());
   }
-  std::vector<ShapeSlot> shapes;
-  std::vector<int> types;
   try {
-    shapes = graph::InferShapes(ig, known_shapes);
-    types = graph::InferTypes(ig, known_types);
+    b.shapes = graph::InferShapes(b.ig, known_shapes);
+    b.types = graph::InferTypes(b.ig, known_types);
   } catch (const Error& e) {
     Fail("Executor::Bind: the bound arrays do not fit the graph (arguments: {}; aux states: {}): {}",
-         ShapeList(arg_names, args), ShapeList(aux_names, aux), e.what());
+         ShapeList(b.arg_names, args), ShapeList(b.aux_names, aux), e.what());
   }
-  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
-    const graph::Node& n = *ig.nodes[nid].node;
+  for (uint32_t nid = 0; nid < b.ig.nodes.size(); ++nid) {
+    const graph::Node& n = *b.ig.nodes[nid].node;
     for (uint32_t k = 0; k < n.num_outputs; ++k) {
-      const uint32_t eid = ig.entry_id(nid, k);
-      WEFT_CHECK(graph::FullyKnown(shapes[eid]) && types[eid] >= 0,
+      const uint32_t eid = b.ig.entry_id(nid, k);
+      WEFT_CHECK(graph::FullyKnown(b.shapes[eid]) && b.types[eid] >= 0,
                  "Executor::Bind: cannot infer the shape/dtype of output {} of {} from the bound arrays", k,
                  n.Describe());
     }
   }
   auto check_var = [&](uint32_t nid, const NDArray& a, const char* what) {
-    const uint32_t eid = ig.entry_id(nid, 0);
-    WEFT_CHECK(*shapes[eid] == a.GetShape(),
+    const uint32_t eid = b.ig.entry_id(nid, 0);
+    WEFT_CHECK(*b.shapes[eid] == a.GetShape(),
                "Executor::Bind: {} '{}' is bound to an array of shape {} but the graph needs {}", what,
-               ig.nodes[nid].node->name, a.GetShape().ToString(), shapes[eid]->ToString());
+               b.ig.nodes[nid].node->name, a.GetShape().ToString(), b.shapes[eid]->ToString());
   };
-  for (size_t i = 0; i < args.size(); ++i) check_var(ig.arg_nodes[i], args[i], "argument");
-  for (size_t i = 0; i < aux.size(); ++i) check_var(ig.aux_nodes[i], aux[i], "auxiliary state");
+  for (size_t i = 0; i < args.size(); ++i) check_var(b.ig.arg_nodes[i], args[i], "argument");
+  for (size_t i = 0; i < aux.size(); ++i) check_var(b.ig.aux_nodes[i], aux[i], "auxiliary state");
+}
 
-  // Placement: nodes by their __ctx_group__ attribute, variables where their arrays are.
+// Placement: nodes by their __ctx_group__ attribute, variables where their arrays are.
+Placement PlaceNodes(const graph::IndexedGraph& ig, const Context& ctx, const std::map<std::string, Context>& groups,
+                     const std::vector<NDArray>& args, const std::vector<NDArray>& aux) {
   Placement place;
   place.contexts = {ctx};
   auto dev_of = [&](const Context& c) {
@@ -195,11 +189,44 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
   }
   for (const NDArray& a : args) place.arg_dev.push_back(dev_of(a.GetContext()));
   for (const NDArray& a : aux) place.aux_dev.push_back(dev_of(a.GetContext()));
+  return place;
+}
 
-  graph = BuildExecGraph(std::move(ig), shapes, types, req_codes, place);
+}  // namespace
+
+void ExecState::Init(const Symbol& sym, const Context& context, const std::vector<NDArray>& args,
+                     const std::vector<NDArray>& grads, const std::vector<OpReqType>& reqs,
+                     const std::vector<NDArray>& aux, const std::map<std::string, Context>& groups,
+                     const ExecState* shared) {
+  WEFT_CHECK(!sym.IsEmpty(), "Executor::Bind: the symbol is empty");
+  symbol = sym;
+  ctx = context;
+  group2ctx = groups;
+  bulk = BulkConfig::FromEnv();
+  {
+    std::lock_guard<std::mutex> lock(plans_mu_);
+    plans_.clear();
+  }
+  BoundGraph b{graph::Index(sym.outputs()), {}, {}, {}, {}};
+  for (uint32_t nid : b.ig.arg_nodes) b.arg_names.push_back(b.ig.nodes[nid].node->name);
+  for (uint32_t nid : b.ig.aux_nodes) b.aux_names.push_back(b.ig.nodes[nid].node->name);
+  const bool placed = !groups.empty();
+  CheckArrays("argument", args, b.arg_names, ctx, placed);
+  CheckArrays("auxiliary state", aux, b.aux_names, ctx, placed);
+  grad_reqs = ResolveRequests(b.arg_names, args, grads, reqs);
+  std::vector<int32_t> req_codes;
+  for (OpReqType r : grad_reqs) req_codes.push_back(static_cast<int32_t>(r));
+  InferFromBoundArrays(b, args, aux);
+  Placement place = PlaceNodes(b.ig, ctx, groups, args, aux);
+  graph = BuildExecGraph(std::move(b.ig), b.shapes, b.types, req_codes, place);
   plan = PlanMemory(graph);
-
   AllocateBlocks(shared);
+  BindEntries(args, grads, aux);
+  PrepareKernels();
+}
+
+void ExecState::BindEntries(const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
+                            const std::vector<NDArray>& aux) {
   entries.assign(graph.entries.size(), NDArray());
   for (size_t e = 0; e < graph.entries.size(); ++e) {
     const EntryInfo& info = graph.entries[e];
@@ -227,8 +254,9 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
         break;
     }
   }
+}
 
-  // Kernels.
+void ExecState::PrepareKernels() {
   runs.clear();
   runs.resize(graph.nodes.size());
   for (size_t k = 0; k < graph.nodes.size(); ++k) {

@@ -96,6 +96,12 @@ struct ExecState {
   std::shared_ptr<const Segment> MakeSegment(size_t begin, size_t end) const;
   /// Fills `blocks` for the plan: from `shared`'s blocks where they fit, the rest allocated.
   void AllocateBlocks(const ExecState* shared);
+  /// Fills `entries`: the bound arrays for variables and gradients, planned block views (or new
+  /// arrays) for the rest (Init's phase after AllocateBlocks).
+  void BindEntries(const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
+                   const std::vector<NDArray>& aux);
+  /// Fills `runs`: each node's arrays and its kernel, made once here (Init's last phase).
+  void PrepareKernels();
   /// Replaces every whole-entry use of `old` (the same view) by `array` in runs and cached plans.
   void Redirect(const NDArray& old, const NDArray& array);
 
