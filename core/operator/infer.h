@@ -14,6 +14,11 @@
 
 namespace weft {
 
+/// The attributes an op's name lists are computed for when none are given (op info, OPS.md):
+/// its defaults, and a valid placeholder for each required one ("1", "(1,)", an enum's first
+/// word). Throws weft::Error when the op refuses them.
+AttrMap DefaultAttrs(const OpDef& def);
+
 /// Input, output (hidden ones too) and aux-state names of a node with these attributes.
 std::vector<std::string> OpInputNames(const OpDef& def, const AttrMap& attrs);
 std::vector<std::string> OpOutputNames(const OpDef& def, const AttrMap& attrs);

@@ -46,13 +46,16 @@ std::string Placeholder(const AttrSpec& s) {
   return "1";
 }
 
-// The attributes an op's lists are computed for: its defaults, placeholders for required ones.
+}  // namespace
+
 AttrMap DefaultAttrs(const OpDef& def) {
   AttrMap given;
   for (const AttrSpec& s : def.attrs)
     if (!s.default_value) given.Set(s.name, Placeholder(s));
   return def.Normalize(given);
 }
+
+namespace {
 
 // Every input the op can take, as MXNet lists an op's arguments: the inputs for the default
 // attributes, or more where another value of one bool or enum attribute adds inputs

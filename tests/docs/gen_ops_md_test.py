@@ -176,6 +176,26 @@ class RealRegistry(unittest.TestCase):
         add_n = row(self.text, "add_n")
         self.assertIn("`ElementWiseSum`", add_n[0])
 
+    def test_contracts_come_from_the_definitions(self):
+        # The contract table (after "## Contracts") against what the definitions declare, for ops
+        # with hidden outputs, aux states, every kind of backward input and both flags.
+        contracts = self.text[self.text.index("## Contracts"):]
+        cols = header(contracts)
+        bn = dict(zip(cols, row(contracts, "BatchNorm")))
+        self.assertEqual(bn["inputs"], "data, gamma, beta")
+        self.assertEqual(bn["outputs"], "output, [mean], [var]")
+        self.assertEqual(bn["aux"], "moving_mean, moving_var")
+        self.assertEqual((bn["backward"], bn["uses"]), ("`_backward_BatchNorm`", "I O A"))
+        self.assertIn("eps (0.001)", bn["attributes (default)"])
+        fc = dict(zip(cols, row(contracts, "FullyConnected")))
+        self.assertEqual(fc["inputs"], "data, weight, bias")
+        self.assertIn("num_hidden (*required*)", fc["attributes (default)"])
+        self.assertEqual(dict(zip(cols, row(contracts, "Dropout")))["flags"], "RANDOM")
+        self.assertEqual(dict(zip(cols, row(contracts, "SoftmaxOutput")))["flags"], "LOSS")
+        self.assertEqual(dict(zip(cols, row(contracts, "relu")))["in-place"], "0→0")
+        self.assertEqual(dict(zip(cols, row(contracts, "BlockGrad")))["backward"], "zero")
+        self.assertEqual(len([l for l in contracts.splitlines() if l.startswith("| `")]), len(self.ops))
+
     def test_kernel_columns_match_the_registered_kernels(self):
         # weft-info lists the kernels each loaded plugin registers. cpu and gpuhost (the GPU
         # layer on the host: the cuda / hip column) are always built; vulkan when WEFT_WITH_VULKAN.
