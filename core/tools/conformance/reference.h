@@ -115,6 +115,16 @@ double ScalarFor(const Call& c);
 void Broadcast(Call& c, Binary f);
 /// The reference of an element-wise unary op: out[0] = f(in 0) element by element.
 ForwardFn MapUnary(Unary f);
+
+/// An element-wise unary math op (tan ... gammaln, softsign): its reference and the values its
+/// conformance cases draw. reference_math.cc keeps the one table; op_cases_frontend.cc makes two
+/// cases of each entry (shapes (7) and (3, 1, 5)), so a new op of this kind is one row there.
+struct UnaryMathOp {
+  const char* op;
+  Unary f;
+  Domain domain;
+};
+const std::vector<UnaryMathOp>& UnaryMathOps();
 /// The reference of a scalar op: out[0] = f(in 0, scalar) element by element (the scalar as
 /// ScalarFor), f(scalar, in 0) when `scalar_left` (_rminus_scalar's kind).
 ForwardFn MapScalar(Binary f, bool scalar_left = false);

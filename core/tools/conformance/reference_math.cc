@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "op_cases.h"
 #include "reference.h"
 
 namespace wconf::ref {
@@ -79,30 +80,8 @@ double Rint(double x) {
 }
 
 const std::pair<const char*, Unary> kUnary[] = {
-    {"tan", [](double x) { return std::tan(x); }},
-    {"arcsin", [](double x) { return std::asin(x); }},
-    {"arccos", [](double x) { return std::acos(x); }},
-    {"arctan", [](double x) { return std::atan(x); }},
-    {"sinh", [](double x) { return std::sinh(x); }},
-    {"cosh", [](double x) { return std::cosh(x); }},
-    {"arcsinh", [](double x) { return std::asinh(x); }},
-    {"arccosh", [](double x) { return std::acosh(x); }},
-    {"arctanh", [](double x) { return std::atanh(x); }},
-    {"log2", [](double x) { return std::log2(x); }},
-    {"log10", [](double x) { return std::log10(x); }},
-    {"cbrt", [](double x) { return std::cbrt(x); }},
-    {"rcbrt", [](double x) { return 1 / std::cbrt(x); }},
-    {"reciprocal", [](double x) { return 1 / x; }},
-    {"degrees", [](double x) { return x * (180 / std::numbers::pi); }},
-    {"radians", [](double x) { return x * (std::numbers::pi / 180); }},
-    {"erf", [](double x) { return std::erf(x); }},
-    {"erfinv", ErfInv},
-    {"gamma", [](double x) { return std::tgamma(x); }},
-    {"gammaln", [](double x) { return std::lgamma(x); }},  // ln|Γ(x)|
-    {"ceil", [](double x) { return std::ceil(x); }},
-    {"trunc", [](double x) { return std::trunc(x); }},
-    {"fix", [](double x) { return std::trunc(x); }},
-    {"rint", Rint},
+    {"ceil", [](double x) { return std::ceil(x); }},         {"trunc", [](double x) { return std::trunc(x); }},
+    {"fix", [](double x) { return std::trunc(x); }},         {"rint", Rint},
     {"logical_not", [](double x) { return Truth(x == 0); }},
     // The value itself: ReferenceForward rounds it to the output's dtype, which is the cast.
 };
@@ -156,6 +135,33 @@ std::optional<std::vector<HostTensor>> MathGradient(const RunSpec& f, const std:
   return g;
 }
 
+const std::vector<UnaryMathOp>& UnaryMathOps() {
+  const Domain inside{-0.9, 0.9}, above_one{1.1, 3}, gamma{0.3, 4};
+  static const std::vector<UnaryMathOp> ops = {
+      {"tan", [](double x) { return std::tan(x); }, kSigned},
+      {"arcsin", [](double x) { return std::asin(x); }, inside},
+      {"arccos", [](double x) { return std::acos(x); }, inside},
+      {"arctan", [](double x) { return std::atan(x); }, kSigned},
+      {"sinh", [](double x) { return std::sinh(x); }, kSigned},
+      {"cosh", [](double x) { return std::cosh(x); }, kSigned},
+      {"arcsinh", [](double x) { return std::asinh(x); }, kSigned},
+      {"arccosh", [](double x) { return std::acosh(x); }, above_one},
+      {"arctanh", [](double x) { return std::atanh(x); }, inside},
+      {"log2", [](double x) { return std::log2(x); }, kPositive},
+      {"log10", [](double x) { return std::log10(x); }, kPositive},
+      {"cbrt", [](double x) { return std::cbrt(x); }, kAwayFromZero},
+      {"rcbrt", [](double x) { return 1 / std::cbrt(x); }, kPositive},
+      {"reciprocal", [](double x) { return 1 / x; }, kAwayFromZero},
+      {"degrees", [](double x) { return x * (180 / std::numbers::pi); }, kSigned},
+      {"radians", [](double x) { return x * (std::numbers::pi / 180); }, kSigned},
+      {"erf", [](double x) { return std::erf(x); }, kSigned},
+      {"erfinv", ErfInv, inside},
+      {"gamma", [](double x) { return std::tgamma(x); }, gamma},
+      {"gammaln", [](double x) { return std::lgamma(x); }, gamma},  // ln|Γ(x)|
+  };
+  return ops;
+}
+
 void RegisterMathReferences(Table& t) {
   for (const BinaryMath& op : kBinary) {
     const std::string name = op.name;
@@ -169,6 +175,7 @@ void RegisterMathReferences(Table& t) {
   // MXNet's gradient accumulation: elemwise_add under another name.
   t["_grad_add"] = [](Call& c) { Broadcast(c, [](double a, double b) { return a + b; }); };
   for (const auto& [name, f] : kUnary) t[name] = MapUnary(f);
+  for (const UnaryMathOp& u : UnaryMathOps()) t[u.op] = MapUnary(u.f);
   t["_contrib_allclose"] = AllClose;
 }
 
