@@ -1,8 +1,8 @@
 // MXNet's element-wise unary math beyond defs/elemwise.cc: trigonometric and hyperbolic
 // functions and their inverses, logarithms in base 2 and 10, cube roots, reciprocal, unit
-// conversions, the error function and its inverse, gamma and log-gamma, and the rounding ops ceil, trunc, fix, rint
-// (zero gradient, as MXNet defines it). Backward ops get out_grad, data and output (OPS.md: uses I O), as the unary ops
-// of elemwise.cc.
+// conversions, the error function and its inverse, gamma and log-gamma, softsign, and the rounding
+// ops ceil, trunc, fix, rint (zero gradient, as MXNet defines it). Backward ops get out_grad, data
+// and output (OPS.md: uses I O), as the unary ops of elemwise.cc.
 #include "operator/defs/builtin.h"
 #include "operator/defs/elemwise_defs.h"
 
@@ -36,6 +36,7 @@ const UnaryMath kOps[] = {
     {"erfinv", "erf⁻¹(x)", "√π/2·exp(y²)"},
     {"gamma", "Γ(x)", "y·ψ(x) (ψ: digamma)"},
     {"gammaln", "ln|Γ(x)|", "ψ(x)"},
+    {"softsign", "x / (1 + |x|)", "1 / (1 + |x|)²"},
 };
 
 const UnaryMath kRounding[] = {

@@ -158,6 +158,7 @@ const std::vector<UnaryMathOp>& UnaryMathOps() {
       {"erfinv", ErfInv, inside},
       {"gamma", [](double x) { return std::tgamma(x); }, gamma},
       {"gammaln", [](double x) { return std::lgamma(x); }, gamma},  // ln|Γ(x)|
+      {"softsign", [](double x) { return x / (1 + std::fabs(x)); }, kSigned},
   };
   return ops;
 }

@@ -1,4 +1,4 @@
-// The element-wise unary math of defs/math_unary.cc (tan ... gammaln) forward and backward, and
+// The element-wise unary math of defs/math_unary.cc (tan ... gammaln, softsign) forward and backward, and
 // the rounding ops floor, round, sign (defs/elemwise.cc), ceil, trunc, fix, rint (zero gradient,
 // forward only), float32 / float64, compiled for the baseline ISA only (elemwise_kernels.h: none is
 // on the training hot path).
@@ -101,6 +101,9 @@ struct Gamma   { template <typename T> static T Fwd(T x) { return std::tgamma(x)
                  template <typename T> static T Grad(T x, T y) { return y * static_cast<T>(Digamma(x)); } };
 struct Gammaln { template <typename T> static T Fwd(T x) { return static_cast<T>(LogGamma(x)); }
                  template <typename T> static T Grad(T x, T) { return static_cast<T>(Digamma(x)); } };
+// MXNet's mshadow_op::softsign and softsign_grad.
+struct Softsign { template <typename T> static T Fwd(T x) { return x / (T(1) + std::abs(x)); }
+                  template <typename T> static T Grad(T x, T) { const T d = T(1) + std::abs(x); return T(1) / (d * d); } };
 // Zero-gradient ops: forward only.
 struct Floor   { template <typename T> static T Fwd(T x) { return std::floor(x); } };
 struct Round   { template <typename T> static T Fwd(T x) { return std::round(x); } };
@@ -139,6 +142,7 @@ void RegisterUnaryMathKernels(KernelTable& t) {
   AddUnary<Erfinv, ColdFloat>(t, "erfinv", "_backward_erfinv");
   AddUnary<Gamma, ColdFloat>(t, "gamma", "_backward_gamma");
   AddUnary<Gammaln, ColdFloat>(t, "gammaln", "_backward_gammaln");
+  AddUnary<Softsign, ColdFloat>(t, "softsign", "_backward_softsign");
   AddForward<Floor>(t, "floor");
   AddForward<Round>(t, "round");
   AddForward<Sign>(t, "sign");
