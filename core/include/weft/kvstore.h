@@ -1,5 +1,6 @@
 // weft — KVStore: keeps parameters and aggregates gradients across devices (MXNet 1.9's KVStore,
-// include/mxnet/kvstore.h and python/mxnet/kvstore.py; design notes in design/kvstore.md).
+// include/mxnet/kvstore.h and python/mxnet/kvstore.py; docs/architecture.md says where the
+// stores and transports live).
 //
 //   auto kv = KVStore::Create("local");
 //   kv->Init(3, weight);                       // once per key
