@@ -75,15 +75,28 @@ struct WEFT_API DataBatch {
 class WEFT_API DataIter {
  public:
   virtual ~DataIter() = default;
-  /// Back to the first batch.
+  /// Back to the first batch of a new epoch (MXNet's reset). Threaded iterators drain their
+  /// workers first; an error a worker met is rethrown here or at the next Next, after which the
+  /// iterator is usable again. Throws weft::Error for what the iterator cannot reread (a file
+  /// that went away).
   virtual void BeforeFirst() = 0;
-  /// Advances; false at the end of the epoch.
+  /// Advances to the next batch; false at the end of the epoch (then BeforeFirst starts another).
+  /// Throws weft::Error naming the file, record and offset for bad input.
   virtual bool Next() = 0;
+  /// The current batch's data: (batch_size, ...) as ProvideData says, on the iterator's context,
+  /// in its dtype (float32 unless the iterator has a dtype option). Valid after a Next that
+  /// returned true; the array may be reused by the next Next (copy it to keep it).
   virtual NDArray GetData() = 0;
+  /// The current batch's labels: (batch_size) or (batch_size, label_width), float32.
   virtual NDArray GetLabel() = 0;
+  /// How many of the current batch's last rows are padding (a final batch filled from the start
+  /// of the data, MXNet's round_batch), 0 for a full batch.
   virtual int GetPadNum() = 0;
+  /// The index of each row of the current batch in the data set (the record or sample number).
   virtual std::vector<int> GetIndex() = 0;
+  /// The current batch as one DataBatch (data, label, pad, index).
   DataBatch GetDataBatch() { return DataBatch{GetData(), GetLabel(), GetPadNum(), GetIndex()}; }
+  /// BeforeFirst, under MXNet's other name.
   void Reset() { BeforeFirst(); }
   /// The data inputs of every batch (MXNet's provide_data: "data" and its shape); empty when an
   /// iterator does not say (then look at a batch).
