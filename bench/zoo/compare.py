@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Inference (and ResNet-18 training) speed on the image networks MXNet users run, in one run:
+weft, MXNet 1.9.1 plain and with its oneDNN fusion, PyTorch and ONNX Runtime.
+
+Usage: compare.py BUILD_DIR [--nets resnet18,mobilenetv2,squeezenet,densenet121,inceptionv3]
+                  [--batches 1,2,32] [--threads 1,2] [--runs 10] [--train-batch 32]
+                  [--mxnet-python PY] [--torch-python PY] [--ort-python PY] [--cache DIR] [--output FILE]
+
+The networks, full width, random weights (speed does not depend on them):
+  resnet18 (ResNet-18 v1), mobilenetv2 (MobileNet v2 1.0), squeezenet (SqueezeNet 1.1),
+  densenet121, inceptionv3 (299x299 input; the others 224x224).
+MXNet's Gluon model zoo exports each once into --cache (symbol JSON + params); weft runs that
+export with samples/image_classification --benchmark, MXNet 1.9.1 the same export as a
+SymbolBlock, with MXNET_SUBGRAPH_BACKEND=NONE (plain) and with its default oneDNN (MKLDNN)
+subgraph fusion. PyTorch runs torchvision's equivalents and ONNX Runtime their ONNX export
+(torch.onnx), since their layouts differ from MXNet's files. Times are warm forwards (after
+--warmup passes): the median of --runs passes in ms per batch. Threads: OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS and WEFT_CPU_MATH_THREADS for weft and MXNet, torch.set_num_threads for
+PyTorch, intra_op_num_threads for ONNX Runtime.
+
+Training: one ResNet-18 v1 step (forward, backward, SGD with momentum) at --train-batch on
+224x224 images, through MXNet's Gluon (hybridized) on libmxnet and on weft (MXNET_LIBRARY_PATH),
+and through PyTorch; median ms of the timed steps.
+
+--ort-python needs onnxruntime and torch (a venv with --system-site-packages over Debian's
+python3-torch, then pip install onnxruntime); a peer whose Python lacks its package is left
+out with the reason printed. The header names the commit, the CPU and the ISA path weft took.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import runs as bench_runs  # noqa: E402  (bench/runs.py: the header)
+
+NETS = {  # name: (MXNet model zoo name, torchvision name, input size)
+    "resnet18": ("resnet18_v1", "resnet18", 224),
+    "mobilenetv2": ("mobilenetv2_1.0", "mobilenet_v2", 224),
+    "squeezenet": ("squeezenet1.1", "squeezenet1_1", 224),
+    "densenet121": ("densenet121", "densenet121", 224),
+    "inceptionv3": ("inceptionv3", "inception_v3", 299),
+}
+
+# Runs inside the peer's Python: prints one JSON line {batch: median ms}.
+MXNET_INFER = r"""
+import json, sys, time, mxnet as mx, numpy as np
+prefix, size, batches, runs, warmup = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+net = mx.gluon.SymbolBlock.imports(prefix + '-symbol.json', ['data'], prefix + '-0000.params')
+net.hybridize(static_alloc=True, static_shape=True)
+out = {}
+for b in batches:
+    x = mx.nd.array(np.random.uniform(-1, 1, (b, 3, size, size)))
+    for _ in range(warmup): net(x).wait_to_read()
+    t = []
+    for _ in range(runs):
+        s = time.perf_counter(); net(x).wait_to_read(); t.append((time.perf_counter() - s) * 1e3)
+    out[b] = sorted(t)[len(t) // 2]
+print(json.dumps(out))
+"""
+
+MXNET_EXPORT = r"""
+import sys, mxnet as mx
+name, size, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+net = mx.gluon.model_zoo.vision.get_model(name, pretrained=False)
+net.initialize(mx.init.Xavier())
+net.hybridize()
+net(mx.nd.zeros((1, 3, size, size)))
+net.export(prefix, 0)
+"""
+
+MXNET_TRAIN = r"""
+import json, sys, time, mxnet as mx, numpy as np
+batch, steps = int(sys.argv[1]), int(sys.argv[2])
+net = mx.gluon.model_zoo.vision.resnet18_v1(pretrained=False)
+net.initialize(mx.init.Xavier())
+net.hybridize(static_alloc=True, static_shape=True)
+trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.01, 'momentum': 0.9})
+loss = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+x = mx.nd.array(np.random.uniform(-1, 1, (batch, 3, 224, 224)))
+y = mx.nd.array(np.random.randint(0, 1000, (batch,)))
+t = []
+for i in range(steps + 2):
+    s = time.perf_counter()
+    with mx.autograd.record():
+        l = loss(net(x), y)
+    l.backward()
+    trainer.step(batch)
+    mx.nd.waitall()
+    if i >= 2: t.append((time.perf_counter() - s) * 1e3)
+print(json.dumps({"train": sorted(t)[len(t) // 2]}))
+"""
+
+TORCH = r"""
+import json, sys, time, torch, torchvision
+mode, name, size, batches, runs, warmup, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+torch.set_num_threads(threads)
+kw = {'aux_logits': False, 'init_weights': False} if name == 'inception_v3' else {}
+net = getattr(torchvision.models, name)(**kw)
+out = {}
+if mode == 'train':
+    b = batches[0]
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x = torch.rand(b, 3, size, size); y = torch.randint(0, 1000, (b,))
+    t = []
+    for i in range(runs + 2):
+        s = time.perf_counter()
+        opt.zero_grad(); torch.nn.functional.cross_entropy(net(x), y).backward(); opt.step()
+        if i >= 2: t.append((time.perf_counter() - s) * 1e3)
+    print(json.dumps({"train": sorted(t)[len(t) // 2]})); sys.exit(0)
+net.eval()
+if mode == 'onnx':
+    import onnxruntime as ort
+    path = sys.argv[8]
+    torch.onnx.export(net, torch.rand(1, 3, size, size), path, input_names=['data'], output_names=['out'],
+                      dynamic_axes={'data': {0: 'n'}, 'out': {0: 'n'}}, opset_version=13)
+    so = ort.SessionOptions(); so.intra_op_num_threads = threads; so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
+    run = lambda x: sess.run(None, {'data': x.numpy()})
+else:
+    def run(x):
+        with torch.no_grad():
+            return net(x)
+for b in batches:
+    x = torch.rand(b, 3, size, size)
+    for _ in range(warmup): run(x)
+    t = []
+    for _ in range(runs):
+        s = time.perf_counter(); run(x); t.append((time.perf_counter() - s) * 1e3)
+    out[b] = sorted(t)[len(t) // 2]
+print(json.dumps(out))
+"""
+
+
+def thread_env(threads, extra=None):
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "WEFT_CPU_MATH_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(threads)
+    env.update(extra or {})
+    return env
+
+
+def run_json(cmd, env, what):
+    """The last JSON line a peer printed, or None with the reason printed (a peer may be absent)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        print("%s: left out (%s)" % (what, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]),
+              file=sys.stderr)
+        return None
+    return {str(k): v for k, v in json.loads(lines[-1]).items()}
+
+
+def weft_infer(a, prefix, size, batches, threads):
+    exe = os.path.join(a.build, "bin", "image_classification")
+    cmd = [exe, "--model", prefix, "--epoch", "0", "--benchmark", "--input-size", str(size), "--runs", str(a.runs),
+           "--warmup", str(a.warmup), "--batch-sizes"] + [str(b) for b in batches]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(threads), timeout=3600)
+    found = re.findall(r"batch size (\d+): ([0-9.]+) ms per batch", p.stdout)
+    if p.returncode != 0 or not found:
+        sys.exit("weft failed: %s\n%s%s" % (" ".join(cmd), p.stdout[-2000:], p.stderr[-2000:]))
+    return {b: float(ms) for b, ms in found}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("--nets", default=",".join(NETS))
+    ap.add_argument("--batches", default="1,2,32")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--train-batch", type=int, default=32, help="0 leaves the training step out")
+    ap.add_argument("--mxnet-python", default="/work/mxvenv/bin/python")
+    ap.add_argument("--torch-python", default="/usr/bin/python3")
+    ap.add_argument("--ort-python", default=None, help="a Python with onnxruntime and torch")
+    ap.add_argument("--cache", default=os.path.expanduser("~/.cache/weft-bench/zoo"))
+    ap.add_argument("--output")
+    a = ap.parse_args()
+    nets = a.nets.split(",")
+    batches = [int(b) for b in a.batches.split(",")]
+    threads = [int(t) for t in a.threads.split(",")]
+    os.makedirs(a.cache, exist_ok=True)
+    weft_lib = os.path.join(a.build, "lib", "libweft_mxnet.so")
+    loads, rows = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for net in nets:
+            zoo, tv, size = NETS[net]
+            prefix = os.path.join(a.cache, zoo)
+            if not os.path.exists(prefix + "-symbol.json"):
+                subprocess.run([a.mxnet_python, "-c", MXNET_EXPORT, zoo, str(size), prefix], check=True,
+                               env=dict(os.environ, MXNET_SUBGRAPH_BACKEND="NONE"))
+            for t in threads:
+                loads.append(os.getloadavg()[0])
+                bj = json.dumps(batches)
+                res = {"weft": weft_infer(a, prefix, size, batches, t)}
+                mx_args = [a.mxnet_python, "-c", MXNET_INFER, prefix, str(size), bj, str(a.runs), str(a.warmup)]
+                res["MXNet plain"] = run_json(mx_args, thread_env(t, {"MXNET_SUBGRAPH_BACKEND": "NONE"}), "MXNet plain")
+                fused = thread_env(t)
+                fused.pop("MXNET_SUBGRAPH_BACKEND", None)  # its default: the oneDNN (MKLDNN) fusion
+                res["MXNet oneDNN"] = run_json(mx_args, fused, "MXNet oneDNN")
+                tv_args = [tv, str(size), bj, str(a.runs), str(a.warmup), str(t)]
+                res["PyTorch"] = run_json([a.torch_python, "-c", TORCH, "infer"] + tv_args, thread_env(t), "PyTorch")
+                if a.ort_python:
+                    onnx = os.path.join(tmp, tv + ".onnx")
+                    res["ONNX Runtime"] = run_json([a.ort_python, "-c", TORCH, "onnx"] + tv_args + [onnx], thread_env(t),
+                                                   "ONNX Runtime")
+                for b in batches:
+                    rows.append((net, b, t, {k: (v or {}).get(str(b)) for k, v in res.items()}))
+                    print("%s batch %d, %d thread(s): %s" % (net, b, t, rows[-1][3]), file=sys.stderr)
+    train = []
+    if a.train_batch:
+        for t in threads:
+            steps = str(max(3, a.runs // 2))
+            r = {"weft": run_json([a.mxnet_python, "-c", MXNET_TRAIN, str(a.train_batch), steps],
+                                  thread_env(t, {"MXNET_LIBRARY_PATH": weft_lib}), "weft training"),
+                 "MXNet": run_json([a.mxnet_python, "-c", MXNET_TRAIN, str(a.train_batch), steps], thread_env(t),
+                                   "MXNet training"),
+                 "PyTorch": run_json([a.torch_python, "-c", TORCH, "train", "resnet18", "224",
+                                      json.dumps([a.train_batch]), steps, "0", str(t)], thread_env(t),
+                                     "PyTorch training")}
+            train.append((t, {k: (v or {}).get("train") for k, v in r.items()}))
+    text = report(a, rows, train, loads)
+    print(text)
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text + "\n")
+
+
+def fmt(x):
+    return "–" if x is None else ("%.1f" % x if x >= 10 else "%.2f" % x)
+
+
+def ratio(weft, peer):
+    return "–" if weft is None or peer is None else "%.2f×" % (peer / weft)
+
+
+def report(a, rows, train, loads):
+    out = [l for l in bench_runs.header(sys.argv, 1, loads) if not l.startswith("runs:")]
+    out.insert(2, "passes: each time is the median of %d timed passes after %d untimed ones" % (a.runs, a.warmup))
+    out += ["", "inference, warm forward, ms per batch (median of %d passes); ratios: peer ms / weft ms "
+            "(> 1: weft is faster)" % a.runs, ""]
+    peers = ["MXNet plain", "MXNet oneDNN", "PyTorch"] + (["ONNX Runtime"] if a.ort_python else [])
+    out.append("| network | batch | threads | weft | " + " | ".join(peers) + " | vs MXNet best | vs ONNX Runtime |")
+    out.append("|---|---|---|---|" + "---|" * len(peers) + "---|---|")
+    for net, b, t, r in rows:
+        best = min([v for v in (r.get("MXNet plain"), r.get("MXNet oneDNN")) if v is not None], default=None)
+        out.append("| %s | %d | %d | %s | %s | %s | %s |" % (
+            net, b, t, fmt(r["weft"]), " | ".join(fmt(r.get(p)) for p in peers), ratio(r["weft"], best),
+            ratio(r["weft"], r.get("ONNX Runtime"))))
+    if train:
+        out += ["", "ResNet-18 v1 training step at batch %d (ms, median): weft and MXNet through MXNet's Gluon "
+                "(hybridized), PyTorch its own" % a.train_batch, "",
+                "| threads | weft | MXNet 1.9.1 | PyTorch | vs MXNet | vs PyTorch |", "|---|---|---|---|---|---|"]
+        for t, r in train:
+            out.append("| %d | %s | %s | %s | %s | %s |" % (t, fmt(r["weft"]), fmt(r["MXNet"]), fmt(r["PyTorch"]),
+                                                          ratio(r["weft"], r["MXNet"]), ratio(r["weft"], r["PyTorch"])))
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()
