@@ -19,6 +19,18 @@ void RequireFloat32(const KernelSetup& s) {
   check(s.aux, "aux state");
 }
 
+int32_t RequireFloatDType(const KernelSetup& s) {
+  const int32_t dtype = s.inputs.empty() ? WEFT_DTYPE_FLOAT32 : s.inputs[0].dtype;
+  if (dtype != WEFT_DTYPE_FLOAT32 && dtype != WEFT_DTYPE_FLOAT64)
+    Unsupported(s, "data is " + weft::sdk::DTypeName(dtype) + "; the CPU kernel supports float32 and float64");
+  for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
+    for (const TensorDesc& t : *list)
+      if (t.dtype != dtype)
+        Invalid(s, "every input and output must have data's dtype " + weft::sdk::DTypeName(dtype) + ", one is " +
+                       weft::sdk::DTypeName(t.dtype));
+  return dtype;
+}
+
 void Invalid(const KernelSetup& s, const std::string& message) {
   throw Error(WEFT_ERR_INVALID_ARGUMENT, s.op_name + ": " + message);
 }
@@ -69,6 +81,19 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   blas(0, m, 0, n);
 }
 
+void Dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+    return;
+  }
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
 void RegisterNNKernels(KernelTable& t) {
   RegisterFullyConnected(t);
   RegisterConvolution(t);
@@ -78,6 +103,7 @@ void RegisterNNKernels(KernelTable& t) {
   RegisterBatchNorm(t);
   RegisterLRN(t);
   RegisterDropout(t);
+  RegisterRNN(t);
   RegisterSoftmax(t);
   RegisterLoss(t);
   RegisterOptimizer(t);
