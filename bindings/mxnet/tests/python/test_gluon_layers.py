@@ -114,6 +114,24 @@ def test_rnn_layer_hybridized_equals_imperative_and_float64(mx):
             np.testing.assert_array_equal(a, b)
 
 
+def test_rnn_dropout_between_layers_only_in_training(mx):
+    rng = np.random.RandomState(11)
+    x = mx.nd.array(rng.uniform(-1, 1, (6, 2, 3)))
+    nets = []
+    for rate in [0.0, 0.5]:
+        net = mx.gluon.rnn.LSTM(8, num_layers=2, dropout=rate, input_size=3)
+        net.initialize(mx.init.Constant(0.3))
+        nets.append(net)
+    plain, dropped = nets
+    np.testing.assert_array_equal(plain(x).asnumpy(), dropped(x).asnumpy())  # inference: no dropout
+    x.attach_grad()
+    with mx.autograd.record():
+        y = dropped(x)
+    y.backward()
+    assert not np.allclose(y.asnumpy(), plain(x).asnumpy())  # training: layer 2's input is masked
+    assert np.isfinite(x.grad.asnumpy()).all() and np.abs(x.grad.asnumpy()).sum() > 0
+
+
 def test_rnn_refuses_projection_by_name(mx):
     layer = mx.gluon.rnn.LSTM(4, projection_size=2, input_size=3)
     layer.initialize()
