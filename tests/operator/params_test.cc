@@ -141,6 +141,11 @@ TEST(Params, RnnGeometryFollowsMXNetsParameterLayout) {
                                       std::vector<int64_t>{4, 3, 4});
                  }),
                  {"RNN", "parameters", "(700,)", "704"});
+  ExpectContains(SdkErrorOf([&] {
+                   sdk::RnnGeometryOf("RNN", p, std::vector<int64_t>{0, 3, 2}, std::vector<int64_t>{704},
+                                      std::vector<int64_t>{4, 3, 4});
+                 }),
+                 {"RNN", "(0, 3, 2)", "no time steps"});
 }
 
 TEST(Params, OptionalValuesAcceptNone) {

@@ -124,10 +124,11 @@ struct RnnGeometry {
 
 /// The RNN geometry of op `op` with attributes `p` on data x (T, N, I), checking the parameter
 /// vector's length and the state shapes (L·D, N, H). Throws WEFT_ERR_INVALID_ARGUMENT naming the
-/// input at fault and the expected shape.
+/// input at fault and the expected shape, or for data without time steps.
 inline RnnGeometry RnnGeometryOf(std::string_view op, const RNNParam& p, std::span<const int64_t> x,
                                  std::span<const int64_t> params, std::span<const int64_t> state) {
   if (x.size() != 3) OpError(WEFT_ERR_INVALID_ARGUMENT, op, "data " + ShapeText(x) + " must be (T, N, input size)");
+  if (x[0] < 1) OpError(WEFT_ERR_INVALID_ARGUMENT, op, "data " + ShapeText(x) + " has no time steps (T = 0)");
   const RnnGeometry g = RnnGeometry::Make(p, x[0], x[1], x[2]);
   if (ShapeSize(params) != g.ParamSize() || params.size() != 1)
     OpError(WEFT_ERR_INVALID_ARGUMENT, op,
