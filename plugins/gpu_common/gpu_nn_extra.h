@@ -60,13 +60,14 @@ class DropoutKernel {
  public:
   explicit DropoutKernel(const KernelSetup& s) : backward_(IsBackward(s)) {
     RequireFloat32(s);
+    s.Params<sdk::DropoutParam>().RequireNoAxes(s.op_name, "the GPU layer");
     if (backward_) {
       s.ExpectCounts(-1, 1);
       if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
     } else {
       s.ExpectCounts(1, -1);
       if (s.outputs.empty() || s.outputs.size() > 2) Invalid(s, "expects output and an optional mask output");
-      p_ = s.Params<sdk::DropoutParam>().p;  // mode and axes are DefaultOnly: Params refuses others
+      p_ = s.Params<sdk::DropoutParam>().p;  // mode is DefaultOnly: Params refuses others
     }
     RequireSameSize(s);
   }

@@ -130,7 +130,9 @@ class DropoutKernel {
     RequireFloat32(s);
     for (const sdk::TensorDesc& o : s.outputs)
       if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape");
-    p_ = s.Params<sdk::DropoutParam>().p;  // mode and axes are DefaultOnly
+    const auto dp = s.Params<sdk::DropoutParam>();  // mode is DefaultOnly
+    dp.RequireNoAxes(s.op_name, "vulkan");
+    p_ = dp.p;
     if (!(p_ >= 0.0f && p_ <= 1.0f)) Invalid(s, "p must lie in [0, 1], got " + std::to_string(p_));
   }
   void Compute(const sdk::DeviceCall& c) const {
@@ -167,6 +169,7 @@ class DropoutBackwardKernel {
   explicit DropoutBackwardKernel(const sdk::KernelSetup& s) {
     s.ExpectCounts(-1, 1);
     RequireFloat32(s);
+    s.Params<sdk::DropoutParam>().RequireNoAxes(s.op_name, "vulkan");
     if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
     for (const sdk::TensorDesc& t : s.inputs)
       if (t.size() != s.outputs[0].size()) Invalid(s, "inputs must have data's shape");

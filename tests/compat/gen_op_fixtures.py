@@ -236,7 +236,39 @@ def legacy_calls():
     ]
 
 
-FAMILIES = {"math": (math_probes, None), "index": (index_probes, index_calls), "legacy": (legacy_probes, legacy_calls)}
+# ---- the fused RNN (gluon.rnn's layers) and _rnn_param_concat -----------------------------------
+
+def rnn_probes():
+    """MXNet's cpu RNN for each mode, stacked, bidirectional, with and without the state outputs.
+    Data (T 4, N 3, I 5), H 4; the parameter length comes from MXNet's own shape inference.
+
+    Needs MXNET_MKLDNN_ENABLED=1 (run this family on its own): MXNet 1.9.1's other cpu RNN path
+    fails its own check when state_outputs is set ("out_data.size() == num_outputs (2 vs. 1)"), so
+    the fixtures are those of the RNN the pip package runs by default (oneDNN's)."""
+    if os.environ.get("MXNET_MKLDNN_ENABLED") != "1":
+        raise SystemExit("rnn: run with MXNET_MKLDNN_ENABLED=1 (see rnn_probes)")
+    p = []
+    t, n, i, h = 4, 3, 5, 4
+    small = uniform(-0.5, 0.5)  # weights of this size keep the gates away from saturation
+    for mode, layers, bidir, states in [("lstm", 2, True, True), ("lstm", 1, False, False), ("gru", 2, False, True),
+                                        ("gru", 1, True, True), ("rnn_tanh", 2, True, True),
+                                        ("rnn_relu", 1, False, False)]:
+        lstm = mode == "lstm"
+        names = ["data", "parameters", "state"] + (["state_cell"] if lstm else [])
+        sym = mx.sym.RNN(*[var(x) for x in names], state_size=h, num_layers=layers, mode=mode,
+                         bidirectional=bidir, state_outputs=states, name="rnn")
+        arg_shapes, _, _ = sym.infer_shape(data=(t, n, i))
+        shapes = dict(zip(sym.list_arguments(), arg_shapes))
+        name = "RNN_%s_l%d%s%s" % (mode, layers, "_bi" if bidir else "", "_states" if states else "")
+        p.append((name, sym, {a: (tuple(shapes[a]), small if a == "parameters" else signed) for a in names}, {}))
+    a, b = var("a"), var("b")
+    p.append(("_rnn_param_concat", mx.sym._internal._rnn_param_concat(a, b, num_args=2, dim=0),
+              {"a": ((6,), signed), "b": ((4,), signed)}, {}))
+    return p
+
+
+FAMILIES = {"math": (math_probes, None), "index": (index_probes, index_calls), "legacy": (legacy_probes, legacy_calls),
+            "rnn": (rnn_probes, None)}
 
 
 def write_calls(calls, stem):

@@ -14,6 +14,7 @@
 #include "weft/sdk/ops/optimizer.hpp"
 #include "weft/sdk/ops/pooling.hpp"
 #include "weft/sdk/ops/random.hpp"
+#include "weft/sdk/ops/rnn.hpp"
 #include "weft/sdk/ops/sort.hpp"
 
 namespace weft {
@@ -74,6 +75,77 @@ TEST(Params, DefaultOnlyAttributesRefuseOtherValues) {
     EXPECT_EQ(e.code(), WEFT_ERR_UNSUPPORTED);
     ExpectContains(e.what(), {"mode", "always", "training"});
   }
+}
+
+// RNN: MXNet's flat parameter layout (all weights, then all biases) and the features weft refuses
+// by name. Sizes from MXNet 1.9.1: mx.sym.RNN(...).infer_shape(data=(T, N, I)).
+// 3-D geometry is given only to a backend that asks for it (max_spatial 3: the cpu); the others
+// keep refusing 3-D by name rather than computing it as 2-D.
+TEST(Params, ThreeDGeometryOnlyForBackendsThatImplementIt) {
+  const test::Attrs attrs = {{"kernel", "(2, 3, 2)"},
+                             {"num_filter", "4"},
+                             {"stride", "(2, 1, 1)"},
+                             {"pad", "(1, 0, 1)"},
+                             {"dilate", "(1, 2, 1)"}};
+  const test::Inferred inf = test::Infer("Convolution", attrs, {Shape{2, 3, 5, 9, 7}});
+  ASSERT_TRUE(inf.out[0]);
+  const auto p = sdk::ParseParams<sdk::ConvolutionParam>(sdk::AttrMap(attrs));
+  const std::vector<int64_t> x = {2, 3, 5, 9, 7}, w = {4, 3, 2, 3, 2}, b = {4}, y = inf.out[0]->dims();
+  const sdk::ConvGeometry g = sdk::ConvolutionGeometry("Convolution", p, x, w, b, true, y, 3);
+  EXPECT_EQ((std::vector<int64_t>{g.n, g.f, g.od, g.oh, g.ow}), y);
+  EXPECT_EQ(g.col_rows(), 3 * 2 * 3 * 2);
+  EXPECT_EQ(g.in_plane(), 5 * 9 * 7);
+  try {
+    sdk::ConvolutionGeometry("Convolution", p, x, w, b, true, y);
+    ADD_FAILURE() << "3-D convolution accepted by a 2-D backend";
+  } catch (const sdk::Error& e) {
+    EXPECT_EQ(e.code(), WEFT_ERR_UNSUPPORTED);
+    ExpectContains(e.what(), {"Convolution", "(2, 3, 2)"});
+  }
+  const test::Attrs pool = {{"kernel", "(2, 2, 3)"}, {"stride", "(2, 1, 3)"}, {"pooling_convention", "full"}};
+  const test::Inferred pinf = test::Infer("Pooling", pool, {Shape{1, 2, 5, 4, 7}});
+  ASSERT_TRUE(pinf.out[0]);
+  const auto pp = sdk::ParseParams<sdk::PoolingParam>(sdk::AttrMap(pool));
+  const std::vector<int64_t> px = {1, 2, 5, 4, 7}, py = pinf.out[0]->dims();
+  const sdk::PoolGeometry pg = sdk::PoolingGeometry("Pooling", pp, px, py, 3);
+  EXPECT_EQ((std::vector<int64_t>{pg.n, pg.c, pg.od, pg.oh, pg.ow}), py);
+  EXPECT_EQ(pg.kd, 2);
+  EXPECT_EQ(pg.kw, 3);
+  ExpectContains(SdkErrorOf([&] { sdk::PoolingGeometry("Pooling", pp, px, py); }), {"Pooling", "(1, 2, 5, 4, 7)"});
+}
+
+TEST(Params, RnnGeometryFollowsMXNetsParameterLayout) {
+  const auto p = sdk::ParseParams<sdk::RNNParam>(
+      A({{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "2"}, {"bidirectional", "True"}}));
+  const sdk::RnnGeometry g = sdk::RnnGeometry::Make(p, 5, 3, 2);
+  EXPECT_EQ(g.ParamSize(), 704);
+  EXPECT_EQ(g.WeightOffset(0, 1), 16 * (2 + 4));                 // after l0's Wx (16, 2) and Wh (16, 4)
+  EXPECT_EQ(g.WeightOffset(1, 0), 2 * 16 * (2 + 4));             // after both directions of layer 0
+  EXPECT_EQ(g.BiasOffset(0, 0), 2 * 16 * 6 + 2 * 16 * (8 + 4));  // every weight first
+  EXPECT_EQ(g.BiasOffset(1, 1) + 2 * 16, g.ParamSize());         // the last bh ends the vector
+  const auto gru = sdk::ParseParams<sdk::RNNParam>(A({{"mode", "gru"}, {"state_size", "3"}, {"num_layers", "1"}}));
+  EXPECT_EQ(sdk::RnnGeometry::Make(gru, 2, 1, 5).ParamSize(), 90);
+  EXPECT_EQ(gru.NumVisibleOutputs(), 1);
+  for (const auto& [attr, value] : std::map<std::string, std::string>{
+           {"projection_size", "2"}, {"lstm_state_clip_min", "-1"}, {"use_sequence_length", "True"}}) {
+    try {
+      sdk::ParseParams<sdk::RNNParam>(A({{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "1"}, {attr, value}}));
+      ADD_FAILURE() << attr << " parsed";
+    } catch (const sdk::Error& e) {
+      EXPECT_EQ(e.code(), WEFT_ERR_UNSUPPORTED);
+      ExpectContains(e.what(), {attr, value});
+    }
+  }
+  ExpectContains(SdkErrorOf([&] {
+                   sdk::RnnGeometryOf("RNN", p, std::vector<int64_t>{5, 3, 2}, std::vector<int64_t>{700},
+                                      std::vector<int64_t>{4, 3, 4});
+                 }),
+                 {"RNN", "parameters", "(700,)", "704"});
+  ExpectContains(SdkErrorOf([&] {
+                   sdk::RnnGeometryOf("RNN", p, std::vector<int64_t>{0, 3, 2}, std::vector<int64_t>{704},
+                                      std::vector<int64_t>{4, 3, 4});
+                 }),
+                 {"RNN", "(0, 3, 2)", "no time steps"});
 }
 
 TEST(Params, OptionalValuesAcceptNone) {

@@ -76,6 +76,12 @@ const Case kNn[] = {
    {Shape{2, 3, 32}, Shape{8, 3, 3}, Shape{8}}, {Shape{2, 8, 15}}, {}},
   {"conv 3-d", "Convolution", {{"kernel", "(3, 3, 3)"}, {"num_filter", "8"}, {"pad", "(1, 1, 1)"}},
    {Shape{2, 3, 8, 9, 10}}, {Shape{2, 3, 8, 9, 10}, Shape{8, 3, 3, 3, 3}, Shape{8}}, {Shape{2, 8, 8, 9, 10}}, {}},
+  // Channels-last layouts (Gluon builds such layers; no kernel runs them): weight (F, k..., C).
+  {"conv NHWC", "Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "16"}, {"layout", "NHWC"}},
+   {Shape{1, 10, 10, 4}}, {Shape{1, 10, 10, 4}, Shape{16, 3, 3, 4}, Shape{16}}, {Shape{1, 8, 8, 16}}, {}},
+  {"conv NDHWC partial", "Convolution", {{"kernel", "(3, 3, 3)"}, {"num_filter", "16"}, {"layout", "NDHWC"}},
+   {Shape{-1, -1, -1, -1, 4}}, {Shape{-1, -1, -1, -1, 4}, Shape{16, 3, 3, 3, 4}, Shape{16}},
+   {Shape{-1, -1, -1, -1, 16}}, {}},
   // MXNet: data (0, 3, 0, 0) -> weight (8, 3, 3, 3), output (0, 8, 0, 0).
   {"conv partial", "Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "8"}, {"pad", "(1, 1)"}},
    {Shape{-1, 3, -1, -1}}, {Shape{-1, 3, -1, -1}, Shape{8, 3, 3, 3}, Shape{8}}, {Shape{-1, 8, -1, -1}}, {}},
@@ -110,6 +116,17 @@ const Case kNn[] = {
   {"batchnorm axis -1", "BatchNorm", {{"axis", "-1"}}, {Shape{2, 3, 4, 5}}, {Shape{2, 3, 4, 5}, Shape{5}, Shape{5}},
    {Shape{2, 3, 4, 5}, Shape{5}, Shape{5}}, {Shape{5}, Shape{5}}},
   {"dropout", "Dropout", {{"p", "0.3"}}, {Shape{2, 3}}, {Shape{2, 3}}, {Shape{2, 3}, Shape{2, 3}}, {}},
+  // The hidden mask has extent 1 on `axes` (MXNet's DropoutOpInferShape).
+  {"dropout axes", "Dropout", {{"p", "0.3"}, {"axes", "(0, -1)"}}, {Shape{2, 3, 4}}, {Shape{2, 3, 4}},
+   {Shape{2, 3, 4}, Shape{1, 3, 1}}, {}},
+  // MXNet: parameters (704,) = Σ_l D·G·H·(I_l + H + 2); states (L·D, N, H); output (T, N, D·H).
+  // weft's hidden reserve: per layer T·N·D·H + D·(T·N·G·H + T·N·H).
+  {"rnn lstm 2 layers bidirectional", "RNN",
+   {{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "2"}, {"bidirectional", "True"}, {"state_outputs", "True"}},
+   {Shape{5, 3, 2}}, {Shape{5, 3, 2}, Shape{704}, Shape{4, 3, 4}, Shape{4, 3, 4}},
+   {Shape{5, 3, 8}, Shape{4, 3, 4}, Shape{4, 3, 4}, Shape{1440}}, {}},
+  {"rnn gru", "RNN", {{"mode", "gru"}, {"state_size", "3"}, {"num_layers", "1"}}, {Shape{2, 1, 5}},
+   {Shape{2, 1, 5}, Shape{90}, Shape{1, 1, 3}}, {Shape{2, 1, 3}, Shape{1, 1, 3}, Shape{30}}, {}},
 };
 
 const Case kLoss[] = {
@@ -166,6 +183,10 @@ const Case kLayout[] = {
   {"concat partial", "Concat", {{"num_args", "2"}}, {Shape{2, 3}, U}, {Shape{2, 3}, Shape{2, -1}}, {Shape{2, -1}}, {}},
   {"concat length from output", "Concat", {{"num_args", "2"}}, {Shape{2, 3}, U}, {Shape{2, 3}, Shape{2, 4}},
    {Shape{2, 7}}, {}, {Shape{2, 7}}},
+  // Gluon's bidirectional RNN: the two first-layer input weights (reshaped to (-1,)) are unknown
+  // until the RNN's parameter size comes back; they share the rest (MXNet's RNNParamConcatShape).
+  {"rnn param concat", "_rnn_param_concat", {{"num_args", "3"}, {"dim", "0"}}, {Shape{-1}, Shape{6}, U},
+   {Shape{5}, Shape{6}, Shape{5}}, {Shape{16}}, {}, {Shape{16}}},
   {"slice", "SliceChannel", {{"num_outputs", "3"}}, {Shape{2, 6, 4}}, {Shape{2, 6, 4}},
    {Shape{2, 2, 4}, Shape{2, 2, 4}, Shape{2, 2, 4}}, {}},
   {"slice squeeze", "SliceChannel", {{"num_outputs", "3"}, {"squeeze_axis", "True"}}, {Shape{2, 3, 4}},

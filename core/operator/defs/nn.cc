@@ -1,5 +1,6 @@
 // Neural-network layers: FullyConnected, Convolution, Deconvolution, Pooling, Activation, LeakyReLU,
-// BatchNorm, Dropout, LRN. Shape rules are MXNet 1.9's (src/operator/nn/*.cc), checked against MXNet 1.9.1.
+// BatchNorm, Dropout, LRN, RNN. Shape rules are MXNet 1.9's (src/operator/nn/*.cc), checked against MXNet 1.9.1.
+#include <algorithm>
 #include <cmath>
 
 #include "operator/defs/builtin.h"
@@ -11,6 +12,7 @@
 #include "weft/sdk/ops/fully_connected.hpp"
 #include "weft/sdk/ops/lrn.hpp"
 #include "weft/sdk/ops/pooling.hpp"
+#include "weft/sdk/ops/rnn.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -76,22 +78,33 @@ OpDef Convolution() {
   OpDef d;
   d.name = "Convolution";
   d.description =
-      "N-d convolution (1-3 spatial axes), channels-first layout; weight is "
-      "(num_filter, C / num_group, k...).";
+      "N-d convolution (1-3 spatial axes); weight is (num_filter, C / num_group, k...). Kernels run "
+      "channels-first layouts; channels-last ones (NWC, NHWC, NDHWC) infer shapes only.";
   DeclareParams<sdk::ConvolutionParam>(d);
   d.list_inputs = [](const AttrMap& a) { return DataWeightBias(a.GetBool("no_bias", false)); };
   d.list_outputs = Fixed({"output"});
   SetShapeFn<sdk::ConvolutionParam>(d, [](ShapeIO& io, const sdk::ConvolutionParam& p) {
     const size_t ns = p.kernel.size();
     if (!io.in(0)) return;
-    Shape data = *io.in(0);
+    // Channels-last layouts (MXNet's NWC, NHWC, NDHWC: data (N, spatial..., C), weight
+    // (F, k..., C / num_group), output (N, spatial..., F)) are inferred in channels-first order.
+    const bool last = sdk::IsChannelsLast(p.layout);
+    auto first = [last](Shape s) {
+      if (last && s.ndim() > 2) std::rotate(s.dims().begin() + 1, s.dims().end() - 1, s.dims().end());
+      return s;
+    };
+    auto back = [last](Shape s) {
+      if (last && s.ndim() > 2) std::rotate(s.dims().begin() + 1, s.dims().begin() + 2, s.dims().end());
+      return s;
+    };
+    Shape data = first(*io.in(0));
     CheckConvData(io, data, ns, p.num_group);
     const int64_t c = data[1];
     Shape w = UnknownShape(ns + 2);
     w[0] = p.num_filter;
     w[1] = c >= 0 ? c / p.num_group : -1;
     for (size_t i = 0; i < ns; ++i) w[2 + i] = p.kernel[i];
-    io.AssignIn(1, w);
+    io.AssignIn(1, back(w));
     if (io.num_in() == 3) io.AssignIn(2, Shape{p.num_filter});
 
     Shape out = UnknownShape(ns + 2);
@@ -107,17 +120,17 @@ OpDef Convolution() {
       }
       out[2 + i] = sdk::ConvOutExtent(x, p.kernel[i], p.stride[i], p.dilate[i], p.pad[i]);
     }
-    io.AssignOut(0, out);
+    io.AssignOut(0, back(out));
     // MXNet (2-d only) fills the batch size, and height/width where the stride is 1, back from
     // a known output.
     if (ns == 2) {
-      const Shape& o = *io.out(0);
+      const Shape o = first(*io.out(0));
       data[0] = o[0];
       for (size_t i = 0; i < ns; ++i) {
         const int64_t dk = p.dilate[i] * (p.kernel[i] - 1) + 1;
         if (o[2 + i] >= 0 && p.stride[i] == 1) data[2 + i] = o[2 + i] + dk - 1 - 2 * p.pad[i];
       }
-      io.AssignIn(0, data);
+      io.AssignIn(0, back(data));
     }
   });
   d.grad = GradKind::kOp;
@@ -337,12 +350,22 @@ OpDef Dropout() {
   d.name = "Dropout";
   d.description =
       "In training, zeroes each element with probability p and scales the rest by 1/(1-p); the hidden "
-      "mask output holds the per-element factor (0 or 1/(1-p)). Identity otherwise.";
+      "mask output holds the per-element factor (0 or 1/(1-p)); with `axes` one factor is shared along "
+      "those axes (the mask has extent 1 there). Identity otherwise.";
   DeclareParams<sdk::DropoutParam>(d);
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output", "mask"});
   d.num_visible_outputs = [](const AttrMap&) { return 1; };
-  SetShapeFn(d, SameShapeAll);
+  SetShapeFn<sdk::DropoutParam>(d, [](ShapeIO& io, const sdk::DropoutParam& p) {
+    if (io.out(0) && !io.in(0)) io.AssignIn(0, *io.out(0));
+    if (!io.in(0)) return;
+    io.AssignOut(0, *io.in(0));
+    try {
+      io.AssignOut(1, Shape(p.MaskShape(io.in(0)->dims())));
+    } catch (const sdk::Error& e) {
+      io.Fail(e.what());
+    }
+  });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_Dropout";
   d.backward_uses = kUsesOutputs;
@@ -375,6 +398,55 @@ OpDef LRN() {
   return d;
 }
 
+// ---- RNN ------------------------------------------------------------------------------------------
+
+// Inputs and outputs of the fused RNN: state_cell and the cell output for lstm only. The hidden
+// output `reserve` (sdk::RnnGeometry) keeps what the backward needs; state and state_cell are
+// always computed, visible when state_outputs.
+std::vector<std::string> RnnInputs(const AttrMap& a) {
+  const bool lstm = a.GetString("mode", "") == "lstm";
+  return lstm ? std::vector<std::string>{"data", "parameters", "state", "state_cell"}
+              : std::vector<std::string>{"data", "parameters", "state"};
+}
+std::vector<std::string> RnnOutputs(const AttrMap& a) {
+  const bool lstm = a.GetString("mode", "") == "lstm";
+  return lstm ? std::vector<std::string>{"output", "state_output", "statecell_output", "reserve"}
+              : std::vector<std::string>{"output", "state_output", "reserve"};
+}
+
+OpDef RNN() {
+  OpDef d;
+  d.name = "RNN";
+  d.description =
+      "Fused multi-layer recurrent network (MXNet's cpu RNN): rnn_relu, rnn_tanh, lstm (gates i, f, g, o) or gru "
+      "(r, z, n, linear before reset), optionally bidirectional, over time-major data (T, N, I) with one flat "
+      "parameter vector (every layer's and direction's Wx, Wh, then every bx, bh).";
+  DeclareParams<sdk::RNNParam>(d);
+  d.list_inputs = RnnInputs;
+  d.list_outputs = RnnOutputs;
+  d.num_visible_outputs = [](const AttrMap& a) {
+    return static_cast<int>(sdk::ParseParams<sdk::RNNParam>(a).NumVisibleOutputs());
+  };
+  SetShapeFn<sdk::RNNParam>(d, [](ShapeIO& io, const sdk::RNNParam& p) {
+    if (!io.in(0)) return;  // as MXNet, everything follows from the data's shape
+    const Shape& x = *io.in(0);
+    if (x.ndim() != 3) io.Fail(fmt::format("input 'data' must be (T, N, input size), got shape {}", x.ToString()));
+    if (x[0] < 0 || x[1] < 0 || x[2] < 0) return;
+    const sdk::RnnGeometry g = sdk::RnnGeometry::Make(p, x[0], x[1], x[2]);
+    io.AssignIn(1, Shape{g.ParamSize()});
+    const Shape state{g.layers * g.dirs, g.n, g.h};
+    for (size_t i = 2; i < io.num_in(); ++i) io.AssignIn(i, state);
+    io.AssignOut(0, Shape{g.t, g.n, g.dh()});
+    for (size_t i = 1; i + 1 < io.num_out(); ++i) io.AssignOut(i, state);
+    io.AssignOut(io.num_out() - 1, Shape{g.ReserveSize()});
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_RNN";
+  d.backward_uses = kUsesInputs | kUsesOutputs;
+  d.resources = kResourceTempSpace | kResourceRandom;
+  return d;
+}
+
 }  // namespace
 
 void RegisterNnOps(OpRegistry& r) {
@@ -387,6 +459,7 @@ void RegisterNnOps(OpRegistry& r) {
   r.Register(Dropout());
   r.Register(Deconvolution());
   r.Register(LRN());
+  r.Register(RNN());
 }
 
 }  // namespace weft::opdef

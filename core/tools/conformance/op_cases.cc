@@ -88,6 +88,36 @@ std::vector<OpCase> Build() {
   v.push_back(Case("Pooling",
                    {{"kernel", "(3, 3)"}, {"pool_type", "avg"}, {"pad", "(1, 1)"}, {"count_include_pad", "False"}},
                    {In(Shape{1, 2, 4, 5})}));
+  // 3-D (NCDHW): the cpu (and simdev, which runs its kernels) alone implements it; the GPU layer
+  // (cuda, hip, gpuhost) and vulkan refuse it by name.
+  const std::vector<std::string> cpu_only = {"vulkan", "cuda", "hip", "gpuhost"};
+  v.push_back(Refused(Case("Convolution",
+                           {{"kernel", "(2, 3, 2)"},
+                            {"num_filter", "4"},
+                            {"stride", "(1, 2, 1)"},
+                            {"pad", "(1, 0, 1)"},
+                            {"dilate", "(2, 1, 1)"},
+                            {"num_group", "2"}},
+                           {In(Shape{2, 2, 4, 5, 3}), In(Shape{4, 1, 2, 3, 2}), In(Shape{4})}),
+                      cpu_only));
+  // 16 filters and 4 channels per group: oneDNN's blocked 3-D forward and backward (nn_conv_dnnl.cc).
+  v.push_back(Refused(Case("Convolution", {{"kernel", "(2, 2, 2)"}, {"num_filter", "16"}, {"pad", "(0, 1, 1)"}},
+                           {In(Shape{1, 4, 3, 4, 3}), In(Shape{16, 4, 2, 2, 2}), In(Shape{16})}),
+                      cpu_only));
+  v.push_back(Refused(Case("Pooling", {{"kernel", "(2, 2, 3)"}, {"stride", "(1, 2, 2)"}, {"pool_type", "max"}},
+                           {In(Shape{2, 2, 3, 5, 6}, kDistinct)}),
+                      cpu_only));
+  v.push_back(Refused(Case("Pooling",
+                           {{"kernel", "(2, 2, 2)"},
+                            {"stride", "(2, 2, 2)"},
+                            {"pad", "(0, 1, 0)"},
+                            {"pool_type", "avg"},
+                            {"pooling_convention", "full"},
+                            {"count_include_pad", "False"}},
+                           {In(Shape{1, 2, 3, 4, 5})}),
+                      cpu_only));
+  v.push_back(
+      Refused(Case("Pooling", {{"global_pool", "True"}, {"pool_type", "sum"}}, {In(Shape{2, 3, 2, 3, 4})}), cpu_only));
   v.push_back(Case("Deconvolution",
                    {{"kernel", "(3, 3)"},
                     {"num_filter", "2"},
@@ -131,6 +161,24 @@ std::vector<OpCase> Build() {
   // Training: the mask is a pure function of the call's seed and the element index (the cpu's
   // UniformAt; the Vulkan shader computes the same SplitMix64 stream), so devices must match exactly.
   v.push_back(NoGrad(Case("Dropout", {{"p", "0.3"}}, {In(Shape{6, 7})})));
+  // A mask shared along axes 0 and 2 (variational dropout): the cpu alone implements it.
+  v.push_back(Refused(NoGrad(Case("Dropout", {{"p", "0.4"}, {"axes", "(0, 2)"}}, {In(Shape{3, 8, 4})})), cpu_only));
+  // RNN on data (T 3, N 2, I 3) with H 2; the parameter lengths are MXNet's GetRnnParamSize:
+  // Σ over layers of D·G·H·(I_l + H + 2). state_outputs makes the final states visible, so their
+  // gradients (and the initial states') are checked too.
+  v.push_back(Case("RNN",
+                   {{"mode", "lstm"},
+                    {"state_size", "2"},
+                    {"num_layers", "2"},
+                    {"bidirectional", "True"},
+                    {"state_outputs", "True"}},
+                   {In(Shape{3, 2, 3}), In(Shape{240}), In(Shape{4, 2, 2}), In(Shape{4, 2, 2})}));
+  v.push_back(Case("RNN", {{"mode", "gru"}, {"state_size", "2"}, {"num_layers", "1"}, {"state_outputs", "True"}},
+                   {In(Shape{3, 2, 3}), In(Shape{42}), In(Shape{1, 2, 2})}));
+  v.push_back(Case("RNN", {{"mode", "rnn_tanh"}, {"state_size", "2"}, {"num_layers", "2"}},
+                   {In(Shape{3, 2, 3}), In(Shape{26}), In(Shape{2, 2, 2})}));
+  v.push_back(Case("RNN", {{"mode", "rnn_relu"}, {"state_size", "2"}, {"num_layers", "1"}, {"bidirectional", "True"}},
+                   {In(Shape{3, 2, 3}, kAwayFromZero), In(Shape{28}), In(Shape{2, 2, 2})}));
   v.push_back(NoGrad(Case("SoftmaxOutput", {}, {In(Shape{4, 5}), In(Shape{4}, Domain{0, 5, true})})));
   // CTCLoss: labels 0..1 with the blank last (class 2); then the blank first with both lengths
   // (labels 1..2, 3 to 5 frames, 0 to 2 labels). Small enough for the reference's enumeration.
@@ -159,6 +207,7 @@ std::vector<OpCase> Build() {
   v.push_back(Case("_copy", {}, {In(Shape{3, 1, 5})}));
   v.push_back(Case("Concat", {{"num_args", "2"}, {"dim", "1"}}, {In(Shape{2, 3}), In(Shape{2, 5})}));
   v.push_back(Case("Concat", {{"num_args", "3"}, {"dim", "0"}}, {In(Shape{1, 3}), In(Shape{2, 3}), In(Shape{1, 3})}));
+  v.push_back(Case("_rnn_param_concat", {{"num_args", "2"}, {"dim", "0"}}, {In(Shape{6}), In(Shape{4})}));
   v.push_back(Case("SliceChannel", {{"num_outputs", "3"}}, {In(Shape{2, 6})}));
   v.push_back(Case("SliceChannel", {{"num_outputs", "2"}, {"axis", "0"}, {"squeeze_axis", "True"}}, {In(Shape{2, 3})}));
   v.push_back(Case("transpose", {}, {In(Shape{3, 5})}));
@@ -275,12 +324,32 @@ std::vector<OpCase> Build() {
   v.push_back(quantize);
   v.push_back(NoGrad(Case("_dequantize_2bit", {{"shape", "(5, 7)"}, {"threshold", "0.4"}},
                           {In(Shape{3}, Domain{0, 4294967296.0, true, 0, false, DType::kUint32})})));
-  const std::set<std::string> kExact = {
-      "elemwise_add",     "elemwise_sub", "elemwise_mul",  "broadcast_add",  "broadcast_sub", "broadcast_mul",
-      "negative",         "abs",          "relu",          "_copy",          "Flatten",       "Reshape",
-      "expand_dims",      "Concat",       "SliceChannel",  "transpose",      "SwapAxis",      "slice",
-      "slice_axis",       "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",   "broadcast_maximum",
-      "broadcast_minimum"};
+  const std::set<std::string> kExact = {"elemwise_add",
+                                        "elemwise_sub",
+                                        "elemwise_mul",
+                                        "broadcast_add",
+                                        "broadcast_sub",
+                                        "broadcast_mul",
+                                        "negative",
+                                        "abs",
+                                        "relu",
+                                        "_copy",
+                                        "Flatten",
+                                        "Reshape",
+                                        "expand_dims",
+                                        "Concat",
+                                        "_rnn_param_concat",
+                                        "SliceChannel",
+                                        "transpose",
+                                        "SwapAxis",
+                                        "slice",
+                                        "slice_axis",
+                                        "_plus_scalar",
+                                        "_minus_scalar",
+                                        "_rminus_scalar",
+                                        "_mul_scalar",
+                                        "broadcast_maximum",
+                                        "broadcast_minimum"};
   for (OpCase& c : v) c.exact = kExact.count(c.op) > 0;
   AddFrontendCases(v);
   return v;

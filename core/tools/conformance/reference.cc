@@ -250,7 +250,12 @@ std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& f, const
   } else if (f.op == "Dropout") {
     // out_grad · mask, the mask the forward drew (1 everywhere outside training).
     g = {like(x)};
-    for (size_t i = 0; i < x.v.size(); ++i) g[0].v[i] = og[0].v[i] * (f.is_train ? fwd.out.at(1).v[i] : 1.0);
+    const HostTensor& mask = fwd.out.at(1);  // broadcast along Dropout's axes
+    for (size_t i = 0; i < x.v.size(); ++i)
+      g[0].v[i] =
+          og[0].v[i] *
+          (f.is_train ? mask.v[static_cast<size_t>(ref::BroadcastSource(static_cast<int64_t>(i), x.shape, mask.shape))]
+                      : 1.0);
   } else if (f.op == "LeakyReLU" && f.attrs.GetString("act_type", "leaky") == "selu") {
     // MXNet 1.9's selu gradient below zero, λ·(y + α) with y the output (OPS.md).
     g = {like(x)};

@@ -1,11 +1,12 @@
 // References of the layers: FullyConnected, Convolution, Deconvolution, Pooling, UpSampling, LRN,
-// Dropout, Embedding. Spatial ops take any number of spatial axes (NCW, NCHW, NCDHW); output
+// Dropout, Embedding, RNN. Spatial ops take any number of spatial axes (NCW, NCHW, NCDHW); output
 // shapes are the node's signature (core's inference), the values are computed here by direct
 // summation over the definitions (no im2col, no GEMM library).
 #include <cmath>
 
 #include "reference.h"
 #include "weft/base.h"
+#include "weft/sdk/ops/rnn.hpp"
 
 namespace wconf::ref {
 namespace {
@@ -252,16 +253,19 @@ void Dropout(Call& c) {
   const bool drop = c.spec.is_train && p > 0;
   const double scale = RoundTo(x.dtype, 1.0 / RoundTo(x.dtype, 1.0 - p));
   size_t kept = 0, bad = 0;
-  for (size_t i = 0; i < x.v.size(); ++i) {
-    const double m = drop ? c.device.out.at(1).v[i] : 1.0;
+  // With `axes` the mask is smaller (extent 1 on those axes) and broadcasts over data.
+  HostTensor& mask = c.out[1];
+  for (size_t j = 0; j < mask.v.size(); ++j) {
+    const double m = drop ? c.device.out.at(1).v[j] : 1.0;
     kept += m != 0;
     bad += drop && m != 0 && m != scale;
-    c.out[1].v[i] = m;
-    c.out[0].v[i] = x.v[i] * m;
+    mask.v[j] = m;
   }
+  for (size_t i = 0; i < x.v.size(); ++i)
+    c.out[0].v[i] = x.v[i] * mask.v[static_cast<size_t>(BroadcastSource(static_cast<int64_t>(i), x.shape, mask.shape))];
   if (bad > 0) *c.error += fmt::format("Dropout mask: {} values other than 0 and 1/(1 - p) = {}; ", bad, scale);
-  if (drop && x.v.size() >= 20 && (kept == 0 || kept == x.v.size()))
-    *c.error += fmt::format("Dropout mask keeps {} of {} elements in training with p = {}; ", kept, x.v.size(), p);
+  if (drop && mask.v.size() >= 20 && (kept == 0 || kept == mask.v.size()))
+    *c.error += fmt::format("Dropout mask keeps {} of {} elements in training with p = {}; ", kept, mask.v.size(), p);
 }
 
 // Rows of weight picked by the indices, truncated and clipped to [0, input_dim − 1].
@@ -288,6 +292,76 @@ void FullyConnected(Call& c) {
     }
 }
 
+// MXNet's fused RNN from its cell equations, one element at a time: per layer and direction the
+// steps in time order (reverse for the second direction), each gate a sum over the input and the
+// previous hidden state. Offsets into the flat parameters are sdk::RnnGeometry's (MXNet's
+// layout). The hidden `reserve` output is the device's own scratch layout, not part of the
+// contract: the device's values are taken. Dropout between layers draws random masks, which the
+// reference cannot reproduce: only p = 0 or inference is accepted.
+void RNN(Call& c) {
+  namespace sdk = weft::sdk;
+  const auto p = sdk::ParseParams<sdk::RNNParam>(c.attrs());
+  WEFT_CHECK(p.p == 0 || !c.spec.is_train, "reference: RNN's dropout between layers is random; use p = 0");
+  const HostTensor &x = c.in(0), &w = c.in(1);
+  const int64_t T = x.shape[0], N = x.shape[1], H = p.state_size, D = p.Directions();
+  const sdk::RnnGeometry geo = sdk::RnnGeometry::Make(p, T, N, x.shape[2]);
+  const bool lstm = p.mode == sdk::RnnMode::kLstm;
+  std::vector<double> in = x.v, h_final(c.in(2).v.size()), c_final(h_final.size());
+  int64_t width = x.shape[2];
+  for (int64_t l = 0; l < p.num_layers; ++l) {
+    std::vector<double> out(static_cast<size_t>(T * N * D * H));
+    for (int64_t d = 0; d < D; ++d) {
+      const double* wx = &w.v[static_cast<size_t>(geo.WeightOffset(l, d))];
+      const double* wh = wx + geo.gh() * width;
+      const double* bx = &w.v[static_cast<size_t>(geo.BiasOffset(l, d))];
+      const double* bh = bx + geo.gh();
+      const size_t slot = static_cast<size_t>((l * D + d) * N * H);
+      std::vector<double> h(c.in(2).v.begin() + slot, c.in(2).v.begin() + slot + N * H), cell(h.size());
+      if (lstm) std::copy_n(c.in(3).v.begin() + slot, N * H, cell.begin());
+      for (int64_t s = 0; s < T; ++s) {
+        const int64_t t = d == 0 ? s : T - 1 - s;
+        std::vector<double> nh(h.size()), nc(h.size());
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t j = 0; j < H; ++j) {
+            auto gx = [&](int64_t gate) {
+              double v = bx[gate * H + j];
+              for (int64_t k = 0; k < width; ++k) v += wx[(gate * H + j) * width + k] * in[(t * N + n) * width + k];
+              return v;
+            };
+            auto gh = [&](int64_t gate) {
+              double v = bh[gate * H + j];
+              for (int64_t k = 0; k < H; ++k) v += wh[(gate * H + j) * H + k] * h[n * H + k];
+              return v;
+            };
+            auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+            const size_t at = static_cast<size_t>(n * H + j);
+            if (lstm) {
+              nc[at] = sig(gx(1) + gh(1)) * cell[at] + sig(gx(0) + gh(0)) * std::tanh(gx(2) + gh(2));
+              nh[at] = sig(gx(3) + gh(3)) * std::tanh(nc[at]);
+            } else if (p.mode == sdk::RnnMode::kGru) {
+              const double r = sig(gx(0) + gh(0)), z = sig(gx(1) + gh(1));
+              const double cand = std::tanh(gx(2) + r * gh(2));
+              nh[at] = (1 - z) * cand + z * h[at];
+            } else {
+              const double v = gx(0) + gh(0);
+              nh[at] = p.mode == sdk::RnnMode::kRnnTanh ? std::tanh(v) : std::max(v, 0.0);
+            }
+            out[static_cast<size_t>((t * N + n) * D * H + d * H + j)] = nh[at];
+          }
+        h = nh, cell = nc;
+      }
+      std::copy(h.begin(), h.end(), h_final.begin() + static_cast<std::ptrdiff_t>(slot));
+      std::copy(cell.begin(), cell.end(), c_final.begin() + static_cast<std::ptrdiff_t>(slot));
+    }
+    in = std::move(out);
+    width = D * H;
+  }
+  c.out[0].v = in;
+  c.out[1].v = h_final;
+  if (lstm) c.out[2].v = c_final;
+  c.out.back().v = c.device.out.back().v;
+}
+
 }  // namespace
 
 void RegisterNNReferences(Table& t) {
@@ -298,6 +372,7 @@ void RegisterNNReferences(Table& t) {
   t["UpSampling"] = UpSampling;
   t["LRN"] = LRN;
   t["Dropout"] = Dropout;
+  t["RNN"] = RNN;
   t["Embedding"] = Embedding;
 }
 

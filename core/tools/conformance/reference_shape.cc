@@ -247,6 +247,7 @@ void RegisterShapeReferences(Table& t) {
        {"Flatten", "Reshape", "expand_dims", "_copy", "reshape_like", "Cast", "_identity_with_attr_like_rhs"})
     t[op] = Copy;
   t["Concat"] = Concat;
+  t["_rnn_param_concat"] = Concat;
   t["SliceChannel"] = SliceChannel;
   t["transpose"] = Transpose;
   t["SwapAxis"] = SwapAxis;

@@ -19,6 +19,18 @@ void RequireFloat32(const KernelSetup& s) {
   check(s.aux, "aux state");
 }
 
+int32_t RequireFloatDType(const KernelSetup& s) {
+  const int32_t dtype = s.inputs.empty() ? WEFT_DTYPE_FLOAT32 : s.inputs[0].dtype;
+  if (dtype != WEFT_DTYPE_FLOAT32 && dtype != WEFT_DTYPE_FLOAT64)
+    Unsupported(s, "data is " + weft::sdk::DTypeName(dtype) + "; the CPU kernel supports float32 and float64");
+  for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
+    for (const TensorDesc& t : *list)
+      if (t.dtype != dtype)
+        Invalid(s, "every input and output must have data's dtype " + weft::sdk::DTypeName(dtype) + ", one is " +
+                       weft::sdk::DTypeName(t.dtype));
+  return dtype;
+}
+
 void Invalid(const KernelSetup& s, const std::string& message) {
   throw Error(WEFT_ERR_INVALID_ARGUMENT, s.op_name + ": " + message);
 }
@@ -29,15 +41,24 @@ void Unsupported(const KernelSetup& s, const std::string& message) {
 
 std::string ShapeString(const TensorDesc& t) { return weft::sdk::FormatTuple(t.shape); }
 
+namespace {
+
+// The products BLAS is not asked for: nothing to write (m or n is 0), or C = beta·C (k = 0: BLAS
+// leaves C alone then only if beta = 1, so the scaling is done here). True when handled.
+template <typename T>
+bool EmptyProduct(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return true;
+  if (k != 0) return false;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+  return true;
+}
+
+}  // namespace
+
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    // BLAS leaves C alone when k = 0 only if beta = 1; do the scaling ourselves.
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
+  if (EmptyProduct(m, n, k, beta, c, ldc)) return;
   const auto blas = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     // op(A) rows m0..m1 and op(B) columns n0..n1: a transposed operand is addressed by column.
     const float* as = a + (trans_a ? m0 : m0 * lda);
@@ -69,6 +90,14 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   blas(0, m, 0, n);
 }
 
+void Dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (EmptyProduct(m, n, k, beta, c, ldc)) return;
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
 void RegisterNNKernels(KernelTable& t) {
   RegisterFullyConnected(t);
   RegisterConvolution(t);
@@ -78,6 +107,7 @@ void RegisterNNKernels(KernelTable& t) {
   RegisterBatchNorm(t);
   RegisterLRN(t);
   RegisterDropout(t);
+  RegisterRNN(t);
   RegisterSoftmax(t);
   RegisterLoss(t);
   RegisterCTCLoss(t);

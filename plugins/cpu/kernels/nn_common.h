@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cpu_kernels.h"
 #include "weft/sdk/cpp/host_kernel.hpp"
@@ -21,6 +22,18 @@ inline constexpr uint64_t kF32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
 
 /// Throws WEFT_ERR_UNSUPPORTED naming the op unless every input/output/aux is float32.
 void RequireFloat32(const KernelSetup& s);
+
+/// The one dtype of every input/output/aux, float32 or float64 (kernels with a double-precision
+/// path: RNN, Convolution); throws WEFT_ERR_UNSUPPORTED naming the op for another dtype and
+/// WEFT_ERR_INVALID_ARGUMENT when the tensors' dtypes differ.
+int32_t RequireFloatDType(const KernelSetup& s);
+
+/// Output i as T*, or nullptr when the call does not want it (req null): such an output may come
+/// as a placeholder of another dtype, which Tensor::data<T>() would refuse.
+template <typename T>
+T* WantedOutput(const KernelCall& c, size_t i) {
+  return c.req[i] == WEFT_REQ_NULL ? nullptr : c.outputs[i].data<T>();
+}
 
 /// "op: message" as WEFT_ERR_INVALID_ARGUMENT.
 [[noreturn]] void Invalid(const KernelSetup& s, const std::string& message);
@@ -43,6 +56,19 @@ inline float UniformAt(uint64_t seed, uint64_t i) {
 /// Row-major C = alpha * op(A) * op(B) + beta * C, op(A) M x K, op(B) K x N (OpenBLAS sgemm).
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+/// The same in double precision (OpenBLAS dgemm, one call: the float64 paths are not hot).
+void Dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+/// Sgemm or Dgemm by element type, for kernels templated on float / double.
+template <typename T>
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    Sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    Dgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+}
 
 // Registration of each nn family (called by RegisterNNKernels).
 void RegisterFullyConnected(KernelTable& t);
@@ -53,6 +79,7 @@ void RegisterActivation(KernelTable& t);
 void RegisterBatchNorm(KernelTable& t);
 void RegisterLRN(KernelTable& t);
 void RegisterDropout(KernelTable& t);
+void RegisterRNN(KernelTable& t);  // nn_rnn.cc: RNN, _backward_RNN
 void RegisterSoftmax(KernelTable& t);
 void RegisterLoss(KernelTable& t);
 void RegisterCTCLoss(KernelTable& t);  // nn_ctc_loss.cc

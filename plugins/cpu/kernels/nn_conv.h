@@ -11,29 +11,34 @@
 
 namespace weft::cpu {
 
-/// 1-D (NCW) or 2-D (NCHW) convolution as one 2-D geometry (1-D: h = kh = 1): the SDK's, which
-/// every backend shares (weft/sdk/ops/convolution.hpp).
+/// 1-D (NCW), 2-D (NCHW) or 3-D (NCDHW) convolution as one 3-D geometry: the SDK's, which every
+/// backend shares (weft/sdk/ops/convolution.hpp).
 using ConvGeom = weft::sdk::ConvGeometry;
 
-/// One convolution algorithm, set up for one geometry. All pointers are float32 host memory;
-/// `req` is WEFT_REQ_*; passes whose req is null are skipped by the caller. Thread-safe (const).
-class ConvAlgo {
+/// One convolution algorithm, set up for one geometry. All pointers are host memory of T (float
+/// or double); `req` is WEFT_REQ_*; passes whose req is null are skipped by the caller.
+/// Thread-safe (const).
+template <typename T>
+class ConvAlgoT {
  public:
-  virtual ~ConvAlgo() = default;
+  virtual ~ConvAlgoT() = default;
   virtual uint64_t ForwardWorkspace() const = 0;
   virtual uint64_t BackwardWorkspace() const = 0;
-  virtual void Forward(const float* x, const float* w, const float* b, float* y, int32_t req, void* ws) const = 0;
+  virtual void Forward(const T* x, const T* w, const T* b, T* y, int32_t req, void* ws) const = 0;
   /// Any of gx/gw/gb may be skipped with req null (gb absent without bias).
-  virtual void Backward(const float* gy, const float* x, const float* w, float* gx, int32_t req_x, float* gw,
-                        int32_t req_w, float* gb, int32_t req_b, void* ws) const = 0;
+  virtual void Backward(const T* gy, const T* x, const T* w, T* gx, int32_t req_x, T* gw, int32_t req_w, T* gb,
+                        int32_t req_b, void* ws) const = 0;
 };
+using ConvAlgo = ConvAlgoT<float>;
 
 /// True when the oneDNN algorithm runs the forward and the weight gradient on layouts oneDNN
 /// picks (one group, at least 16 filters): blocked, or nhwc activations when a channel count is not
 /// a multiple of 16; the data gradient also needs 16 input channels (nn_conv_dnnl.cc).
 inline bool DnnlBlockedConv(const ConvGeom& g) { return g.groups == 1 && g.f >= 16; }
 
-std::unique_ptr<ConvAlgo> MakeIm2colConv(const ConvGeom& g);
+/// im2col + GEMM, float (sgemm) or double (dgemm), 1-D to 3-D.
+template <typename T = float>
+std::unique_ptr<ConvAlgoT<T>> MakeIm2colConv(const ConvGeom& g);
 /// nullptr when oneDNN has no implementation for the geometry.
 std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host);
 

@@ -74,16 +74,29 @@ void Finish(const Operand& o, float* p, char* ws, dnnl::stream& s) {
 class DnnlConv final : public ConvAlgo {
  public:
   explicit DnnlConv(const ConvGeom& g) : g_(g) {
-    const memory::dims src = {g.n, g.c, g.h, g.w}, dst = {g.n, g.f, g.oh, g.ow};
-    const memory::dims strides = {g.sh, g.sw}, dil = {g.dh - 1, g.dw - 1}, pad_l = {g.ph, g.pw};
+    // 1-D and 2-D run as 2-D (h = 1 for 1-D); 3-D adds the depth axis (ncdhw, oidhw).
+    const bool vol = g.spatial == 3;
+    auto with = [vol](memory::dims lead, int64_t d, int64_t h, int64_t w) {
+      if (vol) lead.push_back(d);
+      lead.push_back(h);
+      lead.push_back(w);
+      return lead;
+    };
+    const memory::dims src = with({g.n, g.c}, g.d, g.h, g.w), dst = with({g.n, g.f}, g.od, g.oh, g.ow);
+    const memory::dims strides = with({}, g.sd, g.sh, g.sw), dil = with({}, g.dd - 1, g.dh - 1, g.dw - 1);
+    const memory::dims pad_l = with({}, g.pd, g.ph, g.pw);
     // Right padding that makes oneDNN's output size equal ours (floor division drops the rest).
-    const memory::dims pad_r = {(g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph,
-                                (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw};
-    const memory::desc src_md(src, memory::data_type::f32, tag::nchw);
-    const memory::desc dst_md(dst, memory::data_type::f32, tag::nchw);
-    const memory::desc wei_md =
-        g.groups == 1 ? memory::desc({g.f, g.c, g.kh, g.kw}, memory::data_type::f32, tag::oihw)
-                      : memory::desc({g.groups, g.fg(), g.cg(), g.kh, g.kw}, memory::data_type::f32, tag::goihw);
+    auto right = [](int64_t o, int64_t s, int64_t k, int64_t dl, int64_t in, int64_t pl) {
+      return (o - 1) * s + (k - 1) * dl + 1 - in - pl;
+    };
+    const memory::dims pad_r = with({}, right(g.od, g.sd, g.kd, g.dd, g.d, g.pd),
+                                    right(g.oh, g.sh, g.kh, g.dh, g.h, g.ph), right(g.ow, g.sw, g.kw, g.dw, g.w, g.pw));
+    const memory::desc src_md(src, memory::data_type::f32, vol ? tag::ncdhw : tag::nchw);
+    const memory::desc dst_md(dst, memory::data_type::f32, vol ? tag::ncdhw : tag::nchw);
+    const memory::desc wei_md = g.groups == 1 ? memory::desc(with({g.f, g.c}, g.kd, g.kh, g.kw), memory::data_type::f32,
+                                                             vol ? tag::oidhw : tag::oihw)
+                                              : memory::desc(with({g.groups, g.fg(), g.cg()}, g.kd, g.kh, g.kw),
+                                                             memory::data_type::f32, vol ? tag::goidhw : tag::goihw);
     const memory::desc bias_md = g.bias ? memory::desc({g.f}, memory::data_type::f32, tag::x) : memory::desc();
     const bool blocked = DnnlBlockedConv(g), blocked_x = blocked && g.c >= 16;
     // Channel counts that are not multiples of 16 (LeNet conv2: 20 -> 50) run faster with
@@ -93,7 +106,8 @@ class DnnlConv final : public ConvAlgo {
     const bool nhwc = blocked_x && (g.c % 16 != 0 || g.f % 16 != 0);
     auto any = [&](const memory::desc& md, bool weights = false) {
       if (!blocked) return md;
-      return memory::desc(md.dims(), memory::data_type::f32, nhwc && !weights ? tag::nhwc : tag::any);
+      return memory::desc(md.dims(), memory::data_type::f32,
+                          nhwc && !weights ? (vol ? tag::ndhwc : tag::nhwc) : tag::any);
     };
     auto any_x = [&](const memory::desc& md, bool weights = false) { return blocked_x ? any(md, weights) : md; };
 

@@ -1,4 +1,5 @@
-// Convolution and _backward_Convolution (MXNet 1.9 attributes; 1-D NCW and 2-D NCHW). The
+// Convolution and _backward_Convolution (MXNet 1.9 attributes; 1-D NCW, 2-D NCHW and 3-D NCDHW,
+// float32 and float64; float64 always runs im2col + dgemm: oneDNN has no f64 convolution). The
 // algorithm is chosen once per node and pass, from bench/kernels measurements on LeNet shapes
 // (1 thread): the forward uses oneDNN (38 vs 26 GFLOP/s on conv1, 62 vs 54 on conv2); the
 // backward uses im2col + sgemm for layers with fewer than 4 input channels per group that oneDNN
@@ -10,10 +11,14 @@
 #include <string>
 
 #include "nn_conv.h"
+#include "tensor_util.h"
 
 namespace weft::cpu {
 
 namespace {
+
+using tensor::kFloatMask;
+using tensor::TypeTag;
 
 std::string ConvAlgoSetting(const weft_host_api* h) {
   char buf[32] = {0};
@@ -31,7 +36,8 @@ ConvGeom Geometry(const KernelSetup& s, size_t first, const TensorDesc& y) {
   const bool has_bias = s.inputs.size() > first + 2;
   return weft::sdk::ConvolutionGeometry(
       s.op_name, s.Params<weft::sdk::ConvolutionParam>(), s.inputs[first].shape, s.inputs[first + 1].shape,
-      has_bias ? std::span<const int64_t>(s.inputs[first + 2].shape) : std::span<const int64_t>(), has_bias, y.shape);
+      has_bias ? std::span<const int64_t>(s.inputs[first + 2].shape) : std::span<const int64_t>(), has_bias, y.shape,
+      3);
 }
 
 std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bool backward) {
@@ -45,57 +51,92 @@ std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bo
   return a ? std::move(a) : MakeIm2colConv(g);
 }
 
+// The algorithm of one node and pass: float32 (oneDNN or im2col, ChooseAlgo) or float64 (im2col).
+struct ConvAlgos {
+  std::unique_ptr<ConvAlgoT<float>> f32;
+  std::unique_ptr<ConvAlgoT<double>> f64;
+
+  ConvAlgos(const KernelSetup& s, const ConvGeom& g, bool backward) {
+    if (RequireFloatDType(s) == WEFT_DTYPE_FLOAT64)
+      f64 = MakeIm2colConv<double>(g);
+    else
+      f32 = ChooseAlgo(s, g, backward);
+  }
+  uint64_t Workspace(bool backward) const {
+    return f64 ? (backward ? f64->BackwardWorkspace() : f64->ForwardWorkspace())
+               : (backward ? f32->BackwardWorkspace() : f32->ForwardWorkspace());
+  }
+  // f(algo, TypeTag<T>) with the algorithm of this node's dtype.
+  template <typename F>
+  void With(F&& f) const {
+    if (f64)
+      f(*f64, TypeTag<double>{});
+    else
+      f(*f32, TypeTag<float>{});
+  }
+};
+
+template <typename T>
+const T* Ptr(const Tensor& t) {
+  return t.data<T>();
+}
+
 class ConvForward {
  public:
-  explicit ConvForward(const KernelSetup& s) {
-    RequireFloat32(s);
-    if (s.inputs.size() < 2 || s.outputs.size() != 1) Invalid(s, "expects data, weight[, bias] and one output");
-    g_ = Geometry(s, 0, s.outputs[0]);
+  explicit ConvForward(const KernelSetup& s) : g_(Checked(s)), algos_(s, g_, false) {
     s.ExpectCounts(g_.bias ? 3 : 2, 1);
-    algo_ = ChooseAlgo(s, g_, false);
   }
-  uint64_t WorkspaceBytes() const { return algo_->ForwardWorkspace(); }
+  uint64_t WorkspaceBytes() const { return algos_.Workspace(false); }
   void Compute(const KernelCall& c) const {
     if (weft::sdk::IsNull(c.req[0])) return;
     PrepareMathThread();
-    algo_->Forward(c.inputs[0].data<float>(), c.inputs[1].data<float>(), g_.bias ? c.inputs[2].data<float>() : nullptr,
-                   c.outputs[0].data<float>(), c.req[0], c.Workspace<char>(algo_->ForwardWorkspace()));
+    algos_.With([&](const auto& algo, auto tag) {
+      using T = typename decltype(tag)::type;
+      algo.Forward(Ptr<T>(c.inputs[0]), Ptr<T>(c.inputs[1]), g_.bias ? Ptr<T>(c.inputs[2]) : nullptr,
+                   c.outputs[0].data<T>(), c.req[0], c.Workspace<char>(algo.ForwardWorkspace()));
+    });
   }
 
  private:
+  static ConvGeom Checked(const KernelSetup& s) {
+    if (s.inputs.size() < 2 || s.outputs.size() != 1) Invalid(s, "expects data, weight[, bias] and one output");
+    return Geometry(s, 0, s.outputs[0]);
+  }
   ConvGeom g_;
-  std::unique_ptr<ConvAlgo> algo_;
+  ConvAlgos algos_;
 };
 
 // Inputs: out_grad, data, weight[, bias]; outputs: data, weight[, bias] gradients.
 class ConvBackward {
  public:
-  explicit ConvBackward(const KernelSetup& s) {
-    RequireFloat32(s);
-    if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data, weight[, bias]");
-    g_ = Geometry(s, 1, s.inputs[0]);
+  explicit ConvBackward(const KernelSetup& s) : g_(Checked(s)), algos_(s, g_, true) {
     s.ExpectCounts(g_.bias ? 4 : 3, g_.bias ? 3 : 2);
-    algo_ = ChooseAlgo(s, g_, true);
   }
-  uint64_t WorkspaceBytes() const { return algo_->BackwardWorkspace(); }
+  uint64_t WorkspaceBytes() const { return algos_.Workspace(true); }
   void Compute(const KernelCall& c) const {
     PrepareMathThread();
-    algo_->Backward(c.inputs[0].data<float>(), c.inputs[1].data<float>(), c.inputs[2].data<float>(),
-                    c.outputs[0].data<float>(), c.req[0], c.outputs[1].data<float>(), c.req[1],
-                    g_.bias ? c.outputs[2].data<float>() : nullptr, g_.bias ? c.req[2] : WEFT_REQ_NULL,
-                    c.Workspace<char>(algo_->BackwardWorkspace()));
+    algos_.With([&](const auto& algo, auto tag) {
+      using T = typename decltype(tag)::type;
+      algo.Backward(Ptr<T>(c.inputs[0]), Ptr<T>(c.inputs[1]), Ptr<T>(c.inputs[2]), WantedOutput<T>(c, 0), c.req[0],
+                    WantedOutput<T>(c, 1), c.req[1], g_.bias ? WantedOutput<T>(c, 2) : nullptr,
+                    g_.bias ? c.req[2] : WEFT_REQ_NULL, c.Workspace<char>(algo.BackwardWorkspace()));
+    });
   }
 
  private:
+  static ConvGeom Checked(const KernelSetup& s) {
+    if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data, weight[, bias]");
+    return Geometry(s, 1, s.inputs[0]);
+  }
   ConvGeom g_;
-  std::unique_ptr<ConvAlgo> algo_;
+  ConvAlgos algos_;
 };
 
 }  // namespace
 
 void RegisterConvolution(KernelTable& t) {
-  t.Add<ConvForward>("Convolution", kF32);
-  t.Add<ConvBackward>("_backward_Convolution", kF32);
+  t.Add<ConvForward>("Convolution", kFloatMask);
+  t.Add<ConvBackward>("_backward_Convolution", kFloatMask);
 }
 
 }  // namespace weft::cpu

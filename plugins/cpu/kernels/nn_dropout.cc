@@ -2,8 +2,11 @@
 // and scaled by 1/(1 − p); the hidden output `mask` holds that factor (0 or 1/(1 − p)) per
 // element and backward multiplies the out-grad by it. With is_train = 0 the op is the identity.
 // The mask is a pure function of (call seed, element index) (UniformAt, nn_common.h), so a call is
-// reproducible from its seed and independent of threading.
+// reproducible from its seed and independent of threading. With `axes` (MXNet's variational
+// dropout) the mask has data's shape with those axes 1: one draw per mask element, broadcast
+// along them in the forward and the backward (MXNet's BinaryBroadcastCompute of data and mask).
 #include <cstdint>
+#include <vector>
 
 #include "nn_common.h"
 #include "weft/sdk/ops/dropout.hpp"
@@ -11,18 +14,74 @@
 namespace weft::cpu {
 namespace {
 
+// Element i of data -> its mask element, for a mask of data's rank with some axes of extent 1.
+class MaskIndex {
+ public:
+  MaskIndex() = default;
+  MaskIndex(std::span<const int64_t> data, std::span<const int64_t> mask) : dims_(data.begin(), data.end()) {
+    int64_t stride = 1;
+    strides_.assign(dims_.size(), 0);
+    for (size_t a = dims_.size(); a-- > 0;) {
+      strides_[a] = mask[a] == 1 ? 0 : stride;
+      stride *= mask[a];
+    }
+  }
+  int64_t operator()(int64_t i) const {
+    int64_t m = 0;
+    for (size_t a = dims_.size(); a-- > 0;) {
+      m += (i % dims_[a]) * strides_[a];
+      i /= dims_[a];
+    }
+    return m;
+  }
+
+ private:
+  std::vector<int64_t> dims_, strides_;
+};
+
+// Shared-mask forward: draws the mask, then broadcasts it over data (both under their reqs).
+void SharedMaskForward(const KernelCall& c, const MaskIndex& at, float p, float* mask, int64_t mask_size) {
+  const float keep = 1.0f - p, scale = keep > 0.0f ? 1.0f / keep : 0.0f;
+  for (int64_t j = 0; j < mask_size; ++j) mask[j] = UniformAt(c.seed, static_cast<uint64_t>(j)) < keep ? scale : 0.0f;
+  const float* x = c.inputs[0].data<float>();
+  float* y = c.outputs[0].data<float>();
+  weft::sdk::WithReq(c.req[0], [&](auto assign) {
+    for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i) assign(y[i], x[i] * mask[at(i)]);
+  });
+}
+
 class DropoutForward {
  public:
   explicit DropoutForward(const KernelSetup& s) {
     s.ExpectCounts(1, -1);
     if (s.outputs.empty() || s.outputs.size() > 2) Invalid(s, "expects output and an optional mask output");
     RequireFloat32(s);
-    for (const TensorDesc& o : s.outputs)
-      if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape " + ShapeString(s.inputs[0]));
-    // mode and axes are DefaultOnly: Params refuses other values.
-    p_ = s.Params<weft::sdk::DropoutParam>().p;
+    const auto p = s.Params<weft::sdk::DropoutParam>();  // mode is DefaultOnly: Params refuses others
+    p_ = p.p;
+    if (s.outputs[0].size() != s.inputs[0].size())
+      Invalid(s, "output must have data's shape " + ShapeString(s.inputs[0]));
+    if (!p.axes.empty()) {
+      const weft::sdk::Tuple mask = p.MaskShape(s.inputs[0].shape);
+      if (s.outputs.size() != 2 || s.outputs[1].shape != mask)
+        Invalid(s, "with axes " + weft::sdk::FormatTuple(p.axes) + " the mask output must be " +
+                       weft::sdk::FormatTuple(mask));
+      shared_ = MaskIndex(s.inputs[0].shape, mask);
+      mask_size_ = weft::sdk::ShapeSize(mask);
+    } else if (s.outputs.size() > 1 && s.outputs[1].size() != s.inputs[0].size()) {
+      Invalid(s, "mask output must have data's shape " + ShapeString(s.inputs[0]));
+    }
   }
+  // With axes the mask is drawn into scratch when the caller does not keep it.
+  uint64_t WorkspaceBytes() const { return static_cast<uint64_t>(mask_size_) * sizeof(float); }
   void Compute(const KernelCall& c) const {
+    if (mask_size_ > 0 && c.is_train && p_ != 0.0f) {
+      const bool keep_mask = c.req[1] == WEFT_REQ_WRITE && c.outputs[1].raw() != nullptr;
+      float* mask = keep_mask ? c.outputs[1].data<float>() : c.Workspace<float>(static_cast<size_t>(mask_size_));
+      SharedMaskForward(c, shared_, p_, mask, mask_size_);
+      if (!keep_mask && c.req[1] != WEFT_REQ_NULL)
+        weft::sdk::StoreReq(c.req[1], c.outputs[1].data<float>(), mask, mask_size_);
+      return;
+    }
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
     float* mask = c.outputs.size() > 1 ? c.outputs[1].data<float>() : nullptr;
@@ -30,7 +89,7 @@ class DropoutForward {
     const int64_t n = c.inputs[0].size();
     if (!c.is_train || p_ == 0.0f) {
       weft::sdk::StoreReq(c.req[0], y, x, n);
-      weft::sdk::FillReq(mask_req, mask, 1.0f, n);
+      weft::sdk::FillReq(mask_req, mask, 1.0f, c.outputs.size() > 1 ? c.outputs[1].size() : 0);
       return;
     }
     const float keep = 1.0f - p_;
@@ -51,6 +110,8 @@ class DropoutForward {
 
  private:
   float p_ = 0.5f;
+  MaskIndex shared_;
+  int64_t mask_size_ = 0;  // > 0 with axes
 };
 
 // _backward_Dropout: inputs are out-grads first (output's grad is input 0) and the forward outputs
@@ -63,8 +124,13 @@ class DropoutBackward {
     s.ExpectCounts(-1, 1);
     RequireFloat32(s);
     if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
-    for (const TensorDesc& t : s.inputs)
-      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs must have data's shape " + ShapeString(s.outputs[0]));
+    const auto p = s.Params<weft::sdk::DropoutParam>();
+    const weft::sdk::Tuple mask = p.MaskShape(s.outputs[0].shape);
+    if (s.inputs.back().shape != mask) Invalid(s, "the mask must be " + weft::sdk::FormatTuple(mask));
+    if (s.inputs[0].size() != s.outputs[0].size())
+      Invalid(s, "out_grad must have data's shape " + ShapeString(s.outputs[0]));
+    shared_ = !p.axes.empty();
+    if (shared_) at_ = MaskIndex(s.outputs[0].shape, mask);
   }
   void Compute(const KernelCall& c) const {
     const float* gy = c.inputs[0].data<float>();
@@ -75,9 +141,17 @@ class DropoutBackward {
       return;
     }
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t i = 0, n = c.outputs[0].size(); i < n; ++i) assign(gx[i], gy[i] * mask[i]);
+      if (shared_) {
+        for (int64_t i = 0, n = c.outputs[0].size(); i < n; ++i) assign(gx[i], gy[i] * mask[at_(i)]);
+      } else {
+        for (int64_t i = 0, n = c.outputs[0].size(); i < n; ++i) assign(gx[i], gy[i] * mask[i]);
+      }
     });
   }
+
+ private:
+  bool shared_ = false;
+  MaskIndex at_;
 };
 
 }  // namespace

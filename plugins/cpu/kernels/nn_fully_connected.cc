@@ -2,13 +2,17 @@
 // x viewed as (N, K) — N = first axis and K = the rest when flatten=True, N = all leading axes
 // and K = the last when flatten=False — W (num_hidden, K), b (num_hidden). OpenBLAS sgemm for
 // training passes, and for every forward with is_train false (inference, evaluation) oneDNN with
-// cached reordered weights (nn_fc_dnnl.h).
+// cached reordered weights (nn_fc_dnnl.h). float64 (MXNet's Gluon nets cast to float64) runs
+// OpenBLAS dgemm.
 #include "nn_common.h"
 #include "nn_fc_dnnl.h"
+#include "tensor_util.h"
 #include "weft/sdk/ops/fully_connected.hpp"
 
 namespace weft::cpu {
 namespace {
+
+using tensor::kFloatMask;
 
 struct FcDims {
   int64_t n = 0, k = 0, h = 0;
@@ -39,14 +43,14 @@ FcDims ParseFc(const KernelSetup& s, const TensorDesc& x, const TensorDesc& w) {
 }
 
 // y[j] += b[j]; a separate function so the loop vectorises on its own.
-void AddRow(float* __restrict y, const float* __restrict b, int64_t n) {
+template <typename T>
+void AddRow(T* __restrict y, const T* __restrict b, int64_t n) {
   for (int64_t j = 0; j < n; ++j) y[j] += b[j];
 }
 
 class FcForward {
  public:
-  explicit FcForward(const KernelSetup& s) {
-    RequireFloat32(s);
+  explicit FcForward(const KernelSetup& s) : dtype_(RequireFloatDType(s)) {
     if (s.inputs.size() < 2) Invalid(s, "expects data and weight");
     d_ = ParseFc(s, s.inputs[0], s.inputs[1]);
     s.ExpectCounts(d_.bias ? 3 : 2, 1);
@@ -55,7 +59,8 @@ class FcForward {
     if (s.outputs[0].size() != d_.n * d_.h)
       Invalid(s, "output " + ShapeString(s.outputs[0]) + " must hold N x num_hidden elements");
     // Below about 2^18 multiply-adds the call costs more than the product (MLP's 64 -> 10 layer).
-    if (d_.n * d_.k * d_.h >= (int64_t{1} << 18)) dnnl_ = DnnlFcForward::Make(d_.n, d_.k, d_.h, d_.bias, s.host);
+    if (dtype_ == WEFT_DTYPE_FLOAT32 && d_.n * d_.k * d_.h >= (int64_t{1} << 18))
+      dnnl_ = DnnlFcForward::Make(d_.n, d_.k, d_.h, d_.bias, s.host);
   }
   // The path of a call depends only on what is fixed when the node is bound (shapes, the request)
   // and on the call's is_train, never on what earlier calls saw, so the same inputs give the same
@@ -66,25 +71,33 @@ class FcForward {
     return dnnl_ != nullptr && weft::sdk::ReqBeta(c.req[0]) == 0.0f && !c.is_train;
   }
   void Compute(const KernelCall& c) const {
-    int32_t req = c.req[0];
-    if (weft::sdk::IsNull(req)) return;
-    const float* x = c.inputs[0].data<float>();
-    const float* w = c.inputs[1].data<float>();
-    float* y = c.outputs[0].data<float>();
-    const float* b = d_.bias ? c.inputs[2].data<float>() : nullptr;
+    if (weft::sdk::IsNull(c.req[0])) return;
+    if (dtype_ == WEFT_DTYPE_FLOAT64) return Run<double>(c);
     if (UseDnnl(c)) {
-      dnnl_->Forward(x, w, c.InputStamp(1), b, y);
+      dnnl_->Forward(c.inputs[0].data<float>(), c.inputs[1].data<float>(), c.InputStamp(1),
+                     d_.bias ? c.inputs[2].data<float>() : nullptr, c.outputs[0].data<float>());
       return;
     }
-    Sgemm(false, true, d_.n, d_.h, d_.k, 1.0f, x, d_.k, w, d_.k, weft::sdk::ReqBeta(req), y, d_.h);
+    Run<float>(c);
+  }
+
+ private:
+  template <typename T>
+  void Run(const KernelCall& c) const {
+    const T* x = c.inputs[0].data<T>();
+    const T* w = c.inputs[1].data<T>();
+    T* y = c.outputs[0].data<T>();
+    Gemm<T>(false, true, d_.n, d_.h, d_.k, T(1), x, d_.k, w, d_.k, static_cast<T>(weft::sdk::ReqBeta(c.req[0])), y,
+            d_.h);
     if (d_.bias) {
       // After the product, while y is still in cache (measured faster than seeding y with the
       // bias and asking sgemm for beta = 1 on small layers).
+      const T* b = c.inputs[2].data<T>();
       for (int64_t i = 0; i < d_.n; ++i) AddRow(y + i * d_.h, b, d_.h);
     }
   }
 
- private:
+  int32_t dtype_;
   FcDims d_;
   std::unique_ptr<DnnlFcForward> dnnl_;  // null: OpenBLAS only
 };
@@ -92,8 +105,7 @@ class FcForward {
 // Inputs: out_grad (N, H), data, weight[, bias]; outputs: data, weight[, bias] gradients.
 class FcBackward {
  public:
-  explicit FcBackward(const KernelSetup& s) {
-    RequireFloat32(s);
+  explicit FcBackward(const KernelSetup& s) : dtype_(RequireFloatDType(s)) {
     if (s.inputs.size() < 3) Invalid(s, "expects out_grad, data and weight");
     d_ = ParseFc(s, s.inputs[1], s.inputs[2]);
     s.ExpectCounts(d_.bias ? 4 : 3, d_.bias ? 3 : 2);
@@ -101,38 +113,46 @@ class FcBackward {
       Invalid(s, "out_grad " + ShapeString(s.inputs[0]) + " must be N x num_hidden");
   }
   void Compute(const KernelCall& c) const {
-    const float* gy = c.inputs[0].data<float>();
-    const float* x = c.inputs[1].data<float>();
-    const float* w = c.inputs[2].data<float>();
+    if (dtype_ == WEFT_DTYPE_FLOAT64)
+      Run<double>(c);
+    else
+      Run<float>(c);
+  }
+
+ private:
+  template <typename T>
+  void Run(const KernelCall& c) const {
+    const T* gy = c.inputs[0].data<T>();
+    const T* x = c.inputs[1].data<T>();
+    const T* w = c.inputs[2].data<T>();
+    auto beta = [&](size_t o) { return static_cast<T>(weft::sdk::ReqBeta(c.req[o])); };
     if (!weft::sdk::IsNull(c.req[0]))  // gx = gy · W
-      Sgemm(false, false, d_.n, d_.k, d_.h, 1.0f, gy, d_.h, w, d_.k, weft::sdk::ReqBeta(c.req[0]),
-            c.outputs[0].data<float>(), d_.k);
+      Gemm<T>(false, false, d_.n, d_.k, d_.h, T(1), gy, d_.h, w, d_.k, beta(0), c.outputs[0].data<T>(), d_.k);
     if (!weft::sdk::IsNull(c.req[1]))  // gW = gyᵀ · x
-      Sgemm(true, false, d_.h, d_.k, d_.n, 1.0f, gy, d_.h, x, d_.k, weft::sdk::ReqBeta(c.req[1]),
-            c.outputs[1].data<float>(), d_.k);
+      Gemm<T>(true, false, d_.h, d_.k, d_.n, T(1), gy, d_.h, x, d_.k, beta(1), c.outputs[1].data<T>(), d_.k);
     if (d_.bias) {
-      float* gb = c.outputs[2].data<float>();
+      T* gb = WantedOutput<T>(c, 2);
       weft::sdk::WithReq(c.req[2], [&](auto assign) {
         // Column sums, row by row so the inner loop runs over contiguous memory.
         if constexpr (!decltype(assign)::kAdd)
-          for (int64_t j = 0; j < d_.h; ++j) gb[j] = 0.0f;
+          for (int64_t j = 0; j < d_.h; ++j) gb[j] = T(0);
         for (int64_t i = 0; i < d_.n; ++i) {
-          const float* row = gy + i * d_.h;
+          const T* row = gy + i * d_.h;
           for (int64_t j = 0; j < d_.h; ++j) gb[j] += row[j];
         }
       });
     }
   }
 
- private:
+  int32_t dtype_;
   FcDims d_;
 };
 
 }  // namespace
 
 void RegisterFullyConnected(KernelTable& t) {
-  t.Add<FcForward>("FullyConnected", kF32);
-  t.Add<FcBackward>("_backward_FullyConnected", kF32);
+  t.Add<FcForward>("FullyConnected", kFloatMask);
+  t.Add<FcBackward>("_backward_FullyConnected", kFloatMask);
 }
 
 }  // namespace weft::cpu

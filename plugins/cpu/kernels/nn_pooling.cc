@@ -1,37 +1,57 @@
-// Pooling (MXNet 1.9): max / avg / sum over 1-D (NCW) and 2-D (NCHW) windows; global_pool;
+// Pooling (MXNet 1.9): max / avg / sum over 1-D (NCW), 2-D (NCHW) and 3-D (NCDHW) windows; global_pool;
 // pooling_convention valid (floor) or full (ceil); stride; zero padding; count_include_pad for
 // avg. Window geometry follows MXNet's pool.h: a window starts at o·stride − pad, is cut at
 // in + pad, and (for avg with count_include_pad) is divided by that cut size before being clipped
 // to the real input. Backward sends max's gradient to the first maximum of the window. A window
 // lying wholly in the padding (full convention) yields 0, where MXNet yields NaN or the lowest
-// float.
+// float. float32 (the vectorised 2x2 path, threads) and float64 (the window loops).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "isa_dispatch.h"
 #include "nn_common.h"
 #include "parallel.h"
+#include "tensor_util.h"
 #include "weft/sdk/ops/pooling.hpp"
 
 namespace weft::cpu {
 namespace {
 
+using tensor::kFloatMask;
+
 using weft::sdk::PoolGeometry;
 using weft::sdk::PoolType;
-using weft::sdk::PoolWindow;
+using weft::sdk::PoolWindow3;
 using PoolGeom = PoolGeometry;
 
+// f(output offset in the plane, its window) for every output position of one plane.
+template <typename F>
+void ForEachWindow(const PoolGeom& g, F f) {
+  for (int64_t oz = 0; oz < g.od; ++oz)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox) f((oz * g.oh + oy) * g.ow + ox, g.Window3(oz, oy, ox));
+}
+
+// f(input offset in the plane) for every cell of window w, in window order (depth, row, column).
+template <typename F>
+void ForEachCell(const PoolGeom& g, const PoolWindow3& w, F f) {
+  for (int64_t d = w.d0; d < w.d1; ++d)
+    for (int64_t h = w.h0; h < w.h1; ++h)
+      for (int64_t q = w.w0; q < w.w1; ++q) f((d * g.ih + h) * g.iw + q);
+}
+
 PoolGeom ParsePooling(const KernelSetup& s, const TensorDesc& x, const TensorDesc& y) {
-  return weft::sdk::PoolingGeometry(s.op_name, s.Params<weft::sdk::PoolingParam>(), x.shape, y.shape);
+  return weft::sdk::PoolingGeometry(s.op_name, s.Params<weft::sdk::PoolingParam>(), x.shape, y.shape, 3);
 }
 
 // Max pooling with 2x2 windows at stride 2 and no padding (LeNet's, VGG's): the windows tile the
 // input, so rows are read pairwise with no window arithmetic, and GCC vectorises the loops.
 bool IsMax2x2(const PoolGeom& g) {
-  return g.type == PoolType::kMax && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 &&
-         2 * g.oh <= g.ih && 2 * g.ow <= g.iw;
+  return g.type == PoolType::kMax && g.id == 1 && g.kd == 1 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 &&
+         g.ph == 0 && g.pw == 0 && 2 * g.oh <= g.ih && 2 * g.ow <= g.iw;
 }
 
 // The same max as the generic loop (std::max from -inf in window order, so NaN handling agrees).
@@ -187,19 +207,66 @@ void Max2x2Backward(const PoolGeom& g, int64_t p0, int64_t p1, const float* gy, 
     }
 }
 
+// The window loops of any geometry, over planes [p0, p1): max / avg / sum of each window.
+template <typename T, typename Assign>
+void GenericForward(const PoolGeom& g, int64_t p0, int64_t p1, const T* x, T* y, Assign assign) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const T* xp = x + p * g.in_plane();
+    T* yp = y + p * g.out_plane();
+    ForEachWindow(g, [&](int64_t o, const PoolWindow3& w) {
+      T acc = g.type == PoolType::kMax ? -std::numeric_limits<T>::infinity() : T(0);
+      ForEachCell(g, w, [&](int64_t at) { acc = g.type == PoolType::kMax ? std::max(acc, xp[at]) : acc + xp[at]; });
+      if (g.type == PoolType::kAvg) acc *= static_cast<T>(w.div);
+      if (w.d0 >= w.d1 || w.h0 >= w.h1 || w.w0 >= w.w1) acc = T(0);  // window entirely in padding
+      assign(yp[o], acc);
+    });
+  }
+}
+
+// gx += the pooling gradient of gy for planes [p0, p1) (x: the forward's input); max's gradient
+// goes to the window's first maximum.
+template <typename T>
+void GenericGrad(const PoolGeom& g, int64_t p0, int64_t p1, const T* gy, const T* x, T* gx) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const T* xp = x + p * g.in_plane();
+    T* gp = gx + p * g.in_plane();
+    const T* gyp = gy + p * g.out_plane();
+    ForEachWindow(g, [&](int64_t o, const PoolWindow3& w) {
+      const T go = gyp[o];
+      if (g.type == PoolType::kMax) {
+        int64_t best = -1;
+        T mx = -std::numeric_limits<T>::infinity();
+        ForEachCell(g, w, [&](int64_t at) {
+          if (best < 0 || xp[at] > mx) mx = xp[at], best = at;
+        });
+        if (best >= 0) gp[best] += go;
+      } else {
+        const T v = g.type == PoolType::kAvg ? go * static_cast<T>(w.div) : go;
+        ForEachCell(g, w, [&](int64_t at) { gp[at] += v; });
+      }
+    });
+  }
+}
+
 class PoolingForward {
  public:
   explicit PoolingForward(const KernelSetup& s) {
     s.ExpectCounts(1, 1);
-    RequireFloat32(s);
+    dtype_ = RequireFloatDType(s);
     g_ = ParsePooling(s, s.inputs[0], s.outputs[0]);
   }
   void Compute(const KernelCall& c) const {
+    const PoolGeom& g = g_;
+    if (dtype_ == WEFT_DTYPE_FLOAT64) {
+      const double* x = c.inputs[0].data<double>();
+      double* y = c.outputs[0].data<double>();
+      weft::sdk::WithReq(c.req[0], [&](auto assign) { GenericForward(g, 0, g.n * g.c, x, y, assign); });
+      return;
+    }
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
-    const PoolGeom& g = g_;
     // Planes are independent: the thread plan's team takes contiguous runs of them.
-    ParallelChunks(g.n * g.c, g.n * g.c * g.ih * g.iw,
+    ParallelChunks(g.n * g.c, g.n * g.c * g.in_plane(),
                    [&](int64_t p0, int64_t p1, int) { isa::Dispatch([&] { Run(g, p0, p1, x, y, c.req[0]); }); });
   }
 
@@ -207,27 +274,12 @@ class PoolingForward {
   static void Run(const PoolGeom& g, int64_t p0, int64_t p1, const float* x, float* y, int32_t req) {
     weft::sdk::WithReq(req, [&](auto assign) {
       if (IsMax2x2(g)) return Max2x2Forward(g, p0, p1, x, y, assign);
-      for (int64_t p = p0; p < p1; ++p) {
-        const float* xp = x + p * g.ih * g.iw;
-        float* yp = y + p * g.oh * g.ow;
-        for (int64_t oy = 0; oy < g.oh; ++oy)
-          for (int64_t ox = 0; ox < g.ow; ++ox) {
-            const PoolWindow w = g.Window(oy, ox);
-            float acc = g.type == PoolType::kMax ? -INFINITY : 0.0f;
-            for (int64_t h = w.h0; h < w.h1; ++h)
-              for (int64_t q = w.w0; q < w.w1; ++q) {
-                float v = xp[h * g.iw + q];
-                acc = g.type == PoolType::kMax ? std::max(acc, v) : acc + v;
-              }
-            if (g.type == PoolType::kAvg) acc *= w.div;
-            if (w.h0 >= w.h1 || w.w0 >= w.w1) acc = 0.0f;  // window entirely in padding
-            assign(yp[oy * g.ow + ox], acc);
-          }
-      }
+      GenericForward(g, p0, p1, x, y, assign);
     });
   }
 
   PoolGeom g_;
+  int32_t dtype_ = WEFT_DTYPE_FLOAT32;
 };
 
 // _backward_Pooling: inputs out_grad, data, output; output data grad.
@@ -235,21 +287,27 @@ class PoolingBackward {
  public:
   explicit PoolingBackward(const KernelSetup& s) {
     s.ExpectCounts(3, 1);
-    RequireFloat32(s);
+    dtype_ = RequireFloatDType(s);
     g_ = ParsePooling(s, s.inputs[1], s.inputs[0]);
   }
   void Compute(const KernelCall& c) const {
     if (weft::sdk::IsNull(c.req[0])) return;
+    const PoolGeom& g = g_;
+    const bool add = c.req[0] == WEFT_REQ_ADD;
+    if (dtype_ == WEFT_DTYPE_FLOAT64) {
+      double* gx = c.outputs[0].data<double>();
+      if (!add) std::fill(gx, gx + g.n * g.c * g.in_plane(), 0.0);
+      GenericGrad(g, 0, g.n * g.c, c.inputs[0].data<double>(), c.inputs[1].data<double>(), gx);
+      return;
+    }
     const float* gy = c.inputs[0].data<float>();
     const float* x = c.inputs[1].data<float>();
     float* gx = c.outputs[0].data<float>();
-    const PoolGeom& g = g_;
-    const bool add = c.req[0] == WEFT_REQ_ADD;
     const bool tiled = IsMax2x2(g) && 2 * g.oh == g.ih && 2 * g.ow == g.iw;
     // A plane's windows write only that plane of gx, so runs of planes go to different threads.
-    ParallelChunks(g.n * g.c, g.n * g.c * g.ih * g.iw, [&](int64_t p0, int64_t p1, int) {
+    ParallelChunks(g.n * g.c, g.n * g.c * g.in_plane(), [&](int64_t p0, int64_t p1, int) {
       if (tiled && !add) return isa::Dispatch([&] { Max2x2Backward(g, p0, p1, gy, x, gx, weft::sdk::AssignWrite{}); });
-      if (!add) std::fill(gx + p0 * g.ih * g.iw, gx + p1 * g.ih * g.iw, 0.0f);
+      if (!add) std::fill(gx + p0 * g.in_plane(), gx + p1 * g.in_plane(), 0.0f);
       isa::Dispatch([&] { AccumulateGrad(g, p0, p1, gy, x, gx); });
     });
   }
@@ -258,39 +316,18 @@ class PoolingBackward {
   // gx += the pooling gradient of gy for planes [p0, p1) (x: the forward's input).
   static void AccumulateGrad(const PoolGeom& g, int64_t p0, int64_t p1, const float* gy, const float* x, float* gx) {
     if (IsMax2x2(g)) return Max2x2Backward(g, p0, p1, gy, x, gx, weft::sdk::AssignAdd{});
-    for (int64_t p = p0; p < p1; ++p) {
-      const float* xp = x + p * g.ih * g.iw;
-      float* gp = gx + p * g.ih * g.iw;
-      const float* gyp = gy + p * g.oh * g.ow;
-      for (int64_t oy = 0; oy < g.oh; ++oy)
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const PoolWindow w = g.Window(oy, ox);
-          float go = gyp[oy * g.ow + ox];
-          if (g.type == PoolType::kMax) {
-            int64_t best = -1;
-            float mx = -INFINITY;
-            for (int64_t h = w.h0; h < w.h1; ++h)
-              for (int64_t q = w.w0; q < w.w1; ++q)
-                if (best < 0 || xp[h * g.iw + q] > mx) mx = xp[h * g.iw + q], best = h * g.iw + q;
-            if (best >= 0) gp[best] += go;
-          } else {
-            float v = g.type == PoolType::kAvg ? go * w.div : go;
-            for (int64_t h = w.h0; h < w.h1; ++h)
-              for (int64_t q = w.w0; q < w.w1; ++q) gp[h * g.iw + q] += v;
-          }
-        }
-    }
+    GenericGrad(g, p0, p1, gy, x, gx);
   }
 
- private:
   PoolGeom g_;
+  int32_t dtype_ = WEFT_DTYPE_FLOAT32;
 };
 
 }  // namespace
 
 void RegisterPooling(KernelTable& t) {
-  t.Add<PoolingForward>("Pooling", kF32);
-  t.Add<PoolingBackward>("_backward_Pooling", kF32);
+  t.Add<PoolingForward>("Pooling", kFloatMask);
+  t.Add<PoolingBackward>("_backward_Pooling", kFloatMask);
 }
 
 }  // namespace weft::cpu

@@ -1,4 +1,5 @@
-// Concat / _backward_Concat, SliceChannel / _backward_SliceChannel, stack / _backward_stack and
+// Concat (and _rnn_param_concat, Gluon's Concat of RNN parameters) / _backward_Concat,
+// SliceChannel / _backward_SliceChannel, stack / _backward_stack and
 // _split_v2 / _backward_split_v2 (parts of unequal extents):
 // joining tensors along an axis and splitting one along an axis are the same block copies in
 // opposite directions. stack is a Concat along a new axis of the output (its `axis` counted in
@@ -31,7 +32,7 @@ struct PartsAxis {
 
 PartsAxis PartsAxisOf(const KernelSetup& s) {
   const std::string op = s.op_name.rfind("_backward_", 0) == 0 ? s.op_name.substr(10) : s.op_name;
-  if (op == "Concat") {
+  if (op == "Concat" || op == "_rnn_param_concat") {
     const auto p = s.Params<sdk::ConcatParam>();
     return {p.num_args, p.dim, "dim"};
   }
@@ -75,8 +76,8 @@ Blocks MakeBlocks(const KernelSetup& s, const TensorDesc& whole, const std::vect
 class AxisCopyKernel {
  public:
   explicit AxisCopyKernel(const KernelSetup& s) {
-    join_ = s.op_name == "Concat" || s.op_name == "_backward_SliceChannel" || s.op_name == "stack" ||
-            s.op_name == "_backward_split_v2";
+    join_ = s.op_name == "Concat" || s.op_name == "_rnn_param_concat" || s.op_name == "_backward_SliceChannel" ||
+            s.op_name == "stack" || s.op_name == "_backward_split_v2";
     const PartsAxis pa = PartsAxisOf(s);
     if (join_) {
       s.ExpectCounts(-1, 1);
@@ -127,8 +128,8 @@ class AxisCopyKernel {
 }  // namespace
 
 void RegisterConcatKernels(KernelTable& t) {
-  for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel", "stack",
-                         "_backward_stack", "_split_v2", "_backward_split_v2"}) {
+  for (const char* op : {"Concat", "_rnn_param_concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel",
+                         "stack", "_backward_stack", "_split_v2", "_backward_split_v2"}) {
     t.Add<AxisCopyKernel>(op, kAllMask);
   }
 }

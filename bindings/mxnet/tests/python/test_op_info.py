@@ -15,6 +15,7 @@ KNOWN = {
     'ElementWiseSum': 'alias of add_n',
     'make_loss': "alias of MakeLoss in weft (MXNet's separate op is MakeLoss at its defaults, no attributes)",
     'softmax': 'weft has no length input (use_length=True is refused with a message naming it)',
+    'RNN': 'weft has no sequence_length input (use_sequence_length=True is refused with a message naming it)',
     '_linspace': "MXNet's registration lists RangeParam's fields (step, repeat, infer_range) but parses "
                  "LinspaceParam's (num, endpoint), which mx.nd.linspace passes and weft lists",
     # MXNet registers these samplers' input after their attributes; weft lists inputs first. The

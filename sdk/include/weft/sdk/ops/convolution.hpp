@@ -2,7 +2,9 @@
 // ConvolutionParam and DeconvolutionParam), their output-size rules, and the one geometry every
 // backend's kernels run on. Core's shape inference and every kernel use these, so they agree.
 //
-// Geometry: 1-D (NCW) and 2-D (NCHW) convolutions as one 2-D geometry, 1-D with h = kh = 1.
+// Geometry: 1-D (NCW), 2-D (NCHW) and 3-D (NCDHW) convolutions as one 3-D geometry: 2-D with
+// d = kd = 1, 1-D also with h = kh = 1. A backend that implements 3-D says so to
+// ConvolutionGeometry (max_spatial 3); the others keep refusing it by name.
 // Weight (num_filter, C / num_group, k...), bias (num_filter). A Deconvolution is the data
 // gradient of the convolution that maps its output back to its input: DeconvolutionGeometry
 // returns that convolution's geometry (its input is the deconvolution's output).
@@ -21,9 +23,13 @@
 
 namespace weft::sdk {
 
-/// Channels-first layouts of MXNet's `layout` attribute (None = channels first).
-enum class ConvLayout { kNone, kNCW, kNCHW, kNCDHW };
-inline constexpr std::string_view kConvLayouts[] = {"None", "NCW", "NCHW", "NCDHW"};
+/// MXNet's `layout` attribute (None = channels first). The channels-last ones are accepted by
+/// Convolution's definition (shape inference, so Gluon can build such layers) and refused by name
+/// by every kernel (ConvolutionGeometry); Deconvolution and Pooling refuse them when parsed.
+enum class ConvLayout { kNone, kNCW, kNCHW, kNCDHW, kNWC, kNHWC, kNDHWC };
+inline constexpr std::string_view kConvLayouts[] = {"None", "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"};
+/// Whether `layout` puts the channels last (NWC, NHWC, NDHWC).
+inline bool IsChannelsLast(ConvLayout layout) { return layout >= ConvLayout::kNWC; }
 inline constexpr std::string_view kCudnnTune[] = {"None", "fastest", "limited_workspace", "off"};
 
 /// The layout word of a convolution with `spatial` axes.
@@ -56,17 +62,24 @@ inline void CompleteSpatial(const Tuple& kernel, std::initializer_list<std::pair
                                    " (got " + FormatTuple(*t) + ")");
   }
 }
-inline void CheckLayout(ConvLayout layout, size_t spatial) {
-  CheckParam(layout == ConvLayout::kNone || kConvLayouts[static_cast<size_t>(layout)] == ConvLayoutFor(spatial),
-             "layout " + std::string(kConvLayouts[static_cast<size_t>(layout)]) + " does not fit a " +
-                 std::to_string(spatial) + "-d kernel (use " + std::string(ConvLayoutFor(spatial)) + ")");
+// The layout fits a kernel of `spatial` axes; channels-last layouts only where `channels_last`
+// (Convolution's definition).
+inline void CheckLayout(ConvLayout layout, size_t spatial, bool channels_last) {
+  const std::string name(kConvLayouts[static_cast<size_t>(layout)]);
+  CheckParam(channels_last || !IsChannelsLast(layout),
+             "layout " + name + ": only channels-first layouts (NCW, NCHW, NCDHW) are supported");
+  const std::string first(ConvLayoutFor(spatial));
+  const std::string last = first.substr(0, 1) + first.substr(2) + "C";  // NCHW -> NHWC
+  CheckParam(layout == ConvLayout::kNone || name == first || name == last,
+             "layout " + name + " does not fit a " + std::to_string(spatial) + "-d kernel (use " + first + ")");
 }
 // num_filter a multiple of num_group, and a layout that fits the kernel (both structs' last checks).
-inline void CheckGroupsAndLayout(int64_t num_filter, int64_t num_group, ConvLayout layout, size_t spatial) {
+inline void CheckGroupsAndLayout(int64_t num_filter, int64_t num_group, ConvLayout layout, size_t spatial,
+                                 bool channels_last) {
   CheckParam(num_filter % num_group == 0, "num_filter (" + std::to_string(num_filter) +
                                               ") must be a positive multiple of num_group (" +
                                               std::to_string(num_group) + ")");
-  CheckLayout(layout, spatial);
+  CheckLayout(layout, spatial, channels_last);
 }
 }  // namespace detail
 
@@ -95,7 +108,7 @@ struct ConvolutionParam {
     v(layout, Attr("layout")
                   .Default("None")
                   .Choices(kConvLayouts)
-                  .Doc("data layout; None = channels first (only channels-first layouts are supported)"));
+                  .Doc("data layout; None = channels first (channels-last layouts infer shapes; no kernel runs them)"));
   }
   void Validate() {
     detail::CompleteSpatial(kernel, {{&stride, 1}, {&dilate, 1}, {&pad, 0}}, "stride, dilate and pad");
@@ -104,7 +117,7 @@ struct ConvolutionParam {
                  "kernel, stride and dilate must be positive and pad non-negative (kernel " + FormatTuple(kernel) +
                      ", stride " + FormatTuple(stride) + ", dilate " + FormatTuple(dilate) + ", pad " +
                      FormatTuple(pad) + ")");
-    detail::CheckGroupsAndLayout(num_filter, num_group, layout, kernel.size());
+    detail::CheckGroupsAndLayout(num_filter, num_group, layout, kernel.size(), true);
   }
 };
 
@@ -146,7 +159,7 @@ struct DeconvolutionParam {
       CheckParam(adj[i] < stride[i],
                  "adj " + FormatTuple(adj) + " must be smaller than stride " + FormatTuple(stride) + " on each axis");
     }
-    detail::CheckGroupsAndLayout(num_filter, num_group, layout, kernel.size());
+    detail::CheckGroupsAndLayout(num_filter, num_group, layout, kernel.size(), false);
   }
   /// Whether target_shape is given (MXNet: any non-zero entry).
   bool UsesTargetShape() const {
@@ -175,18 +188,20 @@ struct DeconvolutionParam {
   }
 };
 
-/// A 1-D or 2-D convolution as one 2-D geometry (1-D: h = kh = 1, stride/pad/dilate 1/0/1 on h).
+/// A 1-D, 2-D or 3-D convolution as one 3-D geometry (2-D: d = kd = 1 with stride 1, pad 0,
+/// dilate 1 on d; 1-D also h = kh = 1).
 struct ConvGeometry {
-  int spatial = 2;  // 1 or 2
-  int64_t n = 0, c = 0, h = 1, w = 1, f = 0, groups = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, oh = 1, ow = 1;
+  int spatial = 2;  // 1, 2 or 3
+  int64_t n = 0, c = 0, d = 1, h = 1, w = 1, f = 0, groups = 1;
+  int64_t kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1, pd = 0, ph = 0, pw = 0, dd = 1, dh = 1, dw = 1;
+  int64_t od = 1, oh = 1, ow = 1;
   bool bias = true;
 
-  int64_t cg() const { return c / groups; }            // input channels per group
-  int64_t fg() const { return f / groups; }            // filters per group
-  int64_t col_rows() const { return cg() * kh * kw; }  // rows of one group's column matrix
-  int64_t in_plane() const { return h * w; }
-  int64_t out_plane() const { return oh * ow; }
+  int64_t cg() const { return c / groups; }                 // input channels per group
+  int64_t fg() const { return f / groups; }                 // filters per group
+  int64_t col_rows() const { return cg() * kd * kh * kw; }  // rows of one group's column matrix
+  int64_t in_plane() const { return d * h * w; }
+  int64_t out_plane() const { return od * oh * ow; }
   /// Multiply-adds of the forward pass (for GFLOP/s figures: 2 flops each).
   double Macs() const { return static_cast<double>(n) * f * out_plane() * col_rows(); }
 };
@@ -194,20 +209,30 @@ struct ConvGeometry {
 namespace detail {
 // (h, w) of a spatial tuple: 1-D gives (fill, value).
 inline std::pair<int64_t, int64_t> HW(const Tuple& t, int64_t fill) {
-  return t.size() == 2 ? std::pair{t[0], t[1]} : std::pair{fill, t[0]};
+  return t.size() >= 2 ? std::pair{t[t.size() - 2], t.back()} : std::pair{fill, t[0]};
 }
+// d of a spatial tuple: fill below 3-D.
+inline int64_t D(const Tuple& t, int64_t fill) { return t.size() == 3 ? t[0] : fill; }
 }  // namespace detail
 
 /// The geometry of Convolution `op` with attributes `p` on data x, weight, bias (nullptr without)
-/// and output y. Checks every shape (weight (F, C/groups, k...), bias (F), output (N, F, oh, ow));
-/// throws WEFT_ERR_UNSUPPORTED for 3-D kernels, WEFT_ERR_INVALID_ARGUMENT for a mismatch, naming it.
+/// and output y. Checks every shape (weight (F, C/groups, k...), bias (F), output (N, F, spatial...));
+/// throws WEFT_ERR_UNSUPPORTED for kernels of more than `max_spatial` axes (3-D for the backends
+/// that implement it), WEFT_ERR_INVALID_ARGUMENT for a mismatch, naming it.
 inline ConvGeometry ConvolutionGeometry(std::string_view op, const ConvolutionParam& p, std::span<const int64_t> x,
                                         std::span<const int64_t> weight, std::span<const int64_t> bias, bool has_bias,
-                                        std::span<const int64_t> y) {
+                                        std::span<const int64_t> y, int max_spatial = 2) {
   ConvGeometry g;
   g.spatial = static_cast<int>(p.kernel.size());
-  if (g.spatial != 1 && g.spatial != 2)
-    OpError(WEFT_ERR_UNSUPPORTED, op, "only 1-D and 2-D convolution, kernel " + FormatTuple(p.kernel));
+  if (IsChannelsLast(p.layout))
+    OpError(WEFT_ERR_UNSUPPORTED, op,
+            "layout " + std::string(kConvLayouts[static_cast<size_t>(p.layout)]) +
+                " is not implemented by weft's kernels (channels first only: transpose the data to " +
+                std::string(ConvLayoutFor(p.kernel.size())) + ")");
+  if (g.spatial < 1 || g.spatial > max_spatial)
+    OpError(WEFT_ERR_UNSUPPORTED, op,
+            max_spatial == 3 ? "only 1-D to 3-D convolution, kernel " + FormatTuple(p.kernel)
+                             : "only 1-D and 2-D convolution on this device, kernel " + FormatTuple(p.kernel));
   if (static_cast<int>(x.size()) != g.spatial + 2)
     OpError(WEFT_ERR_INVALID_ARGUMENT, op,
             "data " + ShapeText(x) + " must have " + std::to_string(g.spatial + 2) + " axes for kernel " +
@@ -216,15 +241,19 @@ inline ConvGeometry ConvolutionGeometry(std::string_view op, const ConvolutionPa
   std::tie(g.sh, g.sw) = detail::HW(p.stride, 1);
   std::tie(g.dh, g.dw) = detail::HW(p.dilate, 1);
   std::tie(g.ph, g.pw) = detail::HW(p.pad, 0);
-  g.n = x[0], g.c = x[1], g.h = g.spatial == 2 ? x[2] : 1, g.w = x.back();
+  g.kd = detail::D(p.kernel, 1), g.sd = detail::D(p.stride, 1), g.dd = detail::D(p.dilate, 1),
+  g.pd = detail::D(p.pad, 0);
+  g.n = x[0], g.c = x[1], g.d = g.spatial == 3 ? x[2] : 1, g.h = g.spatial >= 2 ? x[x.size() - 2] : 1, g.w = x.back();
   g.f = p.num_filter, g.groups = p.num_group, g.bias = !p.no_bias;
   if (g.c % g.groups != 0)
     OpError(WEFT_ERR_INVALID_ARGUMENT, op,
             "num_group " + std::to_string(g.groups) + " must divide channels " + std::to_string(g.c) +
                 " and num_filter " + std::to_string(g.f));
-  if (!ConvKernelFits(g.h, g.kh, g.dh, g.ph) || !ConvKernelFits(g.w, g.kw, g.dw, g.pw))
+  if (!ConvKernelFits(g.d, g.kd, g.dd, g.pd) || !ConvKernelFits(g.h, g.kh, g.dh, g.ph) ||
+      !ConvKernelFits(g.w, g.kw, g.dw, g.pw))
     OpError(WEFT_ERR_INVALID_ARGUMENT, op,
             "kernel " + FormatTuple(p.kernel) + " (dilated) is larger than the padded data " + ShapeText(x));
+  g.od = ConvOutExtent(g.d, g.kd, g.sd, g.dd, g.pd);
   g.oh = ConvOutExtent(g.h, g.kh, g.sh, g.dh, g.ph);
   g.ow = ConvOutExtent(g.w, g.kw, g.sw, g.dw, g.pw);
   std::vector<int64_t> ws = {g.f, g.cg()};
@@ -235,7 +264,8 @@ inline ConvGeometry ConvolutionGeometry(std::string_view op, const ConvolutionPa
   if (g.bias && (!has_bias || ShapeSize(bias) != g.f))
     OpError(WEFT_ERR_INVALID_ARGUMENT, op, "bias must have num_filter = " + std::to_string(g.f) + " elements");
   std::vector<int64_t> want = {g.n, g.f};
-  if (g.spatial == 2) want.push_back(g.oh);
+  if (g.spatial == 3) want.push_back(g.od);
+  if (g.spatial >= 2) want.push_back(g.oh);
   want.push_back(g.ow);
   if (!std::equal(y.begin(), y.end(), want.begin(), want.end()))
     OpError(WEFT_ERR_INVALID_ARGUMENT, op, "output " + ShapeText(y) + " must be " + FormatTuple(want));

@@ -66,6 +66,8 @@ struct PoolingParam {
     v(layout, Attr("layout").Default("None").Choices(kConvLayouts).Doc("data layout; None = channels first"));
   }
   void Validate() {
+    CheckParam(!IsChannelsLast(layout), "layout " + std::string(kConvLayouts[static_cast<size_t>(layout)]) +
+                                            ": only channels-first layouts (NCW, NCHW, NCDHW) are supported");
     // An empty kernel is an error only when shapes are inferred (MXNet creates such nodes).
     if (global_pool || kernel.empty()) return;
     CheckParam(kernel.size() <= 3, "kernel must have 1 to 3 dimensions, got " + FormatTuple(kernel));
@@ -89,64 +91,99 @@ struct PoolWindow {
   int64_t h0, h1, w0, w1;
   float div;
 };
+/// The same in 3-D: depth slices [d0, d1) too.
+struct PoolWindow3 {
+  int64_t d0, d1, h0, h1, w0, w1;
+  float div;
+};
 
-/// A 1-D or 2-D pooling as one 2-D geometry (1-D: h = kh = 1).
+/// A 1-D, 2-D or 3-D pooling as one 3-D geometry (2-D: id = kd = 1; 1-D also ih = kh = 1).
 struct PoolGeometry {
   PoolType type = PoolType::kMax;
   bool count_include_pad = true;
-  int64_t n = 0, c = 0, ih = 1, iw = 1, oh = 1, ow = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int64_t n = 0, c = 0, id = 1, ih = 1, iw = 1, od = 1, oh = 1, ow = 1;
+  int64_t kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1, pd = 0, ph = 0, pw = 0;
 
-  /// The window of output (oy, ox).
-  WEFT_SDK_HD PoolWindow Window(int64_t oy, int64_t ox) const {
-    int64_t h0 = oy * sh - ph, w0 = ox * sw - pw;
-    int64_t h1 = h0 + kh < ih + ph ? h0 + kh : ih + ph;
-    int64_t w1 = w0 + kw < iw + pw ? w0 + kw : iw + pw;
-    const int64_t padded = (h1 - h0) * (w1 - w0);
-    h0 = h0 > 0 ? h0 : 0, w0 = w0 > 0 ? w0 : 0;
-    h1 = h1 < ih ? h1 : ih, w1 = w1 < iw ? w1 : iw;
-    const int64_t real = (h1 > h0 ? h1 - h0 : 0) * (w1 > w0 ? w1 - w0 : 0);
+  int64_t in_plane() const { return id * ih * iw; }
+  int64_t out_plane() const { return od * oh * ow; }
+
+  /// The window of output (oz, oy, ox): on each axis it starts at o·stride − pad and is cut at
+  /// in + pad (MXNet's pool.h); avg with count_include_pad divides by that cut size, otherwise by
+  /// the cells left after clipping to the real input.
+  WEFT_SDK_HD PoolWindow3 Window3(int64_t oz, int64_t oy, int64_t ox) const {
+    int64_t d0, d1, h0, h1, w0, w1;
+    const int64_t padded =
+        Clip(oz, sd, pd, kd, id, d0, d1) * Clip(oy, sh, ph, kh, ih, h0, h1) * Clip(ox, sw, pw, kw, iw, w0, w1);
+    const int64_t real = (d1 > d0 ? d1 - d0 : 0) * (h1 > h0 ? h1 - h0 : 0) * (w1 > w0 ? w1 - w0 : 0);
     const int64_t cnt = type == PoolType::kAvg ? (count_include_pad ? padded : real) : 1;
-    return {h0, h1, w0, w1, cnt > 0 ? 1.0f / static_cast<float>(cnt) : 0.0f};
+    return {d0, d1, h0, h1, w0, w1, cnt > 0 ? 1.0f / static_cast<float>(cnt) : 0.0f};
+  }
+  /// The window of output (oy, ox) of a 1-D or 2-D pooling.
+  WEFT_SDK_HD PoolWindow Window(int64_t oy, int64_t ox) const {
+    const PoolWindow3 w = Window3(0, oy, ox);
+    return {w.h0, w.h1, w.w0, w.w1, w.div};
+  }
+
+ private:
+  // One axis of a window: [lo, hi) clipped to the input; returns its extent before clipping to
+  // the input (cut at in + pad).
+  WEFT_SDK_HD static int64_t Clip(int64_t o, int64_t stride, int64_t pad, int64_t k, int64_t in, int64_t& lo,
+                                  int64_t& hi) {
+    lo = o * stride - pad;
+    hi = lo + k < in + pad ? lo + k : in + pad;
+    const int64_t padded = hi - lo;
+    lo = lo > 0 ? lo : 0;
+    hi = hi < in ? hi : in;
+    return padded;
   }
 };
 
 /// The geometry of Pooling `op` with attributes `p` on data x and output y. Throws
-/// WEFT_ERR_UNSUPPORTED for 3-D pooling and pooling_convention same (no backend has them),
-/// WEFT_ERR_INVALID_ARGUMENT when the shapes do not fit the attributes.
+/// WEFT_ERR_UNSUPPORTED for pooling of more than `max_spatial` axes (3-D for the backends that
+/// implement it) and pooling_convention same (no backend has it), WEFT_ERR_INVALID_ARGUMENT when
+/// the shapes do not fit the attributes.
 inline PoolGeometry PoolingGeometry(std::string_view op, const PoolingParam& p, std::span<const int64_t> x,
-                                    std::span<const int64_t> y) {
+                                    std::span<const int64_t> y, int max_spatial = 2) {
   PoolGeometry g;
   g.type = p.pool_type;
   g.count_include_pad = p.count_include_pad.value_or(true);
   if (p.pooling_convention == PoolingConvention::kSame)
     OpError(WEFT_ERR_UNSUPPORTED, op, "pooling_convention 'same' is not implemented");
   const int sp = static_cast<int>(x.size()) - 2;
-  if (sp != 1 && sp != 2)
-    OpError(WEFT_ERR_UNSUPPORTED, op, "data " + ShapeText(x) + ": only 1-D (NCW) and 2-D (NCHW) pooling");
-  g.n = x[0], g.c = x[1], g.ih = sp == 2 ? x[2] : 1, g.iw = x.back();
+  if (sp < 1 || sp > max_spatial)
+    OpError(WEFT_ERR_UNSUPPORTED, op,
+            "data " + ShapeText(x) +
+                (max_spatial == 3 ? ": only 1-D (NCW), 2-D (NCHW) and 3-D (NCDHW) pooling"
+                                  : ": only 1-D (NCW) and 2-D (NCHW) pooling on this device"));
+  g.n = x[0], g.c = x[1], g.id = sp == 3 ? x[2] : 1, g.ih = sp >= 2 ? x[x.size() - 2] : 1, g.iw = x.back();
   if (p.global_pool) {
-    g.kh = g.ih, g.kw = g.iw;
+    g.kd = g.id, g.kh = g.ih, g.kw = g.iw;
   } else {
     if (p.kernel.empty()) OpError(WEFT_ERR_INVALID_ARGUMENT, op, "kernel is required unless global_pool=True");
     if (static_cast<int>(p.kernel.size()) != sp)
       OpError(
           WEFT_ERR_INVALID_ARGUMENT, op,
           "kernel " + FormatTuple(p.kernel) + " must have " + std::to_string(sp) + " entries for data " + ShapeText(x));
-    if (sp == 2) {
-      g.kh = p.kernel[0], g.kw = p.kernel[1], g.sh = p.stride[0], g.sw = p.stride[1], g.ph = p.pad[0], g.pw = p.pad[1];
-    } else {
-      g.kw = p.kernel[0], g.sw = p.stride[0], g.pw = p.pad[0];
+    // Axis a of the attributes fills the last `sp` of (d, h, w).
+    int64_t* k[3] = {&g.kd, &g.kh, &g.kw};
+    int64_t* st[3] = {&g.sd, &g.sh, &g.sw};
+    int64_t* pa[3] = {&g.pd, &g.ph, &g.pw};
+    for (int a = 0; a < sp; ++a) {
+      const int at = 3 - sp + a;
+      *k[at] = p.kernel[static_cast<size_t>(a)], *st[at] = p.stride[static_cast<size_t>(a)];
+      *pa[at] = p.pad[static_cast<size_t>(a)];
     }
   }
-  if (g.kh > g.ih + 2 * g.ph || g.kw > g.iw + 2 * g.pw)
+  if (g.kd > g.id + 2 * g.pd || g.kh > g.ih + 2 * g.ph || g.kw > g.iw + 2 * g.pw)
     OpError(WEFT_ERR_INVALID_ARGUMENT, op, "kernel larger than the padded input " + ShapeText(x));
+  g.od = p.global_pool ? 1 : PoolOutExtent(g.id, g.kd, g.sd, g.pd, p.pooling_convention);
   g.oh = p.global_pool ? 1 : PoolOutExtent(g.ih, g.kh, g.sh, g.ph, p.pooling_convention);
   g.ow = p.global_pool ? 1 : PoolOutExtent(g.iw, g.kw, g.sw, g.pw, p.pooling_convention);
-  if (ShapeSize(y) != g.n * g.c * g.oh * g.ow)
+  if (ShapeSize(y) != g.n * g.c * g.out_plane())
     OpError(WEFT_ERR_INVALID_ARGUMENT, op,
-            "output " + ShapeText(y) + " does not match the pooled size (" + std::to_string(g.oh) + ", " +
-                std::to_string(g.ow) + ")");
+            "output " + ShapeText(y) + " does not match the pooled size (" +
+                (sp == 3 ? std::to_string(g.od) + ", " : "") + std::to_string(g.oh) + ", " + std::to_string(g.ow) +
+                ")");
   return g;
 }
 
