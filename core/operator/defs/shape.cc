@@ -191,75 +191,98 @@ OpDef Copy() {
 
 // ---- Concat, SliceChannel -------------------------------------------------------------------------
 
-OpDef Concat() {
+// Concat's shape rule, MXNet's ConcatShape: every axis but `dim` agrees across inputs and
+// output; the output's length along dim is the inputs' total. Up to `max_unknown` inputs of
+// unknown length along dim share what the known output length leaves (1 for Concat; 2 for
+// _rnn_param_concat, MXNet's RNNParamConcatShape, whose unknown parts are the first layer's input
+// weights of the two directions, equal in size).
+void ConcatShape(ShapeIO& io, int64_t dim, int max_unknown) {
+  // Every axis but `dim` must agree: merge them from all known slots (dim itself set to -1).
+  ShapeSlot common;
+  size_t axis = 0;
+  auto absorb = [&](const Shape& s, std::string_view what) {
+    if (s.ndim() == 0) io.Fail("zero-dimensional arrays cannot be concatenated");
+    axis = static_cast<size_t>(NormalizeAxis(io, dim, static_cast<int64_t>(s.ndim()), "dim"));
+    Shape t = s;
+    t[axis] = -1;
+    if (!common) {
+      common = t;
+      return;
+    }
+    bool ok = common->ndim() == t.ndim();
+    for (size_t k = 0; ok && k < t.ndim(); ++k) {
+      if ((*common)[k] < 0) {
+        (*common)[k] = t[k];
+      } else if (t[k] >= 0 && t[k] != (*common)[k]) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      io.Fail(fmt::format("shape mismatch for {}: has {}, expected {} (all axes but dim={} must match)", what,
+                          s.ToString(), common->ToString(), dim));
+    }
+  };
+  for (size_t i = 0; i < io.num_in(); ++i)
+    if (io.in(i)) absorb(*io.in(i), fmt::format("input '{}'", io.in_name(i)));
+  if (io.out(0)) absorb(*io.out(0), "output 'output'");
+  if (!common) return;
+  int64_t total = 0;
+  std::vector<size_t> unknown;
+  for (size_t i = 0; i < io.num_in(); ++i) {
+    Shape in = *common;
+    if (io.in(i)) in[axis] = (*io.in(i))[axis];
+    io.AssignIn(i, in);
+    if (in[axis] < 0) {
+      unknown.push_back(i);
+    } else {
+      total += in[axis];
+    }
+  }
+  Shape out = *common;
+  if (unknown.empty()) out[axis] = total;
+  io.AssignOut(0, out);
+  // Inputs of unknown length along dim: the output's length fixes them.
+  const int64_t out_len = (*io.out(0))[axis];
+  const auto n_unknown = static_cast<int64_t>(unknown.size());
+  if (n_unknown >= 1 && n_unknown <= max_unknown && out_len >= 0) {
+    if (out_len < total) {
+      io.Fail(fmt::format("output length {} along dim {} is smaller than the inputs' total {}", out_len, axis, total));
+    }
+    if ((out_len - total) % n_unknown != 0) {
+      io.Fail(fmt::format("the {} inputs of unknown length cannot share the output's remaining {} along dim {}",
+                          n_unknown, out_len - total, axis));
+    }
+    for (size_t i : unknown) {
+      Shape in = *io.in(i);
+      in[axis] = (out_len - total) / n_unknown;
+      io.AssignIn(i, in);
+    }
+  }
+}
+
+OpDef ConcatLike(std::string name, std::string description, int max_unknown) {
   OpDef d;
-  d.name = "Concat";
-  d.description = "Joins num_args arrays along `dim`; all other axes must match.";
+  d.name = std::move(name);
+  d.description = std::move(description);
   DeclareParams<sdk::ConcatParam>(d);
   d.list_inputs = Numbered("arg", "num_args");
   d.list_outputs = Fixed({"output"});
-  SetShapeFn<sdk::ConcatParam>(d, [](ShapeIO& io, const sdk::ConcatParam& p) {
-    const int64_t dim = p.dim;
-    // Every axis but `dim` must agree: merge them from all known slots (dim itself set to -1).
-    ShapeSlot common;
-    size_t axis = 0;
-    auto absorb = [&](const Shape& s, std::string_view what) {
-      if (s.ndim() == 0) io.Fail("zero-dimensional arrays cannot be concatenated");
-      axis = static_cast<size_t>(NormalizeAxis(io, dim, static_cast<int64_t>(s.ndim()), "dim"));
-      Shape t = s;
-      t[axis] = -1;
-      if (!common) {
-        common = t;
-        return;
-      }
-      bool ok = common->ndim() == t.ndim();
-      for (size_t k = 0; ok && k < t.ndim(); ++k) {
-        if ((*common)[k] < 0) {
-          (*common)[k] = t[k];
-        } else if (t[k] >= 0 && t[k] != (*common)[k]) {
-          ok = false;
-        }
-      }
-      if (!ok) {
-        io.Fail(fmt::format("shape mismatch for {}: has {}, expected {} (all axes but dim={} must match)", what,
-                            s.ToString(), common->ToString(), dim));
-      }
-    };
-    for (size_t i = 0; i < io.num_in(); ++i)
-      if (io.in(i)) absorb(*io.in(i), fmt::format("input '{}'", io.in_name(i)));
-    if (io.out(0)) absorb(*io.out(0), "output 'output'");
-    if (!common) return;
-    int64_t total = 0;
-    int unknown = -1, n_unknown = 0;
-    for (size_t i = 0; i < io.num_in(); ++i) {
-      Shape in = *common;
-      if (io.in(i)) in[axis] = (*io.in(i))[axis];
-      io.AssignIn(i, in);
-      if (in[axis] < 0) {
-        ++n_unknown;
-        unknown = static_cast<int>(i);
-      } else {
-        total += in[axis];
-      }
-    }
-    Shape out = *common;
-    if (n_unknown == 0) out[axis] = total;
-    io.AssignOut(0, out);
-    // One input of unknown length along dim: the output's length fixes it.
-    const int64_t out_len = (*io.out(0))[axis];
-    if (n_unknown == 1 && out_len >= 0) {
-      if (out_len < total) {
-        io.Fail(
-            fmt::format("output length {} along dim {} is smaller than the inputs' total {}", out_len, axis, total));
-      }
-      Shape in = *io.in(static_cast<size_t>(unknown));
-      in[axis] = out_len - total;
-      io.AssignIn(static_cast<size_t>(unknown), in);
-    }
-  });
+  SetShapeFn<sdk::ConcatParam>(
+      d, [max_unknown](ShapeIO& io, const sdk::ConcatParam& p) { ConcatShape(io, p.dim, max_unknown); });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_Concat";
   return d;
+}
+
+OpDef Concat() { return ConcatLike("Concat", "Joins num_args arrays along `dim`; all other axes must match.", 1); }
+
+// Gluon's rnn layers join their parameters with it before the fused RNN: a Concat whose shape
+// inference also fills the unknown input-weight lengths from the RNN's parameter size.
+OpDef RnnParamConcat() {
+  return ConcatLike("_rnn_param_concat",
+                    "Concat for Gluon's RNN parameters: up to two inputs of unknown length along `dim` share the "
+                    "length the output leaves (MXNet's RNNParamConcatShape).",
+                    2);
 }
 
 OpDef SliceChannel() {
@@ -434,6 +457,7 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Register(ExpandDims());
   r.Register(Copy());
   r.Register(Concat());
+  r.Register(RnnParamConcat());
   r.Register(SliceChannel());
   r.Register(Transpose());
   r.Register(Slice());
@@ -445,7 +469,7 @@ void RegisterShapeOps(OpRegistry& r) {
   r.AddAlias("identity", "_copy");
   r.AddAlias("concat", "Concat");
   r.AddAlias("split", "SliceChannel");
-  r.AddAlias("swapaxes", "SwapAxis");  // MXNet 1.9 registers both names
+  r.AddAlias("swapaxes", "SwapAxis");  // MXNet's alias; Gluon's NTC rnn layers call it
 }
 
 }  // namespace weft::opdef
