@@ -115,11 +115,14 @@ def test_sparse_namespace_aliases_and_lazy_update(mx):
     np.testing.assert_array_equal(mx.nd.sparse.slice(c, begin=(1, 0), end=(2, 3)).asnumpy(), [[2, 0, 3]])
     w = mx.nd.ones((3, 2))
     g = mx.nd.sparse.row_sparse_array(([[1.0, 1.0]], [1]), shape=(3, 2))
-    # MXNet's lazy update touches only row 1; a dense update would decay rows 0 and 2 too.
-    with pytest.raises(mx.base.MXNetError, match='lazy_update'):
-        mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, out=w)
+    # MXNet's lazy update touches only row 1; the dense one (lazy_update=False) decays rows 0 and 2 too.
+    mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [[1, 1], [0.89, 0.89], [1, 1]], rtol=1e-6)
+    w[:] = 1
     mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, lazy_update=False, out=w)
     np.testing.assert_allclose(w.asnumpy(), [[0.99, 0.99], [0.89, 0.89], [0.99, 0.99]], rtol=1e-6)
+    with pytest.raises(mx.base.MXNetError, match='pass out=weight'):
+        mx.nd.sgd_update(w, g, lr=0.1, out=mx.nd.zeros((3, 2)))
 
 
 def test_getnnz(mx):
