@@ -240,13 +240,14 @@ class ReduceKernel {
 }  // namespace
 
 void RegisterReduceKernels(KernelTable& t) {
-  for (const char* op : {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", "_square_sum"}) {
+  for (const char* op : {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm"}) {
     const bool extremum = std::string(op) == "max" || std::string(op) == "min";
     t.Add<ReduceKernel>(op, extremum ? kFloatMask | kIntegerMask : kFloatMask);
-    // MXNet names _square_sum's backward _backward_square_sum (one underscore).
-    const std::string name = op[0] == '_' ? std::string(op + 1) : std::string(op);
-    t.Add<ReduceKernel>("_backward_" + name, kFloatMask);
+    t.Add<ReduceKernel>(std::string("_backward_") + op, kFloatMask);
   }
+  // MXNet names _square_sum's backward _backward_square_sum (one underscore).
+  t.Add<ReduceKernel>("_square_sum", kFloatMask);
+  t.Add<ReduceKernel>("_backward_square_sum", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor
