@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <set>
 #include <utility>
 
@@ -85,10 +84,7 @@ struct Graph {
 };
 
 void WarnDenseEmbeddingGrad(const std::string& node) {
-  static std::mutex mu;
-  static std::set<std::string> warned;
-  std::lock_guard lock(mu);
-  if (!warned.insert(node).second) return;
+  if (!FirstTime("dense embedding gradient: " + node)) return;
   LogWarning(
       "{}: sparse_grad=True but data is not an argument of the graph; weft reads a row_sparse gradient's rows from "
       "an argument, so this weight's gradient is dense",

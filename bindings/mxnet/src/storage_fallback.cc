@@ -38,10 +38,7 @@ bool IsCsrTake(const std::string& op, const std::map<std::string, std::string>& 
 }
 
 void WarnOnce(const std::string& op) {
-  static std::mutex mu;
-  static std::set<std::string> warned;
-  std::lock_guard lock(mu);
-  if (!warned.insert(op).second) return;
+  if (!FirstTime("storage fallback: " + op)) return;
   LogWarning(
       "Storage type fallback detected: operator = {}: weft runs it on dense temporaries of its sparse inputs and "
       "outputs (the result is the same).",
@@ -65,6 +62,13 @@ size_t FirstState(const OpInfo& info, size_t given) {
 
 bool IsSparse(const NDArray& a) {
   return a.storage_type() == StorageType::kRowSparse || a.storage_type() == StorageType::kCSR;
+}
+
+bool FirstTime(const std::string& key) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard lock(mu);
+  return seen.insert(key).second;
 }
 
 bool SquareSumKeepsRows(std::string axis, const std::string& keepdims) {

@@ -36,6 +36,9 @@ namespace weft::mx {
 /// True for row_sparse and csr arrays.
 bool IsSparse(const NDArray& a);
 
+/// True the first time `key` is given in this process (thread-safe): for warnings logged once.
+bool FirstTime(const std::string& key);
+
 /// True when _square_sum of a row_sparse 2-d array gives a row_sparse result storing the input's
 /// rows (MXNet's SquareSumForwardInferStorageType: axis 1 (or -1) with keepdims), from the
 /// attributes' text.
