@@ -231,7 +231,11 @@ void SparseStorage::Attach(const std::vector<NDArray>& args, const std::vector<N
     (*core_args)[i] = args_.back().dense;
   }
   for (size_t i = 0; i < grads.size() && i < reqs->size(); ++i) {
-    if (grads[i].is_none() || !IsSparse(grads[i]) || (*reqs)[i] == kNullOp) continue;
+    if (grads[i].is_none() || !IsSparse(grads[i])) continue;
+    if ((*reqs)[i] == kNullOp) {
+      (*core_grads)[i] = NDArray();  // never written: the Executor gets no array
+      continue;
+    }
     grads_.push_back({i, grads[i], dense_like(grads[i]), (*reqs)[i]});
     (*core_grads)[i] = grads_.back().dense;
     (*reqs)[i] = kWriteTo;  // this backward's gradient; 'add' is done in AfterBackward

@@ -196,3 +196,18 @@ def test_module_with_sparse_parameters_updates_lazily(mx, optimizer):
         # Lazy updates: the rows no batch names keep their values (no weight decay, no momentum).
         np.testing.assert_array_equal(now[-5:], before[k][-5:])
         assert not np.allclose(now[:-5], before[k][:-5])
+
+
+def test_bind_with_sparse_arrays(mx):
+    # Executor.bind with the frontend's own arrays: a csr input (an explicitly stored 0 in column
+    # 3) and a row_sparse gradient buffer, which receives the csr's stored columns as its rows.
+    y = mx.sym.dot(mx.sym.var('x', stype='csr'), mx.sym.var('v'))
+    x = mx.nd.sparse.csr_matrix(([1.0, 0.0, 2.0], [0, 3, 1], [0, 2, 3]), shape=(2, 4))
+    grad = mx.nd.sparse.zeros('row_sparse', (4, 2))
+    exe = y.bind(mx.cpu(), args={'x': x, 'v': mx.nd.ones((4, 2))}, args_grad={'v': grad},
+                 grad_req={'x': 'null', 'v': 'write'})
+    exe.forward(is_train=True)
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), [[1, 1], [2, 2]])
+    exe.backward([mx.nd.ones((2, 2))])
+    assert grad.stype == 'row_sparse' and grad.indices.asnumpy().tolist() == [0, 1, 3]
+    np.testing.assert_allclose(grad.asnumpy(), [[1, 1], [2, 2], [0, 0], [0, 0]])
