@@ -16,6 +16,7 @@ Contents (all deterministic):
                not be shows.
   square_sum   _square_sum of a row_sparse array: attributes, input, output storage type, stored
                rows and dense values.
+  dot_transposed  dot(csr.T, dense) imperatively: the result's storage type, stored rows and values.
   executors    simple_bind of small graphs with row_sparse / csr variables: the arguments'
                values, the head gradient, and per argument the gradient's storage type, stored
                rows and dense values after one forward and backward.
@@ -178,9 +179,20 @@ def executors():
     return cases
 
 
+def dot_transposed():
+    """dot(csr.T, dense): MXNet's result is row_sparse, storing the csr's stored columns."""
+    x = csr_with_stored_zero()
+    rhs = mx.nd.array(np.arange(8, dtype=np.float32).reshape(4, 2))
+    y = mx.nd.dot(x, rhs, transpose_a=True)
+    return {"data": x.data.asnumpy().astype(np.float64).tolist(), "indices": x.indices.asnumpy().tolist(),
+            "indptr": x.indptr.asnumpy().tolist(), "shape": list(x.shape), "rhs": dense(rhs), "stype": y.stype,
+            "rows": y.indices.asnumpy().tolist(), "value": dense(y)}
+
+
 def main():
     os.makedirs(HERE, exist_ok=True)
-    out = {"shape": list(SHAPE), "updates": updates(), "square_sum": square_sum(), "executors": executors()}
+    out = {"shape": list(SHAPE), "updates": updates(), "square_sum": square_sum(), "executors": executors(),
+           "dot_transposed": dot_transposed()}
     with open(os.path.join(HERE, "sparse_update.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -52,6 +52,18 @@ bool IsRowSparseSquareSum(const std::string& op, const std::map<std::string, std
          SquareSumKeepsRows(Param(params, "axis", "()"), Param(params, "keepdims", "False"));
 }
 
+// MXNet's dot(csr.T, dense or row_sparse) (DotForwardInferStorageType): a row_sparse result
+// storing the csr's stored columns (zero or not).
+bool IsCsrTransposedDot(const std::string& op, const std::map<std::string, std::string>& params,
+                        const std::vector<NDArray>& in) {
+  auto on = [&](const char* name) {
+    const std::string v = Param(params, name, "False");
+    return v == "True" || v == "true" || v == "1";
+  };
+  return op == "dot" && in.size() == 2 && in[0].storage_type() == StorageType::kCSR &&
+         in[1].storage_type() != StorageType::kCSR && on("transpose_a") && !on("transpose_b");
+}
+
 // The first input that is an aux state (updated in place by the op: an update's mom, var...).
 size_t FirstState(const OpInfo& info, size_t given) {
   if (!info.variadic_attr.empty() || static_cast<size_t>(info.num_aux) > info.inputs.size()) return given;
@@ -118,6 +130,10 @@ StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::strin
     if (zero && !*zero) infer_ = (*in)[0].storage_type();
   }
   if (IsCsrTake(op, params, *in)) infer_ = StorageType::kCSR;
+  if (IsCsrTransposedDot(entry.info.name, params, *in)) {
+    infer_ = StorageType::kRowSparse;
+    infer_rows_ = (*in)[0].aux_ndarray(kCSRIndices);  // repeats are allowed: the rows are their set
+  }
   if (IsRowSparseSquareSum(entry.info.name, params, *in)) {
     infer_ = StorageType::kRowSparse;
     infer_rows_ = (*in)[0].aux_ndarray(kRowSparseIndices);  // MXNet's result stores the input's rows

@@ -14,7 +14,8 @@
 // where MXNet keeps the input's stored ones. take of a csr array by dense indices along axis 0 with
 // mode clip or wrap gives a csr result (TakeOpForwardStorageType; mode raise falls back to dense
 // in MXNet too). _square_sum of a row_sparse array along axis 1 with keepdims gives a row_sparse
-// result storing the input's rows (SquareSumForwardInferStorageType).
+// result storing the input's rows (SquareSumForwardInferStorageType); dot(csr.T, dense or
+// row_sparse) a row_sparse result storing the csr's stored columns (DotForwardInferStorageType).
 //
 // An optimizer update that MXNet runs lazily on a row_sparse gradient (weft/sparse_update.h:
 // lazy_update=True, its default, for sgd, sgd with momentum and adam; ftrl on row_sparse arrays;

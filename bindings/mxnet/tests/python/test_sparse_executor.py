@@ -72,6 +72,16 @@ def test_square_sum_storage_matches_mxnet(mx, fixtures):
             assert y.indices.asnumpy().tolist() == case['rows']
 
 
+def test_dot_csr_transposed_is_row_sparse_as_in_mxnet(mx, fixtures):
+    d = fixtures['dot_transposed']
+    x = mx.nd.sparse.csr_matrix((d['data'], d['indices'], d['indptr']), shape=tuple(d['shape']))
+    rhs = mx.nd.array(np.array(d['rhs'], dtype=np.float32).reshape(d['shape'][0], -1))
+    y = mx.nd.sparse.dot(x, rhs, transpose_a=True)
+    assert y.stype == d['stype']
+    assert y.indices.asnumpy().tolist() == d['rows']  # column 7 stores a zero: its row is stored
+    np.testing.assert_allclose(y.asnumpy().ravel(), d['value'], rtol=1e-6)
+
+
 def _symbols(mx):
     data, x, d = mx.sym.var('data'), mx.sym.var('x', stype='csr'), mx.sym.var('d')
     v = mx.sym.var('v', stype='row_sparse')
