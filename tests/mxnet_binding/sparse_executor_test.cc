@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sparse_fixtures.h"
+
 #include "c_api.h"
 
 // The sparse parts calls (bindings/mxnet/src/c_api_sparse.cc), not in c_api.h.
@@ -27,14 +29,7 @@ constexpr int kDefault = 0, kRowSparse = 1, kCSR = 2;
 
 #define MX_OK(call) ASSERT_EQ((call), 0) << MXGetLastError()
 
-const json& Fixtures() {
-  static const json j = [] {
-    std::ifstream f(std::string(WEFT_SPARSE_DATA) + "/sparse_update.json");
-    if (!f) throw std::runtime_error("cannot open sparse_update.json under " WEFT_SPARSE_DATA);
-    return json::parse(f);
-  }();
-  return j;
-}
+const json& Fixtures() { return weft::test::SparseFixtures(); }
 
 // A new dense array holding `values` (float32, or int64 when `dtype` says so).
 NDArrayHandle Array(const std::vector<double>& values, std::vector<uint32_t> shape, int dtype) {

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sparse_fixtures.h"
+
 #include "test_util.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
@@ -24,14 +26,7 @@ namespace {
 using Params = std::map<std::string, std::string>;
 using nlohmann::json;
 
-const json& Fixtures() {
-  static const json j = [] {
-    std::ifstream f(std::string(WEFT_SPARSE_DATA) + "/sparse_update.json");
-    if (!f) throw std::runtime_error("cannot open sparse_update.json under " WEFT_SPARSE_DATA);
-    return json::parse(f);
-  }();
-  return j;
-}
+const json& Fixtures() { return weft::test::SparseFixtures(); }
 
 std::vector<double> Doubles(const json& j) { return j.get<std::vector<double>>(); }
 
