@@ -246,8 +246,12 @@ void SparseStorage::BeforeForward() const {
   for (const Pair& p : args_) DenseInto(p.front, p.dense);
 }
 
-std::vector<int64_t> SparseStorage::Rows(const RowPlan& plan) const {
-  std::vector<int64_t> rows;
+std::vector<char> SparseStorage::Mark(const RowPlan& plan, int64_t rows) const {
+  // A flag per row (not a sort of the indices): a csr batch names each column many times.
+  std::vector<char> mark(static_cast<size_t>(rows), 0);
+  auto set = [&](int64_t r) {
+    if (r >= 0 && r < rows) mark[static_cast<size_t>(r)] = 1;
+  };
   for (const RowSource& src : plan) {
     const NDArray& a = front_args_[src.arg];
     if (src.kind == RowSource::Kind::kIndexValues) {
@@ -260,33 +264,34 @@ std::vector<int64_t> SparseStorage::Rows(const RowPlan& plan) const {
               "out of bound)",
               src.node, i, values[i], src.bound);
         }
-        rows.push_back(row);
+        set(row);
       }
     } else if (src.kind == RowSource::Kind::kCsrColumns) {
-      const std::vector<int64_t> cols = HostIndices(a.aux_ndarray(kCSRIndices));
-      rows.insert(rows.end(), cols.begin(), cols.end());
+      for (int64_t c : HostIndices(a.aux_ndarray(kCSRIndices))) set(c);
     } else {
-      std::vector<int64_t> stored;
+      const std::vector<char> keep = src.within ? Mark(*src.within, rows) : std::vector<char>();
+      auto add = [&](int64_t r) {
+        if (!src.within || (r >= 0 && r < rows && keep[static_cast<size_t>(r)])) set(r);
+      };
       if (a.storage_type() == StorageType::kRowSparse) {
-        stored = HostIndices(a.aux_ndarray(kRowSparseIndices));
+        for (int64_t r : HostIndices(a.aux_ndarray(kRowSparseIndices))) add(r);
       } else {
-        for (int64_t r = 0; r < a.GetShape()[0]; ++r) stored.push_back(r);
+        for (int64_t r = 0; r < a.GetShape()[0]; ++r) add(r);
       }
-      if (src.within) {
-        const std::vector<int64_t> keep = Rows(*src.within);  // sorted, unique
-        std::erase_if(stored, [&](int64_t r) { return !std::binary_search(keep.begin(), keep.end(), r); });
-      }
-      rows.insert(rows.end(), stored.begin(), stored.end());
     }
   }
-  SortUnique(&rows);
-  return rows;
+  return mark;
 }
 
 void SparseStorage::AfterBackward() const {
   for (const Pair& p : grads_) {
     std::optional<std::vector<int64_t>> rows;
-    if (plans_[p.arg]) rows = Rows(*plans_[p.arg]);
+    if (plans_[p.arg]) {
+      const std::vector<char> mark = Mark(*plans_[p.arg], p.front.GetShape()[0]);
+      rows.emplace();
+      for (size_t r = 0; r < mark.size(); ++r)
+        if (mark[r]) rows->push_back(static_cast<int64_t>(r));
+    }
     NDArray dense = p.dense;
     if (p.req == kAddTo) {
       dense = CastStorage(p.front, StorageType::kDefault) + p.dense;

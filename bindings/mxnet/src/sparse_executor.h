@@ -76,7 +76,8 @@ class SparseStorage {
     NDArray front, dense;
     OpReqType req;
   };
-  std::vector<int64_t> Rows(const RowPlan& plan) const;
+  // A flag per row of a gradient with `rows` rows: set where `plan` stores the row.
+  std::vector<char> Mark(const RowPlan& plan, int64_t rows) const;
 
   std::vector<StorageType> arg_stypes_;
   std::vector<std::optional<RowPlan>> plans_;  // per argument: set where the gradient is row_sparse
