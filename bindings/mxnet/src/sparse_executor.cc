@@ -130,31 +130,6 @@ std::optional<RowPlan> GradRows(const Graph& g, Entry e) {
   return plan;
 }
 
-// The values of `a` (any dtype, dense) on the host, as doubles.
-std::vector<double> HostValues(const NDArray& a) {
-  const NDArray d = a.GetDType() == DType::kFloat64 ? a : InvokeOne("Cast", {a}, {{"dtype", "float64"}});
-  std::vector<double> v(d.Size());
-  if (!v.empty()) d.SyncCopyToCPUBytes(v.data(), v.size() * sizeof(double));
-  return v;
-}
-
-// An index array (a sparse array's aux array: int64 or int32) on the host.
-std::vector<int64_t> HostIndices(const NDArray& a) {
-  std::vector<int64_t> out(a.Size());
-  if (out.empty()) return out;
-  if (a.GetDType() == DType::kInt64) {
-    a.SyncCopyToCPUBytes(out.data(), out.size() * sizeof(int64_t));
-  } else if (a.GetDType() == DType::kInt32) {
-    std::vector<int32_t> narrow(out.size());
-    a.SyncCopyToCPUBytes(narrow.data(), narrow.size() * sizeof(int32_t));
-    std::copy(narrow.begin(), narrow.end(), out.begin());
-  } else {
-    const std::vector<double> v = HostValues(a);
-    std::transform(v.begin(), v.end(), out.begin(), [](double x) { return static_cast<int64_t>(x); });
-  }
-  return out;
-}
-
 NDArray IndexArray(const std::vector<int64_t>& rows, const Context& ctx) {
   NDArray a(Shape{static_cast<int64_t>(rows.size())}, ctx, false, DType::kInt64);
   if (!rows.empty()) a.SyncCopyFromCPUBytes(rows.data(), rows.size() * sizeof(int64_t));

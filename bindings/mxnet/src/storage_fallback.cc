@@ -6,7 +6,9 @@
 #include <set>
 
 #include "weft/autograd.h"
+#include "weft/imperative.h"
 #include "weft/logging.h"
+#include "weft/sdk/ops/slice.hpp"
 #include "weft/sparse.h"
 #include "weft/sparse_update.h"
 
@@ -88,6 +90,32 @@ bool SquareSumKeepsRows(std::string axis, const std::string& keepdims) {
   return (axis == "1" || axis == "-1") && (keepdims == "True" || keepdims == "true" || keepdims == "1");
 }
 
+// The values of `a` (any dtype, dense) on the host, as doubles.
+std::vector<double> HostValues(const NDArray& a) {
+  const NDArray d = a.GetDType() == DType::kFloat64 ? a : InvokeOne("Cast", {a}, {{"dtype", "float64"}});
+  std::vector<double> v(d.Size());
+  if (!v.empty()) d.SyncCopyToCPUBytes(v.data(), v.size() * sizeof(double));
+  return v;
+}
+
+// An index array (a sparse array's aux array: int64 or int32; other dtypes through HostValues)
+// on the host.
+std::vector<int64_t> HostIndices(const NDArray& a) {
+  std::vector<int64_t> out(a.Size());
+  if (out.empty()) return out;
+  if (a.GetDType() == DType::kInt64) {
+    a.SyncCopyToCPUBytes(out.data(), out.size() * sizeof(int64_t));
+  } else if (a.GetDType() == DType::kInt32) {
+    std::vector<int32_t> narrow(out.size());
+    a.SyncCopyToCPUBytes(narrow.data(), narrow.size() * sizeof(int32_t));
+    std::copy(narrow.begin(), narrow.end(), out.begin());
+  } else {
+    const std::vector<double> v = HostValues(a);
+    std::transform(v.begin(), v.end(), out.begin(), [](double x) { return static_cast<int64_t>(x); });
+  }
+  return out;
+}
+
 void DenseInto(const NDArray& sparse, const NDArray& dense) { CastStorageInto(sparse, dense); }
 
 void WriteSparse(const NDArray& dense, const NDArray& target, const std::optional<NDArray>& rows) {
@@ -96,6 +124,47 @@ void WriteSparse(const NDArray& dense, const NDArray& target, const std::optiona
   } else {
     CastStorageInto(dense, target);
   }
+}
+
+bool RunCsrRowSlice(const OpEntry& entry, const std::map<std::string, std::string>& params,
+                    const std::vector<NDArray>& in, std::vector<NDArray>* out) {
+  if (entry.info.name != "slice" || in.size() != 1 || in[0].storage_type() != StorageType::kCSR) return false;
+  if (out->size() > 1 || (out->size() == 1 && (*out)[0].storage_type() != StorageType::kCSR)) return false;
+  const NDArray& x = in[0];
+  const int64_t rows = x.GetShape()[0], cols = x.GetShape()[1];
+  sdk::SliceParam p;
+  try {
+    p = sdk::ParseParams<sdk::SliceParam>(sdk::AttrMap(params));
+  } catch (const std::exception&) {
+    return false;  // the dense op reports the attributes
+  }
+  auto is = [](const std::optional<int64_t>& v, int64_t want) { return !v || *v == want; };
+  if (p.begin.empty() || p.begin.size() > 2 || p.end.size() != p.begin.size()) return false;
+  for (const auto& s : p.step)
+    if (!is(s, 1)) return false;
+  if (p.begin.size() == 2 && !(is(p.begin[1], 0) && is(p.end[1], cols))) return false;
+  int64_t b = p.begin[0].value_or(0), e = p.end[0].value_or(rows);
+  if (b < 0) b += rows;
+  if (e < 0) e += rows;
+  if (b < 0 || e > rows || b > e) return false;  // the dense op reports the range
+  x.SyncCheckFormat(false);
+  std::vector<int64_t> indptr = HostIndices(x.aux_ndarray(kCSRIndPtr));
+  const auto first = static_cast<size_t>(indptr[static_cast<size_t>(b)]);
+  const auto last = static_cast<size_t>(indptr[static_cast<size_t>(e)]);
+  std::vector<int64_t> part(indptr.begin() + b, indptr.begin() + e + 1);
+  for (int64_t& v : part) v -= static_cast<int64_t>(first);
+  NDArray ptr(Shape{static_cast<int64_t>(part.size())}, x.GetContext(), false, DType::kInt64);
+  ptr.SyncCopyFromCPUBytes(part.data(), part.size() * sizeof(int64_t));
+  NDArray indices = x.aux_ndarray(kCSRIndices).Slice(first, last);
+  if (x.aux_type(kCSRIndices) != DType::kInt64) indices = InvokeOne("Cast", {indices}, {{"dtype", "int64"}});
+  NDArray result = NDArray::FromSparseParts(StorageType::kCSR, Shape{e - b, cols}, x.data_ndarray().Slice(first, last),
+                                            {ptr, indices});
+  if (out->empty()) {
+    out->push_back(result);
+  } else {
+    NDArray::CopyFromTo(result, (*out)[0]);
+  }
+  return true;
 }
 
 bool RunLazyUpdate(const OpEntry& entry, const std::map<std::string, std::string>& params,

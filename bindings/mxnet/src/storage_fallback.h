@@ -55,6 +55,17 @@ void DenseInto(const NDArray& sparse, const NDArray& dense);
 /// non-zero elements. Synchronous.
 void WriteSparse(const NDArray& dense, const NDArray& target, const std::optional<NDArray>& rows = std::nullopt);
 
+/// The values of dense `a` (any dtype) on the host, as doubles; waits for `a`.
+std::vector<double> HostValues(const NDArray& a);
+/// The values of a dense index array (int64 or int32; other dtypes truncated) on the host.
+std::vector<int64_t> HostIndices(const NDArray& a);
+
+/// MXNet's slice of a csr array along its rows (begin/end on axis 0, step 1, every column): a
+/// csr result made from the slices of the parts, as MXNet's csr slice gives it, instead of the
+/// dense fallback. Returns false, doing nothing, for any other call (the dense path runs it).
+bool RunCsrRowSlice(const OpEntry& op, const std::map<std::string, std::string>& params, const std::vector<NDArray>& in,
+                    std::vector<NDArray>* out);
+
 /// Runs `op` lazily when MXNet would (weft::IsLazyUpdate): then returns true after updating the
 /// weight (in[0], which must also be out[0] when out= is given, as MXNet's in-place sparse
 /// updates require) and its states. Returns false, doing nothing, otherwise.

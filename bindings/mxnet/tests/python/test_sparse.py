@@ -205,3 +205,15 @@ def test_sparse_retain_keeps_the_named_rows(mx):
     assert sorted(r.indices.asnumpy().tolist()) == [0, 1, 3]
     with pytest.raises(mx.base.MXNetError, match='takes a row_sparse array'):
         mx.nd.sparse.retain(mx.nd.ones((2, 2)), mx.nd.array([0]))
+
+
+def test_csr_row_slice_stays_csr(mx):
+    # MXNet slices a csr array along its rows into a csr array (NDArrayIter's batches of csr data);
+    # the parts are sliced, so an explicitly stored zero stays stored.
+    x = mx.nd.sparse.csr_matrix(([1.0, 0.0, 2.0, 3.0], [0, 3, 1, 2], [0, 2, 3, 4]), shape=(3, 4))
+    y = x[1:3]
+    assert y.stype == 'csr' and y.shape == (2, 4)
+    assert y.indptr.asnumpy().tolist() == [0, 1, 2] and y.indices.asnumpy().tolist() == [1, 2]
+    np.testing.assert_array_equal(y.asnumpy(), [[0, 2, 0, 0], [0, 0, 3, 0]])
+    z = x[0:1]
+    assert z.indices.asnumpy().tolist() == [0, 3] and z.data.asnumpy().tolist() == [1.0, 0.0]
