@@ -119,6 +119,7 @@ const std::vector<Row>& Table() {
         {"prod", {}, K, "_backward_prod", I | O, {}},
         {"nansum", {}, K, "_backward_nansum", I, {}},
         {"norm", {}, K, "_backward_norm", I | O, {}},
+        {"_square_sum", {}, K, "_backward_square_sum", I, {}},
         {"_zeros", {}, N, "", 0, {}},
         {"_ones", {}, N, "", 0, {}},
         {"_full", {{"value", "1"}}, N, "", 0, {}},
@@ -200,6 +201,7 @@ const std::vector<Row>& Table() {
     const std::vector<Row> updates = {
         {"ftml_update", {{"lr", "1"}, {"t", "1"}}, N, "", 0, {{0, 0}}},
         {"ftrl_update", lr, N, "", 0, {{0, 0}}},
+        {"_sparse_adagrad_update", lr, N, "", 0, {{0, 0}}},
         {"signsgd_update", lr, N, "", 0, {{0, 0}}},
         {"signum_update", lr, N, "", 0, {{0, 0}}},
         {"mp_sgd_update", lr, N, "", 0, {{0, 0}}},

@@ -1,8 +1,10 @@
 // MXNet C API: executors — simple_bind (with MXNet's shared arguments and shared data buffer),
-// bind, forward, backward, outputs, monitor, reshape.
+// bind, forward, backward, outputs, monitor, reshape. Sparse arguments and gradients:
+// sparse_executor.h.
 #include <nlohmann/json.hpp>
 
 #include "frontend_callback.h"
+#include "sparse_executor.h"
 #include "symbol_handle.h"
 #include "weft/executor.h"
 
@@ -14,6 +16,9 @@ namespace {
 struct ExecutorH : Handle<HandleKind::kExecutor> {
   std::unique_ptr<Executor> exec;
   std::vector<std::string> arg_names, aux_names;
+  // The arrays the frontend sees: exec's own, except where sparse (then `sparse` converts).
+  std::vector<NDArray> args, grads;
+  std::unique_ptr<SparseStorage> sparse;  // null when every array is dense
 };
 ExecutorH& Exec(ExecutorHandle h) { return *Handle<HandleKind::kExecutor>::From<ExecutorH>(h); }
 
@@ -35,18 +40,19 @@ OpReqType ReqFromCode(uint32_t code, const std::string& arg) {
 
 // The handles returned for an executor's arrays: arguments, their gradients (NULL where none)
 // and aux states, owned by the caller.
-void ReturnArrays(const Executor& e, uint32_t* num_in_args, NDArrayHandle** in_args, NDArrayHandle** arg_grads,
+void ReturnArrays(const ExecutorH& h, uint32_t* num_in_args, NDArrayHandle** in_args, NDArrayHandle** arg_grads,
                   uint32_t* num_aux_states, NDArrayHandle** aux_states) {
+  const Executor& e = *h.exec;
   std::vector<void*>& args = ThreadHandles("executor_args");
   std::vector<void*>& grads = ThreadHandles("executor_grads");
   std::vector<void*>& aux = ThreadHandles("executor_aux");
   args.clear();
   grads.clear();
   aux.clear();
-  for (size_t i = 0; i < e.arg_arrays.size(); ++i) {
-    args.push_back(NewND(e.arg_arrays[i]));
-    const bool has_grad = i < e.grad_arrays.size() && !e.grad_arrays[i].is_none();
-    grads.push_back(has_grad ? NewND(e.grad_arrays[i]) : nullptr);
+  for (size_t i = 0; i < h.args.size(); ++i) {
+    args.push_back(NewND(h.args[i]));
+    const bool has_grad = i < h.grads.size() && !h.grads[i].is_none();
+    grads.push_back(has_grad ? NewND(h.grads[i]) : nullptr);
   }
   for (const NDArray& a : e.aux_arrays) aux.push_back(NewND(a));
   *NotNull(num_in_args, "num_in_args") = static_cast<uint32_t>(args.size());
@@ -56,12 +62,29 @@ void ReturnArrays(const Executor& e, uint32_t* num_in_args, NDArrayHandle** in_a
   *NotNull(aux_states, "aux_states") = aux.data();
 }
 
-ExecutorHandle NewExecutor(std::unique_ptr<Executor> e, const Symbol& s) {
+// Binds `s` to the frontend's arrays: the Executor runs them, or their dense copies where
+// `storage` (planned for these arrays' storage types) finds a sparse one.
+std::unique_ptr<ExecutorH> BindArrays(const Symbol& s, const Context& ctx, std::unique_ptr<SparseStorage> storage,
+                                      std::vector<NDArray> args, std::vector<NDArray> grads,
+                                      std::vector<OpReqType> reqs, const std::vector<NDArray>& aux,
+                                      const std::map<std::string, Context>& group2ctx, Executor* shared) {
   auto h = std::make_unique<ExecutorH>();
   h->arg_names = s.ListArguments();
   h->aux_names = s.ListAuxiliaryStates();
-  h->exec = std::move(e);
-  return h.release();
+  h->args = args;
+  h->grads = grads;
+  bool sparse = !storage->all_dense();
+  for (const auto& list : {args, grads})
+    for (const NDArray& a : list) sparse = sparse || (!a.is_none() && a.storage_type() != StorageType::kDefault);
+  if (sparse) {
+    std::vector<NDArray> core_args, core_grads;
+    storage->Attach(h->args, h->grads, &core_args, &core_grads, &reqs);
+    args = std::move(core_args);
+    grads = std::move(core_grads);
+    h->sparse = std::move(storage);
+  }
+  h->exec = std::make_unique<Executor>(s, ctx, args, grads, reqs, aux, group2ctx, shared);
+  return h;
 }
 
 // ---- simple_bind ---------------------------------------------------------------------------------
@@ -71,6 +94,7 @@ struct SimpleBindArgs {
   std::map<std::string, Context> group2ctx;
   std::map<std::string, Shape> shapes;
   std::map<std::string, int> types;
+  std::map<std::string, StorageType> stypes;  // stype_dict
   // grad_req: one for all (names empty, one type), one per argument (names empty), or by name.
   std::vector<std::string> req_names, req_types;
   std::vector<std::string> shared_arg_names;
@@ -134,10 +158,20 @@ std::map<std::string, Context> PlaceVariables(const Symbol& s, const SimpleBindA
   return place;
 }
 
+// A new array of zeros ("zeros" of MXNet's storage type: no stored values when sparse).
+NDArray Zeros(StorageType stype, const Shape& shape, const Context& ctx, DType dtype) {
+  if (stype != StorageType::kDefault) return NDArray::CreateSparse(stype, shape, ctx, dtype);
+  NDArray z(shape, ctx, false, dtype);
+  z = 0.0f;
+  return z;
+}
+
 // An argument not shared with another executor: from the shared data buffer when an array of
 // that name is there and large enough (a view of it), else a new zeroed array added to the buffer.
-NDArray DataArray(const SimpleBindArgs& a, const std::string& name, const Shape& shape, DType dtype,
-                  const Context& ctx) {
+// A sparse argument is always new and stays out of the buffer (MXNet's buffer is dense only).
+NDArray DataArray(const SimpleBindArgs& a, const std::string& name, const Shape& shape, DType dtype, const Context& ctx,
+                  StorageType stype) {
+  if (stype != StorageType::kDefault) return Zeros(stype, shape, ctx, dtype);
   if (a.shared_buffer) {
     auto it = a.shared_buffer->find(name);
     if (it != a.shared_buffer->end() && it->second.GetDType() == dtype &&
@@ -151,7 +185,7 @@ NDArray DataArray(const SimpleBindArgs& a, const std::string& name, const Shape&
   return fresh;
 }
 
-std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
+std::unique_ptr<ExecutorH> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
   const ShapeInference si = s.InferShapePartial(a.shapes);
   if (!si.complete) {
     Fail("simple_bind: cannot infer the shapes of {}; give their shapes (or the shapes they follow from)",
@@ -168,6 +202,8 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
                : nullptr;
   };
   const std::map<std::string, Context> place = PlaceVariables(s, a);
+  const std::vector<StorageType> arg_stypes = ArgStorageTypes(s, a.stypes);
+  auto storage = std::make_unique<SparseStorage>(s, arg_stypes);
   auto ctx_of = [&](const std::string& name) {
     auto it = place.find(name);
     return it == place.end() ? a.ctx : it->second;
@@ -181,26 +217,29 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
       const auto idx = static_cast<size_t>(std::find(from->arg_names.begin(), from->arg_names.end(), args[i]) -
                                            from->arg_names.begin());
       if (idx >= from->arg_names.size()) Fail("simple_bind: shared executor has no argument '{}'", args[i]);
-      const NDArray& sa = from->exec->arg_arrays[idx];
+      const NDArray& sa = from->args[idx];
       if (sa.GetShape() != shape) {
         Fail("simple_bind: shared argument '{}' has shape {} in the shared executor but {} here", args[i],
              sa.GetShape(), shape);
       }
       arg_arrays.push_back(sa);
-      const bool has_grad = idx < from->exec->grad_arrays.size() && !from->exec->grad_arrays[idx].is_none();
+      // MXNet shares a gradient only when both are dense; a row_sparse one is each executor's own.
+      const bool has_grad = idx < from->grads.size() && !from->grads[idx].is_none() &&
+                            from->grads[idx].storage_type() == StorageType::kDefault &&
+                            storage->grad_stype(i) == StorageType::kDefault;
       grad_arrays.push_back(reqs[i] == kNullOp ? NDArray()
-                            : has_grad         ? from->exec->grad_arrays[idx]
-                                               : NDArray(shape, a.ctx, false, dtype));
+                            : has_grad         ? from->grads[idx]
+                                               : Zeros(storage->grad_stype(i), shape, a.ctx, dtype));
       continue;
     }
-    arg_arrays.push_back(DataArray(a, args[i], shape, dtype, ctx_of(args[i])));
-    if (reqs[i] == kNullOp) {
-      grad_arrays.emplace_back();
-    } else {
-      NDArray g(shape, ctx_of(args[i]), false, dtype);
-      g = 0.0f;
-      grad_arrays.push_back(g);
-    }
+    // A parameter (in shared_arg_names) without a shared executor is new memory, never the data
+    // buffer's (MXNet's InitArguments: the buffer holds inputs only).
+    const bool param =
+        std::find(a.shared_arg_names.begin(), a.shared_arg_names.end(), args[i]) != a.shared_arg_names.end();
+    arg_arrays.push_back(param ? Zeros(arg_stypes[i], shape, ctx_of(args[i]), dtype)
+                               : DataArray(a, args[i], shape, dtype, ctx_of(args[i]), arg_stypes[i]));
+    grad_arrays.push_back(reqs[i] == kNullOp ? NDArray()
+                                             : Zeros(storage->grad_stype(i), shape, ctx_of(args[i]), dtype));
   }
   for (size_t i = 0; i < aux_names.size(); ++i) {
     const Shape& shape = *si.aux_shapes[i];
@@ -218,8 +257,8 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& s, const SimpleBindArgs& a) {
   }
   // The shared executor's memory pool too (MXNet's bucketing binds every bucket against the
   // default one): intermediate values reuse its planned blocks where they fit.
-  return std::make_unique<Executor>(s, a.ctx, arg_arrays, grad_arrays, reqs, aux_arrays, a.group2ctx,
-                                    a.shared_exec ? a.shared_exec->exec.get() : nullptr);
+  return BindArrays(s, a.ctx, std::move(storage), arg_arrays, grad_arrays, reqs, aux_arrays, a.group2ctx,
+                    a.shared_exec ? a.shared_exec->exec.get() : nullptr);
 }
 
 std::map<std::string, Shape> ProvidedShapes(uint32_t num, const char** names, const int* data, const uint32_t* idx) {
@@ -262,10 +301,11 @@ int MXExecutorSimpleBindEx(
   for (uint32_t i = 0; i < num_provided_arg_dtypes; ++i)
     a.types[NotNull(provided_arg_dtype_names, "dtype names")[i]] = NotNull(provided_arg_dtypes, "dtypes")[i];
   for (uint32_t i = 0; i < num_provided_arg_stypes; ++i) {
-    if (NotNull(provided_arg_stypes, "stypes")[i] != 0) {
-      Fail("simple_bind: argument '{}' asks for a sparse storage type; weft's arrays are dense",
-           NotNull(provided_arg_stype_names, "stype names")[i]);
-    }
+    const char* name = NotNull(NotNull(provided_arg_stype_names, "stype names")[i], "stype name");
+    const int code = NotNull(provided_arg_stypes, "stypes")[i];
+    if (code < 0 || code > 2)
+      Fail("simple_bind: argument '{}': storage type {} (0 default, 1 row_sparse, 2 csr)", name, code);
+    a.stypes[name] = static_cast<StorageType>(code);
   }
   if (provided_grad_req_types) {
     const uint32_t n = provided_grad_req_list_len == 0 ? 1 : provided_grad_req_list_len;
@@ -284,7 +324,7 @@ int MXExecutorSimpleBindEx(
     a.shared_buffer = &buffer;
   }
   if (shared_exec_handle) a.shared_exec = &Exec(shared_exec_handle);
-  std::unique_ptr<Executor> e = SimpleBind(s, a);
+  std::unique_ptr<ExecutorH> e = SimpleBind(s, a);
   if (has_buffer) {
     std::vector<std::string> names;
     std::vector<void*>& handles = ThreadHandles("updated_shared_buffer");
@@ -299,7 +339,7 @@ int MXExecutorSimpleBindEx(
     *NotNull(updated_shared_buffer_handle_list, "updated_shared_buffer_handle_list") = handles.data();
   }
   ReturnArrays(*e, num_in_args, in_args, arg_grads, num_aux_states, aux_states);
-  *NotNull(out, "out") = NewExecutor(std::move(e), s);
+  *NotNull(out, "out") = e.release();
   API_END();
 }
 
@@ -353,9 +393,13 @@ int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id, uint3
   }
   if (aux_states_len > 0) NotNull(aux_states, "aux_states");
   for (uint32_t i = 0; i < aux_states_len; ++i) aux.push_back(ND(aux_states[i]));
-  auto e = std::make_unique<Executor>(s, ToContext(dev_type, dev_id), args, grads, reqs, aux,
-                                      GroupToCtx(num_map_keys, map_keys, map_dev_types, map_dev_ids));
-  *NotNull(out, "out") = NewExecutor(std::move(e), s);
+  std::vector<StorageType> stypes;
+  for (const NDArray& a : args) stypes.push_back(a.storage_type());
+  stypes.resize(names.size(), StorageType::kDefault);
+  auto storage = std::make_unique<SparseStorage>(s, std::move(stypes));
+  *NotNull(out, "out") = BindArrays(s, ToContext(dev_type, dev_id), std::move(storage), args, grads, reqs, aux,
+                                    GroupToCtx(num_map_keys, map_keys, map_dev_types, map_dev_ids), nullptr)
+                             .release();
   API_END();
 }
 
@@ -390,7 +434,9 @@ int MXExecutorPrint(ExecutorHandle handle, const char** out_str) {
 
 int MXExecutorForward(ExecutorHandle handle, int is_train) {
   API_BEGIN();
-  Exec(handle).exec->Forward(is_train != 0);
+  ExecutorH& h = Exec(handle);
+  if (h.sparse) h.sparse->BeforeForward();
+  h.exec->Forward(is_train != 0);
   API_END();
 }
 
@@ -401,7 +447,9 @@ int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* hea
   std::vector<NDArray> grads;
   if (len > 0) NotNull(head_grads, "head_grads");
   for (uint32_t i = 0; i < len; ++i) grads.push_back(head_grads[i] ? ND(head_grads[i]) : NDArray());
-  Exec(handle).exec->Backward(grads, is_train != 0);
+  ExecutorH& h = Exec(handle);
+  h.exec->Backward(grads, is_train != 0);
+  if (h.sparse) h.sparse->AfterBackward();
   API_END();
 }
 
@@ -456,6 +504,11 @@ int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, 
                         ExecutorHandle* out) {
   API_BEGIN();
   ExecutorH& from = Exec(shared_exec);
+  if (from.sparse) {
+    Fail(
+        "Executor.reshape: the executor has sparse arguments or gradients, which weft does not reshape; bind a "
+        "new executor for the new shapes");
+  }
   const Context ctx = ToContext(dev_type, dev_id);
   if (ctx != from.exec->context()) {
     Fail("Executor.reshape: the executor is on {}, the reshape asks for {}", from.exec->context(), ctx);
@@ -464,11 +517,13 @@ int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, 
   std::unique_ptr<Executor> e = from.exec->Reshape(partial_shaping != 0, allow_up_sizing != 0,
                                                    ProvidedShapes(num_provided_arg_shapes, provided_arg_shape_names,
                                                                   provided_arg_shape_data, provided_arg_shape_idx));
-  ReturnArrays(*e, num_in_args, in_args, arg_grads, num_aux_states, aux_states);
   auto h = std::make_unique<ExecutorH>();
   h->arg_names = from.arg_names;
   h->aux_names = from.aux_names;
+  h->args = e->arg_arrays;
+  h->grads = e->grad_arrays;
   h->exec = std::move(e);
+  ReturnArrays(*h, num_in_args, in_args, arg_grads, num_aux_states, aux_states);
   *NotNull(out, "out") = h.release();
   API_END();
 }

@@ -90,6 +90,15 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
     op.run(in, params, out);
     return;
   }
+  for (const auto& [k, v] : op.fixed_attrs) params[k] = v;
+  if (op.is_copyto && in.size() == 1 && out->size() == 1 && (IsSparse(in[0]) || IsSparse((*out)[0])) &&
+      in[0].GetDType() == (*out)[0].GetDType()) {
+    // MXNet's copy of a sparse array into one of its storage type keeps the stored indices (an
+    // explicitly stored zero stays stored); NDArray's copy does that, and converts otherwise.
+    NDArray::CopyFromTo(in[0], (*out)[0]);
+    return;
+  }
+  if (RunLazyUpdate(op, params, in, out) || RunCsrRowSlice(op, params, in, out)) return;
   StorageFallback fallback(op, params, &in, out);
   InvokeDense(op, std::move(in), std::move(params), out);
   fallback.Finish(out);

@@ -244,6 +244,7 @@ int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, 
   SymbolH::Atomic atomic{op.registry_name, {}};
   for (const auto& [k, v] : KeyValues(static_cast<int>(num_param), keys, vals, op.name.c_str()))
     atomic.attrs[LiftHidden(k)] = v;
+  for (const auto& [k, v] : op.fixed_attrs) atomic.attrs[k] = v;
   // Validate now (as MXNet parses the parameters at creation): a bad attribute fails here.
   ListOpInputs(op.registry_name, CheckedParams(op, atomic));
   auto h = std::make_unique<SymbolH>();

@@ -210,6 +210,9 @@ OpEntry& LookupOpEntry(const std::string& name) {
   // its sparse inputs reach the op through the C API's storage fallback.
   const bool sparse_alias = !info && name.starts_with("_sparse_") && FindOpInfo(name.substr(8));
   if (sparse_alias) info = FindOpInfo(name.substr(8));
+  // MXNet 1.9's _contrib_SparseEmbedding is Embedding whose weight gradient is row_sparse.
+  const bool sparse_embedding = !info && name == "_contrib_SparseEmbedding";
+  if (sparse_embedding) info = FindOpInfo("Embedding");
   bool missing = false;
   if (!info && std::find(MXNetOpNames().begin(), MXNetOpNames().end(), name) != MXNetOpNames().end()) {
     info = MissingInfo(name);
@@ -219,7 +222,12 @@ OpEntry& LookupOpEntry(const std::string& name) {
   auto entry = MakeEntry(name, std::move(*info));
   entry->is_missing = missing;
   if (own_op) entry->run = own_op->run;
-  entry->registry_name = sparse_alias ? name.substr(8) : name;
+  entry->registry_name = sparse_alias ? name.substr(8) : sparse_embedding ? "Embedding" : name;
+  if (sparse_embedding) {
+    entry->fixed_attrs["sparse_grad"] = "True";
+    entry->description +=
+        "\n\nMXNet's SparseEmbedding: Embedding with sparse_grad=True (a row_sparse weight gradient).";
+  }
   t.handles.insert(entry.get());
   return *t.entries.emplace(name, std::move(entry)).first->second;
 }

@@ -3,6 +3,7 @@
 // the information MXSymbolGetAtomicSymbolInfo returns, in MXNet's wording, computed once.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,8 @@ namespace weft::mx {
 struct OpEntry {
   std::string name;  ///< the name looked up (an alias keeps its own name)
   /// The name weft's registry knows the op by: `name`, except for MXNet's _sparse_X aliases
-  /// (mx.nd.sparse.X, mx.sym.sparse.X), which weft does not register: X.
+  /// (mx.nd.sparse.X, mx.sym.sparse.X), which weft does not register: X; and
+  /// _contrib_SparseEmbedding: Embedding.
   std::string registry_name;
   OpInfo info;  ///< the op it stands for
   // MXSymbolGetAtomicSymbolInfo's arrays: the inputs (and aux states) first, then attributes.
@@ -29,6 +31,9 @@ struct OpEntry {
   bool is_numpy = false;
   /// True for MXNet operators weft does not implement (listed so that calling one fails loudly).
   bool is_missing = false;
+  /// Attributes every use of this name sets (MXNet's _contrib_SparseEmbedding is Embedding with
+  /// sparse_grad=True).
+  std::map<std::string, std::string> fixed_attrs;
 };
 
 /// Every name, sorted (MXListAllOpNames).

@@ -60,6 +60,15 @@ void RegisterSingleUpdates(OpRegistry& r) {
                                        "w = (sign(z)·lamda1 − z) / ((beta + √n) / lr + wd) where |z| > lamda1, else 0 "
                                        "(McMahan et al. 2013)",
                                        {"z", "n"}));
+  {
+    OpDef d = UpdateBase("_sparse_adagrad_update",
+                         "g' = clip(rescale_grad·g); history += g'²; w −= lr·g' / √(history + epsilon) (Duchi et "
+                         "al. 2011). MXNet's sparse AdaGrad: with a row_sparse gradient only its rows are updated "
+                         "(the C API's lazy update); wd must be 0.",
+                         {"history"});
+    DeclareParams<sdk::AdaGradParam>(d);
+    r.Register(std::move(d));
+  }
   r.Register(Update<UpdateRule::kFtml>(
       "ftml_update",
       "g' = clip(rescale_grad·g + wd·w); v = β2·v + (1 − β2)·g'²; "

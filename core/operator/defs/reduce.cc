@@ -1,5 +1,5 @@
-// Reductions: sum, mean, max, min, prod, nansum, norm over `axis` (with keepdims) and argmax. Shape rules are MXNet
-// 1.9's legacy (non-NumPy) mode: reducing every axis without keepdims gives (1,), not ().
+// Reductions: sum, mean, max, min, prod, nansum, norm, _square_sum over `axis` (with keepdims) and argmax. Shape rules
+// are MXNet 1.9's legacy (non-NumPy) mode: reducing every axis without keepdims gives (1,), not ().
 #include <algorithm>
 
 #include "operator/defs/builtin.h"
@@ -102,6 +102,20 @@ OpDef Norm() {
   return d;
 }
 
+// _square_sum (MXNet 1.9 src/operator/tensor/square_sum.cc): sum(data², axis) fused, so that the
+// gradient of a row_sparse weight stays row_sparse. MXNet runs it on row_sparse input only; weft's
+// kernel is dense (the C API's storage fallback converts, and keeps the row_sparse result rows of
+// axis=1, keepdims=True as MXNet does).
+OpDef SquareSum() {
+  OpDef d = Reduce("_square_sum", "", kUsesInputs);
+  d.backward_op = "_backward_square_sum";  // MXNet's name
+  d.description =
+      "The sum of the squared elements over `axis` (every axis when empty), keeping reduced axes with length 1 "
+      "when keepdims. Gradient 2·data·out_grad. MXNet's storage rule: row_sparse data gives row_sparse output "
+      "(the data's stored rows) for axis=1 with keepdims, else dense.";
+  return d;
+}
+
 }  // namespace
 
 void RegisterReduceOps(OpRegistry& r) {
@@ -112,6 +126,7 @@ void RegisterReduceOps(OpRegistry& r) {
   r.Register(Reduce("prod", "product", kUsesInputs | kUsesOutputs));
   r.Register(Reduce("nansum", "sum (NaN counted as 0)", kUsesInputs));
   r.Register(Norm());
+  r.Register(SquareSum());
   r.Register(Argmax("argmax", "largest"));
   r.Register(Argmax("argmin", "smallest"));
   r.Register(ArgmaxChannel());

@@ -291,7 +291,7 @@ std::vector<OpCase> Build() {
   v.push_back(NoGrad(Case("ones_like", {}, {In(Shape{3, 4})})));
   v.push_back(NoGrad(Case("one_hot", {{"depth", "4"}}, {In(Shape{5}, Domain{0, 4, true})})));
   v.push_back(NoGrad(Case("argmax", {{"axis", "1"}}, {In(Shape{3, 5})})));
-  for (const char* op : {"sum", "mean", "max", "min", "nansum", "prod", "norm"}) {
+  for (const char* op : {"sum", "mean", "max", "min", "nansum", "prod", "norm", "_square_sum"}) {
     // max/min need distinct values (no ties); the distinct grid is symmetric about 0, so sums of
     // it cancel to rounding noise, which devices summing in another order cannot match: sum,
     // mean and nansum get positive values. prod's gradient divides by x and norm's L1 gradient

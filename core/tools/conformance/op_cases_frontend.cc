@@ -110,6 +110,8 @@ void RuleUpdateCases(std::vector<OpCase>& v) {
                           {In(s), In(s)}, {In(s), In(s, kPositive)})));
   v.push_back(NoGrad(Case("ftrl_update", {{"lr", "0.05"}, {"beta", "0.5"}, {"clip_gradient", "0.3"}}, {In(s), In(s)},
                           {In(s), In(s, kPositive)})));
+  v.push_back(NoGrad(Case("_sparse_adagrad_update", {{"lr", "0.1"}, {"rescale_grad", "2"}, {"clip_gradient", "0.5"}},
+                          {In(s), In(s)}, {In(s, kPositive)})));
   v.push_back(NoGrad(Case("ftml_update", {{"lr", "0.1"}, {"t", "3"}, {"wd", "0.01"}, {"clip_grad", "0.5"}},
                           {In(s), In(s)}, {In(s, kPositive), In(s, kPositive), In(s)})));
   v.push_back(NoGrad(Case("ftml_update", {{"lr", "0.05"}, {"t", "1"}, {"beta1", "0.7"}, {"rescale_grad", "0.5"}},

@@ -1,4 +1,4 @@
-// References of the reductions (sum, mean, max, min, nansum, prod, nanprod, norm, argmax, argmin,
+// References of the reductions (sum, mean, max, min, nansum, prod, nanprod, norm, _square_sum, argmax, argmin,
 // argmax_channel), the ordering ops
 // (topk, sort, argsort: stable orders, ties keep the earlier position first), the matrix products
 // (dot, batch_dot, the LQ factorisation _linalg_gelqf) and the arrays made from attributes (_zeros, _ones, _full,
@@ -61,6 +61,7 @@ void Reduce(Call& c, const std::string& op) {
     if (op == "prod") r *= v;
     if (op == "nanprod" && !std::isnan(v)) r *= v;
     if (op == "norm") r += l1 ? std::fabs(v) : v * v;
+    if (op == "_square_sum") r += v * v;
     count[slot[i]] += 1;
   }
   for (size_t o = 0; o < y.size(); ++o) {
@@ -229,7 +230,7 @@ void Arange(Call& c) {
 }  // namespace
 
 void RegisterReduceReferences(Table& t) {
-  for (const char* op : {"sum", "mean", "max", "min", "nansum", "prod", "nanprod", "norm"})
+  for (const char* op : {"sum", "mean", "max", "min", "nansum", "prod", "nanprod", "norm", "_square_sum"})
     t[op] = [op = std::string(op)](Call& c) { Reduce(c, op); };
   for (const char* op : {"topk", "sort", "argsort"}) t[op] = [op = std::string(op)](Call& c) { Ordering(c, op); };
   t["argmax"] = [](Call& c) { Argmax(c); };

@@ -11,7 +11,8 @@
 //       rescale_grad and clip_gradient do not enter (MXNet 1.9.1 with rescale_grad < 0 shows it).
 //   signum_update: mom = momentum·mom − (1 − momentum)·(wd·w + clip(rescale·g));
 //       w = (1 − lr·wd_lh)·w + lr·sign(mom).
-//   ftrl_update, ftml_update, lamb_update_phase1/2 (and mp_): the docstrings' formulas, below.
+//   ftrl_update, ftml_update, _sparse_adagrad_update, lamb_update_phase1/2 (and mp_): the docstrings'
+//   formulas, below.
 //       LAMB phase 2 bounds r1 from above with min (the docstring's "max(r1, upper_bound)" is a
 //       typo; MXNet computes min). mp_lamb_update_phase2 advances weight32 as its docstring says
 //       (MXNet 1.9.1 itself leaves weight32 as it was).
@@ -110,6 +111,18 @@ void Ftrl(Call& c) {
   });
 }
 
+// AdaGrad (Duchi et al. 2011) as _sparse_adagrad_update's docstring: aux history.
+void AdaGrad(Call& c) {
+  const Hyper h = ReadHyper(c);
+  const double eps = c.attrs().GetFloat("epsilon", 1e-7);
+  ForEach(c, [&](size_t i, double w, double g) {
+    const double gr = Clip(h.rescale * g, h.clip_gradient);
+    double& history = c.aux[0].v[i];
+    history += gr * gr;
+    return w - h.lr * gr / std::sqrt(history + eps);
+  });
+}
+
 // FTML (Zheng & Kwok 2017) as ftml_update's docstring: aux d, v, z; the weight decay enters
 // before clipping, and the clipping attribute is clip_grad.
 void Ftml(Call& c) {
@@ -192,6 +205,7 @@ void RegisterMoreUpdateReferences(Table& t) {
   t["signsgd_update"] = SignSgd;
   t["signum_update"] = Signum;
   t["ftrl_update"] = Ftrl;
+  t["_sparse_adagrad_update"] = AdaGrad;
   t["ftml_update"] = Ftml;
   for (const char* op : {"lamb_update_phase1", "mp_lamb_update_phase1"}) t[op] = LambPhase1;
   for (const char* op : {"lamb_update_phase2", "mp_lamb_update_phase2"}) t[op] = LambPhase2;

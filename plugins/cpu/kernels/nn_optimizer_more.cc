@@ -8,7 +8,8 @@
 //   signsgd_update:  w = (1 − lr·wd)·w − lr·sign(g), g the raw gradient (not rescaled nor clipped).
 //   signum_update:   mom = momentum·mom − (1 − momentum)·(wd·w + clip(rescale·g));
 //                    w = (1 − lr·wd_lh)·w + lr·sign(mom).
-//   ftrl_update, ftml_update, lamb_update_phase1/2 (and mp_), multi_sum_sq, multi_lars: OPS.md.
+//   ftrl_update, ftml_update, _sparse_adagrad_update, lamb_update_phase1/2 (and mp_), multi_sum_sq,
+//       multi_lars: OPS.md.
 // States are aux states, updated in place; they advance even when the output's req is null.
 #include <cmath>
 #include <vector>
@@ -267,6 +268,33 @@ class FtrlKernel : public RuleKernel {
   float lamda1_, beta_;
 };
 
+// _sparse_adagrad_update: history += g'²; w −= lr·g' / √(history + ε), g' = clip(rescale·g)
+// (MXNet's AdagradDnsRspDnsKernel on every element: the C API gathers a row_sparse gradient's rows).
+class AdaGradKernel : public RuleKernel {
+ public:
+  explicit AdaGradKernel(const KernelSetup& s) : AdaGradKernel(s, s.Params<weft::sdk::AdaGradParam>()) {}
+  AdaGradKernel(const KernelSetup& s, const weft::sdk::AdaGradParam& p)
+      : RuleKernel(s, Fields(p), 1), epsilon_(p.epsilon) {}
+  void Compute(const KernelCall& c) const {
+    float* history = c.aux[0].data<float>();
+    Run(c, [&](int64_t i, float w, float g) {
+      history[i] += g * g;
+      return w - p_.lr * g / std::sqrt(history[i] + epsilon_);
+    });
+  }
+
+ private:
+  static UpdateFields Fields(const weft::sdk::AdaGradParam& p) {
+    UpdateFields f;
+    f.lr = p.lr;
+    f.wd = p.wd;
+    f.rescale_grad = p.rescale_grad;
+    f.clip_gradient = p.clip_gradient;
+    return f;
+  }
+  float epsilon_;
+};
+
 // ftml_update clips with clip_grad and adds the weight decay before clipping.
 class FtmlKernel {
  public:
@@ -462,6 +490,7 @@ void RegisterOptimizerMore(KernelTable& t) {
   t.Add<SignumKernel>("signum_update", kF32);
   t.Add<FtrlKernel>("ftrl_update", kF32);
   t.Add<FtmlKernel>("ftml_update", kF32);
+  t.Add<AdaGradKernel>("_sparse_adagrad_update", kF32);
   t.Add<LambPhase1Kernel>("lamb_update_phase1", kF32);
   t.Add<LambPhase2Kernel>("lamb_update_phase2", kF32);
   t.Add<LambPhase1Kernel>("mp_lamb_update_phase1", kF16F32);

@@ -1,18 +1,17 @@
-// sum / mean / max / min / prod / nansum / nanprod / norm over axis tuples (MXNet: axis=() or None reduces
-// everything, negative axes count from the end, exclude=True reduces the axes not named; keepdims
-// only changes the output shape) and their backward ops, float32 / float64; max and min also
-// reduce int32 and int64 arrays (forward only: MXNet's frontend takes indices.max() of sparse
-// parts). Only float32 sum, mean,
-// max and min (the training path's) run in isa_dispatch.h's per-ISA variants; float64 and the other
-// reductions have one baseline copy (issue 34: their ISA copies made this file one of the build's
-// slowest).
+// sum / mean / max / min / prod / nansum / nanprod / norm / _square_sum over axis tuples (MXNet: axis=() or None
+// reduces everything, negative axes count from the end, exclude=True reduces the axes not named; keepdims only changes
+// the output shape) and their backward ops, float32 / float64; max and min also reduce int32 and int64 arrays (forward
+// only: MXNet's frontend takes indices.max() of sparse parts). Only float32 sum, mean, max and min (the training
+// path's) run in isa_dispatch.h's per-ISA variants; float64 and the other reductions have one baseline copy (issue 34:
+// their ISA copies made this file one of the build's slowest).
 //
 // _backward_sum broadcasts the output gradient back over the reduced axes, _backward_mean also
 // divides by the count, _backward_max / _backward_min route it to every element equal to the
 // extremum (MXNet's rule: tied extrema all receive the full gradient), _backward_prod multiplies
 // by output / x (MXNet's formula: a zero x gives inf or NaN there, as in MXNet), _backward_nansum
 // passes it where x is not NaN. norm (ord 1 or 2) sums |x| or x² (then the square root);
-// _backward_norm gives out_grad·sign(x) or out_grad·x / norm.
+// _backward_norm gives out_grad·sign(x) or out_grad·x / norm. _square_sum sums x² (MXNet's fused op
+// for row_sparse weights) and _backward_square_sum gives 2·x·out_grad.
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -63,7 +62,7 @@ struct NanProdOp {
   T operator()(T a, T b) const { return a * (IsNan(b) ? T(1) : b); }
 };
 
-enum class Reduce { kSum, kMean, kMax, kMin, kProd, kNanSum, kNanProd, kNorm };
+enum class Reduce { kSum, kMean, kMax, kMin, kProd, kNanSum, kNanProd, kNorm, kSquareSum };
 
 Reduce KindOf(const std::string& op) {
   const std::string base = op.rfind("_backward_", 0) == 0 ? op.substr(10) : op;
@@ -74,13 +73,14 @@ Reduce KindOf(const std::string& op) {
   if (base == "nansum") return Reduce::kNanSum;
   if (base == "nanprod") return Reduce::kNanProd;
   if (base == "norm") return Reduce::kNorm;
+  if (base == "_square_sum" || base == "square_sum") return Reduce::kSquareSum;  // backward: MXNet's name
   return Reduce::kMax;
 }
 
 // Backward inputs after out_grad: x (and the output) for the kinds whose gradient needs them.
 int BackwardInputs(Reduce k) {
   if (k == Reduce::kSum || k == Reduce::kMean) return 1;
-  return k == Reduce::kNanSum ? 2 : 3;
+  return k == Reduce::kNanSum || k == Reduce::kSquareSum ? 2 : 3;
 }
 
 class ReduceKernel {
@@ -157,6 +157,7 @@ class ReduceKernel {
         case Reduce::kNanProd:
           return ReduceTo<false>(in0, data_, reduced_, out, c.req[0], NanProdOp<T>());
         case Reduce::kNorm:
+        case Reduce::kSquareSum:
           return Norm(in0, out, c.req[0]);
         default:
           return ReduceTo<kIsa>(in0, data_, reduced_, out, c.req[0], SumOp<T>(), scale);
@@ -165,7 +166,8 @@ class ReduceKernel {
   }
 
  private:
-  // Σ|x| or sqrt(Σx²) through a temporary of the mapped elements; baseline ISA.
+  // Σ|x| or sqrt(Σx²) (norm), or Σx² (_square_sum), through a temporary of the mapped elements;
+  // baseline ISA.
   template <typename T>
   void Norm(const T* x, T* out, int32_t req) const {
     if (sdk::IsNull(req)) return;
@@ -179,7 +181,7 @@ class ReduceKernel {
           mapped.data(), n, WEFT_REQ_WRITE, [](T v) { return v * v; }, x);
     }
     ReduceTo<false>(mapped.data(), data_, reduced_, acc.data(), WEFT_REQ_WRITE, SumOp<T>());
-    if (ord_ == 2) {
+    if (ord_ == 2 && kind_ == Reduce::kNorm) {
       Map<false>(
           out, m, req, [](T v) { return std::sqrt(v); }, acc.data());
     } else {
@@ -201,7 +203,8 @@ class ReduceKernel {
     // One three-input loop for every kind, compiled once, keeps the build small; the kind is fixed
     // per call, so its branch is predictable. nansum has no output input.
     const T* x = static_cast<const T*>(c.inputs[1].raw());
-    const T* y = kind_ == Reduce::kNanSum ? g : static_cast<const T*>(c.inputs[2].raw());
+    const bool two_inputs = kind_ == Reduce::kNanSum || kind_ == Reduce::kSquareSum;
+    const T* y = two_inputs ? g : static_cast<const T*>(c.inputs[2].raw());
     const Reduce kind = kind_;
     const bool l1 = ord_ == 1;
     MapBroadcast<false>(
@@ -210,6 +213,8 @@ class ReduceKernel {
           switch (kind) {
             case Reduce::kNanSum:
               return IsNan(xv) ? T(0) : gv;
+            case Reduce::kSquareSum:
+              return T(2) * xv * gv;
             case Reduce::kProd:
               return gv * (yv / xv);
             case Reduce::kNanProd:
@@ -240,6 +245,9 @@ void RegisterReduceKernels(KernelTable& t) {
     t.Add<ReduceKernel>(op, extremum ? kFloatMask | kIntegerMask : kFloatMask);
     t.Add<ReduceKernel>(std::string("_backward_") + op, kFloatMask);
   }
+  // MXNet names _square_sum's backward _backward_square_sum (one underscore).
+  t.Add<ReduceKernel>("_square_sum", kFloatMask);
+  t.Add<ReduceKernel>("_backward_square_sum", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -115,11 +115,14 @@ def test_sparse_namespace_aliases_and_lazy_update(mx):
     np.testing.assert_array_equal(mx.nd.sparse.slice(c, begin=(1, 0), end=(2, 3)).asnumpy(), [[2, 0, 3]])
     w = mx.nd.ones((3, 2))
     g = mx.nd.sparse.row_sparse_array(([[1.0, 1.0]], [1]), shape=(3, 2))
-    # MXNet's lazy update touches only row 1; a dense update would decay rows 0 and 2 too.
-    with pytest.raises(mx.base.MXNetError, match='lazy_update'):
-        mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, out=w)
+    # MXNet's lazy update touches only row 1; the dense one (lazy_update=False) decays rows 0 and 2 too.
+    mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [[1, 1], [0.89, 0.89], [1, 1]], rtol=1e-6)
+    w[:] = 1
     mx.nd.sgd_update(w, g, lr=0.1, wd=0.1, lazy_update=False, out=w)
     np.testing.assert_allclose(w.asnumpy(), [[0.99, 0.99], [0.89, 0.89], [0.99, 0.99]], rtol=1e-6)
+    with pytest.raises(mx.base.MXNetError, match='pass out=weight'):
+        mx.nd.sgd_update(w, g, lr=0.1, out=mx.nd.zeros((3, 2)))
 
 
 def test_getnnz(mx):
@@ -202,3 +205,15 @@ def test_sparse_retain_keeps_the_named_rows(mx):
     assert sorted(r.indices.asnumpy().tolist()) == [0, 1, 3]
     with pytest.raises(mx.base.MXNetError, match='takes a row_sparse array'):
         mx.nd.sparse.retain(mx.nd.ones((2, 2)), mx.nd.array([0]))
+
+
+def test_csr_row_slice_stays_csr(mx):
+    # MXNet slices a csr array along its rows into a csr array (NDArrayIter's batches of csr data);
+    # the parts are sliced, so an explicitly stored zero stays stored.
+    x = mx.nd.sparse.csr_matrix(([1.0, 0.0, 2.0, 3.0], [0, 3, 1, 2], [0, 2, 3, 4]), shape=(3, 4))
+    y = x[1:3]
+    assert y.stype == 'csr' and y.shape == (2, 4)
+    assert y.indptr.asnumpy().tolist() == [0, 1, 2] and y.indices.asnumpy().tolist() == [1, 2]
+    np.testing.assert_array_equal(y.asnumpy(), [[0, 2, 0, 0], [0, 0, 3, 0]])
+    z = x[0:1]
+    assert z.indices.asnumpy().tolist() == [0, 3] and z.data.asnumpy().tolist() == [1.0, 0.0]

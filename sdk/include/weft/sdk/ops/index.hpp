@@ -48,7 +48,10 @@ struct EmbeddingParam {
     v(output_dim, Attr("output_dim").Min(1).Doc("length of each row"));
     v(dtype, Attr("dtype").Default("float32").Choices(kIndexedDTypes).Doc("dtype of weight and output"));
     v(sparse_grad,
-      Attr("sparse_grad").Default("False").Ignored().Doc("row_sparse weight gradient (the dense one is the same)"));
+      Attr("sparse_grad")
+          .Default("False")
+          .Doc("row_sparse weight gradient storing the rows data names (the MXNet C API's executors; the kernel's "
+               "dense gradient has the same values)"));
   }
 };
 

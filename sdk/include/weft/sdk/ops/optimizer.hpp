@@ -111,6 +111,26 @@ UpdateFields UpdateParamsOf(const Setup& setup) {
   return setup.template Params<UpdateParam<UpdateRule::kFtml>>();
 }
 
+/// _sparse_adagrad_update (MXNet 1.9's AdagradParam; mx.nd.sparse.adagrad_update): AdaGrad (Duchi
+/// et al. 2011). MXNet runs it on row_sparse gradients only and refuses a weight decay.
+struct AdaGradParam {
+  float lr = 0.0f, epsilon = 1e-7f, wd = 0.0f, rescale_grad = 1.0f, clip_gradient = -1.0f;
+
+  template <class V>
+  void Visit(V& v) {
+    v(lr, Attr("lr").Doc("learning rate"));
+    v(epsilon, Attr("epsilon").Default("1e-07").Doc("added to the denominator"));
+    v(wd, Attr("wd").Default("0").Doc("weight decay; must be 0 (as MXNet's sparse AdaGrad)"));
+    v(rescale_grad, Attr("rescale_grad").Default("1").Doc("multiplies the gradient first"));
+    v(clip_gradient,
+      Attr("clip_gradient").Default("-1").Doc("clips the rescaled gradient to ±value; < 0 = no clipping"));
+  }
+  void Validate() const {
+    CheckParam(wd == 0.0f, "wd is " + std::to_string(wd) +
+                               ": sparse adagrad_update does not support a weight decay (as MXNet); pass wd=0");
+  }
+};
+
 /// lamb_update_phase1 (and mp_): LAMB's moments and the update direction (You et al. 2019).
 struct LambPhase1Param {
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f;

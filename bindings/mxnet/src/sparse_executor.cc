@@ -1,0 +1,285 @@
+#include "sparse_executor.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "common.h"
+#include "storage_fallback.h"
+#include "weft/imperative.h"
+#include "weft/logging.h"
+#include "weft/sparse.h"
+
+namespace weft::mx {
+namespace {
+
+using Entry = std::pair<size_t, size_t>;  // (node id, output index)
+
+// Element-wise ops that MXNet runs on a csr array keeping its stored elements (their value at 0
+// is 0): a dot's csr lhs may pass through them.
+const std::set<std::string, std::less<>>& KeepCsrOps() {
+  static const std::set<std::string, std::less<>> ops = {
+      "_copy",   "_mul_scalar", "_div_scalar", "abs",   "arcsin", "arcsinh",  "arctan",  "arctanh", "ceil",
+      "degrees", "expm1",       "fix",         "floor", "log1p",  "negative", "radians", "relu",    "rint",
+      "round",   "sign",        "sin",         "sinh",  "sqrt",   "square",   "tan",     "tanh",    "trunc"};
+  return ops;
+}
+
+bool IsTrue(const std::string& v) { return v == "True" || v == "true" || v == "1"; }
+
+// The symbol's graph as its JSON gives it, with each entry's consumers.
+struct Graph {
+  nlohmann::json nodes;
+  std::map<Entry, std::vector<Entry>> consumers;  // entry -> (node, input slot)
+  std::set<Entry> heads;
+  std::map<size_t, size_t> arg_of;  // variable node -> argument index
+  std::vector<StorageType> stypes;  // per argument
+
+  Graph(const Symbol& s, std::vector<StorageType> arg_stypes) : stypes(std::move(arg_stypes)) {
+    const nlohmann::json g = nlohmann::json::parse(s.ToJSON());
+    nodes = g.at("nodes");
+    for (const auto& h : g.at("heads")) heads.emplace(h.at(0).get<size_t>(), h.at(1).get<size_t>());
+    const std::vector<std::string> args = s.ListArguments();
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      if (IsVariable(n)) {
+        auto it = std::find(args.begin(), args.end(), nodes[n].at("name").get<std::string>());
+        if (it != args.end()) arg_of[n] = static_cast<size_t>(it - args.begin());
+        continue;
+      }
+      const auto& in = nodes[n].at("inputs");
+      for (size_t k = 0; k < in.size(); ++k)
+        consumers[{in[k].at(0).get<size_t>(), in[k].at(1).get<size_t>()}].emplace_back(n, k);
+    }
+  }
+  bool IsVariable(size_t n) const { return nodes[n].value("op", "null") == "null"; }
+  std::string Op(size_t n) const { return nodes[n].value("op", "null"); }
+  std::string Name(size_t n) const { return nodes[n].value("name", ""); }
+  std::string Attr(size_t n, const char* key, const char* fallback) const {
+    for (const char* group : {"attrs", "attr", "param"}) {
+      if (!nodes[n].contains(group)) continue;
+      auto it = nodes[n][group].find(key);
+      if (it != nodes[n][group].end()) return it->get<std::string>();
+    }
+    return fallback;
+  }
+  Entry Input(size_t n, size_t k) const {
+    const auto& in = nodes[n].at("inputs").at(k);
+    return {in.at(0).get<size_t>(), in.at(1).get<size_t>()};
+  }
+  // The argument that entry e is, when e is an argument of storage type `stype`.
+  std::optional<size_t> ArgOf(Entry e, StorageType stype) const {
+    auto it = arg_of.find(e.first);
+    if (it == arg_of.end() || stypes[it->second] != stype) return std::nullopt;
+    return it->second;
+  }
+  // The csr argument whose stored elements entry e has (through KeepCsrOps).
+  std::optional<size_t> CsrArg(Entry e) const {
+    if (IsVariable(e.first)) return ArgOf(e, StorageType::kCSR);
+    if (!KeepCsrOps().contains(Op(e.first))) return std::nullopt;
+    return CsrArg(Input(e.first, 0));
+  }
+};
+
+void WarnDenseEmbeddingGrad(const std::string& node) {
+  if (!FirstTime("dense embedding gradient: " + node)) return;
+  LogWarning(
+      "{}: sparse_grad=True but data is not an argument of the graph; weft reads a row_sparse gradient's rows from "
+      "an argument, so this weight's gradient is dense",
+      node);
+}
+
+// The rows the gradient of entry e stores when MXNet makes it row_sparse; nullopt when it is dense.
+std::optional<RowPlan> GradRows(const Graph& g, Entry e) {
+  if (g.heads.contains(e)) return std::nullopt;  // a head gradient is dense
+  RowPlan plan;
+  auto it = g.consumers.find(e);
+  if (it == g.consumers.end()) return plan;
+  for (const auto& [n, slot] : it->second) {
+    const std::string op = g.Op(n);
+    RowSource src;
+    src.node = "node '" + g.Name(n) + "' (" + op + ")";
+    if (op == "Embedding" && slot == 1 && IsTrue(g.Attr(n, "sparse_grad", "False"))) {
+      const std::optional<size_t> data = g.ArgOf(g.Input(n, 0), StorageType::kDefault);
+      if (!data) {
+        WarnDenseEmbeddingGrad(src.node);
+        return std::nullopt;
+      }
+      src.kind = RowSource::Kind::kIndexValues;
+      src.arg = *data;
+      src.bound = std::stoll(g.Attr(n, "input_dim", "0"));
+    } else if (op == "dot" && slot == 1 && !IsTrue(g.Attr(n, "transpose_a", "False")) &&
+               !IsTrue(g.Attr(n, "transpose_b", "False"))) {
+      const std::optional<size_t> csr = g.CsrArg(g.Input(n, 0));
+      if (!csr) return std::nullopt;
+      src.kind = RowSource::Kind::kCsrColumns;
+      src.arg = *csr;
+    } else if (op == "_square_sum" && slot == 0) {
+      const std::optional<size_t> data = g.ArgOf(e, StorageType::kRowSparse);
+      if (!data) return std::nullopt;  // MXNet's _square_sum takes row_sparse data only
+      src.kind = RowSource::Kind::kStoredRows;
+      src.arg = *data;
+      if (SquareSumKeepsRows(g.Attr(n, "axis", "()"), g.Attr(n, "keepdims", "False"))) src.within = GradRows(g, {n, 0});
+    } else {
+      return std::nullopt;
+    }
+    plan.push_back(std::move(src));
+  }
+  return plan;
+}
+
+NDArray IndexArray(const std::vector<int64_t>& rows, const Context& ctx) {
+  NDArray a(Shape{static_cast<int64_t>(rows.size())}, ctx, false, DType::kInt64);
+  if (!rows.empty()) a.SyncCopyFromCPUBytes(rows.data(), rows.size() * sizeof(int64_t));
+  return a;
+}
+
+void SortUnique(std::vector<int64_t>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+}  // namespace
+
+std::vector<StorageType> ArgStorageTypes(const Symbol& symbol, const std::map<std::string, StorageType>& given) {
+  const std::vector<std::string> args = symbol.ListArguments();
+  const auto attrs = symbol.AttrDict();
+  std::vector<StorageType> out;
+  for (const std::string& name : args) {
+    if (auto it = given.find(name); it != given.end()) {
+      out.push_back(it->second);
+      continue;
+    }
+    StorageType stype = StorageType::kDefault;
+    if (auto a = attrs.find(name); a != attrs.end()) {
+      if (auto s = a->second.find("__storage_type__"); s != a->second.end()) {
+        int code = 0;
+        try {
+          code = std::stoi(s->second);
+        } catch (const std::exception&) {
+          Fail("variable '{}': __storage_type__ '{}' is not a storage type code (0 default, 1 row_sparse, 2 csr)", name,
+               s->second);
+        }
+        if (code < 0 || code > 2)
+          Fail("variable '{}': __storage_type__ {} is not 0 (default), 1 (row_sparse) or 2 (csr)", name, code);
+        stype = static_cast<StorageType>(code);
+      }
+    }
+    out.push_back(stype);
+  }
+  return out;
+}
+
+SparseStorage::SparseStorage(const Symbol& symbol, std::vector<StorageType> arg_stypes)
+    : arg_stypes_(std::move(arg_stypes)) {
+  const Graph g(symbol, arg_stypes_);
+  plans_.resize(arg_stypes_.size());
+  for (const auto& [node, arg] : g.arg_of) plans_[arg] = GradRows(g, {node, 0});
+}
+
+StorageType SparseStorage::grad_stype(size_t i) const {
+  return i < plans_.size() && plans_[i] ? StorageType::kRowSparse : StorageType::kDefault;
+}
+
+bool SparseStorage::all_dense() const {
+  for (size_t i = 0; i < arg_stypes_.size(); ++i)
+    if (arg_stypes_[i] != StorageType::kDefault || grad_stype(i) != StorageType::kDefault) return false;
+  return true;
+}
+
+void SparseStorage::Attach(const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
+                           std::vector<NDArray>* core_args, std::vector<NDArray>* core_grads,
+                           std::vector<OpReqType>* reqs) {
+  front_args_ = args;
+  *core_args = args;
+  *core_grads = grads;
+  auto dense_like = [](const NDArray& a) {
+    NDArray d(a.GetShape(), a.GetContext(), false, a.GetDType());
+    d = 0.0f;
+    return d;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!IsSparse(args[i])) continue;
+    args_.push_back({i, args[i], dense_like(args[i]), kNullOp});
+    (*core_args)[i] = args_.back().dense;
+  }
+  for (size_t i = 0; i < grads.size() && i < reqs->size(); ++i) {
+    if (grads[i].is_none() || !IsSparse(grads[i])) continue;
+    if ((*reqs)[i] == kNullOp) {
+      (*core_grads)[i] = NDArray();  // never written: the Executor gets no array
+      continue;
+    }
+    grads_.push_back({i, grads[i], dense_like(grads[i]), (*reqs)[i]});
+    (*core_grads)[i] = grads_.back().dense;
+    (*reqs)[i] = kWriteTo;  // this backward's gradient; 'add' is done in AfterBackward
+  }
+}
+
+void SparseStorage::BeforeForward() const {
+  for (const Pair& p : args_) DenseInto(p.front, p.dense);
+}
+
+std::vector<char> SparseStorage::Mark(const RowPlan& plan, int64_t rows) const {
+  // A flag per row (not a sort of the indices): a csr batch names each column many times.
+  std::vector<char> mark(static_cast<size_t>(rows), 0);
+  auto set = [&](int64_t r) {
+    if (r >= 0 && r < rows) mark[static_cast<size_t>(r)] = 1;
+  };
+  for (const RowSource& src : plan) {
+    const NDArray& a = front_args_[src.arg];
+    if (src.kind == RowSource::Kind::kIndexValues) {
+      const std::vector<double> values = HostValues(a);
+      for (size_t i = 0; i < values.size(); ++i) {
+        const auto row = static_cast<int64_t>(values[i]);
+        if (row < 0 || row >= src.bound) {
+          Fail(
+              "{}: data[{}] = {} is outside the weight's rows [0, {}) (MXNet: SparseEmbedding input contains data "
+              "out of bound)",
+              src.node, i, values[i], src.bound);
+        }
+        set(row);
+      }
+    } else if (src.kind == RowSource::Kind::kCsrColumns) {
+      for (int64_t c : HostIndices(a.aux_ndarray(kCSRIndices))) set(c);
+    } else {
+      const std::vector<char> keep = src.within ? Mark(*src.within, rows) : std::vector<char>();
+      auto add = [&](int64_t r) {
+        if (!src.within || (r >= 0 && r < rows && keep[static_cast<size_t>(r)])) set(r);
+      };
+      if (a.storage_type() == StorageType::kRowSparse) {
+        for (int64_t r : HostIndices(a.aux_ndarray(kRowSparseIndices))) add(r);
+      } else {
+        for (int64_t r = 0; r < a.GetShape()[0]; ++r) add(r);
+      }
+    }
+  }
+  return mark;
+}
+
+void SparseStorage::AfterBackward() const {
+  for (const Pair& p : grads_) {
+    std::optional<std::vector<int64_t>> rows;
+    if (plans_[p.arg]) {
+      const std::vector<char> mark = Mark(*plans_[p.arg], p.front.GetShape()[0]);
+      rows.emplace();
+      for (size_t r = 0; r < mark.size(); ++r)
+        if (mark[r]) rows->push_back(static_cast<int64_t>(r));
+    }
+    NDArray dense = p.dense;
+    if (p.req == kAddTo) {
+      dense = CastStorage(p.front, StorageType::kDefault) + p.dense;
+      if (rows && p.front.storage_type() == StorageType::kRowSparse) {
+        const std::vector<int64_t> held = HostIndices(p.front.aux_ndarray(kRowSparseIndices));
+        rows->insert(rows->end(), held.begin(), held.end());
+        SortUnique(&*rows);
+      }
+    }
+    std::optional<NDArray> index;
+    if (rows) index = IndexArray(*rows, p.front.GetContext());
+    WriteSparse(dense, p.front, index);
+  }
+}
+
+}  // namespace weft::mx

@@ -1,0 +1,92 @@
+// Executors bound with sparse arguments or gradients (MXNet's storage types at bind).
+//
+// An argument's storage type is simple_bind's stype_dict entry, else its variable's
+// __storage_type__ attribute (mx.sym.var(stype=...)), else (bind) that of the array given. A
+// gradient is row_sparse where MXNet's backward storage inference makes it so, by MXNet's rules
+// for the ops that give row_sparse gradients:
+//   Embedding with sparse_grad=True (_contrib_SparseEmbedding), weight: stores the rows data names
+//       (data must be an argument; MXNet refuses indices outside [0, input_dim), as here);
+//   dot(lhs, rhs) with csr lhs and neither transpose: rhs's gradient stores the columns lhs
+//       stores (lhs a csr argument, or one through element-wise ops that keep its stored
+//       elements in MXNet: square, sqrt, abs, sign, negative, _mul_scalar, ...);
+//   _square_sum(data) of a row_sparse argument: stores data's stored rows; when its output is
+//       row_sparse (axis=1, keepdims) and that output's gradient row_sparse, the rows both store.
+// An argument's gradient is row_sparse when every use of it gives a row_sparse one (MXNet's sum
+// of row_sparse gradients stays row_sparse); any other use, or being a graph output, makes it
+// dense, as in MXNet. These are the rows MXNet's kernels store, zero or not.
+//
+// weft's graph is dense: the Executor runs on dense arrays. Before each forward every sparse
+// argument is written into its dense copy; after each backward every row_sparse gradient
+// receives those rows of the dense gradient (DenseInto / WriteSparse of storage_fallback.h, the
+// imperative fallback's conversions). grad_req 'add' adds into the rows a row_sparse gradient
+// already stores (it then stores the union). The frontend sees only the sparse arrays.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/executor.h"
+#include "weft/ndarray.h"
+#include "weft/symbol.h"
+
+namespace weft::mx {
+
+/// One contribution to the rows a row_sparse gradient stores.
+struct RowSource {
+  enum class Kind { kIndexValues, kCsrColumns, kStoredRows };
+  Kind kind = Kind::kIndexValues;
+  size_t arg = 0;     ///< the argument whose array names the rows
+  int64_t bound = 0;  ///< kIndexValues: the weight's rows (Embedding's input_dim)
+  std::string node;   ///< the node that uses the weight, for messages
+  /// kStoredRows: only the rows the op output's gradient stores too (nullopt: every stored row).
+  std::optional<std::vector<RowSource>> within;
+};
+/// The rows of a gradient: the union of its sources' rows.
+using RowPlan = std::vector<RowSource>;
+
+class SparseStorage {
+ public:
+  /// Plans the gradients' storage of `symbol` whose arguments (ListArguments order) have
+  /// storage types `arg_stypes`.
+  SparseStorage(const Symbol& symbol, std::vector<StorageType> arg_stypes);
+
+  /// The storage type MXNet gives argument i's gradient (row_sparse or default).
+  StorageType grad_stype(size_t i) const;
+  /// True when no argument is sparse and no gradient row_sparse: the Executor can run the
+  /// frontend's arrays directly.
+  bool all_dense() const;
+
+  /// Takes the frontend's arrays (ListArguments order; grads none where there is none) and
+  /// returns in *core_args / *core_grads the dense arrays the Executor binds (the same arrays
+  /// where dense); *reqs becomes the Executor's (write for a row_sparse gradient, whose 'add'
+  /// this class does).
+  void Attach(const std::vector<NDArray>& args, const std::vector<NDArray>& grads, std::vector<NDArray>* core_args,
+              std::vector<NDArray>* core_grads, std::vector<OpReqType>* reqs);
+  /// Writes every sparse argument into its dense copy (before Executor::Forward).
+  void BeforeForward() const;
+  /// Writes every sparse gradient from its dense one (after Executor::Backward). Throws
+  /// weft::Error for an Embedding index outside the weight's rows.
+  void AfterBackward() const;
+
+ private:
+  struct Pair {
+    size_t arg;
+    NDArray front, dense;
+    OpReqType req;
+  };
+  // A flag per row of a gradient with `rows` rows: set where `plan` stores the row.
+  std::vector<char> Mark(const RowPlan& plan, int64_t rows) const;
+
+  std::vector<StorageType> arg_stypes_;
+  std::vector<std::optional<RowPlan>> plans_;  // per argument: set where the gradient is row_sparse
+  std::vector<NDArray> front_args_;
+  std::vector<Pair> args_, grads_;
+};
+
+/// The arguments' storage types of `symbol` (ListArguments order): `given` by name (stype_dict)
+/// first, else the variable's __storage_type__ attribute, else default.
+std::vector<StorageType> ArgStorageTypes(const Symbol& symbol, const std::map<std::string, StorageType>& given);
+
+}  // namespace weft::mx

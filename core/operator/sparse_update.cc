@@ -1,0 +1,114 @@
+// Lazy optimizer updates on row_sparse gradients (weft/sparse_update.h): gather the gradient's
+// rows of the weight and states, run the op's dense kernel on them, scatter them back.
+#include "weft/sparse_update.h"
+
+#include <numeric>
+
+#include "weft/imperative.h"
+#include "weft/op_info.h"
+#include "weft/sparse.h"
+
+namespace weft {
+namespace {
+
+bool IsRsp(const NDArray& a) { return a.storage_type() == StorageType::kRowSparse; }
+bool DenseOrRsp(const NDArray& a) { return a.storage_type() == StorageType::kDefault || IsRsp(a); }
+
+bool IsTrue(const std::map<std::string, std::string>& params, const char* name, bool fallback) {
+  auto it = params.find(name);
+  if (it == params.end()) return fallback;
+  return it->second == "True" || it->second == "true" || it->second == "1";
+}
+
+bool StoresEveryRow(const NDArray& a) { return a.storage_shape()[0] == a.GetShape()[0]; }
+
+// Makes row_sparse `a` store every row with its present values (zeros in the rows it lacked).
+void StoreEveryRow(const NDArray& a) {
+  const NDArray values = CastStorage(a, StorageType::kDefault);
+  const auto rows = static_cast<size_t>(a.GetShape()[0]);
+  NDArray indices(Shape{static_cast<int64_t>(rows)}, a.GetContext(), false, a.aux_type(kRowSparseIndices));
+  if (a.aux_type(kRowSparseIndices) == DType::kInt32) {
+    std::vector<int32_t> idx(rows);
+    std::iota(idx.begin(), idx.end(), 0);
+    indices.SyncCopyFromCPUBytes(idx.data(), rows * sizeof(int32_t));
+  } else {
+    std::vector<int64_t> idx(rows);
+    std::iota(idx.begin(), idx.end(), 0);
+    indices.SyncCopyFromCPUBytes(idx.data(), rows * sizeof(int64_t));
+  }
+  NDArray target = a;  // the parts are replaced for every view of `a`
+  target.SyncCopyFromNDArray(values, -1);
+  target.SyncCopyFromNDArray(indices, kRowSparseIndices);
+}
+
+// The dense array of every row of `a`: `a` itself, or the values of a row_sparse array storing
+// every row (its indices are then 0..rows-1, so its values are laid out as the dense array).
+NDArray EveryRow(const std::string& op, const NDArray& a, bool is_weight) {
+  if (!IsRsp(a)) return a;
+  if (!StoresEveryRow(a)) {
+    if (is_weight) {
+      Fail(
+          "{}: the row_sparse weight stores {} of its {} rows; a lazy update needs a row_sparse weight with every "
+          "row stored (as MXNet), or a dense weight",
+          op, a.storage_shape()[0], a.GetShape()[0]);
+    }
+    StoreEveryRow(a);
+  }
+  return a.data_ndarray();
+}
+
+}  // namespace
+
+bool IsLazyUpdate(const std::string& op, const std::map<std::string, std::string>& params,
+                  const std::vector<NDArray>& inputs) {
+  if (inputs.size() < 2 || !IsRsp(inputs[1])) return false;
+  auto all = [&](auto pred) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (i != 1 && !pred(inputs[i])) return false;
+    return true;
+  };
+  if (op == "sgd_update" || op == "sgd_mom_update" || op == "adam_update")
+    return IsTrue(params, "lazy_update", true) && all(DenseOrRsp);
+  if (op == "ftrl_update") return all(IsRsp);
+  if (op == "_sparse_adagrad_update") return all(DenseOrRsp);
+  return false;
+}
+
+void LazyUpdate(const std::string& op, const std::map<std::string, std::string>& params, const NDArray& weight,
+                const NDArray& grad, const std::vector<NDArray>& states) {
+  WEFT_CHECK(IsRsp(grad), "{}: a lazy update takes a row_sparse gradient, not {}", op,
+             StorageTypeName(grad.storage_type()));
+  WEFT_CHECK(grad.GetShape() == weight.GetShape(), "{}: the gradient's shape {} differs from the weight's {}", op,
+             grad.GetShape(), weight.GetShape());
+  const std::optional<OpInfo> info = FindOpInfo(op);
+  WEFT_CHECK(info.has_value(), "lazy update: unknown operator '{}'", op);
+  WEFT_CHECK(static_cast<size_t>(info->num_aux) == states.size(), "{}: {} states given, the op has {}", op,
+             states.size(), info->num_aux);
+  grad.SyncCheckFormat(false);
+  const int64_t count = grad.storage_shape()[0];
+  if (count == 0) return;  // MXNet: a gradient with no stored row changes nothing
+  std::vector<NDArray> full{EveryRow(op, weight, true)};
+  for (size_t i = 0; i < states.size(); ++i) full.push_back(EveryRow(op, states[i], false));
+  const NDArray rows = grad.aux_ndarray(kRowSparseIndices);
+  std::vector<NDArray> gathered;
+  for (const NDArray& a : full) gathered.push_back(InvokeOne("take", {a, rows}, {{"axis", "0"}, {"mode", "clip"}}));
+  ImperativeCall call;
+  call.op = op;
+  call.params = params;
+  call.inputs = {gathered[0], grad.data_ndarray()};
+  call.inputs.insert(call.inputs.end(), gathered.begin() + 1, gathered.end());
+  std::vector<NDArray> out{gathered[0]};
+  Invoke(call, &out);
+  // _scatter_set_nd addresses rows by an index array of shape (1, count).
+  const NDArray positions = rows.Reshape(Shape{1, count});
+  for (size_t i = 0; i < full.size(); ++i) {
+    std::vector<NDArray> target{full[i]};
+    ImperativeCall scatter;
+    scatter.op = "_scatter_set_nd";
+    scatter.inputs = {full[i], gathered[i], positions};
+    scatter.params = {{"shape", full[i].GetShape().ToString()}};
+    Invoke(scatter, &target);
+  }
+}
+
+}  // namespace weft
