@@ -140,8 +140,11 @@ void Alloc(const std::vector<NDArray>& arrays) {
     if (!a.is_none()) a.CheckAndAlloc();
 }
 
+// A none array (a req-null output nobody wants) goes to the kernel without memory but with the
+// dtype the node was prepared for, so that a kernel that looks at it (typed access) is not told
+// float32 in a float64 node.
 std::vector<weft_tensor> Tensors(const std::vector<NDArray>& arrays, const std::vector<std::vector<int64_t>>& dims,
-                                 int32_t device) {
+                                 const std::vector<DType>& dtypes, int32_t device) {
   std::vector<weft_tensor> out(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     weft_tensor& t = out[i];
@@ -149,6 +152,7 @@ std::vector<weft_tensor> Tensors(const std::vector<NDArray>& arrays, const std::
     t.device = device;
     t.ndim = static_cast<int32_t>(dims[i].size());
     t.shape = dims[i].data();
+    t.dtype = static_cast<int32_t>(dtypes[i]);
     if (arrays[i].is_none()) continue;
     t.data = arrays[i].dptr();
     t.offset = arrays[i].offset();
@@ -176,9 +180,9 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
                                   const std::vector<NDArray>& outputs, const std::vector<int32_t>& req,
                                   const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const {
   const int32_t device = static_cast<int32_t>(ctx.GetDeviceId());
-  std::vector<weft_tensor> in = Tensors(inputs, in_dims, device);
-  std::vector<weft_tensor> out = Tensors(outputs, out_dims, device);
-  std::vector<weft_tensor> ax = Tensors(aux, aux_dims, device);
+  std::vector<weft_tensor> in = Tensors(inputs, in_dims, sig.in_dtypes, device);
+  std::vector<weft_tensor> out = Tensors(outputs, out_dims, sig.out_dtypes, device);
+  std::vector<weft_tensor> ax = Tensors(aux, aux_dims, sig.aux_dtypes, device);
   // Content stamps only for a call that computes before returning: a kernel queued on a stream
   // runs after this function has freed the array (the SDK allows NULL: "unknown, never cache").
   std::vector<uint64_t> stamps;
