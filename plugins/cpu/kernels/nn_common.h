@@ -20,6 +20,16 @@ using weft::sdk::TensorDesc;
 
 inline constexpr uint64_t kF32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
 
+/// Calls f(float{}) or f(double{}) for a float32 or float64 `dtype`: a kernel's Compute picks its
+/// typed body with `WithFloatType(dtype_, [&](auto t) { Run<decltype(t)>(c); });`.
+template <class F>
+void WithFloatType(int32_t dtype, F&& f) {
+  if (dtype == WEFT_DTYPE_FLOAT64)
+    f(double{});
+  else
+    f(float{});
+}
+
 /// Throws WEFT_ERR_UNSUPPORTED naming the op unless every input/output/aux is float32.
 void RequireFloat32(const KernelSetup& s);
 

@@ -140,10 +140,7 @@ class CTCLossForward {
   }
 
   void Compute(const KernelCall& c) const {
-    if (dtype_ == WEFT_DTYPE_FLOAT64)
-      Run<double>(c);
-    else
-      Run<float>(c);
+    WithFloatType(dtype_, [&](auto t) { Run<decltype(t)>(c); });
   }
 
  private:
@@ -217,10 +214,7 @@ class CTCLossBackward {
     dtype_ = grad.dtype;
   }
   void Compute(const KernelCall& c) const {
-    if (dtype_ == WEFT_DTYPE_FLOAT64)
-      Run<double>(c);
-    else
-      Run<float>(c);
+    WithFloatType(dtype_, [&](auto t) { Run<decltype(t)>(c); });
   }
 
  private:

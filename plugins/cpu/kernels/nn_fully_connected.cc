@@ -113,10 +113,7 @@ class FcBackward {
       Invalid(s, "out_grad " + ShapeString(s.inputs[0]) + " must be N x num_hidden");
   }
   void Compute(const KernelCall& c) const {
-    if (dtype_ == WEFT_DTYPE_FLOAT64)
-      Run<double>(c);
-    else
-      Run<float>(c);
+    WithFloatType(dtype_, [&](auto t) { Run<decltype(t)>(c); });
   }
 
  private:
