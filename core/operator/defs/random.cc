@@ -110,7 +110,21 @@ void RegisterRandomOps(OpRegistry& r) {
       LikeSampler<sdk::UniformParam>("_random_uniform_like", std::string(kUniform) + " Shape and dtype are data's."));
   r.Register(
       LikeSampler<sdk::NormalParam>("_random_normal_like", std::string(kNormal) + " Shape and dtype are data's."));
-  // MXNet 1.9.1's aliases of these ops (no more: there is no "randint" or "uniform_like").
+  const std::string like = " Shape and dtype are data's.";
+  r.Register(LikeSampler<sdk::ExponentialParam>("_random_exponential_like",
+                                                "Samples from the exponential distribution of rate lam." + like));
+  r.Register(LikeSampler<sdk::GammaParam>("_random_gamma_like",
+                                          "Samples from the gamma distribution of shape alpha and scale beta." + like));
+  r.Register(LikeSampler<sdk::PoissonParam>("_random_poisson_like",
+                                            "Samples from the Poisson distribution of mean lam." + like));
+  r.Register(LikeSampler<sdk::NegativeBinomialParam>(
+      "_random_negative_binomial_like",
+      "Samples from the negative binomial distribution of k successes of probability p." + like));
+  r.Register(LikeSampler<sdk::GeneralizedNegativeBinomialParam>(
+      "_random_generalized_negative_binomial_like",
+      "Samples from the generalized negative binomial distribution of mean mu and dispersion alpha." + like));
+  // MXNet 1.9.1's aliases of these ops (no more: there is no "randint" or "uniform_like"; mx.nd.random's
+  // *_like functions call the _random_*_like names).
   for (const char* op : {"uniform", "normal"}) r.AddAlias(op, std::string("_random_") + op);
   for (const char* op : {"uniform", "normal", "randint", "exponential", "gamma", "poisson", "negative_binomial",
                          "generalized_negative_binomial"})

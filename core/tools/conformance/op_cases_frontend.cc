@@ -247,6 +247,12 @@ void RandomCases(std::vector<OpCase>& v) {
       Case("_random_randint", {{"low", "0"}, {"high", "1000000"}, {"shape", "(1000,)"}, {"dtype", "int64"}}, {})));
   v.push_back(NoGrad(Case("_random_uniform_like", {{"low", "5"}, {"high", "6"}}, {In(Shape{20, 50})})));
   v.push_back(NoGrad(Case("_random_normal_like", {{"loc", "-1"}, {"scale", "0.5"}}, {In(Shape{10, 10, 10})})));
+  v.push_back(NoGrad(Case("_random_exponential_like", {{"lam", "2"}}, {In(Shape{100, 100})})));
+  v.push_back(NoGrad(Case("_random_gamma_like", {{"alpha", "2"}, {"beta", "0.5"}}, {In(Shape{100, 100})})));
+  v.push_back(NoGrad(Case("_random_poisson_like", {{"lam", "3"}}, {In(Shape{100, 100})})));
+  v.push_back(NoGrad(Case("_random_negative_binomial_like", {{"k", "3"}, {"p", "0.4"}}, {In(Shape{100, 100})})));
+  v.push_back(NoGrad(
+      Case("_random_generalized_negative_binomial_like", {{"mu", "2"}, {"alpha", "0.3"}}, {In(Shape{100, 100})})));
   v.push_back(NoGrad(Case("_random_negative_binomial", {{"k", "3"}, {"p", "0.4"}, {"shape", "(100, 100)"}}, {})));
   v.push_back(NoGrad(
       Case("_random_generalized_negative_binomial", {{"mu", "2"}, {"alpha", "0.3"}, {"shape", "(100, 100)"}}, {})));

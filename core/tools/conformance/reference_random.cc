@@ -185,9 +185,11 @@ void Shuffle(Call& c) {
 }  // namespace
 
 void RegisterRandomReferences(Table& t) {
-  for (const char* op : {"_random_uniform", "_random_normal", "_random_randint", "_random_exponential", "_random_gamma",
-                         "_random_poisson", "_random_negative_binomial", "_random_generalized_negative_binomial",
-                         "_random_uniform_like", "_random_normal_like"})
+  for (const char* op :
+       {"_random_uniform", "_random_normal", "_random_randint", "_random_exponential", "_random_gamma",
+        "_random_poisson", "_random_negative_binomial", "_random_generalized_negative_binomial", "_random_uniform_like",
+        "_random_normal_like", "_random_exponential_like", "_random_gamma_like", "_random_poisson_like",
+        "_random_negative_binomial_like", "_random_generalized_negative_binomial_like"})
     t[op] = Sampler;
   for (const char* op : {"_sample_uniform", "_sample_normal", "_sample_gamma", "_sample_exponential", "_sample_poisson",
                          "_sample_negative_binomial", "_sample_generalized_negative_binomial"})

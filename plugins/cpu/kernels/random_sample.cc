@@ -66,9 +66,11 @@ class SampleKernel {
 
 void RegisterRandomKernels(KernelTable& t) {
   constexpr uint64_t kFloats = kFloatMask | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16);
-  for (const char* op : {"_random_uniform", "_random_normal", "_random_exponential", "_random_gamma", "_random_poisson",
-                         "_random_negative_binomial", "_random_generalized_negative_binomial", "_random_uniform_like",
-                         "_random_normal_like"})
+  for (const char* op :
+       {"_random_uniform", "_random_normal", "_random_exponential", "_random_gamma", "_random_poisson",
+        "_random_negative_binomial", "_random_generalized_negative_binomial", "_random_uniform_like",
+        "_random_normal_like", "_random_exponential_like", "_random_gamma_like", "_random_poisson_like",
+        "_random_negative_binomial_like", "_random_generalized_negative_binomial_like"})
     t.Add<SampleKernel>(op, kFloats);
   t.Add<SampleKernel>("_random_randint", WEFT_DTYPE_BIT(WEFT_DTYPE_INT32) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT64));
 }

@@ -91,3 +91,17 @@ def test_symbolic_sampler_is_seeded_when_pushed_and_differentiates(mx, dtype):
     for d in draws[1:]:
         np.testing.assert_array_equal(d, draws[0])
     assert draws[0].min() >= -1.5 and draws[0].max() <= 3.0 and draws[0].std() > 0.5
+
+
+def test_every_like_sampler_takes_the_data_shape_and_dtype(mx):
+    # mx.nd.random.*_like call MXNet's _random_*_like ops; means over 10^5 draws within 5 standard
+    # errors of the law's (the distributions themselves are checked by the conformance suite).
+    x = mx.nd.zeros((200, 500), dtype='float64')
+    cases = [('exponential_like', dict(lam=2.0), 0.5, 0.25), ('gamma_like', dict(alpha=2.0, beta=0.5), 1.0, 0.5),
+             ('poisson_like', dict(lam=3.0), 3.0, 3.0), ('negative_binomial_like', dict(k=3, p=0.4), 4.5, 11.25),
+             ('generalized_negative_binomial_like', dict(mu=2.0, alpha=0.3), 2.0, 3.2),
+             ('uniform_like', dict(low=1.0, high=3.0), 2.0, 1 / 3), ('normal_like', dict(loc=-1.0, scale=2.0), -1.0, 4.0)]
+    for name, kw, mean, var in cases:
+        y = getattr(mx.nd.random, name)(x, **kw)
+        assert y.shape == x.shape and y.dtype == np.float64, name
+        assert abs(float(y.mean().asscalar()) - mean) < 5 * (var / y.size) ** 0.5, name

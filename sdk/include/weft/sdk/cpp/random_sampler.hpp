@@ -165,16 +165,18 @@ struct Sampler {
   double p = 0, q = 1;        // the float parameters, in the op's attribute order
   int64_t low = 0, high = 1;  // randint's bounds
 
-  /// The sampler of the kernel's op (_random_uniform, ..., _random_uniform_like,
-  /// _random_normal_like), its parameters read from the op's typed structs (weft/sdk/ops/random.hpp)
-  /// with MXNet's defaults. Throws sdk::Error for an attribute that does not parse.
+  /// The sampler of the kernel's op (_random_uniform, ..., and each one's _like form, whose shape
+  /// and dtype are its input's), its parameters read from the op's typed structs
+  /// (weft/sdk/ops/random.hpp) with MXNet's defaults. Throws sdk::Error for an attribute that does
+  /// not parse.
   static Sampler FromOp(const KernelSetup& k) {
-    const std::string& op = k.op_name;
+    std::string op = k.op_name;
+    if (op.ends_with("_like")) op.resize(op.size() - 5);  // the same law and attributes
     Sampler s;
-    if (op == "_random_uniform" || op == "_random_uniform_like") {
+    if (op == "_random_uniform") {
       const auto a = k.Params<UniformParam>();
       s.p = a.low, s.q = a.high;
-    } else if (op == "_random_normal" || op == "_random_normal_like") {
+    } else if (op == "_random_normal") {
       const auto a = k.Params<NormalParam>();
       s.dist = Distribution::kNormal, s.p = a.loc, s.q = a.scale;
     } else if (op == "_random_randint") {
