@@ -23,6 +23,9 @@ KNOWN = {
     '_random_uniform_like': 'weft lists data before low, high (MXNet after)',
     '_random_normal_like': 'weft lists data before loc, scale (MXNet after)',
 }
+for _op in ('exponential', 'gamma', 'poisson', 'negative_binomial', 'generalized_negative_binomial'):
+    KNOWN['_random_%s_like' % _op] = "weft lists data before the law's attributes (MXNet after)"
+
 # MXNet lists the samplers' second parameter array after shape and dtype; weft lists both arrays
 # first. The generated functions take the arrays first either way.
 for _op in ('uniform', 'normal', 'gamma', 'negative_binomial', 'generalized_negative_binomial'):
