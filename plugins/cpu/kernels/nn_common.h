@@ -39,7 +39,8 @@ void RequireFloat32(const KernelSetup& s);
 int32_t RequireFloatDType(const KernelSetup& s);
 
 /// Output i as T*, or nullptr when the call does not want it (req null): such an output may come
-/// as a placeholder of another dtype, which Tensor::data<T>() would refuse.
+/// as a placeholder without memory (weft's host gives it the node's dtype; the SDK does not
+/// promise that), so a kernel skips it rather than ask for its data.
 template <typename T>
 T* WantedOutput(const KernelCall& c, size_t i) {
   return c.req[i] == WEFT_REQ_NULL ? nullptr : c.outputs[i].data<T>();

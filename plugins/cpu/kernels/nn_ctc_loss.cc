@@ -189,7 +189,7 @@ class CTCLossForward {
         loss[n] = static_cast<T>(
             SequenceLoss(seqs[n], x + n * classes_, grad + n * classes_, step, frames_, classes_, blank));
     });
-    if (c.req[0] != WEFT_REQ_NULL) sdk::StoreReq(c.req[0], c.outputs[0].data<T>(), loss.data(), batch_);
+    if (T* out = WantedOutput<T>(c, 0)) sdk::StoreReq(c.req[0], out, loss.data(), batch_);
     if (!scratch.empty()) sdk::StoreReq(c.req[1], c.outputs[1].data<T>(), scratch.data(), c.outputs[1].size());
   }
 
@@ -220,18 +220,16 @@ class CTCLossBackward {
  private:
   template <typename T>
   void Run(const KernelCall& c) const {
-    if (c.req[0] != WEFT_REQ_NULL) {
+    if (T* gx = WantedOutput<T>(c, 0)) {
       const T* og = c.inputs[0].data<T>();
       const T* g = c.inputs[3].data<T>();
-      T* gx = c.outputs[0].data<T>();
       const int64_t n = c.outputs[0].size();
       sdk::WithReq(c.req[0], [&](auto assign) {
         for (int64_t i = 0; i < n; ++i) assign(gx[i], g[i] * og[(i % step_) / classes_]);
       });
     }
-    // Req-null outputs may come without memory (the host skips them): never touch those.
     for (size_t o = 1; o < c.outputs.size(); ++o)
-      if (c.req[o] != WEFT_REQ_NULL) sdk::FillReq(c.req[o], c.outputs[o].data<T>(), T(0), c.outputs[o].size());
+      if (T* z = WantedOutput<T>(c, o)) sdk::FillReq(c.req[o], z, T(0), c.outputs[o].size());
   }
   int64_t step_ = 1, classes_ = 1;
   int32_t dtype_ = WEFT_DTYPE_FLOAT32;
