@@ -137,6 +137,15 @@ void KVStore::Pull(const std::vector<std::string>& keys, const std::vector<std::
   for (size_t i = 0; i < keys.size(); ++i) Pull(keys[i], outs[i], priority);
 }
 
+void KVStore::PullRowSparse(int key, const std::vector<NDArray>& outs, const std::vector<NDArray>& row_ids,
+                            int priority) {
+  impl_->PullRowSparse(IntKey(key), outs, row_ids, priority);
+}
+void KVStore::PullRowSparse(const std::string& key, const std::vector<NDArray>& outs,
+                            const std::vector<NDArray>& row_ids, int priority) {
+  impl_->PullRowSparse(StrKey(key), outs, row_ids, priority);
+}
+
 void KVStore::PushPull(int key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs, int priority) {
   impl_->PushPull(IntKey(key), values, outs.empty() ? values : outs, priority);
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/untrusted.h"
+#include "ndarray/sparse_rows.h"
 
 namespace weft {
 
@@ -80,6 +81,24 @@ void KVStore::Impl::Pull(const Key& key, const std::vector<NDArray>& outs, int p
   const KeyInfo& info = Find(key, "Pull");
   for (size_t i = 0; i < outs.size(); ++i) CheckArray(key, info, outs[i], "Pull", "out", i);
   PullImpl(key, outs, priority);
+}
+
+void KVStore::Impl::PullRowSparse(const Key& key, const std::vector<NDArray>& outs, const std::vector<NDArray>& row_ids,
+                                  int priority) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const KeyInfo& info = Find(key, "row_sparse_pull");
+  WEFT_CHECK(outs.size() == row_ids.size(), "KVStore({}) row_sparse_pull of key {}: {} outs but {} row_ids arrays",
+             type_, key.display(), outs.size(), row_ids.size());
+  std::vector<std::vector<int64_t>> rows;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    CheckArray(key, info, outs[i], "row_sparse_pull", "out", i);
+    WEFT_CHECK(outs[i].storage_type() == StorageType::kRowSparse,
+               "KVStore({}) row_sparse_pull of key {}: out {} is {}; row_sparse_pull writes row_sparse arrays (use "
+               "Pull for a dense out)",
+               type_, key.display(), i, StorageTypeName(outs[i].storage_type()));
+    rows.push_back(RowSparsePullRows(row_ids[i], info.shape.ndim() == 0 ? 0 : info.shape[0]));
+  }
+  PullRowSparseImpl(key, outs, rows, priority);
 }
 
 void KVStore::Impl::PushPull(const Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,

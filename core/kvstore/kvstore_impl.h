@@ -86,6 +86,8 @@ class WEFT_HIDDEN KVStore::Impl {
   void Push(const kv::Key& key, const std::vector<NDArray>& values, int priority);
   void Pull(const kv::Key& key, const std::vector<NDArray>& outs, int priority);
   void PushPull(const kv::Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs, int priority);
+  void PullRowSparse(const kv::Key& key, const std::vector<NDArray>& outs, const std::vector<NDArray>& row_ids,
+                     int priority);
   void SetOptimizer(std::unique_ptr<Optimizer> optimizer);
   Optimizer* optimizer() const;
   void SetUpdater(Updater updater);
@@ -112,6 +114,10 @@ class WEFT_HIDDEN KVStore::Impl {
   virtual void PushImpl(const kv::Key& key, const std::vector<NDArray>& values, int priority) = 0;
   /// One pull of `key` into outs of the key's shape and dtype (possibly none given).
   virtual void PullImpl(const kv::Key& key, const std::vector<NDArray>& outs, int priority) = 0;
+  /// A row_sparse_pull of `key` into `outs` (row_sparse, of the key's shape and dtype) of the rows
+  /// `rows[i]` (sorted, unique, in range), synchronous.
+  virtual void PullRowSparseImpl(const kv::Key& key, const std::vector<NDArray>& outs,
+                                 const std::vector<std::vector<int64_t>>& rows, int priority) = 0;
   /// A Push of `values` then a Pull into `outs` (checked as both). Default: PushImpl, PullImpl.
   /// Stores may fuse the two (the Gloo store allreduces into the out).
   virtual void PushPullImpl(const kv::Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,

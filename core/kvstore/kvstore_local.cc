@@ -1,6 +1,10 @@
 // weft core — KVStoreLocal (see kvstore_local.h).
 #include "kvstore/kvstore_local.h"
 
+#include <algorithm>
+
+#include "ndarray/sparse_rows.h"
+
 namespace weft::kv {
 
 KVStoreLocal::KVStoreLocal(std::string type, std::unique_ptr<Comm> comm)
@@ -43,6 +47,30 @@ void KVStoreLocal::UpdateStored(const Key& key, const NDArray& sum, int priority
 
 void KVStoreLocal::PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) {
   comm_->Broadcast(Stored(key), outs, priority);
+}
+
+void KVStoreLocal::PullRowSparseImpl(const Key& key, const std::vector<NDArray>& outs,
+                                     const std::vector<std::vector<int64_t>>& rows, int) {
+  FlushPending();
+  const NDArray& value = Stored(key);
+  const int64_t num_rows = value.GetShape()[0];
+  const size_t row_len = num_rows == 0 ? 0 : value.Size() / static_cast<size_t>(num_rows);
+  // Host values are read in place; a device's are copied to the host once.
+  std::vector<float> copy;
+  const float* base = nullptr;
+  if (value.GetContext().GetDeviceType() == "cpu") {
+    value.WaitToRead();
+    base = static_cast<const float*>(value.GetRawData());
+  } else {
+    value.SyncCopyToCPU(&copy);
+    base = copy.data();
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::vector<float> values(rows[i].size() * row_len);
+    for (size_t k = 0; k < rows[i].size(); ++k)
+      std::copy_n(base + static_cast<size_t>(rows[i][k]) * row_len, row_len, values.begin() + k * row_len);
+    SetRowSparseRows(outs[i], rows[i], values.data(), values.size() * sizeof(float));
+  }
 }
 
 void KVStoreLocal::OnGradientCompressionChanged() { comm_->SetGradientCompression(compression()); }

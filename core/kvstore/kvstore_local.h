@@ -30,6 +30,9 @@ class KVStoreLocal : public KVStore::Impl {
   bool InitSharedImpl(const Key& key, const NDArray& value) override;
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
+  /// Gathers the rows from the stored value (after FlushPending); nothing travels.
+  void PullRowSparseImpl(const Key& key, const std::vector<NDArray>& outs,
+                         const std::vector<std::vector<int64_t>>& rows, int priority) override;
   void OnGradientCompressionChanged() override;
 
   Comm& comm() { return *comm_; }

@@ -7,6 +7,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "ndarray/sparse_rows.h"
 #include "weft/engine.h"
 #include "weft/logging.h"
 #include "weft/rendezvous.h"
@@ -71,7 +72,7 @@ PsClient::~PsClient() {
 
 void PsClient::Call(int kind, int server, const std::string& key, const float* send, uint64_t send_count, float* recv,
                     uint64_t recv_count, Done done) {
-  static const char* kinds[] = {"", "init", "push", "pull", "command"};
+  static const char* kinds[] = {"", "init", "push", "pull", "command", "row_sparse_pull"};
   auto st = std::make_unique<CallState>();
   const size_t colon = key.find(':');  // the wire key is "<opt index>:<key>": name the key
   st->what = kind == WEFT_PS_COMMAND
@@ -281,6 +282,68 @@ void KVStorePS::PushImpl(const Key& key, const std::vector<NDArray>& values, int
 void KVStorePS::PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) {
   if (ps_) Issue(WEFT_PS_PULL, key, Stored(key), Stored(key), priority);
   KVStoreLocal::PullImpl(key, outs, priority);
+}
+
+void KVStorePS::PullRowSparseImpl(const Key& key, const std::vector<NDArray>& outs,
+                                  const std::vector<std::vector<int64_t>>& rows, int priority) {
+  if (!ps_) {
+    KVStoreLocal::PullRowSparseImpl(key, outs, rows, priority);
+    return;
+  }
+  const KeyPlan& plan = plans_.at(key.id());
+  const int64_t num_rows = plan.shape.ndim() == 0 ? 0 : plan.shape[0];
+  const int64_t row_len = num_rows == 0 ? 0 : static_cast<int64_t>(plan.shape.Size()) / num_rows;
+  Stored(key).WaitToWrite();  // this worker's earlier pushes of the key have been answered
+  for (size_t o = 0; o < outs.size(); ++o) {
+    std::vector<float> values(rows[o].size() * static_cast<size_t>(row_len));
+    // Per part: the request (int64 row_len, part begin, ids) and, per row asked, where its
+    // elements in that part go in `values`.
+    struct Ask {
+      std::vector<int64_t> request;
+      std::vector<std::pair<size_t, size_t>> pieces;  // (offset in values, elements)
+      std::vector<float> reply;
+    };
+    std::vector<Ask> asks(plan.parts.size());
+    std::vector<std::future<void>> done;
+    for (size_t pi = 0; pi < plan.parts.size(); ++pi) {
+      const Part& p = plan.parts[pi];
+      const auto begin = static_cast<int64_t>(p.begin), end = begin + static_cast<int64_t>(p.count);
+      Ask& a = asks[pi];
+      a.request = {row_len, begin};
+      for (size_t k = 0; k < rows[o].size(); ++k) {
+        const int64_t lo = std::max(rows[o][k] * row_len, begin), hi = std::min((rows[o][k] + 1) * row_len, end);
+        if (lo >= hi) continue;
+        a.request.push_back(rows[o][k]);
+        a.pieces.emplace_back(k * static_cast<size_t>(row_len) + static_cast<size_t>(lo - rows[o][k] * row_len),
+                              static_cast<size_t>(hi - lo));
+      }
+      if (a.pieces.empty()) continue;
+      size_t count = 0;
+      for (const auto& piece : a.pieces) count += piece.second;
+      a.reply.resize(count);
+      auto promise = std::make_shared<std::promise<void>>();
+      done.push_back(promise->get_future());
+      // The ids travel as int64: the transport moves bytes (2 float32 slots per id).
+      ps_->Call(WEFT_PS_PULL_ROWS, p.server, p.wire, reinterpret_cast<const float*>(a.request.data()),
+                a.request.size() * 2, a.reply.data(), a.reply.size(), [promise](std::exception_ptr e) {
+                  if (e)
+                    promise->set_exception(e);
+                  else
+                    promise->set_value();
+                });
+    }
+    for (auto& f : done) f.wait();  // every reply in (or failed) before `asks` may go
+    for (auto& f : done) f.get();
+    for (const Ask& a : asks) {
+      size_t at = 0;
+      for (const auto& [offset, n] : a.pieces) {
+        std::copy_n(a.reply.begin() + static_cast<std::ptrdiff_t>(at), n,
+                    values.begin() + static_cast<std::ptrdiff_t>(offset));
+        at += n;
+      }
+    }
+    SetRowSparseRows(outs[o], rows[o], values.data(), values.size() * sizeof(float));
+  }
 }
 
 void KVStorePS::BarrierLocked() {

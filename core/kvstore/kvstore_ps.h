@@ -15,7 +15,8 @@
 // 0's and answer the others'); Push sums this worker's devices first (Comm, as the local store;
 // 2-bit compression there), then sends each part; Pull receives every part into the worker's
 // copy, then copies it to the outs. Push and Pull are engine operations (asynchronous); a Pull
-// runs after the earlier Pushes of the key, and in dist_sync a Push completes when the server's
+// runs after the earlier Pushes of the key (PullRowSparse fetches only the rows asked for, see
+// PullRowSparseImpl), and in dist_sync a Push completes when the server's
 // round is complete. Barrier waits for this worker's earlier operations, then for every worker
 // (a command to server 0). SetOptimizer sends the optimizer (its Serialize(): type, parameters,
 // multipliers, counts; the LR scheduler is not sent) from rank 0 to every server, then a
@@ -117,6 +118,11 @@ class KVStorePS final : public KVStoreLocal {
   void InitImpl(const Key& key, const NDArray& value) override;
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
+  /// With servers: waits for this worker's earlier operations on the key, then asks each server
+  /// holding a part of a requested row for those rows only (WEFT_PS_PULL_ROWS: int64 row length,
+  /// the part's first element and the row ids; the reply is the rows' elements in that part).
+  void PullRowSparseImpl(const Key& key, const std::vector<NDArray>& outs,
+                         const std::vector<std::vector<int64_t>>& rows, int priority) override;
   void OnUpdaterChanged() override;
   std::map<std::string, NDArray> GatherOptimizerStates(std::string* meta_json) override;
   void ScatterOptimizerStates(const std::string& meta_json, const std::map<std::string, NDArray>& states) override;

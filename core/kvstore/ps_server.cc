@@ -7,8 +7,9 @@
 // optimizer's Update(opt index, stored, gradient), or, with no optimizer, the push replaces the
 // value — and answered at once. dist_sync: pushes are summed until every worker has pushed, then
 // applied once and all answered (so a worker's next Pull sees the round's result). Pulls are
-// answered with the stored value. Commands (JSON): mode, optimizer (type + Serialize() state,
-// from rank 0), barrier (server 0 answers when every worker asked), stop (a worker's goodbye).
+// answered with the stored value, row_sparse_pulls with the rows asked for (PullRows). Commands (JSON): mode, optimizer
+// (type + Serialize() state, from rank 0), barrier (server 0 answers when every worker asked), stop (a worker's
+// goodbye).
 //
 // Deadlines: a sync round, a barrier or a request waiting for rank 0's Init that stays open 3/4
 // of WEFT_KVSTORE_TIMEOUT (so that the server's error, which names the missing workers, reaches
@@ -213,6 +214,10 @@ class Server {
       p.waiting.push_back(std::move(q));
       return;
     }
+    if (q.kind == WEFT_PS_PULL_ROWS) {
+      PullRows(p, q);
+      return;
+    }
     WEFT_CHECK(q.kind == WEFT_PS_PULL || q.payload.size() == p.stored.Size(),
                "KVStore server {}: worker {} pushed {} elements of key {}, which holds {}", c_.rank, q.sender,
                q.payload.size(), p.name, p.stored.Size());
@@ -239,6 +244,33 @@ class Server {
         p.round_senders.clear();
       }
     }
+  }
+
+  // WEFT_PS_PULL_ROWS: the payload is int64 [row_len, part_begin, row ids...] (elements; the part
+  // holds elements [part_begin, part_begin + size) of the flat value); the reply is, row by row in
+  // the given order, the elements of each row that fall in this part. Only those bytes travel.
+  void PullRows(Part& p, const Request& q) {
+    const size_t n = q.payload.size() * sizeof(float) / sizeof(int64_t);
+    std::vector<int64_t> head(n);
+    if (n > 0) std::memcpy(head.data(), q.payload.data(), n * sizeof(int64_t));
+    WEFT_CHECK(n >= 2 && head[0] > 0 && head[1] >= 0,
+               "KVStore server {}: worker {} sent a malformed row_sparse_pull of key {} ({} bytes)", c_.rank, q.sender,
+               p.name, q.payload.size() * sizeof(float));
+    const int64_t row_len = head[0], begin = head[1], end = begin + static_cast<int64_t>(p.stored.Size());
+    p.stored.WaitToRead();
+    const auto* value = static_cast<const float*>(p.stored.GetRawData());
+    std::vector<float> reply;
+    for (size_t i = 2; i < n; ++i) {
+      const int64_t lo = std::max(head[i] * row_len, begin), hi = std::min((head[i] + 1) * row_len, end);
+      WEFT_CHECK(head[i] >= 0 && lo < hi,
+                 "KVStore server {}: worker {} asked for row {} of key {}, which this server's part "
+                 "(elements {} to {}) does not hold",
+                 c_.rank, q.sender, head[i], p.name, begin, end);
+      reply.insert(reply.end(), value + (lo - begin), value + (hi - begin));
+    }
+    LogDebug("KVStore server {}: row_sparse_pull of key {}: {} rows, {} bytes requested, {} bytes sent", c_.rank,
+             p.name, n - 2, n * sizeof(int64_t), reply.size() * sizeof(float));
+    Respond(q.id, reply.data(), reply.size() * sizeof(float));
   }
 
   void Apply(Part& p, std::vector<float> grad) {

@@ -4,6 +4,7 @@
 
 #include "dtype_convert.h"
 #include "sparse_parts.h"
+#include "sparse_rows.h"
 #include "weft/sparse.h"
 
 namespace weft {
@@ -161,39 +162,53 @@ void CastStorageInto(const NDArray& src, const NDArray& dst) {
     out.SyncCopyFromNDArray(IndexArray(hs.aux[i], dst.aux_type(i), ctx), static_cast<int>(i));
 }
 
-void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& dst) {
-  WEFT_CHECK(!src.is_none() && !row_ids.is_none() && !dst.is_none(), "row_sparse_pull: an array is none");
-  WEFT_CHECK(dst.storage_type() == StorageType::kRowSparse, "row_sparse_pull: the output must be row_sparse, not {}",
-             StorageTypeName(dst.storage_type()));
-  WEFT_CHECK(src.GetShape() == dst.GetShape() && src.GetDType() == dst.GetDType(),
-             "row_sparse_pull: the value {} {} and the output {} {} differ in shape or dtype", src.GetShape(),
-             DTypeName(src.GetDType()), dst.GetShape(), DTypeName(dst.GetDType()));
+std::vector<int64_t> RowSparsePullRows(const NDArray& row_ids, int64_t num_rows) {
+  WEFT_CHECK(!row_ids.is_none(), "row_sparse_pull: row_ids is a none array");
   WEFT_CHECK(row_ids.storage_type() == StorageType::kDefault, "row_sparse_pull: row_ids must be dense, not {}",
              StorageTypeName(row_ids.storage_type()));
-  const Shape shape = dst.GetShape();
   const std::vector<uint8_t> id_bytes = HostBytes(row_ids);
   const size_t id_elem = DTypeSize(row_ids.GetDType());
   std::vector<int64_t> rows(row_ids.Size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const double v = ndarray_detail::LoadAsDouble(id_bytes.data() + i * id_elem, row_ids.GetDType());
-    WEFT_CHECK(v >= 0 && v < static_cast<double>(shape[0]),
-               "row_sparse_pull: row_ids[{}] = {} is outside the {} rows of the value", i, v, shape[0]);
+    WEFT_CHECK(v >= 0 && v < static_cast<double>(num_rows),
+               "row_sparse_pull: row_ids[{}] = {} is outside the {} rows of the value", i, v, num_rows);
     rows[i] = static_cast<int64_t>(v);
   }
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+void SetRowSparseRows(const NDArray& dst, const std::vector<int64_t>& rows, const void* values, size_t bytes) {
+  WEFT_CHECK(dst.storage_type() == StorageType::kRowSparse, "row_sparse_pull: the output must be row_sparse, not {}",
+             StorageTypeName(dst.storage_type()));
+  Shape vshape = dst.GetShape();
+  vshape[0] = static_cast<int64_t>(rows.size());
+  NDArray part(vshape, dst.GetContext(), false, dst.GetDType());
+  WEFT_CHECK(bytes == part.Size() * DTypeSize(dst.GetDType()),
+             "row_sparse_pull: {} bytes of values for {} rows of shape {}", bytes, rows.size(), dst.GetShape());
+  if (bytes != 0) part.SyncCopyFromCPUBytes(values, bytes);
+  NDArray out = dst;
+  out.SyncCopyFromNDArray(part, -1);
+  out.SyncCopyFromNDArray(IndexArray(rows, dst.aux_type(kRowSparseIndices), dst.GetContext()), kRowSparseIndices);
+}
+
+void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& dst) {
+  WEFT_CHECK(!src.is_none() && !dst.is_none(), "row_sparse_pull: an array is none");
+  WEFT_CHECK(dst.storage_type() == StorageType::kRowSparse, "row_sparse_pull: the output must be row_sparse, not {}",
+             StorageTypeName(dst.storage_type()));
+  WEFT_CHECK(src.GetShape() == dst.GetShape() && src.GetDType() == dst.GetDType(),
+             "row_sparse_pull: the value {} {} and the output {} {} differ in shape or dtype", src.GetShape(),
+             DTypeName(src.GetDType()), dst.GetShape(), DTypeName(dst.GetDType()));
+  const Shape shape = dst.GetShape();
+  const std::vector<int64_t> rows = RowSparsePullRows(row_ids, shape[0]);
   const std::vector<uint8_t> dense = ToHostDense(src);
   const size_t row_bytes = shape[0] == 0 ? 0 : dense.size() / static_cast<size_t>(shape[0]);
   std::vector<uint8_t> values(rows.size() * row_bytes);
   for (size_t k = 0; k < rows.size(); ++k)
     std::memcpy(values.data() + k * row_bytes, dense.data() + static_cast<size_t>(rows[k]) * row_bytes, row_bytes);
-  Shape vshape = shape;
-  vshape[0] = static_cast<int64_t>(rows.size());
-  NDArray part(vshape, dst.GetContext(), false, dst.GetDType());
-  if (!values.empty()) part.SyncCopyFromCPUBytes(values.data(), values.size());
-  NDArray out = dst;
-  out.SyncCopyFromNDArray(part, -1);
-  out.SyncCopyFromNDArray(IndexArray(rows, dst.aux_type(kRowSparseIndices), dst.GetContext()), kRowSparseIndices);
+  SetRowSparseRows(dst, rows, values.data(), values.size());
 }
 
 NDArray GetNNZ(const NDArray& csr, std::optional<int> axis) {

@@ -83,6 +83,8 @@ const char* KindName(int32_t kind) {
       return "push";
     case WEFT_PS_PULL:
       return "pull";
+    case WEFT_PS_PULL_ROWS:
+      return "row_sparse_pull";
     default:
       return "command";
   }

@@ -1,6 +1,8 @@
 // Parameter-server KVStore tests (zmq transport) with real processes on loopback: servers
 // (weft-launch --serve) and dist_worker processes started directly or by weft-launch -s. Every
 // wait has a deadline; a process still running at its deadline is killed and the test fails.
+#include <regex>
+
 #include "dist_fixture.h"
 #include "require.h"
 
@@ -40,6 +42,50 @@ TEST_F(Dist, SyncOnZmqServersEqualsTheGlooNumbers) {
   EXPECT_EQ(ExitCode(0), 0) << log;
   EXPECT_NE(log.find("[0] rank 0 of 2: values OK (dist_sync)"), std::string::npos) << log;
   EXPECT_NE(log.find("[1] rank 1 of 2: values OK (dist_sync)"), std::string::npos) << log;
+}
+
+// The bytes the servers sent for row_sparse_pulls of key `key` (both parts), from their debug log
+// lines "row_sparse_pull of key <key>#<part>: <rows> rows, <asked> bytes requested, <sent> bytes
+// sent"; `asked` gets the request bytes, `lines` the number of requests.
+uint64_t RowBytesSent(const std::string& log, const std::string& key, uint64_t* asked, int* lines) {
+  const std::regex line("row_sparse_pull of key " + key +
+                        "#[01]: [0-9]+ rows, ([0-9]+) bytes requested, ([0-9]+) bytes sent");
+  uint64_t sent = 0;
+  *asked = 0;
+  *lines = 0;
+  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
+    *asked += std::stoull((*it)[1]);
+    sent += std::stoull((*it)[2]);
+    ++*lines;
+  }
+  return sent;
+}
+
+// row_sparse_pull on the parameter servers moves only the rows asked for: the servers send exactly
+// the rows' bytes (a row cut between the two servers' parts comes half from each), and with the
+// request (8 bytes per id) the traffic stays within 1.1x the rows' bytes; the full value of key 6
+// is 25x larger. The rows equal those of a full Pull (dist_worker rowsparse).
+TEST_F(Dist, RowSparsePullOnServersMovesOnlyTheRowsAskedFor) {
+  Start({WEFT_LAUNCH, "-n", "2", "-s", "2", "--timeout", "60", "--env", "WEFT_KVSTORE_TRANSPORT=zmq", "--env",
+         "MXNET_KVSTORE_BIGARRAY_BOUND=1000", "--env", "WEFT_LOG_LEVEL=debug", "--", DIST_WORKER, "rowsparse"},
+        {}, "launcher");
+  Wait(0, 60);
+  const std::string log = Log(0);
+  ASSERT_EQ(ExitCode(0), 0) << log;
+  EXPECT_NE(log.find("[0] rank 0 of 2: rowsparse OK"), std::string::npos) << log;
+  EXPECT_NE(log.find("[1] rank 1 of 2: rowsparse OK"), std::string::npos) << log;
+  uint64_t asked = 0;
+  int lines = 0;
+  // Key 5: 5 distinct rows of 7 floats per worker; row 150 straddles the cut, so both parts answer.
+  EXPECT_EQ(RowBytesSent(log, "5", &asked, &lines), 2u * 5 * 7 * 4) << log;
+  EXPECT_EQ(lines, 4) << log;
+  // Key 6: 200 rows of 64 floats per worker (1 % of 20000).
+  const uint64_t rows_bytes = 2u * 200 * 64 * 4;
+  EXPECT_EQ(RowBytesSent(log, "6", &asked, &lines), rows_bytes) << log;
+  EXPECT_LE(static_cast<double>(rows_bytes + asked), 1.1 * static_cast<double>(rows_bytes)) << asked;
+  std::printf("key 6: %llu bytes of rows, %llu bytes of requests (%.3fx the rows' bytes)\n",
+              static_cast<unsigned long long>(rows_bytes), static_cast<unsigned long long>(asked),
+              static_cast<double>(rows_bytes + asked) / static_cast<double>(rows_bytes));
 }
 
 // Optimizer states on the servers (sgd with momentum in dist_sync, adam in dist_async; a key sliced

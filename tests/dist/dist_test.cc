@@ -18,6 +18,17 @@ TEST_F(Dist, ValuesMatchTheSingleProcessStoreOnTwoWorkers) {
   }
 }
 
+// row_sparse_pull on the Gloo store (every worker holds the value: the rows are gathered locally)
+// equals those rows of a full Pull (dist_worker rowsparse).
+TEST_F(Dist, RowSparsePullGivesTheRowsOfAFullPull) {
+  StartWorkers(2, {"rowsparse"}, {});
+  WaitAll(60);
+  for (size_t i = 0; i < procs_.size(); ++i) {
+    EXPECT_EQ(ExitCode(i), 0) << Log(i);
+    EXPECT_NE(Log(i).find("rowsparse OK"), std::string::npos) << Log(i);
+  }
+}
+
 // Small keys fused into buckets give the unfused results, bit for bit.
 TEST_F(Dist, BucketFusionGivesTheUnfusedResults) {
   StartWorkers(2, {"buckets"}, {});

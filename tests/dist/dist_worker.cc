@@ -32,6 +32,14 @@
 //                                      one push per worker and round; dist_async: the workers push in
 //                                      turn (Barrier between), so the order of updates is fixed.
 //                                      Prints "states OK"
+//   dist_worker rowsparse              row_sparse_pull (KVStore::PullRowSparse) in dist_sync: key 5
+//                                      (301 x 7 = 2107 elements; with the bound below that, sliced
+//                                      over the servers with a cut inside row 150) and key 6
+//                                      (20000 x 64): after one round of pushes, the rows asked for
+//                                      (unsorted, repeated) equal those rows of a full Pull; on key 6
+//                                      each worker asks for 1 % of the rows (200; DIST_ROWS sets the
+//                                      rows, default 20000). Prints
+//                                      "rowsparse OK"
 //   dist_worker savefail <file>       one worker of dist_async with 2 servers: keys 3 (server 1)
 //                                      and 4 (server 0) trained one round, prints "ready", waits for
 //                                      <file>.go (the test kills a server first), then calls
@@ -45,6 +53,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -209,6 +218,64 @@ int Async(int rounds) {
   }
   kv->Barrier();  // nobody pushes again before everyone has checked
   std::printf("rank %d of %d: async OK\n", r, n);
+  return 0;
+}
+
+// The rows `ids` of `key` by PullRowSparse against a full Pull (see "rowsparse" above).
+bool RowsMatch(KVStore& kv, int key, const Shape& s, const std::vector<float>& ids) {
+  const int r = kv.rank();
+  NDArray full = Full(s, -1);
+  kv.Pull(key, {full});
+  std::vector<float> whole;
+  full.SyncCopyToCPU(&whole);
+  NDArray out = NDArray::CreateSparse(weft::StorageType::kRowSparse, s, Context::cpu(0));
+  kv.PullRowSparse(key, {out}, {NDArray(ids, Shape(static_cast<int64_t>(ids.size())), Context::cpu(0))});
+  std::vector<int64_t> want(ids.begin(), ids.end());
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  const NDArray idx = out.aux_ndarray(0);
+  std::vector<int64_t> got_ids(idx.Size());
+  if (!got_ids.empty()) idx.SyncCopyToCPUBytes(got_ids.data(), got_ids.size() * sizeof(int64_t));
+  if (got_ids != want) {
+    std::fprintf(stderr, "rank %d: key %d: row_sparse_pull returned %zu row ids, expected %zu\n", r, key,
+                 got_ids.size(), want.size());
+    return false;
+  }
+  std::vector<float> values;
+  out.data_ndarray().SyncCopyToCPU(&values);
+  const auto row_len = static_cast<size_t>(s[1]);
+  for (size_t k = 0; k < want.size(); ++k)
+    for (size_t j = 0; j < row_len; ++j)
+      if (values[k * row_len + j] != whole[static_cast<size_t>(want[k]) * row_len + j]) {
+        std::fprintf(stderr, "rank %d: key %d row %lld element %zu: %g, the full pull has %g\n", r, key,
+                     static_cast<long long>(want[k]), j, values[k * row_len + j],
+                     whole[static_cast<size_t>(want[k]) * row_len + j]);
+        return false;
+      }
+  return true;
+}
+
+int RowSparse() {
+  auto kv = KVStore::Create(KvType());
+  const int r = kv->rank(), n = kv->num_workers();
+  // DIST_ROWS (default 20000) sets key 6's rows: 1000000 gives the 1M x 64 weight.
+  const char* rows_env = std::getenv("DIST_ROWS");
+  const int64_t rows = rows_env ? std::atoll(rows_env) : 20000;
+  const Shape small(301, 7), big(rows, 64);
+  for (auto [key, s] : {std::pair{5, small}, std::pair{6, big}}) {
+    std::vector<float> ramp(s.Size());
+    for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i % 997);
+    kv->Init(key, NDArray(ramp, s, Context::cpu(0)));
+    for (float& v : ramp) v *= static_cast<float>(r + 1);
+    kv->Push(key, {NDArray(ramp, s, Context::cpu(0))});  // the round's sum replaces the value
+  }
+  // Rows on both sides of the cut (row 150 holds elements 1050..1056, the cut is at 1053).
+  if (!RowsMatch(*kv, 5, small, {300, 150, 0, 151, 150, 149})) return 1;
+  std::vector<float> ids;
+  for (int64_t i = r; i < rows; i += 100) ids.push_back(static_cast<float>(i));
+  if (!RowsMatch(*kv, 6, big, ids)) return 1;
+  kv->Barrier();
+  std::printf("rank %d of %d: rowsparse OK\n", r, n);
   return 0;
 }
 
@@ -598,6 +665,7 @@ int main(int argc, char** argv) {
     if (what == "values") return Values();
     if (what == "buckets") return Buckets();
     if (what == "pushpull") return PushPullCheck();
+    if (what == "rowsparse") return RowSparse();
     if (what == "savefail" && argc == 3) return SaveFail(argv[2]);
     if (what == "async" && argc == 3) return Async(std::atoi(argv[2]));
     if (what == "states" && argc == 4) return States(argv[2], argv[3]);

@@ -145,6 +145,42 @@ TEST_P(KVStoreTypes, PullOrdersAfterEveryEarlierPush) {
   for (size_t i = 0; i < snapshots.size(); ++i) ExpectAll(snapshots[i], 2.0f * static_cast<float>(i + 1));
 }
 
+// MXNet's row_sparse_pull (the KVStore seed's example): the rows asked for, sorted and unique, of
+// the value after the pushes before it, into row_sparse outs on any device; bad ids name their
+// position.
+TEST_P(KVStoreTypes, RowSparsePullGathersTheRowsAskedFor) {
+  auto kv = KVStore::Create(GetParam());
+  const Shape s(4, 3);
+  std::vector<float> ramp(s.Size());
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i);
+  kv->Init(7, NDArray(ramp, s, Context::cpu(0)));
+  kv->Push(7, {NDArray(ramp, s, Context::cpu(1)), NDArray(ramp, s, Context::cpu(2))});  // value 2 * ramp
+  std::vector<NDArray> outs;
+  for (const Context& ctx : {Context::cpu(0), Context::cpu(3)})
+    outs.push_back(NDArray::CreateSparse(StorageType::kRowSparse, s, ctx));
+  const NDArray ids_a(std::vector<float>{3, 1, 3}, Shape(3), Context::cpu(0));
+  const NDArray ids_b(std::vector<float>{2}, Shape(1), Context::cpu(0));
+  kv->PullRowSparse(7, outs, {ids_a, ids_b});
+  const std::vector<std::vector<int64_t>> rows = {{1, 3}, {2}};
+  for (size_t o = 0; o < outs.size(); ++o) {
+    std::vector<int64_t> idx(outs[o].aux_ndarray(0).Size());
+    outs[o].aux_ndarray(0).SyncCopyToCPUBytes(idx.data(), idx.size() * sizeof(int64_t));
+    EXPECT_EQ(idx, rows[o]);
+    std::vector<float> v;
+    outs[o].data_ndarray().SyncCopyToCPU(&v);
+    ASSERT_EQ(v.size(), rows[o].size() * 3);
+    for (size_t k = 0; k < rows[o].size(); ++k)
+      for (size_t j = 0; j < 3; ++j) EXPECT_EQ(v[k * 3 + j], 2.0f * static_cast<float>(rows[o][k] * 3 + j)) << o;
+  }
+  const NDArray dense(s, Context::cpu(0));
+  EXPECT_NE(ErrorOf([&] { kv->PullRowSparse(7, {dense}, {ids_b}); }).find("out 0 is default"), std::string::npos);
+  const NDArray bad(std::vector<float>{0, 4}, Shape(2), Context::cpu(0));
+  EXPECT_NE(ErrorOf([&] { kv->PullRowSparse(7, {outs[0]}, {bad}); }).find("row_ids[1] = 4 is outside the 4 rows"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { kv->PullRowSparse(7, {outs[0]}, {}); }).find("1 outs but 0 row_ids"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { kv->PullRowSparse(8, {outs[0]}, {ids_b}); }).find("8"), std::string::npos);
+}
+
 TEST_P(KVStoreTypes, OptimizerUpdatesTheStoredValue) {
   // MXNet's set_optimizer example: default SGD (lr 0.01), push ones -> -0.01.
   auto kv = KVStore::Create(GetParam());

@@ -170,8 +170,7 @@ void Broadcast(KVStore& kv, uint32_t vnum, const K* vkeys, uint32_t onum, const 
 }
 
 // kv.row_sparse_pull(key, out, row_ids): each out (row_sparse) receives the rows of the key's value
-// that its row_ids name (sorted, unique). The store's value is pulled whole into a dense
-// temporary on the out's device and the rows are gathered from it (weft::RetainRowsInto).
+// that its row_ids name (KVStore::PullRowSparse: on the parameter servers only those rows travel).
 template <typename K>
 void RowSparsePull(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals, const NDArrayHandle* row_ids,
                    int priority) {
@@ -185,9 +184,7 @@ void RowSparsePull(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals
     if (out.storage_type() != StorageType::kRowSparse)
       Fail("KVStore.row_sparse_pull: key '{}': out must be row_sparse, not {}", keys[i],
            StorageTypeName(out.storage_type()));
-    NDArray dense(out.GetShape(), out.GetContext(), false, out.GetDType());
-    kv.Pull(keys[i], {dense}, priority);
-    RetainRowsInto(dense, ND(const_cast<NDArrayHandle>(row_ids[i])), out);
+    kv.PullRowSparse(keys[i], {out}, {ND(const_cast<NDArrayHandle>(row_ids[i]))}, priority);
   }
 }
 

@@ -136,6 +136,19 @@ class WEFT_API KVStore {
   void Pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outs, int priority = 0);
   void Pull(const std::vector<std::string>& keys, const std::vector<std::vector<NDArray>>& outs, int priority = 0);
 
+  /// MXNet's row_sparse_pull: each outs[i] (row_sparse, of the key's shape and dtype, on any
+  /// device) receives the rows of the key's value that row_ids[i] names (a dense array of any
+  /// shape, read flat, any numeric dtype; ids may repeat and come in any order: the out holds them
+  /// sorted and unique). Sees every earlier Push of the key, as Pull does. Synchronous: the outs
+  /// hold the rows when it returns. On the parameter-server stores only those rows travel (the
+  /// request carries the row ids, 8 bytes each; the reply the rows' values); the other stores
+  /// hold the whole value in this process and gather from it. Throws weft::Error for an
+  /// uninitialized key, outs and row_ids of different counts, an out that is not row_sparse or
+  /// does not match the key, or a row id outside [0, rows) (naming its position).
+  void PullRowSparse(int key, const std::vector<NDArray>& outs, const std::vector<NDArray>& row_ids, int priority = 0);
+  void PullRowSparse(const std::string& key, const std::vector<NDArray>& outs, const std::vector<NDArray>& row_ids,
+                     int priority = 0);
+
   /// Push then Pull (MXNet's KVStore::PushPull; checks and errors as both). Empty `outs` pulls
   /// into `values`. The Gloo stores (dist_sync, dist_device_sync) fuse it when no updater is set,
   /// there is one out in host memory and the key is not fused into a bucket: the allreduce writes

@@ -1,0 +1,24 @@
+// The two halves of a row_sparse_pull (weft::RetainRowsInto in weft/sparse.h), for stores that
+// fetch the rows themselves (the parameter-server KVStore asks the servers for the rows only).
+// Internal to libweft.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "weft/ndarray.h"
+
+namespace weft {
+
+/// The rows `row_ids` names (a dense array of any shape, read flat, any numeric dtype; values
+/// rounded toward zero), sorted and unique. Synchronous (reads row_ids). Throws weft::Error naming
+/// the position of an id outside [0, num_rows), or for a none or sparse row_ids.
+std::vector<int64_t> RowSparsePullRows(const NDArray& row_ids, int64_t num_rows);
+
+/// Makes `dst` (row_sparse) hold `rows` (sorted, unique) with `values`: `bytes` bytes, the rows'
+/// values one after another in dst's dtype. Synchronous. Throws weft::Error for a dst that is not
+/// row_sparse or a byte count that does not match rows.size() rows of dst's shape.
+void SetRowSparseRows(const NDArray& dst, const std::vector<int64_t>& rows, const void* values, size_t bytes);
+
+}  // namespace weft
