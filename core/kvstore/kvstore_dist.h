@@ -69,6 +69,8 @@ class KVStoreDist final : public KVStoreLocal {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
+  /// Sparse values arrive dense: the allreduce sums dense buffers.
+  bool RowSparsePushes() const override { return false; }
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
   void PushPullImpl(const Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,

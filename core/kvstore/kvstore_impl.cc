@@ -2,10 +2,13 @@
 // (see kvstore_impl.h).
 #include "kvstore/kvstore_impl.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "base/untrusted.h"
 #include "ndarray/sparse_rows.h"
+#include "weft/sparse.h"
 
 namespace weft {
 
@@ -69,11 +72,22 @@ void KVStore::Impl::CheckPush(const Key& key, const KeyInfo& info, const std::ve
   }
 }
 
+std::vector<NDArray> KVStore::Impl::PushedValues(const std::vector<NDArray>& values) const {
+  const auto rsp = [](const NDArray& v) { return v.storage_type() == StorageType::kRowSparse; };
+  const auto dense = [](const NDArray& v) { return v.storage_type() == StorageType::kDefault; };
+  if (std::all_of(values.begin(), values.end(), dense)) return values;
+  if (has_updater() && !values.empty() && std::all_of(values.begin(), values.end(), rsp) && RowSparsePushes())
+    return values;
+  std::vector<NDArray> out;
+  for (const NDArray& v : values) out.push_back(dense(v) ? v : CastStorage(v, StorageType::kDefault));
+  return out;
+}
+
 void KVStore::Impl::Push(const Key& key, const std::vector<NDArray>& values, int priority) {
   std::lock_guard<std::mutex> lock(mu_);
   CheckPush(key, Find(key, "Push"), values, "Push");
   pushed_ = true;
-  PushImpl(key, values, priority);
+  PushImpl(key, PushedValues(values), priority);
 }
 
 void KVStore::Impl::Pull(const Key& key, const std::vector<NDArray>& outs, int priority) {
@@ -108,7 +122,7 @@ void KVStore::Impl::PushPull(const Key& key, const std::vector<NDArray>& values,
   CheckPush(key, info, values, "PushPull");
   for (size_t i = 0; i < outs.size(); ++i) CheckArray(key, info, outs[i], "PushPull", "out", i);
   pushed_ = true;
-  PushPullImpl(key, values, outs, priority);
+  PushPullImpl(key, PushedValues(values), outs, priority);
 }
 
 bool KVStore::Impl::has_updater() const { return optimizer_ || updater_ || str_updater_; }

@@ -110,6 +110,10 @@ class WEFT_HIDDEN KVStore::Impl {
   /// First Init of `key` keeping `value` itself as the stored value; false (nothing done) where
   /// the store cannot (then InitImpl copies). Default: false.
   virtual bool InitSharedImpl(const kv::Key&, const NDArray&) { return false; }
+  /// Whether PushImpl takes row_sparse values (then it gets them when every value of a push is
+  /// row_sparse and an updater is set, and must hand the updater their row_sparse sum; otherwise
+  /// sparse values arrive dense). Default: false.
+  virtual bool RowSparsePushes() const { return false; }
   /// One push of `key`: 1 or more values of the key's shape and dtype, on any devices.
   virtual void PushImpl(const kv::Key& key, const std::vector<NDArray>& values, int priority) = 0;
   /// One pull of `key` into outs of the key's shape and dtype (possibly none given).
@@ -154,6 +158,9 @@ class WEFT_HIDDEN KVStore::Impl {
   /// `merged` (both on one device for optimizers). Throws weft::Error when only an updater of the
   /// other key kind is set.
   void ApplyUpdate(const kv::Key& key, const NDArray& merged, NDArray* stored);
+  /// The values a Push hands to PushImpl: as given, or with sparse ones made dense (see
+  /// RowSparsePushes).
+  std::vector<NDArray> PushedValues(const std::vector<NDArray>& values) const;
   const kv::GradientCompression& compression() const { return compression_; }
   /// The optimizer set (null when none); for stores that run it elsewhere (parameter servers).
   Optimizer* current_optimizer() const { return optimizer_.get(); }

@@ -31,6 +31,11 @@ bool KVStoreLocal::InitSharedImpl(const Key& key, const NDArray& value) {
 }
 
 void KVStoreLocal::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
+  if (!values.empty() && values[0].storage_type() == StorageType::kRowSparse) {  // see RowSparsePushes
+    NDArray& stored = Stored(key);
+    ApplyUpdate(key, SumRowSparse(values, stored.GetContext()), &stored);
+    return;
+  }
   UpdateStored(key, comm_->Reduce(key.id(), values, priority), priority);
 }
 

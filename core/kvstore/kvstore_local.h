@@ -28,6 +28,9 @@ class KVStoreLocal : public KVStore::Impl {
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
   bool InitSharedImpl(const Key& key, const NDArray& value) override;
+  /// Row_sparse values (every one, with an updater): their row_sparse sum, on the stored value's
+  /// device, goes to the updater (the optimizer then updates only those rows: lazy_update).
+  bool RowSparsePushes() const override { return true; }
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
   /// Gathers the rows from the stored value (after FlushPending); nothing travels.

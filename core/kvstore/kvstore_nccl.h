@@ -57,6 +57,8 @@ class KVStoreNccl final : public KVStoreLocal {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
+  /// Sparse values arrive dense: NCCL sums dense buffers.
+  bool RowSparsePushes() const override { return false; }
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
 
  private:

@@ -116,6 +116,9 @@ class KVStorePS final : public KVStoreLocal {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
+  /// Row_sparse pushes reach the servers dense (the servers' optimizer updates every row); with no
+  /// server (one worker), the local store's row_sparse push.
+  bool RowSparsePushes() const override { return !ps_; }
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
   /// With servers: waits for this worker's earlier operations on the key, then asks each server

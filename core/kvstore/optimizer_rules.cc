@@ -6,6 +6,8 @@
 
 #include "weft/imperative.h"
 #include "weft/optimizer.h"
+#include "weft/sparse.h"
+#include "weft/sparse_update.h"
 
 namespace weft {
 namespace {
@@ -19,6 +21,19 @@ std::map<std::string, std::string> With(std::map<std::string, std::string> base,
 // Runs an update operator writing the weight in place (inputs: weight, grad, then the states).
 void InvokeUpdate(const std::string& op, const std::vector<NDArray>& inputs,
                   const std::map<std::string, std::string>& params, NDArray& weight) {
+  if (inputs[1].storage_type() == StorageType::kRowSparse) {
+    // A row_sparse gradient (a KVStore push of row_sparse values): MXNet's lazy update where the
+    // op has one (sgd, sgd with momentum, adam: only the stored rows change), else its fallback,
+    // the dense update of every row.
+    if (IsLazyUpdate(op, params, inputs)) {
+      LazyUpdate(op, params, weight, inputs[1], std::vector<NDArray>(inputs.begin() + 2, inputs.end()));
+      return;
+    }
+    std::vector<NDArray> dense = inputs;
+    dense[1] = CastStorage(inputs[1], StorageType::kDefault);
+    InvokeUpdate(op, dense, params, weight);
+    return;
+  }
   ImperativeCall call;
   call.op = op;
   call.inputs = inputs;

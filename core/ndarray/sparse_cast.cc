@@ -1,6 +1,7 @@
 // CastStorage: conversions between dense, row_sparse and csr on the host (weft/sparse.h).
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "dtype_convert.h"
 #include "sparse_parts.h"
@@ -192,6 +193,34 @@ void SetRowSparseRows(const NDArray& dst, const std::vector<int64_t>& rows, cons
   NDArray out = dst;
   out.SyncCopyFromNDArray(part, -1);
   out.SyncCopyFromNDArray(IndexArray(rows, dst.aux_type(kRowSparseIndices), dst.GetContext()), kRowSparseIndices);
+}
+
+NDArray SumRowSparse(const std::vector<NDArray>& values, const Context& ctx) {
+  WEFT_CHECK(!values.empty(), "SumRowSparse: no arrays");
+  const Shape shape = values[0].GetShape();
+  const size_t row_len = shape[0] == 0 ? 0 : shape.Size() / static_cast<size_t>(shape[0]);
+  std::map<int64_t, std::vector<float>> rows;  // ordered: the result's rows come out sorted
+  for (const NDArray& v : values) {
+    WEFT_CHECK(v.storage_type() == StorageType::kRowSparse && v.GetShape() == shape && v.GetDType() == DType::kFloat32,
+               "SumRowSparse: a {} {} {} array among row_sparse float32 arrays of shape {}",
+               StorageTypeName(v.storage_type()), DTypeName(v.GetDType()), v.GetShape(), shape);
+    const std::vector<int64_t> idx = HostIndices(v.aux_ndarray(kRowSparseIndices));
+    std::vector<float> data(idx.size() * row_len);
+    if (!data.empty()) v.data_ndarray().SyncCopyToCPU(data.data(), data.size());
+    for (size_t k = 0; k < idx.size(); ++k) {
+      auto [it, fresh] = rows.try_emplace(idx[k], row_len, 0.0f);
+      for (size_t j = 0; j < row_len; ++j) it->second[j] += data[k * row_len + j];
+    }
+  }
+  std::vector<int64_t> ids;
+  std::vector<float> sum;
+  for (const auto& [r, vals] : rows) {
+    ids.push_back(r);
+    sum.insert(sum.end(), vals.begin(), vals.end());
+  }
+  NDArray out = NDArray::CreateSparse(StorageType::kRowSparse, shape, ctx);
+  SetRowSparseRows(out, ids, sum.data(), sum.size() * sizeof(float));
+  return out;
 }
 
 void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& dst) {

@@ -21,4 +21,10 @@ std::vector<int64_t> RowSparsePullRows(const NDArray& row_ids, int64_t num_rows)
 /// row_sparse or a byte count that does not match rows.size() rows of dst's shape.
 void SetRowSparseRows(const NDArray& dst, const std::vector<int64_t>& rows, const void* values, size_t bytes);
 
+/// The sum of row_sparse float32 arrays of one shape (any devices) as a row_sparse array on `ctx`
+/// storing the union of their rows, sorted (MXNet's ElementwiseSum of row_sparse inputs).
+/// Synchronous (reads the values on the host). Throws weft::Error for an empty list, a dense
+/// array, shapes or dtypes that differ.
+NDArray SumRowSparse(const std::vector<NDArray>& values, const Context& ctx);
+
 }  // namespace weft

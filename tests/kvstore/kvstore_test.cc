@@ -12,6 +12,7 @@
 #include "weft/imperative.h"
 #include "weft/kvstore.h"
 #include "weft/runtime.h"
+#include "weft/sparse.h"
 
 namespace weft {
 namespace {
@@ -179,6 +180,44 @@ TEST_P(KVStoreTypes, RowSparsePullGathersTheRowsAskedFor) {
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { kv->PullRowSparse(7, {outs[0]}, {}); }).find("1 outs but 0 row_ids"), std::string::npos);
   EXPECT_NE(ErrorOf([&] { kv->PullRowSparse(8, {outs[0]}, {ids_b}); }).find("8"), std::string::npos);
+}
+
+// Row_sparse pushes (MXNet's sparse gradients): with an optimizer, the sum of the pushed rows
+// updates those rows only (sgd_update's lazy_update: rows 0 and 2 keep their values although wd
+// would shrink them in a dense update); with no updater the sum replaces the value, zeros where
+// no value stored a row.
+TEST_P(KVStoreTypes, RowSparsePushUpdatesOnlyThePushedRows) {
+  const Shape s(4, 3);
+  std::vector<float> ramp(s.Size()), a(s.Size(), 0.0f), b(s.Size(), 0.0f);
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i + 1);
+  for (size_t j = 0; j < 3; ++j) {
+    a[3 + j] = a[9 + j] = 1.0f;  // rows 1 and 3
+    b[9 + j] = 2.0f;             // row 3
+  }
+  const auto rsp = [&](const std::vector<float>& v, const Context& ctx) {
+    return CastStorage(NDArray(v, s, ctx), StorageType::kRowSparse);
+  };
+  for (bool with_optimizer : {true, false}) {
+    auto kv = KVStore::Create(GetParam());
+    kv->Init(7, NDArray(ramp, s, Context::cpu(0)));
+    if (with_optimizer) {
+      auto sgd = OptimizerRegistry::Create("sgd");
+      sgd->SetParam("lr", 0.1f)->SetParam("wd", 0.1f)->SetParam("rescale_grad", 1.0f);
+      kv->SetOptimizer(std::move(sgd));
+    }
+    kv->Push(7, {rsp(a, Context::cpu(1)), rsp(b, Context::cpu(2))});
+    NDArray out(s, Context::cpu(0));
+    kv->Pull(7, {out});
+    std::vector<float> got;
+    out.SyncCopyToCPU(&got);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const float g = a[i] + b[i];
+      const size_t row = i / 3;
+      const float want =
+          with_optimizer ? (row == 1 || row == 3 ? (1.0f - 0.1f * 0.1f) * ramp[i] - 0.1f * g : ramp[i]) : g;
+      EXPECT_FLOAT_EQ(got[i], want) << "element " << i << (with_optimizer ? " with sgd" : " without updater");
+    }
+  }
 }
 
 TEST_P(KVStoreTypes, OptimizerUpdatesTheStoredValue) {

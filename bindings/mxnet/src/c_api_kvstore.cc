@@ -43,12 +43,13 @@ KVStore& KV(KVStoreHandle h) {
 enum Command { kController = 0, kSetMultiPrecision = 1, kStopServer = 2, kSyncMode = 3, kSetGradientCompression = 4 };
 
 // How Group treats row_sparse and csr arrays. weft's stores hold dense values: a sparse value given
-// to init or push is converted to dense (sums and updates come out the same; only the rows
-// travel in MXNet, all of them here). A sparse pull target is skipped under ignore_sparse
+// to init is converted to dense (kValues). Pushed values go to the store as they are
+// (kPushValues): KVStore::Push hands row_sparse sums to the updater (lazy updates, as MXNet) or
+// makes them dense. A sparse pull target is skipped under ignore_sparse
 // (kv.pull's default), as MXNet's GroupKVPairsPull does; without it (kPullAll) it receives the
 // whole value through a dense temporary (`sparse_outs` pairs the temporary with the target,
 // for PullSparseOuts). pushpull refuses sparse outs (kPullStrict).
-enum class SparseUse { kValues, kPullIgnore, kPullAll, kPullStrict };
+enum class SparseUse { kValues, kPushValues, kPullIgnore, kPullAll, kPullStrict };
 using SparseOuts = std::vector<std::pair<NDArray, NDArray>>;
 
 bool IsSparse(const NDArray& a) {
@@ -78,7 +79,7 @@ std::pair<std::vector<K>, std::vector<std::vector<NDArray>>> Group(uint32_t num,
         NDArray temp(a.GetShape(), a.GetContext(), false, a.GetDType());
         NotNull(sparse_outs, "sparse_outs")->emplace_back(temp, a);
         a = temp;
-      } else {
+      } else if (use == SparseUse::kValues) {
         a = CastStorage(a, StorageType::kDefault);
       }
     }
@@ -122,7 +123,7 @@ void Init(KVStore& kv, uint32_t num, const K* keys, NDArrayHandle* vals) {
 template <typename K>
 void PushPull(KVStore& kv, uint32_t vnum, const K* vkeys, uint32_t onum, const K* okeys, NDArrayHandle* vals,
               NDArrayHandle* outs, int priority) {
-  auto [vk, vg] = Group(vnum, vkeys, vals, SparseUse::kValues);
+  auto [vk, vg] = Group(vnum, vkeys, vals, SparseUse::kPushValues);
   auto [ok, og] = Group(onum, okeys, outs, SparseUse::kPullStrict);
   if (vk != ok) Fail("KVStore.pushpull: the keys of the values and of the outs differ");
   if (vk.size() == 1) {
@@ -279,7 +280,7 @@ int MXKVStoreInitEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArr
 
 int MXKVStorePush(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int priority) {
   API_BEGIN();
-  auto [k, v] = Group(num, keys, vals, SparseUse::kValues);
+  auto [k, v] = Group(num, keys, vals, SparseUse::kPushValues);
   KV(handle).Push(k, v, priority);
   API_END();
 }
@@ -287,7 +288,7 @@ int MXKVStorePush(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHa
 int MXKVStorePushEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals, int priority) {
   API_BEGIN();
   const std::vector<std::string> sk = StrKeys(num, keys);
-  auto [k, v] = Group(num, sk.data(), vals, SparseUse::kValues);
+  auto [k, v] = Group(num, sk.data(), vals, SparseUse::kPushValues);
   KV(handle).Push(k, v, priority);
   API_END();
 }

@@ -73,7 +73,8 @@ namespace weft {
 
 class WEFT_API KVStore {
  public:
-  /// updater(key, merged gradient, stored value): stored is updated in place.
+  /// updater(key, merged gradient, stored value): stored is updated in place. The merged
+  /// gradient is row_sparse when a push's values all were (see Push).
   using Updater = std::function<void(int key, const NDArray& recv, NDArray* local)>;
   using StrUpdater = std::function<void(const std::string& key, const NDArray& recv, NDArray* local)>;
 
@@ -121,7 +122,14 @@ class WEFT_API KVStore {
   /// the updater runs on the executor's weights; weft's Module calls it then. Throws as Init.
   void InitInPlace(int key, const NDArray& value);
 
-  /// Pushes the values of one key (summed; from any devices).
+  /// Pushes the values of one key (summed; from any devices). Values may be row_sparse (csr ones
+  /// are made dense). When every value of the push is row_sparse and an updater is set, the
+  /// local, device and single-worker stores hand the updater their row_sparse sum (the union of
+  /// their rows; MXNet's behaviour), and an optimizer then updates only those rows where MXNet's
+  /// update op does it lazily (sgd, sgd with momentum, adam: lazy_update; the rows absent keep
+  /// their values and states), every row otherwise. In every other case (no updater, a mix of
+  /// dense and sparse values, the Gloo, NCCL and parameter-server stores) the values are made
+  /// dense first. The sparse sum is computed on the host, synchronously.
   void Push(int key, const std::vector<NDArray>& values, int priority = 0);
   void Push(const std::string& key, const std::vector<NDArray>& values, int priority = 0);
   /// Pushes several keys; `values[i]` are the values of `keys[i]`. A key may appear several

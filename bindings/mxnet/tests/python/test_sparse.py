@@ -217,3 +217,32 @@ def test_csr_row_slice_stays_csr(mx):
     np.testing.assert_array_equal(y.asnumpy(), [[0, 2, 0, 0], [0, 0, 3, 0]])
     z = x[0:1]
     assert z.indices.asnumpy().tolist() == [0, 3] and z.data.asnumpy().tolist() == [1.0, 0.0]
+
+
+def test_kvstore_row_sparse_push_updates_lazily(mx):
+    # kv.push of row_sparse gradients from two devices with an optimizer set: the updater gets
+    # their row_sparse sum, and sgd's lazy_update changes only those rows (weight decay included):
+    # the other rows keep their values, as on MXNet (MXNet's SGD with lazy_update=True).
+    shape = (5, 3)
+    w0 = np.arange(15, dtype=np.float32).reshape(shape)
+    for momentum in (0.0, 0.9):
+        kv = mx.kv.create('local')
+        kv.init('w', mx.nd.array(w0))
+        kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, wd=0.1, momentum=momentum))
+        want, mom = w0.copy(), np.zeros(shape, dtype=np.float32)
+        for step in range(3):
+            rows_a, rows_b = [1, 3], [3 if step < 2 else 4]
+            ga = np.full((2, 3), step + 1, dtype=np.float32)
+            gb = np.full((1, 3), 2, dtype=np.float32)
+            kv.push('w', [mx.nd.sparse.row_sparse_array((ga, rows_a), shape=shape, ctx=mx.cpu(0)),
+                          mx.nd.sparse.row_sparse_array((gb, rows_b), shape=shape, ctx=mx.cpu(1))])
+            g = np.zeros(shape, dtype=np.float32)
+            g[rows_a] += ga
+            g[rows_b] += gb
+            for r in sorted(set(rows_a + rows_b)):  # sgd_(mom_)update's lazy rows
+                mom[r] = momentum * mom[r] - 0.1 * (g[r] + 0.1 * want[r])
+                want[r] = want[r] + mom[r]
+        out = mx.nd.zeros(shape)
+        kv.pull('w', out=out)
+        np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(out.asnumpy()[[0, 2]], w0[[0, 2]])
