@@ -72,7 +72,7 @@ PsClient::~PsClient() {
 
 void PsClient::Call(int kind, int server, const std::string& key, const float* send, uint64_t send_count, float* recv,
                     uint64_t recv_count, Done done) {
-  static const char* kinds[] = {"", "init", "push", "pull", "command", "row_sparse_pull"};
+  static const char* kinds[] = {"", "init", "push", "pull", "command", "row_sparse_pull", "row_sparse push"};
   auto st = std::make_unique<CallState>();
   const size_t colon = key.find(':');  // the wire key is "<opt index>:<key>": name the key
   st->what = kind == WEFT_PS_COMMAND
@@ -223,6 +223,33 @@ KVStorePS::~KVStorePS() {
   ps_.reset();
 }
 
+namespace {
+
+// The completion of one of `n` requests: `on_complete` runs with the first failure once all `n`
+// have finished. Each copy holds the join; `keep` stays alive until then (the requests' buffers).
+PsClient::Done JoinCalls(size_t n, CallbackOnComplete on_complete, std::shared_ptr<const void> keep) {
+  struct Join {
+    std::atomic<size_t> left;
+    std::mutex mu;
+    std::exception_ptr first;
+    CallbackOnComplete cb;
+    std::shared_ptr<const void> keep;
+  };
+  auto join = std::make_shared<Join>();
+  join->left = n;
+  join->cb = on_complete;
+  join->keep = std::move(keep);
+  return [join](std::exception_ptr e) {
+    if (e) {
+      std::lock_guard<std::mutex> lock(join->mu);
+      if (!join->first) join->first = e;
+    }
+    if (--join->left == 0) join->cb(join->first);
+  };
+}
+
+}  // namespace
+
 void KVStorePS::Issue(int kind, const Key& key, const NDArray& data, const NDArray& order, int priority) {
   data.CheckAndAlloc();
   order.CheckAndAlloc();
@@ -230,27 +257,13 @@ void KVStorePS::Issue(int kind, const Key& key, const NDArray& data, const NDArr
   if (data.var() != order.var()) (kind == WEFT_PS_PULL ? writes : reads).push_back(data.var());
   Engine::Get()->PushAsync(
       [ps = ps_, kind, parts = plans_.at(key.id()).parts, data](RunContext, CallbackOnComplete on_complete) {
-        struct Join {
-          std::atomic<size_t> left;
-          std::mutex mu;
-          std::exception_ptr first;
-          CallbackOnComplete cb;
-        };
-        auto join = std::make_shared<Join>();
-        join->left = parts.size();
-        join->cb = on_complete;
+        const PsClient::Done done = JoinCalls(parts.size(), on_complete, std::make_shared<NDArray>(data));
         float* base = static_cast<float*>(const_cast<void*>(data.GetRawData()));
         for (const Part& p : parts) {
           float* at = base + p.begin;
           const bool pull = kind == WEFT_PS_PULL;
           ps->Call(kind, p.server, p.wire, pull ? nullptr : at, pull ? 0 : p.count, pull ? at : nullptr,
-                   pull ? p.count : 0, [join, data](std::exception_ptr e) {
-                     if (e) {
-                       std::lock_guard<std::mutex> lock(join->mu);
-                       if (!join->first) join->first = e;
-                     }
-                     if (--join->left == 0) join->cb(join->first);
-                   });
+                   pull ? p.count : 0, done);
         }
       },
       Context::cpu(0), reads, writes, FnProperty::kAsync, priority,
@@ -275,6 +288,10 @@ void KVStorePS::PushImpl(const Key& key, const std::vector<NDArray>& values, int
     KVStoreLocal::PushImpl(key, values, priority);
     return;
   }
+  if (!values.empty() && values[0].storage_type() == StorageType::kRowSparse) {  // see RowSparsePushes
+    PushRows(key, SumRowSparse(values, Context::cpu(0)), priority);
+    return;
+  }
   const NDArray merged = comm().Reduce(key.id(), values, priority);
   Issue(WEFT_PS_PUSH, key, merged, Stored(key), priority);
 }
@@ -282,6 +299,53 @@ void KVStorePS::PushImpl(const Key& key, const std::vector<NDArray>& values, int
 void KVStorePS::PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) {
   if (ps_) Issue(WEFT_PS_PULL, key, Stored(key), Stored(key), priority);
   KVStoreLocal::PullImpl(key, outs, priority);
+}
+
+void KVStorePS::PushRows(const Key& key, const NDArray& merged, int priority) {
+  const KeyPlan& plan = plans_.at(key.id());
+  const int64_t num_rows = plan.shape.ndim() == 0 ? 0 : plan.shape[0];
+  const int64_t row_len = num_rows == 0 ? 0 : static_cast<int64_t>(plan.shape.Size()) / num_rows;
+  const NDArray idx_array = merged.aux_ndarray(kRowSparseIndices);
+  std::vector<int64_t> rows(idx_array.Size());
+  if (!rows.empty()) idx_array.SyncCopyToCPUBytes(rows.data(), rows.size() * sizeof(int64_t));
+  std::vector<float> values(rows.size() * static_cast<size_t>(row_len));
+  if (!values.empty()) merged.data_ndarray().SyncCopyToCPU(values.data(), values.size());
+  // Per part (WEFT_PS_PUSH_ROWS): int64 [row_len, part begin, n, the n rows with elements in the
+  // part], then those elements (float32), packed into one float buffer (the transport moves bytes).
+  struct Message {
+    int server;
+    std::string wire;
+    std::vector<float> payload;
+  };
+  auto messages = std::make_shared<std::vector<Message>>();
+  for (const Part& p : plan.parts) {
+    const auto begin = static_cast<int64_t>(p.begin), end = begin + static_cast<int64_t>(p.count);
+    std::vector<int64_t> head{row_len, begin, 0};
+    std::vector<float> pieces;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const int64_t lo = std::max(rows[k] * row_len, begin), hi = std::min((rows[k] + 1) * row_len, end);
+      if (lo >= hi) continue;
+      head.push_back(rows[k]);
+      const auto from =
+          values.begin() + static_cast<std::ptrdiff_t>(k * static_cast<size_t>(row_len)) + (lo - rows[k] * row_len);
+      pieces.insert(pieces.end(), from, from + (hi - lo));
+    }
+    head[2] = static_cast<int64_t>(head.size()) - 3;
+    // Every part gets a message, empty or not: in dist_sync each server's round counts every worker.
+    Message m{p.server, p.wire, std::vector<float>(head.size() * 2)};
+    std::memcpy(m.payload.data(), head.data(), head.size() * sizeof(int64_t));
+    m.payload.insert(m.payload.end(), pieces.begin(), pieces.end());
+    messages->push_back(std::move(m));
+  }
+  const NDArray& order = Stored(key);
+  order.CheckAndAlloc();
+  Engine::Get()->PushAsync(
+      [ps = ps_, messages](RunContext, CallbackOnComplete on_complete) {
+        const PsClient::Done done = JoinCalls(messages->size(), on_complete, messages);
+        for (const Message& m : *messages)
+          ps->Call(WEFT_PS_PUSH_ROWS, m.server, m.wire, m.payload.data(), m.payload.size(), nullptr, 0, done);
+      },
+      Context::cpu(0), {}, {order.var()}, FnProperty::kAsync, priority, "KVStorePS::push_rows");
 }
 
 void KVStorePS::PullRowSparseImpl(const Key& key, const std::vector<NDArray>& outs,

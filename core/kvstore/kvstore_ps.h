@@ -116,9 +116,10 @@ class KVStorePS final : public KVStoreLocal {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
-  /// Row_sparse pushes reach the servers dense (the servers' optimizer updates every row); with no
-  /// server (one worker), the local store's row_sparse push.
-  bool RowSparsePushes() const override { return !ps_; }
+  /// Row_sparse pushes (with the optimizer set on the servers) send each server only the rows
+  /// with elements in its parts (WEFT_PS_PUSH_ROWS), and the servers apply a round's rows as a
+  /// row_sparse gradient: the optimizer's lazy update. With no server, the local store's.
+  bool RowSparsePushes() const override { return true; }
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
   /// With servers: waits for this worker's earlier operations on the key, then asks each server
@@ -135,6 +136,8 @@ class KVStorePS final : public KVStoreLocal {
   // (WEFT_PS_PULL, writes); `order` is written too, so Pulls follow Pushes of the key.
   void Issue(int kind, const Key& key, const NDArray& data, const NDArray& order, int priority);
   void BarrierLocked();
+  // An engine op sending the rows of `merged` (row_sparse, on cpu) to the servers of key's parts.
+  void PushRows(const Key& key, const NDArray& merged, int priority);
 
   DistConfig config_;
   bool sync_;

@@ -7,7 +7,9 @@
 // optimizer's Update(opt index, stored, gradient), or, with no optimizer, the push replaces the
 // value — and answered at once. dist_sync: pushes are summed until every worker has pushed, then
 // applied once and all answered (so a worker's next Pull sees the round's result). Pulls are
-// answered with the stored value, row_sparse_pulls with the rows asked for (PullRows). Commands (JSON): mode, optimizer
+// answered with the stored value; row pushes (a worker's row_sparse gradient with an optimizer set)
+// carry only the rows, and a round of them is applied as a row_sparse gradient (the optimizer's
+// lazy update); row_sparse_pulls with the rows asked for (PullRows). Commands (JSON): mode, optimizer
 // (type + Serialize() state, from rank 0), barrier (server 0 answers when every worker asked), stop (a worker's
 // goodbye).
 //
@@ -17,6 +19,7 @@
 // and ends the server; a worker that dies (the transport reports it) ends it naming the worker.
 // The other workers then see the server's connection close and fail naming it; weft-launch stops
 // the job.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -47,7 +50,9 @@ struct Part {
   int opt_index = 0;
   bool inited = false;
   NDArray stored;
-  std::vector<float> sum;  // sync round
+  std::vector<float> sum;        // sync round
+  bool round_rows = false;       // every push of the round was a row push
+  std::vector<uint8_t> touched;  // the round's row pushes: the elements they cover
   std::vector<uint64_t> round_ids;
   std::set<int> round_senders;
   Clock::time_point round_start;
@@ -218,32 +223,75 @@ class Server {
       PullRows(p, q);
       return;
     }
-    WEFT_CHECK(q.kind == WEFT_PS_PULL || q.payload.size() == p.stored.Size(),
-               "KVStore server {}: worker {} pushed {} elements of key {}, which holds {}", c_.rank, q.sender,
-               q.payload.size(), p.name, p.stored.Size());
     if (q.kind == WEFT_PS_PULL) {
       std::vector<float> value;
       p.stored.SyncCopyToCPU(&value);
       Respond(q.id, value.data(), value.size() * sizeof(float));
-    } else if (!sync_) {
-      Apply(p, std::move(q.payload));
-      Respond(q.id);
-    } else {
-      if (p.round_ids.empty()) {
-        p.round_start = Clock::now();
-        p.sum = std::move(q.payload);
-      } else {
-        for (size_t i = 0; i < p.sum.size(); ++i) p.sum[i] += q.payload[i];
-      }
-      p.round_ids.push_back(q.id);
-      p.round_senders.insert(q.sender);
-      if (p.round_ids.size() == static_cast<size_t>(c_.num_workers)) {
-        Apply(p, std::move(p.sum));
-        for (uint64_t id : p.round_ids) Respond(id);
-        p.round_ids.clear();
-        p.round_senders.clear();
-      }
+      return;
     }
+    // A push: the dense gradient of the part, and for a row push the elements it holds.
+    std::vector<uint8_t> touched;
+    std::vector<float> grad = q.kind == WEFT_PS_PUSH_ROWS ? RowsToDense(p, q, &touched) : std::move(q.payload);
+    WEFT_CHECK(grad.size() == p.stored.Size(),
+               "KVStore server {}: worker {} pushed {} elements of key {}, which holds {}", c_.rank, q.sender,
+               grad.size(), p.name, p.stored.Size());
+    if (!sync_) {
+      Apply(p, std::move(grad), q.kind == WEFT_PS_PUSH_ROWS ? &touched : nullptr);
+      Respond(q.id);
+      return;
+    }
+    if (p.round_ids.empty()) {
+      p.round_start = Clock::now();
+      p.sum = std::move(grad);
+      p.round_rows = q.kind == WEFT_PS_PUSH_ROWS;
+      p.touched = std::move(touched);
+    } else {
+      for (size_t i = 0; i < p.sum.size(); ++i) p.sum[i] += grad[i];
+      p.round_rows = p.round_rows && q.kind == WEFT_PS_PUSH_ROWS;
+      for (size_t i = 0; i < touched.size() && i < p.touched.size(); ++i) p.touched[i] |= touched[i];
+    }
+    p.round_ids.push_back(q.id);
+    p.round_senders.insert(q.sender);
+    if (p.round_ids.size() == static_cast<size_t>(c_.num_workers)) {
+      Apply(p, std::move(p.sum), p.round_rows ? &p.touched : nullptr);
+      for (uint64_t id : p.round_ids) Respond(id);
+      p.round_ids.clear();
+      p.round_senders.clear();
+    }
+  }
+
+  // WEFT_PS_PUSH_ROWS: the payload is int64 [row_len, part_begin, n, n row ids], then float32, row
+  // by row in that order, the elements of each row that fall in this part. Returns the part's
+  // dense gradient (zeros elsewhere) and marks the elements the rows cover in `touched`.
+  std::vector<float> RowsToDense(const Part& p, const Request& q, std::vector<uint8_t>* touched) const {
+    const size_t bytes = q.payload.size() * sizeof(float);
+    int64_t head[3] = {0, 0, 0};
+    if (bytes >= sizeof(head)) std::memcpy(head, q.payload.data(), sizeof(head));
+    const auto size = static_cast<int64_t>(p.stored.Size());
+    const int64_t row_len = head[0], begin = head[1], n = head[2];
+    WEFT_CHECK(bytes >= sizeof(head) && row_len > 0 && begin >= 0 && n >= 0 &&
+                   static_cast<uint64_t>(n) <= (bytes - sizeof(head)) / sizeof(int64_t),
+               "KVStore server {}: worker {} sent a malformed row push of key {} ({} bytes)", c_.rank, q.sender, p.name,
+               bytes);
+    std::vector<int64_t> ids(static_cast<size_t>(n));
+    if (n > 0) std::memcpy(ids.data(), reinterpret_cast<const char*>(q.payload.data()) + sizeof(head), n * 8);
+    const size_t values_at = (3 + static_cast<size_t>(n)) * sizeof(int64_t) / sizeof(float);
+    std::vector<float> grad(static_cast<size_t>(size), 0.0f);
+    touched->assign(static_cast<size_t>(size), 0);
+    size_t at = values_at;
+    for (int64_t r : ids) {
+      const int64_t lo = std::max(r * row_len, begin), hi = std::min((r + 1) * row_len, begin + size);
+      WEFT_CHECK(r >= 0 && lo < hi && at + static_cast<size_t>(hi - lo) <= q.payload.size(),
+                 "KVStore server {}: worker {} pushed row {} of key {}, which this server's part does not hold or the "
+                 "message does not carry",
+                 c_.rank, q.sender, r, p.name);
+      std::copy_n(q.payload.begin() + static_cast<std::ptrdiff_t>(at), hi - lo, grad.begin() + (lo - begin));
+      std::fill(touched->begin() + (lo - begin), touched->begin() + (hi - begin), 1);
+      at += static_cast<size_t>(hi - lo);
+    }
+    LogDebug("KVStore server {}: row push of key {} from worker {}: {} rows, {} bytes", c_.rank, p.name, q.sender, n,
+             bytes);
+    return grad;
   }
 
   // WEFT_PS_PULL_ROWS: the payload is int64 [row_len, part_begin, row ids...] (elements; the part
@@ -273,12 +321,32 @@ class Server {
     Respond(q.id, reply.data(), reply.size() * sizeof(float));
   }
 
-  void Apply(Part& p, std::vector<float> grad) {
+  // Applies a gradient of the part: the optimizer's update, or (none) the gradient replaces the
+  // value. With `touched` (row pushes only), the optimizer gets it row_sparse over the touched
+  // elements (each element is a row of the flat part), so its lazy update changes only the pushed
+  // rows, as MXNet's server does with a row_sparse gradient.
+  void Apply(Part& p, std::vector<float> grad, const std::vector<uint8_t>* touched = nullptr) {
     NDArray g(grad, p.stored.GetShape(), Context::cpu(0));
-    if (opt_)
-      opt_->Update(p.opt_index, p.stored, g);
-    else
+    if (!opt_) {
       NDArray::CopyFromTo(g, p.stored);
+      return;
+    }
+    if (touched == nullptr) {
+      opt_->Update(p.opt_index, p.stored, g);
+      return;
+    }
+    std::vector<int64_t> ids;
+    std::vector<float> values;
+    for (size_t i = 0; i < touched->size(); ++i)
+      if ((*touched)[i] != 0) {
+        ids.push_back(static_cast<int64_t>(i));
+        values.push_back(grad[i]);
+      }
+    NDArray idx(Shape(static_cast<int64_t>(ids.size())), Context::cpu(0), false, DType::kInt64);
+    if (!ids.empty()) idx.SyncCopyFromCPUBytes(ids.data(), ids.size() * sizeof(int64_t));
+    const NDArray data(values, Shape(static_cast<int64_t>(values.size())), Context::cpu(0));
+    opt_->Update(p.opt_index, p.stored,
+                 NDArray::FromSparseParts(StorageType::kRowSparse, p.stored.GetShape(), data, {idx}));
   }
 
   // Answers `ids` with `message` as a failure (when the transport can), then throws it.

@@ -85,6 +85,8 @@ const char* KindName(int32_t kind) {
       return "pull";
     case WEFT_PS_PULL_ROWS:
       return "row_sparse_pull";
+    case WEFT_PS_PUSH_ROWS:
+      return "row_sparse push";
     default:
       return "command";
   }

@@ -88,6 +88,32 @@ TEST_F(Dist, RowSparsePullOnServersMovesOnlyTheRowsAskedFor) {
               static_cast<double>(rows_bytes + asked) / static_cast<double>(rows_bytes));
 }
 
+// Row_sparse pushes with an optimizer: each server gets only the pushed rows of its parts (the
+// bytes each row push carried, from the servers' logs: 8 bytes per id plus the rows' elements),
+// and applies the round lazily (untouched rows keep their values; dist_worker rowpush checks).
+TEST_F(Dist, RowSparsePushOnServersSendsTheRowsAndUpdatesLazily) {
+  Start({WEFT_LAUNCH, "-n", "2", "-s", "2", "--timeout", "60", "--env", "WEFT_KVSTORE_TRANSPORT=zmq", "--env",
+         "MXNET_KVSTORE_BIGARRAY_BOUND=1000", "--env", "WEFT_LOG_LEVEL=debug", "--", DIST_WORKER, "rowpush"},
+        {}, "launcher");
+  Wait(0, 60);
+  const std::string log = Log(0);
+  ASSERT_EQ(ExitCode(0), 0) << log;
+  EXPECT_NE(log.find("[0] rank 0 of 2: rowpush OK"), std::string::npos) << log;
+  EXPECT_NE(log.find("[1] rank 1 of 2: rowpush OK"), std::string::npos) << log;
+  // Rank 0 pushes rows 1, 150, 300 and rank 1 rows 3, 150, 300 (7 floats each); the cut between
+  // the parts (element 1053) is inside row 150, so both parts get a piece of it.
+  const std::regex line("row push of key 5#[01] from worker [01]: ([0-9]+) rows, ([0-9]+) bytes");
+  uint64_t bytes = 0, rows = 0;
+  int messages = 0;
+  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it, ++messages) {
+    rows += std::stoull((*it)[1]);
+    bytes += std::stoull((*it)[2]);
+  }
+  EXPECT_EQ(messages, 4) << log;
+  EXPECT_EQ(rows, 8u) << log;  // per worker: part 0 rows {1 or 3, 150}, part 1 rows {150, 300}
+  EXPECT_EQ(bytes, 2u * (2 * 5 * 8 + 3 * 7 * 4)) << log;  // headers+ids, then 3 rows' floats
+}
+
 // Optimizer states on the servers (sgd with momentum in dist_sync, adam in dist_async; a key sliced
 // over both servers): saved by a worker, a restart from the saved weights and states continues
 // bit for bit as the job that went on, and the file loads into a local store and back (see

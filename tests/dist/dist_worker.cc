@@ -40,6 +40,11 @@
 //                                      each worker asks for 1 % of the rows (200; DIST_ROWS sets the
 //                                      rows, default 20000). Prints
 //                                      "rowsparse OK"
+//   dist_worker rowpush                row_sparse pushes in dist_sync with sgd (lr 0.1, wd 0.1) set:
+//                                      key 5 (301 x 7, sliced as for rowsparse); rank r pushes rows
+//                                      {2r+1, 150, 300} with value r+1 on two devices; after the round
+//                                      the pushed rows hold 0.99 w - 0.1 g (g their sum) and every
+//                                      other row its initial value (lazy_update). Prints "rowpush OK"
 //   dist_worker savefail <file>       one worker of dist_async with 2 servers: keys 3 (server 1)
 //                                      and 4 (server 0) trained one round, prints "ready", waits for
 //                                      <file>.go (the test kills a server first), then calls
@@ -65,6 +70,7 @@
 #include "weft/kvstore.h"
 #include "weft/ndarray.h"
 #include "weft/optimizer.h"
+#include "weft/sparse.h"
 
 using weft::Context;
 using weft::KVStore;
@@ -276,6 +282,49 @@ int RowSparse() {
   if (!RowsMatch(*kv, 6, big, ids)) return 1;
   kv->Barrier();
   std::printf("rank %d of %d: rowsparse OK\n", r, n);
+  return 0;
+}
+
+int RowPush() {
+  auto kv = KVStore::Create(KvType());
+  const int r = kv->rank(), n = kv->num_workers();
+  const Shape s(301, 7);
+  std::vector<float> w0(s.Size());
+  for (size_t i = 0; i < w0.size(); ++i) w0[i] = static_cast<float>(i % 997);
+  kv->Init(5, NDArray(w0, s, Context::cpu(0)));
+  auto sgd = weft::OptimizerRegistry::Create("sgd");
+  sgd->SetParam("lr", 0.1f)->SetParam("wd", 0.1f)->SetParam("rescale_grad", 1.0f);
+  kv->SetOptimizer(std::move(sgd));
+  // Each worker's gradient: rows 2r+1, 150 and 300 hold r+1, half from each of two devices.
+  std::vector<float> g(s.Size(), 0.0f);
+  for (int64_t row : {int64_t{2} * r + 1, int64_t{150}, int64_t{300}})
+    for (size_t j = 0; j < 7; ++j) g[static_cast<size_t>(row) * 7 + j] = 0.5f * static_cast<float>(r + 1);
+  std::vector<NDArray> parts;
+  for (int d = 0; d < 2; ++d)
+    parts.push_back(weft::CastStorage(NDArray(g, s, Context::cpu(d)), weft::StorageType::kRowSparse));
+  kv->Push(5, parts);
+  NDArray out = Full(s, -1);
+  kv->Pull(5, {out});
+  std::vector<float> got;
+  out.SyncCopyToCPU(&got);
+  for (size_t i = 0; i < got.size(); ++i) {
+    const int64_t row = static_cast<int64_t>(i / 7);
+    float sum = 0;  // the round's gradient of this element
+    bool pushed = false;
+    for (int q = 0; q < n; ++q)
+      if (row == 2 * q + 1 || row == 150 || row == 300) {
+        sum += static_cast<float>(q + 1);
+        pushed = true;
+      }
+    const float want = pushed ? (1.0f - 0.1f * 0.1f) * w0[i] - 0.1f * sum : w0[i];
+    if (std::fabs(got[i] - want) > 1e-4f * std::max(1.0f, std::fabs(want))) {
+      std::fprintf(stderr, "rank %d: element %zu (row %lld): %g, expected %g\n", r, i, static_cast<long long>(row),
+                   got[i], want);
+      return 1;
+    }
+  }
+  kv->Barrier();
+  std::printf("rank %d of %d: rowpush OK\n", r, n);
   return 0;
 }
 
@@ -666,6 +715,7 @@ int main(int argc, char** argv) {
     if (what == "buckets") return Buckets();
     if (what == "pushpull") return PushPullCheck();
     if (what == "rowsparse") return RowSparse();
+    if (what == "rowpush") return RowPush();
     if (what == "savefail" && argc == 3) return SaveFail(argv[2]);
     if (what == "async" && argc == 3) return Async(std::atoi(argv[2]));
     if (what == "states" && argc == 4) return States(argv[2], argv[3]);

@@ -134,6 +134,7 @@ typedef struct weft_collective_args {
 #define WEFT_PS_PULL 3    /* payload empty; reply = the value */
 #define WEFT_PS_COMMAND 4 /* payload = a command (e.g. optimizer settings as JSON); reply any bytes */
 #define WEFT_PS_PULL_ROWS 5 /* payload = int64 row request; reply = those rows (row_sparse_pull) */
+#define WEFT_PS_PUSH_ROWS 6 /* payload = int64 row ids then their values (row_sparse push); reply empty */
 
 typedef struct weft_ps_call {
   size_t struct_size;
