@@ -1,6 +1,9 @@
 // weft core — KVStoreDist (see kvstore_dist.h).
 #include "kvstore/kvstore_dist.h"
 
+#include "ndarray/sparse_rows.h"
+#include "weft/sparse.h"
+
 #include <signal.h>
 
 #include <algorithm>
@@ -116,8 +119,12 @@ void KVStoreDist::Finish(const Key& key, const NDArray& reduced_host, const Cont
 }
 
 void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
-  if (!coll_) {
-    KVStoreLocal::PushImpl(key, values, priority);
+  if (!coll_ || values[0].storage_type() == StorageType::kRowSparse) {
+    if (coll_) {
+      PushRowSparse(key, values, priority);
+    } else {
+      KVStoreLocal::PushImpl(key, values, priority);
+    }
     return;
   }
   Unalias(key);
@@ -148,6 +155,40 @@ void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, i
   if (b.recv_host.is_none()) b.recv_host = NDArray(merged.GetShape(), Context::cpu(0), false, merged.GetDType());
   Issue(Collectives::Kind::kAllreduce, key, send, b.recv_host, priority);
   Finish(key, b.recv_host, merged.GetContext(), priority);
+}
+
+void KVStoreDist::PushRowSparse(const Key& key, const std::vector<NDArray>& values, int priority) {
+  if (InBucket(key)) Flush();
+  Unalias(key);
+  const NDArray merged = SumRowSparse(values, Context::cpu(0));
+  const Shape shape = merged.GetShape();
+  const int64_t rows = shape[0];
+  const size_t row_len = rows == 0 ? 0 : shape.Size() / static_cast<size_t>(rows);
+  // Two allreduces: the dense sum, and a mask of the rows any worker pushed (their union).
+  NDArray sum = CastStorage(merged, StorageType::kDefault);
+  std::vector<float> mask(static_cast<size_t>(rows), 0.0f);
+  const NDArray idx_array = merged.aux_ndarray(kRowSparseIndices);
+  std::vector<int64_t> mine(idx_array.Size());
+  if (!mine.empty()) idx_array.SyncCopyToCPUBytes(mine.data(), mine.size() * sizeof(int64_t));
+  for (int64_t r : mine) mask[static_cast<size_t>(r)] = 1.0f;
+  NDArray mask_array(mask, Shape(rows), Context::cpu(0));
+  Issue(Collectives::Kind::kAllreduce, key, sum, sum, priority);
+  Issue(Collectives::Kind::kAllreduce, key, mask_array, mask_array, priority);
+  mask_array.SyncCopyToCPU(&mask);  // waits for the two allreduces (ordered: one communicator)
+  std::vector<float> dense;
+  sum.SyncCopyToCPU(&dense);
+  std::vector<int64_t> ids;
+  std::vector<float> kept;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (mask[static_cast<size_t>(r)] == 0.0f) continue;
+    ids.push_back(r);
+    kept.insert(kept.end(), dense.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * row_len),
+                dense.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r + 1) * row_len));
+  }
+  NDArray& stored = Stored(key);
+  NDArray grad = NDArray::CreateSparse(StorageType::kRowSparse, shape, stored.GetContext());
+  SetRowSparseRows(grad, ids, kept.data(), kept.size() * sizeof(float));
+  ApplyUpdate(key, grad, &stored);
 }
 
 void KVStoreDist::Flush() {

@@ -69,9 +69,14 @@ class KVStoreDist final : public KVStoreLocal {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
-  /// Sparse values arrive dense: the allreduce sums dense buffers.
-  bool RowSparsePushes() const override { return false; }
+  /// Row_sparse values (every one, with an updater): their sum and a mask of the rows pushed are
+  /// allreduced (dense: Gloo sums dense buffers), and the updater gets the sum as row_sparse over
+  /// the union of every worker's rows, so the optimizer updates those rows lazily, as MXNet's
+  /// dist_sync does. The push then waits for the allreduces (every worker pushes the same keys in
+  /// the same order, as dist_sync requires anyway).
+  bool RowSparsePushes() const override { return true; }
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
+  void PushRowSparse(const Key& key, const std::vector<NDArray>& values, int priority);
   void PullImpl(const Key& key, const std::vector<NDArray>& outs, int priority) override;
   void PushPullImpl(const Key& key, const std::vector<NDArray>& values, const std::vector<NDArray>& outs,
                     int priority) override;

@@ -57,7 +57,7 @@ class KVStoreNccl final : public KVStoreLocal {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
-  /// Sparse values arrive dense: NCCL sums dense buffers.
+  /// Sparse values arrive dense: NCCL sums dense buffers (every row is updated).
   bool RowSparsePushes() const override { return false; }
   void PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) override;
 

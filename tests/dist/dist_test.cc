@@ -29,6 +29,17 @@ TEST_F(Dist, RowSparsePullGivesTheRowsOfAFullPull) {
   }
 }
 
+// Row_sparse pushes with sgd on the Gloo store: the round's rows (the union of every worker's) are
+// updated lazily, the other rows keep their values (dist_worker rowpush).
+TEST_F(Dist, RowSparsePushUpdatesTheUnionOfPushedRowsLazily) {
+  StartWorkers(2, {"rowpush"}, {});
+  WaitAll(60);
+  for (size_t i = 0; i < procs_.size(); ++i) {
+    EXPECT_EQ(ExitCode(i), 0) << Log(i);
+    EXPECT_NE(Log(i).find("rowpush OK"), std::string::npos) << Log(i);
+  }
+}
+
 // Small keys fused into buckets give the unfused results, bit for bit.
 TEST_F(Dist, BucketFusionGivesTheUnfusedResults) {
   StartWorkers(2, {"buckets"}, {});

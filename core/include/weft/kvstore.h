@@ -124,12 +124,16 @@ class WEFT_API KVStore {
 
   /// Pushes the values of one key (summed; from any devices). Values may be row_sparse (csr ones
   /// are made dense). When every value of the push is row_sparse and an updater is set, the
-  /// local, device and single-worker stores hand the updater their row_sparse sum (the union of
-  /// their rows; MXNet's behaviour), and an optimizer then updates only those rows where MXNet's
-  /// update op does it lazily (sgd, sgd with momentum, adam: lazy_update; the rows absent keep
-  /// their values and states), every row otherwise. In every other case (no updater, a mix of
-  /// dense and sparse values, the Gloo, NCCL and parameter-server stores) the values are made
-  /// dense first. The sparse sum is computed on the host, synchronously.
+  /// updater gets their row_sparse sum (MXNet's behaviour), and an optimizer then updates only
+  /// those rows where MXNet's update op does it lazily (sgd, sgd with momentum, adam:
+  /// lazy_update; the rows absent keep their values and states), every row otherwise:
+  ///   local, device: the sum of this process's values (computed on the host, synchronously);
+  ///   dist_sync on Gloo: the rows any worker pushed (the dense sum and a row mask are
+  ///     allreduced; the push waits for them);
+  ///   parameter servers: each server gets only the pushed rows of its parts and applies a round
+  ///     (dist_sync) or each push (dist_async) as a row_sparse gradient;
+  ///   nccl: made dense (every row updated).
+  /// Without an updater, or with dense and sparse values mixed, the values are made dense first.
   void Push(int key, const std::vector<NDArray>& values, int priority = 0);
   void Push(const std::string& key, const std::vector<NDArray>& values, int priority = 0);
   /// Pushes several keys; `values[i]` are the values of `keys[i]`. A key may appear several
