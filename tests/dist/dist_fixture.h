@@ -128,6 +128,15 @@ class Dist : public ::testing::Test {
   void WaitAll(double deadline_s) {
     for (size_t i = 0; i < procs_.size(); ++i) Wait(i, deadline_s);
   }
+  // Two dist_worker processes in `mode` (file rendezvous); each must exit 0 printing "<mode> OK".
+  void RunTwoWorkers(const std::string& mode) {
+    StartWorkers(2, {mode}, {});
+    WaitAll(60);
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      EXPECT_EQ(ExitCode(i), 0) << Log(i);
+      EXPECT_NE(Log(i).find(mode + " OK"), std::string::npos) << Log(i);
+    }
+  }
 
   std::string Log(size_t i) const {
     std::ifstream in(procs_[i].log);

@@ -9,46 +9,18 @@ namespace {
 using weft_dist_test::Dist;
 namespace fs = std::filesystem;
 
-TEST_F(Dist, ValuesMatchTheSingleProcessStoreOnTwoWorkers) {
-  StartWorkers(2, {"values"}, {});
-  WaitAll(60);
-  for (size_t i = 0; i < procs_.size(); ++i) {
-    EXPECT_EQ(ExitCode(i), 0) << Log(i);
-    EXPECT_NE(Log(i).find("values OK"), std::string::npos) << Log(i);
-  }
-}
+TEST_F(Dist, ValuesMatchTheSingleProcessStoreOnTwoWorkers) { RunTwoWorkers("values"); }
 
 // row_sparse_pull on the Gloo store (every worker holds the value: the rows are gathered locally)
 // equals those rows of a full Pull (dist_worker rowsparse).
-TEST_F(Dist, RowSparsePullGivesTheRowsOfAFullPull) {
-  StartWorkers(2, {"rowsparse"}, {});
-  WaitAll(60);
-  for (size_t i = 0; i < procs_.size(); ++i) {
-    EXPECT_EQ(ExitCode(i), 0) << Log(i);
-    EXPECT_NE(Log(i).find("rowsparse OK"), std::string::npos) << Log(i);
-  }
-}
+TEST_F(Dist, RowSparsePullGivesTheRowsOfAFullPull) { RunTwoWorkers("rowsparse"); }
 
 // Row_sparse pushes with sgd on the Gloo store: the round's rows (the union of every worker's) are
 // updated lazily, the other rows keep their values (dist_worker rowpush).
-TEST_F(Dist, RowSparsePushUpdatesTheUnionOfPushedRowsLazily) {
-  StartWorkers(2, {"rowpush"}, {});
-  WaitAll(60);
-  for (size_t i = 0; i < procs_.size(); ++i) {
-    EXPECT_EQ(ExitCode(i), 0) << Log(i);
-    EXPECT_NE(Log(i).find("rowpush OK"), std::string::npos) << Log(i);
-  }
-}
+TEST_F(Dist, RowSparsePushUpdatesTheUnionOfPushedRowsLazily) { RunTwoWorkers("rowpush"); }
 
 // Small keys fused into buckets give the unfused results, bit for bit.
-TEST_F(Dist, BucketFusionGivesTheUnfusedResults) {
-  StartWorkers(2, {"buckets"}, {});
-  WaitAll(60);
-  for (size_t i = 0; i < procs_.size(); ++i) {
-    EXPECT_EQ(ExitCode(i), 0) << Log(i);
-    EXPECT_NE(Log(i).find("buckets OK"), std::string::npos) << Log(i);
-  }
-}
+TEST_F(Dist, BucketFusionGivesTheUnfusedResults) { RunTwoWorkers("buckets"); }
 
 // PushPull (fused: the allreduce writes the out) gives Push + Pull's results bit for bit, on 2
 // workers and on 3 (int and string keys; see dist_worker pushpull).
