@@ -7,8 +7,8 @@
 #include <atomic>
 
 #include "weft/engine.h"
+#include "weft/internal/rendezvous.h"
 #include "weft/logging.h"
-#include "weft/rendezvous.h"
 
 namespace weft::kv {
 

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "weft/engine.h"
+#include "weft/internal/rendezvous.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/rendezvous.h"
-#include "weft/runtime.h"
 
 namespace weft::kv {
 
