@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The public surface check: installs a weft build into a fresh prefix, configures and builds all of
+# The public surface check: installs a weft build into a fresh prefix; checks that its include
+# folder holds no internal header (core/internal) and that each installed header compiles on its
+# own (tests/install/headers); configures and builds all of
 # samples/ from that prefix alone (find_package(weft); no path into the source tree's core/), and
 # runs them: train_mnist briefly (a checkpoint to read), predict_mnist on it, train_lenet_autograd
 # against train_mnist (the same accuracy after one short epoch), and the custom-op sample's check (its plugin built by the installed weft_add_plugin()). Then the installed
@@ -18,6 +20,40 @@ root=$(cd "$root" && pwd)
 cmake --install "$build" --prefix "$root/prefix" >"$root/install.log"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+# The installed include folder is the public API only: no internal header (core/internal/weft/internal,
+# never installed) under any name, and no installed header that includes one.
+inc="$root/prefix/include"
+# An internal header installed shows as a weft/internal folder, a copy of one of core/internal's
+# files, or a header whose first line says "// weft internal" (as every internal header's does).
+leaked=$( (find "$inc" -path '*/weft/internal*'
+  grep -rl --include='*.h' --include='*.hpp' -m1 '^// weft internal' "$inc"
+  for h in core/internal/weft/internal/*.h; do find "$inc" -type f -exec cmp -s "$h" {} \; -print; done) | sort -u)
+if [[ -n "$leaked" ]]; then
+  echo "check_install: internal headers were installed (they belong to core/internal, which is not installed):" >&2
+  echo "$leaked" >&2
+  exit 1
+fi
+if grep -rn --include='*.h' --include='*.hpp' '#include[[:space:]]*[<"]weft/internal/' "$inc"; then
+  echo "check_install: an installed (public) header includes an internal header (above); move what it needs" \
+    "into a public header or the declaration into weft/internal" >&2
+  exit 1
+fi
+# Every installed header compiles on its own against the install (tests/install/headers: one
+# translation unit per header, including only it).
+cmake -S tests/install/headers -B "$root/headers" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_PREFIX_PATH="$root/prefix" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${launcher[@]}" >"$root/headers-configure.log"
+if ! cmake --build "$root/headers" -- -j2 -k 0 >"$root/headers-build.log" 2>&1; then
+  grep -E "error|FAILED" "$root/headers-build.log" | head -20 >&2
+  echo "check_install: installed headers that do not compile on their own (above; log $root/headers-build.log)" >&2
+  exit 1
+fi
+if grep -q -- "-I$PWD/core\b\|-I$PWD/sdk\b" "$root/headers/compile_commands.json"; then
+  echo "check_install: the header check was compiled with an include path into the source tree" >&2
+  exit 1
+fi
+echo "check_install: $(grep -c '"file"' "$root/headers/compile_commands.json") installed headers compile on their own;" \
+  "no internal header installed or included"
 cmake -S samples -B "$root/samples" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$root/prefix" \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${launcher[@]}" >"$root/configure.log"
 cmake --build "$root/samples" -- -j2

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "weft/internal/rendezvous.h"
 #include "weft/kvstore.h"
 #include "weft/ndarray.h"
-#include "weft/rendezvous.h"
 
 namespace {
 

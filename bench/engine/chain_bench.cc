@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "weft/device.h"
 #include "weft/executor.h"
 #include "weft/imperative.h"
+#include "weft/internal/device.h"
 #include "weft/ndarray.h"
 #include "weft/operator.h"
 #include "weft/runtime.h"

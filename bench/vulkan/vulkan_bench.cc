@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "weft/device.h"
-#include "weft/runtime.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 
 namespace {
 
@@ -54,7 +54,7 @@ weft_tensor Tensor(Device& d, weft_device_ptr p, const std::vector<int64_t>& s) 
 // between two timing events (Vulkan timestamps) where the device has them, else host wall time
 // around compute + stream synchronisation. `out0` receives the output's first element.
 double DeviceOpMs(Device& d, const OpRun& r, int reps, float* out0 = nullptr) {
-  const weft::KernelInfo* ki = weft::Runtime::Get().FindKernel(r.op, d.type(), weft::DType::kFloat32);
+  const weft::KernelInfo* ki = weft::internal::FindKernel(weft::Runtime::Get(), r.op, d.type(), weft::DType::kFloat32);
   if (ki == nullptr) {
     std::fprintf(stderr, "no %s kernel on %s\n", r.op.c_str(), d.type().c_str());
     std::exit(1);
@@ -189,7 +189,7 @@ void ConvTable(Device& vk, const std::vector<std::string>& variants) {
     int64_t n, c, h, w, f, k;
   };
   const Conv convs[] = {{"conv1", 100, 1, 28, 28, 20, 5}, {"conv2", 100, 20, 12, 12, 50, 5}};
-  Device& cpu = weft::Runtime::Get().GetDevice(Context::cpu(0));
+  Device& cpu = weft::internal::GetDevice(weft::Runtime::Get(), Context::cpu(0));
   std::printf("\n%-8s %28s %10s %12s %12s %12s %12s\n", "conv", "shape", "gemm", "vulkan ms", "vulkan GF/s", "cpu ms",
               "cpu GF/s");
   for (const Conv& c : convs) {
@@ -221,11 +221,11 @@ int main(int argc, char** argv) {
   if (sizes.empty()) sizes = {256, 512, 1024};
   weft::Runtime& rt = weft::Runtime::Get();
   if (rt.DeviceCount("vulkan") == 0) {
-    const weft::Plugin* p = rt.FindPlugin("vulkan");
+    const weft::Plugin* p = weft::internal::FindPlugin(rt, "vulkan");
     std::fprintf(stderr, "no Vulkan device: %s\n", p != nullptr ? p->device_note().c_str() : "plugin not loaded");
     return 1;
   }
-  Device& d = rt.GetDevice(Context("vulkan", 0));
+  Device& d = weft::internal::GetDevice(rt, Context("vulkan", 0));
   std::printf("device: %s (%s)\n", d.properties().name.c_str(), d.properties().vendor.c_str());
   // Kernel variants, compared within one run (WEFT_VULKAN_GEMM, read at every dispatch):
   // gemm.comp, then gemm4.comp tiles of (4 R) x (4 C) per invocation.

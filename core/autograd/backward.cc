@@ -13,7 +13,7 @@
 #include "operator/infer.h"
 #include "weft/autograd.h"
 #include "weft/imperative.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 #include "weft/sdk/operator.h"
 #include "weft/sparse.h"
 
@@ -483,7 +483,7 @@ class Pass {
 
   bool HostAddressable(const Context& ctx) {
     auto it = host_.find(ctx);
-    if (it == host_.end()) it = host_.emplace(ctx, Runtime::Get().GetDevice(ctx).host_addressable()).first;
+    if (it == host_.end()) it = host_.emplace(ctx, internal::GetDevice(Runtime::Get(), ctx).host_addressable()).first;
     return it->second;
   }
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine_impl.h"
+#include "weft/base.h"
 #include "weft/env.h"
 #include "weft/logging.h"
 #include "weft/profiler.h"

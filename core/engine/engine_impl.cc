@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "weft/device.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
 #include "weft/profiler.h"
-#include "weft/runtime.h"
 #include "worker_pool.h"
 
 namespace weft::engine_detail {
@@ -797,7 +797,7 @@ WorkerPool* EngineImpl::ResolvePool(const Context& ctx, FnProperty prop) {
   const bool is_cpu = ctx.GetDeviceType() == "cpu";
   WEFT_CHECK(ctx.GetDeviceId() >= 0, "engine: context {} has a negative device id", ctx.ToString());
   if (prop == FnProperty::kAsync) {
-    if (!is_cpu) Runtime::Get().GetDevice(ctx);  // throws the clear error for an unknown device
+    if (!is_cpu) internal::GetDevice(Runtime::Get(), ctx);  // throws the clear error for an unknown device
     return nullptr;
   }
   PoolKind kind = PoolKind::kCompute;
@@ -811,7 +811,7 @@ WorkerPool* EngineImpl::ResolvePool(const Context& ctx, FnProperty prop) {
     if (prop == FnProperty::kCopyToDevice) kind = PoolKind::kCopyTo;
   }
   if (inline_mode_.load(std::memory_order_acquire)) {
-    if (!is_cpu) Runtime::Get().GetDevice(ctx);  // validates the context
+    if (!is_cpu) internal::GetDevice(Runtime::Get(), ctx);  // validates the context
     return nullptr;
   }
   // The priority pool serves every cpu context.
@@ -830,7 +830,7 @@ WorkerPool* EngineImpl::ResolvePool(const Context& ctx, FnProperty prop) {
       label = "cpu-priority";
     }
   } else {
-    Device& device = Runtime::Get().GetDevice(ctx);  // throws for an unknown device
+    Device& device = internal::GetDevice(Runtime::Get(), ctx);  // throws for an unknown device
     if (!device.host_addressable()) stream_device = &device;
     threads = kind == PoolKind::kCompute ? config_.device_workers : config_.copy_workers;
     if (kind == PoolKind::kCopyFrom) label += " copy-from";

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "weft/base.h"
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
 
 namespace weft {
 

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "weft/device.h"
+#include "weft/internal/device.h"
 #include "weft/logging.h"
 #include "weft/profiler.h"
 

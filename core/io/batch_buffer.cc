@@ -2,15 +2,15 @@
 #include "io/batch_buffer.h"
 
 #include "storage/staging.h"
-#include "weft/device.h"
 #include "weft/engine.h"
-#include "weft/runtime.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 
 namespace weft::io_detail {
 
 BatchBuffer::BatchBuffer(const Shape& shape, DType dtype, const Context& ctx)
     : array_(shape, ctx, /*delay_alloc=*/false, dtype) {
-  Device& dev = Runtime::Get().GetDevice(ctx);
+  Device& dev = internal::GetDevice(Runtime::Get(), ctx);
   if (array_.Bytes() == 0) return;
   if (dev.host_addressable()) {
     host_ = reinterpret_cast<uint8_t*>(array_.dptr() + array_.offset());
@@ -22,7 +22,7 @@ BatchBuffer::BatchBuffer(const Shape& shape, DType dtype, const Context& ctx)
 
 NDArray BatchBuffer::Finish() {
   if (staging_) {
-    Device* dev = &Runtime::Get().GetDevice(array_.GetContext());
+    Device* dev = &internal::GetDevice(Runtime::Get(), array_.GetContext());
     const weft_device_ptr base = array_.dptr();
     const uint64_t off = array_.offset(), bytes = array_.Bytes();
     // The capture keeps the staging buffer until the stream has passed the copy (engine.h).

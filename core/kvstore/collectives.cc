@@ -11,10 +11,10 @@
 
 #include "weft/base.h"
 #include "weft/env.h"
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
+#include "weft/internal/rendezvous.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/rendezvous.h"
-#include "weft/runtime.h"
 
 namespace weft::kv {
 
@@ -38,7 +38,7 @@ bool ServesType(const weft_transport_api& t, const std::string& kvstore_type) {
 
 Transport FindTransport(const std::string& kvstore_type, const std::string& name, bool parameter_server) {
   std::string served;
-  for (const Plugin* p : Runtime::Get().Plugins()) {
+  for (const Plugin* p : internal::Plugins(Runtime::Get())) {
     const weft_transport_api* t = p->transport_api();
     if (t == nullptr) continue;
     const bool is_ps = t->ps_call != nullptr;
@@ -80,7 +80,7 @@ weft_comm InitComm(const Transport& t, const DistConfig& config, const char* rol
 }
 
 std::string NcclStatus() {
-  for (const Plugin* p : Runtime::Get().Plugins()) {
+  for (const Plugin* p : internal::Plugins(Runtime::Get())) {
     const weft_transport_api* t = p->transport_api();
     if (t == nullptr || std::string(t->name) != "nccl" || t->device_count == nullptr) continue;
     const char* reason = nullptr;
@@ -110,7 +110,7 @@ bool JoinRendezvous(const std::string& kvstore_type, const DistConfig& config) {
 
 bool IsParameterServerTransport(const std::string& name) {
   if (name.empty()) return false;
-  for (const Plugin* p : Runtime::Get().Plugins()) {
+  for (const Plugin* p : internal::Plugins(Runtime::Get())) {
     const weft_transport_api* t = p->transport_api();
     if (t != nullptr && name == t->name) return t->ps_call != nullptr;
   }

@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "weft/base.h"
-#include "weft/device.h"
 #include "weft/engine.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/runtime.h"
 
 namespace weft::kv {
 
@@ -50,7 +50,7 @@ std::string TransportDeviceType(const weft_transport_api& t) {
 std::optional<Transport> FindDeviceTransport(const std::string& kvstore_type, const std::string& name,
                                              std::string* why) {
   std::string passed;
-  for (const Plugin* p : Runtime::Get().Plugins()) {
+  for (const Plugin* p : internal::Plugins(Runtime::Get())) {
     const weft_transport_api* t = p->transport_api();
     if (t == nullptr || t->device_count == nullptr || !ServesType(*t, kvstore_type)) continue;
     if (!name.empty() && name != t->name) continue;
@@ -276,7 +276,7 @@ DeviceCollectives::DeviceCollectives(const std::string& kvstore_type, const Tran
   s.rank = config.rank;
   s.op_timeout_ms = config.op_timeout_ms;
   s.ctx = device;
-  s.device = &Runtime::Get().GetDevice(device);
+  s.device = &internal::GetDevice(Runtime::Get(), device);
   s.comm = InitComm(t, config, WEFT_ROLE_WORKER, prefix,
                     fmt::format("KVStore({}): joining the job as rank {} of {} through the '{}' device transport on {}",
                                 kvstore_type, config.rank, config.num_workers, s.tname, device.ToString()),

@@ -10,8 +10,8 @@
 #include <atomic>
 
 #include "weft/engine.h"
+#include "weft/internal/rendezvous.h"
 #include "weft/logging.h"
-#include "weft/rendezvous.h"
 
 namespace weft::kv {
 

@@ -5,8 +5,8 @@
 
 #include "weft/engine.h"
 #include "weft/env.h"
+#include "weft/internal/rendezvous.h"
 #include "weft/logging.h"
-#include "weft/rendezvous.h"
 
 namespace weft::kv {
 

@@ -9,9 +9,9 @@
 
 #include "ndarray/sparse_rows.h"
 #include "weft/engine.h"
+#include "weft/internal/rendezvous.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/rendezvous.h"
-#include "weft/runtime.h"
 
 namespace weft::kv {
 

@@ -27,9 +27,9 @@
 #include <thread>
 
 #include "kvstore/kvstore_ps.h"
+#include "weft/internal/rendezvous.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/rendezvous.h"
-#include "weft/runtime.h"
 
 namespace weft::kv {
 

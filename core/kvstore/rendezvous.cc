@@ -3,7 +3,7 @@
 // TCP protocol (one request per connection, integers little-endian as on every host weft runs):
 //   set: 'S' u32 key_len key u64 value_len value       -> 'K'
 //   get: 'G' u32 key_len key i64 timeout_ms            -> 'V' u64 len value | 'T' (timed out)
-#include "weft/rendezvous.h"
+#include "weft/internal/rendezvous.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

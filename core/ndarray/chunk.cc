@@ -1,12 +1,12 @@
 #include "chunk.h"
 
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/runtime.h"
 
 namespace weft::ndarray_detail {
 
 Chunk::Chunk(const Context& c, uint64_t b, bool delay_alloc)
-    : ctx(c), bytes(b), device(&Runtime::Get().GetDevice(c)), var(Engine::Get()->NewVariable()) {
+    : ctx(c), bytes(b), device(&internal::GetDevice(Runtime::Get(), c)), var(Engine::Get()->NewVariable()) {
   if (!delay_alloc) {
     try {
       CheckAndAlloc();
@@ -26,7 +26,7 @@ Chunk::Chunk(std::shared_ptr<Chunk> owner)
 }
 
 Chunk::Chunk(const Context& c, weft_device_ptr ptr, uint64_t b, std::function<void()> release)
-    : ctx(c), bytes(b), device(&Runtime::Get().GetDevice(c)), var(Engine::Get()->NewVariable()) {
+    : ctx(c), bytes(b), device(&internal::GetDevice(Runtime::Get(), c)), var(Engine::Get()->NewVariable()) {
   handle_.dptr = ptr;
   handle_.size = b;
   handle_.ctx = c;

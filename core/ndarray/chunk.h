@@ -8,8 +8,8 @@
 #include <mutex>
 #include <optional>
 
-#include "weft/device.h"
 #include "weft/engine.h"
+#include "weft/internal/device.h"
 #include "weft/storage.h"
 
 namespace weft::ndarray_detail {

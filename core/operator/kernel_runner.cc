@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 #include "weft/sdk/operator.h"
 #include "weft/storage.h"
 
@@ -67,7 +67,7 @@ std::string KernelOwners(const std::string& op) {
   for (const std::string& type : rt.DeviceTypes()) {
     std::string dtypes;
     for (int d = 0; d < WEFT_DTYPE_COUNT; ++d) {
-      if (rt.FindKernel(op, type, static_cast<DType>(d)) == nullptr) continue;
+      if (internal::FindKernel(rt, op, type, static_cast<DType>(d)) == nullptr) continue;
       if (!dtypes.empty()) dtypes += ", ";
       dtypes += DTypeName(static_cast<DType>(d));
     }
@@ -236,7 +236,7 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
              sig.in_shapes.size(), sig.in_dtypes.size(), sig.out_shapes.size(), sig.out_dtypes.size(),
              sig.aux_shapes.size(), sig.aux_dtypes.size());
   Runtime& rt = Runtime::Get();
-  rt.GetDevice(ctx);  // a clear error for a missing device comes before "no kernel"
+  internal::GetDevice(rt, ctx);  // a clear error for a missing device comes before "no kernel"
   bool backward = false;
   if (auto host = host_op::Find(s.op, &backward)) {
     HostOpAttrs visible;
@@ -249,7 +249,7 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
   const DType key = !sig.in_dtypes.empty()    ? sig.in_dtypes[0]
                     : !sig.out_dtypes.empty() ? sig.out_dtypes[0]
                                               : DType::kFloat32;
-  s.kernel = rt.FindKernel(s.op, ctx.GetDeviceType(), key);
+  s.kernel = internal::FindKernel(rt, s.op, ctx.GetDeviceType(), key);
   if (s.kernel == nullptr)
     Fail("no kernel for operator '{}' on device type '{}' with dtype {}: {}", s.op, ctx.GetDeviceType(), DTypeName(key),
          KernelOwners(s.op));
@@ -417,7 +417,7 @@ bool KernelRunner::is_host() const { return state_->host.has_value(); }
 bool KernelRunner::uses_random() const { return state_->random; }
 
 bool HasKernel(const std::string& op, const std::string& device_type, DType dtype) {
-  return Runtime::Get().FindKernel(op, device_type, dtype) != nullptr;
+  return internal::FindKernel(Runtime::Get(), op, device_type, dtype) != nullptr;
 }
 
 void SetRandomSeed(uint64_t seed) {

@@ -3,7 +3,7 @@
 // per call.
 //
 // Preparing (the constructor) finds the kernel for (op, device type, dtype of the first input —
-// else of the first output) through Runtime::FindKernel, calls its create_state once with the
+// else of the first output) through internal::FindKernel, calls its create_state once with the
 // node's attributes and the shapes/dtypes of every input, output and aux state, and takes the
 // workspace the kernel asked for from Storage (one block per runner, on the runner's device).
 // The kernel state and the workspace live until the runner *and* every run pushed through it are

@@ -3,8 +3,8 @@
 #include <array>
 
 #include "operator/op_util.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/runtime.h"
 
 namespace weft::opdef {
 namespace {
@@ -180,7 +180,7 @@ std::vector<std::string> RegisterPluginOpDefs(OpRegistry& registry, const std::v
 
 void ConnectPluginOps(OpRegistry& registry) noexcept {
   try {
-    Runtime::Get().OnPluginLoaded([&registry](const Plugin& p) {
+    internal::OnPluginLoaded(Runtime::Get(), [&registry](const Plugin& p) {
       const weft_operator_api* api = p.operator_api();
       if (api == nullptr || api->num_op_defs <= 0 || api->op_defs == nullptr) return;
       std::vector<const weft_op_def*> defs(api->op_defs, api->op_defs + api->num_op_defs);

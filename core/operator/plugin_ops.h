@@ -1,14 +1,14 @@
 // weft core — op definitions from operator plugins (weft_op_def, sdk/include/weft/sdk/operator.h)
 // adapted into OpDef and registered in the OpRegistry.
 //
-// OpRegistry::Get() connects the registry to the Runtime once (Runtime::OnPluginLoaded), so every
+// OpRegistry::Get() connects the registry to the Runtime once (internal::OnPluginLoaded), so every
 // plugin loaded before or after gets its definitions registered. A definition whose name is taken
 // (built-in or another plugin's) is skipped with a warning naming both sources; the plugin stays
 // loaded and its kernels stay usable.
 //
 // The adapted OpDef calls back into the plugin (infer_shape, infer_type); the weft_op_def and
 // its strings must stay valid for the life of the process (plugins are never unloaded, except by
-// Runtime::ResetForTesting, after which such OpDefs must not be used).
+// internal::ResetRuntimeForTesting, after which such OpDefs must not be used).
 #pragma once
 
 #include <string>

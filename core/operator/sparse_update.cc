@@ -1,6 +1,6 @@
 // Lazy optimizer updates on row_sparse gradients (weft/sparse_update.h): gather the gradient's
 // rows of the weight and states, run the op's dense kernel on them, scatter them back.
-#include "weft/sparse_update.h"
+#include "weft/internal/sparse_update.h"
 
 #include <numeric>
 

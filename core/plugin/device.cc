@@ -1,11 +1,12 @@
-#include "weft/device.h"
+#include "weft/internal/device.h"
 
 #include <cstring>
 #include <exception>
 
+#include "weft/base.h"
+#include "weft/internal/plugin.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/plugin.h"
-#include "weft/runtime.h"
 
 namespace weft {
 namespace {

@@ -1,7 +1,8 @@
 #include <new>
 
 #include "error_object.h"
-#include "weft/runtime.h"
+#include "weft/base.h"
+#include "weft/internal/error.h"
 
 namespace weft {
 namespace {

@@ -1,5 +1,5 @@
 // The weft_host_api every plugin receives (sdk/host.h), and the hooks behind it.
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,9 +10,9 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "weft/device.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/runtime.h"
 
 namespace weft {
 namespace {
@@ -118,7 +118,7 @@ weft_error* HostNativeHandle(void*, const char* device_type, weft_native_handle_
     if (std::find(types.begin(), types.end(), device_type) == types.end())
       return CreateError(WEFT_ERR_NOT_FOUND,
                          fmt::format("native_handle: no loaded plugin provides device type '{}'", device_type));
-    Device& d = rt.GetDevice(Context(device_type, args->device));
+    Device& d = internal::GetDevice(rt, Context(device_type, args->device));
     if (d.api()->native_handle == nullptr)
       return CreateError(WEFT_ERR_UNSUPPORTED,
                          fmt::format("native_handle: the '{}' plugin offers no native handles", d.plugin().name()));

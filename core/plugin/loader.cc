@@ -7,9 +7,9 @@
 
 #include "load_diagnostics.h"
 #include "plugin_tables.h"
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/runtime.h"
 
 namespace weft::detail {
 namespace {

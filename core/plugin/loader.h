@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "weft/plugin.h"
+#include "weft/internal/plugin.h"
 
 namespace boost::dll {
 class shared_library;

@@ -1,4 +1,4 @@
-#include "weft/plugin.h"
+#include "weft/internal/plugin.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 #include <dlfcn.h>
 
@@ -19,7 +19,7 @@
 #include "loader.h"
 #include "plugin_tables.h"
 #include "weft/env.h"
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
 #include "weft/logging.h"
 
 namespace fs = std::filesystem;
@@ -374,20 +374,6 @@ std::vector<PluginRecord> Runtime::PluginRecords() const {
   return impl_->records;
 }
 
-std::vector<const Plugin*> Runtime::Plugins() const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
-  std::vector<const Plugin*> out;
-  for (const auto& p : impl_->plugins) out.push_back(p.get());
-  return out;
-}
-
-const Plugin* Runtime::FindPlugin(std::string_view name) const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
-  for (const auto& p : impl_->plugins)
-    if (p->name() == name) return p.get();
-  return nullptr;
-}
-
 std::vector<std::string> Runtime::DiscoveryTrace() const {
   std::shared_lock<std::shared_mutex> lock(impl_->mu);
   return impl_->trace;
@@ -420,9 +406,34 @@ bool Runtime::HasDevice(const Context& ctx) const {
   return g && ctx.GetDeviceId() >= 0 && ctx.GetDeviceId() < static_cast<int>(g->devices.size());
 }
 
-Device& Runtime::GetDevice(const Context& ctx) {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
-  const DeviceGroup* g = impl_->FindGroup(ctx.GetDeviceType());
+namespace internal {
+
+// The internal functions below are the Runtime's former members that reach its devices and
+// plugins; they live outside the class so that weft/runtime.h (installed) does not declare them.
+struct RuntimeAccess {
+  static Runtime::Impl* Of(const Runtime& rt) { return rt.impl_.get(); }
+};
+
+std::vector<const Plugin*> Plugins(const Runtime& rt) {
+  const Runtime::Impl* impl = RuntimeAccess::Of(rt);
+  std::shared_lock<std::shared_mutex> lock(impl->mu);
+  std::vector<const Plugin*> out;
+  for (const auto& p : impl->plugins) out.push_back(p.get());
+  return out;
+}
+
+const Plugin* FindPlugin(const Runtime& rt, std::string_view name) {
+  const Runtime::Impl* impl = RuntimeAccess::Of(rt);
+  std::shared_lock<std::shared_mutex> lock(impl->mu);
+  for (const auto& p : impl->plugins)
+    if (p->name() == name) return p.get();
+  return nullptr;
+}
+
+Device& GetDevice(Runtime& rt, const Context& ctx) {
+  const Runtime::Impl* impl = RuntimeAccess::Of(rt);
+  std::shared_lock<std::shared_mutex> lock(impl->mu);
+  const DeviceGroup* g = impl->FindGroup(ctx.GetDeviceType());
   int id = ctx.GetDeviceId();
   if (g && id >= 0 && id < static_cast<int>(g->devices.size())) return *g->devices[id];
   if (g) {
@@ -430,11 +441,11 @@ Device& Runtime::GetDevice(const Context& ctx) {
          g->devices.empty() ? "" : fmt::format(" ({}(0) to {}({}))", g->type, g->type, g->devices.size() - 1));
   }
   std::string loaded;
-  for (const auto& grp : impl_->groups) {
+  for (const auto& grp : impl->groups) {
     loaded += fmt::format("{}{} ({} device{})", loaded.empty() ? "" : ", ", grp.type, grp.devices.size(),
                           grp.devices.size() == 1 ? "" : "s");
   }
-  size_t rejected = std::count_if(impl_->records.begin(), impl_->records.end(),
+  size_t rejected = std::count_if(impl->records.begin(), impl->records.end(),
                                   [](const PluginRecord& r) { return !r.accepted && !r.disabled; });
   Fail(
       "no device {}: loaded device types are {}; no plugin provides '{}': install its plugin or add its directory "
@@ -443,10 +454,11 @@ Device& Runtime::GetDevice(const Context& ctx) {
       rejected ? fmt::format("; {} plugin file{} rejected", rejected, rejected == 1 ? " was" : "s were") : "");
 }
 
-const KernelInfo* Runtime::FindKernel(std::string_view op, std::string_view device_type, DType dtype) const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
-  auto it = impl_->kernels.find(op);
-  if (it == impl_->kernels.end()) return nullptr;
+const KernelInfo* FindKernel(const Runtime& rt, std::string_view op, std::string_view device_type, DType dtype) {
+  const Runtime::Impl* impl = RuntimeAccess::Of(rt);
+  std::shared_lock<std::shared_mutex> lock(impl->mu);
+  auto it = impl->kernels.find(op);
+  if (it == impl->kernels.end()) return nullptr;
   auto jt = it->second.find(device_type);
   if (jt == it->second.end()) return nullptr;
   uint64_t bit = WEFT_DTYPE_BIT(static_cast<int32_t>(dtype));
@@ -455,27 +467,31 @@ const KernelInfo* Runtime::FindKernel(std::string_view op, std::string_view devi
   return nullptr;
 }
 
-std::vector<KernelInfo> Runtime::Kernels(std::string_view device_type) const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
+std::vector<KernelInfo> Kernels(const Runtime& rt, std::string_view device_type) {
+  const Runtime::Impl* impl = RuntimeAccess::Of(rt);
+  std::shared_lock<std::shared_mutex> lock(impl->mu);
   std::vector<KernelInfo> out;
-  for (const auto& k : impl_->kernel_store)
+  for (const auto& k : impl->kernel_store)
     if (device_type == k.def->device_type) out.push_back(k);
   return out;
 }
 
-std::vector<PluginOpDef> Runtime::OpDefs() const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
-  return impl_->op_defs;
+std::vector<PluginOpDef> OpDefs(const Runtime& rt) {
+  const Runtime::Impl* impl = RuntimeAccess::Of(rt);
+  std::shared_lock<std::shared_mutex> lock(impl->mu);
+  return impl->op_defs;
 }
 
-void Runtime::OnPluginLoaded(std::function<void(const Plugin&)> fn) {
-  std::lock_guard<std::recursive_mutex> lock(impl_->load_mu);
-  impl_->callbacks.push_back(fn);
-  for (const Plugin* p : Plugins()) Impl::Notify(fn, *p);
+void OnPluginLoaded(Runtime& rt, std::function<void(const Plugin&)> fn) {
+  Runtime::Impl* impl = RuntimeAccess::Of(rt);
+  std::lock_guard<std::recursive_mutex> lock(impl->load_mu);
+  impl->callbacks.push_back(fn);
+  for (const Plugin* p : Plugins(rt)) Runtime::Impl::Notify(fn, *p);
 }
 
-void Runtime::ResetForTesting() {
+void ResetRuntimeForTesting() {
   if (g_impl) g_impl->Reset();
 }
 
+}  // namespace internal
 }  // namespace weft

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "weft/device.h"
+#include "weft/internal/device.h"
 #include "weft/storage.h"
 
 namespace weft::storage_detail {

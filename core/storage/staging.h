@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "weft/device.h"
+#include "weft/internal/device.h"
 
 namespace weft::storage_detail {
 

@@ -5,7 +5,7 @@
 
 #include "device_pool.h"
 #include "weft/base.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 namespace weft {
 
@@ -24,7 +24,7 @@ struct Storage::Impl {
 
   DevicePool& GetOrCreate(const Context& ctx) {
     if (DevicePool* p = Find(ctx)) return *p;
-    Device& device = Runtime::Get().GetDevice(ctx);
+    Device& device = internal::GetDevice(Runtime::Get(), ctx);
     const PoolConfig cfg = config ? *config : PoolConfig::FromEnv(ctx.GetDeviceType());
     auto pool = std::make_unique<DevicePool>(device, cfg);
     std::unique_lock lock(mu);

@@ -38,11 +38,11 @@ std::string Wrap(const std::vector<std::string>& items, const std::string& inden
 std::map<std::string, std::set<std::string>> OpsByDeviceType(const Runtime& rt) {
   std::map<std::string, std::set<std::string>> ops;
   std::set<std::string> types;
-  for (const Plugin* p : rt.Plugins())
+  for (const Plugin* p : internal::Plugins(rt))
     if (const weft_operator_api* o = p->operator_api())
       for (int i = 0; i < o->num_kernels; ++i) types.insert(o->kernels[i]->device_type);
   for (const auto& t : types)
-    for (const KernelInfo& k : rt.Kernels(t)) ops[t].insert(k.def->op_name);
+    for (const KernelInfo& k : internal::Kernels(rt, t)) ops[t].insert(k.def->op_name);
   return ops;
 }
 
@@ -81,7 +81,7 @@ std::string TextReport(const Runtime& rt, bool verbose) {
   auto devices = rt.ListDevices();
   if (devices.empty()) out += "  none\n";
   for (const Context& ctx : devices) {
-    Device& d = const_cast<Runtime&>(rt).GetDevice(ctx);
+    Device& d = internal::GetDevice(const_cast<Runtime&>(rt), ctx);
     const DeviceProperties& p = d.properties();
     out += fmt::format("  {}: {} ({}), plugin {}\n", ctx, p.name, p.vendor.empty() ? "unknown vendor" : p.vendor,
                        d.plugin().name());
@@ -128,7 +128,7 @@ nlohmann::json JsonReport(Runtime& rt, bool verbose) {
   }
   j["devices"] = nlohmann::json::array();
   for (const Context& ctx : rt.ListDevices()) {
-    const Device& d = rt.GetDevice(ctx);
+    const Device& d = internal::GetDevice(rt, ctx);
     const DeviceProperties& p = d.properties();
     nlohmann::json attrs = nlohmann::json::object();
     for (const auto& [k, v] : p.attributes) attrs[k] = v;

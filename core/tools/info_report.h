@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "weft/runtime.h"
+#include "weft/base.h"
+#include "weft/internal/runtime.h"
 
 namespace weft::tools {
 

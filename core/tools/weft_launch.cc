@@ -38,8 +38,8 @@
 #include <thread>
 #include <vector>
 
+#include "weft/internal/rendezvous.h"
 #include "weft/kvstore.h"
-#include "weft/rendezvous.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // weft core — Module (see weft/module.h).
 #include "weft/module.h"
 
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -491,7 +491,7 @@ std::vector<Context> RequireDevices(const std::string& device_type, int count) {
   if (available == 0) {
     // A plugin that found no hardware says why (e.g. "CUDA driver not found ...: install ...").
     std::string why;
-    for (const Plugin* p : rt.Plugins())
+    for (const Plugin* p : internal::Plugins(rt))
       if (p->device_type() == device_type && !p->device_note().empty()) why = p->device_note();
     if (why.empty()) {
       const std::vector<std::string> types = rt.DeviceTypes();

@@ -15,8 +15,8 @@
 
 #include "op_checks.h"
 #include "require.h"
-#include "weft/plugin.h"
-#include "weft/runtime.h"
+#include "weft/internal/plugin.h"
+#include "weft/internal/runtime.h"
 
 namespace wconf {
 namespace {
@@ -28,9 +28,9 @@ uint64_t BaseSeed() {
 
 TEST(Conformance, EveryClaimedOpHasCases) {
   weft::Runtime& rt = weft::Runtime::Get();
-  ASSERT_FALSE(rt.Kernels("cpu").empty()) << "the CPU plugin registered no kernels";
+  ASSERT_FALSE(weft::internal::Kernels(rt, "cpu").empty()) << "the CPU plugin registered no kernels";
   for (const std::string& d : rt.DeviceTypes()) {
-    const weft::Plugin* own = rt.FindPlugin(d);  // weft's device plugins are named after their type
+    const weft::Plugin* own = weft::internal::FindPlugin(rt, d);  // weft's device plugins are named after their type
     if (own == nullptr) continue;
     for (const std::string& op : OpsWithoutCases(d, own))
       ADD_FAILURE() << d << " claims '" << op << "' but the conformance suite has no case for it (op_cases.cc)";
@@ -41,10 +41,11 @@ TEST(Conformance, EveryClaimedOpHasCases) {
 // run here: each plugin must give the reason, which is printed with the list.
 TEST(Conformance, DeviceTypesWithoutDevicesSayWhy) {
   std::string absent;
-  for (const weft::Plugin* p : weft::Runtime::Get().Plugins()) {
+  for (const weft::Plugin* p : weft::internal::Plugins(weft::Runtime::Get())) {
     if (p->device_type().empty() || weft::Runtime::Get().DeviceCount(p->device_type()) > 0) continue;
     EXPECT_FALSE(p->device_note().empty()) << p->name() << " reports 0 devices without a reason";
-    absent += "\n  " + p->device_type() + " (" + std::to_string(weft::Runtime::Get().Kernels(p->device_type()).size()) +
+    absent += "\n  " + p->device_type() + " (" +
+              std::to_string(weft::internal::Kernels(weft::Runtime::Get(), p->device_type()).size()) +
               " kernels): " + p->device_note();
   }
   std::printf("device types with no device, their kernels not run:%s\n", absent.empty() ? " none" : absent.c_str());
@@ -53,7 +54,7 @@ TEST(Conformance, DeviceTypesWithoutDevicesSayWhy) {
 // The cpu plugin's results are checked against the double-precision reference (reference.h):
 // every op it claims needs one, or its "pass" would only mean it agrees with itself.
 TEST(Conformance, EveryCpuOpHasAReference) {
-  const weft::Plugin* cpu = weft::Runtime::Get().FindPlugin("cpu");
+  const weft::Plugin* cpu = weft::internal::FindPlugin(weft::Runtime::Get(), "cpu");
   ASSERT_NE(cpu, nullptr) << "the cpu plugin is not loaded";
   for (const std::string& op : OpsWithoutReference("cpu", cpu))
     ADD_FAILURE() << "the cpu plugin claims '" << op
@@ -103,7 +104,7 @@ class DeviceConformance : public ::testing::TestWithParam<std::string> {};
 TEST_P(DeviceConformance, EveryClaimedOpMatchesCpu) {
   const std::string& type = GetParam();
   if (weft::Runtime::Get().DeviceCount(type) == 0) {
-    const weft::Plugin* p = weft::Runtime::Get().FindPlugin(type);
+    const weft::Plugin* p = weft::internal::FindPlugin(weft::Runtime::Get(), type);
     WEFT_SKIP_UNLESS_REQUIRED() << "no " << type << " device loaded"
                                 << (p != nullptr ? ": " + p->device_note() : std::string(": the plugin is not loaded"));
   }

@@ -15,8 +15,8 @@
 #include "operator/plugin_ops.h"
 #include "require.h"
 #include "weft/imperative.h"
+#include "weft/internal/runtime.h"
 #include "weft/ndarray.h"
-#include "weft/runtime.h"
 
 namespace {
 
@@ -111,7 +111,7 @@ TEST(CustomOp, DuplicateOpNameIsRefusedNamingBothPlugins) {
   EXPECT_EQ(weft::OpRegistry::Get().Find("Swish")->source, "swish");
 
   const weft::PluginOpDef* from_dup = nullptr;
-  std::vector<weft::PluginOpDef> defs = weft::Runtime::Get().OpDefs();
+  std::vector<weft::PluginOpDef> defs = weft::internal::OpDefs(weft::Runtime::Get());
   for (const weft::PluginOpDef& d : defs)
     if (d.plugin->name() == "swish_dup") from_dup = &d;
   ASSERT_NE(from_dup, nullptr);

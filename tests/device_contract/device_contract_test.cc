@@ -16,8 +16,8 @@
 #include "contract_checks.h"
 #include "contract_support.h"
 #include "weft/base.h"
-#include "weft/plugin.h"
-#include "weft/runtime.h"
+#include "weft/internal/plugin.h"
+#include "weft/internal/runtime.h"
 
 namespace weft {
 // Readable test parameters in GoogleTest output ("simdev(1)" instead of raw bytes).
@@ -45,13 +45,13 @@ TEST(DeviceContractInventory, ListsExpectedDeviceTypesAndPrintsThem) {
   const std::vector<Context> devices = rt.ListDevices();
   std::printf("%-10s %-48s %-8s %14s %6s  %s\n", "device", "name", "vendor", "memory (MiB)", "align", "capabilities");
   for (const Context& c : devices) {
-    const DeviceProperties& p = rt.GetDevice(c).properties();
+    const DeviceProperties& p = internal::GetDevice(rt, c).properties();
     std::printf("%-10s %-48.48s %-8.8s %14llu %6llu  %s\n", c.ToString().c_str(), p.name.c_str(), p.vendor.c_str(),
                 static_cast<unsigned long long>(p.total_memory >> 20), static_cast<unsigned long long>(p.min_alignment),
                 Caps(p.capabilities).c_str());
   }
   std::printf("%zu devices of %zu types; kernels:", devices.size(), rt.DeviceTypes().size());
-  for (const std::string& t : rt.DeviceTypes()) std::printf(" %s %zu", t.c_str(), rt.Kernels(t).size());
+  for (const std::string& t : rt.DeviceTypes()) std::printf(" %s %zu", t.c_str(), internal::Kernels(rt, t).size());
   std::printf("\n");
   const char* expect = std::getenv("WEFT_CONTRACT_EXPECT");
   std::stringstream types(expect != nullptr ? expect : "cpu");
@@ -65,7 +65,7 @@ TEST(DeviceContractInventory, ListsExpectedDeviceTypesAndPrintsThem) {
 // instance in the suite below; it must say why (printed with the list).
 TEST(DeviceContractInventory, PluginsWithoutDevicesSayWhy) {
   std::string absent;
-  for (const Plugin* p : Runtime::Get().Plugins()) {
+  for (const Plugin* p : internal::Plugins(Runtime::Get())) {
     if (p->device_type().empty() || Runtime::Get().DeviceCount(p->device_type()) > 0) continue;
     EXPECT_FALSE(p->device_note().empty()) << p->name() << " reports 0 devices without a reason";
     absent += "\n  " + p->device_type() + ": " + p->device_note();
@@ -80,7 +80,7 @@ std::vector<std::tuple<Context, size_t>> ApplicablePairs() {
   std::vector<std::tuple<Context, size_t>> pairs;
   for (const Context& c : Runtime::Get().ListDevices())
     for (size_t i = 0; i < ContractChecks().size(); ++i)
-      if (NotApplicable(ContractChecks()[i], Runtime::Get().GetDevice(c)).empty()) pairs.emplace_back(c, i);
+      if (NotApplicable(ContractChecks()[i], internal::GetDevice(Runtime::Get(), c)).empty()) pairs.emplace_back(c, i);
   return pairs;
 }
 
@@ -88,7 +88,7 @@ TEST(DeviceContractInventory, ChecksThatDoNotApplyAreListedWithTheReason) {
   size_t left_out = 0;
   for (const Context& c : Runtime::Get().ListDevices())
     for (const ContractCheck& check : ContractChecks()) {
-      const std::string why = NotApplicable(check, Runtime::Get().GetDevice(c));
+      const std::string why = NotApplicable(check, internal::GetDevice(Runtime::Get(), c));
       if (why.empty()) continue;
       std::printf("  %-10s %-48s does not apply: %s\n", c.ToString().c_str(), check.name, why.c_str());
       ++left_out;
@@ -103,7 +103,7 @@ class DeviceContract : public ::testing::TestWithParam<std::tuple<Context, size_
 TEST_P(DeviceContract, Check) {
   const auto& [ctx, index] = GetParam();
   const ContractCheck& check = ContractChecks()[index];
-  const ContractOutcome o = RunContractCheck(check, Runtime::Get().GetDevice(ctx));
+  const ContractOutcome o = RunContractCheck(check, internal::GetDevice(Runtime::Get(), ctx));
   for (const std::string& f : o.failures) ADD_FAILURE() << ctx.ToString() << " " << check.name << ": " << f;
   EXPECT_NE(o.status, ContractOutcome::Status::kSkip) << "a check that applies was skipped: " << o.skip_reason;
 }

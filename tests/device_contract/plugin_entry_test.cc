@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "contract_support.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 #include "weft/sdk/plugin.h"
 
 namespace weft::contract {
@@ -61,7 +61,7 @@ struct FakeHost {
 class PluginCopy {
  public:
   explicit PluginCopy(const std::string& name) {
-    const Plugin* p = Runtime::Get().FindPlugin(name);
+    const Plugin* p = internal::FindPlugin(Runtime::Get(), name);
     if (p == nullptr) return;
     path_ = fs::temp_directory_path() / ("weft-contract-" + std::to_string(getpid()) + "-" + name + ".so");
     fs::copy_file(p->path(), path_, fs::copy_options::overwrite_existing);

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "contract_support.h"
-#include "weft/host_services.h"
-#include "weft/runtime.h"
+#include "weft/internal/host_services.h"
+#include "weft/internal/runtime.h"
 #include "weft/sdk/cpp/host_queue.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "weft/rendezvous.h"
+#include "weft/internal/rendezvous.h"
 
 namespace weft_dist_test {
 

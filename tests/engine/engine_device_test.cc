@@ -14,9 +14,9 @@
 #include "engine_test_util.h"
 #include "plugin/error_object.h"
 #include "require.h"
-#include "weft/device.h"
 #include "weft/engine.h"
-#include "weft/runtime.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 
 namespace weft {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 // The non-cpu device to test on, or null with the reason in `why`.
 Device* TestDevice(std::string* why) {
   Runtime& rt = Runtime::Get();
-  if (rt.DeviceCount("simdev") > 0) return &rt.GetDevice(Context("simdev", 0));
+  if (rt.DeviceCount("simdev") > 0) return &internal::GetDevice(rt, Context("simdev", 0));
   std::string types;
   for (const auto& t : rt.DeviceTypes()) types += (types.empty() ? "" : ", ") + t;
   *why = "no simdev device is loaded (device types: " + (types.empty() ? std::string("none") : types) +
@@ -183,7 +183,7 @@ TEST_P(EngineDeviceQueued, DeviceChainsNeedNoHostWaitUntilTheResultIsRead) {
 TEST_P(EngineDevice, PeerDevicesAreOrderedByEvents) {
   if (Runtime::Get().DeviceCount(ctx_.GetDeviceType()) < 2)
     WEFT_SKIP_UNLESS_REQUIRED() << "needs two devices of one plugin";
-  Device& other = Runtime::Get().GetDevice(Context(ctx_.GetDeviceType(), 1));
+  Device& other = internal::GetDevice(Runtime::Get(), Context(ctx_.GetDeviceType(), 1));
   constexpr uint64_t kBytes = 1 << 16;
   weft_device_ptr a = device_->Allocate(kBytes), b = other.Allocate(kBytes);
   VarHandle va = engine_->NewVariable(), vb = engine_->NewVariable();

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "require.h"
-#include "weft/device.h"
-#include "weft/plugin.h"
-#include "weft/runtime.h"
+#include "weft/internal/device.h"
+#include "weft/internal/plugin.h"
+#include "weft/internal/runtime.h"
 
 namespace {
 
@@ -56,7 +56,7 @@ std::string Shell(const std::string& cmd, int* status = nullptr) {
 class GpuPluginTest : public ::testing::TestWithParam<GpuPlugin> {
  protected:
   const weft::Plugin* Find() {
-    const weft::Plugin* p = weft::Runtime::Get().FindPlugin(GetParam().type);
+    const weft::Plugin* p = weft::internal::FindPlugin(weft::Runtime::Get(), GetParam().type);
     if (p == nullptr) {
       std::string why;
       for (const weft::PluginRecord& r : weft::Runtime::Get().PluginRecords())
@@ -72,7 +72,7 @@ TEST_P(GpuPluginTest, LoadsAndReportsDevicesOrWhyThereAreNone) {
   const weft::Plugin* p = Find();
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->device_type(), GetParam().type);
-  EXPECT_FALSE(weft::Runtime::Get().Kernels(GetParam().type).empty()) << "no kernels registered";
+  EXPECT_FALSE(weft::internal::Kernels(weft::Runtime::Get(), GetParam().type).empty()) << "no kernels registered";
   const int n = Count();
   if (n == 0) {
     std::printf("%s: 0 devices: %s\n", GetParam().type, p->device_note().c_str());
@@ -83,7 +83,7 @@ TEST_P(GpuPluginTest, LoadsAndReportsDevicesOrWhyThereAreNone) {
   }
   for (int i = 0; i < n; ++i) {
     const weft::DeviceProperties& props =
-        weft::Runtime::Get().GetDevice(weft::Context(GetParam().type, i)).properties();
+        weft::internal::GetDevice(weft::Runtime::Get(), weft::Context(GetParam().type, i)).properties();
     std::printf("%s(%d): %s, %s, %d compute units, PCI %s\n", GetParam().type, i, props.name.c_str(),
                 props.vendor.c_str(), props.compute_units, props.pci_bus_id.c_str());
     EXPECT_FALSE(props.name.empty());
@@ -150,7 +150,7 @@ TEST_P(GpuPluginTest, DeviceRoundTripOrSkipWithReason) {
   const weft::Plugin* p = Find();
   ASSERT_NE(p, nullptr);
   if (Count() == 0) GTEST_SKIP() << GetParam().type << ": no device: " << p->device_note();
-  weft::Device& d = weft::Runtime::Get().GetDevice(weft::Context(GetParam().type, 0));
+  weft::Device& d = weft::internal::GetDevice(weft::Runtime::Get(), weft::Context(GetParam().type, 0));
   std::vector<uint8_t> in(4097), out(4097, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 1);
   const weft_device_ptr buf = d.Allocate(in.size());

@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "nccl_support.h"
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
+#include "weft/internal/plugin.h"
+#include "weft/internal/rendezvous.h"
+#include "weft/internal/runtime.h"
 #include "weft/kvstore.h"
-#include "weft/plugin.h"
-#include "weft/rendezvous.h"
-#include "weft/runtime.h"
 
 namespace {
 
@@ -207,7 +207,7 @@ TEST(NcclPlugin, LoadsAndSaysWhyItHasNoDevices) {
   GTEST_SKIP() << "the nccl transport plugin is not built here (no CUDA toolkit with NCCL, or a sanitizer build)";
 #else
   const weft::Plugin* nccl = nullptr;
-  for (const weft::Plugin* p : weft::Runtime::Get().Plugins())
+  for (const weft::Plugin* p : weft::internal::Plugins(weft::Runtime::Get()))
     if (p->name() == "nccl") nccl = p;
   ASSERT_NE(nccl, nullptr) << "libweft-nccl.so was built but not loaded; see weft-info";
   const weft_transport_api* t = nccl->transport_api();

@@ -5,9 +5,9 @@
 #include <thread>
 
 #include "loader_test_util.h"
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/runtime.h"
 
 namespace weft {
 namespace {
@@ -117,7 +117,7 @@ TEST_F(HostServices, KeyValueStoreBlocksUntilTheKeyAppears) {
 TEST(HostServicesInPlugins, EachPluginGetsItsOwnNamedServices) {
   Runtime& rt = loader_test::FreshRuntime();
   ASSERT_TRUE(rt.LoadPlugin(loader_test::Fixture("fixture_good")).accepted);
-  const Plugin* p = rt.FindPlugin("fixture_good");
+  const Plugin* p = internal::FindPlugin(rt, "fixture_good");
   testing::internal::CaptureStderr();
   p->host()->log(p->host()->host_ctx, WEFT_LOG_ERROR, "hello", 5);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "[weft error] fixture_good: hello\n");

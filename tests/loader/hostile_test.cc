@@ -10,8 +10,8 @@
 
 #include "loader_test_util.h"
 #include "require.h"
-#include "weft/plugin.h"
-#include "weft/runtime.h"
+#include "weft/internal/plugin.h"
+#include "weft/internal/runtime.h"
 
 namespace weft {
 namespace {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "loader_test_util.h"
+#include "weft/internal/runtime.h"
 #include "weft/logging.h"
-#include "weft/runtime.h"
 
 namespace weft {
 namespace {
@@ -51,7 +51,7 @@ void ExpectGoodPluginWorks(Runtime& rt) {
   PluginRecord rec = rt.LoadPlugin(Fixture("fixture_good"));
   ASSERT_TRUE(rec.accepted) << rec.reason;
   ASSERT_EQ(rt.DeviceCount("fixdev"), 2);
-  Device& dev = rt.GetDevice(Context("fixdev", 1));
+  Device& dev = internal::GetDevice(rt, Context("fixdev", 1));
   weft_device_ptr p = dev.Allocate(64);
   const char text[] = "still usable";
   dev.CopyFromHost(p, 0, text, sizeof(text));
@@ -87,13 +87,13 @@ TEST(Loader, GoodPluginNegotiatesAndItsDevicesWork) {
   EXPECT_EQ(rec.origin, "explicit");
   EXPECT_EQ(rec.chosen, Runtime::HostSdkMax());
   EXPECT_EQ(rec.reason, "");
-  const Plugin* plugin = rt.FindPlugin("fixture_good");
+  const Plugin* plugin = internal::FindPlugin(rt, "fixture_good");
   ASSERT_EQ(plugin, rec.plugin);
   EXPECT_EQ(plugin->device_type(), "fixdev");
   EXPECT_EQ(plugin->host()->sdk_version, Runtime::HostSdkMax());
   EXPECT_EQ(plugin->provides(), WEFT_PLUGIN_PROVIDES_DEVICE | WEFT_PLUGIN_PROVIDES_OPERATORS);
 
-  Device& dev = rt.GetDevice(Context("fixdev", 1));
+  Device& dev = internal::GetDevice(rt, Context("fixdev", 1));
   EXPECT_EQ(dev.context(), Context("fixdev", 1));
   EXPECT_EQ(dev.type(), "fixdev");
   EXPECT_EQ(dev.id(), 1);
@@ -108,7 +108,7 @@ TEST(Loader, GoodPluginNegotiatesAndItsDevicesWork) {
   EXPECT_EQ(dev.properties().attributes[0], std::make_pair(std::string("seen_sdk"), SdkVersionString(rec.chosen)));
 
   // Host -> dev1, memset, dev1 -> dev0 (peer), dev0 -> host, at odd offsets and sizes.
-  Device& dev0 = rt.GetDevice(Context("fixdev", 0));
+  Device& dev0 = internal::GetDevice(rt, Context("fixdev", 0));
   weft_device_ptr a = dev.Allocate(1000, 256);
   weft_device_ptr b = dev0.Allocate(1000);
   EXPECT_EQ(a % 256, 0u);
@@ -141,7 +141,7 @@ TEST(Loader, GoodPluginNegotiatesAndItsDevicesWork) {
 TEST(Loader, DeviceErrorsCarryContextAndKind) {
   Runtime& rt = FreshRuntime();
   ASSERT_TRUE(rt.LoadPlugin(Fixture("fixture_good")).accepted);
-  Device& dev = rt.GetDevice(Context("fixdev", 1));
+  Device& dev = internal::GetDevice(rt, Context("fixdev", 1));
   try {
     dev.Allocate(uint64_t{2} << 30);
     FAIL() << "no error";
@@ -169,7 +169,7 @@ TEST(Loader, DeviceLookupErrorsNameWhatIsLoaded) {
   auto list = rt.ListDevices();
   EXPECT_NE(std::find(list.begin(), list.end(), Context("fixdev", 1)), list.end());
   try {
-    rt.GetDevice(Context("nosuch", 0));
+    internal::GetDevice(rt, Context("nosuch", 0));
     FAIL();
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("no device nosuch(0): loaded device types are "));
@@ -177,7 +177,7 @@ TEST(Loader, DeviceLookupErrorsNameWhatIsLoaded) {
     EXPECT_THAT(e.what(), HasSubstr("weft-info"));
   }
   try {
-    rt.GetDevice(Context("fixdev", 5));
+    internal::GetDevice(rt, Context("fixdev", 5));
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "no device fixdev(5): fixdev has 2 devices (fixdev(0) to fixdev(1))");
@@ -187,21 +187,21 @@ TEST(Loader, DeviceLookupErrorsNameWhatIsLoaded) {
 TEST(Loader, KernelsAndOpDefsAreIndexedByOpDeviceAndDtype) {
   Runtime& rt = FreshRuntime();
   ASSERT_TRUE(rt.LoadPlugin(Fixture("fixture_good")).accepted);
-  const KernelInfo* f32 = rt.FindKernel("fixture_scale", "fixdev", DType::kFloat32);
-  const KernelInfo* f64 = rt.FindKernel("fixture_scale", "fixdev", DType::kFloat64);
-  const KernelInfo* i32 = rt.FindKernel("fixture_scale", "fixdev", DType::kInt32);
+  const KernelInfo* f32 = internal::FindKernel(rt, "fixture_scale", "fixdev", DType::kFloat32);
+  const KernelInfo* f64 = internal::FindKernel(rt, "fixture_scale", "fixdev", DType::kFloat64);
+  const KernelInfo* i32 = internal::FindKernel(rt, "fixture_scale", "fixdev", DType::kInt32);
   ASSERT_NE(f32, nullptr);
   ASSERT_NE(i32, nullptr);
   EXPECT_EQ(f32, f64);
   EXPECT_NE(f32->def, i32->def);
-  EXPECT_EQ(f32->plugin, rt.FindPlugin("fixture_good"));
-  EXPECT_EQ(rt.FindKernel("fixture_scale", "fixdev", DType::kInt8), nullptr);
-  EXPECT_EQ(rt.FindKernel("fixture_scale", "cpu_nonexistent", DType::kFloat32), nullptr);
-  EXPECT_EQ(rt.FindKernel("no_such_op", "fixdev", DType::kFloat32), nullptr);
-  EXPECT_EQ(rt.Kernels("fixdev").size(), 2u);
+  EXPECT_EQ(f32->plugin, internal::FindPlugin(rt, "fixture_good"));
+  EXPECT_EQ(internal::FindKernel(rt, "fixture_scale", "fixdev", DType::kInt8), nullptr);
+  EXPECT_EQ(internal::FindKernel(rt, "fixture_scale", "cpu_nonexistent", DType::kFloat32), nullptr);
+  EXPECT_EQ(internal::FindKernel(rt, "no_such_op", "fixdev", DType::kFloat32), nullptr);
+  EXPECT_EQ(internal::Kernels(rt, "fixdev").size(), 2u);
 
   // Run the float32 kernel through its C table on device memory.
-  Device& dev = rt.GetDevice(Context("fixdev", 0));
+  Device& dev = internal::GetDevice(rt, Context("fixdev", 0));
   float x[3] = {1.5f, -2.0f, 4.0f}, y[3] = {};
   weft_device_ptr in = dev.Allocate(sizeof(x)), out = dev.Allocate(sizeof(y));
   dev.CopyFromHost(in, 0, x, sizeof(x));
@@ -225,10 +225,10 @@ TEST(Loader, KernelsAndOpDefsAreIndexedByOpDeviceAndDtype) {
   dev.Free(out);
 
   bool found = false;
-  for (const PluginOpDef& d : rt.OpDefs()) {
+  for (const PluginOpDef& d : internal::OpDefs(rt)) {
     if (std::string(d.def->name) != "fixture_scale") continue;
     found = true;
-    EXPECT_EQ(d.plugin, rt.FindPlugin("fixture_good"));
+    EXPECT_EQ(d.plugin, internal::FindPlugin(rt, "fixture_good"));
     ASSERT_EQ(d.def->num_attrs, 1);
     EXPECT_STREQ(d.def->attrs[0].name, "factor");
     EXPECT_STREQ(d.def->attrs[0].default_value, "2");
@@ -245,7 +245,7 @@ TEST(Loader, OlderMinorTablesReadAbsentTailAsNull) {
   // Junk lies past each struct_size in the plugin's memory; the normalised copies must not show it.
   EXPECT_EQ(p->api()->transport_api, nullptr);
   EXPECT_EQ(p->transport_api(), nullptr);
-  Device& dev = rt.GetDevice(Context("fixold", 0));
+  Device& dev = internal::GetDevice(rt, Context("fixold", 0));
   EXPECT_EQ(dev.api()->pinned_alloc, nullptr);
   EXPECT_EQ(dev.api()->pinned_free, nullptr);
   EXPECT_EQ(dev.api()->event_elapsed, nullptr);
@@ -253,7 +253,7 @@ TEST(Loader, OlderMinorTablesReadAbsentTailAsNull) {
   EXPECT_EQ(dev.api()->launch_host_func, nullptr);
   EXPECT_NE(dev.api()->event_synchronize, nullptr);
   bool found = false;
-  for (const PluginOpDef& d : rt.OpDefs()) {
+  for (const PluginOpDef& d : internal::OpDefs(rt)) {
     if (std::string(d.def->name) != "fixture_old_op") continue;
     found = true;
     EXPECT_NE(d.def->infer_shape, nullptr);
@@ -276,7 +276,7 @@ TEST(Loader, NewerMinorNegotiatesDownAndIsReadOnlyAsFarAsTheHostKnows) {
   EXPECT_EQ(rec.plugin_min, WEFT_SDK_MAKE_VERSION(2, 0));
   EXPECT_EQ(rec.plugin_max, WEFT_SDK_MAKE_VERSION(2, 7));
   EXPECT_EQ(rec.chosen, std::min(Runtime::HostSdkMax(), WEFT_SDK_MAKE_VERSION(2, 7)));
-  Device& dev = rt.GetDevice(Context("fixnew", 0));
+  Device& dev = internal::GetDevice(rt, Context("fixnew", 0));
   // What the plugin saw: the negotiated version and this host's table size.
   auto attrs = dev.properties().attributes;
   EXPECT_EQ(attrs.at(0).second, SdkVersionString(rec.chosen));
@@ -357,7 +357,7 @@ TEST(Loader, DuplicateNameKeepsTheFirst) {
   EXPECT_EQ(second.reason, "duplicate: a plugin named 'fixture_good' was already loaded from " + first.path +
                                "; this one is ignored (remove one of the two)");
   EXPECT_EQ(rt.DeviceCount("fixdup"), 0);
-  EXPECT_EQ(rt.FindPlugin("fixture_good")->path(), first.path);
+  EXPECT_EQ(internal::FindPlugin(rt, "fixture_good")->path(), first.path);
 }
 
 TEST(Loader, DuplicateDeviceTypeIsRejected) {
@@ -367,9 +367,9 @@ TEST(Loader, DuplicateDeviceTypeIsRejected) {
   PluginRecord second = rt.LoadPlugin(Extra("fixture_dup_type"));
   EXPECT_FALSE(second.accepted);
   EXPECT_THAT(second.reason, HasSubstr("device type 'fixdev' is already provided by plugin 'fixture_good'"));
-  EXPECT_EQ(rt.FindPlugin("fixture_dup_type"), nullptr);
-  EXPECT_EQ(rt.GetDevice(Context("fixdev", 0)).plugin().name(), "fixture_good");
-  EXPECT_EQ(rt.FindKernel("fixture_scale", "fixdev", DType::kFloat32)->plugin->name(), "fixture_good");
+  EXPECT_EQ(internal::FindPlugin(rt, "fixture_dup_type"), nullptr);
+  EXPECT_EQ(internal::GetDevice(rt, Context("fixdev", 0)).plugin().name(), "fixture_good");
+  EXPECT_EQ(internal::FindKernel(rt, "fixture_scale", "fixdev", DType::kFloat32)->plugin->name(), "fixture_good");
 }
 
 TEST(Loader, LoadingTheSameFileTwiceReturnsTheFirstRecord) {
@@ -423,7 +423,7 @@ TEST(Loader, PluginPathEntriesMayBeFilesAndComeFirst) {
   testing::internal::CaptureStderr();
   Runtime& rt = FreshRuntime(path.c_str());
   testing::internal::GetCapturedStderr();
-  EXPECT_EQ(rt.GetDevice(Context("fixdev", 0)).plugin().name(), "fixture_dup_type");
+  EXPECT_EQ(internal::GetDevice(rt, Context("fixdev", 0)).plugin().name(), "fixture_dup_type");
   auto records = rt.PluginRecords();
   const PluginRecord* good = FindRecord(records, Fixture("fixture_good"));
   ASSERT_NE(good, nullptr);
@@ -444,7 +444,7 @@ TEST(Loader, DisableListExcludesByName) {
     EXPECT_EQ(r->reason, "disabled by WEFT_PLUGINS_DISABLE");
     EXPECT_EQ(err.find("skipping plugin " + r->path), std::string::npos) << "disabling is not a warning";
   }
-  EXPECT_EQ(rt.FindPlugin("fixture_good"), nullptr);
+  EXPECT_EQ(internal::FindPlugin(rt, "fixture_good"), nullptr);
   EXPECT_EQ(rt.DeviceCount("fixdev"), 0);
   EXPECT_EQ(rt.DeviceCount("fixold"), 1);
   // An explicit load by path still works.
@@ -464,17 +464,17 @@ TEST(Loader, OnPluginLoadedSeesEarlierAndLaterPlugins) {
   // Callbacks live as long as the runtime, so the state they touch must too.
   static std::vector<std::string> seen;
   static std::atomic<bool> recording{true};
-  rt.OnPluginLoaded([](const Plugin& p) {
+  internal::OnPluginLoaded(rt, [](const Plugin& p) {
     if (!recording) return;
     if (p.name().rfind("fixture_", 0) == 0) seen.push_back(p.name());
-    EXPECT_EQ(Runtime::Get().FindPlugin(p.name()), &p) << "callbacks may use the runtime";
+    EXPECT_EQ(internal::FindPlugin(Runtime::Get(), p.name()), &p) << "callbacks may use the runtime";
   });
   EXPECT_EQ(seen, std::vector<std::string>{"fixture_good"});
   ASSERT_TRUE(rt.LoadPlugin(Fixture("fixture_older")).accepted);
   EXPECT_FALSE(rt.LoadPlugin(Fixture("fixture_init_error")).accepted);
   EXPECT_EQ(seen, (std::vector<std::string>{"fixture_good", "fixture_older"}));
   seen.clear();
-  Runtime::ResetForTesting();
+  internal::ResetRuntimeForTesting();
   Runtime::Get().LoadPlugin(Fixture("fixture_newer"));
   EXPECT_EQ(seen, std::vector<std::string>{"fixture_newer"}) << "callbacks survive a reset";
   recording = false;
@@ -489,7 +489,7 @@ TEST(Loader, ConcurrentLookupsDuringLoads) {
     // Keeps looking up while the main thread loads; every lookup must see the first plugin.
     while (!stop || iterations < 1000) {
       ++iterations;
-      if (rt.FindKernel("fixture_scale", "fixdev", DType::kFloat32)) ++found;
+      if (internal::FindKernel(rt, "fixture_scale", "fixdev", DType::kFloat32)) ++found;
       (void)rt.DeviceTypes();
     }
   });
@@ -522,7 +522,7 @@ TEST(Loader, ResetShutsPluginsDownInReverseLoadOrder) {
   LogLevel saved = GetLogLevel();
   SetLogLevel(LogLevel::kDebug);
   testing::internal::CaptureStderr();
-  Runtime::ResetForTesting();
+  internal::ResetRuntimeForTesting();
   std::string err = testing::internal::GetCapturedStderr();
   SetLogLevel(saved);
   size_t newer = err.find("fixture_newer: shutdown"), older = err.find("fixture_older: shutdown"),

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 namespace weft::loader_test {
 
@@ -25,7 +25,7 @@ inline Runtime& FreshRuntime(const char* plugin_path = nullptr, const char* disa
   } else {
     unsetenv("WEFT_PLUGINS_DISABLE");
   }
-  Runtime::ResetForTesting();
+  internal::ResetRuntimeForTesting();
   return Runtime::Get();
 }
 

@@ -11,10 +11,10 @@
 #include "ndarray_read.h"
 #include "require.h"
 #include "storage/staging.h"
-#include "weft/device.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 #include "weft/ndarray.h"
 #include "weft/ndarray_format.h"
-#include "weft/runtime.h"
 
 namespace weft {
 namespace {
@@ -249,7 +249,7 @@ TEST(NDArray, SimdevArraysWorkThroughTheEngine) {
   r.Slice(5, 6) = 2.0f;
   EXPECT_EQ(a.At(23), 2.0f);
   EXPECT_EQ(a.At(19), 19.0f);
-  if (!Runtime::Get().GetDevice(dev).host_addressable()) {
+  if (!internal::GetDevice(Runtime::Get(), dev).host_addressable()) {
     try {
       a.GetData();
       FAIL() << "expected weft::Error";
@@ -273,7 +273,7 @@ TEST(NDArray, SimdevPeerCopies) {
 // stays right while the host side is rewritten at once, and buffers are reused.
 TEST(NDArray, StagedCopiesAreCorrectAndReuseTheirBuffers) {
   REQUIRE_SIMDEV(2);
-  Device& dev0 = Runtime::Get().GetDevice(Context("simdev", 0));
+  Device& dev0 = internal::GetDevice(Runtime::Get(), Context("simdev", 0));
   const auto before = storage_detail::GetStagingStats(dev0);
   NDArray src(Shape(1000), kCpu), dst(Shape(1000), kCpu);
   NDArray a(Shape(1000), Context("simdev", 0)), b(Shape(1000), Context("simdev", 1));

@@ -6,7 +6,7 @@
 #include "operator/plugin_ops.h"
 #include "require.h"
 #include "test_util.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 namespace weft {
 namespace {
@@ -171,7 +171,7 @@ TEST(PluginOps, LoadedPluginsDefinitionsAreRegistered) {
   InferShapes(*def, a, in, out, aux);
   EXPECT_EQ(out[0], ShapeSlot(Shape{2, 3}));
   // Every definition of every loaded plugin is findable (from it, or from whoever had the name).
-  for (const PluginOpDef& p : Runtime::Get().OpDefs()) EXPECT_NE(r.Find(p.def->name), nullptr) << p.def->name;
+  for (const PluginOpDef& p : internal::OpDefs(Runtime::Get())) EXPECT_NE(r.Find(p.def->name), nullptr) << p.def->name;
 }
 
 }  // namespace

@@ -16,9 +16,9 @@
 
 #include "test_util.h"
 #include "weft/imperative.h"
+#include "weft/internal/sparse_update.h"
 #include "weft/ndarray.h"
 #include "weft/sparse.h"
-#include "weft/sparse_update.h"
 
 namespace weft {
 namespace {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "require.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 #include "weft/storage.h"
 
 namespace weft {
@@ -216,7 +216,7 @@ TEST(Storage, OutOfMemoryReleasesTheCacheAndRetriesThenFailsClearly) {
   const Context dev("simdev", 0);
   if (!Runtime::Get().HasDevice(dev))
     WEFT_SKIP_UNLESS_REQUIRED() << "no simdev plugin loaded; cannot exercise a memory limit";
-  const uint64_t total = Runtime::Get().GetDevice(dev).QueryProperties().total_memory;
+  const uint64_t total = internal::GetDevice(Runtime::Get(), dev).QueryProperties().total_memory;
   if (total < (16u << 20) || total % (16u << 20) != 0)
     WEFT_SKIP_UNLESS_REQUIRED() << "simdev reports " << total << " bytes; this test needs a multiple of 16 MiB";
   auto s = Storage::Create(Config(PoolType::kNaive));

@@ -4,15 +4,15 @@
 
 #include <string>
 
-#include "weft/plugin.h"
-#include "weft/runtime.h"
+#include "weft/internal/plugin.h"
+#include "weft/internal/runtime.h"
 
 namespace weft {
 namespace {
 
 TEST(VulkanNoDriver, LoadsWithZeroDevicesAndSaysWhy) {
   Runtime& rt = Runtime::Get();
-  const Plugin* p = rt.FindPlugin("vulkan");
+  const Plugin* p = internal::FindPlugin(rt, "vulkan");
   ASSERT_NE(p, nullptr) << "the vulkan plugin must load even without a driver";
   EXPECT_EQ(rt.DeviceCount("vulkan"), 0);
   EXPECT_NE(p->device_note().find("mesa-vulkan-drivers"), std::string::npos) << p->device_note();

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "require.h"
-#include "weft/device.h"
-#include "weft/runtime.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 
 namespace weft {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 TEST(VulkanPlugin, PropertiesNameDriverLimitsAndKind) {
   Runtime& rt = Runtime::Get();
   if (rt.DeviceCount("vulkan") == 0) WEFT_SKIP_UNLESS_REQUIRED() << "no Vulkan device (install mesa-vulkan-drivers)";
-  const DeviceProperties& p = rt.GetDevice(Context("vulkan", 0)).properties();
+  const DeviceProperties& p = internal::GetDevice(rt, Context("vulkan", 0)).properties();
   std::map<std::string, std::string> attrs(p.attributes.begin(), p.attributes.end());
   for (const char* key : {"api_version", "driver", "driver_version", "subgroup_size", "max_storage_buffer_range",
                           "max_compute_shared_memory", "device_heap_bytes"})
@@ -28,7 +28,7 @@ TEST(VulkanPlugin, PropertiesNameDriverLimitsAndKind) {
   }
   for (int i = 1; i < rt.DeviceCount("vulkan"); ++i) {
     // Discrete GPUs first, CPU implementations last.
-    const DeviceProperties& q = rt.GetDevice(Context("vulkan", i)).properties();
+    const DeviceProperties& q = internal::GetDevice(rt, Context("vulkan", i)).properties();
     if (p.kind == WEFT_DEVICE_KIND_SOFTWARE) {
       EXPECT_EQ(q.kind, WEFT_DEVICE_KIND_SOFTWARE);
     }
@@ -40,8 +40,8 @@ TEST(VulkanPlugin, ClaimsTheMlpKernels) {
   if (rt.DeviceCount("vulkan") == 0) WEFT_SKIP_UNLESS_REQUIRED() << "no Vulkan device (install mesa-vulkan-drivers)";
   for (const char* op : {"FullyConnected", "_backward_FullyConnected", "Activation", "_backward_Activation",
                          "SoftmaxOutput", "_backward_SoftmaxOutput", "add_n", "sgd_mom_update"})
-    EXPECT_NE(rt.FindKernel(op, "vulkan", DType::kFloat32), nullptr) << op;
-  EXPECT_EQ(rt.FindKernel("FullyConnected", "vulkan", DType::kFloat64), nullptr) << "float32 only";
+    EXPECT_NE(internal::FindKernel(rt, op, "vulkan", DType::kFloat32), nullptr) << op;
+  EXPECT_EQ(internal::FindKernel(rt, "FullyConnected", "vulkan", DType::kFloat64), nullptr) << "float32 only";
 }
 
 }  // namespace

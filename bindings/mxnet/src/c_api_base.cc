@@ -3,11 +3,11 @@
 #include <mutex>
 
 #include "common.h"
-#include "weft/device.h"
 #include "weft/engine.h"
-#include "weft/host_services.h"
 #include "weft/imperative.h"
-#include "weft/runtime.h"
+#include "weft/internal/device.h"
+#include "weft/internal/host_services.h"
+#include "weft/internal/runtime.h"
 #include "weft/storage.h"
 
 using namespace weft;
@@ -41,7 +41,7 @@ bool CpuHas(const char* feature) {
   return false;
 }
 
-bool PluginLoaded(const char* name) { return Runtime::Get().FindPlugin(name) != nullptr; }
+bool PluginLoaded(const char* name) { return internal::FindPlugin(Runtime::Get(), name) != nullptr; }
 
 // MXNet's feature list (include/mxnet/libinfo.h), in its order, answered for this process: what
 // the loaded plugins and the machine provide.
@@ -185,7 +185,7 @@ int MXGetGPUCount(int* out) {
 
 int MXGetGPUMemoryInformation64(int dev, uint64_t* free_mem, uint64_t* total_mem) {
   API_BEGIN();
-  Device& d = Runtime::Get().GetDevice(ToContext(kDevGPU, dev));
+  Device& d = internal::GetDevice(Runtime::Get(), ToContext(kDevGPU, dev));
   const DeviceProperties props = d.QueryProperties();
   *NotNull(free_mem, "free_mem") = props.free_memory;
   *NotNull(total_mem, "total_mem") = props.total_memory;

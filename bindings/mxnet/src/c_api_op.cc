@@ -5,7 +5,7 @@
 #include "storage_fallback.h"
 #include "weft/autograd.h"
 #include "weft/imperative.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 using namespace weft;
 using namespace weft::mx;
@@ -78,7 +78,8 @@ bool NeedsCpuFallback(const std::string& op, const Context& ctx, const std::map<
   DType dtype = DType::kFloat32;
   if (it != params.end() && it->second != "None" && !it->second.empty()) dtype = DTypeFromName(it->second);
   Runtime& rt = Runtime::Get();
-  return rt.FindKernel(op, ctx.GetDeviceType(), dtype) == nullptr && rt.FindKernel(op, "cpu", dtype) != nullptr;
+  return internal::FindKernel(rt, op, ctx.GetDeviceType(), dtype) == nullptr &&
+         internal::FindKernel(rt, op, "cpu", dtype) != nullptr;
 }
 
 void InvokeDense(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::string> params,

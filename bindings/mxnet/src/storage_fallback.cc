@@ -7,10 +7,10 @@
 
 #include "weft/autograd.h"
 #include "weft/imperative.h"
+#include "weft/internal/sparse_update.h"
 #include "weft/logging.h"
 #include "weft/sdk/ops/slice.hpp"
 #include "weft/sparse.h"
-#include "weft/sparse_update.h"
 
 namespace weft::mx {
 namespace {

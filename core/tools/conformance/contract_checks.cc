@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "contract_support.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 namespace weft::contract {
 namespace {
@@ -23,7 +23,7 @@ std::vector<Device*> Peers(Device& d) {
   std::vector<Device*> out;
   const int n = Runtime::Get().DeviceCount(d.type());
   for (int i = 0; i < n; ++i)
-    if (i != d.id()) out.push_back(&Runtime::Get().GetDevice(Context(d.type(), i)));
+    if (i != d.id()) out.push_back(&internal::GetDevice(Runtime::Get(), Context(d.type(), i)));
   return out;
 }
 
@@ -425,13 +425,13 @@ void QueueAdd(Device& d, const KernelInfo& k, void* state, weft_device_ptr a, we
 // (devices whose kernels compute in host code must queue the whole call). Uses elemwise_add
 // float32, the simplest kernel a device is likely to have; skipped when it has none.
 std::string WithoutAddKernel(Device& d) {
-  return Runtime::Get().FindKernel("elemwise_add", d.type(), DType::kFloat32) == nullptr
+  return internal::FindKernel(Runtime::Get(), "elemwise_add", d.type(), DType::kFloat32) == nullptr
              ? "no float32 elemwise_add kernel for " + d.type()
              : "";
 }
 
 void KernelOnStreamIsOrderedWithCopies(Device& d, Checker& c) {
-  const KernelInfo* k = Runtime::Get().FindKernel("elemwise_add", d.type(), DType::kFloat32);
+  const KernelInfo* k = internal::FindKernel(Runtime::Get(), "elemwise_add", d.type(), DType::kFloat32);
   constexpr int64_t kN = 1 << 18;
   constexpr uint64_t kBytes = kN * sizeof(float);
   weft_shape shape{1, {kN}};

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "weft/base.h"
-#include "weft/device.h"
+#include "weft/internal/device.h"
 
 namespace weft::contract {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "weft/context.h"
-#include "weft/device.h"
-#include "weft/runtime.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
 
 namespace weft::contract {
 

@@ -8,7 +8,7 @@
 #include "operator/gradient.h"
 #include "operator/infer.h"
 #include "reference.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 #include "weft/sdk/operator.h"
 
 namespace wconf {
@@ -20,7 +20,7 @@ using Claims = std::map<std::string, std::set<DType>>;
 
 Claims ClaimsOf(const std::string& device_type, const weft::Plugin* plugin) {
   Claims c;
-  for (const weft::KernelInfo& k : weft::Runtime::Get().Kernels(device_type)) {
+  for (const weft::KernelInfo& k : weft::internal::Kernels(weft::Runtime::Get(), device_type)) {
     if (plugin != nullptr && k.plugin != plugin) continue;
     for (int bit = 0; bit < 64; ++bit)
       if (k.def->dtypes & (1ull << bit)) c[k.def->op_name].insert(static_cast<DType>(bit));

@@ -21,7 +21,7 @@
 
 #include "conformance_util.h"
 #include "op_cases.h"
-#include "weft/plugin.h"
+#include "weft/internal/plugin.h"
 
 namespace wconf {
 

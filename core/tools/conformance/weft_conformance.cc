@@ -18,7 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "certificate.h"
-#include "weft/runtime.h"
+#include "weft/internal/runtime.h"
 
 namespace {
 
@@ -69,7 +69,7 @@ const weft::Plugin& ResolvePlugin(const std::string& spec, weft::PluginRecord* r
     throw Exit{kExitUsage, fmt::format("plugin '{}' ({}) was found but not loaded: {}", spec, r.path, r.reason)};
   }
   std::vector<std::string> names;
-  for (const weft::Plugin* p : rt.Plugins()) names.push_back(p->name());
+  for (const weft::Plugin* p : weft::internal::Plugins(rt)) names.push_back(p->name());
   throw Exit{kExitUsage, fmt::format("no plugin named '{}' was found (accepted: {}); pass its file with --plugin "
                                      "path/to/lib.so, or see weft-info --verbose for the discovery trace",
                                      spec, fmt::join(names, ", "))};
@@ -101,7 +101,7 @@ std::vector<weft::Context> DevicesOf(const weft::Plugin& p, const std::set<std::
 }
 
 nlohmann::json DeviceJson(const weft::Context& ctx) {
-  const weft::DeviceProperties& p = weft::Runtime::Get().GetDevice(ctx).properties();
+  const weft::DeviceProperties& p = weft::internal::GetDevice(weft::Runtime::Get(), ctx).properties();
   nlohmann::json attrs = nlohmann::json::object();
   for (const auto& [k, v] : p.attributes) attrs[k] = v;
   return {{"context", ctx.ToString()},
@@ -155,7 +155,8 @@ int Run(const Args& a) {
       auto& entry = cert.contract.emplace_back(check.name, std::map<std::string, weft::contract::ContractOutcome>{});
       for (const weft::Context& c : devices) {
         log(fmt::format("contract {} on {}", check.name, c.ToString()));
-        entry.second[c.ToString()] = weft::contract::RunContractCheck(check, weft::Runtime::Get().GetDevice(c));
+        entry.second[c.ToString()] =
+            weft::contract::RunContractCheck(check, weft::internal::GetDevice(weft::Runtime::Get(), c));
       }
     }
   }

@@ -1,8 +1,9 @@
-// weft core — Device: one device of a device plugin, with C++ errors instead of C error objects.
+// weft internal — Device: one device of a device plugin, with C++ errors instead of C error objects.
 //
 // A Device wraps the plugin's weft_device_api (sdk/include/weft/sdk/device.h) for one device
 // index. Devices are created by the Runtime when a plugin is accepted and live until process exit
-// (or Runtime::ResetForTesting); obtain them with Runtime::Get().GetDevice(ctx).
+// (or internal::ResetRuntimeForTesting); obtain them with internal::GetDevice(Runtime::Get(), ctx)
+// (weft/internal/runtime.h).
 //
 // Units: every size and offset is in bytes. Pointers are weft_device_ptr values of this device's
 // plugin; only a host-addressable device (host_addressable()) may have them cast to host pointers.

@@ -1,4 +1,4 @@
-// weft — MXNet's lazy optimizer updates on row_sparse gradients (MXNet 1.9
+// weft internal — MXNet's lazy optimizer updates on row_sparse gradients (MXNet 1.9
 // src/operator/optimizer_op-inl.h: the *DnsRsp* and *RspRsp* kernels that sgd_update,
 // sgd_mom_update and adam_update run with lazy_update=True, ftrl_update on row_sparse arrays and
 // _sparse_adagrad_update): only the rows the gradient stores are updated, in the weight and in

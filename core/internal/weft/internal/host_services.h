@@ -1,4 +1,4 @@
-// weft core — the services the host hands to every plugin (weft_host_api, sdk host.h), and the
+// weft internal — the services the host hands to every plugin (weft_host_api, sdk host.h), and the
 // hooks other parts of core use to plug into them (the profiler's trace sink, runtime options,
 // the rendezvous store used by transports).
 //

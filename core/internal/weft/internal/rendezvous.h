@@ -1,4 +1,4 @@
-// weft core — rendezvous stores for the distributed KVStores: where processes of one job publish
+// weft internal — rendezvous stores for the distributed KVStores: where processes of one job publish
 // and find each other's addresses (the host's kv_set / kv_get, sdk/host.h, which the transport
 // plugins use in comm_init).
 //
@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "weft/host_services.h"
+#include "weft/internal/host_services.h"
 
 namespace weft {
 
