@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "weft/imperative.h"
+#include "weft/internal/sparse_update.h"
 #include "weft/optimizer.h"
 #include "weft/sparse.h"
-#include "weft/sparse_update.h"
 
 namespace weft {
 namespace {
