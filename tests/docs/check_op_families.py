@@ -2,10 +2,11 @@
 """Checks that every built-in op sits in the files of its family, as the family table of
 docs/adding-an-op.md ("Op families") says: its definition in core/operator/defs/<family>[_*].cc,
 every cpu kernel file that names it (or its backward op) plugins/cpu/kernels/<family>[_*].{cc,h},
-every cpu kernel test file tests/cpu_kernels/<family>[_*]_test.cc (or one of the cross-family
-files the table lists), and the kernel tests that run an op include one of its family's. An op
-placed in another family's file, an op missing from the table or listed twice, and a table row
-naming no registered op all fail, with the op, the file and the fix.
+every Vulkan host file that names it plugins/vulkan/vk_kernels_<family>[_*].cc, every cpu kernel
+test file tests/cpu_kernels/<family>[_*]_test.cc (or one of the cross-family files the table
+lists), and the kernel tests that run an op include one of its family's. An op placed in another
+family's file, an op missing from the table or listed twice, and a table row naming no registered
+op all fail, with the op, the file and the fix.
 
 usage: check_op_families.py ROOT OPS_JSON_TOOL [TABLE_MD]
 The definition files come from the registry (weft-ops-json); kernel and test files from a scan
@@ -101,6 +102,8 @@ def check(root, ops_json, table):
 
     cpu = sorted((root / "plugins/cpu/kernels").glob("*.cc")) + sorted((root / "plugins/cpu/kernels").glob("*.h"))
     check_layer(cpu, "", "cpu kernel", (".cc", ".h"))
+    vk = sorted((root / "plugins/vulkan").glob("vk_kernels_*.cc"))
+    check_layer(vk, "vk_kernels_", "Vulkan host code", (".cc",))
     tested = {}  # op -> the kernel test files that run it
     for test in sorted((root / "tests/cpu_kernels").glob("*_test.cc")):
         if test.name in cross_tests:
@@ -131,7 +134,7 @@ def main(argv):
     if errors:
         print(f"{len(errors)} op(s) or file(s) outside their family (table: {table.relative_to(root)})")
         return 1
-    print(f"{len(ops_json['ops'])} ops: definitions, cpu kernels and kernel tests follow "
+    print(f"{len(ops_json['ops'])} ops: definitions, cpu kernels, Vulkan host code and kernel tests follow "
           f"the family table")
     return 0
 
