@@ -207,4 +207,28 @@ InplaceFn InplacePairs(std::vector<std::pair<int, int>> pairs) {
   return [pairs = std::move(pairs)](const AttrMap&) { return pairs; };
 }
 
+// MXNet's ReduceAxesShapeImpl: `exclude` reduces the axes not listed.
+Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims, bool exclude) {
+  const std::vector<int64_t> given = axes;
+  const size_t nd = in.ndim();
+  if (axes.empty() && exclude) return in;
+  if (axes.empty()) return keepdims ? Shape(std::vector<int64_t>(nd, 1)) : Shape{1};
+  for (int64_t& a : axes) a = NormalizeAxis(io, a, static_cast<int64_t>(nd), "axis");
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    io.Fail(fmt::format("axis {} names an axis twice", sdk::FormatTuple(given)));
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < nd; ++i) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i)) != exclude;
+    if (!reduced) {
+      out.push_back(in[i]);
+    } else if (keepdims) {
+      out.push_back(1);
+    }
+  }
+  if (out.empty()) out.push_back(1);
+  return Shape(std::move(out));
+}
+
 }  // namespace weft::opdef

@@ -119,6 +119,11 @@ void SameShapeAll(ShapeIO& io);
 
 /// Normalises an axis in [-ndim, ndim) to [0, ndim); throws naming the op and the attribute.
 int64_t NormalizeAxis(const ShapeIO& io, int64_t axis, int64_t ndim, std::string_view attr);
+/// MXNet's ReduceAxesShapeImpl: `in` reduced over `axes` (every axis when empty; the axes not
+/// listed when `exclude`), reduced axes kept with extent 1 when keepdims; reducing every axis
+/// without keepdims gives (1,) (MXNet's legacy mode). Fails through `io` on an axis out of range.
+/// Shared by the reduce family and argmax/argmin (index family).
+Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims, bool exclude = false);
 
 /// The shape of data[begin:end:step] for the node's attributes begin, end, step (slice's rule,
 /// sdk/ops/slice.hpp; unknown extents stay unknown). Throws naming the op, data's shape and the

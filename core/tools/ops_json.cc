@@ -1,7 +1,7 @@
 // weft-ops-json: the built-in operator registry as JSON, the input of scripts/gen_ops_md.py
 // (which writes the top-level OPS.md). Not installed: it reads core's internal registry.
 //
-//   {"ops": [{"name": "softmax", "definition": "core/operator/defs/loss.cc", "aliases": [],
+//   {"ops": [{"name": "softmax", "definition": "core/operator/defs/softmax.cc", "aliases": [],
 //             "gradient": "op", "backward_op": "_backward_softmax", "inputs": ["data"], "aux": [],
 //             "outputs": ["output"], "hidden_outputs": [], "uses": "O", "inplace": [],
 //             "attrs": [["axis", "-1"], ...], "loss": false, "random": false}, ...]}

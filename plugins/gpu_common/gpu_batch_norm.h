@@ -1,4 +1,4 @@
-// weft GPU kernel layer — BatchNorm (MXNet 1.9; the cpu plugin's nn_batch_norm.cc semantics) over
+// weft GPU kernel layer — BatchNorm (MXNet 1.9; the cpu plugin's norm_batch_norm.cc semantics) over
 // the channel axis `axis` of data viewed as (outer, C, inner). Training (is_train and not
 // use_global_stats): batch mean and biased variance per channel, moving statistics updated as
 // momentum·moving + (1 − momentum)·batch; otherwise the moving statistics normalise. The hidden

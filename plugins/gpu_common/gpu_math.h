@@ -125,7 +125,7 @@ struct ActBackwardMap {
   }
 };
 
-// ---- optimizer updates (cpu: nn_optimizer.cc, MXNet's optimizer_op-inl.h) ----------------------
+// ---- optimizer updates (cpu: optimizer.cc, MXNet's optimizer_op-inl.h) ----------------------
 
 /// What every update shares: learning rate, weight decay, gradient rescale and clip.
 struct UpdateParams {
@@ -191,7 +191,7 @@ struct UpdateMap {
   }
 };
 
-// ---- 2-bit gradient compression (cpu: nn_gradient_compression.cc) ------------------------------
+// ---- 2-bit gradient compression (cpu: gradient_compression.cc) ------------------------------
 
 /// Bit position of element i's code in its uint32 word (MXNet's layout).
 WEFT_HD inline int CodeShift(int64_t i) { return static_cast<int>(8 * ((i % 16) / 4) + 6 - 2 * (i % 4)); }
@@ -234,7 +234,7 @@ struct Dequantize2BitMap {
   }
 };
 
-// ---- softmax (cpu: nn_softmax.cc) --------------------------------------------------------------
+// ---- softmax (cpu: softmax.cc) --------------------------------------------------------------
 
 /// A tensor viewed as (outer, len, inner) around the softmax axis; work item = one row
 /// (outer·inner rows of `len` elements, stride `inner`).

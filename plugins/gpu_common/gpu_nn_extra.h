@@ -104,7 +104,7 @@ class DropoutKernel {
   float p_ = 0.5f;
 };
 
-// ---- LRN (cpu: nn_lrn.cc) ----------------------------------------------------------------------
+// ---- LRN (cpu: norm_lrn.cc) ----------------------------------------------------------------------
 
 struct LrnParams {
   int64_t c = 1, inner = 1, half = 0, nsize = 1;
@@ -338,7 +338,7 @@ class LeakyKernel {
   float lower_ = 0.125f, upper_ = 0.334f;
 };
 
-// ---- losses (cpu: nn_loss.cc) ------------------------------------------------------------------
+// ---- losses (cpu: loss.cc) ------------------------------------------------------------------
 
 /// _backward_LinearRegressionOutput: gdata = (output − label) · scale.
 template <class Assign>

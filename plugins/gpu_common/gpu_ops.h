@@ -256,7 +256,7 @@ class SoftmaxBackwardKernel {
   float inv_t_ = 1.0f;
 };
 
-/// SoftmaxOutput's views of its data (the cpu's nn_softmax.cc, MXNet 1.9 softmax_output-inl.h):
+/// SoftmaxOutput's views of its data (the cpu's softmax.cc, MXNet 1.9 softmax_output-inl.h):
 ///   multi_output  softmax over axis 1 of (N, C, rest...), one label per (n, rest) position; the
 ///                 gradient divided by rest (null), N·rest (batch) or the valid count (valid)
 ///   otherwise     forward rows: data as (N, size / N); backward rows: (M, size / M) with M the

@@ -504,7 +504,7 @@ struct GemmMap {
   }
 };
 
-// ---- index ops (cpu: tensor_index.cc) ----------------------------------------------------------
+// ---- index ops (cpu: index.cc) ----------------------------------------------------------
 
 /// one_hot: item = one index; its row of `depth` values on / off.
 template <class Assign>

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "vk_shaders.h"
-#include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::vk {
 
@@ -168,133 +167,26 @@ void Gemm(const sdk::DeviceCall& call, const GemmArgs& g, const Binding& a, cons
   Dispatch(call, l, binds, push);
 }
 
-namespace {
-
-// elemwise_add / _sub / _mul / _div on equal shapes.
-class ElemwiseKernel {
- public:
-  explicit ElemwiseKernel(const sdk::KernelSetup& s) {
-    s.ExpectCounts(2, 1);
-    RequireFloat32(s);
-    if (s.inputs[0].shape != s.inputs[1].shape || s.outputs[0].size() != s.inputs[0].size())
-      Invalid(s, "inputs and output must have one shape");
-    const std::string& op = s.op_name;
-    op_ = op == "elemwise_add" ? 0 : op == "elemwise_sub" ? 1 : op == "elemwise_mul" ? 2 : 3;
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0])) return;
-    const int64_t n = c.outputs[0].size();
-    struct {
-      uint32_t n, add;
-    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
-    const Binding b[3] = {In(c.inputs[0]), In(c.inputs[1]), Out(c.outputs[0])};
-    const int32_t spec[1] = {op_};
-    DispatchElementwise(c, "elemwise_binary", spec, b, push);
-  }
-
- private:
-  int32_t op_ = 0;
-};
-
-// Writes (or adds) x into out through shaders/add_n.comp.
-void AddInto(const sdk::DeviceCall& c, const sdk::DeviceTensor& x, const sdk::DeviceTensor& out, bool add) {
-  const int64_t n = out.size();
+void AddInto(const sdk::DeviceCall& call, const Binding& src, const Binding& out, int64_t n, bool add) {
   struct {
     uint32_t n, add;
   } push{static_cast<uint32_t>(n), add ? 1u : 0u};
-  const Binding b[2] = {In(x), Out(out)};
-  DispatchElementwise(c, "add_n", {}, b, push);
+  const Binding b[2] = {src, out};
+  DispatchElementwise(call, "add_n", {}, b, push);
 }
 
-// add_n: out = sum of the inputs.
-class AddNKernel {
- public:
-  explicit AddNKernel(const sdk::KernelSetup& s) {
-    s.ExpectCounts(-1, 1);
-    RequireFloat32(s);
-    if (s.inputs.empty()) Invalid(s, "needs at least one input");
-    for (const sdk::TensorDesc& t : s.inputs)
-      if (t.size() != s.outputs[0].size()) Invalid(s, "every input must have the output's size");
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0])) return;
-    for (size_t i = 0; i < c.inputs.size(); ++i)
-      AddInto(c, c.inputs[i], c.outputs[0], i > 0 || c.req[0] == WEFT_REQ_ADD);
-  }
-};
-
-// _copy, Flatten, Reshape, expand_dims and their backward ops: the bytes unchanged.
-class CopyKernel {
- public:
-  explicit CopyKernel(const sdk::KernelSetup& s) {
-    s.ExpectCounts(1, 1);
-    RequireFloat32(s);
-    if (s.inputs[0].size() != s.outputs[0].size()) Invalid(s, "input and output differ in size");
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    const sdk::DeviceTensor &x = c.inputs[0], &y = c.outputs[0];
-    if (sdk::IsNull(c.req[0]) || x.size() == 0) return;
-    if (c.req[0] == WEFT_REQ_ADD) return AddInto(c, x, y, true);
-    if (x.data() == y.data() && x.offset() == y.offset()) return;  // in place
-    VulkanDevice& dev = static_cast<const VkKernelTable*>(c.table)->device();
-    dev.OnStream(c.device, c.stream, [&](Gpu& g, StreamState& s) {
-      auto [src, sat] = g.Locate(x.data(), x.offset(), x.bytes(), "copy source");
-      auto [dst, dat] = g.Locate(y.data(), y.offset(), y.bytes(), "copy destination");
-      const VkBuffer r[1] = {src->buffer}, w[1] = {dst->buffer};
-      g.Record(s, r, w, [&](VkCommandBuffer cb) {
-        VkBufferCopy region{sat, dat, x.bytes()};
-        g.api().vkCmdCopyBuffer(cb, src->buffer, dst->buffer, 1, &region);
-      });
-    });
-  }
-};
-
-// sgd_update (inputs weight, grad) and sgd_mom_update (aux mom), MXNet's attributes.
-class SgdKernel {
- public:
-  explicit SgdKernel(const sdk::KernelSetup& s) : mom_(s.op_name == "sgd_mom_update") {
-    s.ExpectCounts(2, 1, mom_ ? 1 : 0);
-    RequireFloat32(s);
-    for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
-      for (const sdk::TensorDesc& t : *list)
-        if (t.size() != s.inputs[0].size()) Invalid(s, "weight, grad, state and output must have one size");
-    const sdk::UpdateFields p = sdk::UpdateParamsOf(s);
-    lr_ = p.lr, wd_ = p.wd, rescale_ = p.rescale_grad, clip_ = p.clip_gradient, momentum_ = p.momentum;
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0])) return;
-    const int64_t n = c.outputs[0].size();
-    struct {
-      uint32_t n, add;
-      float lr, wd, rescale, clip, momentum;
-    } push{static_cast<uint32_t>(n), AddFlag(c.req[0]), lr_, wd_, rescale_, clip_, momentum_};
-    const Binding b[4] = {In(c.inputs[0]), In(c.inputs[1]), mom_ ? Out(c.aux[0]) : In(c.outputs[0]), Out(c.outputs[0])};
-    const int32_t spec[1] = {mom_ ? 1 : 0};
-    DispatchElementwise(c, "sgd_update", spec, b, push);
-  }
-
- private:
-  bool mom_;
-  float lr_ = 0, wd_ = 0, rescale_ = 1, clip_ = -1, momentum_ = 0;
-};
-
-}  // namespace
-
 void RegisterKernels(VkKernelTable& t) {
-  const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"})
-    t.Add<ElemwiseKernel>(op, f32);
-  t.Add<AddNKernel>("add_n", f32);
-  for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"})
-    t.Add<CopyKernel>(op, f32);
-  t.Add<SgdKernel>("sgd_update", f32);
-  t.Add<SgdKernel>("sgd_mom_update", f32);
+  RegisterElemwiseKernels(t);
+  RegisterElemwiseBinaryKernels(t);
+  RegisterTensorKernels(t);
+  RegisterOptimizerKernels(t);
   RegisterNnKernels(t);
   RegisterConvKernels(t);
-  RegisterMathKernels(t);
+  RegisterReduceKernels(t);
   RegisterNormKernels(t);
+  RegisterSoftmaxKernels(t);
   RegisterIndexKernels(t);
-  RegisterCompressionKernels(t);
+  RegisterGradientCompressionKernels(t);
   RegisterRandomKernels(t);
 }
 

@@ -24,15 +24,21 @@ class VkKernelTable : public sdk::KernelTable {
   VulkanDevice& device_;
 };
 
-/// Registers every kernel (vk_kernels.cc, vk_kernels_nn.cc).
+/// Registers every kernel (vk_kernels.cc): each op family's host code is
+/// vk_kernels_<family>[_<part>].cc (docs/adding-an-op.md, "Op families").
 void RegisterKernels(VkKernelTable& table);
-void RegisterNnKernels(VkKernelTable& table);
-void RegisterConvKernels(VkKernelTable& table);
-void RegisterMathKernels(VkKernelTable& table);         // vk_kernels_math.cc
-void RegisterNormKernels(VkKernelTable& table);         // vk_kernels_norm.cc
-void RegisterIndexKernels(VkKernelTable& table);        // vk_kernels_index.cc
-void RegisterCompressionKernels(VkKernelTable& table);  // vk_kernels_compression.cc
-void RegisterRandomKernels(VkKernelTable& table);       // vk_kernels_random.cc
+void RegisterNnKernels(VkKernelTable& table);                   // vk_kernels_nn.cc
+void RegisterConvKernels(VkKernelTable& table);                 // vk_kernels_nn_conv.cc
+void RegisterNormKernels(VkKernelTable& table);                 // vk_kernels_norm.cc
+void RegisterSoftmaxKernels(VkKernelTable& table);              // vk_kernels_softmax.cc
+void RegisterElemwiseKernels(VkKernelTable& table);             // vk_kernels_elemwise.cc
+void RegisterElemwiseBinaryKernels(VkKernelTable& table);       // vk_kernels_elemwise_binary.cc
+void RegisterReduceKernels(VkKernelTable& table);               // vk_kernels_reduce.cc
+void RegisterTensorKernels(VkKernelTable& table);               // vk_kernels_tensor.cc
+void RegisterIndexKernels(VkKernelTable& table);                // vk_kernels_index.cc
+void RegisterOptimizerKernels(VkKernelTable& table);            // vk_kernels_optimizer.cc
+void RegisterGradientCompressionKernels(VkKernelTable& table);  // vk_kernels_gradient_compression.cc
+void RegisterRandomKernels(VkKernelTable& table);               // vk_kernels_random.cc
 
 /// A shader dispatch: pipeline `shader` with specialization constants `spec`.
 struct Launch {
@@ -66,6 +72,10 @@ void DispatchElementwise(const sdk::DeviceCall& call, const char* shader, std::s
 /// elemwise_unary.comp's _mul_scalar; both bindings hold n float32 elements.
 void DispatchScaled(const sdk::DeviceCall& call, const Binding& in, const Binding& out, int32_t req, int64_t n,
                     float scale);
+
+/// out = src (out += src when `add`) for n float32 elements, through shaders/add_n.comp with one
+/// input (chunked as DispatchElementwise).
+void AddInto(const sdk::DeviceCall& call, const Binding& src, const Binding& out, int64_t n, bool add);
 
 /// Workgroups of 64 invocations for n elements (grid-stride shaders loop over the rest).
 uint32_t Groups64(int64_t n);

@@ -1,6 +1,6 @@
 // vulkan plugin — ops whose values are indices: one_hot, argmax and Embedding (forward and the
 // weight gradient), float32 only (indices stored as float32, as the conformance cases give them).
-// Semantics as the CPU plugin's tensor_index.cc (MXNet 1.9).
+// Semantics as the CPU plugin's index.cc (MXNet 1.9).
 #include <string>
 
 #include "vk_kernels.h"

@@ -1,14 +1,14 @@
-// vulkan plugin — layer kernels: FullyConnected (tiled GEMM), Activation and LeakyReLU (every
-// act_type), SoftmaxOutput, dot and batch_dot.
+// vulkan plugin — the nn family (docs/adding-an-op.md, "Op families"; Convolution, Deconvolution
+// and Pooling in vk_kernels_nn_conv.cc): FullyConnected (tiled GEMM), Activation and LeakyReLU
+// (every act_type), Dropout.
 // Semantics as the CPU plugin's kernels (MXNet 1.9).
 #include <cstring>
 #include <optional>
 
 #include "vk_kernels.h"
 #include "weft/sdk/ops/activation.hpp"
-#include "weft/sdk/ops/dot.hpp"
+#include "weft/sdk/ops/dropout.hpp"
 #include "weft/sdk/ops/fully_connected.hpp"
-#include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::vk {
 
@@ -284,183 +284,77 @@ class LeakyBackwardKernel {
   uint64_t n_ = 0;
 };
 
-struct SoftmaxOutputParams {
-  uint32_t n = 0, c = 0, norm = 0, use_ignore = 0;
-  float grad_scale = 1.0f, ignore_label = -1.0f;
-};
+// ---- Dropout -----------------------------------------------------------------------------------
 
-SoftmaxOutputParams ParseSoftmaxOutput(const sdk::KernelSetup& s, const sdk::TensorDesc& data,
-                                       const sdk::TensorDesc& label) {
-  SoftmaxOutputParams p;
-  const auto a = s.Params<sdk::SoftmaxOutputParam>();  // preserve_shape is DefaultOnly
-  if (a.multi_output) Unsupported(s, "multi_output=True");
-  if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-  int64_t n = data.dim(0), c = n == 0 ? 0 : data.size() / n;
-  if (data.ndim() == 1) n = 1, c = data.dim(0);
-  if (label.size() != n) Invalid(s, "label " + ShapeText(label) + " must hold one class per row of " + ShapeText(data));
-  p.n = static_cast<uint32_t>(n);
-  p.c = static_cast<uint32_t>(c);
-  p.grad_scale = a.grad_scale;
-  p.ignore_label = a.ignore_label;
-  p.use_ignore = a.use_ignore ? 1 : 0;
-  p.norm = static_cast<uint32_t>(a.normalization);  // SoftmaxOutput.comp: 0 null, 1 batch, 2 valid
-  return p;
-}
-
-class SoftmaxOutputForward {
+class DropoutKernel {
  public:
-  explicit SoftmaxOutputForward(const sdk::KernelSetup& s) {
-    s.ExpectCounts(2, 1);
+  explicit DropoutKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(1, -1);
+    if (s.outputs.empty() || s.outputs.size() > 2) Invalid(s, "expects output and an optional mask output");
     RequireFloat32(s);
-    p_ = ParseSoftmaxOutput(s, s.inputs[0], s.inputs[1]);
+    for (const sdk::TensorDesc& o : s.outputs)
+      if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape");
+    const auto dp = s.Params<sdk::DropoutParam>();  // mode is DefaultOnly
+    dp.RequireNoAxes(s.op_name, "vulkan");
+    p_ = dp.p;
+    if (!(p_ >= 0.0f && p_ <= 1.0f)) Invalid(s, "p must lie in [0, 1], got " + std::to_string(p_));
   }
   void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0])) return;
+    const int64_t n = c.inputs[0].size();
+    const bool has_mask = c.outputs.size() > 1;
+    const int32_t mreq = has_mask ? c.req[1] : WEFT_REQ_NULL;
+    if (n == 0 || (sdk::IsNull(c.req[0]) && sdk::IsNull(mreq))) return;
+    const float keep = 1.0f - p_;
     struct {
-      uint32_t rows, cols, add;
-    } push{p_.n, p_.c, AddFlag(c.req[0])};
-    const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
-    Dispatch(c, Launch{"SoftmaxOutput", {}, (p_.n + 63) / 64}, b, push);
+      uint32_t n, train, write_y, add_y, write_m, add_m, seed_lo, seed_hi;
+      float keep, scale;
+    } push{static_cast<uint32_t>(n),
+           c.is_train && p_ > 0.0f,
+           !sdk::IsNull(c.req[0]),
+           AddFlag(c.req[0]),
+           !sdk::IsNull(mreq),
+           AddFlag(mreq),
+           static_cast<uint32_t>(c.seed),
+           static_cast<uint32_t>(c.seed >> 32),
+           keep,
+           keep > 0.0f ? 1.0f / keep : 0.0f};
+    const Binding b[3] = {In(c.inputs[0]), Out(c.outputs[0]), has_mask ? Out(c.outputs[1]) : Out(c.outputs[0])};
+    Dispatch(c, Launch{"Dropout", {}, Groups64(n)}, b, push);
   }
 
  private:
-  SoftmaxOutputParams p_;
+  float p_ = 0.5f;
 };
 
-// Inputs out_grad (ignored), data, label, output; outputs data grad, label grad (0).
-class SoftmaxOutputBackward {
+// _backward_Dropout: out_grad first, the mask last; data grad = out_grad · mask
+// (elemwise_binary.comp's product).
+class DropoutBackwardKernel {
  public:
-  explicit SoftmaxOutputBackward(const sdk::KernelSetup& s) {
-    s.ExpectCounts(4, 2);
+  explicit DropoutBackwardKernel(const sdk::KernelSetup& s) {
+    s.ExpectCounts(-1, 1);
     RequireFloat32(s);
-    p_ = ParseSoftmaxOutput(s, s.inputs[1], s.inputs[2]);
-  }
-  // One word: the shader's bad-label report.
-  uint64_t WorkspaceBytes() const { return 4; }
-  void Compute(const sdk::DeviceCall& c) const {
-    if (!sdk::IsNull(c.req[0]) && p_.n * p_.c > 0) {
-      struct {
-        uint32_t rows, cols, add, use_ignore, norm;
-        float grad_scale, ignore_label;
-      } push{p_.n, p_.c, AddFlag(c.req[0]), p_.use_ignore, p_.norm, p_.grad_scale, p_.ignore_label};
-      const Binding bad = Workspace(c, true);
-      ZeroFill(c, bad, 4);
-      const Binding b[4] = {In(c.inputs[2]), In(c.inputs[3]), Out(c.outputs[0]), bad};
-      Dispatch(c, Launch{"_backward_SoftmaxOutput", {}, (p_.n * p_.c + 63) / 64}, b, push);
-      ReportBadLabel(c, bad);
-    }
-    ZeroOutput(c, c.outputs[1], c.req[1]);
-  }
-
- private:
-  // Copies the report word to staging; once the batch has run, a non-zero word becomes the
-  // stream's sticky error (Gpu::Retire keeps what the host work throws), as the cpu kernel's
-  // error for the same labels.
-  void ReportBadLabel(const sdk::DeviceCall& c, const Binding& bad) const {
-    VulkanDevice& dev = static_cast<const VkKernelTable*>(c.table)->device();
-    const uint32_t classes = p_.c;
-    dev.OnStream(c.device, c.stream, [&](Gpu& g, StreamState& s) {
-      auto [src, at] = g.Locate(bad.ptr, bad.offset, 4, "SoftmaxOutput report");
-      RawBuffer st = g.TakeStaging(4);
-      g.KeepStaging(s, st);
-      const VkBuffer r[1] = {src->buffer}, w[1] = {st.buffer};
-      g.Record(s, r, w, [&](VkCommandBuffer cb) {
-        VkBufferCopy region{at, 0, 4};
-        g.api().vkCmdCopyBuffer(cb, src->buffer, st.buffer, 1, &region);
-      });
-      const void* word = st.mapped;
-      const std::string dev_name = g.name();
-      g.After(
-          s,
-          [word, classes, dev_name] {
-            uint32_t row = 0;
-            std::memcpy(&row, word, 4);
-            if (row != 0)
-              throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "SoftmaxOutput on " + dev_name + ": the label of row " +
-                                                              std::to_string(row - 1) + " is outside [0, " +
-                                                              std::to_string(classes) +
-                                                              ") (set use_ignore/ignore_label to skip it)");
-          },
-          false);
-    });
-  }
-
- private:
-  SoftmaxOutputParams p_;
-};
-
-// dot / batch_dot and their backward ops (MXNet semantics, as the CPU plugin's tensor_dot.cc):
-// C = op(A) op(B) per batch; dop(A) = dC op(B)ᵀ, dop(B) = op(A)ᵀ dC.
-class DotKernel {
- public:
-  explicit DotKernel(const sdk::KernelSetup& s) : backward_(s.op_name.starts_with("_backward_")) {
-    s.ExpectCounts(backward_ ? 3 : 2, backward_ ? 2 : 1);
-    RequireFloat32(s);
-    const sdk::TensorDesc& lhs = s.inputs[backward_ ? 1 : 0];
-    const sdk::TensorDesc& rhs = s.inputs[backward_ ? 2 : 1];
-    const auto p = s.Params<sdk::DotParam>();
-    ta_ = p.transpose_a;
-    tb_ = p.transpose_b;
-    int64_t batch = 1, m = 1, n = 1, k = 0, k2 = 0;
-    const std::string shapes = " (lhs " + ShapeText(lhs) + ", rhs " + ShapeText(rhs) + ")";
-    if (s.op_name.find("batch_dot") != std::string::npos) {
-      if (lhs.ndim() < 3 || lhs.ndim() != rhs.ndim()) Invalid(s, "needs operands of equal rank >= 3" + shapes);
-      for (int a = 0; a < lhs.ndim() - 2; ++a) {
-        if (lhs.dim(a) != rhs.dim(a)) Invalid(s, "batch extents differ" + shapes);
-        batch *= lhs.dim(a);
-      }
-      m = lhs.dim(ta_ ? -1 : -2);
-      k = lhs.dim(ta_ ? -2 : -1);
-      k2 = rhs.dim(tb_ ? -1 : -2);
-      n = rhs.dim(tb_ ? -2 : -1);
-    } else {
-      if (lhs.ndim() < 1 || rhs.ndim() < 1) Invalid(s, "needs operands of rank >= 1" + shapes);
-      const int ca = ta_ ? 0 : lhs.ndim() - 1, cb = tb_ ? rhs.ndim() - 1 : 0;
-      k = lhs.dim(ca);
-      k2 = rhs.dim(cb);
-      for (int a = 0; a < lhs.ndim(); ++a)
-        if (a != ca) m *= lhs.dim(a);
-      for (int a = 0; a < rhs.ndim(); ++a)
-        if (a != cb) n *= rhs.dim(a);
-    }
-    if (k != k2) Invalid(s, "inner extents differ" + shapes);
-    batch_ = static_cast<uint32_t>(batch);
-    m_ = static_cast<uint32_t>(m);
-    n_ = static_cast<uint32_t>(n);
-    k_ = static_cast<uint32_t>(k);
+    s.Params<sdk::DropoutParam>().RequireNoAxes(s.op_name, "vulkan");
+    if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
+    for (const sdk::TensorDesc& t : s.inputs)
+      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs must have data's shape");
   }
   void Compute(const sdk::DeviceCall& c) const {
-    const uint32_t sa = m_ * k_, sb = k_ * n_, sc = m_ * n_;
-    auto args = [&](uint32_t m, uint32_t n, uint32_t k, bool ta, bool tb, uint32_t s1, uint32_t s2, uint32_t s3) {
-      GemmArgs g{m, n, k, ta, tb, batch_, s1, s2, s3};
-      return g;
-    };
-    if (!backward_) {
-      Gemm(c, args(m_, n_, k_, ta_, tb_, sa, sb, sc), c.inputs[0], c.inputs[1], c.outputs[0], c.req[0], nullptr);
-      return;
-    }
-    const sdk::DeviceTensor &dc = c.inputs[0], &a = c.inputs[1], &b = c.inputs[2];
-    if (!ta_)  // dA (m x k) = dC op(B)ᵀ
-      Gemm(c, args(m_, k_, n_, false, !tb_, sc, sb, sa), dc, b, c.outputs[0], c.req[0], nullptr);
-    else  // dA (k x m) = op(B) dCᵀ
-      Gemm(c, args(k_, m_, n_, tb_, true, sb, sc, sa), b, dc, c.outputs[0], c.req[0], nullptr);
-    if (!tb_)  // dB (k x n) = op(A)ᵀ dC
-      Gemm(c, args(k_, n_, m_, !ta_, false, sa, sc, sb), a, dc, c.outputs[1], c.req[1], nullptr);
-    else  // dB (n x k) = dCᵀ op(A)
-      Gemm(c, args(n_, k_, m_, true, ta_, sc, sa, sb), dc, a, c.outputs[1], c.req[1], nullptr);
+    if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
+    const int64_t n = c.outputs[0].size();
+    // The mask applies only in training (cpu: nn_dropout.cc); otherwise the gradient passes.
+    if (!c.is_train) return DispatchScaled(c, In(c.inputs[0]), Out(c.outputs[0]), c.req[0], n, 1.0f);
+    struct {
+      uint32_t n, add;
+    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
+    const Binding b[3] = {In(c.inputs[0]), In(c.inputs.back()), Out(c.outputs[0])};
+    const int32_t spec[1] = {2};
+    Dispatch(c, Launch{"elemwise_binary", spec, Groups64(n)}, b, push);
   }
-
- private:
-  bool backward_;
-  bool ta_ = false, tb_ = false;
-  uint32_t batch_ = 1, m_ = 0, n_ = 0, k_ = 0;
 };
 
 }  // namespace
 
 void RegisterNnKernels(VkKernelTable& t) {
-  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"})
-    t.Add<DotKernel>(op, WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32));
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   t.Add<FcForward>("FullyConnected", f32);
   t.Add<FcBackward>("_backward_FullyConnected", f32);
@@ -468,8 +362,8 @@ void RegisterNnKernels(VkKernelTable& t) {
   t.Add<ActivationBackwardKernel>("_backward_Activation", f32);
   t.Add<LeakyKernel>("LeakyReLU", f32);
   t.Add<LeakyBackwardKernel>("_backward_LeakyReLU", f32);
-  t.Add<SoftmaxOutputForward>("SoftmaxOutput", f32);
-  t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", f32);
+  t.Add<DropoutKernel>("Dropout", f32);
+  t.Add<DropoutBackwardKernel>("_backward_Dropout", f32);
 }
 
 }  // namespace weft::vk

@@ -1,23 +1,16 @@
-// vulkan plugin — BatchNorm, LRN, Dropout, softmax / log_softmax and the adam, nag and rmsprop
-// updates (shaders named by op). Semantics as the CPU plugin's kernels (MXNet 1.9).
+// vulkan plugin — the norm family (docs/adding-an-op.md, "Op families"): BatchNorm and LRN forward
+// and backward (shaders named by op). Semantics as the CPU plugin's kernels (MXNet 1.9).
 #include "vk_kernels.h"
 #include "weft/sdk/ops/batch_norm.hpp"
-#include "weft/sdk/ops/dropout.hpp"
 #include "weft/sdk/ops/lrn.hpp"
-#include "weft/sdk/ops/optimizer.hpp"
-#include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::vk {
 namespace {
 
-// out (=|+=) `n` floats of `src` (add_n.comp with one input).
+// out (=|+=) the `out.size()` floats at `src`.
 void CopyFloats(const sdk::DeviceCall& c, Binding src, const sdk::DeviceTensor& out, int32_t req) {
   if (sdk::IsNull(req) || out.size() == 0) return;
-  struct {
-    uint32_t n, add;
-  } push{static_cast<uint32_t>(out.size()), AddFlag(req)};
-  const Binding b[2] = {src, Out(out)};
-  Dispatch(c, Launch{"add_n", {}, Groups64(out.size())}, b, push);
+  AddInto(c, src, Out(out), out.size(), req == WEFT_REQ_ADD);
 }
 
 // ---- BatchNorm ---------------------------------------------------------------------------------
@@ -120,175 +113,6 @@ class BatchNormBackwardKernel {
   size_t g_ = 1;
 };
 
-// ---- Dropout -----------------------------------------------------------------------------------
-
-class DropoutKernel {
- public:
-  explicit DropoutKernel(const sdk::KernelSetup& s) {
-    s.ExpectCounts(1, -1);
-    if (s.outputs.empty() || s.outputs.size() > 2) Invalid(s, "expects output and an optional mask output");
-    RequireFloat32(s);
-    for (const sdk::TensorDesc& o : s.outputs)
-      if (o.size() != s.inputs[0].size()) Invalid(s, "outputs must have data's shape");
-    const auto dp = s.Params<sdk::DropoutParam>();  // mode is DefaultOnly
-    dp.RequireNoAxes(s.op_name, "vulkan");
-    p_ = dp.p;
-    if (!(p_ >= 0.0f && p_ <= 1.0f)) Invalid(s, "p must lie in [0, 1], got " + std::to_string(p_));
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    const int64_t n = c.inputs[0].size();
-    const bool has_mask = c.outputs.size() > 1;
-    const int32_t mreq = has_mask ? c.req[1] : WEFT_REQ_NULL;
-    if (n == 0 || (sdk::IsNull(c.req[0]) && sdk::IsNull(mreq))) return;
-    const float keep = 1.0f - p_;
-    struct {
-      uint32_t n, train, write_y, add_y, write_m, add_m, seed_lo, seed_hi;
-      float keep, scale;
-    } push{static_cast<uint32_t>(n),
-           c.is_train && p_ > 0.0f,
-           !sdk::IsNull(c.req[0]),
-           AddFlag(c.req[0]),
-           !sdk::IsNull(mreq),
-           AddFlag(mreq),
-           static_cast<uint32_t>(c.seed),
-           static_cast<uint32_t>(c.seed >> 32),
-           keep,
-           keep > 0.0f ? 1.0f / keep : 0.0f};
-    const Binding b[3] = {In(c.inputs[0]), Out(c.outputs[0]), has_mask ? Out(c.outputs[1]) : Out(c.outputs[0])};
-    Dispatch(c, Launch{"Dropout", {}, Groups64(n)}, b, push);
-  }
-
- private:
-  float p_ = 0.5f;
-};
-
-// _backward_Dropout: out_grad first, the mask last; data grad = out_grad · mask
-// (elemwise_binary.comp's product).
-class DropoutBackwardKernel {
- public:
-  explicit DropoutBackwardKernel(const sdk::KernelSetup& s) {
-    s.ExpectCounts(-1, 1);
-    RequireFloat32(s);
-    s.Params<sdk::DropoutParam>().RequireNoAxes(s.op_name, "vulkan");
-    if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
-    for (const sdk::TensorDesc& t : s.inputs)
-      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs must have data's shape");
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
-    const int64_t n = c.outputs[0].size();
-    // The mask applies only in training (cpu: nn_dropout.cc); otherwise the gradient passes.
-    if (!c.is_train) return DispatchScaled(c, In(c.inputs[0]), Out(c.outputs[0]), c.req[0], n, 1.0f);
-    struct {
-      uint32_t n, add;
-    } push{static_cast<uint32_t>(n), AddFlag(c.req[0])};
-    const Binding b[3] = {In(c.inputs[0]), In(c.inputs.back()), Out(c.outputs[0])};
-    const int32_t spec[1] = {2};
-    Dispatch(c, Launch{"elemwise_binary", spec, Groups64(n)}, b, push);
-  }
-};
-
-// ---- softmax / log_softmax -----------------------------------------------------------------------
-
-struct AxisView {
-  uint32_t rows = 1, len = 1, inner = 1;
-  float inv_t = 1.0f;
-};
-
-AxisView ParseSoftmax(const sdk::KernelSetup& s, const sdk::TensorDesc& t) {
-  const auto p = s.Params<sdk::SoftmaxParam>();  // use_length is DefaultOnly
-  const sdk::AxisSplit split = sdk::SplitAtAxis(s.op_name, t.shape, p.axis);
-  AxisView v;
-  v.len = static_cast<uint32_t>(split.len);
-  v.inner = static_cast<uint32_t>(split.inner);
-  v.rows = static_cast<uint32_t>(split.outer * split.inner);
-  v.inv_t = p.InverseTemperature();
-  return v;
-}
-
-// softmax / log_softmax (input data) and their backward ops (inputs out_grad, output).
-class SoftmaxKernel {
- public:
-  explicit SoftmaxKernel(const sdk::KernelSetup& s)
-      : backward_(s.op_name.starts_with("_backward_")), log_(s.op_name.find("log_softmax") != std::string::npos) {
-    s.ExpectCounts(backward_ ? 2 : 1, 1);
-    RequireFloat32(s);
-    for (const sdk::TensorDesc& t : s.inputs)
-      if (t.size() != s.outputs[0].size()) Invalid(s, "inputs and output must have one shape");
-    v_ = ParseSoftmax(s, s.inputs[backward_ ? 1 : 0]);
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    if (sdk::IsNull(c.req[0]) || c.outputs[0].size() == 0) return;
-    const int32_t spec[1] = {log_ ? 1 : 0};
-    struct {
-      uint32_t rows, len, inner, add;
-      float inv_t;
-    } push{v_.rows, v_.len, v_.inner, AddFlag(c.req[0]), v_.inv_t};
-    if (!backward_) {
-      const Binding b[2] = {In(c.inputs[0]), Out(c.outputs[0])};
-      Dispatch(c, Launch{"softmax", spec, Groups64(v_.rows)}, b, push);
-    } else {
-      const Binding b[3] = {In(c.inputs[0]), In(c.inputs[1]), Out(c.outputs[0])};
-      Dispatch(c, Launch{"_backward_softmax", spec, Groups64(v_.rows)}, b, push);
-    }
-  }
-
- private:
-  bool backward_, log_;
-  AxisView v_;
-};
-
-// ---- adam, nag, rmsprop ----------------------------------------------------------------------------
-
-// Inputs weight, grad; aux the rule's states; output the new weight. States advance even when
-// the output's req is null (MXNet updates them in place).
-class UpdateKernel {
- public:
-  explicit UpdateKernel(const sdk::KernelSetup& s) : op_(s.op_name) {
-    states_ = op_ == "adam_update" ? 2 : op_ == "rmspropalex_update" ? 3 : 1;
-    s.ExpectCounts(2, 1, states_);
-    RequireFloat32(s);
-    for (const auto* list : {&s.inputs, &s.outputs, &s.aux})
-      for (const sdk::TensorDesc& t : *list)
-        if (t.size() != s.inputs[0].size()) Invalid(s, "weight, grad, states and output must have one size");
-    const sdk::UpdateFields p = sdk::UpdateParamsOf(s);
-    common_ = {p.lr, p.wd, p.rescale_grad, p.clip_gradient};
-    if (op_ == "adam_update")
-      extra_ = {p.beta1, p.beta2, p.epsilon, 0};
-    else if (op_ == "nag_mom_update")
-      extra_ = {p.momentum, 0, 0, 0};
-    else
-      extra_ = {p.gamma1, p.gamma2, p.epsilon, p.clip_weights};
-  }
-  void Compute(const sdk::DeviceCall& c) const {
-    const int64_t n = c.inputs[0].size();
-    if (n == 0) return;
-    struct {
-      uint32_t n, write, add;
-      float common[4], extra[4];
-    } push{static_cast<uint32_t>(n), !sdk::IsNull(c.req[0]), AddFlag(c.req[0]), {}, {}};
-    std::copy(common_.begin(), common_.end(), push.common);
-    std::copy(extra_.begin(), extra_.end(), push.extra);
-    std::vector<Binding> b = {In(c.inputs[0]), In(c.inputs[1])};
-    for (const sdk::DeviceTensor& t : c.aux) b.push_back(Out(t));
-    const int32_t alex[1] = {op_ == "rmspropalex_update" ? 1 : 0};
-    std::span<const int32_t> spec;
-    const char* shader = op_.c_str();
-    if (op_.starts_with("rmsprop")) {
-      shader = "rmsprop_update";
-      spec = alex;
-      while (b.size() < 5) b.push_back(Out(c.aux[0]));  // rmsprop: the unused gs, delta slots
-    }
-    b.push_back(Out(c.outputs[0]));
-    Dispatch(c, Launch{shader, spec, Groups64(n)}, b, push);
-  }
-
- private:
-  std::string op_;
-  int states_ = 1;
-  std::array<float, 4> common_{}, extra_{};
-};
-
 // LRN on (N, C, ...) data: y and the hidden tmp_norm; _backward_LRN: inputs out_grad(output),
 // out_grad(tmp_norm) (unused), data, output, tmp_norm; output the data gradient.
 struct LrnParams {
@@ -370,12 +194,6 @@ void RegisterNormKernels(VkKernelTable& t) {
   t.Add<BatchNormBackwardKernel>("_backward_BatchNorm", f32);
   t.Add<LrnKernel>("LRN", f32);
   t.Add<LrnBackwardKernel>("_backward_LRN", f32);
-  t.Add<DropoutKernel>("Dropout", f32);
-  t.Add<DropoutBackwardKernel>("_backward_Dropout", f32);
-  for (const char* op : {"softmax", "_backward_softmax", "log_softmax", "_backward_log_softmax"})
-    t.Add<SoftmaxKernel>(op, f32);
-  for (const char* op : {"adam_update", "nag_mom_update", "rmsprop_update", "rmspropalex_update"})
-    t.Add<UpdateKernel>(op, f32);
 }
 
 }  // namespace weft::vk

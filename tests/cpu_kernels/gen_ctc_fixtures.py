@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/cpu_kernels/data/mxnet_ctc_loss.json: MXNet 1.9.1's CTCLoss on the cpu (loss and
-the gradient of sum(head * loss) with respect to the activations), read by nn_ctc_loss_test.cc.
+the gradient of sum(head * loss) with respect to the activations), read by ctc_loss_test.cc.
 
 Run with the MXNet venv (mxnet==1.9.1, numpy<1.24):
   MXNET_SUBGRAPH_BACKEND=NONE /work/mxvenv/bin/python tests/cpu_kernels/gen_ctc_fixtures.py

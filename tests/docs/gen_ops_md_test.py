@@ -167,9 +167,9 @@ class RealRegistry(unittest.TestCase):
 
     def test_ops_built_by_helpers_lead_to_their_files(self):
         softmax = dict(zip(header(self.text), row(self.text, "softmax")))
-        self.assertEqual(softmax["definition"], "[loss.cc](core/operator/defs/loss.cc)")
+        self.assertEqual(softmax["definition"], "[softmax.cc](core/operator/defs/softmax.cc)")
         self.assertEqual(softmax["backward"], "`_backward_softmax`")
-        self.assertIn("plugins/cpu/kernels/nn_softmax.cc", softmax["cpu"])
+        self.assertIn("plugins/cpu/kernels/softmax.cc", softmax["cpu"])
         sin = dict(zip(header(self.text), row(self.text, "sin")))
         self.assertEqual(sin["definition"], "[elemwise.cc](core/operator/defs/elemwise.cc)")
         self.assertEqual(sin["cpu"], "[elemwise_unary.cc](plugins/cpu/kernels/elemwise_unary.cc)")

@@ -1,5 +1,5 @@
 // weft core — builders of the element-wise op definitions shared by defs/elemwise.cc and the
-// MXNet math families (defs/math_binary.cc, defs/math_unary.cc). Shape rules are MXNet 1.9's
+// MXNet math families (defs/elemwise_binary.cc, defs/elemwise_unary.cc). Shape rules are MXNet 1.9's
 // (elemwise_binary_op.h, elemwise_binary_broadcast_op.h, elemwise_unary_op.h).
 #pragma once
 

@@ -1,6 +1,7 @@
-// Selection ops: where, take, pick, and the ordering ops topk, sort, argsort. Shape rules are
-// MXNet 1.9's (src/operator/tensor/control_flow_op.h, indexing_op.h, broadcast_reduce_op.h,
-// ordering_op-inl.h).
+// The index family (docs/adding-an-op.md, "Op families"): ops that read or return positions.
+// Selection: where, take, pick, one_hot, Embedding; positions of extremes: argmax, argmin,
+// argmax_channel; ordering: topk, sort, argsort. Shape rules are MXNet 1.9's
+// (src/operator/tensor/control_flow_op.h, indexing_op.h, broadcast_reduce_op.h, ordering_op-inl.h).
 #include <algorithm>
 
 #include "operator/defs/builtin.h"
@@ -148,8 +149,8 @@ OpDef Ordering(std::string name, std::string description) {
 }
 
 bool TwoTopkOutputs(const AttrMap& a) {
-  const std::string r = a.GetString("ret_typ");
-  return r == "both" || r == "value";
+  const sdk::TopkReturn r = sdk::ParseParams<sdk::TopkParam>(a).ret_typ;
+  return r == sdk::TopkReturn::kBoth || r == sdk::TopkReturn::kValue;
 }
 
 OpDef Topk() {
@@ -163,7 +164,9 @@ OpDef Topk() {
   d.list_outputs = [](const AttrMap& a) {
     return TwoTopkOutputs(a) ? std::vector<std::string>{"output0", "output1"} : std::vector<std::string>{"output"};
   };
-  d.num_visible_outputs = [](const AttrMap& a) { return a.GetString("ret_typ") == "both" ? 2 : 1; };
+  d.num_visible_outputs = [](const AttrMap& a) {
+    return sdk::ParseParams<sdk::TopkParam>(a).ret_typ == sdk::TopkReturn::kBoth ? 2 : 1;
+  };
   SetShapeFn<sdk::TopkParam>(d, [](ShapeIO& io, const sdk::TopkParam& p) {
     if (!io.in(0)) return;
     if (p.ret_typ == TopkReturn::kMask) {
@@ -224,10 +227,103 @@ OpDef Argsort() {
   return d;
 }
 
+OpDef OneHot() {
+  OpDef d;
+  d.name = "one_hot";
+  d.description =
+      "output[..., j] = on_value if j == indices[...] else off_value; indices out of [0, depth) give a "
+      "row of off_value.";
+  DeclareParams<sdk::OneHotParam>(d);
+  d.list_inputs = Fixed({"indices"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn<sdk::OneHotParam>(d, [](ShapeIO& io, const sdk::OneHotParam& p) {
+    if (!io.in(0)) return;
+    std::vector<int64_t> s = io.in(0)->dims();
+    s.push_back(p.depth);
+    io.AssignOut(0, Shape(s));
+  });
+  // The indices keep their own dtype (MXNet needs it known; weft leaves it to the caller).
+  d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
+    AssignType("one_hot", "output", "output", out[0], sdk::ParseParams<sdk::OneHotParam>(a).dtype.code);
+  };
+  d.grad = GradKind::kNone;
+  return d;
+}
+
+OpDef Embedding() {
+  OpDef d;
+  d.name = "Embedding";
+  d.description =
+      "output[..., :] = weight[data[...], :]: looks up rows of weight (input_dim, output_dim) by the index "
+      "values of data (cast to integers, clipped to [0, input_dim − 1] as MXNet); output shape is data's "
+      "plus (output_dim,). The weight gradient sums out_grad rows per index; data gets none.";
+  DeclareParams<sdk::EmbeddingParam>(d);
+  d.list_inputs = Fixed({"data", "weight"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn<sdk::EmbeddingParam>(d, [](ShapeIO& io, const sdk::EmbeddingParam& p) {
+    const int64_t in_dim = p.input_dim, out_dim = p.output_dim;
+    io.AssignIn(1, Shape{in_dim, out_dim});
+    if (!io.in(0)) return;
+    std::vector<int64_t> s = io.in(0)->dims();
+    s.push_back(out_dim);
+    io.AssignOut(0, Shape(s));
+  });
+  // data keeps its own dtype (indices); weight and output take `dtype`.
+  d.infer_type = [](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    const int t = sdk::ParseParams<sdk::EmbeddingParam>(a).dtype.code;
+    AssignType("Embedding", "input", "weight", in[1], t);
+    AssignType("Embedding", "output", "output", out[0], t);
+    if (in[0] < 0) in[0] = t;
+  };
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_Embedding";
+  d.backward_uses = kUsesInputs;
+  return d;
+}
+
+OpDef Argmax(std::string name, std::string what) {
+  OpDef d;
+  d.name = std::move(name);
+  d.description = "Index of the " + what +
+                  " element along `axis` (of the flattened input when None), as a value of the input's dtype "
+                  "(MXNet); the first one on ties.";
+  DeclareParams<sdk::ArgmaxParam>(d);
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn<sdk::ArgmaxParam>(d, [](ShapeIO& io, const sdk::ArgmaxParam& p) {
+    if (!io.in(0)) return;
+    std::vector<int64_t> axes;
+    if (p.axis) axes.push_back(*p.axis);
+    io.AssignOut(0, ReducedShape(io, *io.in(0), axes, p.keepdims));
+  });
+  d.grad = GradKind::kNone;
+  d.resources = kResourceTempSpace;
+  return d;
+}
+
+OpDef ArgmaxChannel() {
+  OpDef d;
+  d.name = "argmax_channel";
+  d.description = "argmax along the last axis (MXNet's argmax_channel): output shape data.shape[:-1].";
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (!io.in(0)) return;
+    if (io.in(0)->ndim() == 0) io.Fail("input 'data' must have at least one axis");
+    io.AssignOut(0, ReducedShape(io, *io.in(0), {-1}, false));
+  });
+  return d;
+}
+
 }  // namespace
 
 void RegisterIndexOps(OpRegistry& r) {
   r.Register(Where());
+  r.Register(OneHot());
+  r.Register(Embedding());
+  r.Register(Argmax("argmax", "largest"));
+  r.Register(Argmax("argmin", "smallest"));
+  r.Register(ArgmaxChannel());
   r.Register(Take());
   r.Register(Pick());
   r.Register(Topk());

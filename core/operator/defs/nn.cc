@@ -1,16 +1,15 @@
-// Neural-network layers: FullyConnected, Convolution, Deconvolution, Pooling, Activation, LeakyReLU,
-// BatchNorm, Dropout, LRN, RNN. Shape rules are MXNet 1.9's (src/operator/nn/*.cc), checked against MXNet 1.9.1.
+// The nn family (docs/adding-an-op.md, "Op families"): FullyConnected, Convolution, Deconvolution,
+// Pooling, Activation, LeakyReLU, Dropout, RNN (normalisation layers are in defs/norm.cc). Shape rules are MXNet 1.9's
+// (src/operator/nn/*.cc), checked against MXNet 1.9.1.
 #include <algorithm>
 #include <cmath>
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
 #include "weft/sdk/ops/activation.hpp"
-#include "weft/sdk/ops/batch_norm.hpp"
 #include "weft/sdk/ops/convolution.hpp"
 #include "weft/sdk/ops/dropout.hpp"
 #include "weft/sdk/ops/fully_connected.hpp"
-#include "weft/sdk/ops/lrn.hpp"
 #include "weft/sdk/ops/pooling.hpp"
 #include "weft/sdk/ops/rnn.hpp"
 
@@ -29,7 +28,9 @@ OpDef FullyConnected() {
   d.name = "FullyConnected";
   d.description = "out = data · weightᵀ + bias; weight is (num_hidden, K).";
   DeclareParams<sdk::FullyConnectedParam>(d);
-  d.list_inputs = [](const AttrMap& a) { return DataWeightBias(a.GetBool("no_bias", false)); };
+  d.list_inputs = [](const AttrMap& a) {
+    return DataWeightBias(sdk::ParseParams<sdk::FullyConnectedParam>(a).no_bias);
+  };
   d.list_outputs = Fixed({"output"});
   SetShapeFn<sdk::FullyConnectedParam>(d, [](ShapeIO& io, const sdk::FullyConnectedParam& p) {
     const int64_t nh = p.num_hidden;
@@ -81,7 +82,7 @@ OpDef Convolution() {
       "N-d convolution (1-3 spatial axes); weight is (num_filter, C / num_group, k...). Kernels run "
       "channels-first layouts; channels-last ones (NWC, NHWC, NDHWC) infer shapes only.";
   DeclareParams<sdk::ConvolutionParam>(d);
-  d.list_inputs = [](const AttrMap& a) { return DataWeightBias(a.GetBool("no_bias", false)); };
+  d.list_inputs = [](const AttrMap& a) { return DataWeightBias(sdk::ParseParams<sdk::ConvolutionParam>(a).no_bias); };
   d.list_outputs = Fixed({"output"});
   SetShapeFn<sdk::ConvolutionParam>(d, [](ShapeIO& io, const sdk::ConvolutionParam& p) {
     const size_t ns = p.kernel.size();
@@ -150,7 +151,7 @@ OpDef Deconvolution() {
       "channels first; weight is (C, num_filter / num_group, k...); output extent "
       "stride·(in − 1) + dilate·(k − 1) + 1 − 2·pad + adj, or target_shape when given.";
   DeclareParams<sdk::DeconvolutionParam>(d);
-  d.list_inputs = [](const AttrMap& a) { return DataWeightBias(a.GetBool("no_bias", true)); };
+  d.list_inputs = [](const AttrMap& a) { return DataWeightBias(sdk::ParseParams<sdk::DeconvolutionParam>(a).no_bias); };
   d.list_outputs = Fixed({"output"});
   SetShapeFn<sdk::DeconvolutionParam>(d, [](ShapeIO& io, const sdk::DeconvolutionParam& p) {
     const size_t ns = p.kernel.size();
@@ -263,12 +264,14 @@ OpDef LeakyReLU() {
       "the second output `mask` holds the slopes), selu, gelu.";
   DeclareParams<sdk::LeakyReLUParam>(d);
   d.list_inputs = [](const AttrMap& a) {
-    return a.GetString("act_type", "leaky") == "prelu" ? std::vector<std::string>{"data", "gamma"}
-                                                       : std::vector<std::string>{"data"};
+    return sdk::ParseParams<sdk::LeakyReLUParam>(a).act_type == sdk::LeakyType::kPrelu
+               ? std::vector<std::string>{"data", "gamma"}
+               : std::vector<std::string>{"data"};
   };
   d.list_outputs = [](const AttrMap& a) {
-    return a.GetString("act_type", "leaky") == "rrelu" ? std::vector<std::string>{"output", "mask"}
-                                                       : std::vector<std::string>{"output"};
+    return sdk::ParseParams<sdk::LeakyReLUParam>(a).act_type == sdk::LeakyType::kRrelu
+               ? std::vector<std::string>{"output", "mask"}
+               : std::vector<std::string>{"output"};
   };
   SetShapeFn(d, [](ShapeIO& io) {
     if (io.out(0) && !io.in(0)) io.AssignIn(0, *io.out(0));
@@ -289,59 +292,6 @@ OpDef LeakyReLU() {
 }
 
 // ---- BatchNorm ------------------------------------------------------------------------------------
-
-// MXNet keeps gamma, beta, the hidden statistics and the moving statistics in the accumulation
-// type: float32 for float16/bfloat16 data.
-int BatchNormParamType(int data) {
-  if (data == static_cast<int>(DType::kFloat16) || data == static_cast<int>(DType::kBfloat16)) {
-    return static_cast<int>(DType::kFloat32);
-  }
-  return data;
-}
-
-OpDef BatchNorm() {
-  OpDef d;
-  d.name = "BatchNorm";
-  d.description =
-      "Batch normalisation over all axes but `axis`; hidden outputs are the batch mean and inverse "
-      "std (1/sqrt(var + eps)).";
-  DeclareParams<sdk::BatchNormParam>(d);
-  d.list_inputs = Fixed({"data", "gamma", "beta"});
-  d.list_outputs = Fixed({"output", "mean", "var"});
-  d.list_aux = Fixed({"moving_mean", "moving_var"});
-  d.num_visible_outputs = [](const AttrMap& a) { return a.GetBool("output_mean_var", false) ? 3 : 1; };
-  SetShapeFn<sdk::BatchNormParam>(d, [](ShapeIO& io, const sdk::BatchNormParam& p) {
-    if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
-    if (!io.in(0)) return;
-    const Shape& data = *io.in(0);
-    const int64_t nd = static_cast<int64_t>(data.ndim());
-    if (nd == 0) io.Fail("input 'data' must have at least one axis, got shape ()");
-    const int64_t axis = NormalizeAxis(io, p.axis, nd, "axis");
-    const Shape ch{data[static_cast<size_t>(axis)]};
-    io.AssignIn(1, ch);
-    io.AssignIn(2, ch);
-    io.AssignOut(0, data);
-    io.AssignOut(1, ch);
-    io.AssignOut(2, ch);
-    io.AssignAux(0, ch);
-    io.AssignAux(1, ch);
-  });
-  d.infer_type = [](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>& aux) {
-    if (in[0] < 0) return;  // MXNet needs the data dtype
-    const int param = BatchNormParamType(in[0]);
-    static const char* kIn[] = {"data", "gamma", "beta"};
-    for (size_t i = 1; i < in.size(); ++i) AssignType("BatchNorm", "input", kIn[i], in[i], param);
-    AssignType("BatchNorm", "output", "output", out[0], in[0]);
-    AssignType("BatchNorm", "output", "mean", out[1], param);
-    AssignType("BatchNorm", "output", "var", out[2], param);
-    AssignType("BatchNorm", "aux state", "moving_mean", aux[0], param);
-    AssignType("BatchNorm", "aux state", "moving_var", aux[1], param);
-  };
-  d.grad = GradKind::kOp;
-  d.backward_op = "_backward_BatchNorm";
-  d.backward_uses = kUsesInputs | kUsesOutputs | kUsesAux;
-  return d;
-}
 
 // ---- Dropout --------------------------------------------------------------------------------------
 
@@ -375,41 +325,18 @@ OpDef Dropout() {
 
 // ---- LRN ------------------------------------------------------------------------------------------
 
-OpDef LRN() {
-  OpDef d;
-  d.name = "LRN";
-  d.description =
-      "Local response normalisation across channels (axis 1): output = data · tmp_norm^(−beta) with "
-      "tmp_norm = knorm + alpha / nsize · Σ data² over the nsize channels centred on each one. The hidden "
-      "output tmp_norm feeds the backward.";
-  DeclareParams<sdk::LRNParam>(d);
-  d.list_inputs = Fixed({"data"});
-  d.list_outputs = Fixed({"output", "tmp_norm"});
-  d.num_visible_outputs = [](const AttrMap&) { return 1; };
-  SetShapeFn(d, [](ShapeIO& io) {
-    SameShapeAll(io);
-    if (io.in(0) && io.in(0)->ndim() < 2) {
-      io.Fail(fmt::format("input 'data' must have a channel axis (N, C, ...), got shape {}", io.in(0)->ToString()));
-    }
-  });
-  d.grad = GradKind::kOp;
-  d.backward_op = "_backward_LRN";
-  d.backward_uses = kUsesInputs | kUsesOutputs;
-  return d;
-}
-
 // ---- RNN ------------------------------------------------------------------------------------------
 
 // Inputs and outputs of the fused RNN: state_cell and the cell output for lstm only. The hidden
 // output `reserve` (sdk::RnnGeometry) keeps what the backward needs; state and state_cell are
 // always computed, visible when state_outputs.
 std::vector<std::string> RnnInputs(const AttrMap& a) {
-  const bool lstm = a.GetString("mode", "") == "lstm";
+  const bool lstm = sdk::ParseParams<sdk::RNNParam>(a).mode == sdk::RnnMode::kLstm;
   return lstm ? std::vector<std::string>{"data", "parameters", "state", "state_cell"}
               : std::vector<std::string>{"data", "parameters", "state"};
 }
 std::vector<std::string> RnnOutputs(const AttrMap& a) {
-  const bool lstm = a.GetString("mode", "") == "lstm";
+  const bool lstm = sdk::ParseParams<sdk::RNNParam>(a).mode == sdk::RnnMode::kLstm;
   return lstm ? std::vector<std::string>{"output", "state_output", "statecell_output", "reserve"}
               : std::vector<std::string>{"output", "state_output", "reserve"};
 }
@@ -455,10 +382,8 @@ void RegisterNnOps(OpRegistry& r) {
   r.Register(Pooling());
   r.Register(Activation());
   r.Register(LeakyReLU());
-  r.Register(BatchNorm());
   r.Register(Dropout());
   r.Register(Deconvolution());
-  r.Register(LRN());
   r.Register(RNN());
 }
 

@@ -1,8 +1,11 @@
-// Normalisation layers over groups of elements: LayerNorm, InstanceNorm, L2Normalization. Inputs,
-// outputs (hidden statistics included) and shape rules are MXNet 1.9's
-// (src/operator/nn/layer_norm-inl.h, instance_norm-inl.h, l2_normalization-inl.h).
+// The norm family (docs/adding-an-op.md, "Op families"): normalisation layers BatchNorm, LRN,
+// LayerNorm, InstanceNorm, L2Normalization. Inputs, outputs (hidden statistics included) and shape
+// rules are MXNet 1.9's (src/operator/nn/batch_norm.cc, lrn.cc, layer_norm-inl.h,
+// instance_norm-inl.h, l2_normalization-inl.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/batch_norm.hpp"
+#include "weft/sdk/ops/lrn.hpp"
 #include "weft/sdk/ops/normalization.hpp"
 
 namespace weft::opdef {
@@ -29,7 +32,9 @@ OpDef LayerNorm() {
                  "gradients are ignored, as MXNet).");
   DeclareParams<sdk::LayerNormParam>(d);
   d.list_outputs = Fixed({"output", "mean", "std"});
-  d.num_visible_outputs = [](const AttrMap& a) { return a.GetBool("output_mean_var") ? 3 : 1; };
+  d.num_visible_outputs = [](const AttrMap& a) {
+    return sdk::ParseParams<sdk::LayerNormParam>(a).output_mean_var ? 3 : 1;
+  };
   SetShapeFn<sdk::LayerNormParam>(d, [](ShapeIO& io, const sdk::LayerNormParam& p) {
     if (!io.in(0)) return;
     Shape s = *io.in(0);
@@ -86,9 +91,89 @@ OpDef L2Normalization() {
   return d;
 }
 
+// MXNet keeps gamma, beta, the hidden statistics and the moving statistics in the accumulation
+// type: float32 for float16/bfloat16 data.
+int BatchNormParamType(int data) {
+  if (data == static_cast<int>(DType::kFloat16) || data == static_cast<int>(DType::kBfloat16)) {
+    return static_cast<int>(DType::kFloat32);
+  }
+  return data;
+}
+
+OpDef BatchNorm() {
+  OpDef d;
+  d.name = "BatchNorm";
+  d.description =
+      "Batch normalisation over all axes but `axis`; hidden outputs are the batch mean and inverse "
+      "std (1/sqrt(var + eps)).";
+  DeclareParams<sdk::BatchNormParam>(d);
+  d.list_inputs = Fixed({"data", "gamma", "beta"});
+  d.list_outputs = Fixed({"output", "mean", "var"});
+  d.list_aux = Fixed({"moving_mean", "moving_var"});
+  d.num_visible_outputs = [](const AttrMap& a) {
+    return sdk::ParseParams<sdk::BatchNormParam>(a).output_mean_var ? 3 : 1;
+  };
+  SetShapeFn<sdk::BatchNormParam>(d, [](ShapeIO& io, const sdk::BatchNormParam& p) {
+    if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
+    if (!io.in(0)) return;
+    const Shape& data = *io.in(0);
+    const int64_t nd = static_cast<int64_t>(data.ndim());
+    if (nd == 0) io.Fail("input 'data' must have at least one axis, got shape ()");
+    const int64_t axis = NormalizeAxis(io, p.axis, nd, "axis");
+    const Shape ch{data[static_cast<size_t>(axis)]};
+    io.AssignIn(1, ch);
+    io.AssignIn(2, ch);
+    io.AssignOut(0, data);
+    io.AssignOut(1, ch);
+    io.AssignOut(2, ch);
+    io.AssignAux(0, ch);
+    io.AssignAux(1, ch);
+  });
+  d.infer_type = [](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>& aux) {
+    if (in[0] < 0) return;  // MXNet needs the data dtype
+    const int param = BatchNormParamType(in[0]);
+    static const char* kIn[] = {"data", "gamma", "beta"};
+    for (size_t i = 1; i < in.size(); ++i) AssignType("BatchNorm", "input", kIn[i], in[i], param);
+    AssignType("BatchNorm", "output", "output", out[0], in[0]);
+    AssignType("BatchNorm", "output", "mean", out[1], param);
+    AssignType("BatchNorm", "output", "var", out[2], param);
+    AssignType("BatchNorm", "aux state", "moving_mean", aux[0], param);
+    AssignType("BatchNorm", "aux state", "moving_var", aux[1], param);
+  };
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_BatchNorm";
+  d.backward_uses = kUsesInputs | kUsesOutputs | kUsesAux;
+  return d;
+}
+
+OpDef LRN() {
+  OpDef d;
+  d.name = "LRN";
+  d.description =
+      "Local response normalisation across channels (axis 1): output = data · tmp_norm^(−beta) with "
+      "tmp_norm = knorm + alpha / nsize · Σ data² over the nsize channels centred on each one. The hidden "
+      "output tmp_norm feeds the backward.";
+  DeclareParams<sdk::LRNParam>(d);
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output", "tmp_norm"});
+  d.num_visible_outputs = [](const AttrMap&) { return 1; };
+  SetShapeFn(d, [](ShapeIO& io) {
+    SameShapeAll(io);
+    if (io.in(0) && io.in(0)->ndim() < 2) {
+      io.Fail(fmt::format("input 'data' must have a channel axis (N, C, ...), got shape {}", io.in(0)->ToString()));
+    }
+  });
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_LRN";
+  d.backward_uses = kUsesInputs | kUsesOutputs;
+  return d;
+}
+
 }  // namespace
 
 void RegisterNormOps(OpRegistry& r) {
+  r.Register(BatchNorm());
+  r.Register(LRN());
   r.Register(LayerNorm());
   r.Register(InstanceNorm());
   r.Register(L2Normalization());

@@ -3,7 +3,7 @@
 // master copy `weight32`), multi-tensor (multi_*, preloaded_multi_*: one call for num_weights
 // weights, which SGD uses when MXNET_OPTIMIZER_AGGREGATION_SIZE > 1, its default 4), signsgd,
 // signum, ftrl, ftml, LAMB's two phases, and LARS's multi_sum_sq / multi_lars. Formulas in OPS.md
-// and plugins/cpu/kernels/nn_optimizer_more.cc (src/operator/optimizer_op-inl.h,
+// and plugins/cpu/kernels/optimizer_more.cc (src/operator/optimizer_op-inl.h,
 // contrib/multi_sum_sq-inl.h, contrib/multi_lars-inl.h).
 //
 // States are aux states (updated in place), as in defs/optimizer.cc. The multi-tensor ops take

@@ -1,38 +1,14 @@
-// Reductions: sum, mean, max, min, prod, nansum, norm, _square_sum over `axis` (with keepdims) and argmax. Shape rules
+// The reduce family (docs/adding-an-op.md, "Op families"): sum, mean, max, min, prod, nansum,
+// nanprod, norm, _square_sum over `axis` (with keepdims); argmax is in defs/index.cc. Shape rules
 // are MXNet 1.9's legacy (non-NumPy) mode: reducing every axis without keepdims gives (1,), not ().
 #include <algorithm>
 
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
-#include "weft/sdk/ops/index.hpp"
 #include "weft/sdk/ops/reduce.hpp"
 
 namespace weft::opdef {
 namespace {
-
-// MXNet's ReduceAxesShapeImpl: `exclude` reduces the axes not listed.
-Shape ReducedShape(const ShapeIO& io, const Shape& in, std::vector<int64_t> axes, bool keepdims, bool exclude = false) {
-  const std::vector<int64_t> given = axes;
-  const size_t nd = in.ndim();
-  if (axes.empty() && exclude) return in;
-  if (axes.empty()) return keepdims ? Shape(std::vector<int64_t>(nd, 1)) : Shape{1};
-  for (int64_t& a : axes) a = NormalizeAxis(io, a, static_cast<int64_t>(nd), "axis");
-  std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
-    io.Fail(fmt::format("axis {} names an axis twice", sdk::FormatTuple(given)));
-  }
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < nd; ++i) {
-    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i)) != exclude;
-    if (!reduced) {
-      out.push_back(in[i]);
-    } else if (keepdims) {
-      out.push_back(1);
-    }
-  }
-  if (out.empty()) out.push_back(1);
-  return Shape(std::move(out));
-}
 
 // sum, mean, max, ... share attributes and shape rule; they differ in gradient.
 template <class P = sdk::ReduceParam>
@@ -55,40 +31,6 @@ OpDef Reduce(std::string name, std::string what, uint32_t uses) {
   d.backward_op = "_backward_" + name;
   d.backward_uses = uses;
   d.resources = kResourceTempSpace;
-  return d;
-}
-
-OpDef Argmax(std::string name, std::string what) {
-  OpDef d;
-  d.name = std::move(name);
-  d.description = "Index of the " + what +
-                  " element along `axis` (of the flattened input when None), as a value of the input's dtype "
-                  "(MXNet); the first one on ties.";
-  DeclareParams<sdk::ArgmaxParam>(d);
-  d.list_inputs = Fixed({"data"});
-  d.list_outputs = Fixed({"output"});
-  SetShapeFn<sdk::ArgmaxParam>(d, [](ShapeIO& io, const sdk::ArgmaxParam& p) {
-    if (!io.in(0)) return;
-    std::vector<int64_t> axes;
-    if (p.axis) axes.push_back(*p.axis);
-    io.AssignOut(0, ReducedShape(io, *io.in(0), axes, p.keepdims));
-  });
-  d.grad = GradKind::kNone;
-  d.resources = kResourceTempSpace;
-  return d;
-}
-
-OpDef ArgmaxChannel() {
-  OpDef d;
-  d.name = "argmax_channel";
-  d.description = "argmax along the last axis (MXNet's argmax_channel): output shape data.shape[:-1].";
-  d.list_inputs = Fixed({"data"});
-  d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
-    if (!io.in(0)) return;
-    if (io.in(0)->ndim() == 0) io.Fail("input 'data' must have at least one axis");
-    io.AssignOut(0, ReducedShape(io, *io.in(0), {-1}, false));
-  });
   return d;
 }
 
@@ -127,9 +69,6 @@ void RegisterReduceOps(OpRegistry& r) {
   r.Register(Reduce("nansum", "sum (NaN counted as 0)", kUsesInputs));
   r.Register(Norm());
   r.Register(SquareSum());
-  r.Register(Argmax("argmax", "largest"));
-  r.Register(Argmax("argmin", "smallest"));
-  r.Register(ArgmaxChannel());
   r.Register(Reduce("nanprod", "product (NaN counted as 1)", kUsesInputs | kUsesOutputs));
   r.AddAlias("sum_axis", "sum");
   r.AddAlias("max_axis", "max");

@@ -1,12 +1,10 @@
-// Products, dtype, fill, lookup and comparison ops: dot, batch_dot, Cast, zeros_like, ones_like,
-// one_hot, Embedding, _contrib_allclose. Shape rules
-// are MXNet 1.9's (src/operator/tensor/dot-inl.h, elemwise_unary_op.h, indexing_op.h).
+// The tensor family (docs/adding-an-op.md, "Op families"; the rest in defs/tensor_*.cc): products
+// and dtype and fill ops dot, batch_dot, Cast, zeros_like, ones_like. Shape rules are MXNet 1.9's
+// (src/operator/tensor/dot-inl.h, elemwise_unary_op.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
 #include "weft/sdk/ops/cast.hpp"
 #include "weft/sdk/ops/dot.hpp"
-#include "weft/sdk/ops/elemwise_binary.hpp"
-#include "weft/sdk/ops/index.hpp"
 
 namespace weft::opdef {
 namespace {
@@ -136,96 +134,14 @@ OpDef FillLike(std::string name, std::string value) {
   return d;
 }
 
-OpDef OneHot() {
-  OpDef d;
-  d.name = "one_hot";
-  d.description =
-      "output[..., j] = on_value if j == indices[...] else off_value; indices out of [0, depth) give a "
-      "row of off_value.";
-  DeclareParams<sdk::OneHotParam>(d);
-  d.list_inputs = Fixed({"indices"});
-  d.list_outputs = Fixed({"output"});
-  SetShapeFn<sdk::OneHotParam>(d, [](ShapeIO& io, const sdk::OneHotParam& p) {
-    if (!io.in(0)) return;
-    std::vector<int64_t> s = io.in(0)->dims();
-    s.push_back(p.depth);
-    io.AssignOut(0, Shape(s));
-  });
-  // The indices keep their own dtype (MXNet needs it known; weft leaves it to the caller).
-  d.infer_type = [](const AttrMap& a, std::vector<int>&, std::vector<int>& out, std::vector<int>&) {
-    AssignType("one_hot", "output", "output", out[0], sdk::ParseParams<sdk::OneHotParam>(a).dtype.code);
-  };
-  d.grad = GradKind::kNone;
-  return d;
-}
-
-OpDef Embedding() {
-  OpDef d;
-  d.name = "Embedding";
-  d.description =
-      "output[..., :] = weight[data[...], :]: looks up rows of weight (input_dim, output_dim) by the index "
-      "values of data (cast to integers, clipped to [0, input_dim − 1] as MXNet); output shape is data's "
-      "plus (output_dim,). The weight gradient sums out_grad rows per index; data gets none.";
-  DeclareParams<sdk::EmbeddingParam>(d);
-  d.list_inputs = Fixed({"data", "weight"});
-  d.list_outputs = Fixed({"output"});
-  SetShapeFn<sdk::EmbeddingParam>(d, [](ShapeIO& io, const sdk::EmbeddingParam& p) {
-    const int64_t in_dim = p.input_dim, out_dim = p.output_dim;
-    io.AssignIn(1, Shape{in_dim, out_dim});
-    if (!io.in(0)) return;
-    std::vector<int64_t> s = io.in(0)->dims();
-    s.push_back(out_dim);
-    io.AssignOut(0, Shape(s));
-  });
-  // data keeps its own dtype (indices); weight and output take `dtype`.
-  d.infer_type = [](const AttrMap& a, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
-    const int t = sdk::ParseParams<sdk::EmbeddingParam>(a).dtype.code;
-    AssignType("Embedding", "input", "weight", in[1], t);
-    AssignType("Embedding", "output", "output", out[0], t);
-    if (in[0] < 0) in[0] = t;
-  };
-  d.grad = GradKind::kOp;
-  d.backward_op = "_backward_Embedding";
-  d.backward_uses = kUsesInputs;
-  return d;
-}
-
-// _contrib_allclose (mx.nd.contrib.allclose; MXNet's test_utils.assert_almost_equal calls it on
-// two arrays of one context and dtype): numpy.allclose as one 0-d uint8 flag.
-OpDef AllClose() {
-  OpDef d;
-  d.name = "_contrib_allclose";
-  d.description =
-      "output = 1 when every |a − b| <= atol + rtol·|b| (equal values, infinities included, always pass; a NaN "
-      "matches a NaN only with equal_nan), else 0: a 0-d uint8 array. a and b have one shape and dtype.";
-  DeclareParams<sdk::AllCloseParam>(d);
-  d.list_inputs = Fixed({"a", "b"});
-  d.list_outputs = Fixed({"output"});
-  SetShapeFn(d, [](ShapeIO& io) {
-    if (io.in(0)) io.AssignIn(1, *io.in(0));
-    if (io.in(1)) io.AssignIn(0, *io.in(1));
-    io.AssignOut(0, Shape{});
-  });
-  d.infer_type = [](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
-    AssignType("_contrib_allclose", "input", "b", in[1], in[0]);
-    AssignType("_contrib_allclose", "input", "a", in[0], in[1]);
-    AssignType("_contrib_allclose", "output", "output", out[0], static_cast<int>(DType::kUint8));
-  };
-  d.grad = GradKind::kNone;
-  return d;
-}
-
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
-  r.Register(AllClose());
   r.Register(Dot());
   r.Register(BatchDot());
   r.Register(Cast());
   r.Register(FillLike("zeros_like", "zeros"));
   r.Register(FillLike("ones_like", "ones"));
-  r.Register(OneHot());
-  r.Register(Embedding());
   r.AddAlias("cast", "Cast");
 }
 

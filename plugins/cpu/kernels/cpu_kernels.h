@@ -22,7 +22,7 @@
 // rrelu), BatchNorm, LRN, Dropout, SoftmaxOutput (multi_output too), softmax, log_softmax,
 // LinearRegressionOutput, MakeLoss; sgd_update, sgd_mom_update, nag_mom_update, adam_update,
 // rmsprop_update, rmspropalex_update; the KVStore's _quantize_2bit (float32) and _dequantize_2bit
-// (uint32 words) in nn_gradient_compression.cc. Setup reports
+// (uint32 words) in gradient_compression.cc. Setup reports
 // WEFT_ERR_UNSUPPORTED (naming the attribute) for: other dtypes, 3-D convolution/pooling,
 // non-NC(H)W layouts, pool_type lp, pooling_convention same, SoftmaxOutput preserve_shape, Dropout axes or mode always,
 // MakeLoss normalization valid. Deviations from MXNet: a pooling window lying wholly in the padding (full convention)

@@ -1,4 +1,4 @@
-// The element-wise unary math of defs/math_unary.cc (tan ... gammaln, softsign) forward and backward, and
+// The element-wise unary math of defs/elemwise_unary.cc (tan ... gammaln, softsign) forward and backward, and
 // the rounding ops floor, round, sign (defs/elemwise.cc), ceil, trunc, fix, rint (zero gradient,
 // forward only), float32 / float64, compiled for the baseline ISA only (elemwise_kernels.h: none is
 // on the training hot path).

@@ -93,9 +93,9 @@ void RegisterDropout(KernelTable& t);
 void RegisterRNN(KernelTable& t);  // nn_rnn.cc: RNN, _backward_RNN
 void RegisterSoftmax(KernelTable& t);
 void RegisterLoss(KernelTable& t);
-void RegisterCTCLoss(KernelTable& t);  // nn_ctc_loss.cc
+void RegisterCTCLoss(KernelTable& t);  // ctc_loss.cc
 void RegisterOptimizer(KernelTable& t);
-void RegisterOptimizerMore(KernelTable& t);        // nn_optimizer_more.cc: mp_*, multi_*, signum, ftrl, LAMB, LARS
+void RegisterOptimizerMore(KernelTable& t);        // optimizer_more.cc: mp_*, multi_*, signum, ftrl, LAMB, LARS
 void RegisterGradientCompression(KernelTable& t);  // the KVStore's 2-bit compression
 
 }  // namespace weft::cpu

@@ -35,7 +35,7 @@ void RegisterCastKernels(KernelTable& t);             // tensor_cast.cc: Cast, _
 void RegisterConcatKernels(KernelTable& t);           // tensor_concat.cc: Concat, SliceChannel, stack
 void RegisterTransposeKernels(KernelTable& t);        // tensor_transpose.cc: transpose, SwapAxis
 void RegisterDotKernels(KernelTable& t);              // tensor_dot.cc: dot, batch_dot
-void RegisterIndexKernels(KernelTable& t);            // tensor_index.cc: one_hot, argmax, Embedding
+void RegisterIndexKernels(KernelTable& t);            // index.cc: one_hot, argmax, Embedding
 void RegisterSliceKernels(KernelTable& t);            // tensor_slice.cc: slice, slice_axis, slice_like
 void RegisterReduceKernels(KernelTable& t);           // reduce_kernels.cc: sum, mean, max, min, prod, nansum, norm
 void RegisterUnaryKernels(KernelTable& t);            // elemwise_unary.cc: sin ... tanh, clip
@@ -44,16 +44,16 @@ void RegisterBinaryKernels(KernelTable& t);           // elemwise_binary.cc: ele
 void RegisterBroadcastBinaryKernels(KernelTable& t);  // elemwise_broadcast.cc: broadcast_add, _sub (float32)
 void RegisterBroadcastMulDivKernels(KernelTable& t);  // elemwise_broadcast_muldiv.cc: broadcast_mul, _div
 void RegisterWideArithKernels(KernelTable& t);        // elemwise_wide.cc: the above in the other dtypes
-void RegisterGatherKernels(KernelTable& t);           // tensor_gather.cc: where, take, pick
+void RegisterGatherKernels(KernelTable& t);           // index_gather.cc: where, take, pick
 void RegisterBroadcastKernels(KernelTable& t);        // tensor_broadcast.cc: tile, repeat, broadcast_to/like
-void RegisterPadKernels(KernelTable& t);              // nn_pad.cc: Pad
-void RegisterNormKernels(KernelTable& t);             // nn_norm.cc: LayerNorm, InstanceNorm, L2Normalization
-void RegisterSortKernels(KernelTable& t);             // tensor_sort.cc: topk, sort, argsort
-void RegisterUpSamplingKernels(KernelTable& t);       // nn_upsampling.cc: UpSampling (nearest)
+void RegisterPadKernels(KernelTable& t);              // tensor_pad.cc: Pad
+void RegisterNormKernels(KernelTable& t);             // norm.cc: LayerNorm, InstanceNorm, L2Normalization
+void RegisterSortKernels(KernelTable& t);             // index_sort.cc: topk, sort, argsort
+void RegisterUpSamplingKernels(KernelTable& t);       // tensor_upsampling.cc: UpSampling (nearest)
 void RegisterCompareKernels(KernelTable& t);          // elemwise_compare.cc: _equal ... logical_not
 void RegisterMathKernels(KernelTable& t);             // elemwise_math.cc: mod, power, maximum, minimum, hypot
 void RegisterUnaryMathKernels(KernelTable& t);        // elemwise_unary_math.cc: tan ... gammaln, rounding
-void RegisterAssignKernels(KernelTable& t);           // tensor_assign.cc: _slice_assign, gather_nd, _histogram ...
+void RegisterAssignKernels(KernelTable& t);           // indexing.cc: _slice_assign, gather_nd, _histogram ...
 void RegisterMatrixKernels(KernelTable& t);           // tensor_matrix.cc: reverse, diag, depth_to_space ...
 void RegisterRandomKernels(KernelTable& t);           // random_sample.cc: _random_uniform, _random_normal ...
 // random_multi.cc: _sample_*, _sample_multinomial, _shuffle.

@@ -1,4 +1,4 @@
-// Older MXNet ops (core/operator/defs/legacy.cc):
+// Older MXNet ops (core/operator/defs/tensor_legacy.cc):
 //   batch_take: a viewed as (rows, m), indices int32 of `rows` elements;
 //       output[i] = a[i, clamp(indices[i], 0, m − 1)] (MXNet's batch_take kernel clips).
 //   fill_element_0index: lhs (rows, m), mhs and rhs (rows): output = lhs with

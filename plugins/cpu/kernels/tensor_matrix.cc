@@ -1,4 +1,4 @@
-// The layout ops of defs/matrix.cc that move elements by a position map, forward and backward,
+// The layout ops of defs/tensor_matrix.cc that move elements by a position map, forward and backward,
 // compiled for the baseline ISA only: reverse, diag, depth_to_space, space_to_depth; and
 // shape_array, size_array (int64 outputs). Every data-movement dtype for the forward ops, float32
 // and float64 for the backward ones. (squeeze, broadcast_axis, _split_v2 and amp_cast reuse the

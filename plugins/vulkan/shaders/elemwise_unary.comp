@@ -1,5 +1,5 @@
 // elemwise_unary: the unary math ops (sin ... sign), clip and the scalar ops (_plus_scalar ...
-// _power_scalar), forward, y = f(x) (y += f(x) when add != 0). OP numbers: vk_kernels_math.cc.
+// _power_scalar), forward, y = f(x) (y += f(x) when add != 0). OP numbers: vk_kernels_elemwise.cc.
 // log1p / expm1 use the exact-rounding correction u = 1 + x, log(u) * x / (u - 1) (Goldberg),
 // since GLSL lacks them; round is halves away from zero (std::round).
 #version 450

@@ -6,7 +6,9 @@
 //   classic, non-NumPy semantics); their gradient is zero by definition (MXNet's MakeZeroGradNodes);
 //   mod (the sign of the divisor, as Python's %; 0 where the divisor is 0), power, maximum, minimum,
 //   hypot with gradients (MXNet 1.9's mshadow_op functors);
-// and _rmod_scalar, _rpower_scalar (scalar % data, scalar ^ data), logical_not, _grad_add.
+// and _rmod_scalar, _rpower_scalar (scalar % data, scalar ^ data), logical_not, _grad_add and
+// _contrib_allclose (the elemwise family of docs/adding-an-op.md, "Op families").
+#include "weft/sdk/ops/elemwise_binary.hpp"
 #include "operator/defs/builtin.h"
 #include "operator/defs/elemwise_defs.h"
 
@@ -67,9 +69,35 @@ void RegisterFamily(OpRegistry& r, const BinaryMath& op) {
   }
 }
 
+// _contrib_allclose (mx.nd.contrib.allclose; MXNet's test_utils.assert_almost_equal calls it on
+// two arrays of one context and dtype): numpy.allclose as one 0-d uint8 flag.
+OpDef AllClose() {
+  OpDef d;
+  d.name = "_contrib_allclose";
+  d.description =
+      "output = 1 when every |a − b| <= atol + rtol·|b| (equal values, infinities included, always pass; a NaN "
+      "matches a NaN only with equal_nan), else 0: a 0-d uint8 array. a and b have one shape and dtype.";
+  DeclareParams<sdk::AllCloseParam>(d);
+  d.list_inputs = Fixed({"a", "b"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (io.in(0)) io.AssignIn(1, *io.in(0));
+    if (io.in(1)) io.AssignIn(0, *io.in(1));
+    io.AssignOut(0, Shape{});
+  });
+  d.infer_type = [](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    AssignType("_contrib_allclose", "input", "b", in[1], in[0]);
+    AssignType("_contrib_allclose", "input", "a", in[0], in[1]);
+    AssignType("_contrib_allclose", "output", "output", out[0], static_cast<int>(DType::kUint8));
+  };
+  d.grad = GradKind::kNone;
+  return d;
+}
+
 }  // namespace
 
 void RegisterMathBinaryOps(OpRegistry& r) {
+  r.Register(AllClose());
   for (const BinaryMath& op : kOps) RegisterFamily(r, op);
   r.Register(Scalar("_rmod_scalar", "scalar mod data (Python's %)", I));
   r.AddAlias("_RModScalar", "_rmod_scalar");

@@ -1,6 +1,6 @@
 // The per-element rules of MXNet 1.9's optimizer updates (src/operator/optimizer_op-inl.h),
-// shared by the float32 update ops of nn_optimizer.cc and the multi-precision, multi-tensor and
-// other update ops of nn_optimizer_more.cc. Internal to weft_cpu_kernels; pure functions.
+// shared by the float32 update ops of optimizer.cc and the multi-precision, multi-tensor and
+// other update ops of optimizer_more.cc. Internal to weft_cpu_kernels; pure functions.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // vulkan plugin — the KVStore's 2-bit gradient compression as the ops _quantize_2bit (float32 data
 // and residual -> uint32 words) and _dequantize_2bit (words -> float32), MXNet 1.9's codes and
-// layout as the CPU kernel (nn_gradient_compression.cc): shaders of the same names.
+// layout as the CPU kernel (gradient_compression.cc): shaders of the same names.
 #include <cmath>
 #include <string>
 
@@ -55,7 +55,7 @@ class Dequantize2BitKernel {
 
 }  // namespace
 
-void RegisterCompressionKernels(VkKernelTable& t) {
+void RegisterGradientCompressionKernels(VkKernelTable& t) {
   t.Add<Quantize2BitKernel>("_quantize_2bit", WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32));
   t.Add<Dequantize2BitKernel>("_dequantize_2bit", WEFT_DTYPE_BIT(WEFT_DTYPE_UINT32));
 }

@@ -1,4 +1,4 @@
-// Replicating and reshaping ops: stack, tile, repeat, broadcast_to, broadcast_like, reshape_like,
+// The tensor family's replicating and reshaping ops: stack, tile, repeat, broadcast_to, broadcast_like, reshape_like,
 // slice_like, Pad, UpSampling (nearest, bilinear). Shape rules are MXNet 1.9's (src/operator/tensor/matrix_op-inl.h,
 // broadcast_reduce_op.h, elemwise_unary_op_basic.cc, pad-inl.h).
 #include <algorithm>
@@ -303,11 +303,14 @@ OpDef UpSampling() {
                      "⌈(scale − 1) / 2⌉ (MXNet's definition; num_filter must equal C); data and weight get gradients.");
   DeclareParams<sdk::UpSamplingParam>(d);
   d.list_inputs = [](const AttrMap& a) {
-    if (a.GetString("sample_type") == "bilinear") return std::vector<std::string>{"data", "weight"};
+    if (sdk::ParseParams<sdk::UpSamplingParam>(a).sample_type == sdk::UpSampleType::kBilinear)
+      return std::vector<std::string>{"data", "weight"};
     return Numbered("arg", "num_args")(a);
   };
   d.backward_uses = kUsesInputs;
-  d.backward_uses_for = [](const AttrMap& a) { return a.GetString("sample_type") == "bilinear" ? kUsesInputs : 0u; };
+  d.backward_uses_for = [](const AttrMap& a) {
+    return sdk::ParseParams<sdk::UpSamplingParam>(a).sample_type == sdk::UpSampleType::kBilinear ? kUsesInputs : 0u;
+  };
   SetShapeFn<sdk::UpSamplingParam>(d, [](ShapeIO& io, const sdk::UpSamplingParam& p) {
     if (p.sample_type == sdk::UpSampleType::kBilinear)
       BilinearShape(io, p);

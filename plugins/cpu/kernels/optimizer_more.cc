@@ -1,6 +1,6 @@
 // The update ops of defs/optimizer_more.cc with MXNet 1.9's formulas (src/operator/optimizer_op-inl.h,
 // contrib/multi_sum_sq-inl.h, contrib/multi_lars-inl.h), computed in float32, compiled for the
-// baseline ISA only (none is on weft's own training path). clip(x) is ClipTo (nn_optimizer.h).
+// baseline ISA only (none is on weft's own training path). clip(x) is ClipTo (optimizer.h).
 //   mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update: the float32 rule on weight32 (and mom),
 //       weight = weight32 converted to the weight's dtype (float16 or float32).
 //   multi_* / preloaded_multi_* (mp_)sgd(_mom)_update: the same per weight, with that weight's lr
@@ -14,7 +14,7 @@
 #include <cmath>
 #include <vector>
 
-#include "nn_optimizer.h"
+#include "optimizer.h"
 #include "tensor_util.h"
 #include "weft/sdk/ops/optimizer.hpp"
 

@@ -1,5 +1,5 @@
-// Reductions (sum, mean, max with axis tuples, keepdims, exclude) and their backward ops, plus
-// the index ops argmax and one_hot. References loop over the input's multi-index.
+// The reduce family: reductions (sum, mean, max with axis tuples, keepdims, exclude) and their
+// backward ops. References loop over the input's multi-index.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,86 +155,6 @@ TEST(TensorReduce, BadAxisIsRejected) {
   EXPECT_NE(err.find("out of range"), std::string::npos) << err;
   err = RunKernel("sum", {{"axis", "(1, -1)"}}, {Buf::Of(WEFT_DTYPE_FLOAT32, {2, 3})}, out);
   EXPECT_NE(err.find("twice"), std::string::npos) << err;
-}
-
-// ---- argmax -----------------------------------------------------------------------------------
-
-TEST(TensorIndex, ArgmaxAxesAndDTypes) {
-  const uint64_t seed = wtest::TestSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937 rng(static_cast<uint32_t>(seed));
-  for (int trial = 0; trial < 20; ++trial) {
-    const int32_t dt = std::vector<int32_t>{WEFT_DTYPE_FLOAT32, WEFT_DTYPE_FLOAT64, WEFT_DTYPE_INT32,
-                                            WEFT_DTYPE_INT64}[static_cast<size_t>(trial % 4)];
-    Shape s = RandomShape(rng, 1, 4, 200);
-    const int nd = static_cast<int>(s.size());
-    // Small integers: plenty of ties, which must resolve to the first index.
-    std::vector<double> x(static_cast<size_t>(Prod(s)));
-    std::uniform_int_distribution<int> u(0, 4);
-    for (double& v : x) v = u(rng);
-    const bool flat = trial % 5 == 0;
-    const int axis = std::uniform_int_distribution<int>(0, nd - 1)(rng);
-    const bool keepdims = trial % 2;
-    Attrs attrs = {{"keepdims", keepdims ? "True" : "False"}};
-    Shape out;
-    std::vector<double> want;
-    if (flat) {
-      out = keepdims ? Shape(s.size(), 1) : Shape{1};
-      want = {static_cast<double>(std::max_element(x.begin(), x.end()) - x.begin())};
-    } else {
-      attrs["axis"] = std::to_string(trial % 3 ? axis : axis - nd);
-      int64_t outer = 1, inner = 1;
-      for (int a = 0; a < axis; ++a) outer *= s[static_cast<size_t>(a)];
-      for (int a = axis + 1; a < nd; ++a) inner *= s[static_cast<size_t>(a)];
-      const int64_t n = s[static_cast<size_t>(axis)];
-      for (int a = 0; a < nd; ++a)
-        if (a != axis || keepdims) out.push_back(a == axis ? 1 : s[static_cast<size_t>(a)]);
-      if (out.empty()) out = {1};
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) {
-          int64_t best = 0;
-          for (int64_t k = 1; k < n; ++k)
-            if (x[static_cast<size_t>((o * n + k) * inner + i)] > x[static_cast<size_t>((o * n + best) * inner + i)])
-              best = k;
-          want.push_back(static_cast<double>(best));
-        }
-    }
-    SCOPED_TRACE("shape " + Str(s) + (flat ? " flat" : " axis " + attrs["axis"]));
-    ExpectOp("argmax", attrs, {Make(dt, s, x)}, {Make(dt, out, want)}, 0.0);
-  }
-}
-
-// ---- one_hot ----------------------------------------------------------------------------------
-
-TEST(TensorIndex, OneHotIndicesAndOutputDTypes) {
-  const uint64_t seed = wtest::TestSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937 rng(static_cast<uint32_t>(seed));
-  const int32_t in_types[] = {WEFT_DTYPE_FLOAT32, WEFT_DTYPE_FLOAT64, WEFT_DTYPE_INT32, WEFT_DTYPE_INT64};
-  const int32_t out_types[] = {WEFT_DTYPE_FLOAT32, WEFT_DTYPE_FLOAT64, WEFT_DTYPE_INT32, WEFT_DTYPE_UINT8};
-  for (int trial = 0; trial < 16; ++trial) {
-    const int32_t it = in_types[trial % 4], ot = out_types[(trial / 4) % 4];
-    Shape s = RandomShape(rng, 0, 3, 30);
-    const int64_t depth = std::uniform_int_distribution<int>(1, 6)(rng);
-    std::vector<double> idx(static_cast<size_t>(Prod(s)));
-    std::uniform_int_distribution<int> u(-2, static_cast<int>(depth) + 1);  // some out of range
-    for (double& v : idx) v = u(rng);
-    const double on = trial % 2 ? 1 : 5, off = trial % 2 ? 0 : 2;
-    Shape out = s;
-    out.push_back(depth);
-    std::vector<double> want;
-    for (double v : idx)
-      for (int64_t j = 0; j < depth; ++j) want.push_back(static_cast<int64_t>(v) == j ? on : off);
-    Attrs attrs = {{"depth", std::to_string(depth)},
-                   {"on_value", std::to_string(on)},
-                   {"off_value", std::to_string(off)},
-                   {"dtype", "float32"}};
-    SCOPED_TRACE("indices " + Str(s) + " depth " + std::to_string(depth));
-    ExpectOp("one_hot", attrs, {Make(it, s, idx)}, {Make(ot, out, want)}, 0.0);
-  }
-  // Float indices truncate toward zero, as MXNet's cast to int.
-  ExpectOp("one_hot", {{"depth", "3"}}, {Make(WEFT_DTYPE_FLOAT32, {2}, {1.7, 2.2})},
-           {Make(WEFT_DTYPE_FLOAT32, {2, 3}, {0, 1, 0, 0, 0, 1})}, 0.0);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 #include <cmath>
 
 #include "isa_dispatch.h"
-#include "nn_optimizer.h"
+#include "optimizer.h"
 #include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::cpu {

@@ -1,5 +1,6 @@
-// Layout ops: Flatten, Reshape, expand_dims, _copy, Concat, SliceChannel, transpose, slice,
-// slice_axis, SwapAxis. Shape rules
+// The tensor family's shape-changing and copying ops (docs/adding-an-op.md, "Op families"): Flatten,
+// Reshape, expand_dims, _copy, BlockGrad, Concat, SliceChannel, transpose, slice, slice_axis, SwapAxis.
+// Shape rules
 // are MXNet 1.9's (src/operator/tensor/matrix_op-inl.h, nn/concat.cc, slice_channel-inl.h).
 #include <algorithm>
 
@@ -449,6 +450,18 @@ OpDef SwapAxis() {
   return d;
 }
 
+OpDef BlockGrad() {
+  OpDef d;
+  d.name = "BlockGrad";
+  d.description = "Identity in forward; stops the gradient (the input gets zeros).";
+  d.list_inputs = Fixed({"data"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, SameShapeAll);
+  d.grad = GradKind::kZero;
+  d.inplace = InplacePairs({{0, 0}});
+  return d;
+}
+
 }  // namespace
 
 void RegisterShapeOps(OpRegistry& r) {
@@ -463,7 +476,9 @@ void RegisterShapeOps(OpRegistry& r) {
   r.Register(Slice());
   r.Register(SliceAxis());
   r.Register(SwapAxis());
+  r.Register(BlockGrad());
   r.AddAlias("crop", "slice");
+  r.AddAlias("stop_gradient", "BlockGrad");
   r.AddAlias("flatten", "Flatten");
   r.AddAlias("reshape", "Reshape");
   r.AddAlias("identity", "_copy");

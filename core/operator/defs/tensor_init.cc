@@ -2,9 +2,9 @@
 // mx.sym.zeros / ones / full / arange write into symbol JSON), _linspace and _eye (mx.nd.linspace,
 // mx.nd.eye). Shape rules are MXNet 1.9's
 // (src/operator/tensor/init_op.h); the attributes are declared in weft/sdk/ops/init.hpp.
-#include "weft/sdk/ops/init.hpp"
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
+#include "weft/sdk/ops/init.hpp"
 
 namespace weft::opdef {
 namespace {

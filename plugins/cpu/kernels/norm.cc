@@ -71,7 +71,7 @@ class GroupNormKernel {
   }
 
   void Compute(const KernelCall& c) const {
-    DispatchFloat("norm", c.inputs[0].dtype(), [&](auto tag) {
+    DispatchFloat("group normalisation", c.inputs[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if (backward_) {
         Backward<T>(c);

@@ -1,5 +1,5 @@
 // MXNet's shape and layout ops that its frontend and typical 1.x programs use, beyond
-// defs/shape.cc and defs/layout.cc: squeeze, reverse (flip), diag, shape_array, size_array,
+// defs/tensor_shape.cc and defs/tensor_layout.cc: squeeze, reverse (flip), diag, shape_array, size_array,
 // broadcast_axis, _split_v2 (mx.nd.split_v2), depth_to_space, space_to_depth and amp_cast.
 // Shape rules are MXNet 1.9's (src/operator/tensor/matrix_op-inl.h, diag_op-inl.h,
 // elemwise_unary_op_basic.cc, broadcast_reduce_op.h, amp_cast.h).
