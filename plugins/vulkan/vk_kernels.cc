@@ -283,12 +283,12 @@ class SgdKernel {
 void RegisterKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"})
-    t.Add<ElemwiseKernel>(op, f32);
-  t.Add<AddNKernel>("add_n", f32);
+    AddWithShaders<ElemwiseKernel>(t, op, f32, {"elemwise_binary"});
+  AddWithShaders<AddNKernel>(t, "add_n", f32, {"add_n"});
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"})
-    t.Add<CopyKernel>(op, f32);
-  t.Add<SgdKernel>("sgd_update", f32);
-  t.Add<SgdKernel>("sgd_mom_update", f32);
+    AddWithShaders<CopyKernel>(t, op, f32, {"add_n"});  // add_n for req add
+  AddWithShaders<SgdKernel>(t, "sgd_update", f32, {"sgd_update"});
+  AddWithShaders<SgdKernel>(t, "sgd_mom_update", f32, {"sgd_update"});
   RegisterNnKernels(t);
   RegisterConvKernels(t);
   RegisterMathKernels(t);

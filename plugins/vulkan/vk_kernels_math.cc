@@ -635,28 +635,33 @@ void RegisterMathKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (int32_t i = 0; i < static_cast<int32_t>(std::size(kUnaryOps)); ++i) {
     const std::string op = kUnaryOps[i];
-    t.Add<UnaryKernel>(op, f32);
+    AddWithShaders<UnaryKernel>(t, op, f32, {"elemwise_unary"});
     if (i >= kFirstZeroGrad && i < kClip) continue;  // floor, round, sign: zero gradient, no op
-    t.Add<UnaryBackwardKernel>(i >= kFirstScalar ? "_backward" + op : "_backward_" + op, f32);
+    AddWithShaders<UnaryBackwardKernel>(t, i >= kFirstScalar ? "_backward" + op : "_backward_" + op, f32,
+                                        {"_backward_elemwise_unary"});
   }
   for (const char* op : {"add", "sub", "mul", "div", "maximum", "minimum"}) {
-    t.Add<BroadcastKernel>(std::string("broadcast_") + op, f32);
-    t.Add<BroadcastBackwardKernel>(std::string("_backward_broadcast_") + op, f32);
+    AddWithShaders<BroadcastKernel>(t, std::string("broadcast_") + op, f32, {"broadcast_reduce"});
+    AddWithShaders<BroadcastBackwardKernel>(t, std::string("_backward_broadcast_") + op, f32, {"broadcast_reduce"});
   }
   for (const char* op : {"sum", "mean", "max"}) {
-    t.Add<ReduceKernel>(op, f32);
-    t.Add<ReduceKernel>(std::string("_backward_") + op, f32);
+    AddWithShaders<ReduceKernel>(t, op, f32, {"broadcast_reduce"});
+    AddWithShaders<ReduceKernel>(t, std::string("_backward_") + op, f32, {"broadcast_reduce"});
   }
-  t.Add<TransposeKernel>("transpose", f32);
-  t.Add<TransposeKernel>("_backward_transpose", f32);
-  t.Add<TransposeKernel>("SwapAxis", f32);
-  t.Add<TransposeKernel>("_backward_SwapAxis", f32);
-  for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"})
-    t.Add<ConcatKernel>(op, f32);
-  for (const char* op : {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis"}) t.Add<SliceKernel>(op, f32);
+  {
+    ShaderScope strided(t, {"broadcast_reduce"});  // RunStrided's copies
+    t.Add<TransposeKernel>("transpose", f32);
+    t.Add<TransposeKernel>("_backward_transpose", f32);
+    t.Add<TransposeKernel>("SwapAxis", f32);
+    t.Add<TransposeKernel>("_backward_SwapAxis", f32);
+    for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"})
+      t.Add<ConcatKernel>(op, f32);
+    for (const char* op : {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis"})
+      t.Add<SliceKernel>(op, f32);
+  }
   const uint64_t cast = f32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT32);
-  t.Add<CastKernel>("Cast", cast);
-  t.Add<CastKernel>("_backward_Cast", cast);
+  AddWithShaders<CastKernel>(t, "Cast", cast, {"Cast"});
+  AddWithShaders<CastKernel>(t, "_backward_Cast", cast, {"Cast"});
 }
 
 void DispatchScaled(const sdk::DeviceCall& call, const Binding& in, const Binding& out, int32_t req, int64_t n,

@@ -460,16 +460,16 @@ class DotKernel {
 
 void RegisterNnKernels(VkKernelTable& t) {
   for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"})
-    t.Add<DotKernel>(op, WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32));
+    AddWithShaders<DotKernel>(t, op, WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32), {"gemm", "gemm4"});
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  t.Add<FcForward>("FullyConnected", f32);
-  t.Add<FcBackward>("_backward_FullyConnected", f32);
-  t.Add<ActivationKernel>("Activation", f32);
-  t.Add<ActivationBackwardKernel>("_backward_Activation", f32);
-  t.Add<LeakyKernel>("LeakyReLU", f32);
-  t.Add<LeakyBackwardKernel>("_backward_LeakyReLU", f32);
-  t.Add<SoftmaxOutputForward>("SoftmaxOutput", f32);
-  t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", f32);
+  AddWithShaders<FcForward>(t, "FullyConnected", f32, {"gemm", "gemm4"});
+  AddWithShaders<FcBackward>(t, "_backward_FullyConnected", f32, {"gemm", "gemm4", "reduce_rows"});
+  AddWithShaders<ActivationKernel>(t, "Activation", f32, {"Activation"});
+  AddWithShaders<ActivationBackwardKernel>(t, "_backward_Activation", f32, {"_backward_Activation"});
+  AddWithShaders<LeakyKernel>(t, "LeakyReLU", f32, {"LeakyReLU"});
+  AddWithShaders<LeakyBackwardKernel>(t, "_backward_LeakyReLU", f32, {"_backward_LeakyReLU"});
+  AddWithShaders<SoftmaxOutputForward>(t, "SoftmaxOutput", f32, {"SoftmaxOutput"});
+  AddWithShaders<SoftmaxOutputBackward>(t, "_backward_SoftmaxOutput", f32, {"_backward_SoftmaxOutput"});
 }
 
 }  // namespace weft::vk

@@ -366,16 +366,20 @@ class LrnBackwardKernel {
 
 void RegisterNormKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  t.Add<BatchNormKernel>("BatchNorm", f32);
-  t.Add<BatchNormBackwardKernel>("_backward_BatchNorm", f32);
-  t.Add<LrnKernel>("LRN", f32);
-  t.Add<LrnBackwardKernel>("_backward_LRN", f32);
-  t.Add<DropoutKernel>("Dropout", f32);
-  t.Add<DropoutBackwardKernel>("_backward_Dropout", f32);
-  for (const char* op : {"softmax", "_backward_softmax", "log_softmax", "_backward_log_softmax"})
-    t.Add<SoftmaxKernel>(op, f32);
-  for (const char* op : {"adam_update", "nag_mom_update", "rmsprop_update", "rmspropalex_update"})
-    t.Add<UpdateKernel>(op, f32);
+  AddWithShaders<BatchNormKernel>(t, "BatchNorm", f32, {"BatchNorm"});
+  AddWithShaders<BatchNormBackwardKernel>(t, "_backward_BatchNorm", f32, {"_backward_BatchNorm"});
+  AddWithShaders<LrnKernel>(t, "LRN", f32, {"LRN"});
+  AddWithShaders<LrnBackwardKernel>(t, "_backward_LRN", f32, {"_backward_LRN"});
+  AddWithShaders<DropoutKernel>(t, "Dropout", f32, {"Dropout"});
+  AddWithShaders<DropoutBackwardKernel>(t, "_backward_Dropout", f32, {"elemwise_binary"});
+  for (const char* op : {"softmax", "log_softmax"}) {
+    AddWithShaders<SoftmaxKernel>(t, op, f32, {"softmax"});
+    AddWithShaders<SoftmaxKernel>(t, std::string("_backward_") + op, f32, {"_backward_softmax"});
+  }
+  // rmspropalex_update runs rmsprop_update.comp (UpdateKernel's shader choice).
+  for (const char* op : {"adam_update", "nag_mom_update", "rmsprop_update"})
+    AddWithShaders<UpdateKernel>(t, op, f32, {op});
+  AddWithShaders<UpdateKernel>(t, "rmspropalex_update", f32, {"rmsprop_update"});
 }
 
 }  // namespace weft::vk

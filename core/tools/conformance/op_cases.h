@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct OpCase {
   // cpu kernel has and theirs lacks yet). The suite checks that they do refuse rather than run
   // wrong; remove a device from the list when its kernel gains the feature.
   std::vector<std::string> refused_by;
+  // The file that made the case (Case()'s caller, __FILE__ form), for weft-conformance --list-cases.
+  std::string source;
   bool RefusedBy(const std::string& device) const {
     return std::find(refused_by.begin(), refused_by.end(), device) != refused_by.end();
   }
@@ -52,8 +55,9 @@ inline const Domain kDistinct{-3, 3, false, 0, true};
 inline Input In(Shape s, Domain d = kSigned) { return Input{std::move(s), d}; }
 
 inline OpCase Case(std::string op, std::map<std::string, std::string> attrs, std::vector<Input> in,
-                   std::vector<Input> aux = {}) {
+                   std::vector<Input> aux = {}, std::source_location where = std::source_location::current()) {
   OpCase c;
+  c.source = where.file_name();
   c.op = std::move(op);
   c.attrs = std::move(attrs);
   c.in = std::move(in);
