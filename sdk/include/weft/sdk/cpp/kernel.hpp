@@ -452,9 +452,6 @@ weft_error* Compute(void*, const weft_kernel_args* a) {
 
 }  // namespace detail
 
-/// Builds and owns the C tables of one device type. Not thread-safe while being filled; after
-/// Api() it is read-only and may be shared. Keep it alive until the plugin shuts down (the C
-/// structs point into it): a member of the plugin object is the usual home.
 /// The file of the call, as a default argument: `const char* source_file = WEFT_SDK_CALLER_FILE`
 /// (KernelTable::Add, and helpers that register for their callers and pass it on). clang before 16
 /// evaluates std::source_location::current() in a function template's default argument where the
@@ -465,6 +462,9 @@ weft_error* Compute(void*, const weft_kernel_args* a) {
 #define WEFT_SDK_CALLER_FILE std::source_location::current().file_name()
 #endif
 
+/// Builds and owns the C tables of one device type. Not thread-safe while being filled; after
+/// Api() it is read-only and may be shared. Keep it alive until the plugin shuts down (the C
+/// structs point into it): a member of the plugin object is the usual home.
 class KernelTable {
  public:
   /// `device_type` as the device plugin names it ("cpu"); `host`: the host's services (the
@@ -491,6 +491,7 @@ class KernelTable {
   /// is the registering call's file: it becomes weft_kernel_def.source_file, and the files of
   /// every open SourceScope its math_files. A helper that registers for its callers takes a
   /// `const char* source_file = WEFT_SDK_CALLER_FILE` and passes it on, so the caller is named.
+  /// An explicit source_file must outlive the table (a string literal).
   template <typename K>
   KernelTable& Add(std::string op_name, uint64_t dtypes, uint32_t flags = 0,
                    const char* source_file = WEFT_SDK_CALLER_FILE) {
