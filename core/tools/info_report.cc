@@ -1,5 +1,6 @@
 #include "info_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -44,6 +45,25 @@ std::map<std::string, std::set<std::string>> OpsByDeviceType(const Runtime& rt) 
   for (const auto& t : types)
     for (const KernelInfo& k : internal::Kernels(rt, t)) ops[t].insert(k.def->op_name);
   return ops;
+}
+
+// {device_type: {op: [file, ...]}}: the source_file of each kernel registered for op on the device
+// type, then its math_files, each file once in registration order. A kernel from a plugin built
+// against an SDK without these fields (struct_size before source_file) adds nothing.
+nlohmann::json KernelFiles(const Runtime& rt) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> files;
+  for (const auto& [type, names] : OpsByDeviceType(rt)) {
+    for (const KernelInfo& k : internal::Kernels(rt, type)) {
+      std::vector<std::string>& list = files[type][k.def->op_name];
+      auto add = [&list](const char* f) {
+        if (f != nullptr && *f != 0 && std::find(list.begin(), list.end(), f) == list.end()) list.emplace_back(f);
+      };
+      if (!WEFT_STRUCT_HAS(k.def, weft_kernel_def, math_files)) continue;
+      add(k.def->source_file);
+      for (const char* const* m = k.def->math_files; m != nullptr && *m != nullptr; ++m) add(*m);
+    }
+  }
+  return files;
 }
 
 }  // namespace
@@ -148,6 +168,7 @@ nlohmann::json JsonReport(Runtime& rt, bool verbose) {
   }
   j["kernels"] = nlohmann::json::object();
   for (const auto& [type, names] : OpsByDeviceType(rt)) j["kernels"][type] = names;
+  j["kernel_files"] = KernelFiles(rt);
   if (verbose) j["trace"] = rt.DiscoveryTrace();
   return j;
 }

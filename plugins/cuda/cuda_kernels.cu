@@ -606,20 +606,38 @@ void RegisterCudaKernels(sdk::KernelTable& table) {
   options.lrn = false;                 // cuDNN's, falling back to the layer's kernel per shape
   options.nn_basics = false;           // Activation, softmax, Pooling, BatchNorm: cuDNN's, same fallback
   RegisterGpuLayer<DeviceLaunch>(table, options);
-  table.Add<CudnnActivation<false>>("Activation", kF32);
-  table.Add<CudnnActivation<true>>("_backward_Activation", kF32);
-  table.Add<CudnnSoftmax<false, false>>("softmax", kF32);
-  table.Add<CudnnSoftmax<false, true>>("_backward_softmax", kF32);
-  table.Add<CudnnSoftmax<true, false>>("log_softmax", kF32);
-  table.Add<CudnnSoftmax<true, true>>("_backward_log_softmax", kF32);
-  table.Add<CudnnPooling<false>>("Pooling", kF32);
-  table.Add<CudnnPooling<true>>("_backward_Pooling", kF32);
-  table.Add<CudnnBatchNorm>("BatchNorm", kF32);
-  table.Add<CudnnBatchNormBackward>("_backward_BatchNorm", kF32);
-  table.Add<CudnnLrn>("LRN", kF32);
-  table.Add<CudnnLrn>("_backward_LRN", kF32);
-  table.Add<CudnnConvolution>("Convolution", kF32);
-  table.Add<CudnnConvolutionBackward>("_backward_Convolution", kF32);
+  // Each cuDNN kernel falls back to the GPU layer's class (per node) for what cuDNN rejects: its
+  // math_files name that class's file.
+  using Scope = sdk::KernelTable::SourceScope;
+  {
+    Scope fallback(table, {kGpuOpsSource, kGpuMathSource});
+    table.Add<CudnnActivation<false>>("Activation", kF32);
+    table.Add<CudnnActivation<true>>("_backward_Activation", kF32);
+    table.Add<CudnnSoftmax<false, false>>("softmax", kF32);
+    table.Add<CudnnSoftmax<false, true>>("_backward_softmax", kF32);
+    table.Add<CudnnSoftmax<true, false>>("log_softmax", kF32);
+    table.Add<CudnnSoftmax<true, true>>("_backward_log_softmax", kF32);
+  }
+  {
+    Scope fallback(table, {kGpuPoolSource});
+    table.Add<CudnnPooling<false>>("Pooling", kF32);
+    table.Add<CudnnPooling<true>>("_backward_Pooling", kF32);
+  }
+  {
+    Scope fallback(table, {kGpuBatchNormSource});
+    table.Add<CudnnBatchNorm>("BatchNorm", kF32);
+    table.Add<CudnnBatchNormBackward>("_backward_BatchNorm", kF32);
+  }
+  {
+    Scope fallback(table, {kGpuNnExtraSource});
+    table.Add<CudnnLrn>("LRN", kF32);
+    table.Add<CudnnLrn>("_backward_LRN", kF32);
+  }
+  {
+    Scope fallback(table, {CudnnConvSource(), kGpuConvSource});
+    table.Add<CudnnConvolution>("Convolution", kF32);
+    table.Add<CudnnConvolutionBackward>("_backward_Convolution", kF32);
+  }
 }
 
 void ReleaseStreamHandles(GpuStream& stream) {

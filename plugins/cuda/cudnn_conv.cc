@@ -77,4 +77,6 @@ std::array<int, 4> CudnnConvDescriptors::OutputDims() const {
   return d;
 }
 
+const char* CudnnConvSource() { return __FILE__; }
+
 }  // namespace weft::cuda

@@ -22,6 +22,10 @@ namespace weft::cuda {
 /// status is CUDNN_STATUS_SUCCESS.
 void CheckCudnn(cudnnStatus_t status, const std::string& what);
 
+/// The path of cudnn_conv.cc (its __FILE__), listed with the cuDNN convolution kernels'
+/// weft_kernel_def.math_files.
+const char* CudnnConvSource();
+
 class CudnnConvDescriptors {
  public:
   /// Builds every descriptor of `g` and checks that cuDNN's output shape is MXNet's (oh, ow);

@@ -16,6 +16,9 @@
 
 namespace weft::WEFT_GPU_NS {
 
+/// This file, for a vendor plugin whose BatchNorm falls back to these classes.
+inline constexpr const char* kGpuBatchNormSource = __FILE__;
+
 using BnShape = sdk::BatchNormGeometry;
 
 /// The geometry of a BatchNorm node with data x (its shapes checked by the kernels' setup).

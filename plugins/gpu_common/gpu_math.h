@@ -23,6 +23,9 @@
 
 namespace weft::WEFT_GPU_NS {
 
+/// This file, for the kernels whose math it holds (weft_kernel_def.math_files).
+inline constexpr const char* kGpuMathSource = __FILE__;
+
 WEFT_HD inline float ClipTo(float v, float c) { return c >= 0.0f ? fminf(fmaxf(v, -c), c) : v; }
 
 // ---- add_n (cpu: elemwise_binary.cc) ---------------------------------------------------------

@@ -23,6 +23,9 @@
 
 namespace weft::WEFT_GPU_NS {
 
+/// This file, for the kernels defined here and registered by gpu_register.h.
+inline constexpr const char* kGpuNnExtraSource = __FILE__;
+
 // ---- Dropout (cpu: nn_dropout.cc) --------------------------------------------------------------
 
 struct DropoutParams {

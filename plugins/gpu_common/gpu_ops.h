@@ -28,6 +28,9 @@
 
 namespace weft::WEFT_GPU_NS {
 
+/// This file, for a vendor plugin whose activations and softmax fall back to these classes.
+inline constexpr const char* kGpuOpsSource = __FILE__;
+
 using sdk::DeviceCall;
 using sdk::DeviceTensor;
 using sdk::Error;
@@ -501,6 +504,7 @@ class Dequantize2BitKernel {
 /// plugin runs them through a vendor library).
 template <class L>
 void RegisterActivationSoftmax(sdk::KernelTable& t) {
+  sdk::KernelTable::SourceScope math(t, {kGpuMathSource});
   t.Add<ActivationKernel<L>>("Activation", kF32);
   t.Add<ActivationBackwardKernel<L>>("_backward_Activation", kF32);
   t.Add<SoftmaxKernel<L, false>>("softmax", kF32);
@@ -512,6 +516,7 @@ void RegisterActivationSoftmax(sdk::KernelTable& t) {
 /// Registers the other kernel classes of this file for launcher L in `t` (called by RegisterGpuLayer).
 template <class L>
 void RegisterGpuKernels(sdk::KernelTable& t) {
+  sdk::KernelTable::SourceScope math(t, {kGpuMathSource});
   t.Add<AddNKernel<L>>("add_n", kF32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64));
   t.Add<SoftmaxOutputKernel<L>>("SoftmaxOutput", kF32);
   t.Add<SoftmaxOutputBackwardKernel<L>>("_backward_SoftmaxOutput", kF32);

@@ -13,6 +13,9 @@
 
 namespace weft::WEFT_GPU_NS {
 
+/// This file, for a vendor plugin whose pooling falls back to these classes.
+inline constexpr const char* kGpuPoolSource = __FILE__;
+
 using sdk::PoolGeometry;
 using sdk::PoolType;
 using sdk::PoolWindow;

@@ -37,18 +37,24 @@ void RegisterGpuLayer(sdk::KernelTable& t, const GpuLayerOptions& options = {}) 
     RegisterPooling<L>(t);
     RegisterBatchNorm<L>(t);
   }
-  t.Add<LeakyKernel<L>>("LeakyReLU", kF32);
-  t.Add<LeakyKernel<L>>("_backward_LeakyReLU", kF32);
-  t.Add<DropoutKernel<L>>("Dropout", kF32);
-  t.Add<DropoutKernel<L>>("_backward_Dropout", kF32);
-  if (options.lrn) {
-    t.Add<LrnKernel<L>>("LRN", kF32);
-    t.Add<LrnKernel<L>>("_backward_LRN", kF32);
+  {
+    sdk::KernelTable::SourceScope nn_extra(t, {kGpuNnExtraSource});  // the classes' file
+    t.Add<LeakyKernel<L>>("LeakyReLU", kF32);
+    t.Add<LeakyKernel<L>>("_backward_LeakyReLU", kF32);
+    t.Add<DropoutKernel<L>>("Dropout", kF32);
+    t.Add<DropoutKernel<L>>("_backward_Dropout", kF32);
+    if (options.lrn) {
+      t.Add<LrnKernel<L>>("LRN", kF32);
+      t.Add<LrnKernel<L>>("_backward_LRN", kF32);
+    }
+    t.Add<RegressionBackwardKernel<L>>("_backward_LinearRegressionOutput", kF32);
   }
-  t.Add<CopyKernel<L>>("LinearRegressionOutput", kF32);
-  t.Add<RegressionBackwardKernel<L>>("_backward_LinearRegressionOutput", kF32);
-  t.Add<CopyKernel<L>>("MakeLoss", kF32);
-  t.Add<FillKernel<L, 0>>("_backward_MakeLoss", kF32);
+  {
+    sdk::KernelTable::SourceScope tensor_ops(t, {kGpuTensorOpsSource});  // the classes' file
+    t.Add<CopyKernel<L>>("LinearRegressionOutput", kF32);
+    t.Add<CopyKernel<L>>("MakeLoss", kF32);
+    t.Add<FillKernel<L, 0>>("_backward_MakeLoss", kF32);
+  }
   RegisterRandomKernels<L>(t);
 }
 

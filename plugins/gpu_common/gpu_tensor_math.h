@@ -24,6 +24,9 @@
 
 namespace weft::WEFT_GPU_NS {
 
+/// This file, for the kernels whose math it holds (weft_kernel_def.math_files).
+inline constexpr const char* kGpuTensorMathSource = __FILE__;
+
 // ---- float / double math by overload -----------------------------------------------------------
 
 #define WEFT_GPU_MATH1(Name, f32, f64)                  \

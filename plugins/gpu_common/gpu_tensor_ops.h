@@ -32,6 +32,9 @@
 
 namespace weft::WEFT_GPU_NS {
 
+/// This file, for the kernels defined here and registered elsewhere (gpu_register.h).
+inline constexpr const char* kGpuTensorOpsSource = __FILE__;
+
 inline constexpr uint64_t kFloatTypes = kF32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64);
 inline constexpr uint64_t kIndexTypes =
     kFloatTypes | WEFT_DTYPE_BIT(WEFT_DTYPE_INT32) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT64);
@@ -965,6 +968,7 @@ class EmbeddingKernel {
 /// Registers every tensor op of this file for launcher L (called by RegisterGpuLayer).
 template <class L>
 void RegisterTensorKernels(sdk::KernelTable& t) {
+  sdk::KernelTable::SourceScope math(t, {kGpuTensorMathSource});
   // Names built as "prefix" + name, which OPS.md's generator (scripts/gen_ops_md.py) recognises.
   for (const EwName& e : kEwOps) {
     t.Add<EwKernel<L>>(e.name, kFloatTypes);

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "vk_device.h"
 #include "weft/sdk/cpp/kernel.hpp"
@@ -23,6 +25,32 @@ class VkKernelTable : public sdk::KernelTable {
  private:
   VulkanDevice& device_;
 };
+
+/// While alive, the kernels `table` adds list shaders/<name>.comp of each of `names` as their
+/// math_files (weft_kernel_def, read by weft-info and the generated OPS.md): the shaders their
+/// Compute dispatches. The path is built from this header's own (__FILE__).
+class ShaderScope {
+ public:
+  ShaderScope(sdk::KernelTable& table, std::initializer_list<const char*> names) : scope_(table, Files(names)) {}
+
+ private:
+  static std::vector<std::string> Files(std::initializer_list<const char*> names) {
+    std::string dir = __FILE__;
+    dir.resize(dir.rfind('/') + 1);  // npos + 1 = 0: compiled from this directory
+    std::vector<std::string> files;
+    for (const char* n : names) files.push_back(dir + "shaders/" + n + ".comp");
+    return files;
+  }
+  sdk::KernelTable::SourceScope scope_;
+};
+
+/// t.Add<K>(op, dtypes) with the shaders `shaders` (names without .comp) as its math_files.
+template <class K>
+void AddWithShaders(sdk::KernelTable& t, std::string op, uint64_t dtypes, std::initializer_list<const char*> shaders,
+                    const char* source_file = WEFT_SDK_CALLER_FILE) {
+  ShaderScope scope(t, shaders);
+  t.Add<K>(std::move(op), dtypes, 0, source_file);
+}
 
 /// Registers every kernel (vk_kernels.cc): each op family's host code is
 /// vk_kernels_<family>[_<part>].cc (docs/adding-an-op.md, "Op families").

@@ -185,13 +185,14 @@ void RegisterElemwiseKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (int32_t i = 0; i < static_cast<int32_t>(std::size(kUnaryOps)); ++i) {
     const std::string op = kUnaryOps[i];
-    t.Add<UnaryKernel>(op, f32);
+    AddWithShaders<UnaryKernel>(t, op, f32, {"elemwise_unary"});
     if (i >= kFirstZeroGrad && i < kClip) continue;  // floor, round, sign: zero gradient, no op
-    t.Add<UnaryBackwardKernel>(i >= kFirstScalar ? "_backward" + op : "_backward_" + op, f32);
+    AddWithShaders<UnaryBackwardKernel>(t, i >= kFirstScalar ? "_backward" + op : "_backward_" + op, f32,
+                                        {"_backward_elemwise_unary"});
   }
   for (const char* op : {"add", "sub", "mul", "div", "maximum", "minimum"}) {
-    t.Add<BroadcastKernel>(std::string("broadcast_") + op, f32);
-    t.Add<BroadcastBackwardKernel>(std::string("_backward_broadcast_") + op, f32);
+    AddWithShaders<BroadcastKernel>(t, std::string("broadcast_") + op, f32, {"broadcast_reduce"});
+    AddWithShaders<BroadcastBackwardKernel>(t, std::string("_backward_broadcast_") + op, f32, {"broadcast_reduce"});
   }
 }
 

@@ -57,8 +57,8 @@ class AddNKernel {
 void RegisterElemwiseBinaryKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"})
-    t.Add<ElemwiseKernel>(op, f32);
-  t.Add<AddNKernel>("add_n", f32);
+    AddWithShaders<ElemwiseKernel>(t, op, f32, {"elemwise_binary"});
+  AddWithShaders<AddNKernel>(t, "add_n", f32, {"add_n"});
 }
 
 }  // namespace weft::vk

@@ -56,8 +56,8 @@ class Dequantize2BitKernel {
 }  // namespace
 
 void RegisterGradientCompressionKernels(VkKernelTable& t) {
-  t.Add<Quantize2BitKernel>("_quantize_2bit", WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32));
-  t.Add<Dequantize2BitKernel>("_dequantize_2bit", WEFT_DTYPE_BIT(WEFT_DTYPE_UINT32));
+  AddWithShaders<Quantize2BitKernel>(t, "_quantize_2bit", WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32), {"_quantize_2bit"});
+  AddWithShaders<Dequantize2BitKernel>(t, "_dequantize_2bit", WEFT_DTYPE_BIT(WEFT_DTYPE_UINT32), {"_dequantize_2bit"});
 }
 
 }  // namespace weft::vk

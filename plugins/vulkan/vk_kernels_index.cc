@@ -114,10 +114,10 @@ class EmbeddingKernel {
 
 void RegisterIndexKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  t.Add<OneHotKernel>("one_hot", f32);
-  t.Add<ArgmaxKernel>("argmax", f32);
-  t.Add<EmbeddingKernel>("Embedding", f32);
-  t.Add<EmbeddingKernel>("_backward_Embedding", f32);
+  AddWithShaders<OneHotKernel>(t, "one_hot", f32, {"one_hot"});
+  AddWithShaders<ArgmaxKernel>(t, "argmax", f32, {"argmax"});
+  AddWithShaders<EmbeddingKernel>(t, "Embedding", f32, {"Embedding"});
+  AddWithShaders<EmbeddingKernel>(t, "_backward_Embedding", f32, {"_backward_Embedding"});
 }
 
 }  // namespace weft::vk

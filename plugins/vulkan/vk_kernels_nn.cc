@@ -356,14 +356,14 @@ class DropoutBackwardKernel {
 
 void RegisterNnKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  t.Add<FcForward>("FullyConnected", f32);
-  t.Add<FcBackward>("_backward_FullyConnected", f32);
-  t.Add<ActivationKernel>("Activation", f32);
-  t.Add<ActivationBackwardKernel>("_backward_Activation", f32);
-  t.Add<LeakyKernel>("LeakyReLU", f32);
-  t.Add<LeakyBackwardKernel>("_backward_LeakyReLU", f32);
-  t.Add<DropoutKernel>("Dropout", f32);
-  t.Add<DropoutBackwardKernel>("_backward_Dropout", f32);
+  AddWithShaders<FcForward>(t, "FullyConnected", f32, {"gemm", "gemm4"});
+  AddWithShaders<FcBackward>(t, "_backward_FullyConnected", f32, {"gemm", "gemm4", "reduce_rows"});
+  AddWithShaders<ActivationKernel>(t, "Activation", f32, {"Activation"});
+  AddWithShaders<ActivationBackwardKernel>(t, "_backward_Activation", f32, {"_backward_Activation"});
+  AddWithShaders<LeakyKernel>(t, "LeakyReLU", f32, {"LeakyReLU"});
+  AddWithShaders<LeakyBackwardKernel>(t, "_backward_LeakyReLU", f32, {"_backward_LeakyReLU"});
+  AddWithShaders<DropoutKernel>(t, "Dropout", f32, {"Dropout"});
+  AddWithShaders<DropoutBackwardKernel>(t, "_backward_Dropout", f32, {"elemwise_binary"});
 }
 
 }  // namespace weft::vk

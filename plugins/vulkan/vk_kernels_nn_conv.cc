@@ -421,12 +421,15 @@ class PoolBackward {
 
 void RegisterConvKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  t.Add<ConvForward>("Convolution", f32);
-  t.Add<ConvBackward>("_backward_Convolution", f32);
-  t.Add<DeconvForward>("Deconvolution", f32);
-  t.Add<DeconvBackward>("_backward_Deconvolution", f32);
-  t.Add<PoolForward>("Pooling", f32);
-  t.Add<PoolBackward>("_backward_Pooling", f32);
+  AddWithShaders<ConvForward>(t, "Convolution", f32,
+                              {"Convolution", "im2col", "col2im", "gemm", "gemm4", "broadcast_reduce"});
+  AddWithShaders<ConvBackward>(t, "_backward_Convolution", f32,
+                               {"_backward_Convolution", "im2col", "col2im", "gemm", "gemm4", "broadcast_reduce"});
+  AddWithShaders<DeconvForward>(t, "Deconvolution", f32, {"im2col", "col2im", "gemm", "gemm4", "broadcast_reduce"});
+  AddWithShaders<DeconvBackward>(t, "_backward_Deconvolution", f32,
+                                 {"im2col", "col2im", "gemm", "gemm4", "broadcast_reduce"});
+  AddWithShaders<PoolForward>(t, "Pooling", f32, {"Pooling"});
+  AddWithShaders<PoolBackward>(t, "_backward_Pooling", f32, {"_backward_Pooling"});
 }
 
 }  // namespace weft::vk

@@ -190,10 +190,10 @@ class LrnBackwardKernel {
 
 void RegisterNormKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  t.Add<BatchNormKernel>("BatchNorm", f32);
-  t.Add<BatchNormBackwardKernel>("_backward_BatchNorm", f32);
-  t.Add<LrnKernel>("LRN", f32);
-  t.Add<LrnBackwardKernel>("_backward_LRN", f32);
+  AddWithShaders<BatchNormKernel>(t, "BatchNorm", f32, {"BatchNorm"});
+  AddWithShaders<BatchNormBackwardKernel>(t, "_backward_BatchNorm", f32, {"_backward_BatchNorm"});
+  AddWithShaders<LrnKernel>(t, "LRN", f32, {"LRN"});
+  AddWithShaders<LrnBackwardKernel>(t, "_backward_LRN", f32, {"_backward_LRN"});
 }
 
 }  // namespace weft::vk

@@ -95,10 +95,12 @@ class UpdateKernel {
 
 void RegisterOptimizerKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  t.Add<SgdKernel>("sgd_update", f32);
-  t.Add<SgdKernel>("sgd_mom_update", f32);
-  for (const char* op : {"adam_update", "nag_mom_update", "rmsprop_update", "rmspropalex_update"})
-    t.Add<UpdateKernel>(op, f32);
+  AddWithShaders<SgdKernel>(t, "sgd_update", f32, {"sgd_update"});
+  AddWithShaders<SgdKernel>(t, "sgd_mom_update", f32, {"sgd_update"});
+  // rmspropalex_update runs rmsprop_update.comp (UpdateKernel's shader choice).
+  for (const char* op : {"adam_update", "nag_mom_update", "rmsprop_update"})
+    AddWithShaders<UpdateKernel>(t, op, f32, {op});
+  AddWithShaders<UpdateKernel>(t, "rmspropalex_update", f32, {"rmsprop_update"});
 }
 
 }  // namespace weft::vk

@@ -43,8 +43,10 @@ class RandomKernel {
 
 void RegisterRandomKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  for (const char* op : {"_random_uniform", "_random_uniform_like", "_random_normal", "_random_normal_like"})
-    t.Add<RandomKernel>(op, f32);
+  for (const char* op : {"_random_uniform", "_random_uniform_like"})
+    AddWithShaders<RandomKernel>(t, op, f32, {"_random_uniform"});
+  for (const char* op : {"_random_normal", "_random_normal_like"})
+    AddWithShaders<RandomKernel>(t, op, f32, {"_random_normal"});
 }
 
 }  // namespace weft::vk

@@ -89,8 +89,8 @@ class ReduceKernel {
 void RegisterReduceKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (const char* op : {"sum", "mean", "max"}) {
-    t.Add<ReduceKernel>(op, f32);
-    t.Add<ReduceKernel>(std::string("_backward_") + op, f32);
+    AddWithShaders<ReduceKernel>(t, op, f32, {"broadcast_reduce"});
+    AddWithShaders<ReduceKernel>(t, std::string("_backward_") + op, f32, {"broadcast_reduce"});
   }
 }
 

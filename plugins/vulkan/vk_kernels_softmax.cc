@@ -171,10 +171,12 @@ class SoftmaxOutputBackward {
 
 void RegisterSoftmaxKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
-  for (const char* op : {"softmax", "_backward_softmax", "log_softmax", "_backward_log_softmax"})
-    t.Add<SoftmaxKernel>(op, f32);
-  t.Add<SoftmaxOutputForward>("SoftmaxOutput", f32);
-  t.Add<SoftmaxOutputBackward>("_backward_SoftmaxOutput", f32);
+  for (const char* op : {"softmax", "log_softmax"}) {
+    AddWithShaders<SoftmaxKernel>(t, op, f32, {"softmax"});
+    AddWithShaders<SoftmaxKernel>(t, std::string("_backward_") + op, f32, {"_backward_softmax"});
+  }
+  AddWithShaders<SoftmaxOutputForward>(t, "SoftmaxOutput", f32, {"SoftmaxOutput"});
+  AddWithShaders<SoftmaxOutputBackward>(t, "_backward_SoftmaxOutput", f32, {"_backward_SoftmaxOutput"});
 }
 
 }  // namespace weft::vk

@@ -322,18 +322,23 @@ class DotKernel {
 void RegisterTensorKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"})
-    t.Add<CopyKernel>(op, f32);
-  t.Add<TransposeKernel>("transpose", f32);
-  t.Add<TransposeKernel>("_backward_transpose", f32);
-  t.Add<TransposeKernel>("SwapAxis", f32);
-  t.Add<TransposeKernel>("_backward_SwapAxis", f32);
-  for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"})
-    t.Add<ConcatKernel>(op, f32);
-  for (const char* op : {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis"}) t.Add<SliceKernel>(op, f32);
+    AddWithShaders<CopyKernel>(t, op, f32, {"add_n"});  // add_n for req add
+  {
+    ShaderScope strided(t, {"broadcast_reduce"});  // RunStrided's copies
+    t.Add<TransposeKernel>("transpose", f32);
+    t.Add<TransposeKernel>("_backward_transpose", f32);
+    t.Add<TransposeKernel>("SwapAxis", f32);
+    t.Add<TransposeKernel>("_backward_SwapAxis", f32);
+    for (const char* op : {"Concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel"})
+      t.Add<ConcatKernel>(op, f32);
+    for (const char* op : {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis"})
+      t.Add<SliceKernel>(op, f32);
+  }
   const uint64_t cast = f32 | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT64) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT32);
-  t.Add<CastKernel>("Cast", cast);
-  t.Add<CastKernel>("_backward_Cast", cast);
-  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"}) t.Add<DotKernel>(op, f32);
+  AddWithShaders<CastKernel>(t, "Cast", cast, {"Cast"});
+  AddWithShaders<CastKernel>(t, "_backward_Cast", cast, {"Cast"});
+  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"})
+    AddWithShaders<DotKernel>(t, op, f32, {"gemm", "gemm4"});
 }
 
 }  // namespace weft::vk

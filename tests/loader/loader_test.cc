@@ -264,6 +264,13 @@ TEST(Loader, OlderMinorTablesReadAbsentTailAsNull) {
     EXPECT_EQ(d.def->inplace_pairs, nullptr);
   }
   EXPECT_TRUE(found);
+  // A kernel def of the size before source_file / math_files were appended: read as NULL.
+  const std::vector<KernelInfo> kernels = internal::Kernels(rt, "fixold");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_STREQ(kernels[0].def->op_name, "fixture_old_op");
+  EXPECT_NE(kernels[0].def->compute, nullptr);
+  EXPECT_EQ(kernels[0].def->source_file, nullptr);
+  EXPECT_EQ(kernels[0].def->math_files, nullptr);
   weft_device_ptr ptr = dev.Allocate(16);
   dev.Memset(ptr, 0, 16, 1);
   dev.Free(ptr);

@@ -82,6 +82,8 @@ TEST(WeftInfo, JsonAndExplicitPlugins) {
   }
   EXPECT_TRUE(dev);
   EXPECT_EQ(j["kernels"]["fixdev"], nlohmann::json::array({"fixture_scale"}));
+  // The fixture's kernel defs end at compute (struct_size of the SDK before source_file): no files.
+  EXPECT_EQ(j["kernel_files"]["fixdev"]["fixture_scale"], nlohmann::json::array());
 }
 
 TEST(WeftInfo, ShutsPluginsDownAtExitInReverseLoadOrder) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,8 @@ struct OpCase {
   // cpu kernel has and theirs lacks yet). The suite checks that they do refuse rather than run
   // wrong; remove a device from the list when its kernel gains the feature.
   std::vector<std::string> refused_by;
+  // The file that made the case (Case()'s caller, __FILE__ form), for weft-conformance --list-cases.
+  std::string source;
   bool RefusedBy(const std::string& device) const {
     return std::find(refused_by.begin(), refused_by.end(), device) != refused_by.end();
   }
@@ -52,8 +56,9 @@ inline const Domain kDistinct{-3, 3, false, 0, true};
 inline Input In(Shape s, Domain d = kSigned) { return Input{std::move(s), d}; }
 
 inline OpCase Case(std::string op, std::map<std::string, std::string> attrs, std::vector<Input> in,
-                   std::vector<Input> aux = {}) {
+                   std::vector<Input> aux = {}, std::source_location where = std::source_location::current()) {
   OpCase c;
+  c.source = where.file_name();
   c.op = std::move(op);
   c.attrs = std::move(attrs);
   c.in = std::move(in);
@@ -66,6 +71,30 @@ inline OpCase NoGrad(OpCase c) {
   c.fd_grad = false;
   return c;
 }
+
+// ---- cases as data: one row of a family table (op_cases.cc) ----
+
+inline constexpr uint32_t kNoGrad = 1u << 0;     // fd_grad = false
+inline constexpr uint32_t kInference = 1u << 1;  // is_train = false
+inline constexpr uint32_t kNoReqAdd = 1u << 2;   // req_add = false
+
+/// Cases of the ops `ops` (each op gets the same ones) with attributes `attrs`: one with inputs
+/// `in`, or, when `each` is not empty, one per input set of `each`; `aux` their aux states; flags
+/// kNoGrad / kInference / kNoReqAdd; `refused_by` as OpCase's.
+struct CaseRow {
+  std::vector<std::string> ops;
+  std::map<std::string, std::string> attrs = {};
+  std::vector<Input> in = {};
+  std::vector<Input> aux = {};
+  std::vector<std::vector<Input>> each = {};
+  uint32_t flags = 0;
+  std::vector<std::string> refused_by = {};
+};
+
+/// Appends the cases of `rows` to v, op by op in row order: an op's cases keep the order of its
+/// rows (RunOpConformance seeds a case's inputs by its position among its op's cases).
+void AddRows(std::vector<OpCase>& v, const std::vector<CaseRow>& rows,
+             std::source_location where = std::source_location::current());
 
 /// Appends the cases of the ops MXNet's Python frontend needs (op_cases_frontend.cc).
 void AddFrontendCases(std::vector<OpCase>& v);

@@ -4,6 +4,7 @@
 //
 //   weft-conformance --plugin path/to/libfoo.so [--json cert.json] [--markdown cert.md]
 //   weft-conformance --plugin simdev --ops elemwise_add,dot --dtypes float32 --devices 0
+//   weft-conformance --list-cases      # the suite's cases per op, as JSON (for OPS.md)
 //
 // Exit status: 0 everything the plugin claims passed; 1 something it claims failed; 2 the plugin
 // could not be loaded (or bad options); 3 the plugin has no device to test here (the reason is
@@ -13,11 +14,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "certificate.h"
+#include "op_cases.h"
 #include "weft/internal/runtime.h"
 
 namespace {
@@ -29,7 +33,7 @@ constexpr int kExitFailed = 1, kExitUsage = 2, kExitNoDevice = 3, kExitIncomplet
 struct Args {
   std::string plugin, json, markdown;
   std::vector<std::string> ops, dtypes, devices;
-  bool small = false, stable = false, no_contract = false, verbose = false;
+  bool small = false, stable = false, no_contract = false, verbose = false, list_cases = false;
   double budget = 0;
   uint64_t seed = 20261121;
 };
@@ -192,6 +196,26 @@ int Run(const Args& a) {
   return cert.Incomplete() ? kExitIncomplete : 0;
 }
 
+// --list-cases: every case of the suite by forward op (aliases resolved), with the file that made
+// it: the input of scripts/gen_ops_md.py's conformance column. Needs no plugin.
+int ListCases() {
+  try {
+    nlohmann::ordered_json ops = nlohmann::ordered_json::object();
+    std::map<std::string, std::vector<const wconf::OpCase*>> by_op;
+    for (const wconf::OpCase& c : wconf::AllCases()) by_op[weft::OpRegistry::Get().Lookup(c.op).name].push_back(&c);
+    for (const auto& [op, cases] : by_op) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const wconf::OpCase* c : cases) list.push_back({{"case", c->Label()}, {"file", c->source}});
+      ops[op] = list;
+    }
+    std::printf("%s\n", nlohmann::ordered_json{{"ops", ops}}.dump(1).c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft-conformance: %s\n", e.what());
+    return kExitUsage;
+  }
+}
+
 // An install whose plugin directory is not <prefix>/lib/weft/plugins: point discovery at it
 // (relative to this program in <prefix>/bin), before the first Runtime::Get().
 void AddInstallPluginDir() {
@@ -212,8 +236,10 @@ int main(int argc, char** argv) {
       "weft-conformance: certify a weft plugin (device contract + every op it claims, against the cpu "
       "plugin)"};
   Args a;
-  app.add_option("-p,--plugin", a.plugin, "plugin file (path/to/libfoo.so) or the name of a discovered plugin")
-      ->required();
+  app.add_option("-p,--plugin", a.plugin,
+                 "plugin file (path/to/libfoo.so) or the name of a discovered plugin (required unless --list-cases)");
+  app.add_flag("--list-cases", a.list_cases,
+               "print the suite's cases as JSON ({\"ops\": {op: [{\"case\", \"file\"}, ...]}}) and exit");
   app.add_option("--ops", a.ops, "only these forward ops (comma-separated; their gradients included)");
   app.add_option("--dtypes", a.dtypes, "only these dtypes (float32,float16,...)");
   app.add_option("--devices", a.devices, "only these devices: ids (0,1) or contexts (simdev(1))");
@@ -227,6 +253,11 @@ int main(int argc, char** argv) {
                "leave machine-dependent values (errors, timings, device properties, paths) out of the files");
   app.add_flag("-v,--verbose", a.verbose, "print each check as it runs (stderr)");
   CLI11_PARSE(app, argc, argv);
+  if (a.list_cases) return ListCases();
+  if (a.plugin.empty()) {
+    std::fprintf(stderr, "weft-conformance: --plugin is required (see --help)\n");
+    return kExitUsage;
+  }
   AddInstallPluginDir();
   try {
     return Run(a);

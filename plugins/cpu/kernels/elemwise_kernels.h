@@ -190,21 +190,21 @@ class ScalarBackwardKernel {
   double scalar_;
 };
 
-// Registration of an op's kernel class Fwd<Op, Fl> and its backward's Bwd<Op, Fl>. The callers
-// spell both names out (sin and _backward_sin; _mul_scalar and _backward_mul_scalar), so that a
-// search for an op's name finds its kernel file (scripts/gen_ops_md.py does).
+// Registration of an op's kernel class Fwd<Op, Fl> and its backward's Bwd<Op, Fl>. `source_file` is
+// the caller's file, so the kernels' source_file (weft-info, OPS.md) is the file holding the op's
+// functor, not this helper.
 template <template <class, class> class Fwd, template <class, class> class Bwd, typename Op, typename Fl>
-void AddWithBackward(KernelTable& t, const char* name, const char* backward) {
-  t.Add<Fwd<Op, Fl>>(name, Fl::kMask);
-  t.Add<Bwd<Op, Fl>>(backward, Fl::kGradMask);
+void AddWithBackward(KernelTable& t, const char* name, const char* backward, const char* source_file) {
+  t.Add<Fwd<Op, Fl>>(name, Fl::kMask, 0, source_file);
+  t.Add<Bwd<Op, Fl>>(backward, Fl::kGradMask, 0, source_file);
 }
 template <typename Op, typename Fl>
-void AddUnary(KernelTable& t, const char* name, const char* backward) {
-  AddWithBackward<UnaryKernel, UnaryBackwardKernel, Op, Fl>(t, name, backward);
+void AddUnary(KernelTable& t, const char* name, const char* backward, const char* source_file = WEFT_SDK_CALLER_FILE) {
+  AddWithBackward<UnaryKernel, UnaryBackwardKernel, Op, Fl>(t, name, backward, source_file);
 }
 template <typename Op, typename Fl>
-void AddScalar(KernelTable& t, const char* name, const char* backward) {
-  AddWithBackward<ScalarKernel, ScalarBackwardKernel, Op, Fl>(t, name, backward);
+void AddScalar(KernelTable& t, const char* name, const char* backward, const char* source_file = WEFT_SDK_CALLER_FILE) {
+  AddWithBackward<ScalarKernel, ScalarBackwardKernel, Op, Fl>(t, name, backward, source_file);
 }
 
 // ---- binary: equal shapes --------------------------------------------------------------------------
@@ -377,12 +377,14 @@ class BroadcastBackwardKernel {
 };
 
 template <typename Op, typename Fl>
-void AddElemwise(KernelTable& t, const char* name, const char* backward) {
-  AddWithBackward<ElemwiseKernel, ElemwiseBackwardKernel, Op, Fl>(t, name, backward);
+void AddElemwise(KernelTable& t, const char* name, const char* backward,
+                 const char* source_file = WEFT_SDK_CALLER_FILE) {
+  AddWithBackward<ElemwiseKernel, ElemwiseBackwardKernel, Op, Fl>(t, name, backward, source_file);
 }
 template <typename Op, typename Fl>
-void AddBroadcast(KernelTable& t, const char* name, const char* backward) {
-  AddWithBackward<BroadcastKernel, BroadcastBackwardKernel, Op, Fl>(t, name, backward);
+void AddBroadcast(KernelTable& t, const char* name, const char* backward,
+                  const char* source_file = WEFT_SDK_CALLER_FILE) {
+  AddWithBackward<BroadcastKernel, BroadcastBackwardKernel, Op, Fl>(t, name, backward, source_file);
 }
 
 }  // namespace weft::cpu::tensor

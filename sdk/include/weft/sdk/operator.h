@@ -219,6 +219,14 @@ typedef struct weft_kernel_def {
   void (*destroy_state)(void* plugin_state, void* state);
   /* Runs the kernel. Must honour req[i] for every output. */
   weft_error* (*compute)(void* plugin_state, const weft_kernel_args* args);
+  /* Appended to 2.0 (test with WEFT_STRUCT_HAS; a plugin built against an older SDK passes a
+   * shorter struct, which the host reads as NULL here). Where the kernel's code lives, for
+   * listings (weft-info --json, the generated OPS.md); never used to run it. Paths as the plugin's
+   * compiler saw them (__FILE__: absolute, or relative to its build directory); readers make them
+   * relative to the source tree. NULL = unknown. */
+  const char* source_file;       /* the file that registered the kernel */
+  const char* const* math_files; /* NULL-terminated list of further files holding its math (functor
+                                     headers, GPU shaders), or NULL */
 } weft_kernel_def;
 
 typedef struct weft_operator_api {

@@ -49,6 +49,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -451,6 +452,16 @@ weft_error* Compute(void*, const weft_kernel_args* a) {
 
 }  // namespace detail
 
+/// The file of the call, as a default argument: `const char* source_file = WEFT_SDK_CALLER_FILE`
+/// (KernelTable::Add, and helpers that register for their callers and pass it on). clang before 16
+/// evaluates std::source_location::current() in a function template's default argument where the
+/// template is declared (this header), not at the call; its __builtin_FILE() is right there.
+#if defined(__clang__) && __clang_major__ < 16
+#define WEFT_SDK_CALLER_FILE __builtin_FILE()
+#else
+#define WEFT_SDK_CALLER_FILE std::source_location::current().file_name()
+#endif
+
 /// Builds and owns the C tables of one device type. Not thread-safe while being filled; after
 /// Api() it is read-only and may be shared. Keep it alive until the plugin shuts down (the C
 /// structs point into it): a member of the plugin object is the usual home.
@@ -476,13 +487,18 @@ class KernelTable {
   /// Registers K for `op_name` and the dtype mask `dtypes` (WEFT_DTYPE_BIT of the first input's
   /// dtypes), with WEFT_KERNEL_FLAG_* `flags`. K is a device kernel class (Compute(const
   /// DeviceCall&)) or a host kernel class (Compute(const KernelCall&), host_kernel.hpp). Several
-  /// classes may serve one op name with disjoint dtype masks.
+  /// classes may serve one op name with disjoint dtype masks. `source_file` (left to its default)
+  /// is the registering call's file: it becomes weft_kernel_def.source_file, and the files of
+  /// every open SourceScope its math_files. A helper that registers for its callers takes a
+  /// `const char* source_file = WEFT_SDK_CALLER_FILE` and passes it on, so the caller is named.
+  /// An explicit source_file must outlive the table (a string literal).
   template <typename K>
-  KernelTable& Add(std::string op_name, uint64_t dtypes, uint32_t flags = 0) {
+  KernelTable& Add(std::string op_name, uint64_t dtypes, uint32_t flags = 0,
+                   const char* source_file = WEFT_SDK_CALLER_FILE) {
     if constexpr (DeviceKernelClass<K>) {
       names_.push_back(std::move(op_name));
       weft_kernel_def d{};
-      d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, compute);
+      d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, math_files);
       d.op_name = names_.back().c_str();
       d.device_type = device_type_.c_str();
       d.dtypes = dtypes;
@@ -491,13 +507,36 @@ class KernelTable {
       d.create_state = &detail::CreateState<K>;
       d.destroy_state = &detail::DestroyState<K>;
       d.compute = &detail::Compute<K>;
+      d.source_file = source_file;
+      d.math_files = CurrentMathFiles();
       defs_.push_back(d);
       finished_ = false;
       return *this;
     } else {
-      return Add<HostKernelAdapter<K>>(std::move(op_name), dtypes, flags);
+      return Add<HostKernelAdapter<K>>(std::move(op_name), dtypes, flags, source_file);
     }
   }
+
+  /// While a SourceScope lives, every kernel its table adds lists `files` as math_files: the
+  /// functor header or GPU shaders that hold the math the registering file's kernel classes run
+  /// (gpu_math.h's functors, a Vulkan op's shaders). Paths as in weft_kernel_def.source_file
+  /// (__FILE__ of the file, or a path built from it). Scopes nest; an inner one adds to the outer.
+  class SourceScope {
+   public:
+    SourceScope(KernelTable& table, std::vector<std::string> files) : table_(table) {
+      table_.scopes_.push_back(std::move(files));
+      table_.math_lists_valid_ = false;
+    }
+    ~SourceScope() {
+      table_.scopes_.pop_back();
+      table_.math_lists_valid_ = false;
+    }
+    SourceScope(const SourceScope&) = delete;
+    SourceScope& operator=(const SourceScope&) = delete;
+
+   private:
+    KernelTable& table_;
+  };
 
   /// Adds an op definition owned by the caller (operator plugins); it must outlive the table.
   KernelTable& AddOpDef(const weft_op_def* def) {
@@ -552,6 +591,24 @@ class KernelTable {
   std::vector<const KernelTable*> included_;
   weft_operator_api api_{};
   bool finished_ = false;
+
+  // The NULL-terminated math_files list of the open SourceScopes (NULL when none). One list per
+  // distinct set of scopes, kept for the table's life: kernels added under the same scopes share it.
+  const char* const* CurrentMathFiles() {
+    if (scopes_.empty()) return nullptr;
+    if (!math_lists_valid_) {
+      std::vector<const char*>& list = math_lists_.emplace_back();
+      for (const std::vector<std::string>& files : scopes_)
+        for (const std::string& f : files) list.push_back(math_names_.emplace_back(f).c_str());
+      list.push_back(nullptr);
+      math_lists_valid_ = true;
+    }
+    return math_lists_.back().data();
+  }
+  std::vector<std::vector<std::string>> scopes_;  // the open SourceScopes' files, outermost first
+  std::deque<std::string> math_names_;            // deque: c_str() pointers stay put
+  std::deque<std::vector<const char*>> math_lists_;
+  bool math_lists_valid_ = false;
 };
 
 namespace detail {

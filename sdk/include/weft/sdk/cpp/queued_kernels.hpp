@@ -46,7 +46,12 @@ class QueuedKernels {
         const weft_kernel_def* orig = kernels->kernels[i];
         auto e = std::make_unique<Entry>(Entry{orig, *orig, this});
         weft_kernel_def& d = e->wrapped;
-        d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, compute);
+        // The wrapped kernel's source_file / math_files (appended to SDK 2.0) stay when it has them.
+        if (!WEFT_STRUCT_HAS(orig, weft_kernel_def, math_files)) {
+          d.source_file = nullptr;
+          d.math_files = nullptr;
+        }
+        d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, math_files);
         d.device_type = device_type_.c_str();
         d.kernel_data = e.get();
         d.create_state = &CreateState;
