@@ -44,6 +44,9 @@ class ShaderScope {
   sdk::KernelTable::SourceScope scope_;
 };
 
+/// add_n.comp: besides add_n, the kernels that add into an output (req add) run it.
+inline constexpr const char* kAddShader = "add_n";
+
 /// t.Add<K>(op, dtypes) with the shaders `shaders` (names without .comp) as its math_files.
 template <class K>
 void AddWithShaders(sdk::KernelTable& t, std::string op, uint64_t dtypes, std::initializer_list<const char*> shaders,

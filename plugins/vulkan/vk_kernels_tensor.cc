@@ -322,7 +322,7 @@ class DotKernel {
 void RegisterTensorKernels(VkKernelTable& t) {
   const uint64_t f32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "BlockGrad"})
-    AddWithShaders<CopyKernel>(t, op, f32, {"add_n"});  // add_n for req add
+    AddWithShaders<CopyKernel>(t, op, f32, {kAddShader});  // for req add
   {
     ShaderScope strided(t, {"broadcast_reduce"});  // RunStrided's copies
     t.Add<TransposeKernel>("transpose", f32);
