@@ -14,23 +14,23 @@ void RegisterLossOps(OpRegistry& r);                 // defs/loss.cc
 void RegisterSoftmaxOps(OpRegistry& r);              // defs/softmax.cc
 void RegisterGradientCompressionOps(OpRegistry& r);  // defs/gradient_compression.cc
 void RegisterTensorOps(OpRegistry& r);               // defs/tensor.cc
-void RegisterShapeOps(OpRegistry& r);                // defs/tensor_shape.cc
+void RegisterTensorShapeOps(OpRegistry& r);          // defs/tensor_shape.cc
 void RegisterReduceOps(OpRegistry& r);               // defs/reduce.cc
 void RegisterElemwiseOps(OpRegistry& r);             // defs/elemwise.cc
 void RegisterOptimizerOps(OpRegistry& r);            // defs/optimizer.cc
 void RegisterIndexOps(OpRegistry& r);                // defs/index.cc
-void RegisterLayoutOps(OpRegistry& r);               // defs/tensor_layout.cc
-void RegisterInitOps(OpRegistry& r);                 // defs/tensor_init.cc
+void RegisterTensorLayoutOps(OpRegistry& r);         // defs/tensor_layout.cc
+void RegisterTensorInitOps(OpRegistry& r);           // defs/tensor_init.cc
 void RegisterNormOps(OpRegistry& r);                 // defs/norm.cc
-void RegisterMathBinaryOps(OpRegistry& r);           // defs/elemwise_binary.cc
-void RegisterMathUnaryOps(OpRegistry& r);            // defs/elemwise_unary.cc
+void RegisterElemwiseBinaryOps(OpRegistry& r);       // defs/elemwise_binary.cc
+void RegisterElemwiseUnaryOps(OpRegistry& r);        // defs/elemwise_unary.cc
 void RegisterIndexingOps(OpRegistry& r);             // defs/indexing.cc
-void RegisterMatrixOps(OpRegistry& r);               // defs/tensor_matrix.cc
+void RegisterTensorMatrixOps(OpRegistry& r);         // defs/tensor_matrix.cc
 void RegisterOptimizerMoreOps(OpRegistry& r);        // defs/optimizer_more.cc
 void RegisterRandomOps(OpRegistry& r);               // defs/random.cc
 void RegisterRandomMultiOps(OpRegistry& r);          // defs/random_multi.cc
-void RegisterLegacyOps(OpRegistry& r);               // defs/tensor_legacy.cc
-void RegisterLinalgOps(OpRegistry& r);               // defs/tensor_linalg.cc
+void RegisterTensorLegacyOps(OpRegistry& r);         // defs/tensor_legacy.cc
+void RegisterTensorLinalgOps(OpRegistry& r);         // defs/tensor_linalg.cc
 void RegisterCTCLossOps(OpRegistry& r);              // defs/ctc_loss.cc
 
 /// One family of built-in definitions and the source file (relative to the repository root)
@@ -46,24 +46,24 @@ inline constexpr BuiltinFamily kBuiltinFamilies[] = {
     {"core/operator/defs/loss.cc", &RegisterLossOps},
     {"core/operator/defs/softmax.cc", &RegisterSoftmaxOps},
     {"core/operator/defs/tensor.cc", &RegisterTensorOps},
-    {"core/operator/defs/tensor_shape.cc", &RegisterShapeOps},
+    {"core/operator/defs/tensor_shape.cc", &RegisterTensorShapeOps},
     {"core/operator/defs/reduce.cc", &RegisterReduceOps},
     {"core/operator/defs/elemwise.cc", &RegisterElemwiseOps},
     {"core/operator/defs/optimizer.cc", &RegisterOptimizerOps},
     {"core/operator/defs/gradient_compression.cc", &RegisterGradientCompressionOps},
     {"core/operator/defs/index.cc", &RegisterIndexOps},
-    {"core/operator/defs/tensor_layout.cc", &RegisterLayoutOps},
-    {"core/operator/defs/tensor_init.cc", &RegisterInitOps},
+    {"core/operator/defs/tensor_layout.cc", &RegisterTensorLayoutOps},
+    {"core/operator/defs/tensor_init.cc", &RegisterTensorInitOps},
     {"core/operator/defs/norm.cc", &RegisterNormOps},
-    {"core/operator/defs/elemwise_binary.cc", &RegisterMathBinaryOps},
-    {"core/operator/defs/elemwise_unary.cc", &RegisterMathUnaryOps},
+    {"core/operator/defs/elemwise_binary.cc", &RegisterElemwiseBinaryOps},
+    {"core/operator/defs/elemwise_unary.cc", &RegisterElemwiseUnaryOps},
     {"core/operator/defs/indexing.cc", &RegisterIndexingOps},
-    {"core/operator/defs/tensor_matrix.cc", &RegisterMatrixOps},
+    {"core/operator/defs/tensor_matrix.cc", &RegisterTensorMatrixOps},
     {"core/operator/defs/optimizer_more.cc", &RegisterOptimizerMoreOps},
     {"core/operator/defs/random.cc", &RegisterRandomOps},
     {"core/operator/defs/random_multi.cc", &RegisterRandomMultiOps},
-    {"core/operator/defs/tensor_legacy.cc", &RegisterLegacyOps},
-    {"core/operator/defs/tensor_linalg.cc", &RegisterLinalgOps},
+    {"core/operator/defs/tensor_legacy.cc", &RegisterTensorLegacyOps},
+    {"core/operator/defs/tensor_linalg.cc", &RegisterTensorLinalgOps},
     {"core/operator/defs/ctc_loss.cc", &RegisterCTCLossOps},
 };
 

@@ -96,7 +96,7 @@ OpDef AllClose() {
 
 }  // namespace
 
-void RegisterMathBinaryOps(OpRegistry& r) {
+void RegisterElemwiseBinaryOps(OpRegistry& r) {
   r.Register(AllClose());
   for (const BinaryMath& op : kOps) RegisterFamily(r, op);
   r.Register(Scalar("_rmod_scalar", "scalar mod data (Python's %)", I));

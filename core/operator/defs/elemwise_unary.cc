@@ -48,7 +48,7 @@ const UnaryMath kRounding[] = {
 
 }  // namespace
 
-void RegisterMathUnaryOps(OpRegistry& r) {
+void RegisterElemwiseUnaryOps(OpRegistry& r) {
   for (const UnaryMath& op : kOps) {
     r.Register(Unary(op.name,
                      std::string("output y = ") + op.formula + " element by element; gradient " + op.derivative + ".",

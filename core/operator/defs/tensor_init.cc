@@ -59,7 +59,7 @@ OpDef Eye() {
 
 }  // namespace
 
-void RegisterInitOps(OpRegistry& r) {
+void RegisterTensorInitOps(OpRegistry& r) {
   r.Register(Fill<sdk::FillParam>("_zeros", "zeros"));
   r.Register(Fill<sdk::FillParam>("_ones", "ones"));
   r.Register(Fill<sdk::FullParam>("_full", "`value`"));

@@ -322,7 +322,7 @@ OpDef UpSampling() {
 
 }  // namespace
 
-void RegisterLayoutOps(OpRegistry& r) {
+void RegisterTensorLayoutOps(OpRegistry& r) {
   r.Register(Stack());
   r.Register(Tile());
   r.Register(Repeat());

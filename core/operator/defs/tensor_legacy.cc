@@ -84,7 +84,7 @@ OpDef IdentityWithAttrLikeRhs() {
 
 }  // namespace
 
-void RegisterLegacyOps(OpRegistry& r) {
+void RegisterTensorLegacyOps(OpRegistry& r) {
   r.Register(BatchTake());
   r.Register(FillElement0Index());
   r.Register(IdentityWithAttrLikeRhs());

@@ -43,7 +43,7 @@ OpDef Gelqf() {
 
 }  // namespace
 
-void RegisterLinalgOps(OpRegistry& r) {
+void RegisterTensorLinalgOps(OpRegistry& r) {
   r.Register(Gelqf());
   r.AddAlias("linalg_gelqf", "_linalg_gelqf");
 }

@@ -240,7 +240,7 @@ OpDef AmpCast() {
 
 }  // namespace
 
-void RegisterMatrixOps(OpRegistry& r) {
+void RegisterTensorMatrixOps(OpRegistry& r) {
   r.Register(Squeeze());
   r.Register(Reverse());
   r.AddAlias("flip", "reverse");

@@ -464,7 +464,7 @@ OpDef BlockGrad() {
 
 }  // namespace
 
-void RegisterShapeOps(OpRegistry& r) {
+void RegisterTensorShapeOps(OpRegistry& r) {
   r.Register(Flatten());
   r.Register(Reshape());
   r.Register(ExpandDims());

@@ -281,7 +281,7 @@ void SampleCases(std::vector<OpCase>& v) {
   v.push_back(NoGrad(Case("_shuffle", {}, {In(Shape{7, 3})})));
 }
 
-// Older ops MXNet's unit tests call (defs/legacy.cc). batch_take's and fill_element_0index's
+// Older ops MXNet's unit tests call (defs/tensor_legacy.cc). batch_take's and fill_element_0index's
 // positions reach past both ends of the row (clipped, resp. ignored).
 void LegacyCases(std::vector<OpCase>& v) {
   const Domain positions{-1, 6, true, 0, false, DType::kInt32};
