@@ -129,10 +129,10 @@ typedef struct weft_collective_args {
 } weft_collective_args;
 
 /* Parameter-server request kinds (weft_ps_call.kind). The transport does not interpret them. */
-#define WEFT_PS_INIT 1    /* payload = the initial value; reply empty */
-#define WEFT_PS_PUSH 2    /* payload = a gradient (or a compressed one); reply empty */
-#define WEFT_PS_PULL 3    /* payload empty; reply = the value */
-#define WEFT_PS_COMMAND 4 /* payload = a command (e.g. optimizer settings as JSON); reply any bytes */
+#define WEFT_PS_INIT 1      /* payload = the initial value; reply empty */
+#define WEFT_PS_PUSH 2      /* payload = a gradient (or a compressed one); reply empty */
+#define WEFT_PS_PULL 3      /* payload empty; reply = the value */
+#define WEFT_PS_COMMAND 4   /* payload = a command (e.g. optimizer settings as JSON); reply any bytes */
 #define WEFT_PS_PULL_ROWS 5 /* payload = int64 row request; reply = those rows (row_sparse_pull) */
 #define WEFT_PS_PUSH_ROWS 6 /* payload = int64 row ids then their values (row_sparse push); reply empty */
 
