@@ -119,12 +119,12 @@ void KVStoreDist::Finish(const Key& key, const NDArray& reduced_host, const Cont
 }
 
 void KVStoreDist::PushImpl(const Key& key, const std::vector<NDArray>& values, int priority) {
-  if (!coll_ || values[0].storage_type() == StorageType::kRowSparse) {
-    if (coll_) {
-      PushRowSparse(key, values, priority);
-    } else {
-      KVStoreLocal::PushImpl(key, values, priority);
-    }
+  if (!coll_) {
+    KVStoreLocal::PushImpl(key, values, priority);
+    return;
+  }
+  if (values[0].storage_type() == StorageType::kRowSparse) {  // see RowSparsePushes
+    PushRowSparse(key, values, priority);
     return;
   }
   Unalias(key);
@@ -178,16 +178,11 @@ void KVStoreDist::PushRowSparse(const Key& key, const std::vector<NDArray>& valu
   std::vector<float> dense;
   sum.SyncCopyToCPU(&dense);
   std::vector<int64_t> ids;
-  std::vector<float> kept;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (mask[static_cast<size_t>(r)] == 0.0f) continue;
-    ids.push_back(r);
-    kept.insert(kept.end(), dense.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * row_len),
-                dense.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r + 1) * row_len));
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    if (mask[static_cast<size_t>(r)] != 0.0f) ids.push_back(r);
   NDArray& stored = Stored(key);
   NDArray grad = NDArray::CreateSparse(StorageType::kRowSparse, shape, stored.GetContext());
-  SetRowSparseRows(grad, ids, kept.data(), kept.size() * sizeof(float));
+  SetRowSparseFromDense(grad, ids, dense.data(), row_len * sizeof(float));
   ApplyUpdate(key, grad, &stored);
 }
 

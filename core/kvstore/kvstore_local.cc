@@ -1,8 +1,6 @@
 // weft core — KVStoreLocal (see kvstore_local.h).
 #include "kvstore/kvstore_local.h"
 
-#include <algorithm>
-
 #include "ndarray/sparse_rows.h"
 
 namespace weft::kv {
@@ -70,12 +68,7 @@ void KVStoreLocal::PullRowSparseImpl(const Key& key, const std::vector<NDArray>&
     value.SyncCopyToCPU(&copy);
     base = copy.data();
   }
-  for (size_t i = 0; i < outs.size(); ++i) {
-    std::vector<float> values(rows[i].size() * row_len);
-    for (size_t k = 0; k < rows[i].size(); ++k)
-      std::copy_n(base + static_cast<size_t>(rows[i][k]) * row_len, row_len, values.begin() + k * row_len);
-    SetRowSparseRows(outs[i], rows[i], values.data(), values.size() * sizeof(float));
-  }
+  for (size_t i = 0; i < outs.size(); ++i) SetRowSparseFromDense(outs[i], rows[i], base, row_len * sizeof(float));
 }
 
 void KVStoreLocal::OnGradientCompressionChanged() { comm_->SetGradientCompression(compression()); }

@@ -323,7 +323,7 @@ void KVStorePS::PushRows(const Key& key, const NDArray& merged, int priority) {
     std::vector<int64_t> head{row_len, begin, 0};
     std::vector<float> pieces;
     for (size_t k = 0; k < rows.size(); ++k) {
-      const int64_t lo = std::max(rows[k] * row_len, begin), hi = std::min((rows[k] + 1) * row_len, end);
+      const auto [lo, hi] = RowInPart(rows[k], row_len, begin, end);
       if (lo >= hi) continue;
       head.push_back(rows[k]);
       const auto from =
@@ -375,7 +375,7 @@ void KVStorePS::PullRowSparseImpl(const Key& key, const std::vector<NDArray>& ou
       Ask& a = asks[pi];
       a.request = {row_len, begin};
       for (size_t k = 0; k < rows[o].size(); ++k) {
-        const int64_t lo = std::max(rows[o][k] * row_len, begin), hi = std::min((rows[o][k] + 1) * row_len, end);
+        const auto [lo, hi] = RowInPart(rows[o][k], row_len, begin, end);
         if (lo >= hi) continue;
         a.request.push_back(rows[o][k]);
         a.pieces.emplace_back(k * static_cast<size_t>(row_len) + static_cast<size_t>(lo - rows[o][k] * row_len),

@@ -48,6 +48,8 @@
 // Thread-safety: as KVStore::Impl (the store's lock); the client may be called from any thread.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -58,6 +60,16 @@
 #include "kvstore/kvstore_local.h"
 
 namespace weft::kv {
+
+/// The elements [lo, hi) of row `row` (of `row_len` elements) that lie in the part holding
+/// elements [begin, end) of the flat value; lo >= hi when none do. Row requests and row pushes
+/// (WEFT_PS_PULL_ROWS, WEFT_PS_PUSH_ROWS) carry, per row, exactly these elements.
+struct ElementRange {
+  int64_t lo, hi;
+};
+inline ElementRange RowInPart(int64_t row, int64_t row_len, int64_t begin, int64_t end) {
+  return {std::max(row * row_len, begin), std::min((row + 1) * row_len, end)};
+}
 
 /// A parameter-server communicator of a worker: requests to servers with completions.
 class PsClient {

@@ -280,7 +280,7 @@ class Server {
     touched->assign(static_cast<size_t>(size), 0);
     size_t at = values_at;
     for (int64_t r : ids) {
-      const int64_t lo = std::max(r * row_len, begin), hi = std::min((r + 1) * row_len, begin + size);
+      const auto [lo, hi] = RowInPart(r, row_len, begin, begin + size);
       WEFT_CHECK(r >= 0 && lo < hi && at + static_cast<size_t>(hi - lo) <= q.payload.size(),
                  "KVStore server {}: worker {} pushed row {} of key {}, which this server's part does not hold or the "
                  "message does not carry",
@@ -309,7 +309,7 @@ class Server {
     const auto* value = static_cast<const float*>(p.stored.GetRawData());
     std::vector<float> reply;
     for (size_t i = 2; i < n; ++i) {
-      const int64_t lo = std::max(head[i] * row_len, begin), hi = std::min((head[i] + 1) * row_len, end);
+      const auto [lo, hi] = RowInPart(head[i], row_len, begin, end);
       WEFT_CHECK(head[i] >= 0 && lo < hi,
                  "KVStore server {}: worker {} asked for row {} of key {}, which this server's part "
                  "(elements {} to {}) does not hold",

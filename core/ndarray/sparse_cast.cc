@@ -195,6 +195,14 @@ void SetRowSparseRows(const NDArray& dst, const std::vector<int64_t>& rows, cons
   out.SyncCopyFromNDArray(IndexArray(rows, dst.aux_type(kRowSparseIndices), dst.GetContext()), kRowSparseIndices);
 }
 
+void SetRowSparseFromDense(const NDArray& dst, const std::vector<int64_t>& rows, const void* dense, size_t row_bytes) {
+  const auto* base = static_cast<const uint8_t*>(dense);
+  std::vector<uint8_t> values(rows.size() * row_bytes);
+  for (size_t k = 0; k < rows.size(); ++k)
+    std::memcpy(values.data() + k * row_bytes, base + static_cast<size_t>(rows[k]) * row_bytes, row_bytes);
+  SetRowSparseRows(dst, rows, values.data(), values.size());
+}
+
 NDArray SumRowSparse(const std::vector<NDArray>& values, const Context& ctx) {
   WEFT_CHECK(!values.empty(), "SumRowSparse: no arrays");
   const Shape shape = values[0].GetShape();
@@ -233,11 +241,7 @@ void RetainRowsInto(const NDArray& src, const NDArray& row_ids, const NDArray& d
   const Shape shape = dst.GetShape();
   const std::vector<int64_t> rows = RowSparsePullRows(row_ids, shape[0]);
   const std::vector<uint8_t> dense = ToHostDense(src);
-  const size_t row_bytes = shape[0] == 0 ? 0 : dense.size() / static_cast<size_t>(shape[0]);
-  std::vector<uint8_t> values(rows.size() * row_bytes);
-  for (size_t k = 0; k < rows.size(); ++k)
-    std::memcpy(values.data() + k * row_bytes, dense.data() + static_cast<size_t>(rows[k]) * row_bytes, row_bytes);
-  SetRowSparseRows(dst, rows, values.data(), values.size());
+  SetRowSparseFromDense(dst, rows, dense.data(), shape[0] == 0 ? 0 : dense.size() / static_cast<size_t>(shape[0]));
 }
 
 NDArray GetNNZ(const NDArray& csr, std::optional<int> axis) {

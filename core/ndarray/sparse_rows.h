@@ -21,6 +21,11 @@ std::vector<int64_t> RowSparsePullRows(const NDArray& row_ids, int64_t num_rows)
 /// row_sparse or a byte count that does not match rows.size() rows of dst's shape.
 void SetRowSparseRows(const NDArray& dst, const std::vector<int64_t>& rows, const void* values, size_t bytes);
 
+/// Makes `dst` (row_sparse) hold `rows` (sorted, unique) with their values gathered from `dense`,
+/// a host buffer holding every row of dst's shape one after another, `row_bytes` bytes each, in
+/// dst's dtype. Synchronous. Errors as SetRowSparseRows.
+void SetRowSparseFromDense(const NDArray& dst, const std::vector<int64_t>& rows, const void* dense, size_t row_bytes);
+
 /// The sum of row_sparse float32 arrays of one shape (any devices) as a row_sparse array on `ctx`
 /// storing the union of their rows, sorted (MXNet's ElementwiseSum of row_sparse inputs).
 /// Synchronous (reads the values on the host). Throws weft::Error for an empty list, a dense
