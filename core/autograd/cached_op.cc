@@ -408,7 +408,7 @@ CachedOp::CachedOp(const Symbol& symbol, const std::vector<std::pair<std::string
   Impl& m = *impl_;
   m.symbol = symbol;
   m.flags = ParseFlags(flags);
-  m.ig = graph::Index(symbol.outputs());
+  m.ig = graph::Index(graph::ExpandSubgraphs(symbol.outputs()));
   for (uint32_t nid : m.ig.var_nodes) {
     m.input_names.push_back(m.ig.nodes[nid].node->name);
     auto a = std::find(m.ig.arg_nodes.begin(), m.ig.arg_nodes.end(), nid);

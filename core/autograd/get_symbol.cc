@@ -52,7 +52,7 @@ class SymbolBuilder {
         return;
       }
       case NodeKind::kGraph:
-        out = Inline(n);
+        out = CachedOpCall(n);
         return;
       case NodeKind::kBackward:
         Fail(
@@ -62,28 +62,23 @@ class SymbolBuilder {
     }
   }
 
-  // A CachedOp call: its graph's nodes, with the graph's inputs (ListInputs order) replaced by the
-  // call's inputs.
-  std::vector<graph::Entry> Inline(const Node& n) {
-    const Symbol sym = n.graph->GetGraph();
+  // A CachedOp call that was not inlined: one `_CachedOp` node holding the call's graph, as MXNet
+  // shows it (so a hybridized block counts as one node). The call's inputs are in the order of the
+  // graph's variables; the node takes its arguments, then its aux states.
+  std::vector<graph::Entry> CachedOpCall(const Node& n) {
+    std::vector<graph::Entry> heads = graph::ExpandSubgraphs(n.graph->GetGraph().outputs());
+    const graph::IndexedGraph g = graph::Index(heads);
     const std::vector<graph::Entry> inputs = InputEntries(n);
-    std::unordered_map<const graph::Node*, graph::NodePtr> copies;
-    std::unordered_map<const graph::Node*, graph::Entry> vars;
-    size_t next_input = 0;
-    graph::PostOrderDFS(sym.outputs(), [&](const graph::NodePtr& g) {
-      if (g->is_variable()) {
-        WEFT_CHECK(next_input < inputs.size(), "GetSymbol: {} has more graph inputs than the call had", n.Describe());
-        vars.emplace(g.get(), inputs[next_input++]);
-        return;
-      }
-      auto c = std::make_shared<graph::Node>(*g);
-      for (graph::Entry& e : c->inputs)
-        e = e.node->is_variable() ? vars.at(e.node.get()) : graph::Entry{copies.at(e.node.get()), e.index, e.version};
-      copies.emplace(g.get(), std::move(c));
-    });
+    WEFT_CHECK(inputs.size() == g.var_nodes.size(), "GetSymbol: {} had {} inputs, its graph has {}", n.Describe(),
+               inputs.size(), g.var_nodes.size());
+    std::unordered_map<uint32_t, size_t> position;
+    for (size_t i = 0; i < g.var_nodes.size(); ++i) position.emplace(g.var_nodes[i], i);
+    std::vector<graph::Entry> args, aux;
+    for (uint32_t nid : g.arg_nodes) args.push_back(inputs[position.at(nid)]);
+    for (uint32_t nid : g.aux_nodes) aux.push_back(inputs[position.at(nid)]);
+    graph::NodePtr c = graph::MakeCachedOpNode(n.name, std::move(heads), std::move(args), std::move(aux));
     std::vector<graph::Entry> out;
-    for (const graph::Entry& e : sym.outputs())
-      out.push_back(e.node->is_variable() ? vars.at(e.node.get()) : graph::Entry{copies.at(e.node.get()), e.index, 0});
+    for (uint32_t k = 0; k < c->num_outputs; ++k) out.push_back(graph::Entry{c, k, 0});
     return out;
   }
 

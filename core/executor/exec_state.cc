@@ -207,7 +207,7 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
     std::lock_guard<std::mutex> lock(plans_mu_);
     plans_.clear();
   }
-  BoundGraph b{graph::Index(sym.outputs()), {}, {}, {}, {}};
+  BoundGraph b{graph::Index(graph::ExpandSubgraphs(sym.outputs())), {}, {}, {}, {}};
   for (uint32_t nid : b.ig.arg_nodes) b.arg_names.push_back(b.ig.nodes[nid].node->name);
   for (uint32_t nid : b.ig.aux_nodes) b.aux_names.push_back(b.ig.nodes[nid].node->name);
   const bool placed = !groups.empty();

@@ -108,6 +108,10 @@ void Refresh(Node& n) {
     n.num_outputs = n.num_visible_outputs = 1;
     return;
   }
+  if (n.subgraph) {
+    RefreshSubgraphNode(n);
+    return;
+  }
   try {
     std::map<std::string, std::string> given;
     for (const auto& [k, v] : n.attrs) {

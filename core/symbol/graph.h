@@ -57,6 +57,9 @@ struct Node {
   uint32_t num_args = 0;                  // inputs that are not aux states
   uint32_t num_outputs = 1;               // all outputs (node_row_ptr step)
   uint32_t num_visible_outputs = 1;       // outputs a symbol exposes
+  // A `_CachedOp` node (see MakeCachedOpNode): the heads of the graph it runs; null otherwise.
+  // Shared, never mutated after the node is made.
+  std::shared_ptr<const std::vector<Entry>> subgraph;
   // Variables: NNVM's VariableParam.version, bumped each time an op is composed with this
   // variable in an aux (mutable) position; entries record it (hence "[3, 0, 1]" in MXNet JSON).
   uint32_t version = 0;
@@ -100,6 +103,23 @@ void ApplyInputVarAttrs(const Node& op_node, size_t index, Node& var);
 /// Visits each node reachable from `heads` once, inputs before the node (in input order), heads
 /// in order. Iterative: deep graphs do not overflow the stack.
 void PostOrderDFS(const std::vector<Entry>& heads, const std::function<void(const NodePtr&)>& fn);
+
+/// MXNet's `_CachedOp` node, as `autograd.get_symbol` shows a hybridized block's call that was not
+/// inlined: one node that runs the graph `subgraph_heads`. Its inputs are that graph's arguments
+/// (ListArguments order) then its aux states, bound to `args` and `aux`; its outputs are the
+/// graph's heads, named "<name>_<head's output name>". It writes no attributes to JSON (MXNet
+/// writes none either, so such a file cannot be bound again; weft's reader says so). Inference
+/// and executors see it through ExpandSubgraphs. Throws weft::Error when the counts disagree.
+NodePtr MakeCachedOpNode(std::string name, std::vector<Entry> subgraph_heads, std::vector<Entry> args,
+                         std::vector<Entry> aux);
+/// Refresh() of a `_CachedOp` node: names and counts from the graph it holds.
+void RefreshSubgraphNode(Node& node);
+/// The graph of `heads` with every `_CachedOp` node replaced by a copy of the graph it runs
+/// (recursively), its variables bound to the node's inputs: what shape/type inference, the
+/// argument lists and executors work on, so such a symbol binds and differentiates as the graph
+/// it holds (MXNet runs the node as one stateful op; the values are the same). Returns `heads`
+/// itself when there is no such node; nodes outside the expanded parts are shared, not copied.
+std::vector<Entry> ExpandSubgraphs(const std::vector<Entry>& heads);
 
 /// Index-based, topologically ordered view of the graph reachable from some heads.
 struct IndexedGraph {

@@ -218,7 +218,13 @@ std::vector<Entry> LoadJSON(std::string_view text) {
       nodes[i].node = MakeVariable(std::move(name), std::move(attrs));
     } else {
       const OpDef* op = FindOp(op_name);
-      if (op == nullptr) {
+      if (op == nullptr && op_name == "_CachedOp") {
+        problems.Add(
+            fmt::format("{}: a _CachedOp node (autograd.get_symbol of a hybridized block) does not hold its "
+                        "graph in JSON, in MXNet either; save the block with HybridBlock.export, or "
+                        "hybridize it with inline_limit at least its op count so get_symbol shows its ops",
+                        where));
+      } else if (op == nullptr) {
         // Keep going: a user fixing a file wants every unknown op at once.
         try {
           LookupOp(op_name);

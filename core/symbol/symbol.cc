@@ -157,17 +157,17 @@ Symbol Symbol::Copy() const {
 }
 
 std::vector<std::string> Symbol::ListArguments() const {
-  graph::IndexedGraph g = graph::Index(Checked(outputs_, "ListArguments"));
+  graph::IndexedGraph g = graph::Index(graph::ExpandSubgraphs(Checked(outputs_, "ListArguments")));
   return NamesOf(g, g.arg_nodes);
 }
 
 std::vector<std::string> Symbol::ListAuxiliaryStates() const {
-  graph::IndexedGraph g = graph::Index(Checked(outputs_, "ListAuxiliaryStates"));
+  graph::IndexedGraph g = graph::Index(graph::ExpandSubgraphs(Checked(outputs_, "ListAuxiliaryStates")));
   return NamesOf(g, g.aux_nodes);
 }
 
 std::vector<std::string> Symbol::ListInputs() const {
-  graph::IndexedGraph g = graph::Index(Checked(outputs_, "ListInputs"));
+  graph::IndexedGraph g = graph::Index(graph::ExpandSubgraphs(Checked(outputs_, "ListInputs")));
   return NamesOf(g, g.var_nodes);
 }
 

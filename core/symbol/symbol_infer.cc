@@ -38,7 +38,7 @@ std::vector<mx_uint> ToMx(const std::optional<Shape>& s) {
 
 ShapeInference Symbol::InferShapePartial(const std::map<std::string, Shape>& arg_shapes) const {
   WEFT_CHECK(!IsEmpty(), "Symbol::InferShape: the symbol is empty");
-  graph::IndexedGraph g = graph::Index(outputs_);
+  graph::IndexedGraph g = graph::Index(graph::ExpandSubgraphs(outputs_));
   std::vector<ShapeSlot> slots = graph::InferShapes(g, arg_shapes);
   ShapeInference r;
   Collect(g, slots, graph::FullyKnown, &r.arg_shapes, &r.aux_shapes, &r.out_shapes, &r.unknown_args, &r.complete);
@@ -68,7 +68,7 @@ bool Symbol::InferShape(const std::map<std::string, std::vector<mx_uint>>& arg_s
 
 TypeInference Symbol::InferTypePartial(const std::map<std::string, int>& arg_types) const {
   WEFT_CHECK(!IsEmpty(), "Symbol::InferType: the symbol is empty");
-  graph::IndexedGraph g = graph::Index(outputs_);
+  graph::IndexedGraph g = graph::Index(graph::ExpandSubgraphs(outputs_));
   std::vector<int> slots = graph::InferTypes(g, arg_types);
   TypeInference r;
   Collect(

@@ -160,6 +160,35 @@ def test_hybridized_equals_imperative_bit_for_bit(mx):
         np.testing.assert_array_equal(a, b)
 
 
+def test_get_symbol_of_a_hybridized_block_is_one_cached_op_unless_inlined(mx):
+    import json
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(3), mx.gluon.nn.BatchNorm(), mx.gluon.nn.Dense(2))
+    net.initialize()
+    x = mx.nd.array(np.arange(8).reshape(2, 4) / 8.0)
+    counts, outputs = {}, {}
+    for limit in (4, 0):
+        net.hybridize(inline_limit=limit)
+        with mx.autograd.record():
+            y = net(x)
+        sym = mx.autograd.get_symbol(y)
+        counts[limit] = [n['op'] for n in json.loads(sym.tojson())['nodes'] if n['op'] != 'null']
+        # Both symbols list the same 7 arguments and 2 aux states (the moving statistics) in the same
+        # order, and bound to the same arrays by position they compute the same.
+        arg_shapes, _, aux_shapes = sym.infer_shape(**{sym.list_arguments()[0]: x.shape})
+        assert (len(arg_shapes), len(aux_shapes)) == (7, 2)
+        rs = np.random.RandomState(3)
+        args = [mx.nd.array(rs.uniform(-1, 1, s)) for s in arg_shapes]
+        aux = [mx.nd.array(rs.uniform(0.5, 1, s)) for s in aux_shapes]
+        ex = sym.bind(mx.cpu(), args, aux_states=aux)
+        outputs[limit] = ex.forward(is_train=False)[0].asnumpy()
+        y.backward()
+    assert counts[4] == ['FullyConnected', 'BatchNorm', 'FullyConnected']
+    assert counts[0] == ['_CachedOp']
+    assert np.array_equal(outputs[4], outputs[0])
+
+
 def test_gluon_trainer_learns_with_a_new_batch_size(mx):
     rng = np.random.RandomState(2)
     net = _net(mx, True)
