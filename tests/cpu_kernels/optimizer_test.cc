@@ -164,6 +164,91 @@ TEST(NNKernels, NagAndRmsPropUpdatesFollowMxnet) {
   });
 }
 
+// ------------------------------------------------------------------ float64 updates
+Buf ToF64(const Buf& f) {
+  Buf d = Buf::Of(WEFT_DTYPE_FLOAT64, f.shape);
+  for (int64_t i = 0; i < f.size(); ++i) d.as<double>()[i] = f.as<float>()[i];
+  return d;
+}
+
+std::vector<float> FromF64(const Buf& d) { return {d.as<double>(), d.as<double>() + d.size()}; }
+
+// `op` on float64 copies of float32 operands (weights, grads, states): the new weights and
+// states as float64 buffers.
+std::vector<Buf> RunF64(const std::string& op, const Attrs& attrs, const std::vector<Buf>& inputs, size_t outputs,
+                        std::vector<Buf>* aux) {
+  std::vector<Buf> in, out, st;
+  for (const Buf& b : inputs) in.push_back(ToF64(b));
+  for (size_t o = 0; o < outputs; ++o) out.push_back(Buf::Of(WEFT_DTYPE_FLOAT64, inputs[2 * o].shape));
+  for (const Buf& b : *aux) st.push_back(ToF64(b));
+  Kernel k(op, attrs, in, out, st, WEFT_DTYPE_FLOAT64);
+  EXPECT_TRUE(k.ok()) << op << ": " << k.error();
+  if (!k.ok()) return out;
+  Call c;
+  for (Buf& b : in) c.inputs.push_back(&b);
+  for (Buf& b : out) c.outputs.push_back(&b);
+  for (Buf& b : st) c.aux.push_back(&b);
+  EXPECT_EQ(k.Run(c, op), "") << op;
+  *aux = std::move(st);
+  return out;
+}
+
+// MXNet's cpu updates take float64 weights (its test_optimizer.py runs them): every float64 update
+// op gives its float32 result to float32 rounding, with float64 states.
+TEST(NNKernels, Float64UpdatesMatchFloat32) {
+  const int64_t n = 29;
+  std::mt19937 rng(static_cast<unsigned>(TestSeed()));
+  const Buf w = Buf::F({n}, Random(rng, n)), g = Buf::F({n}, Random(rng, n, -2, 2)), w2 = Buf::F({n}, Random(rng, n)),
+            g2 = Buf::F({n}, Random(rng, n, -2, 2));
+  auto state = [&](float lo, float hi) { return Buf::F({n}, Random(rng, n, lo, hi)); };
+  const Attrs common = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}, {"clip_gradient", "0.7"}};
+  struct Case {
+    std::string op;
+    Attrs extra;
+    std::vector<Buf> inputs, aux;
+  };
+  const std::vector<Case> cases = {
+      {"sgd_update", {}, {w, g}, {}},
+      {"sgd_mom_update", {{"momentum", "0.9"}}, {w, g}, {state(-0.1f, 0.1f)}},
+      {"nag_mom_update", {{"momentum", "0.9"}}, {w, g}, {state(-0.1f, 0.1f)}},
+      {"adam_update", {{"beta1", "0.8"}}, {w, g}, {state(-0.1f, 0.1f), state(0, 0.1f)}},
+      {"rmsprop_update", {}, {w, g}, {state(0.1f, 0.2f)}},
+      {"rmspropalex_update", {}, {w, g}, {state(0.5f, 0.6f), state(-0.1f, 0.1f), state(-0.1f, 0.1f)}},
+      {"signsgd_update", {}, {w, g}, {}},
+      {"signum_update", {{"momentum", "0.9"}}, {w, g}, {state(-0.1f, 0.1f)}},
+      {"ftrl_update", {}, {w, g}, {state(-0.1f, 0.1f), state(0, 0.1f)}},
+      {"_sparse_adagrad_update", {}, {w, g}, {state(0, 0.1f)}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    Attrs a = common;
+    a.insert(c.extra.begin(), c.extra.end());
+    if (c.op == "_sparse_adagrad_update") a.erase("wd");
+    std::vector<Buf> st32 = c.aux, st64 = c.aux;
+    const std::vector<Buf> out32 = RunOp(c.op, a, c.inputs, {{n}}, &st32);
+    const std::vector<Buf> out64 = RunF64(c.op, a, c.inputs, 1, &st64);
+    EXPECT_LE(Nmse(out32[0].floats(), FromF64(out64[0])), 1e-11);
+    for (size_t k = 0; k < st32.size(); ++k) EXPECT_LE(Nmse(st32[k].floats(), FromF64(st64[k])), 1e-11) << k;
+  }
+  // Two weights of a multi-tensor update, each with its own lr and wd.
+  const Attrs multi = {{"lrs", "(0.1, 0.2)"}, {"wds", "(0.01, 0.0)"}, {"momentum", "0.9"}, {"num_weights", "2"}};
+  std::vector<Buf> mom32 = {state(-0.1f, 0.1f), state(-0.1f, 0.1f)}, mom64 = mom32;
+  const auto out32 = RunOp("multi_sgd_mom_update", multi, {w, g, w2, g2}, {{n}, {n}}, &mom32);
+  const auto out64 = RunF64("multi_sgd_mom_update", multi, {w, g, w2, g2}, 2, &mom64);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_LE(Nmse(out32[k].floats(), FromF64(out64[k])), 1e-11) << k;
+    EXPECT_LE(Nmse(mom32[k].floats(), FromF64(mom64[k])), 1e-11) << k;
+  }
+  // And the arithmetic is double's: sgd against a float64 reference (lr and wd are float attributes).
+  std::vector<Buf> none;
+  const Buf sgd = RunF64("sgd_update", common, {w, g}, 1, &none)[0];
+  const double lr = 0.1f, wd = 0.01f;
+  for (int64_t i = 0; i < n; ++i) {
+    const double gi = std::clamp(0.5 * static_cast<double>(g.as<float>()[i]), -double{0.7f}, double{0.7f});
+    EXPECT_DOUBLE_EQ(sgd.as<double>()[i], (1 - lr * wd) * w.as<float>()[i] - lr * gi) << i;
+  }
+}
+
 TEST(NNKernels, OptimizerRequiresLearningRate) {
   Kernel k("sgd_update", {}, {Buf::F({3}), Buf::F({3})}, {Buf::F({3})});
   EXPECT_FALSE(k.ok());

@@ -17,9 +17,11 @@
 // weight is not wanted).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "isa_dispatch.h"
 #include "optimizer.h"
+#include "tensor_util.h"
 #include "weft/sdk/ops/optimizer.hpp"
 
 namespace weft::cpu {
@@ -38,30 +40,41 @@ void CheckSameSize(const KernelSetup& s) {
 }
 
 // What every update op shares: inputs weight and grad, the new weight as output, `num_states`
-// state tensors, all float32 of one size; attributes lr, wd, rescale_grad, clip_gradient of `p`,
-// the op's parameter struct (sdk::UpdateParam<rule>).
+// state tensors, all of one size and one dtype (float32, or float64 as MXNet's cpu updates take);
+// attributes lr, wd, rescale_grad, clip_gradient of `p`, the op's parameter struct
+// (sdk::UpdateParam<rule>).
 struct Common : UpdateParams {
   Common(const KernelSetup& s, const weft::sdk::UpdateFields& p, int num_states)
       : UpdateParams(p.lr, p.wd, p.rescale_grad, p.clip_gradient) {
     s.ExpectCounts(2, 1, num_states);
-    RequireFloat32(s);
+    dtype = RequireFloatDType(s);
     CheckSameSize(s);
   }
+  int32_t dtype;
 };
+
+// body() for the ISA variants when T is float (the training path); once, at baseline, for double.
+template <typename T, typename Body>
+void ForIsa(const Body& body) {
+  if constexpr (std::is_same_v<T, float>)
+    isa::Dispatch(body);
+  else
+    body();
+}
 
 // Runs update(i, store) for every element i; store(v) writes the new weight v into output element
 // i as the output's req says (nothing for null).
-template <typename Update>
+template <typename T, typename Update>
 void ForEachElement(const KernelCall& c, Update update) {
   const int64_t n = c.inputs[0].size();
-  isa::Dispatch([&] {
+  ForIsa<T>([&] {
     if (c.req[0] == WEFT_REQ_NULL) {
-      for (int64_t i = 0; i < n; ++i) update(i, [](float) {});
+      for (int64_t i = 0; i < n; ++i) update(i, [](T) {});
       return;
     }
-    float* out = c.outputs[0].data<float>();
+    T* out = c.outputs[0].data<T>();
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t i = 0; i < n; ++i) update(i, [&](float v) { assign(out[i], v); });
+      for (int64_t i = 0; i < n; ++i) update(i, [&](T v) { assign(out[i], v); });
     });
   });
 }
@@ -70,68 +83,88 @@ class SgdKernel {
  public:
   explicit SgdKernel(const KernelSetup& s) : p_(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kSgd>>(), 0) {}
   void Compute(const KernelCall& c) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    float* out = c.outputs[0].data<float>();
-    isa::Dispatch([&] {
+    WithFloatType(p_.dtype, [&](auto t) { Run<decltype(t)>(c); });
+  }
+
+ private:
+  template <typename T>
+  void Run(const KernelCall& c) const {
+    const T* w = c.inputs[0].data<T>();
+    const T* g = c.inputs[1].data<T>();
+    T* out = c.outputs[0].data<T>();
+    ForIsa<T>([&] {
       weft::sdk::WithReq(c.req[0], [&](auto assign) {
         for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i) assign(out[i], SgdRule(p_, w[i], g[i]));
       });
     });
   }
-
- private:
   Common p_;
 };
 
 // The update ops with one momentum state: `Rule` advances the state of one element and returns
 // its new weight (w and g are that element's weight and gradient): SgdMomRule, NagMomRule.
-using MomentumRule = float (*)(const UpdateParams& p, float momentum, float w, float g, float& mom);
-
-template <UpdateRule R, MomentumRule Rule>
+template <UpdateRule R, template <typename> class Rule>
 class MomentumKernel {
  public:
   explicit MomentumKernel(const KernelSetup& s) : MomentumKernel(s, s.Params<weft::sdk::UpdateParam<R>>()) {}
   void Compute(const KernelCall& c) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    float* mom = c.aux[0].data<float>();
-    ForEachElement(c, [&](int64_t i, auto store) {
-      float m = mom[i];
-      const float wi = Rule(p_, momentum_, w[i], g[i], m);  // reads w[i] before store writes out[i]
-      mom[i] = m;
-      store(wi);
-    });
+    WithFloatType(p_.dtype, [&](auto t) { Run<decltype(t)>(c); });
   }
 
  private:
   MomentumKernel(const KernelSetup& s, const weft::sdk::UpdateParam<R>& p) : p_(s, p, 1), momentum_(p.momentum) {}
+  template <typename T>
+  void Run(const KernelCall& c) const {
+    const T* w = c.inputs[0].data<T>();
+    const T* g = c.inputs[1].data<T>();
+    T* mom = c.aux[0].data<T>();
+    ForEachElement<T>(c, [&](int64_t i, auto store) {
+      T m = mom[i];
+      const T wi = Rule<T>::Apply(p_, momentum_, w[i], g[i], m);  // reads w[i] before store writes out[i]
+      mom[i] = m;
+      store(wi);
+    });
+  }
   Common p_;
   float momentum_;
+};
+
+template <typename T>
+struct SgdMom {
+  static T Apply(const UpdateParams& p, float momentum, T w, T g, T& mom) { return SgdMomRule(p, momentum, w, g, mom); }
+};
+template <typename T>
+struct NagMom {
+  static T Apply(const UpdateParams& p, float momentum, T w, T g, T& mom) { return NagMomRule(p, momentum, w, g, mom); }
 };
 
 class AdamKernel {
  public:
   explicit AdamKernel(const KernelSetup& s) : AdamKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kAdam>>()) {}
   void Compute(const KernelCall& c) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    float* mean = c.aux[0].data<float>();
-    float* var = c.aux[1].data<float>();
-    ForEachElement(c, [&](int64_t i, auto store) {
-      const float gi = p_.Clip(p_.rescale * g[i] + p_.wd * w[i]);
-      const float m = beta1_ * mean[i] + (1.0f - beta1_) * gi;
-      const float v = beta2_ * var[i] + (1.0f - beta2_) * gi * gi;
-      const float wi = w[i];
-      mean[i] = m;
-      var[i] = v;
-      store(wi - p_.lr * m / (std::sqrt(v) + eps_));
-    });
+    WithFloatType(p_.dtype, [&](auto t) { Run<decltype(t)>(c); });
   }
 
  private:
   AdamKernel(const KernelSetup& s, const weft::sdk::UpdateParam<UpdateRule::kAdam>& p)
       : p_(s, p, 2), beta1_(p.beta1), beta2_(p.beta2), eps_(p.epsilon) {}
+  template <typename T>
+  void Run(const KernelCall& c) const {
+    const T* w = c.inputs[0].data<T>();
+    const T* g = c.inputs[1].data<T>();
+    T* mean = c.aux[0].data<T>();
+    T* var = c.aux[1].data<T>();
+    const T b1 = beta1_, b2 = beta2_, lr = p_.lr;
+    ForEachElement<T>(c, [&](int64_t i, auto store) {
+      const T gi = p_.Clip(T(p_.rescale) * g[i] + T(p_.wd) * w[i]);
+      const T m = b1 * mean[i] + (T(1) - b1) * gi;
+      const T v = b2 * var[i] + (T(1) - b2) * gi * gi;
+      const T wi = w[i];
+      mean[i] = m;
+      var[i] = v;
+      store(wi - lr * m / (std::sqrt(v) + T(eps_)));
+    });
+  }
   Common p_;
   float beta1_, beta2_, eps_;
 };
@@ -148,20 +181,25 @@ class RmsPropKernel {
   explicit RmsPropKernel(const KernelSetup& s)
       : RmsPropKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kRmsProp>>()) {}
   void Compute(const KernelCall& c) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    float* n = c.aux[0].data<float>();
-    ForEachElement(c, [&](int64_t i, auto store) {
-      const float gi = p_.Clip(p_.rescale * g[i] + p_.wd * w[i]);
-      const float ni = (1.0f - r_.gamma1) * (gi * gi) + r_.gamma1 * n[i];
-      const float wi = w[i] - p_.lr * (gi / std::sqrt(ni + r_.epsilon));
-      n[i] = ni;
-      store(ClipTo(wi, r_.clip_weights));
-    });
+    WithFloatType(p_.dtype, [&](auto t) { Run<decltype(t)>(c); });
   }
 
  private:
   RmsPropKernel(const KernelSetup& s, const weft::sdk::UpdateParam<UpdateRule::kRmsProp>& p) : p_(s, p, 1), r_(p) {}
+  template <typename T>
+  void Run(const KernelCall& c) const {
+    const T* w = c.inputs[0].data<T>();
+    const T* g = c.inputs[1].data<T>();
+    T* n = c.aux[0].data<T>();
+    const T g1 = r_.gamma1;
+    ForEachElement<T>(c, [&](int64_t i, auto store) {
+      const T gi = p_.Clip(T(p_.rescale) * g[i] + T(p_.wd) * w[i]);
+      const T ni = (T(1) - g1) * (gi * gi) + g1 * n[i];
+      const T wi = w[i] - T(p_.lr) * (gi / std::sqrt(ni + T(r_.epsilon)));
+      n[i] = ni;
+      store(ClipTo(wi, r_.clip_weights));
+    });
+  }
   Common p_;
   RmsParams r_;
 };
@@ -171,27 +209,32 @@ class RmsPropAlexKernel {
   explicit RmsPropAlexKernel(const KernelSetup& s)
       : RmsPropAlexKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kRmsPropAlex>>()) {}
   void Compute(const KernelCall& c) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    float* n = c.aux[0].data<float>();
-    float* avg = c.aux[1].data<float>();
-    float* delta = c.aux[2].data<float>();
-    ForEachElement(c, [&](int64_t i, auto store) {
-      const float gi = p_.Clip(p_.rescale * g[i] + p_.wd * w[i]);
-      const float ni = (1.0f - r_.gamma1) * gi * gi + r_.gamma1 * n[i];
-      const float ai = (1.0f - r_.gamma1) * gi + r_.gamma1 * avg[i];
-      const float di = gamma2_ * delta[i] - p_.lr * gi / std::sqrt(ni - ai * ai + r_.epsilon);
-      const float wi = w[i];
+    WithFloatType(p_.dtype, [&](auto t) { Run<decltype(t)>(c); });
+  }
+
+ private:
+  RmsPropAlexKernel(const KernelSetup& s, const weft::sdk::UpdateParam<UpdateRule::kRmsPropAlex>& p)
+      : p_(s, p, 3), r_(p), gamma2_(p.gamma2) {}
+  template <typename T>
+  void Run(const KernelCall& c) const {
+    const T* w = c.inputs[0].data<T>();
+    const T* g = c.inputs[1].data<T>();
+    T* n = c.aux[0].data<T>();
+    T* avg = c.aux[1].data<T>();
+    T* delta = c.aux[2].data<T>();
+    const T g1 = r_.gamma1;
+    ForEachElement<T>(c, [&](int64_t i, auto store) {
+      const T gi = p_.Clip(T(p_.rescale) * g[i] + T(p_.wd) * w[i]);
+      const T ni = (T(1) - g1) * gi * gi + g1 * n[i];
+      const T ai = (T(1) - g1) * gi + g1 * avg[i];
+      const T di = T(gamma2_) * delta[i] - T(p_.lr) * gi / std::sqrt(ni - ai * ai + T(r_.epsilon));
+      const T wi = w[i];
       n[i] = ni;
       avg[i] = ai;
       delta[i] = di;
       store(ClipTo(wi + di, r_.clip_weights));
     });
   }
-
- private:
-  RmsPropAlexKernel(const KernelSetup& s, const weft::sdk::UpdateParam<UpdateRule::kRmsPropAlex>& p)
-      : p_(s, p, 3), r_(p), gamma2_(p.gamma2) {}
   Common p_;
   RmsParams r_;
   float gamma2_;
@@ -200,12 +243,13 @@ class RmsPropAlexKernel {
 }  // namespace
 
 void RegisterOptimizer(KernelTable& t) {
-  t.Add<SgdKernel>("sgd_update", kF32);
-  t.Add<MomentumKernel<UpdateRule::kSgdMom, SgdMomRule>>("sgd_mom_update", kF32);
-  t.Add<MomentumKernel<UpdateRule::kNagMom, NagMomRule>>("nag_mom_update", kF32);
-  t.Add<AdamKernel>("adam_update", kF32);
-  t.Add<RmsPropKernel>("rmsprop_update", kF32);
-  t.Add<RmsPropAlexKernel>("rmspropalex_update", kF32);
+  constexpr uint64_t kReal = tensor::kFloatMask;  // float32 and float64, as MXNet's cpu updates
+  t.Add<SgdKernel>("sgd_update", kReal);
+  t.Add<MomentumKernel<UpdateRule::kSgdMom, SgdMom>>("sgd_mom_update", kReal);
+  t.Add<MomentumKernel<UpdateRule::kNagMom, NagMom>>("nag_mom_update", kReal);
+  t.Add<AdamKernel>("adam_update", kReal);
+  t.Add<RmsPropKernel>("rmsprop_update", kReal);
+  t.Add<RmsPropAlexKernel>("rmspropalex_update", kReal);
 }
 
 }  // namespace weft::cpu

@@ -1,5 +1,6 @@
 // The update ops of defs/optimizer_more.cc with MXNet 1.9's formulas (src/operator/optimizer_op-inl.h,
-// contrib/multi_sum_sq-inl.h, contrib/multi_lars-inl.h), computed in float32, compiled for the
+// contrib/multi_sum_sq-inl.h, contrib/multi_lars-inl.h), computed in float32 (float64 for float64
+// weights where MXNet's cpu kernels take them: multi_sgd(_mom), signsgd, signum, ftrl, adagrad), compiled for the
 // baseline ISA only (none is on weft's own training path). clip(x) is ClipTo (optimizer.h).
 //   mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update: the float32 rule on weight32 (and mom),
 //       weight = weight32 converted to the weight's dtype (float16 or float32).
@@ -31,7 +32,10 @@ UpdateParams Common(const UpdateFields& f) { return UpdateParams(f.lr, f.wd, f.r
 
 inline constexpr uint64_t kF16F32 = WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT16) | WEFT_DTYPE_BIT(WEFT_DTYPE_FLOAT32);
 
-float Sign(float v) { return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : 0.0f); }
+template <typename T>
+T Sign(T v) {
+  return v > T(0) ? T(1) : (v < T(0) ? T(-1) : T(0));
+}
 
 void CheckSizes(const KernelSetup& s, int64_t n, size_t first_input, size_t inputs, size_t first_aux, size_t aux) {
   for (size_t i = first_input; i < first_input + inputs; ++i)
@@ -70,17 +74,18 @@ void StoreWeights(const KernelCall& c, size_t o, int64_t n, V v) {
 
 enum class Sgd { kPlain, kMomentum, kNag };
 
-// One weight's update: grad g (T), weight w (T) or its float32 master copy w32, momentum state.
-template <typename T>
+// One weight's update, computed in C (float, or double for float64 weights): grad g (T), weight w
+// (T) or its float32 master copy w32, momentum state (C).
+template <typename T, typename C = float>
 void SgdGroup(const KernelCall& c, size_t out, const UpdateParams& p, Sgd rule, float momentum, const T* w, const T* g,
-              float* mom, float* w32, int64_t n) {
+              C* mom, C* w32, int64_t n) {
   StoreWeights<T>(c, out, n, [&](int64_t i) {
-    const float wi = w32 ? w32[i] : Convert<float>(w[i]);
-    const float gi = Convert<float>(g[i]);
-    float m = mom ? mom[i] : 0.0f;
-    const float next = rule == Sgd::kPlain      ? SgdRule(p, wi, gi)
-                       : rule == Sgd::kMomentum ? SgdMomRule(p, momentum, wi, gi, m)
-                                                : NagMomRule(p, momentum, wi, gi, m);
+    const C wi = w32 ? w32[i] : Convert<C>(w[i]);
+    const C gi = Convert<C>(g[i]);
+    C m = mom ? mom[i] : C(0);
+    const C next = rule == Sgd::kPlain      ? SgdRule(p, wi, gi)
+                   : rule == Sgd::kMomentum ? SgdMomRule(p, momentum, wi, gi, m)
+                                            : NagMomRule(p, momentum, wi, gi, m);
     if (mom) mom[i] = m;
     if (w32) w32[i] = next;
     return next;
@@ -138,12 +143,15 @@ class MultiSgdKernel {
     states_ = (rule_ == Sgd::kPlain ? 0 : 1) + (mp_ ? 1 : 0);
     s.ExpectCounts(static_cast<int>(2 * n_ + (preloaded_ ? 2 : 0)), static_cast<int>(n_),
                    static_cast<int>(n_ * states_));
-    RequireF32Aux(s);
+    if (mp_) RequireF32Aux(s);
     for (size_t i = 0; i < n_; ++i) {
       const TensorDesc& w = s.inputs[2 * i];
       if (s.inputs[2 * i + 1].dtype != w.dtype || w.dtype != s.inputs[0].dtype)
         Invalid(s, "weights and grads must share one dtype");
-      if (!mp_ && w.dtype != WEFT_DTYPE_FLOAT32) Invalid(s, "weights must be float32 (mp_ ops take float16)");
+      if (!mp_ && w.dtype != WEFT_DTYPE_FLOAT32 && w.dtype != WEFT_DTYPE_FLOAT64)
+        Invalid(s, "weights must be float32 or float64 (the mp_ ops take float16)");
+      for (size_t j = 0; !mp_ && j < states_; ++j)
+        if (s.aux[i * states_ + j].dtype != w.dtype) Invalid(s, "momentum states must have their weight's dtype");
       CheckSizesOf(s, i);
       const float lr = preloaded_ ? 0.0f : static_cast<float>(p.lrs[i]);
       const float wd = preloaded_ ? 0.0f : static_cast<float>(p.wds[i]);
@@ -156,23 +164,29 @@ class MultiSgdKernel {
   }
 
   void Compute(const KernelCall& c) const {
-    WeightType("multi update", c.inputs[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
+    if (c.inputs[0].dtype() == WEFT_DTYPE_FLOAT64) return Run<double, double>(c);
+    WeightType("multi update", c.inputs[0].dtype(), [&](auto tag) { Run<typename decltype(tag)::type, float>(c); });
+  }
+
+ private:
+  // Weights and grads of dtype T, states and arithmetic in C.
+  template <typename T, typename C>
+  void Run(const KernelCall& c) const {
+    {
       for (size_t i = 0; i < n_; ++i) {
         UpdateParams p = params_[i];
         if (preloaded_) {
           p.lr = c.inputs[2 * n_].data<float>()[i];
           p.wd = c.inputs[2 * n_ + 1].data<float>()[i];
         }
-        float* mom = rule_ == Sgd::kPlain ? nullptr : c.aux[i * states_].data<float>();
-        float* w32 = mp_ ? c.aux[i * states_ + states_ - 1].data<float>() : nullptr;
-        SgdGroup<T>(c, i, p, rule_, momentum_, static_cast<const T*>(c.inputs[2 * i].raw()),
-                    static_cast<const T*>(c.inputs[2 * i + 1].raw()), mom, w32, c.inputs[2 * i].size());
+        C* mom = rule_ == Sgd::kPlain ? nullptr : c.aux[i * states_].data<C>();
+        C* w32 = mp_ ? c.aux[i * states_ + states_ - 1].data<C>() : nullptr;
+        SgdGroup<T, C>(c, i, p, rule_, momentum_, static_cast<const T*>(c.inputs[2 * i].raw()),
+                       static_cast<const T*>(c.inputs[2 * i + 1].raw()), mom, w32, c.inputs[2 * i].size());
       }
-    });
+    }
   }
 
- private:
   // The fields every MultiSgdParam variant has (lrs and wds empty when preloaded).
   struct MultiFields {
     weft::sdk::FloatTuple lrs, wds;
@@ -199,35 +213,46 @@ class MultiSgdKernel {
 
 // ---- signsgd, signum, ftrl, ftml ----------------------------------------------------------------
 
-// The float32 update ops with their own rule: inputs weight, grad; `states` aux arrays.
+// The update ops with their own rule, float32 or float64 (computed in the weights' dtype): inputs
+// weight, grad; `states` aux arrays of the weight's dtype. Each op's Compute is
+// `WithFloatType(dtype_, [&](auto t) { Update<decltype(t)>(c); })`.
 class RuleKernel {
  public:
-  RuleKernel(const KernelSetup& s, const UpdateFields& f, int states) : p_(Common(f)) {
+  RuleKernel(const KernelSetup& s, const UpdateFields& f, int states) : p_(Common(f)), dtype_(RequireFloatDType(s)) {
     s.ExpectCounts(2, 1, states);
-    RequireFloat32(s);
     CheckSizes(s, s.inputs[0].size(), 1, 1, 0, static_cast<size_t>(states));
   }
 
  protected:
-  template <typename Rule>
+  // rule(i, w, clip(rescale·g)) -> the new weight i.
+  template <typename T, typename Rule>
   void Run(const KernelCall& c, Rule rule) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    StoreWeights<float>(c, 0, c.inputs[0].size(), [&](int64_t i) { return rule(i, w[i], p_.Clip(p_.rescale * g[i])); });
+    const T* w = c.inputs[0].data<T>();
+    const T* g = c.inputs[1].data<T>();
+    StoreWeights<T>(c, 0, c.inputs[0].size(),
+                    [&](int64_t i) { return rule(i, w[i], p_.Clip(static_cast<T>(p_.rescale) * g[i])); });
   }
   UpdateParams p_;
+  int32_t dtype_;
 };
 
 class SignSgdKernel : public RuleKernel {
  public:
   explicit SignSgdKernel(const KernelSetup& s)
       : RuleKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kSignSgd>>(), 0) {}
-  // MXNet 1.9 takes the sign of the raw gradient: rescale_grad and clip_gradient do not enter.
   void Compute(const KernelCall& c) const {
-    const float* w = c.inputs[0].data<float>();
-    const float* g = c.inputs[1].data<float>();
-    StoreWeights<float>(c, 0, c.inputs[0].size(),
-                        [&](int64_t i) { return (1.0f - p_.lr * p_.wd) * w[i] - p_.lr * Sign(g[i]); });
+    WithFloatType(dtype_, [&](auto t) { Update<decltype(t)>(c); });
+  }
+
+ private:
+  // MXNet 1.9 takes the sign of the raw gradient: rescale_grad and clip_gradient do not enter.
+  template <typename T>
+  void Update(const KernelCall& c) const {
+    const T* w = c.inputs[0].data<T>();
+    const T* g = c.inputs[1].data<T>();
+    const T lr = p_.lr;
+    StoreWeights<T>(c, 0, c.inputs[0].size(),
+                    [&](int64_t i) { return (T(1) - lr * T(p_.wd)) * w[i] - lr * Sign(g[i]); });
   }
 };
 
@@ -238,14 +263,19 @@ class SignumKernel : public RuleKernel {
   SignumKernel(const KernelSetup& s, const UpdateFields& f)
       : RuleKernel(s, f, 1), momentum_(f.momentum), wd_lh_(f.wd_lh) {}
   void Compute(const KernelCall& c) const {
-    float* mom = c.aux[0].data<float>();
-    Run(c, [&](int64_t i, float w, float g) {
-      mom[i] = momentum_ * mom[i] - (1.0f - momentum_) * p_.wd * w - (1.0f - momentum_) * g;
-      return (1.0f - p_.lr * wd_lh_) * w + p_.lr * Sign(mom[i]);
-    });
+    WithFloatType(dtype_, [&](auto t) { Update<decltype(t)>(c); });
   }
 
  private:
+  template <typename T>
+  void Update(const KernelCall& c) const {
+    T* mom = c.aux[0].data<T>();
+    const T mo = momentum_, lr = p_.lr;
+    Run<T>(c, [&](int64_t i, T w, T g) {
+      mom[i] = mo * mom[i] - (T(1) - mo) * T(p_.wd) * w - (T(1) - mo) * g;
+      return (T(1) - lr * T(wd_lh_)) * w + lr * Sign(mom[i]);
+    });
+  }
   float momentum_, wd_lh_;
 };
 
@@ -254,17 +284,21 @@ class FtrlKernel : public RuleKernel {
   explicit FtrlKernel(const KernelSetup& s) : FtrlKernel(s, s.Params<weft::sdk::UpdateParam<UpdateRule::kFtrl>>()) {}
   FtrlKernel(const KernelSetup& s, const UpdateFields& f) : RuleKernel(s, f, 2), lamda1_(f.lamda1), beta_(f.beta) {}
   void Compute(const KernelCall& c) const {
-    float* z = c.aux[0].data<float>();
-    float* n = c.aux[1].data<float>();
-    Run(c, [&](int64_t i, float w, float g) {
-      z[i] += g - (std::sqrt(n[i] + g * g) - std::sqrt(n[i])) * w / p_.lr;
-      n[i] += g * g;
-      return std::fabs(z[i]) > lamda1_ ? (Sign(z[i]) * lamda1_ - z[i]) / ((beta_ + std::sqrt(n[i])) / p_.lr + p_.wd)
-                                       : 0.0f;
-    });
+    WithFloatType(dtype_, [&](auto t) { Update<decltype(t)>(c); });
   }
 
  private:
+  template <typename T>
+  void Update(const KernelCall& c) const {
+    T* z = c.aux[0].data<T>();
+    T* n = c.aux[1].data<T>();
+    const T lr = p_.lr, l1 = lamda1_;
+    Run<T>(c, [&](int64_t i, T w, T g) {
+      z[i] += g - (std::sqrt(n[i] + g * g) - std::sqrt(n[i])) * w / lr;
+      n[i] += g * g;
+      return std::fabs(z[i]) > l1 ? (Sign(z[i]) * l1 - z[i]) / ((T(beta_) + std::sqrt(n[i])) / lr + T(p_.wd)) : T(0);
+    });
+  }
   float lamda1_, beta_;
 };
 
@@ -276,14 +310,18 @@ class AdaGradKernel : public RuleKernel {
   AdaGradKernel(const KernelSetup& s, const weft::sdk::AdaGradParam& p)
       : RuleKernel(s, Fields(p), 1), epsilon_(p.epsilon) {}
   void Compute(const KernelCall& c) const {
-    float* history = c.aux[0].data<float>();
-    Run(c, [&](int64_t i, float w, float g) {
-      history[i] += g * g;
-      return w - p_.lr * g / std::sqrt(history[i] + epsilon_);
-    });
+    WithFloatType(dtype_, [&](auto t) { Update<decltype(t)>(c); });
   }
 
  private:
+  template <typename T>
+  void Update(const KernelCall& c) const {
+    T* history = c.aux[0].data<T>();
+    Run<T>(c, [&](int64_t i, T w, T g) {
+      history[i] += g * g;
+      return w - T(p_.lr) * g / std::sqrt(history[i] + T(epsilon_));
+    });
+  }
   static UpdateFields Fields(const weft::sdk::AdaGradParam& p) {
     UpdateFields f;
     f.lr = p.lr;
@@ -482,15 +520,15 @@ void RegisterOptimizerMore(KernelTable& t) {
   for (const char* op : {"mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update"}) t.Add<MpSgdKernel>(op, kF16F32);
   for (const char* op :
        {"multi_sgd_update", "multi_sgd_mom_update", "preloaded_multi_sgd_update", "preloaded_multi_sgd_mom_update"})
-    t.Add<MultiSgdKernel>(op, kF32);
+    t.Add<MultiSgdKernel>(op, tensor::kFloatMask);
   for (const char* op : {"multi_mp_sgd_update", "multi_mp_sgd_mom_update", "preloaded_multi_mp_sgd_update",
                          "preloaded_multi_mp_sgd_mom_update"})
     t.Add<MultiSgdKernel>(op, kF16F32);
-  t.Add<SignSgdKernel>("signsgd_update", kF32);
-  t.Add<SignumKernel>("signum_update", kF32);
-  t.Add<FtrlKernel>("ftrl_update", kF32);
+  t.Add<SignSgdKernel>("signsgd_update", tensor::kFloatMask);
+  t.Add<SignumKernel>("signum_update", tensor::kFloatMask);
+  t.Add<FtrlKernel>("ftrl_update", tensor::kFloatMask);
   t.Add<FtmlKernel>("ftml_update", kF32);
-  t.Add<AdaGradKernel>("_sparse_adagrad_update", kF32);
+  t.Add<AdaGradKernel>("_sparse_adagrad_update", tensor::kFloatMask);
   t.Add<LambPhase1Kernel>("lamb_update_phase1", kF32);
   t.Add<LambPhase2Kernel>("lamb_update_phase2", kF32);
   t.Add<LambPhase1Kernel>("mp_lamb_update_phase1", kF16F32);
