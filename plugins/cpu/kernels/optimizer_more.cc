@@ -1,7 +1,7 @@
 // The update ops of defs/optimizer_more.cc with MXNet 1.9's formulas (src/operator/optimizer_op-inl.h,
 // contrib/multi_sum_sq-inl.h, contrib/multi_lars-inl.h), computed in float32 (float64 for float64
-// weights where MXNet's cpu kernels take them: multi_sgd(_mom), signsgd, signum, ftrl, adagrad), compiled for the
-// baseline ISA only (none is on weft's own training path). clip(x) is ClipTo (optimizer.h).
+// weights where MXNet's cpu kernels take them: multi_sgd(_mom) (not preloaded_), signsgd, signum, ftrl, adagrad),
+// compiled for the baseline ISA only (none is on weft's own training path). clip(x) is ClipTo (optimizer.h).
 //   mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update: the float32 rule on weight32 (and mom),
 //       weight = weight32 converted to the weight's dtype (float16 or float32).
 //   multi_* / preloaded_multi_* (mp_)sgd(_mom)_update: the same per weight, with that weight's lr
@@ -518,9 +518,10 @@ class MultiLarsKernel {
 
 void RegisterOptimizerMore(KernelTable& t) {
   for (const char* op : {"mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update"}) t.Add<MpSgdKernel>(op, kF16F32);
-  for (const char* op :
-       {"multi_sgd_update", "multi_sgd_mom_update", "preloaded_multi_sgd_update", "preloaded_multi_sgd_mom_update"})
-    t.Add<MultiSgdKernel>(op, tensor::kFloatMask);
+  // float64 as MXNet's cpu kernels; its preloaded_ ops infer float32 lrs/wds and fail on float64 weights.
+  for (const char* op : {"multi_sgd_update", "multi_sgd_mom_update"}) t.Add<MultiSgdKernel>(op, tensor::kFloatMask);
+  for (const char* op : {"preloaded_multi_sgd_update", "preloaded_multi_sgd_mom_update"})
+    t.Add<MultiSgdKernel>(op, kF32);
   for (const char* op : {"multi_mp_sgd_update", "multi_mp_sgd_mom_update", "preloaded_multi_mp_sgd_update",
                          "preloaded_multi_mp_sgd_mom_update"})
     t.Add<MultiSgdKernel>(op, kF16F32);
