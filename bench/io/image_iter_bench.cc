@@ -3,6 +3,7 @@
 // Prints one line: "images/s <value>" (after --warmup batches, over --batches batches).
 //
 //   image_iter_bench --rec bench.rec --threads 2 --batches 150
+//   image_iter_bench --rec fmnist/train.rec --mnist --channels 1 --crop 28 --batch-size 100 --batches 600
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -20,13 +21,22 @@ int main(int argc, char** argv) {
   app.add_option("--batches", batches, "batches timed");
   app.add_option("--warmup", warmup, "batches before the timing starts");
   app.add_option("--prefetch", o.prefetch_buffer, "prefetch_buffer");
-  int crop = 224;
+  int crop = 224, channels = 3;
+  bool mnist = false;
   app.add_option("--crop", crop, "output height and width");
+  app.add_option("--channels", channels, "output channels (1: gray)");
+  app.add_flag("--mnist", mnist,
+               "train_mnist's input instead: no crop, mirror or mean/std, pixels scaled to [0, 1], shuffled");
   CLI11_PARSE(app, argc, argv);
-  o.data_shape = weft::Shape(3, crop, crop);
-  o.rand_crop = o.rand_mirror = true;
-  o.mean_r = 123.68f, o.mean_g = 116.28f, o.mean_b = 103.53f;
-  o.std_r = 58.395f, o.std_g = 57.12f, o.std_b = 57.375f;
+  o.data_shape = weft::Shape(channels, crop, crop);
+  if (mnist) {
+    o.scale = 1.0f / 255;
+    o.shuffle = true;
+  } else {
+    o.rand_crop = o.rand_mirror = true;
+    o.mean_r = 123.68f, o.mean_g = 116.28f, o.mean_b = 103.53f;
+    o.std_r = 58.395f, o.std_g = 57.12f, o.std_b = 57.375f;
+  }
   try {
     weft::ImageRecordIter it(o);
     using Clock = std::chrono::steady_clock;

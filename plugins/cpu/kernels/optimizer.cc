@@ -242,6 +242,42 @@ class RmsPropAlexKernel {
 
 }  // namespace
 
+void SgdUpdateF32(const KernelCall& c, size_t out, const UpdateParams& p, Sgd rule, float momentum, const float* w,
+                  const float* g, float* mom, int64_t n) {
+  float* o = c.req[out] == WEFT_REQ_NULL ? nullptr : c.outputs[out].data<float>();
+  isa::Dispatch([&] {
+    // step(i) -> the new weight i; the rule and the req are chosen outside the element loop.
+    auto each = [&](auto step) {
+      if (o == nullptr) {
+        for (int64_t i = 0; i < n; ++i) step(i);
+        return;
+      }
+      weft::sdk::WithReq(c.req[out], [&](auto assign) {
+        for (int64_t i = 0; i < n; ++i) assign(o[i], step(i));
+      });
+    };
+    auto with_mom = [&](auto rule_fn) {
+      each([&](int64_t i) {
+        float m = mom[i];
+        const float next = rule_fn(w[i], g[i], m);
+        mom[i] = m;
+        return next;
+      });
+    };
+    switch (rule) {
+      case Sgd::kPlain:
+        each([&](int64_t i) { return SgdRule(p, w[i], g[i]); });
+        break;
+      case Sgd::kMomentum:
+        with_mom([&](float wi, float gi, float& m) { return SgdMomRule(p, momentum, wi, gi, m); });
+        break;
+      case Sgd::kNag:
+        with_mom([&](float wi, float gi, float& m) { return NagMomRule(p, momentum, wi, gi, m); });
+        break;
+    }
+  });
+}
+
 void RegisterOptimizer(KernelTable& t) {
   constexpr uint64_t kReal = tensor::kFloatMask;  // float32 and float64, as MXNet's cpu updates
   t.Add<SgdKernel>("sgd_update", kReal);

@@ -54,4 +54,15 @@ inline T NagMomRule(const UpdateParams& p, float momentum, T w, T g, T& mom) {
   return w - m + (T(momentum) + T(1)) * (m - T(p.lr) * gi);
 }
 
+/// The rules of the sgd family: sgd_update, sgd_mom_update, nag_mom_update.
+enum class Sgd { kPlain, kMomentum, kNag };
+
+/// One float32 weight's update by `rule` (SgdRule, SgdMomRule or NagMomRule) over n elements: the
+/// new weights into output `out` of `c` as its req says (none for null; the momentum `mom`, null
+/// for kPlain, advances anyway). `w` may be that output (in place). Runs in the ISA variants
+/// (optimizer.cc): the multi-tensor ops of optimizer_more.cc call it per weight, because Gluon's
+/// Trainer sends its sgd updates through them.
+void SgdUpdateF32(const KernelCall& c, size_t out, const UpdateParams& p, Sgd rule, float momentum, const float* w,
+                  const float* g, float* mom, int64_t n);
+
 }  // namespace weft::cpu

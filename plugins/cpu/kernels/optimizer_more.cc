@@ -13,6 +13,7 @@
 //       multi_lars: OPS.md.
 // States are aux states, updated in place; they advance even when the output's req is null.
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "optimizer.h"
@@ -71,8 +72,6 @@ void StoreWeights(const KernelCall& c, size_t o, int64_t n, V v) {
 }
 
 // ---- SGD family: one weight (mp_*) or num_weights (multi_*) -------------------------------------
-
-enum class Sgd { kPlain, kMomentum, kNag };
 
 // One weight's update, computed in C (float, or double for float64 weights): grad g (T), weight w
 // (T) or its float32 master copy w32, momentum state (C).
@@ -180,6 +179,13 @@ class MultiSgdKernel {
           p.wd = c.inputs[2 * n_ + 1].data<float>()[i];
         }
         C* mom = rule_ == Sgd::kPlain ? nullptr : c.aux[i * states_].data<C>();
+        if constexpr (std::is_same_v<T, float> && std::is_same_v<C, float>) {
+          if (!mp_) {  // Gluon's Trainer path: the vectorised loop of optimizer.cc
+            SgdUpdateF32(c, i, p, rule_, momentum_, c.inputs[2 * i].data<float>(), c.inputs[2 * i + 1].data<float>(),
+                         mom, c.inputs[2 * i].size());
+            continue;
+          }
+        }
         C* w32 = mp_ ? c.aux[i * states_ + states_ - 1].data<C>() : nullptr;
         SgdGroup<T, C>(c, i, p, rule_, momentum_, static_cast<const T*>(c.inputs[2 * i].raw()),
                        static_cast<const T*>(c.inputs[2 * i + 1].raw()), mom, w32, c.inputs[2 * i].size());
