@@ -72,6 +72,23 @@ __attribute__((target("avx2"))) int RowRgbAvx2(const uint8_t* in, int w, bool mi
   return x;
 }
 
+// One gray row (c = 1), four pixels at a time in SSE2 (every x86-64 has it): gray images (MNIST-like
+// .rec files) convert one row per call, and the scalar loop was ~1 ns per pixel.
+int RowGraySse2(const uint8_t* in, int w, bool mirror, float mean, float mult, float bias, float* out) {
+  const __m128 m = _mm_set1_ps(mean), k = _mm_set1_ps(mult), b = _mm_set1_ps(bias);
+  const __m128i zero = _mm_setzero_si128();
+  int x = 0;
+  for (; x + 4 <= w; x += 4) {
+    int32_t four;
+    __builtin_memcpy(&four, in + x, 4);
+    const __m128i px = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(four), zero), zero);
+    __m128 v = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(_mm_cvtepi32_ps(px), m), k), b);
+    if (mirror) v = _mm_shuffle_ps(v, v, _MM_SHUFFLE(0, 1, 2, 3));
+    _mm_storeu_ps(out + (mirror ? w - 4 - x : x), v);
+  }
+  return x;
+}
+
 bool HasAvx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
@@ -90,6 +107,7 @@ void ToPlanes(const uint8_t* in, size_t in_stride, int w, int h, int c, bool mir
     int done = 0;
 #if defined(__x86_64__)
     if (c == 3 && HasAvx2()) done = RowRgbAvx2(row, w, mirror, mean, mult, bias, planes);
+    if (c == 1) done = RowGraySse2(row, w, mirror, mean[0], mult[0], bias[0], planes[0]);
 #endif
     RowScalar(row, done, w, c, mirror, mean, mult, bias, planes);
   }
