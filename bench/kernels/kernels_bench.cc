@@ -197,19 +197,23 @@ void BM_ActLibm(benchmark::State& st, std::string act) {
   st.SetItemsProcessed(st.iterations() * Prod(kActShape));
 }
 
-// LeNet's first max pooling (2x2, stride 2) on conv1's output, forward and backward.
-void BM_PoolKernel(benchmark::State& st, bool backward) {
-  const std::map<std::string, std::string> a = {{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}};
-  const Shape y = {kActShape[0], kActShape[1], kActShape[2] / 2, kActShape[3] / 2};
+// Max pooling, forward and backward: LeNet's first (2x2, stride 2, on conv1's output) and ResNet's
+// stem (3x3, stride 2, pad 1, at batch 8).
+struct Pool {
+  std::map<std::string, std::string> attrs;
+  Shape x, y;
+};
+
+void BM_PoolKernel(benchmark::State& st, Pool p, bool backward) {
   std::unique_ptr<KernelRun> r;
   if (!backward)
-    r = std::make_unique<KernelRun>("Pooling", a, std::vector<Shape>{kActShape}, std::vector<Shape>{y});
+    r = std::make_unique<KernelRun>("Pooling", p.attrs, std::vector<Shape>{p.x}, std::vector<Shape>{p.y});
   else
-    r = std::make_unique<KernelRun>("_backward_Pooling", a, std::vector<Shape>{y, kActShape, y},
-                                    std::vector<Shape>{kActShape});
+    r = std::make_unique<KernelRun>("_backward_Pooling", p.attrs, std::vector<Shape>{p.y, p.x, p.y},
+                                    std::vector<Shape>{p.x});
   FillSpread(r->buffer(backward ? 1 : 0));
   for (auto _ : st) r->Run();
-  st.SetItemsProcessed(st.iterations() * Prod(kActShape));
+  st.SetItemsProcessed(st.iterations() * Prod(p.x));
 }
 
 // ------------------------------------------------------------------ Convolution
@@ -333,8 +337,16 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((std::string("act/kernel_") + act + "/100x20x24x24").c_str(), BM_ActKernel, act);
     benchmark::RegisterBenchmark((std::string("act/libm_") + act + "/100x20x24x24").c_str(), BM_ActLibm, act);
   }
-  benchmark::RegisterBenchmark("pool/max2x2_fwd/100x20x24x24", BM_PoolKernel, false);
-  benchmark::RegisterBenchmark("pool/max2x2_bwd/100x20x24x24", BM_PoolKernel, true);
+  const Pool lenet{{{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}},
+                   kActShape,
+                   {kActShape[0], kActShape[1], kActShape[2] / 2, kActShape[3] / 2}};
+  const Pool resnet{{{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}, {"pool_type", "max"}},
+                    {8, 64, 112, 112},
+                    {8, 64, 56, 56}};
+  benchmark::RegisterBenchmark("pool/max2x2_fwd/100x20x24x24", BM_PoolKernel, lenet, false);
+  benchmark::RegisterBenchmark("pool/max2x2_bwd/100x20x24x24", BM_PoolKernel, lenet, true);
+  benchmark::RegisterBenchmark("pool/max3x3s2p1_fwd/8x64x112x112", BM_PoolKernel, resnet, false);
+  benchmark::RegisterBenchmark("pool/max3x3s2p1_bwd/8x64x112x112", BM_PoolKernel, resnet, true);
   benchmark::RegisterBenchmark("overhead/fc_1x1x1_call", BM_CallOverhead);
   benchmark::Initialize(&argc, argv);
   RatioReporter rep;

@@ -330,6 +330,60 @@ TEST(NNKernels, MaxPooling2x2MatchesGenericRuleWithTies) {
   CheckReqModes("_backward_Pooling", a, {gy, x, y[0]}, {shape});
 }
 
+// Max pooling with overlapping or cut windows (ResNet's 3x3 stride-2 pad-1 stem; the full
+// convention; 1-D), whose kernels compute each window's max through per-row maxima and find the
+// gradient's cell by a search, against the generic rule (as the 2x2 test above): ties frequent,
+// NaNs dropped by max and taking the gradient only as their window's first cell. Both req modes of
+// the gradient: write (rows zeroed as the windows reach them) and add.
+TEST(NNKernels, MaxPoolingOverlappingWindowsMatchGenericRuleWithTies) {
+  std::mt19937 rng(static_cast<unsigned>(TestSeed()));
+  const std::vector<PoolCase> cases = {
+      {{2, 3, 9, 11}, "max", "valid", {3, 3}, {2, 2}, {1, 1}, false, true},
+      {{1, 2, 7, 6}, "max", "full", {3, 2}, {2, 1}, {1, 0}, false, true},
+      {{2, 2, 10}, "max", "valid", {3}, {2}, {1}, false, true},
+  };
+  for (const PoolCase& p : cases) {
+    SCOPED_TRACE(p.conv + " data " + ::testing::PrintToString(p.data));
+    std::vector<float> v(static_cast<size_t>(Prod(p.data)));
+    std::uniform_int_distribution<int> pick(0, 3);
+    for (float& e : v) e = static_cast<float>(pick(rng));
+    for (size_t i = 3; i < v.size(); i += 23) v[i] = NAN;
+    const Buf x = Buf::F(p.data, v);
+    std::vector<int64_t> oshape;
+    const Buf ref_y = PoolRef(p, x, oshape);  // max skips NaN, as std::max from -inf
+    const bool two = p.data.size() == 4;
+    const int64_t nc = p.data[0] * p.data[1], h = two ? p.data[2] : 1, w = p.data.back();
+    const int64_t kh = two ? p.kernel[0] : 1, kw = p.kernel.back(), sh = two ? p.stride[0] : 1, sw = p.stride.back();
+    const int64_t ph = two ? p.pad[0] : 0, pw = p.pad.back(), oh = two ? oshape[2] : 1, ow = oshape.back();
+    std::vector<float> go = Random(rng, Prod(oshape)), ref_gx(v.size(), 0.0f);
+    for (int64_t q = 0; q < nc; ++q)
+      for (int64_t a = 0; a < oh; ++a)
+        for (int64_t b = 0; b < ow; ++b) {
+          const int64_t hs = std::max<int64_t>(a * sh - ph, 0), ws = std::max<int64_t>(b * sw - pw, 0);
+          const int64_t he = std::min({a * sh - ph + kh, h + ph, h}), we = std::min({b * sw - pw + kw, w + pw, w});
+          int64_t best = -1;
+          float picked = 0.0f;
+          for (int64_t i = hs; i < he; ++i)
+            for (int64_t j = ws; j < we; ++j) {
+              const int64_t at = (q * h + i) * w + j;
+              if (best < 0 || v[at] > picked) best = at, picked = v[at];
+            }
+          if (best >= 0) ref_gx[best] += go[(q * oh + a) * ow + b];
+        }
+    Attrs attrs = {{"pool_type", "max"},
+                   {"pooling_convention", p.conv},
+                   {"kernel", weft_tuple(p.kernel)},
+                   {"stride", weft_tuple(p.stride)},
+                   {"pad", weft_tuple(p.pad)}};
+    const Buf gy = Buf::F(oshape, go);
+    const std::vector<Buf> y = RunOp("Pooling", attrs, {x}, {oshape});
+    EXPECT_EQ(y[0].floats(), ref_y.floats());
+    const std::vector<Buf> gx = RunOp("_backward_Pooling", attrs, {gy, x, y[0]}, {p.data});
+    EXPECT_EQ(gx[0].floats(), ref_gx);
+    CheckReqModes("_backward_Pooling", attrs, {gy, x, y[0]}, {p.data});
+  }
+}
+
 }  // namespace
 }  // namespace wtest
 

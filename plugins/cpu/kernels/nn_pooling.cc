@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "isa_dispatch.h"
 #include "nn_common.h"
@@ -207,6 +208,83 @@ void Max2x2Backward(const PoolGeom& g, int64_t p0, int64_t p1, const float* gy, 
     }
 }
 
+// 2-D max pooling of any window, stride and padding (ResNet's and Inception's 3x3 stride-2 stems):
+// windows overlap, so the 2x2 tiling does not apply. IsMax2d: 2-D max pooling other than the 2x2
+// tiling, float32.
+bool IsMax2d(const PoolGeom& g) { return g.type == PoolType::kMax && g.id == 1 && g.kd == 1 && !IsMax2x2(g); }
+
+// rowmax[q] = the max of column q over the input rows of output row oy of plane xp (std::max from
+// -inf, so NaN is skipped): one vector loop over whole rows, shared by all the row's windows.
+inline void RowMax(const PoolGeom& g, const float* xp, int64_t oy, float* rowmax) {
+  const PoolWindow3 rows = g.Window3(0, oy, 0);
+  for (int64_t q = 0; q < g.iw; ++q) rowmax[q] = -INFINITY;
+  for (int64_t h = rows.h0; h < rows.h1; ++h) {
+    const float* r = xp + h * g.iw;
+    for (int64_t q = 0; q < g.iw; ++q) rowmax[q] = std::max(rowmax[q], r[q]);
+  }
+}
+
+// The max of window w's columns of rowmax: the window's max, as the generic loop finds it (max is
+// exact, and both orders skip NaN).
+inline float WindowMax(const PoolWindow3& w, const float* rowmax) {
+  float acc = -INFINITY;
+  for (int64_t q = w.w0; q < w.w1; ++q) acc = std::max(acc, rowmax[q]);
+  return acc;
+}
+
+// Forward of planes [p0, p1): RowMax per output row, then WindowMax per window.
+template <typename Assign>
+void Max2dForward(const PoolGeom& g, int64_t p0, int64_t p1, const float* x, float* y, float* rowmax, Assign assign) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const float* xp = x + p * g.in_plane();
+    float* yp = y + p * g.out_plane();
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      RowMax(g, xp, oy, rowmax);
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const PoolWindow3 w = g.Window3(0, oy, ox);
+        assign(yp[oy * g.ow + ox], w.h0 >= w.h1 || w.w0 >= w.w1 ? 0.0f : WindowMax(w, rowmax));  // all padding: 0
+      }
+    }
+  }
+}
+
+// gx += the gradient of planes [p0, p1). The generic loop's rule (the window's first cell, replaced
+// by each later cell strictly greater than the best so far) picks the first cell when it is NaN,
+// else the first cell equal to the window's max over its other values: found by a backward scan of
+// selects, with no chain of compares through the running max (that chain, about four cycles a
+// cell, bounded the generic loop).
+// With `zero` (req write) each gx row is zeroed just before the first window reaching it, so the
+// scattered adds hit rows in cache rather than a plane zeroed (and evicted) beforehand.
+void Max2dBackward(const PoolGeom& g, int64_t p0, int64_t p1, const float* gy, const float* x, float* gx, float* rowmax,
+                   bool zero) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const float* xp = x + p * g.in_plane();
+    float* gp = gx + p * g.in_plane();
+    const float* gyp = gy + p * g.out_plane();
+    int64_t zeroed = 0;  // gx rows [0, zeroed) of this plane are zero or written
+    auto zero_rows_until = [&](int64_t end) {
+      if (zero && end > zeroed) std::fill(gp + zeroed * g.iw, gp + end * g.iw, 0.0f);
+      zeroed = std::max(zeroed, end);
+    };
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      zero_rows_until(g.Window3(0, oy, 0).h1);
+      RowMax(g, xp, oy, rowmax);
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const PoolWindow3 w = g.Window3(0, oy, ox);
+        if (w.h0 >= w.h1 || w.w0 >= w.w1) continue;
+        int64_t best = w.h0 * g.iw + w.w0;
+        if (!std::isnan(xp[best])) {
+          const float m = WindowMax(w, rowmax);
+          for (int64_t h = w.h1 - 1; h >= w.h0; --h)
+            for (int64_t q = w.w1 - 1; q >= w.w0; --q) best = xp[h * g.iw + q] == m ? h * g.iw + q : best;
+        }
+        gp[best] += gyp[oy * g.ow + ox];
+      }
+    }
+    zero_rows_until(g.ih);  // rows no window reaches
+  }
+}
+
 // The window loops of any geometry, over planes [p0, p1): max / avg / sum of each window.
 template <typename T, typename Assign>
 void GenericForward(const PoolGeom& g, int64_t p0, int64_t p1, const T* x, T* y, Assign assign) {
@@ -272,8 +350,10 @@ class PoolingForward {
 
  private:
   static void Run(const PoolGeom& g, int64_t p0, int64_t p1, const float* x, float* y, int32_t req) {
+    std::vector<float> rowmax(IsMax2d(g) ? static_cast<size_t>(g.iw) : 0);
     weft::sdk::WithReq(req, [&](auto assign) {
       if (IsMax2x2(g)) return Max2x2Forward(g, p0, p1, x, y, assign);
+      if (IsMax2d(g)) return Max2dForward(g, p0, p1, x, y, rowmax.data(), assign);
       GenericForward(g, p0, p1, x, y, assign);
     });
   }
@@ -307,6 +387,10 @@ class PoolingBackward {
     // A plane's windows write only that plane of gx, so runs of planes go to different threads.
     ParallelChunks(g.n * g.c, g.n * g.c * g.in_plane(), [&](int64_t p0, int64_t p1, int) {
       if (tiled && !add) return isa::Dispatch([&] { Max2x2Backward(g, p0, p1, gy, x, gx, weft::sdk::AssignWrite{}); });
+      if (IsMax2d(g)) {
+        std::vector<float> rowmax(static_cast<size_t>(g.iw));
+        return isa::Dispatch([&] { Max2dBackward(g, p0, p1, gy, x, gx, rowmax.data(), !add); });
+      }
       if (!add) std::fill(gx + p0 * g.in_plane(), gx + p1 * g.in_plane(), 0.0f);
       isa::Dispatch([&] { AccumulateGrad(g, p0, p1, gy, x, gx); });
     });
