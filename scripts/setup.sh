@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# Installs every Debian package from scripts/packages.txt that is not installed yet.
-# Usage: scripts/setup.sh [--bench]   (--bench adds scripts/packages-bench.txt: the PyTorch peer)
+# Installs the Debian packages of scripts/packages-main.txt and scripts/packages.txt that are not
+# installed yet.
+# Usage: scripts/setup.sh [--main | --bench]
+#   --main   only scripts/packages-main.txt: what the README's main command builds and runs
+#   --bench  adds scripts/packages-bench.txt (the PyTorch peer)
 # Runs as root (or through sudo when it is available). Idempotent: a second run installs nothing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-lists=("$here/packages.txt")
-[[ "${1:-}" == "--bench" ]] && lists+=("$here/packages-bench.txt")
+lists=("$here/packages-main.txt")
+case "${1:-}" in
+  --main) ;;
+  --bench) lists+=("$here/packages.txt" "$here/packages-bench.txt") ;;
+  "") lists+=("$here/packages.txt") ;;
+  *) echo "setup: unknown option '$1' (use --main, --bench or nothing)" >&2; exit 2 ;;
+esac
 mapfile -t wanted < <(grep -hv '^\s*#' "${lists[@]}" | awk 'NF {print $1}')
 missing=()
 for p in "${wanted[@]}"; do
