@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--channels", channels, "output channels (1: gray)");
   app.add_flag("--mnist", mnist,
                "train_mnist's input instead: no crop, mirror or mean/std, pixels scaled to [0, 1], shuffled");
+  app.add_flag("--decode-on-engine", o.decode_on_engine, "decode each batch as an engine operation");
   CLI11_PARSE(app, argc, argv);
   o.data_shape = weft::Shape(channels, crop, crop);
   if (mnist) {

@@ -6,14 +6,17 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
 
 #include "io/batch_buffer.h"
 #include "io/batch_plan.h"
+#include "io/fork_join.h"
 #include "io/image_transform.h"
 #include "io/seed.h"
+#include "weft/engine.h"
 #include "weft/logging.h"
 #include "weft/recordio.h"
 
@@ -47,6 +50,29 @@ std::unordered_map<uint64_t, std::vector<float>> ReadLabelList(const std::string
   return out;
 }
 
+// decode_on_engine: what a batch's decode operation needs, shared with the operations in flight
+// (they may outlive the iterator).
+struct EngineDecoder {
+  EngineDecoder(std::shared_ptr<const io_detail::ImageTransform> t, int threads, std::string rec, std::string of_part)
+      : transform(std::move(t)),
+        team(threads),
+        scratch(static_cast<size_t>(threads)),
+        path(std::move(rec)),
+        part(std::move(of_part)) {}
+  std::shared_ptr<const io_detail::ImageTransform> transform;
+  io_detail::ForkJoin team;
+  std::vector<io_detail::ImageTransform::Scratch> scratch;  // one per team thread
+  std::mutex run;          // one batch at a time (several cpu workers may run decode operations)
+  std::string path, part;  // the .rec file and Impl::PartText(), for errors
+};
+
+// One batch's images as a worker read them, for its decode operation.
+struct PendingImages {
+  std::vector<std::vector<uint8_t>> payload;   // the encoded images
+  std::vector<uint64_t> position, id, offset;  // per image: its draw position; for errors
+  std::vector<size_t> sample;
+};
+
 }  // namespace
 
 struct ImageRecordIter::Impl : ThreadedDataIter::Producer {
@@ -60,7 +86,8 @@ struct ImageRecordIter::Impl : ThreadedDataIter::Producer {
   std::unique_ptr<RecordIOReader> reader;
   std::vector<RecordIOExtent> extents;
   std::unordered_map<uint64_t, std::vector<float>> label_map;
-  std::unique_ptr<io_detail::ImageTransform> transform;
+  std::shared_ptr<const io_detail::ImageTransform> transform;
+  std::shared_ptr<EngineDecoder> engine_decoder;  // decode_on_engine
   std::unique_ptr<BatchPlan> plan;
   std::vector<std::unique_ptr<Worker>> workers;
   uint32_t aug_seed = 0;
@@ -102,27 +129,89 @@ struct ImageRecordIter::Impl : ThreadedDataIter::Producer {
     return {reinterpret_cast<const uint8_t*>(w.record.data()), w.record.size()};
   }
 
-  void OneImage(size_t sample, uint64_t position, Worker& w, uint8_t* data, float* label, int* index) const {
+  // "'x.rec' record" or "'x.rec' record ... of part i/n" pieces of the error messages.
+  std::string PartText() const {
+    return o.num_parts > 1 ? fmt::format(" of part {}/{}", o.part_index, o.num_parts) : std::string();
+  }
+
+  // Reads record `sample`: its labels and id into the batch; returns its encoded image (in w).
+  std::span<const uint8_t> ReadImage(size_t sample, Worker& w, float* label, int* index, uint64_t* id) const {
     const RecordIOExtent& e = extents[sample];
+    w.raw.resize(e.bytes);
+    reader->ReadBytes(e.offset, e.bytes, w.raw.data());
+    std::span<const uint8_t> payload;
+    const ImageRecordHeader h = UnpackImageRecord(RecordBytes(w, e), &payload);
+    *id = h.id;
+    *index = static_cast<int>(h.id);
+    Labels(h, label);
+    return payload;
+  }
+
+  void OneImage(size_t sample, uint64_t position, Worker& w, uint8_t* data, float* label, int* index) const {
     uint64_t id = 0;
     try {
-      w.raw.resize(e.bytes);
-      reader->ReadBytes(e.offset, e.bytes, w.raw.data());
-      std::span<const uint8_t> payload;
-      const ImageRecordHeader h = UnpackImageRecord(RecordBytes(w, e), &payload);
-      id = h.id;
-      *index = static_cast<int>(h.id);
-      Labels(h, label);
+      const std::span<const uint8_t> payload = ReadImage(sample, w, label, index, &id);
       io_detail::DrawRng rng(io_detail::DrawSeed(aug_seed, position));
       transform->Process(payload, rng, w.scratch, data);
     } catch (const Error& err) {
-      Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", o.path_imgrec, sample,
-           o.num_parts > 1 ? fmt::format(" of part {}/{}", o.part_index, o.num_parts) : std::string(), id, e.offset,
-           err.what());
+      Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", o.path_imgrec, sample, PartText(), id,
+           extents[sample].offset, err.what());
     }
   }
 
+  // decode_on_engine: reads the batch's records here and pushes their decoding as one operation
+  // writing `data` (a cpu array nobody has used yet). Record errors are thrown here (so by Next);
+  // image errors by the operation (so at the array's first wait).
+  NDArray PushDecode(const BatchPlan::Batch& b, Worker& w, float* labels, std::vector<int>* index,
+                     const ThreadedDataIter::Worker& worker) const {
+    auto job = std::make_shared<PendingImages>();
+    for (size_t i = 0; i < b.samples.size(); ++i) {
+      if (worker.stopping()) return NDArray();
+      uint64_t id = 0;
+      try {
+        const std::span<const uint8_t> payload =
+            ReadImage(b.samples[i], w, labels + i * static_cast<size_t>(o.label_width), &(*index)[i], &id);
+        job->payload.emplace_back(payload.begin(), payload.end());
+      } catch (const Error& err) {
+        Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", o.path_imgrec, b.samples[i],
+             PartText(), id, extents[b.samples[i]].offset, err.what());
+      }
+      job->position.push_back(b.positions[i]);
+      job->id.push_back(id);
+      job->offset.push_back(extents[b.samples[i]].offset);
+      job->sample.push_back(b.samples[i]);
+    }
+    io_detail::BatchBuffer data(Shape(o.batch_size, o.data_shape[0], o.data_shape[1], o.data_shape[2]), o.dtype,
+                                o.context);
+    uint8_t* host = data.host();
+    NDArray array = data.Finish();
+    const size_t per = transform->out_bytes(), rows = static_cast<size_t>(o.batch_size);
+    Engine::Get()->PushSync(
+        [dec = engine_decoder, job, host, per, rows, seed = aug_seed, array](RunContext) {
+          std::lock_guard<std::mutex> lock(dec->run);
+          dec->team.Run(job->payload.size(), [&](size_t i, int t) {
+            try {
+              io_detail::DrawRng rng(io_detail::DrawSeed(seed, job->position[i]));
+              dec->transform->Process(job->payload[i], rng, dec->scratch[static_cast<size_t>(t)], host + i * per);
+            } catch (const Error& err) {
+              Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", dec->path, job->sample[i],
+                   dec->part, job->id[i], job->offset[i], err.what());
+            }
+          });
+          const size_t used = job->payload.size();
+          std::memset(host + used * per, 0, (rows - used) * per);
+        },
+        o.context, {}, {array.var()}, FnProperty::kNormal, 0, "ImageRecordIterDecode");
+    return array;
+  }
+
   void Restart(uint64_t delivered) override { plan->BeginEpoch(delivered); }
+
+  // The label rows past the `used` images are zeros (round_batch=0's short batch).
+  void FillLabelPad(size_t used, float* labels) const {
+    std::fill(labels + used * static_cast<size_t>(o.label_width),
+              labels + static_cast<size_t>(o.batch_size) * static_cast<size_t>(o.label_width), 0.0f);
+  }
 
   bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker& worker) override {
     BatchPlan::Batch b;
@@ -134,6 +223,14 @@ struct ImageRecordIter::Impl : ThreadedDataIter::Producer {
     auto* labels = reinterpret_cast<float*>(label.host());
     out->index.assign(static_cast<size_t>(o.batch_size), 0);
     Worker& w = *workers[static_cast<size_t>(worker.index())];
+    if (engine_decoder) {
+      out->data = PushDecode(b, w, labels, &out->index, worker);
+      if (out->data.is_none()) return false;  // stopping
+      FillLabelPad(b.samples.size(), labels);
+      out->pad_num = b.pad;
+      out->label = label.Finish();
+      return true;
+    }
     for (size_t i = 0; i < b.samples.size(); ++i) {
       if (worker.stopping()) return false;  // dropped anyway
       OneImage(b.samples[i], b.positions[i], w, data.host() + i * per, labels + i * static_cast<size_t>(o.label_width),
@@ -142,8 +239,7 @@ struct ImageRecordIter::Impl : ThreadedDataIter::Producer {
     // round_batch=0: the rows past the data are zeros (deterministic, unlike MXNet's stale rows).
     const size_t used = b.samples.size();
     std::memset(data.host() + used * per, 0, (static_cast<size_t>(o.batch_size) - used) * per);
-    std::fill(labels + used * static_cast<size_t>(o.label_width),
-              labels + static_cast<size_t>(o.batch_size) * static_cast<size_t>(o.label_width), 0.0f);
+    FillLabelPad(used, labels);
     out->pad_num = b.pad;
     out->data = data.Finish();
     out->label = label.Finish();
@@ -170,6 +266,14 @@ ImageRecordIter::ImageRecordIter(const ImageRecordIterOptions& options) {
                                   o.round_batch ? io_detail::LastBatch::kRoundBatch : io_detail::LastBatch::kPartial,
                                   o.shuffle, static_cast<uint32_t>(111 + o.seed));
   m.aug_seed = static_cast<uint32_t>(o.seed_aug.value_or(o.seed));
+  if (o.decode_on_engine) {
+    WEFT_CHECK(o.context.GetDeviceType() == "cpu",
+               "ImageRecordIter: decode_on_engine needs a cpu context (the operation writes the batch in host "
+               "memory), got {}; use context cpu or leave decode_on_engine off",
+               o.context);
+    m.engine_decoder =
+        std::make_shared<EngineDecoder>(m.transform, RecommendedCpuMathThreads(), o.path_imgrec, m.PartText());
+  }
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const int threads = std::clamp(o.preprocess_threads, 1, cores);
   for (int i = 0; i < threads; ++i) m.workers.push_back(std::make_unique<Impl::Worker>());

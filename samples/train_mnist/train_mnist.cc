@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   app.add_option("--val-rec", val_rec, "read the validation images from <prefix>.rec/.idx")->needs("--train-rec");
   app.add_option("--decode-threads", decode_threads, "image decoding threads with --train-rec")
       ->check(CLI::Range(1, 64));
+  bool decode_on_engine = false;
+  app.add_flag("--decode-on-engine", decode_on_engine,
+               "with --train-rec: decode each batch as an engine operation between the training's operations, on "
+               "the compute threads (the decoding threads then only read the records)");
   bool replace_network = false, reset_optimizer = false, no_nan_check = false;
   app.add_flag("--replace-network", replace_network, "let --model-prefix replace checkpoints of another network");
   app.add_flag("--reset-optimizer", reset_optimizer, "resume with fresh optimizer states (needed without .states)");
@@ -93,6 +97,7 @@ int main(int argc, char** argv) {
       o.batch_size = batch_size;
       o.scale = 1.0f / 255;
       o.preprocess_threads = decode_threads;
+      o.decode_on_engine = decode_on_engine;
       o.num_parts = workers;
       o.part_index = rank;
       o.path_imgrec = train_rec + ".rec";

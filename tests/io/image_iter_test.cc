@@ -247,6 +247,73 @@ TEST(ImageRecordIter, DecodeErrorReachesNextNamingTheRecord) {
   }
 }
 
+// decode_on_engine: the same batches as the worker threads make (augmented and shuffled, float32;
+// uint8 with a short last batch whose zero rows the operation writes), whatever the team size.
+TEST(ImageRecordIter, EngineDecodingGivesTheSameBatches) {
+  for (int threads : {1, 3}) {
+    ImageRecordIterOptions e = Augmenting(threads, 7);
+    e.decode_on_engine = true;
+    EXPECT_EQ(RunEpochs(Augmenting(threads, 7), 3), RunEpochs(e, 3)) << threads << " reading threads";
+  }
+  ImageRecordIterOptions o;
+  o.path_imgrec = DataPath("jpg.rec");
+  o.data_shape = Shape(3, 32, 30);
+  o.batch_size = 5;
+  o.dtype = DType::kUint8;
+  o.round_batch = false;
+  ImageRecordIterOptions e = o;
+  e.decode_on_engine = true;
+  ImageRecordIter a(o), b(e);
+  int batches = 0;
+  for (; a.Next(); ++batches) {
+    ASSERT_TRUE(b.Next());
+    EXPECT_EQ(Bytes(a.GetData()), Bytes(b.GetData())) << batches;
+    EXPECT_EQ(Floats(a.GetLabel()), Floats(b.GetLabel())) << batches;
+    EXPECT_EQ(a.GetPadNum(), b.GetPadNum()) << batches;
+  }
+  EXPECT_FALSE(b.Next());
+  EXPECT_EQ(batches, 4);  // 16 images: 5 + 5 + 5 + 1
+}
+
+// With decode_on_engine a corrupt image fails its batch's data array, naming the record, and only
+// that batch: Next returns it, its first wait throws, the following batches are whole.
+TEST(ImageRecordIter, EngineDecodeErrorFailsTheBatchNamingTheRecord) {
+  TempDir dir("engine-decode-error");
+  uint64_t offset = 0;
+  const std::string jpeg = JpegOfRecord(6);
+  ImageRecordIterOptions o;
+  o.path_imgrec = WithBadRecord(dir, 6, jpeg.substr(0, jpeg.size() / 2), &offset);
+  o.data_shape = Shape(3, 32, 32);
+  o.batch_size = 2;
+  o.decode_on_engine = true;
+  ImageRecordIter it(o);
+  for (int b = 0; b < 8; ++b) {
+    ASSERT_TRUE(it.Next()) << "batch " << b;
+    const std::string msg = ErrorOf([&] { it.GetData().WaitToRead(); });
+    if (b != 3) {
+      EXPECT_EQ(msg, "") << "batch " << b;
+      continue;
+    }
+    EXPECT_NE(msg.find("record 6 "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("image id 6"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(fmt::format("byte offset {}", offset)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("bad.rec"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Premature end of JPEG"), std::string::npos) << msg;
+  }
+  EXPECT_FALSE(it.Next());
+}
+
+TEST(ImageRecordIter, EngineDecodingNeedsACpuContext) {
+  ImageRecordIterOptions o;
+  o.path_imgrec = DataPath("jpg.rec");
+  o.data_shape = Shape(3, 32, 32);
+  o.batch_size = 2;
+  o.decode_on_engine = true;
+  o.context = Context("vulkan", 0);
+  const std::string msg = ErrorOf([&] { ImageRecordIter it(o); });
+  EXPECT_NE(msg.find("decode_on_engine needs a cpu context"), std::string::npos) << msg;
+}
+
 TEST(ImageRecordIter, BadRecordsAreClearErrors) {
   TempDir dir("bad-records");
   uint64_t offset = 0;

@@ -111,6 +111,14 @@ struct WEFT_API ImageRecordIterOptions {
   float max_random_contrast = 0;
   float max_random_illumination = 0;
   bool verbose = false;  ///< print the file, part and record count at construction
+  /// weft's, not MXNet's: decode each batch as an engine operation on `context`'s compute worker
+  /// (cpu only), in parallel on RecommendedCpuMathThreads() threads, instead of on the
+  /// preprocess_threads workers (which then only read the records). The operation runs between
+  /// the training's operations rather than beside them: on a machine whose cores the training
+  /// keeps busy, a decoding thread takes them from its compute threads mid-operation. A corrupt
+  /// image then fails the batch's data array (its first wait, or an operation reading it, throws,
+  /// naming the record) instead of Next.
+  bool decode_on_engine = false;
 };
 
 class WEFT_API ImageRecordIter : public ThreadedDataIter {
