@@ -16,7 +16,7 @@ one run.
 
 --lenet DIR (made by samples/train_mnist/fmnist_to_rec.py) adds train_mnist --network lenet from
 DIR/train.rec against from the idx files (MNISTIter, in memory), median epoch samples/s of each,
-the two alternating round by round; --lenet-only runs only that.
+the three (memory, .rec, .rec with --decode-on-engine) alternating round by round; --lenet-only runs only that.
 """
 import argparse
 import os
@@ -43,7 +43,9 @@ def rate(cmd, env=None):
 
 def lenet(a):
     exe = os.path.join(a.build, "bin", "train_mnist")
-    modes = (("memory (MNISTIter)", []), (".rec (ImageRecordIter)", ["--train-rec", os.path.join(a.lenet, "train")]))
+    rec = ["--train-rec", os.path.join(a.lenet, "train")]
+    modes = (("memory (MNISTIter)", []), (".rec (ImageRecordIter)", rec),
+             (".rec, decode_on_engine", rec + ["--decode-on-engine"]))
     speeds = {name: [] for name, _ in modes}
     for r in range(a.rounds):  # the two sources alternate, so a change of the machine's load hits both
         for name, extra in modes:
@@ -112,7 +114,7 @@ def print_lenet(a):
     for k, v in s.items():
         print("| %s | %.0f |" % (k, v))
     vals = list(s.values())
-    print("\nfrom .rec / from memory: %.2f" % (vals[1] / vals[0]))
+    print("\nfrom .rec / from memory: %.2f; with decode_on_engine: %.2f" % (vals[1] / vals[0], vals[2] / vals[0]))
 
 if __name__ == "__main__":
     main()
