@@ -187,8 +187,8 @@ std::exception_ptr Collectives::State::Issue(const Op& op) {
   a.struct_size = sizeof(a);
   a.comm = comm;
   a.key = op.key.c_str();
-  a.send = weft_buffer{sizeof(weft_buffer), const_cast<void*>(op.send), 0, 0, op.count, WEFT_DTYPE_FLOAT32};
-  a.recv = weft_buffer{sizeof(weft_buffer), op.recv, 0, 0, op.count, WEFT_DTYPE_FLOAT32};
+  a.send = weft_buffer{sizeof(weft_buffer), const_cast<void*>(op.send), 0, 0, op.count, op.dtype};
+  a.recv = weft_buffer{sizeof(weft_buffer), op.recv, 0, 0, op.count, op.dtype};
   a.reduce_op = WEFT_REDUCE_SUM;
   a.root = op.root;
   a.timeout_ms = op_timeout_ms;

@@ -93,7 +93,8 @@ class Collectives {
     std::string key;  // for messages
     const void* send = nullptr;
     void* recv = nullptr;
-    uint64_t count = 0;  // float32 elements
+    uint64_t count = 0;                  // elements of `dtype`
+    int32_t dtype = WEFT_DTYPE_FLOAT32;  // WEFT_DTYPE_* of send and recv (weft::DType's values)
     int root = 0;
     /// Called once from the dispatcher thread with nullptr or the failure (weft::Error naming
     /// the peer rank, the op and the key). Must not throw.

@@ -70,6 +70,11 @@ NDArray KVStoreDist::OnHost(const NDArray& a, NDArray* staging, int priority) {
   return *staging;
 }
 
+static_assert(static_cast<int32_t>(DType::kFloat32) == WEFT_DTYPE_FLOAT32 &&
+                  static_cast<int32_t>(DType::kFloat64) == WEFT_DTYPE_FLOAT64 &&
+                  static_cast<int32_t>(DType::kInt64) == WEFT_DTYPE_INT64,
+              "Issue passes weft::DType values as the SDK's dtypes");
+
 void KVStoreDist::Issue(Collectives::Kind kind, const Key& key, const NDArray& send, const NDArray& recv,
                         int priority) {
   send.CheckAndAlloc();
@@ -87,6 +92,7 @@ void KVStoreDist::Issue(Collectives::Kind kind, const Key& key, const NDArray& s
         op.send = send.GetRawData();
         op.recv = const_cast<void*>(recv.GetRawData());
         op.count = recv.Size();
+        op.dtype = static_cast<int32_t>(recv.GetDType());  // weft::DType uses the SDK's numbering
         op.root = 0;
         op.done = [on_complete](std::exception_ptr e) { on_complete(e); };
         coll->Submit(seq, std::move(op));
@@ -164,26 +170,55 @@ void KVStoreDist::PushRowSparse(const Key& key, const std::vector<NDArray>& valu
   const Shape shape = merged.GetShape();
   const int64_t rows = shape[0];
   const size_t row_len = rows == 0 ? 0 : shape.Size() / static_cast<size_t>(rows);
-  // Two allreduces: the dense sum, and a mask of the rows any worker pushed (their union).
-  NDArray sum = CastStorage(merged, StorageType::kDefault);
-  std::vector<float> mask(static_cast<size_t>(rows), 0.0f);
+  // Only the pushed rows travel: an allgather built from allreduces (the transports' collectives
+  // are allreduce, broadcast and barrier) over one slot per rank, zeros in the others' slots.
+  // First every rank's row count, then the row ids and the rows, each rank writing its own slot;
+  // the sum of the gathered parts is the pushed gradient, row_sparse over the union of the rows.
   const NDArray idx_array = merged.aux_ndarray(kRowSparseIndices);
   std::vector<int64_t> mine(idx_array.Size());
   if (!mine.empty()) idx_array.SyncCopyToCPUBytes(mine.data(), mine.size() * sizeof(int64_t));
-  for (int64_t r : mine) mask[static_cast<size_t>(r)] = 1.0f;
-  NDArray mask_array(mask, Shape(rows), Context::cpu(0));
-  Issue(Collectives::Kind::kAllreduce, key, sum, sum, priority);
-  Issue(Collectives::Kind::kAllreduce, key, mask_array, mask_array, priority);
-  mask_array.SyncCopyToCPU(&mask);  // waits for the two allreduces (ordered: one communicator)
-  std::vector<float> dense;
-  sum.SyncCopyToCPU(&dense);
-  std::vector<int64_t> ids;
-  for (int64_t r = 0; r < rows; ++r)
-    if (mask[static_cast<size_t>(r)] != 0.0f) ids.push_back(r);
+  const auto world = static_cast<size_t>(num_workers()), me = static_cast<size_t>(rank());
+  std::vector<int64_t> counts(world, 0);
+  counts[me] = static_cast<int64_t>(mine.size());
+  NDArray counts_array(Shape(static_cast<int64_t>(world)), Context::cpu(0), false, DType::kInt64);
+  counts_array.SyncCopyFromCPUBytes(counts.data(), counts.size() * sizeof(int64_t));
+  Issue(Collectives::Kind::kAllreduce, key, counts_array, counts_array, priority);
+  counts_array.SyncCopyToCPUBytes(counts.data(), counts.size() * sizeof(int64_t));
+  size_t total = 0, before = 0;
+  for (size_t r = 0; r < world; ++r) (r < me ? before : total) += static_cast<size_t>(counts[r]);
+  total += before;
+  std::vector<std::vector<int64_t>> ids(world);
+  std::vector<std::vector<float>> rows_of(world);
+  if (total > 0) {
+    std::vector<int64_t> all_ids(total, 0);
+    std::copy(mine.begin(), mine.end(), all_ids.begin() + static_cast<std::ptrdiff_t>(before));
+    std::vector<float> all_rows(total * row_len, 0.0f), my_rows;
+    if (!mine.empty()) merged.data_ndarray().SyncCopyToCPU(&my_rows);
+    std::copy(my_rows.begin(), my_rows.end(), all_rows.begin() + static_cast<std::ptrdiff_t>(before * row_len));
+    NDArray ids_array(Shape(static_cast<int64_t>(total)), Context::cpu(0), false, DType::kInt64);
+    ids_array.SyncCopyFromCPUBytes(all_ids.data(), total * sizeof(int64_t));
+    NDArray rows_array(all_rows, Shape(static_cast<int64_t>(total * row_len)), Context::cpu(0));
+    Issue(Collectives::Kind::kAllreduce, key, ids_array, ids_array, priority);
+    Issue(Collectives::Kind::kAllreduce, key, rows_array, rows_array, priority);
+    ids_array.SyncCopyToCPUBytes(all_ids.data(), total * sizeof(int64_t));
+    rows_array.SyncCopyToCPU(&all_rows);
+    size_t at = 0;
+    for (size_t r = 0; r < world; ++r) {
+      const auto n = static_cast<size_t>(counts[r]);
+      ids[r].assign(all_ids.begin() + static_cast<std::ptrdiff_t>(at),
+                    all_ids.begin() + static_cast<std::ptrdiff_t>(at + n));
+      rows_of[r].assign(all_rows.begin() + static_cast<std::ptrdiff_t>(at * row_len),
+                        all_rows.begin() + static_cast<std::ptrdiff_t>((at + n) * row_len));
+      at += n;
+    }
+  }
+  std::vector<NDArray> parts;
+  for (size_t r = 0; r < world; ++r) {
+    parts.push_back(NDArray::CreateSparse(StorageType::kRowSparse, shape, Context::cpu(0)));
+    SetRowSparseRows(parts.back(), ids[r], rows_of[r].data(), rows_of[r].size() * sizeof(float));
+  }
   NDArray& stored = Stored(key);
-  NDArray grad = NDArray::CreateSparse(StorageType::kRowSparse, shape, stored.GetContext());
-  SetRowSparseFromDense(grad, ids, dense.data(), row_len * sizeof(float));
-  ApplyUpdate(key, grad, &stored);
+  ApplyUpdate(key, SumRowSparse(parts, stored.GetContext()), &stored);
 }
 
 void KVStoreDist::Flush() {

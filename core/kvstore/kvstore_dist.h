@@ -69,9 +69,10 @@ class KVStoreDist final : public KVStoreLocal {
 
  protected:
   void InitImpl(const Key& key, const NDArray& value) override;
-  /// Row_sparse values (every one, with an updater): their sum and a mask of the rows pushed are
-  /// allreduced (dense: Gloo sums dense buffers), and the updater gets the sum as row_sparse over
-  /// the union of every worker's rows, so the optimizer updates those rows lazily, as MXNet's
+  /// Row_sparse values (every one, with an updater): only the pushed rows travel, gathered with
+  /// allreduces over one slot per worker (the row counts, then the row ids and the rows: an
+  /// allgather the collectives' allreduce can make), and the updater gets their sum as row_sparse
+  /// over the union of every worker's rows, so the optimizer updates those rows lazily, as MXNet's
   /// dist_sync does. The push then waits for the allreduces (every worker pushes the same keys in
   /// the same order, as dist_sync requires anyway).
   bool RowSparsePushes() const override { return true; }

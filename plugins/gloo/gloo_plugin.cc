@@ -687,6 +687,11 @@ weft_error* RunCollective(void* state, weft_collective_args* a, OpKind kind) {
     if (kind == OpKind::kBroadcast && (a->root < 0 || a->root >= c.size))
       throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT, "gloo broadcast: root " + std::to_string(a->root) +
                                                       " is outside world_size " + std::to_string(c.size));
+    // What each allreduce moves, for tests that count a key's traffic (WEFT_LOG_LEVEL=debug).
+    if (kind == OpKind::kAllreduce)
+      sdk::Log(c.host, WEFT_LOG_DEBUG,
+               "allreduce #" + std::to_string(seq) + " of key " + std::string(a->key != nullptr ? a->key : "") + ": " +
+                   std::to_string(a->recv.count * esize) + " bytes");
     failure = RunOp(c, names[static_cast<int>(kind)], a->key, seq, timeout, [&] {
       const size_t bytes = a->recv.count * esize;
       if (kind == OpKind::kAllreduce) {

@@ -154,4 +154,28 @@ class Dist : public ::testing::Test {
   std::vector<Proc> procs_;
 };
 
+// Sums over the log lines holding `marker` of the numbers `format` reads (sscanf, up to three
+// %llu) from the text after the line's first ": " past the marker; `lines` counts those lines.
+// (Plain parsing: GCC 12's std::regex trips -Wmaybe-uninitialized in the sanitizer builds.)
+struct LogCounts {
+  unsigned long long a = 0, b = 0, c = 0;
+  int lines = 0;
+};
+inline LogCounts SumLogLines(const std::string& log, const std::string& marker, const char* format) {
+  LogCounts sum;
+  for (size_t at = log.find(marker); at != std::string::npos; at = log.find(marker, at + 1)) {
+    const size_t colon = log.find(": ", at + marker.size());
+    const size_t eol = log.find('\n', at);
+    if (colon == std::string::npos || colon > eol) continue;
+    const std::string rest = log.substr(colon + 2, eol == std::string::npos ? std::string::npos : eol - colon - 2);
+    unsigned long long v[3] = {0, 0, 0};
+    if (std::sscanf(rest.c_str(), format, &v[0], &v[1], &v[2]) < 1) continue;
+    sum.a += v[0];
+    sum.b += v[1];
+    sum.c += v[2];
+    ++sum.lines;
+  }
+  return sum;
+}
+
 }  // namespace weft_dist_test

@@ -9,6 +9,8 @@
 namespace {
 
 using weft_dist_test::Dist;
+using weft_dist_test::LogCounts;
+using weft_dist_test::SumLogLines;
 namespace fs = std::filesystem;
 
 // dist_async: pushes applied per arrival (w += g), values of an int key and a key sliced over both
@@ -42,30 +44,6 @@ TEST_F(Dist, SyncOnZmqServersEqualsTheGlooNumbers) {
   EXPECT_EQ(ExitCode(0), 0) << log;
   EXPECT_NE(log.find("[0] rank 0 of 2: values OK (dist_sync)"), std::string::npos) << log;
   EXPECT_NE(log.find("[1] rank 1 of 2: values OK (dist_sync)"), std::string::npos) << log;
-}
-
-// Sums over the log lines holding `marker` of the numbers `format` reads (sscanf, up to three
-// %llu) from the text after the line's first ": " past the marker; `lines` counts those lines.
-// (Plain parsing: GCC 12's std::regex trips -Wmaybe-uninitialized in the sanitizer builds.)
-struct LogCounts {
-  unsigned long long a = 0, b = 0, c = 0;
-  int lines = 0;
-};
-LogCounts SumLogLines(const std::string& log, const std::string& marker, const char* format) {
-  LogCounts sum;
-  for (size_t at = log.find(marker); at != std::string::npos; at = log.find(marker, at + 1)) {
-    const size_t colon = log.find(": ", at + marker.size());
-    const size_t eol = log.find('\n', at);
-    if (colon == std::string::npos || colon > eol) continue;
-    const std::string rest = log.substr(colon + 2, eol == std::string::npos ? std::string::npos : eol - colon - 2);
-    unsigned long long v[3] = {0, 0, 0};
-    if (std::sscanf(rest.c_str(), format, &v[0], &v[1], &v[2]) < 1) continue;
-    sum.a += v[0];
-    sum.b += v[1];
-    sum.c += v[2];
-    ++sum.lines;
-  }
-  return sum;
 }
 
 // The servers' debug lines for row_sparse_pulls of `key` (both parts): "row_sparse_pull of key

@@ -7,6 +7,8 @@
 namespace {
 
 using weft_dist_test::Dist;
+using weft_dist_test::LogCounts;
+using weft_dist_test::SumLogLines;
 namespace fs = std::filesystem;
 
 TEST_F(Dist, ValuesMatchTheSingleProcessStoreOnTwoWorkers) { RunTwoWorkers("values"); }
@@ -18,6 +20,23 @@ TEST_F(Dist, RowSparsePullGivesTheRowsOfAFullPull) { RunTwoWorkers("rowsparse");
 // Row_sparse pushes with sgd on the Gloo store: the round's rows (the union of every worker's) are
 // updated lazily, the other rows keep their values (dist_worker rowpush).
 TEST_F(Dist, RowSparsePushUpdatesTheUnionOfPushedRowsLazily) { RunTwoWorkers("rowpush"); }
+
+// And only the pushed rows travel (the Gloo plugin's debug line per allreduce): each worker's
+// allreduces of key 5 carry the two row counts (int64), then the 6 pushed row ids (int64) and their
+// rows of 7 floats, where the dense value alone is 301 x 7 floats.
+TEST_F(Dist, RowSparsePushOnGlooMovesOnlyThePushedRows) {
+  StartWorkers(2, {"rowpush"}, {{"WEFT_LOG_LEVEL", "debug"}});
+  WaitAll(60);
+  for (size_t i = 0; i < procs_.size(); ++i) {
+    const std::string log = Log(i);
+    ASSERT_EQ(ExitCode(i), 0) << log;
+    EXPECT_NE(log.find("rowpush OK"), std::string::npos) << log;
+    const LogCounts key5 = SumLogLines(log, "of key 5", "%llu bytes");
+    EXPECT_EQ(key5.lines, 3) << log;
+    EXPECT_EQ(key5.a, 2u * 8 + 6u * 8 + 6u * 7 * 4) << log;
+    EXPECT_LT(key5.a * 20, 301u * 7 * 4) << log;
+  }
+}
 
 // Small keys fused into buckets give the unfused results, bit for bit.
 TEST_F(Dist, BucketFusionGivesTheUnfusedResults) { RunTwoWorkers("buckets"); }
