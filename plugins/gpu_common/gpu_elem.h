@@ -5,6 +5,7 @@
 //                        (Cast, one_hot, argmax, zeros_like), so those ops need one instantiation
 //                        per write request instead of one per dtype pair
 //   UniformAt            the counter-based random stream of Dropout / rrelu (the cpu plugin's)
+//   FillMap, FillAnyMap  the fills every family uses (float32; any data-movement dtype)
 // Conversions follow the cpu plugin (plugins/cpu/kernels/tensor_util.h Convert): float to integer
 // truncates toward zero and saturates, NaN gives 0; half goes through float; integer to integer
 // and integer to float are C++ conversions. Pure functions: thread-safe.

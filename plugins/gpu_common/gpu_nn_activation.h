@@ -105,9 +105,7 @@ inline Act ParseAct(const KernelSetup& s) {
     using sdk::LeakyType;
     const LeakyType t = s.Params<sdk::LeakyReLUParam>().act_type;
     if (t == LeakyType::kPrelu || t == LeakyType::kRrelu)
-      Unsupported(s,
-                  "act_type prelu and rrelu have per-channel or random slopes: LeakyKernel (gpu_nn_extra.h) runs "
-                  "them");
+      Unsupported(s, "act_type prelu and rrelu have per-channel or random slopes: LeakyKernel runs them");
     return t == LeakyType::kLeaky  ? Act::kLeaky
            : t == LeakyType::kElu  ? Act::kElu
            : t == LeakyType::kSelu ? Act::kSelu
@@ -243,7 +241,7 @@ inline ChannelView PreluView(const KernelSetup& s, const TensorDesc& x, const Te
 }
 
 /// LeakyReLU and _backward_LeakyReLU for every act_type: prelu and rrelu here, the others through
-/// ActivationKernel / ActivationBackwardKernel (gpu_ops.h).
+/// ActivationKernel / ActivationBackwardKernel (above).
 template <class L>
 class LeakyKernel {
  public:
