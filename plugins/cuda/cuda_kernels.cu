@@ -610,31 +610,34 @@ void RegisterCudaKernels(sdk::KernelTable& table) {
   // math_files name that class's file.
   using Scope = sdk::KernelTable::SourceScope;
   {
-    Scope fallback(table, {kGpuOpsSource, kGpuMathSource});
+    Scope fallback(table, {kGpuNnActivationSource});
     table.Add<CudnnActivation<false>>("Activation", kF32);
     table.Add<CudnnActivation<true>>("_backward_Activation", kF32);
+  }
+  {
+    Scope fallback(table, {kGpuSoftmaxSource});
     table.Add<CudnnSoftmax<false, false>>("softmax", kF32);
     table.Add<CudnnSoftmax<false, true>>("_backward_softmax", kF32);
     table.Add<CudnnSoftmax<true, false>>("log_softmax", kF32);
     table.Add<CudnnSoftmax<true, true>>("_backward_log_softmax", kF32);
   }
   {
-    Scope fallback(table, {kGpuPoolSource});
+    Scope fallback(table, {kGpuNnPoolingSource});
     table.Add<CudnnPooling<false>>("Pooling", kF32);
     table.Add<CudnnPooling<true>>("_backward_Pooling", kF32);
   }
   {
-    Scope fallback(table, {kGpuBatchNormSource});
+    Scope fallback(table, {kGpuNormBatchNormSource});
     table.Add<CudnnBatchNorm>("BatchNorm", kF32);
     table.Add<CudnnBatchNormBackward>("_backward_BatchNorm", kF32);
   }
   {
-    Scope fallback(table, {kGpuNnExtraSource});
+    Scope fallback(table, {kGpuNormLrnSource});
     table.Add<CudnnLrn>("LRN", kF32);
     table.Add<CudnnLrn>("_backward_LRN", kF32);
   }
   {
-    Scope fallback(table, {CudnnConvSource(), kGpuConvSource});
+    Scope fallback(table, {CudnnConvSource(), kGpuNnConvSource});
     table.Add<CudnnConvolution>("Convolution", kF32);
     table.Add<CudnnConvolutionBackward>("_backward_Convolution", kF32);
   }

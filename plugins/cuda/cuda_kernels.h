@@ -1,5 +1,5 @@
 // CUDA plugin — the kernels half (cuda_kernels.cu, compiled by nvcc): the shared GPU kernel layer
-// (plugins/gpu_common/gpu_ops.h) launched on CUDA streams, GEMMs through cuBLAS.
+// (plugins/gpu_common, registered by gpu_register.h) launched on CUDA streams, GEMMs through cuBLAS.
 #pragma once
 
 #include "gpu_device.h"

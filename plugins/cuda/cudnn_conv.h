@@ -1,4 +1,4 @@
-// CUDA plugin — cuDNN descriptors for one convolution geometry (plugins/gpu_common/gpu_conv.h's
+// CUDA plugin — cuDNN descriptors for one convolution geometry (plugins/gpu_common/gpu_nn_conv.h's
 // ConvGeometry, MXNet's attributes). Plain host code: cuDNN creates and fills descriptors without a
 // device or handle, so tests/gpu/cudnn_desc_test checks them on machines without a GPU.
 //
@@ -13,7 +13,7 @@
 #include <array>
 #include <string>
 
-#include "gpu_conv.h"
+#include "gpu_nn_conv.h"
 
 namespace weft::cuda {
 

@@ -23,8 +23,10 @@
 #include <string>
 
 #include "cudnn_conv.h"
-#include "gpu_batch_norm.h"
-#include "gpu_pool.h"
+#include "gpu_nn_activation.h"
+#include "gpu_nn_pooling.h"
+#include "gpu_norm_batch_norm.h"
+#include "gpu_softmax.h"
 
 namespace weft::cuda {
 

@@ -5,6 +5,7 @@
 //                        (Cast, one_hot, argmax, zeros_like), so those ops need one instantiation
 //                        per write request instead of one per dtype pair
 //   UniformAt            the counter-based random stream of Dropout / rrelu (the cpu plugin's)
+//   FillMap, FillAnyMap  the fills every family uses (float32; any data-movement dtype)
 // Conversions follow the cpu plugin (plugins/cpu/kernels/tensor_util.h Convert): float to integer
 // truncates toward zero and saturates, NaN gives 0; half goes through float; integer to integer
 // and integer to float are C++ conversions. Pure functions: thread-safe.
@@ -195,5 +196,29 @@ using sdk::random::SplitMix64;
 WEFT_HD inline float UniformAt(uint64_t seed, uint64_t i) {
   return static_cast<float>(SplitMix64(seed ^ SplitMix64(i)) >> 40) * (1.0f / 16777216.0f);
 }
+
+/// NaN test that needs no <cmath> overload on the device (reductions, argmax).
+template <typename T>
+WEFT_HD bool IsNan(T v) {
+  return v != v;
+}
+
+// ---- fills: functors every family uses ------------------------------------------------------------
+
+/// out[i] = value (write) or out[i] += 0 (add: nothing to do; the launcher skips it).
+struct FillMap {
+  float* out;
+  float value;
+  WEFT_HD void operator()(int64_t i) const { out[i] = value; }
+};
+
+/// out[i] (=|+=) value, any kMoveDTypes dtype (zeros_like, ones_like, zeroed gradients).
+template <class Assign>
+struct FillAnyMap {
+  void* out;
+  int32_t dtype;
+  Scalar value;
+  WEFT_HD void operator()(int64_t i) const { StoreScalar<Assign>(out, dtype, i, value); }
+};
 
 }  // namespace weft::WEFT_GPU_NS

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "gpu_port.h"
+#include "weft/sdk/operator.h"
 
 namespace weft::WEFT_GPU_NS {
 
@@ -78,5 +79,15 @@ WEFT_HD inline void GemmStore(const GemmArgs& g, int64_t bx, int64_t by, int tx,
 inline int64_t GemmSteps(const GemmArgs& g) { return (g.k + kGemmTile - 1) / kGemmTile; }
 inline int64_t GemmBlocksX(const GemmArgs& g) { return (g.n + kGemmTile - 1) / kGemmTile; }
 inline int64_t GemmBlocksY(const GemmArgs& g) { return (g.m + kGemmTile - 1) / kGemmTile; }
+
+/// The arguments of C (=|+=) op(A)·op(B) for L::Gemm, beta from the write request `req`.
+inline GemmArgs MakeGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                         int64_t ldb, int32_t req, float* c, int64_t ldc) {
+  GemmArgs g;
+  g.trans_a = ta, g.trans_b = tb, g.m = m, g.n = n, g.k = k;
+  g.a = a, g.lda = lda, g.b = b, g.ldb = ldb, g.c = c, g.ldc = ldc;
+  g.beta = req == WEFT_REQ_ADD ? 1.0f : 0.0f;
+  return g;
+}
 
 }  // namespace weft::WEFT_GPU_NS

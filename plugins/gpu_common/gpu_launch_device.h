@@ -16,9 +16,9 @@
 #include <algorithm>
 #include <string>
 
+#include "gpu_broadcast.h"
 #include "gpu_device.h"
 #include "gpu_gemm.h"
-#include "gpu_tensor_math.h"
 #include "weft/sdk/cpp/kernel.hpp"
 
 #if defined(WEFT_GPU_ROCPRIM)

@@ -1,6 +1,6 @@
 // weft GPU kernel layer — the host launcher: runs the layer's kernels as plain C++ on host
 // memory. Used by the kernel layer's tests (tests/plugins/gpuhost), which register the GPU kernel
-// classes (gpu_ops.h) with this launcher and compare them, op by op, with the cpu plugin.
+// classes (gpu_kernel.h) with this launcher and compare them, op by op, with the cpu plugin.
 //
 // Launcher interface (the device launcher in gpu_launch_device.h has the same):
 //   Map(call, n, f)   f(i) for every i in [0, n)

@@ -11,8 +11,7 @@
 
 #include <string>
 
-#include "gpu_ops.h"
-#include "gpu_tensor_ops.h"
+#include "gpu_kernel.h"
 #include "weft/sdk/cpp/random_sampler.hpp"
 
 namespace weft::WEFT_GPU_NS {

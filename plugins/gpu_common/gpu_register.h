@@ -2,16 +2,30 @@
 // and the gpuhost test plugin all call RegisterGpuLayer<L>, so their op sets (and dtype claims)
 // cannot diverge; a plugin's own faster kernel for an op (cuDNN convolution, LRN) replaces the layer's
 // through `options`, and launcher hooks (DeviceLaunch::vendor_gemm: cuBLAS) change how a shared
-// kernel class runs, not which ops exist.
+// kernel class runs, not which ops exist. Each family's file (gpu_<family>[_<part>].h, the family
+// table of docs/adding-an-op.md) registers its own ops, so every kernel records its family's file.
 #pragma once
 
-#include "gpu_batch_norm.h"
-#include "gpu_conv.h"
-#include "gpu_nn_extra.h"
-#include "gpu_ops.h"
-#include "gpu_pool.h"
+#include "gpu_elemwise_binary.h"
+#include "gpu_elemwise_unary.h"
+#include "gpu_gradient_compression.h"
+#include "gpu_index.h"
+#include "gpu_loss.h"
+#include "gpu_nn_activation.h"
+#include "gpu_nn_conv.h"
+#include "gpu_nn_dropout.h"
+#include "gpu_nn_fully_connected.h"
+#include "gpu_nn_pooling.h"
+#include "gpu_norm_batch_norm.h"
+#include "gpu_norm_lrn.h"
+#include "gpu_optimizer.h"
 #include "gpu_random.h"
-#include "gpu_tensor_ops.h"
+#include "gpu_reduce.h"
+#include "gpu_softmax.h"
+#include "gpu_tensor_copy.h"
+#include "gpu_tensor_dot.h"
+#include "gpu_tensor_slice.h"
+#include "gpu_tensor_transpose.h"
 
 namespace weft::WEFT_GPU_NS {
 
@@ -28,33 +42,30 @@ struct GpuLayerOptions {
 /// Registers every op of the GPU kernel layer for launcher L in `t`.
 template <class L>
 void RegisterGpuLayer(sdk::KernelTable& t, const GpuLayerOptions& options = {}) {
-  RegisterGpuKernels<L>(t);
-  RegisterTensorKernels<L>(t);
+  RegisterElemwiseUnaryKernels<L>(t);
+  RegisterElemwiseBinaryKernels<L>(t);
+  RegisterReduceKernels<L>(t);
+  RegisterTensorCopyKernels<L>(t);
+  RegisterTensorTransposeKernels<L>(t);
+  RegisterTensorSliceKernels<L>(t);
+  RegisterTensorDotKernels<L>(t);
+  RegisterIndexKernels<L>(t);
+  RegisterSoftmaxOutputKernels<L>(t);
+  RegisterFullyConnectedKernels<L>(t);
+  RegisterOptimizerKernels<L>(t);
+  RegisterGradientCompressionKernels<L>(t);
   if (options.im2col_convolution) RegisterIm2colConvolution<L>(t);
   RegisterDeconvolution<L>(t);
   if (options.nn_basics) {
-    RegisterActivationSoftmax<L>(t);
+    RegisterActivationKernels<L>(t);
+    RegisterSoftmaxKernels<L>(t);
     RegisterPooling<L>(t);
     RegisterBatchNorm<L>(t);
   }
-  {
-    sdk::KernelTable::SourceScope nn_extra(t, {kGpuNnExtraSource});  // the classes' file
-    t.Add<LeakyKernel<L>>("LeakyReLU", kF32);
-    t.Add<LeakyKernel<L>>("_backward_LeakyReLU", kF32);
-    t.Add<DropoutKernel<L>>("Dropout", kF32);
-    t.Add<DropoutKernel<L>>("_backward_Dropout", kF32);
-    if (options.lrn) {
-      t.Add<LrnKernel<L>>("LRN", kF32);
-      t.Add<LrnKernel<L>>("_backward_LRN", kF32);
-    }
-    t.Add<RegressionBackwardKernel<L>>("_backward_LinearRegressionOutput", kF32);
-  }
-  {
-    sdk::KernelTable::SourceScope tensor_ops(t, {kGpuTensorOpsSource});  // the classes' file
-    t.Add<CopyKernel<L>>("LinearRegressionOutput", kF32);
-    t.Add<CopyKernel<L>>("MakeLoss", kF32);
-    t.Add<FillKernel<L, 0>>("_backward_MakeLoss", kF32);
-  }
+  RegisterLeakyReLUKernels<L>(t);
+  RegisterDropoutKernels<L>(t);
+  if (options.lrn) RegisterLrnKernels<L>(t);
+  RegisterLossKernels<L>(t);
   RegisterRandomKernels<L>(t);
 }
 

@@ -1,5 +1,5 @@
 // HIP plugin — the kernels half (hip_kernels.hip, compiled by hipcc): the shared GPU kernel layer
-// (plugins/gpu_common/gpu_ops.h) launched on HIP streams. Debian's ROCm has neither rocBLAS /
+// (plugins/gpu_common, registered by gpu_register.h) launched on HIP streams. Debian's ROCm has neither rocBLAS /
 // hipBLAS nor MIOpen, so GEMMs use the layer's tiled kernel (gpu_gemm.h).
 #pragma once
 

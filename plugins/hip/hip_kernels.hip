@@ -1,5 +1,5 @@
 // HIP plugin — the kernels half (see hip_kernels.h). The same kernel classes and functors as the
-// CUDA plugin's (gpu_ops.h), compiled by hipcc; no vendor GEMM is installed, so
+// CUDA plugin's (gpu_register.h), compiled by hipcc; no vendor GEMM is installed, so
 // DeviceLaunch::Gemm runs the tiled kernel.
 #include "gpu_launch_device.h"
 #include "gpu_register.h"

@@ -35,8 +35,8 @@ TREE = {
     "core/operator/defs/nn.cc": "",
     "plugins/cpu/kernels/nn_my.cc": "",
     "plugins/cpu/kernels/other.cc": "",
-    "plugins/gpu_common/gpu_ops.h": "",
-    "plugins/gpu_common/gpu_math.h": "",
+    "plugins/gpu_common/gpu_nn_my.h": "",
+    "plugins/gpu_common/gpu_elem.h": "",
     "plugins/vulkan/vk_kernels.cc": "",
     "plugins/vulkan/shaders/myop.comp": "",
     "plugins/vulkan/shaders/gemm.comp": "",
@@ -57,8 +57,8 @@ def kernels(root):
             "cpu": {"myop": [os.path.join(root, "plugins/cpu/kernels/nn_my.cc")],
                     "_backward_myop": ["../../plugins/cpu/kernels/nn_my.cc"],
                     "other": ["../../plugins/cpu/kernels/other.cc"]},
-            "gpu": {"myop": ["../../plugins/gpu_common/gpu_ops.h", "../../plugins/gpu_common/gpu_math.h"],
-                    "_backward_myop": ["../../plugins/gpu_common/gpu_ops.h"]},
+            "gpu": {"myop": ["../../plugins/gpu_common/gpu_nn_my.h", "../../plugins/gpu_common/gpu_elem.h"],
+                    "_backward_myop": ["../../plugins/gpu_common/gpu_nn_my.h"]},
             # max: registered by a plugin that recorded no source file (an older SDK).
             "vulkan": {"myop": ["../../plugins/vulkan/vk_kernels.cc", "../../plugins/vulkan/shaders/myop.comp",
                                 "../../plugins/vulkan/shaders/gemm.comp"]},
@@ -112,8 +112,8 @@ class SmallTree(unittest.TestCase):
         self.assertEqual(myop["backward"], "`_backward_myop`")
         self.assertEqual(myop["definition"], "[nn.cc](core/operator/defs/nn.cc)")
         self.assertEqual(myop["cpu"], "[nn_my.cc](plugins/cpu/kernels/nn_my.cc)")
-        self.assertEqual(myop["gpu"], "[gpu_ops.h](plugins/gpu_common/gpu_ops.h), [gpu_math.h](plugins/gpu_common/gpu_math.h); "
-                                      "backward [gpu_ops.h](plugins/gpu_common/gpu_ops.h)")
+        self.assertEqual(myop["gpu"], "[gpu_nn_my.h](plugins/gpu_common/gpu_nn_my.h), [gpu_elem.h](plugins/gpu_common/gpu_elem.h); "
+                                      "backward [gpu_nn_my.h](plugins/gpu_common/gpu_nn_my.h)")
         self.assertEqual(myop["vulkan"], "[vk_kernels.cc](plugins/vulkan/vk_kernels.cc), [myop.comp](plugins/vulkan/shaders/myop.comp), "
                                          "[gemm.comp](plugins/vulkan/shaders/gemm.comp) (no backward)")
         self.assertEqual(myop["conformance cases"], "2 ([op_cases.cc](core/tools/conformance/op_cases.cc))")
@@ -251,11 +251,14 @@ class RealRegistry(unittest.TestCase):
         self.assertIn("`ElementWiseSum`", row(self.text, "add_n")[0])
 
     def test_kernels_reached_through_functors_and_helper_shaders(self):
-        # What a scan for op names missed (issue 35): the GPU layer's functor headers, Vulkan's
-        # helper shaders, the cuDNN convolution's file.
-        self.assertIn("plugins/gpu_common/gpu_tensor_math.h", self.cell("sin", "gpuhost"))
-        self.assertIn("plugins/gpu_common/gpu_math.h", self.cell("softmax", "gpuhost"))
-        self.assertIn("plugins/gpu_common/gpu_nn_extra.h", self.cell("LeakyReLU", "gpuhost"))
+        # What a scan for op names missed (issue 35): the GPU layer's family files (registering
+        # their own ops, or reached through a SourceScope: a loss runs the tensor copy class),
+        # Vulkan's helper shaders, the cuDNN convolution's file.
+        self.assertEqual(self.cell("sin", "gpuhost"), "[gpu_elemwise_unary.h](plugins/gpu_common/gpu_elemwise_unary.h)")
+        self.assertEqual(self.cell("softmax", "gpuhost"), "[gpu_softmax.h](plugins/gpu_common/gpu_softmax.h)")
+        self.assertEqual(self.cell("LeakyReLU", "gpuhost"), "[gpu_nn_activation.h](plugins/gpu_common/gpu_nn_activation.h)")
+        self.assertIn("plugins/gpu_common/gpu_tensor_copy.h", self.cell("LinearRegressionOutput", "gpuhost"))
+        self.assertIn("plugins/gpu_common/gpu_loss.h", self.cell("LinearRegressionOutput", "gpuhost"))
         if "vulkan" in self.devices:
             conv = self.cell("Convolution", "vulkan")
             for shader in ("im2col.comp", "col2im.comp", "gemm4.comp", "Convolution.comp"):
@@ -263,7 +266,10 @@ class RealRegistry(unittest.TestCase):
             self.assertIn("plugins/vulkan/shaders/gemm4.comp", self.cell("FullyConnected", "vulkan"))
         if "cuda" in self.devices:
             self.assertIn("plugins/cuda/cudnn_conv.cc", self.cell("Convolution", "cuda"))
-            self.assertIn("plugins/gpu_common/gpu_conv.h", self.cell("Convolution", "cuda"))
+            self.assertIn("plugins/gpu_common/gpu_nn_conv.h", self.cell("Convolution", "cuda"))
+            self.assertIn("plugins/gpu_common/gpu_softmax.h", self.cell("softmax", "cuda"))
+        if "hip" in self.devices:
+            self.assertIn("plugins/gpu_common/gpu_softmax.h", self.cell("softmax", "hip"))
 
     def test_conformance_cases_column(self):
         self.assertRegex(self.cell("elemwise_add", "conformance cases"),

@@ -8,9 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "gpu_batch_norm.h"
+#include "gpu_broadcast.h"
 #include "gpu_launch_host.h"
-#include "gpu_tensor_ops.h"
+#include "gpu_norm_batch_norm.h"
+#include "gpu_strided.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // gpuhost — a test plugin (device type "gpuhost") whose kernels are the shared GPU kernel layer's
-// classes (plugins/gpu_common/gpu_ops.h) launched by HostLaunch: the same functors the CUDA and
+// classes (plugins/gpu_common, registered by gpu_register.h) launched by HostLaunch: the same functors the CUDA and
 // HIP plugins run on a GPU, here a plain loop over host memory (and the tiled GEMM with its block
 // barriers emulated phase by phase). The conformance suite (tests/conformance) runs every op the
 // plugin claims against the cpu plugin, forward and backward, in every write-request mode.

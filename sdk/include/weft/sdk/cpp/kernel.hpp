@@ -519,7 +519,7 @@ class KernelTable {
 
   /// While a SourceScope lives, every kernel its table adds lists `files` as math_files: the
   /// functor header or GPU shaders that hold the math the registering file's kernel classes run
-  /// (gpu_math.h's functors, a Vulkan op's shaders). Paths as in weft_kernel_def.source_file
+  /// (a cuDNN kernel's GPU-layer fallback, a Vulkan op's shaders). Paths as in weft_kernel_def.source_file
   /// (__FILE__ of the file, or a path built from it). Scopes nest; an inner one adds to the outer.
   class SourceScope {
    public:

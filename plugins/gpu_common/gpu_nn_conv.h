@@ -12,13 +12,14 @@
 
 #include <span>
 
-#include "gpu_ops.h"
+#include "gpu_gemm.h"
+#include "gpu_kernel.h"
 #include "weft/sdk/ops/convolution.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
 /// This file, for a vendor plugin whose convolution falls back to these classes.
-inline constexpr const char* kGpuConvSource = __FILE__;
+inline constexpr const char* kGpuNnConvSource = __FILE__;
 
 /// 1-D convolutions are stored as 2-D with h = kh = 1 (the SDK's geometry, shared by every backend).
 using sdk::ConvGeometry;

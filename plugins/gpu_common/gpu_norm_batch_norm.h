@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "gpu_ops.h"
+#include "gpu_kernel.h"
 #include "weft/sdk/ops/batch_norm.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
 /// This file, for a vendor plugin whose BatchNorm falls back to these classes.
-inline constexpr const char* kGpuBatchNormSource = __FILE__;
+inline constexpr const char* kGpuNormBatchNormSource = __FILE__;
 
 using BnShape = sdk::BatchNormGeometry;
 

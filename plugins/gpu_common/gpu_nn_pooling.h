@@ -8,13 +8,13 @@
 // windows overlap only inside it, so items never write the same element (no atomics).
 #pragma once
 
-#include "gpu_ops.h"
+#include "gpu_kernel.h"
 #include "weft/sdk/ops/pooling.hpp"
 
 namespace weft::WEFT_GPU_NS {
 
 /// This file, for a vendor plugin whose pooling falls back to these classes.
-inline constexpr const char* kGpuPoolSource = __FILE__;
+inline constexpr const char* kGpuNnPoolingSource = __FILE__;
 
 using sdk::PoolGeometry;
 using sdk::PoolType;
