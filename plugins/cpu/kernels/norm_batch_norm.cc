@@ -7,7 +7,9 @@
 #include <cmath>
 #include <vector>
 
+#include "isa_dispatch.h"
 #include "nn_common.h"
+#include "parallel.h"
 #include "tensor_util.h"
 #include "weft/sdk/ops/batch_norm.hpp"
 
@@ -22,28 +24,56 @@ using BnParams = weft::sdk::BatchNormGeometry;
 // The node's geometry and attributes, its shapes checked.
 BnParams ParseBn(const KernelSetup& s, bool backward) { return weft::sdk::CheckBatchNormSetup(s, backward); }
 
+// The sums below run in double over 8 independent lanes (element i in lane i % 8, added in a fixed
+// tree at the end): one accumulator chained every element was bound by the add latency, and the
+// lanes vectorise without reassociation, so results stay the same run to run and on every ISA.
+// sum of f(i) for i in [0, n).
+template <typename F>
+inline double LaneSum(int64_t n, F f) {
+  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) a[k] += f(i + k);
+  double tail = 0;
+  for (; i < n; ++i) tail += f(i);
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
+}
+
+// Runs body(ch) for every channel, channels split over the OpenMP team: a channel's sums are made by
+// one thread in one order, so the split does not change them.
+template <typename F>
+void ForChannels(const BnParams& p, F body) {
+  ParallelChunks(p.c, p.outer * p.c * p.inner, [&](int64_t c0, int64_t c1, int) {
+    isa::Dispatch([&] {
+      for (int64_t ch = c0; ch < c1; ++ch) body(ch);
+    });
+  });
+}
+
 // Per-channel mean and biased variance of x.
 template <typename T>
 void ChannelStats(const BnParams& p, const T* x, std::vector<double>& mean, std::vector<double>& var) {
   mean.assign(static_cast<size_t>(p.c), 0.0);
   var.assign(static_cast<size_t>(p.c), 0.0);
   const double m = static_cast<double>(p.outer * p.inner);
-  for (int64_t o = 0; o < p.outer; ++o)
-    for (int64_t ch = 0; ch < p.c; ++ch) {
+  ForChannels(p, [&](int64_t ch) {
+    double s = 0;
+    for (int64_t o = 0; o < p.outer; ++o) {
       const T* r = x + (o * p.c + ch) * p.inner;
-      double s = 0;
-      for (int64_t i = 0; i < p.inner; ++i) s += r[i];
-      mean[static_cast<size_t>(ch)] += s;
+      s += LaneSum(p.inner, [&](int64_t i) { return static_cast<double>(r[i]); });
     }
-  for (double& v : mean) v = m > 0 ? v / m : 0.0;
-  for (int64_t o = 0; o < p.outer; ++o)
-    for (int64_t ch = 0; ch < p.c; ++ch) {
+    const double mu = m > 0 ? s / m : 0.0;
+    double q = 0;
+    for (int64_t o = 0; o < p.outer; ++o) {
       const T* r = x + (o * p.c + ch) * p.inner;
-      double mu = mean[static_cast<size_t>(ch)], s = 0;
-      for (int64_t i = 0; i < p.inner; ++i) s += (r[i] - mu) * (r[i] - mu);
-      var[static_cast<size_t>(ch)] += s;
+      q += LaneSum(p.inner, [&](int64_t i) {
+        const double d = r[i] - mu;
+        return d * d;
+      });
     }
-  for (double& v : var) v = m > 0 ? v / m : 0.0;
+    mean[static_cast<size_t>(ch)] = mu;
+    var[static_cast<size_t>(ch)] = m > 0 ? q / m : 0.0;
+  });
 }
 
 // Inputs data, gamma, beta; outputs output[, mean, inv_std]; aux moving_mean, moving_var.
@@ -134,34 +164,37 @@ class BatchNormBackward {
       is[ch] = p_.use_global ? static_cast<T>(1.0 / std::sqrt(static_cast<double>(mv[ch]) + p_.eps)) : inv_std[ch];
     }
     std::vector<double> sum_gy(C, 0.0), sum_gy_xhat(C, 0.0);
-    for (int64_t o = 0; o < p_.outer; ++o)
-      for (size_t ch = 0; ch < C; ++ch) {
-        int64_t base = (o * p_.c + static_cast<int64_t>(ch)) * p_.inner;
-        double a = 0, b = 0;
-        for (int64_t i = 0; i < p_.inner; ++i) {
-          a += gy[base + i];
-          b += static_cast<double>(gy[base + i]) * (x[base + i] - mu[ch]);
-        }
-        sum_gy[ch] += a;
-        sum_gy_xhat[ch] += b * is[ch];
-      }
     const double m = static_cast<double>(p_.outer * p_.inner);
     T* gx = WantedOutput<T>(c, 0);
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t o = 0; o < p_.outer; ++o)
-        for (size_t ch = 0; ch < C; ++ch) {
-          int64_t base = (o * p_.c + static_cast<int64_t>(ch)) * p_.inner;
-          T k = (p_.fix_gamma ? T(1) : gamma[ch]) * is[ch];
+    // Per channel: its two sums, then its rows of gx (the channel's data is still in cache).
+    ForChannels(p_, [&](int64_t c64) {
+      const auto ch = static_cast<size_t>(c64);
+      double a = 0, b = 0;
+      for (int64_t o = 0; o < p_.outer; ++o) {
+        const int64_t base = (o * p_.c + c64) * p_.inner;
+        a += LaneSum(p_.inner, [&](int64_t i) { return static_cast<double>(gy[base + i]); });
+        b += LaneSum(p_.inner, [&](int64_t i) {
+          return static_cast<double>(gy[base + i]) * static_cast<double>(x[base + i] - mu[ch]);
+        });
+      }
+      sum_gy[ch] = a;
+      sum_gy_xhat[ch] = b * is[ch];
+      if (gx == nullptr) return;
+      const T k = (p_.fix_gamma ? T(1) : gamma[ch]) * is[ch];
+      const T mg = static_cast<T>(sum_gy[ch] / m), mgx = static_cast<T>(sum_gy_xhat[ch] / m);
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t o = 0; o < p_.outer; ++o) {
+          const int64_t base = (o * p_.c + c64) * p_.inner;
           if (p_.use_global) {
             for (int64_t i = 0; i < p_.inner; ++i) assign(gx[base + i], gy[base + i] * k);
           } else {
-            T mg = static_cast<T>(sum_gy[ch] / m), mgx = static_cast<T>(sum_gy_xhat[ch] / m);
             for (int64_t i = 0; i < p_.inner; ++i) {
-              T xhat = (x[base + i] - mu[ch]) * is[ch];
+              const T xhat = (x[base + i] - mu[ch]) * is[ch];
               assign(gx[base + i], k * (gy[base + i] - mg - xhat * mgx));
             }
           }
         }
+      });
     });
     T* gg = WantedOutput<T>(c, 1);
     T* gb = WantedOutput<T>(c, 2);
