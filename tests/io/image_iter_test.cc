@@ -223,25 +223,36 @@ std::string JpegOfRecord(size_t i) {
   return src.ReadIdx(src.keys()[i]).substr(kImageRecordHeaderBytes);
 }
 
+// Batches of 2 from a copy of jpg.rec whose record 6 holds half its JPEG (*offset: its byte offset).
+ImageRecordIterOptions TruncatedRecord6(const TempDir& dir, uint64_t* offset) {
+  const std::string jpeg = JpegOfRecord(6);
+  ImageRecordIterOptions o;
+  o.path_imgrec = WithBadRecord(dir, 6, jpeg.substr(0, jpeg.size() / 2), offset);
+  o.data_shape = Shape(3, 32, 32);
+  o.batch_size = 2;
+  return o;
+}
+
+// The error of TruncatedRecord6's record names the file, the record, its image id and offset, and
+// libjpeg's reason.
+void ExpectNamesRecord6(const std::string& msg, uint64_t offset) {
+  EXPECT_NE(msg.find("record 6 "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("image id 6"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(fmt::format("byte offset {}", offset)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("bad.rec"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Premature end of JPEG"), std::string::npos) << msg;
+}
+
 TEST(ImageRecordIter, DecodeErrorReachesNextNamingTheRecord) {
   TempDir dir("decode-error");
   uint64_t offset = 0;
-  const std::string jpeg = JpegOfRecord(6);
-  ImageRecordIterOptions o;
-  o.path_imgrec = WithBadRecord(dir, 6, jpeg.substr(0, jpeg.size() / 2), &offset);
-  o.data_shape = Shape(3, 32, 32);
-  o.batch_size = 2;
+  ImageRecordIterOptions o = TruncatedRecord6(dir, &offset);
   o.preprocess_threads = 3;
   o.prefetch_buffer = 4;
   ImageRecordIter it(o);
   for (int round = 0; round < 2; ++round) {  // usable again after BeforeFirst, and fails the same way
     for (int b = 0; b < 3; ++b) ASSERT_TRUE(it.Next()) << "round " << round << " batch " << b;  // records 0..5
-    const std::string msg = ErrorOf([&] { it.Next(); });
-    EXPECT_NE(msg.find("record 6 "), std::string::npos) << msg;
-    EXPECT_NE(msg.find("image id 6"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(fmt::format("byte offset {}", offset)), std::string::npos) << msg;
-    EXPECT_NE(msg.find("bad.rec"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("Premature end of JPEG"), std::string::npos) << msg;
+    ExpectNamesRecord6(ErrorOf([&] { it.Next(); }), offset);
     EXPECT_FALSE(it.Next());
     it.BeforeFirst();
   }
@@ -280,11 +291,7 @@ TEST(ImageRecordIter, EngineDecodingGivesTheSameBatches) {
 TEST(ImageRecordIter, EngineDecodeErrorFailsTheBatchNamingTheRecord) {
   TempDir dir("engine-decode-error");
   uint64_t offset = 0;
-  const std::string jpeg = JpegOfRecord(6);
-  ImageRecordIterOptions o;
-  o.path_imgrec = WithBadRecord(dir, 6, jpeg.substr(0, jpeg.size() / 2), &offset);
-  o.data_shape = Shape(3, 32, 32);
-  o.batch_size = 2;
+  ImageRecordIterOptions o = TruncatedRecord6(dir, &offset);
   o.decode_on_engine = true;
   ImageRecordIter it(o);
   for (int b = 0; b < 8; ++b) {
@@ -294,11 +301,7 @@ TEST(ImageRecordIter, EngineDecodeErrorFailsTheBatchNamingTheRecord) {
       EXPECT_EQ(msg, "") << "batch " << b;
       continue;
     }
-    EXPECT_NE(msg.find("record 6 "), std::string::npos) << msg;
-    EXPECT_NE(msg.find("image id 6"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(fmt::format("byte offset {}", offset)), std::string::npos) << msg;
-    EXPECT_NE(msg.find("bad.rec"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("Premature end of JPEG"), std::string::npos) << msg;
+    ExpectNamesRecord6(msg, offset);
   }
   EXPECT_FALSE(it.Next());
 }
