@@ -113,13 +113,18 @@ class BatchNormForward {
       shift[ch] = beta[ch] - static_cast<T>(mean[ch]) * scale[ch];
     }
     T* y = WantedOutput<T>(c, 0);
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t o = 0; o < p_.outer; ++o)
-        for (int64_t ch = 0; ch < p_.c; ++ch) {
-          int64_t base = (o * p_.c + ch) * p_.inner;
-          T a = scale[static_cast<size_t>(ch)], b = shift[static_cast<size_t>(ch)];
-          for (int64_t i = 0; i < p_.inner; ++i) assign(y[base + i], x[base + i] * a + b);
-        }
+    // Planes (one image's channel) split over the OpenMP team.
+    const int64_t planes = p_.outer * p_.c;
+    ParallelChunks(planes, planes * p_.inner, [&](int64_t p0, int64_t p1, int) {
+      isa::Dispatch([&] {
+        weft::sdk::WithReq(c.req[0], [&](auto assign) {
+          for (int64_t q = p0; q < p1; ++q) {
+            const int64_t base = q * p_.inner;
+            const T a = scale[static_cast<size_t>(q % p_.c)], b = shift[static_cast<size_t>(q % p_.c)];
+            for (int64_t i = 0; i < p_.inner; ++i) assign(y[base + i], x[base + i] * a + b);
+          }
+        });
+      });
     });
     if (c.outputs.size() == 3) {
       T* om = WantedOutput<T>(c, 1);
