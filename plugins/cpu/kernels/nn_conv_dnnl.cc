@@ -9,14 +9,18 @@
 // forward took 1.5 ms vs 2.3 ms plain and the blocked weight gradient 1.8 ms vs 7.1 ms plain
 // (3.5 ms im2col), but the blocked data gradient 12 ms vs 2.9 ms plain, hence the second bound.
 // Primitives are built once per node; scratchpads are user-managed (carved from the kernel
-// workspace), so primitives may execute from several threads at once. Add-to requests use a sum
-// post-op for the plain forward and a staging buffer in the workspace otherwise.
+// workspace), so primitives may execute from several threads at once. Forwards with is_train
+// false (inference, evaluation) keep the weights reordered between calls, keyed on their content
+// stamp (ForwardConstWeights; as FullyConnected does), instead of reordering them on every call.
+// Add-to requests use a sum post-op for the plain forward and a staging buffer in the workspace
+// otherwise.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -143,11 +147,38 @@ class DnnlConv final : public ConvAlgo {
 
   void Forward(const float* x, const float* w, const float* b, float* y, int32_t req, void* ws) const override {
     dnnl::stream s(DnnlEngine());
+    Run(s, x, In(f_wei_, w, static_cast<char*>(ws), s), b, y, req, ws);
+  }
+
+  // The weights reordered once into a kept copy (allocated on the first such call) and again only
+  // when `w_stamp` or `w` change, as FullyConnected does (nn_fc_dnnl.h): the same reorder, so the
+  // same bits as Forward.
+  void ForwardConstWeights(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y, int32_t req,
+                           void* ws) const override {
+    if (f_wei_.same()) return Forward(x, w, b, y, req, ws);
+    std::lock_guard<std::mutex> lock(wei_mu_);
+    dnnl::stream s(DnnlEngine());
+    if (wei_cache_ == nullptr) {
+      wei_cache_.reset(static_cast<char*>(std::aligned_alloc(kDnnlAlign, DnnlRoundUp(f_wei_.wanted.get_size()))));
+      if (wei_cache_ == nullptr) throw dnnl::error(dnnl_out_of_memory, "Convolution: no memory for the weights");
+      wei_stamp_ = 0;
+    }
+    memory kept(f_wei_.wanted, DnnlEngine(), wei_cache_.get());
+    if (w_stamp == 0 || w_stamp != wei_stamp_ || w != wei_source_) {
+      memory from = Mem(f_wei_.plain, w);
+      f_wei_.reorder.execute(s, from, kept);
+      wei_stamp_ = w_stamp;
+      wei_source_ = w;
+    }
+    Run(s, x, kept, b, y, req, ws);
+  }
+
+  void Run(dnnl::stream& s, const float* x, const memory& wei, const float* b, float* y, int32_t req, void* ws) const {
     char* base = static_cast<char*>(ws);
     const bool add = req == WEFT_REQ_ADD;
     float* out = add && !f_dst_.same() ? reinterpret_cast<float*>(base + fwd_stage_) : y;
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, In(f_src_, x, base, s)},
-                                            {DNNL_ARG_WEIGHTS, In(f_wei_, w, base, s)},
+                                            {DNNL_ARG_WEIGHTS, wei},
                                             {DNNL_ARG_DST, Out(f_dst_, out, base)},
                                             {DNNL_ARG_SCRATCHPAD, memory(Scratch(fwd_scratch_), DnnlEngine(), base)}};
     if (g_.bias) args[DNNL_ARG_BIAS] = Mem(bias_md_, b);
@@ -201,8 +232,16 @@ class DnnlConv final : public ConvAlgo {
     return memory::desc({static_cast<memory::dim>(std::max<uint64_t>(bytes, 1))}, memory::data_type::u8, tag::x);
   }
 
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+
   ConvGeom g_;
   memory::desc bias_md_;
+  mutable std::mutex wei_mu_;  // guards the kept weights
+  mutable std::unique_ptr<char, Free> wei_cache_;
+  mutable uint64_t wei_stamp_ = 0;
+  mutable const float* wei_source_ = nullptr;
   dnnl::convolution_forward fwd_, fwd_add_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_w_;
@@ -238,6 +277,11 @@ class ChunkedConv final : public ConvAlgo {
   void Forward(const float* x, const float* w, const float* b, float* y, int32_t req, void* ws) const override {
     for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_)
       Part(n0).Forward(x + n0 * InImage(), w, b, y + n0 * OutImage(), req, ws);
+  }
+  void ForwardConstWeights(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y, int32_t req,
+                           void* ws) const override {
+    for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_)
+      Part(n0).ForwardConstWeights(x + n0 * InImage(), w, w_stamp, b, y + n0 * OutImage(), req, ws);
   }
   void Backward(const float* gy, const float* x, const float* w, float* gx, int32_t req_x, float* gw, int32_t req_w,
                 float* gb, int32_t req_b, void* ws) const override {
