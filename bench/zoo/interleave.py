@@ -2,9 +2,10 @@
 """Before/after timing of weft builds or settings on the zoo networks, interleaved so that a busy
 shared machine slows every variant alike: each round runs every variant once per network, in
 turn. The report gives per variant the fastest pass over all rounds (other processes only ever
-slow a pass down, so on a busy machine the fastest is the steadiest figure) and the median over
-rounds of each run's median pass, with the 1-minute load average before each round; the ratios
-are of the fastest passes.
+slow a pass down, so on a busy machine the fastest is the steadiest wall time), the median over
+rounds of each run's median pass, and the median CPU time of the process per pass (with
+--threads 1 the work done, which load does not inflate; with more threads OpenMP's spinning
+waits count too), with the 1-minute load average before each round.
 
 Usage: interleave.py --variant NAME=BUILD_DIR[,ENV=VALUE...] [--variant ...]
                      [--nets resnet18,mobilenetv2] [--batches 1,32] [--threads 2] [--rounds 5]
@@ -42,10 +43,10 @@ def run_once(build, env, prefix, size, batches, a):
     cmd = [exe, "--model", prefix, "--epoch", "0", "--benchmark", "--input-size", str(size), "--runs", str(a.runs),
            "--warmup", str(a.warmup), "--batch-sizes"] + [str(b) for b in batches]
     p = subprocess.run(cmd, capture_output=True, text=True, env=compare.thread_env(a.threads, env), timeout=3600)
-    found = re.findall(r"batch size (\d+): ([0-9.]+) ms per batch.*fastest ([0-9.]+) ms", p.stdout)
+    found = re.findall(r"batch size (\d+): ([0-9.]+) ms per batch.*fastest ([0-9.]+) ms; cpu ([0-9.]+) ms", p.stdout)
     if p.returncode != 0 or not found:
         sys.exit("failed: %s\n%s%s" % (" ".join(cmd), p.stdout[-2000:], p.stderr[-2000:]))
-    return {int(b): (float(med), float(low)) for b, med, low in found}
+    return {int(b): (float(med), float(low), float(cpu)) for b, med, low, cpu in found}
 
 
 def main():
@@ -79,8 +80,9 @@ def main():
     out = [l for l in bench_runs.header(sys.argv, a.rounds, loads) if not l.startswith("runs:")]
     out += ["variants: " + "; ".join("%s = %s %s" % (n, b, " ".join("%s=%s" % kv for kv in e.items()) or "(no settings)")
                                      for n, b, e in variants),
-            "", "ms per batch, %d threads: fastest pass over %d interleaved rounds [median over rounds of each run's "
-            "median]; each run times %d passes after %d untimed; ratios of the fastest passes" %
+            "", "ms per batch, %d thread(s): fastest pass over %d interleaved rounds [median over rounds of each run's "
+            "median pass] {median over rounds of each run's median CPU time of the process per pass}; each run times "
+            "%d passes after %d untimed; ratios of the fastest passes, and {of the CPU times}" %
             (a.threads, a.rounds, a.runs, a.warmup), "",
             "| network | batch | " + " | ".join(n for n, _, _ in variants) + " | " +
             " | ".join("%s / %s" % (variants[0][0], n) for n, _, _ in variants[1:]) + " |",
@@ -89,9 +91,11 @@ def main():
         for b in batches:
             low = [min(t[1] for t in times[(net, b, n)]) for n, _, _ in variants]
             med = [statistics.median(t[0] for t in times[(net, b, n)]) for n, _, _ in variants]
+            cpu = [statistics.median(t[2] for t in times[(net, b, n)]) for n, _, _ in variants]
             out.append("| %s | %d | %s | %s |" % (
-                net, b, " | ".join("%s [%s]" % (compare.fmt(l), compare.fmt(m)) for l, m in zip(low, med)),
-                " | ".join("%.2f×" % (low[0] / l) for l in low[1:])))
+                net, b, " | ".join("%s [%s] {%s}" % (compare.fmt(l), compare.fmt(m), compare.fmt(c))
+                                   for l, m, c in zip(low, med, cpu)),
+                " | ".join("%.2f× {%.2f×}" % (low[0] / l, cpu[0] / c) for l, c in zip(low[1:], cpu[1:]))))
     text = "\n".join(out)
     print(text)
     if a.output:
