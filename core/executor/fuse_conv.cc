@@ -90,7 +90,9 @@ class ChainFinder {
   bool IsActivation(uint32_t nid) const {
     const graph::Node& n = Op(nid);
     if (!Float32(nid)) return false;
-    if (n.op->name == "relu" || n.op->name == "clip") return true;
+    if (n.op->name == "relu") return true;
+    // _sg_conv refuses bounds the wrong way round; clip itself takes them.
+    if (n.op->name == "clip") return n.params.GetFloat("a_min") <= n.params.GetFloat("a_max");
     return n.op->name == "Activation" && n.params.GetString("act_type", "") == "relu";
   }
   bool IsAdd(uint32_t nid) const {
