@@ -5,8 +5,10 @@
 
 #include <algorithm>
 
+#include "executor/fuse_conv.h"
 #include "symbol/infer.h"
 #include "weft/env.h"
+#include "weft/internal/runtime.h"
 #include "weft/sdk/operator.h"
 
 namespace weft::exec {
@@ -81,14 +83,6 @@ void ExecState::AllocateBlocks(const ExecState* shared) {
 }
 
 namespace {
-
-// The bound graph's variables and what inference makes of them (Init's first phases).
-struct BoundGraph {
-  graph::IndexedGraph ig;
-  std::vector<std::string> arg_names, aux_names;
-  std::vector<ShapeSlot> shapes;
-  std::vector<int> types;
-};
 
 // Requests: one per argument, one for all, or none (write when gradients are given); each checked
 // against its gradient array. kWriteInplace becomes kWriteTo (the executor plans in-place itself).
@@ -217,12 +211,38 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
   std::vector<int32_t> req_codes;
   for (OpReqType r : grad_reqs) req_codes.push_back(static_cast<int32_t>(r));
   InferFromBoundArrays(b, args, aux);
+  optimized = sym;
+  const bool inference = std::all_of(grad_reqs.begin(), grad_reqs.end(), [](OpReqType r) { return r == kNullOp; });
+  if (inference && groups.empty()) FuseForInference(b, args, aux);
   Placement place = PlaceNodes(b.ig, ctx, groups, args, aux);
   graph = BuildExecGraph(std::move(b.ig), b.shapes, b.types, req_codes, place);
   plan = PlanMemory(graph);
   AllocateBlocks(shared);
   BindEntries(args, grads, aux);
   PrepareKernels();
+}
+
+void ExecState::FuseForInference(BoundGraph& b, const std::vector<NDArray>& args, const std::vector<NDArray>& aux) {
+  if (!GraphFusionEnabled() || !internal::FindKernel(Runtime::Get(), "_sg_conv", ctx.GetDeviceType(), DType::kFloat32))
+    return;
+  size_t fused = 0;
+  std::vector<graph::Entry> heads = FuseConvolutions(b.ig, b.shapes, b.types, &fused);
+  if (fused == 0) return;
+  BoundGraph f{graph::Index(heads), b.arg_names, b.aux_names, {}, {}};
+  // The variables are the same nodes; keep the bound arrays' order (the fused graph's depth-first
+  // order may differ).
+  auto reorder = [&](const std::vector<uint32_t>& old_ids, std::vector<uint32_t>& ids) {
+    std::map<const graph::Node*, uint32_t> id_of;
+    for (uint32_t nid : ids) id_of[f.ig.nodes[nid].node.get()] = nid;
+    WEFT_CHECK(id_of.size() == old_ids.size(), "Executor::Bind: graph fusion lost a variable (internal error)");
+    ids.clear();
+    for (uint32_t nid : old_ids) ids.push_back(id_of.at(b.ig.nodes[nid].node.get()));
+  };
+  reorder(b.ig.arg_nodes, f.ig.arg_nodes);
+  reorder(b.ig.aux_nodes, f.ig.aux_nodes);
+  InferFromBoundArrays(f, args, aux);
+  b = std::move(f);
+  optimized = Symbol::FromOutputs(std::move(heads));
 }
 
 void ExecState::BindEntries(const std::vector<NDArray>& args, const std::vector<NDArray>& grads,

@@ -46,8 +46,17 @@ struct Segment {
   std::string name;  // "bulk(first..last)" for traces
 };
 
+/// The bound graph's variables and what inference makes of them (Init's first phases).
+struct BoundGraph {
+  graph::IndexedGraph ig;
+  std::vector<std::string> arg_names, aux_names;
+  std::vector<ShapeSlot> shapes;
+  std::vector<int> types;
+};
+
 struct ExecState {
   Symbol symbol;
+  Symbol optimized;  // the graph run: `symbol`, or its fused rewrite (fuse_conv.h)
   Context ctx;
   std::map<std::string, Context> group2ctx;
   ExecGraph graph;
@@ -94,6 +103,9 @@ struct ExecState {
   };
   const Plan& GetPlan(size_t begin, size_t end, size_t max_nodes) const;
   std::shared_ptr<const Segment> MakeSegment(size_t begin, size_t end) const;
+  /// Replaces `b` by its graph with convolution chains fused (fuse_conv.h) when the fusion is on and
+  /// the context's plugin has the fused kernel; Init calls it for binds without gradients.
+  void FuseForInference(BoundGraph& b, const std::vector<NDArray>& args, const std::vector<NDArray>& aux);
   /// Fills `blocks` for the plan: from `shared`'s blocks where they fit, the rest allocated.
   void AllocateBlocks(const ExecState* shared);
   /// Fills `entries`: the bound arrays for variables and gradients, planned block views (or new

@@ -282,7 +282,7 @@ std::unique_ptr<Executor> Executor::Reshape(bool partial_shaping, bool allow_up_
   return out;
 }
 
-Symbol Executor::GetOptimizedSymbol() const { return state_->symbol.Copy(); }
+Symbol Executor::GetOptimizedSymbol() const { return state_->optimized.Copy(); }
 
 uint64_t Executor::planned_bytes() const { return state_->plan.total_bytes(); }
 uint64_t Executor::unshared_bytes() const { return state_->plan.unshared_bytes; }

@@ -87,7 +87,8 @@ TEST(ImageClassificationSample, BenchmarkPrintsEachBatchSize) {
                                      &status);
   ASSERT_EQ(status, 0) << out;
   for (int batch : {1, 3}) {
-    // "batch size B: X ms per batch, Y images/s (median of 2 runs)" with positive X and Y.
+    // "batch size B: X ms per batch, Y images/s (median of 2 runs; fastest Z ms; cpu C ms)" with
+    // positive X, Y, Z and C, Z at most X.
     const std::string head = "batch size " + std::to_string(batch) + ": ";
     const size_t at = out.find(head);
     ASSERT_NE(at, std::string::npos) << out;
@@ -96,7 +97,14 @@ TEST(ImageClassificationSample, BenchmarkPrintsEachBatchSize) {
     ASSERT_EQ(std::sscanf(line.c_str() + head.size(), "%lf ms per batch, %lf images/s", &ms, &images), 2) << line;
     EXPECT_GT(ms, 0);
     EXPECT_GT(images, 0);
-    EXPECT_NE(line.find("(median of 2 runs)"), std::string::npos) << line;
+    const size_t tail = line.find("(median of 2 runs; fastest ");
+    ASSERT_NE(tail, std::string::npos) << line;
+    double fastest = 0, cpu = 0;
+    ASSERT_EQ(std::sscanf(line.c_str() + tail, "(median of 2 runs; fastest %lf ms; cpu %lf ms)", &fastest, &cpu), 2)
+        << line;
+    EXPECT_GT(fastest, 0);
+    EXPECT_LE(fastest, ms);
+    EXPECT_GT(cpu, 0);
   }
   EXPECT_NE(RunCommand(std::string(WEFT_IMAGE_CLASSIFICATION) + " --model " + kModel + " 2>&1", &status)
                 .find("give --image FILE to classify, or --benchmark"),

@@ -177,8 +177,11 @@ class WEFT_API Executor {
   std::unique_ptr<Executor> Reshape(bool partial_shaping, bool allow_up_sizing,
                                     const std::map<std::string, Shape>& new_shapes) const;
 
-  /// The bound symbol (MXNet's get_optimized_symbol: weft runs the graph as given, so this is a
-  /// copy of the symbol that was bound).
+  /// The graph the executor runs (MXNet's get_optimized_symbol), as a copy: the bound symbol, or,
+  /// for a bind without gradients (every grad_req null) on the cpu with WEFT_GRAPH_FUSION not 0,
+  /// its rewrite with each Convolution -> [BatchNorm] -> [relu/clip] -> [add] -> [relu/clip] chain
+  /// as one `_sg_conv` node named after the chain's last node (core/executor/fuse_conv.h). Its
+  /// arguments and aux states are the bound symbol's (ListArguments order may differ).
   Symbol GetOptimizedSymbol() const;
 
   /// Bytes of planned internal memory (forward and backward values, not user arrays) and what

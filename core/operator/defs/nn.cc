@@ -65,6 +65,8 @@ OpDef FullyConnected() {
 
 // ---- Convolution ----------------------------------------------------------------------------------
 
+void ConvShape(ShapeIO& io, const sdk::ConvolutionParam& p);
+
 // Input 'data' must have 2 + the kernel's axes; its channels must divide by num_group.
 void CheckConvData(ShapeIO& io, const Shape& data, size_t ns, int64_t ng) {
   if (data.ndim() != ns + 2) {
@@ -84,61 +86,113 @@ OpDef Convolution() {
   DeclareParams<sdk::ConvolutionParam>(d);
   d.list_inputs = [](const AttrMap& a) { return DataWeightBias(sdk::ParseParams<sdk::ConvolutionParam>(a).no_bias); };
   d.list_outputs = Fixed({"output"});
-  SetShapeFn<sdk::ConvolutionParam>(d, [](ShapeIO& io, const sdk::ConvolutionParam& p) {
-    const size_t ns = p.kernel.size();
-    if (!io.in(0)) return;
-    // Channels-last layouts (MXNet's NWC, NHWC, NDHWC: data (N, spatial..., C), weight
-    // (F, k..., C / num_group), output (N, spatial..., F)) are inferred in channels-first order.
-    const bool last = sdk::IsChannelsLast(p.layout);
-    auto first = [last](Shape s) {
-      if (last && s.ndim() > 2) std::rotate(s.dims().begin() + 1, s.dims().end() - 1, s.dims().end());
-      return s;
-    };
-    auto back = [last](Shape s) {
-      if (last && s.ndim() > 2) std::rotate(s.dims().begin() + 1, s.dims().begin() + 2, s.dims().end());
-      return s;
-    };
-    Shape data = first(*io.in(0));
-    CheckConvData(io, data, ns, p.num_group);
-    const int64_t c = data[1];
-    Shape w = UnknownShape(ns + 2);
-    w[0] = p.num_filter;
-    w[1] = c >= 0 ? c / p.num_group : -1;
-    for (size_t i = 0; i < ns; ++i) w[2 + i] = p.kernel[i];
-    io.AssignIn(1, back(w));
-    if (io.num_in() == 3) io.AssignIn(2, Shape{p.num_filter});
-
-    Shape out = UnknownShape(ns + 2);
-    out[0] = data[0];
-    out[1] = p.num_filter;
-    for (size_t i = 0; i < ns; ++i) {
-      const int64_t x = data[2 + i];
-      if (x < 0) continue;
-      if (!sdk::ConvKernelFits(x, p.kernel[i], p.dilate[i], p.pad[i])) {
-        io.Fail(fmt::format("kernel {} (dilated {}) exceeds input 'data' {} padded by {} on axis {}",
-                            sdk::FormatTuple(p.kernel), p.dilate[i] * (p.kernel[i] - 1) + 1, data.ToString(), p.pad[i],
-                            2 + i));
-      }
-      out[2 + i] = sdk::ConvOutExtent(x, p.kernel[i], p.stride[i], p.dilate[i], p.pad[i]);
-    }
-    io.AssignOut(0, back(out));
-    // MXNet (2-d only) fills the batch size, and height/width where the stride is 1, back from
-    // a known output.
-    if (ns == 2) {
-      const Shape o = first(*io.out(0));
-      data[0] = o[0];
-      for (size_t i = 0; i < ns; ++i) {
-        const int64_t dk = p.dilate[i] * (p.kernel[i] - 1) + 1;
-        if (o[2 + i] >= 0 && p.stride[i] == 1) data[2 + i] = o[2 + i] + dk - 1 - 2 * p.pad[i];
-      }
-      io.AssignIn(0, back(data));
-    }
-  });
+  SetShapeFn<sdk::ConvolutionParam>(d, [](ShapeIO& io, const sdk::ConvolutionParam& p) { ConvShape(io, p); });
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_Convolution";
   d.backward_uses = kUsesInputs;
   d.resources = kResourceTempSpace;
   return d;
+}
+
+// ---- _sg_conv (the executor's fused inference convolution) ----------------------------------------
+
+std::vector<std::string> SgConvInputs(const AttrMap& a) {
+  const auto p = sdk::ParseParams<sdk::SgConvParam>(a);
+  std::vector<std::string> in = DataWeightBias(p.conv.no_bias);
+  if (p.with_bn) in.insert(in.end(), {"gamma", "beta"});
+  if (p.with_sum) in.emplace_back("sum");
+  return in;
+}
+
+OpDef SgConv() {
+  OpDef d;
+  d.name = "_sg_conv";
+  d.description =
+      "Fused inference convolution made by the executor's graph fusion (WEFT_GRAPH_FUSION): "
+      "act2(act(BatchNorm(Convolution(data, weight, bias))) + sum), each stage optional; BatchNorm "
+      "as BatchNorm with its moving statistics (aux states) and attributes.";
+  d.list_inputs = SgConvInputs;
+  d.list_outputs = Fixed({"output"});
+  DeclareParams<sdk::SgConvParam>(d);
+  d.list_aux = [](const AttrMap& a) {
+    return sdk::ParseParams<sdk::SgConvParam>(a).with_bn ? std::vector<std::string>{"moving_mean", "moving_var"}
+                                                         : std::vector<std::string>{};
+  };
+  SetShapeFn<sdk::SgConvParam>(d, [](ShapeIO& io, const sdk::SgConvParam& p) {
+    ConvShape(io, p.conv);
+    const Shape ch{p.conv.num_filter};
+    size_t next = p.conv.no_bias ? 2 : 3;
+    if (p.with_bn) {
+      io.AssignIn(next++, ch);
+      io.AssignIn(next++, ch);
+      io.AssignAux(0, ch);
+      io.AssignAux(1, ch);
+    }
+    if (p.with_sum && io.out(0)) io.AssignIn(next, *io.out(0));
+  });
+  // No gradient: the fusion runs only for binds without gradients.
+  d.no_gradient_is_error = true;
+  d.inplace = [](const AttrMap& a) {
+    // The sum's memory may become the output: oneDNN's sum post-op adds to what dst holds.
+    const size_t n = SgConvInputs(a).size();
+    return sdk::ParseParams<sdk::SgConvParam>(a).with_sum
+               ? std::vector<std::pair<int, int>>{{static_cast<int>(n - 1), 0}}
+               : std::vector<std::pair<int, int>>{};
+  };
+  d.resources = kResourceTempSpace;
+  return d;
+}
+
+// Convolution's shape rules (MXNet 1.9's ConvolutionShape), for it and _sg_conv.
+void ConvShape(ShapeIO& io, const sdk::ConvolutionParam& p) {
+  const size_t ns = p.kernel.size();
+  if (!io.in(0)) return;
+  // Channels-last layouts (MXNet's NWC, NHWC, NDHWC: data (N, spatial..., C), weight
+  // (F, k..., C / num_group), output (N, spatial..., F)) are inferred in channels-first order.
+  const bool last = sdk::IsChannelsLast(p.layout);
+  auto first = [last](Shape s) {
+    if (last && s.ndim() > 2) std::rotate(s.dims().begin() + 1, s.dims().end() - 1, s.dims().end());
+    return s;
+  };
+  auto back = [last](Shape s) {
+    if (last && s.ndim() > 2) std::rotate(s.dims().begin() + 1, s.dims().begin() + 2, s.dims().end());
+    return s;
+  };
+  Shape data = first(*io.in(0));
+  CheckConvData(io, data, ns, p.num_group);
+  const int64_t c = data[1];
+  Shape w = UnknownShape(ns + 2);
+  w[0] = p.num_filter;
+  w[1] = c >= 0 ? c / p.num_group : -1;
+  for (size_t i = 0; i < ns; ++i) w[2 + i] = p.kernel[i];
+  io.AssignIn(1, back(w));
+  if (!p.no_bias && io.num_in() >= 3) io.AssignIn(2, Shape{p.num_filter});
+
+  Shape out = UnknownShape(ns + 2);
+  out[0] = data[0];
+  out[1] = p.num_filter;
+  for (size_t i = 0; i < ns; ++i) {
+    const int64_t x = data[2 + i];
+    if (x < 0) continue;
+    if (!sdk::ConvKernelFits(x, p.kernel[i], p.dilate[i], p.pad[i])) {
+      io.Fail(fmt::format("kernel {} (dilated {}) exceeds input 'data' {} padded by {} on axis {}",
+                          sdk::FormatTuple(p.kernel), p.dilate[i] * (p.kernel[i] - 1) + 1, data.ToString(), p.pad[i],
+                          2 + i));
+    }
+    out[2 + i] = sdk::ConvOutExtent(x, p.kernel[i], p.stride[i], p.dilate[i], p.pad[i]);
+  }
+  io.AssignOut(0, back(out));
+  // MXNet (2-d only) fills the batch size, and height/width where the stride is 1, back from
+  // a known output.
+  if (ns == 2) {
+    const Shape o = first(*io.out(0));
+    data[0] = o[0];
+    for (size_t i = 0; i < ns; ++i) {
+      const int64_t dk = p.dilate[i] * (p.kernel[i] - 1) + 1;
+      if (o[2 + i] >= 0 && p.stride[i] == 1) data[2 + i] = o[2 + i] + dk - 1 - 2 * p.pad[i];
+    }
+    io.AssignIn(0, back(data));
+  }
 }
 
 // ---- Deconvolution --------------------------------------------------------------------------------
@@ -379,6 +433,7 @@ OpDef RNN() {
 void RegisterNnOps(OpRegistry& r) {
   r.Register(FullyConnected());
   r.Register(Convolution());
+  r.Register(SgConv());
   r.Register(Pooling());
   r.Register(Activation());
   r.Register(LeakyReLU());

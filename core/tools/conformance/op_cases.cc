@@ -113,8 +113,31 @@ std::vector<CaseRow> ActivationRows() {
   return v;
 }
 
+// The executor's fused convolution (core/executor/fuse_conv.h): conv + BatchNorm + relu + sum +
+// relu on plain layouts, in training mode (batch statistics) and inference (the fold).
+std::vector<CaseRow> FusedConvRows() {
+  std::vector<CaseRow> v;
+  for (uint32_t mode : {0u, kInference})
+    v.push_back({.ops = {"_sg_conv"},
+                 .attrs = {{"kernel", "(3, 3)"},
+                           {"num_filter", "4"},
+                           {"pad", "(1, 1)"},
+                           {"with_bn", "True"},
+                           {"bn_fix_gamma", "False"},
+                           {"act_type", "relu"},
+                           {"with_sum", "True"},
+                           {"postsum_act_type", "relu"}},
+                 .in = {In(Shape{2, 3, 5, 5}), In(Shape{4, 3, 3, 3}), In(Shape{4}), In(Shape{4}, kPositive),
+                        In(Shape{4}), In(Shape{2, 4, 5, 5})},
+                 .aux = {In(Shape{4}), In(Shape{4}, kPositive)},
+                 .flags = kNoGrad | mode,
+                 .refused_by = kCpuOnly});
+  return v;
+}
+
 std::vector<CaseRow> ConvolutionPoolingRows() {
-  return {
+  std::vector<CaseRow> v = FusedConvRows();
+  const std::vector<CaseRow> rows = {
       {.ops = {"Convolution"},
        .attrs = {{"kernel", "(3, 3)"}, {"num_filter", "4"}},
        .in = {In(Shape{2, 3, 7, 6}), In(Shape{4, 3, 3, 3}), In(Shape{4})}},
@@ -124,6 +147,26 @@ std::vector<CaseRow> ConvolutionPoolingRows() {
       {.ops = {"Convolution"},
        .attrs = {{"kernel", "(1, 3)"}, {"num_filter", "4"}, {"num_group", "2"}, {"no_bias", "True"}},
        .in = {In(Shape{1, 4, 3, 5}), In(Shape{4, 2, 1, 3})}},
+      // 16 filters: oneDNN's blocked layouts; no bias, BatchNorm and ReLU6 (clip) only; and a
+      // depthwise one with a sum.
+      {.ops = {"_sg_conv"},
+       .attrs = {{"kernel", "(3, 3)"},
+                 {"num_filter", "16"},
+                 {"no_bias", "True"},
+                 {"with_bn", "True"},
+                 {"act_type", "clip"},
+                 {"act_min", "0"},
+                 {"act_max", "0.5"}},
+       .in = {In(Shape{2, 16, 6, 5}), In(Shape{16, 16, 3, 3}), In(Shape{16}), In(Shape{16})},
+       .aux = {In(Shape{16}), In(Shape{16}, kPositive)},
+       .flags = kNoGrad | kInference,
+       .refused_by = kCpuOnly},
+      {.ops = {"_sg_conv"},
+       .attrs =
+           {{"kernel", "(3, 3)"}, {"num_filter", "8"}, {"num_group", "8"}, {"pad", "(1, 1)"}, {"with_sum", "True"}},
+       .in = {In(Shape{1, 8, 4, 4}), In(Shape{8, 1, 3, 3}), In(Shape{8}), In(Shape{1, 8, 4, 4})},
+       .flags = kNoGrad | kInference,
+       .refused_by = kCpuOnly},
       {.ops = {"Pooling"},
        .attrs = {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}},
        .in = {In(Shape{2, 3, 7, 6}, kDistinct)}},
@@ -183,6 +226,8 @@ std::vector<CaseRow> ConvolutionPoolingRows() {
        .attrs = {{"kernel", "(3,)"}, {"num_filter", "3"}, {"dilate", "(2,)"}, {"no_bias", "False"}},
        .in = {In(Shape{2, 2, 5}), In(Shape{2, 3, 3}), In(Shape{3})}},
   };
+  v.insert(v.end(), rows.begin(), rows.end());
+  return v;
 }
 
 std::vector<CaseRow> NormRows() {

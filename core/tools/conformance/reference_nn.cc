@@ -2,6 +2,7 @@
 // Dropout, Embedding, RNN. Spatial ops take any number of spatial axes (NCW, NCHW, NCDHW); output
 // shapes are the node's signature (core's inference), the values are computed here by direct
 // summation over the definitions (no im2col, no GEMM library).
+#include <algorithm>
 #include <cmath>
 
 #include "reference.h"
@@ -109,6 +110,55 @@ void Convolution(Call& c) {
         y.v[static_cast<size_t>((n * F + f) * out_plane + PlaneOffset(op, out))] = s;
       });
   if (!c.attrs().GetBool("no_bias", false)) AddBias(y, c.in(2));
+}
+
+double FusedActivation(const Call& c, const std::string& prefix, double v) {
+  const std::string type = c.attrs().GetString(prefix + "act_type", "None");
+  if (type == "relu") return std::max(v, 0.0);
+  if (type == "clip")
+    return std::min(std::max(v, c.attrs().GetFloat(prefix + "act_min")), c.attrs().GetFloat(prefix + "act_max"));
+  return v;
+}
+
+// _sg_conv: act2(act(BatchNorm(Convolution)) + sum), BatchNorm on the batch's statistics in
+// training (updating the moving ones) unless use_global_stats, on the moving ones otherwise.
+void SgConv(Call& c) {
+  Convolution(c);
+  HostTensor& y = c.out[0];
+  const int64_t F = y.shape[1], plane = Prod(y.shape, 2, y.shape.ndim()), N = y.shape[0];
+  size_t next = c.attrs().GetBool("no_bias", false) ? 2 : 3;
+  if (c.attrs().GetBool("with_bn", false)) {
+    const HostTensor &gamma = c.in(next), &beta = c.in(next + 1);
+    next += 2;
+    const bool batch = c.spec.is_train && !c.attrs().GetBool("bn_use_global_stats", false);
+    const double eps = c.attrs().GetFloat("bn_eps"), momentum = c.attrs().GetFloat("bn_momentum");
+    for (int64_t f = 0; f < F; ++f) {
+      auto at = [&](int64_t n, int64_t i) { return static_cast<size_t>((n * F + f) * plane + i); };
+      double sum = 0, sq = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < plane; ++i) sum += y.v[at(n, i)];
+      const double mean_b = sum / static_cast<double>(N * plane);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < plane; ++i) sq += (y.v[at(n, i)] - mean_b) * (y.v[at(n, i)] - mean_b);
+      const double var_b = sq / static_cast<double>(N * plane);
+      double &mm = c.aux[0].v[static_cast<size_t>(f)], &mv = c.aux[1].v[static_cast<size_t>(f)];
+      const double mean = batch ? mean_b : mm, var = batch ? var_b : mv;
+      if (batch) {
+        mm = momentum * mm + (1 - momentum) * mean_b;
+        mv = momentum * mv + (1 - momentum) * var_b;
+      }
+      const double g = c.attrs().GetBool("bn_fix_gamma") ? 1.0 : gamma.v[static_cast<size_t>(f)];
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < plane; ++i)
+          y.v[at(n, i)] = (y.v[at(n, i)] - mean) / std::sqrt(var + eps) * g + beta.v[static_cast<size_t>(f)];
+    }
+  }
+  const bool with_sum = c.attrs().GetBool("with_sum", false);
+  for (size_t i = 0; i < y.v.size(); ++i) {
+    double v = FusedActivation(c, "", y.v[i]);
+    if (with_sum) v = FusedActivation(c, "postsum_", v + c.in(next).v[i]);
+    y.v[i] = v;
+  }
 }
 
 // The transposed convolution: every x[n, c, i] · w[c, f, k] lands on y[n, group(c)·F/g + f,
@@ -367,6 +417,7 @@ void RNN(Call& c) {
 void RegisterNNReferences(Table& t) {
   t["FullyConnected"] = FullyConnected;
   t["Convolution"] = Convolution;
+  t["_sg_conv"] = SgConv;
   t["Deconvolution"] = Deconvolution;
   t["Pooling"] = Pooling;
   t["UpSampling"] = UpSampling;

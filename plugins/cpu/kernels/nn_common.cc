@@ -101,6 +101,7 @@ void Dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double a
 void RegisterNNKernels(KernelTable& t) {
   RegisterFullyConnected(t);
   RegisterConvolution(t);
+  RegisterSgConv(t);
   RegisterDeconvolution(t);
   RegisterPooling(t);
   RegisterActivation(t);

@@ -84,6 +84,7 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
 // Registration of each nn family (called by RegisterNNKernels).
 void RegisterFullyConnected(KernelTable& t);
 void RegisterConvolution(KernelTable& t);
+void RegisterSgConv(KernelTable& t);
 void RegisterDeconvolution(KernelTable& t);
 void RegisterPooling(KernelTable& t);
 void RegisterActivation(KernelTable& t);

@@ -25,6 +25,15 @@ class ConvAlgoT {
   virtual uint64_t ForwardWorkspace() const = 0;
   virtual uint64_t BackwardWorkspace() const = 0;
   virtual void Forward(const T* x, const T* w, const T* b, T* y, int32_t req, void* ws) const = 0;
+  /// Forward for calls whose weights stay constant between calls (is_train false: inference,
+  /// evaluation): an algorithm may keep `w` transformed (oneDNN's layout) and reuse it while
+  /// `w_stamp` (the weights' content stamp, SDK input_stamps; 0 = unknown) and `w` are those it
+  /// transformed. Same results as Forward. Default: Forward.
+  virtual void ForwardConstWeights(const T* x, const T* w, uint64_t w_stamp, const T* b, T* y, int32_t req,
+                                   void* ws) const {
+    (void)w_stamp;
+    Forward(x, w, b, y, req, ws);
+  }
   /// Any of gx/gw/gb may be skipped with req null (gb absent without bias).
   virtual void Backward(const T* gy, const T* x, const T* w, T* gx, int32_t req_x, T* gw, int32_t req_w, T* gb,
                         int32_t req_b, void* ws) const = 0;

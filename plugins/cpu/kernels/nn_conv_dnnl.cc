@@ -9,107 +9,81 @@
 // forward took 1.5 ms vs 2.3 ms plain and the blocked weight gradient 1.8 ms vs 7.1 ms plain
 // (3.5 ms im2col), but the blocked data gradient 12 ms vs 2.9 ms plain, hence the second bound.
 // Primitives are built once per node; scratchpads are user-managed (carved from the kernel
-// workspace), so primitives may execute from several threads at once. Add-to requests use a sum
-// post-op for the plain forward and a staging buffer in the workspace otherwise.
+// workspace), so primitives may execute from several threads at once. Forwards with is_train
+// false (inference, evaluation) keep the weights reordered between calls, keyed on their content
+// stamp (ForwardConstWeights; as FullyConnected does), instead of reordering them on every call.
+// Add-to requests use a sum post-op for the plain forward and a staging buffer in the workspace
+// otherwise.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
-#include "nn_conv.h"
-#include "nn_dnnl.h"
+#include "nn_conv_dnnl.h"
 
 namespace weft::cpu {
+
+DnnlConvDescs::DnnlConvDescs(const ConvGeom& g) : vol(g.spatial == 3) {
+  using tag = dnnl::memory::format_tag;
+  using dnnl::memory;
+  // 1-D and 2-D run as 2-D (h = 1 for 1-D); 3-D adds the depth axis (ncdhw, oidhw).
+  auto with = [this](memory::dims lead, int64_t d, int64_t h, int64_t w) {
+    if (vol) lead.push_back(d);
+    lead.push_back(h);
+    lead.push_back(w);
+    return lead;
+  };
+  strides = with({}, g.sd, g.sh, g.sw);
+  dilates = with({}, g.dd - 1, g.dh - 1, g.dw - 1);
+  pad_l = with({}, g.pd, g.ph, g.pw);
+  // Right padding that makes oneDNN's output size equal ours (floor division drops the rest).
+  auto right = [](int64_t o, int64_t s, int64_t k, int64_t dl, int64_t in, int64_t pl) {
+    return (o - 1) * s + (k - 1) * dl + 1 - in - pl;
+  };
+  pad_r = with({}, right(g.od, g.sd, g.kd, g.dd, g.d, g.pd), right(g.oh, g.sh, g.kh, g.dh, g.h, g.ph),
+               right(g.ow, g.sw, g.kw, g.dw, g.w, g.pw));
+  src = memory::desc(with({g.n, g.c}, g.d, g.h, g.w), memory::data_type::f32, vol ? tag::ncdhw : tag::nchw);
+  dst = memory::desc(with({g.n, g.f}, g.od, g.oh, g.ow), memory::data_type::f32, vol ? tag::ncdhw : tag::nchw);
+  wei = g.groups == 1
+            ? memory::desc(with({g.f, g.c}, g.kd, g.kh, g.kw), memory::data_type::f32, vol ? tag::oidhw : tag::oihw)
+            : memory::desc(with({g.groups, g.fg(), g.cg()}, g.kd, g.kh, g.kw), memory::data_type::f32,
+                           vol ? tag::goidhw : tag::goihw);
+  bias = g.bias ? memory::desc({g.f}, memory::data_type::f32, tag::x) : memory::desc();
+  blocked = DnnlBlockedConv(g);
+  blocked_x = blocked && g.c >= 16;
+  // Channel counts that are not multiples of 16 (LeNet conv2: 20 -> 50) run faster with
+  // activations in nhwc (oneDNN's brgconv forward, no padding to whole 16-channel blocks) than
+  // blocked; the weights stay in the layout oneDNN picks. Batch 100, 1 thread, primitives only:
+  // forward 3.3 vs 5.5 ms, data gradient 4.7 vs 5.3, weight gradient 4.3 vs 6.3.
+  nhwc = blocked_x && (g.c % 16 != 0 || g.f % 16 != 0);
+}
+
+dnnl::memory::desc DnnlConvDescs::Any(const dnnl::memory::desc& md, bool weights) const {
+  using tag = dnnl::memory::format_tag;
+  if (!blocked) return md;
+  return dnnl::memory::desc(md.dims(), dnnl::memory::data_type::f32,
+                            nhwc && !weights ? (vol ? tag::ndhwc : tag::nhwc) : tag::any);
+}
+
 namespace {
 
 using dnnl::memory;
 using tag = memory::format_tag;
 
-// One operand of a primitive: the plain layout weft's tensor has and the layout the primitive
-// wants. When they differ, a buffer at `offset` in the workspace holds the operand in the wanted
-// layout and `reorder` converts (plain -> wanted for inputs, wanted -> plain for outputs).
-struct Operand {
-  memory::desc plain, wanted;
-  uint64_t offset = 0;
-  dnnl::reorder reorder;
-  bool same() const { return plain == wanted; }
-};
-
-Operand MakeOperand(const memory::desc& plain, const memory::desc& wanted, bool input, uint64_t& cursor) {
-  Operand o{plain, wanted, 0, {}};
-  if (o.same()) return o;
-  o.offset = cursor;
-  cursor += DnnlRoundUp(wanted.get_size());
-  o.reorder = input ? dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), wanted))
-                    : dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), wanted, DnnlEngine(), plain));
-  return o;
-}
-
-memory Mem(const memory::desc& md, const float* p) {
-  return memory(md, DnnlEngine(), const_cast<float*>(p));  // oneDNN takes void*; inputs are only read
-}
-
-// The operand as the primitive reads it: the tensor itself, or its reordered copy.
-memory In(const Operand& o, const float* p, char* ws, dnnl::stream& s) {
-  if (o.same()) return Mem(o.plain, p);
-  memory from = Mem(o.plain, p), m(o.wanted, DnnlEngine(), ws + o.offset);
-  o.reorder.execute(s, from, m);
-  return m;
-}
-
-// Where the primitive writes the operand; Finish then converts it into the tensor `p`.
-memory Out(const Operand& o, float* p, char* ws) {
-  return o.same() ? Mem(o.plain, p) : memory(o.wanted, DnnlEngine(), ws + o.offset);
-}
-void Finish(const Operand& o, float* p, char* ws, dnnl::stream& s) {
-  if (o.same()) return;
-  memory from(o.wanted, DnnlEngine(), ws + o.offset), to = Mem(o.plain, p);
-  o.reorder.execute(s, from, to);
-}
-
 class DnnlConv final : public ConvAlgo {
  public:
   explicit DnnlConv(const ConvGeom& g) : g_(g) {
-    // 1-D and 2-D run as 2-D (h = 1 for 1-D); 3-D adds the depth axis (ncdhw, oidhw).
-    const bool vol = g.spatial == 3;
-    auto with = [vol](memory::dims lead, int64_t d, int64_t h, int64_t w) {
-      if (vol) lead.push_back(d);
-      lead.push_back(h);
-      lead.push_back(w);
-      return lead;
-    };
-    const memory::dims src = with({g.n, g.c}, g.d, g.h, g.w), dst = with({g.n, g.f}, g.od, g.oh, g.ow);
-    const memory::dims strides = with({}, g.sd, g.sh, g.sw), dil = with({}, g.dd - 1, g.dh - 1, g.dw - 1);
-    const memory::dims pad_l = with({}, g.pd, g.ph, g.pw);
-    // Right padding that makes oneDNN's output size equal ours (floor division drops the rest).
-    auto right = [](int64_t o, int64_t s, int64_t k, int64_t dl, int64_t in, int64_t pl) {
-      return (o - 1) * s + (k - 1) * dl + 1 - in - pl;
-    };
-    const memory::dims pad_r = with({}, right(g.od, g.sd, g.kd, g.dd, g.d, g.pd),
-                                    right(g.oh, g.sh, g.kh, g.dh, g.h, g.ph), right(g.ow, g.sw, g.kw, g.dw, g.w, g.pw));
-    const memory::desc src_md(src, memory::data_type::f32, vol ? tag::ncdhw : tag::nchw);
-    const memory::desc dst_md(dst, memory::data_type::f32, vol ? tag::ncdhw : tag::nchw);
-    const memory::desc wei_md = g.groups == 1 ? memory::desc(with({g.f, g.c}, g.kd, g.kh, g.kw), memory::data_type::f32,
-                                                             vol ? tag::oidhw : tag::oihw)
-                                              : memory::desc(with({g.groups, g.fg(), g.cg()}, g.kd, g.kh, g.kw),
-                                                             memory::data_type::f32, vol ? tag::goidhw : tag::goihw);
-    const memory::desc bias_md = g.bias ? memory::desc({g.f}, memory::data_type::f32, tag::x) : memory::desc();
-    const bool blocked = DnnlBlockedConv(g), blocked_x = blocked && g.c >= 16;
-    // Channel counts that are not multiples of 16 (LeNet conv2: 20 -> 50) run faster with
-    // activations in nhwc (oneDNN's brgconv forward, no padding to whole 16-channel blocks) than
-    // blocked; the weights stay in the layout oneDNN picks. Batch 100, 1 thread, primitives only:
-    // forward 3.3 vs 5.5 ms, data gradient 4.7 vs 5.3, weight gradient 4.3 vs 6.3.
-    const bool nhwc = blocked_x && (g.c % 16 != 0 || g.f % 16 != 0);
-    auto any = [&](const memory::desc& md, bool weights = false) {
-      if (!blocked) return md;
-      return memory::desc(md.dims(), memory::data_type::f32,
-                          nhwc && !weights ? (vol ? tag::ndhwc : tag::nhwc) : tag::any);
-    };
-    auto any_x = [&](const memory::desc& md, bool weights = false) { return blocked_x ? any(md, weights) : md; };
+    const DnnlConvDescs dd(g);
+    const memory::desc &src_md = dd.src, &dst_md = dd.dst, &wei_md = dd.wei, &bias_md = dd.bias;
+    const memory::dims &strides = dd.strides, &dil = dd.dilates, &pad_l = dd.pad_l, &pad_r = dd.pad_r;
+    const bool blocked = dd.blocked;
+    auto any = [&](const memory::desc& md, bool weights = false) { return dd.Any(md, weights); };
+    auto any_x = [&](const memory::desc& md, bool weights = false) { return dd.blocked_x ? any(md, weights) : md; };
 
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -145,7 +119,7 @@ class DnnlConv final : public ConvAlgo {
                                                    strides, dil, pad_l, pad_r);
     dnnl::convolution_backward_data::primitive_desc bpd(
         bd, attr, DnnlEngine(),
-        blocked == blocked_x ? fpd : dnnl::convolution_forward::primitive_desc(fd_plain, attr, DnnlEngine()));
+        blocked == dd.blocked_x ? fpd : dnnl::convolution_forward::primitive_desc(fd_plain, attr, DnnlEngine()));
     dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, any(src_md), any(wei_md, true),
                                                 bias_md, any(dst_md), strides, dil, pad_l, pad_r);
     dnnl::convolution_backward_weights::primitive_desc wpd(wd, attr, DnnlEngine(), fpd);
@@ -173,11 +147,38 @@ class DnnlConv final : public ConvAlgo {
 
   void Forward(const float* x, const float* w, const float* b, float* y, int32_t req, void* ws) const override {
     dnnl::stream s(DnnlEngine());
+    Run(s, x, In(f_wei_, w, static_cast<char*>(ws), s), b, y, req, ws);
+  }
+
+  // The weights reordered once into a kept copy (allocated on the first such call) and again only
+  // when `w_stamp` or `w` change, as FullyConnected does (nn_fc_dnnl.h): the same reorder, so the
+  // same bits as Forward.
+  void ForwardConstWeights(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y, int32_t req,
+                           void* ws) const override {
+    if (f_wei_.same()) return Forward(x, w, b, y, req, ws);
+    std::lock_guard<std::mutex> lock(wei_mu_);
+    dnnl::stream s(DnnlEngine());
+    if (wei_cache_ == nullptr) {
+      wei_cache_.reset(static_cast<char*>(std::aligned_alloc(kDnnlAlign, DnnlRoundUp(f_wei_.wanted.get_size()))));
+      if (wei_cache_ == nullptr) throw dnnl::error(dnnl_out_of_memory, "Convolution: no memory for the weights");
+      wei_stamp_ = 0;
+    }
+    memory kept(f_wei_.wanted, DnnlEngine(), wei_cache_.get());
+    if (w_stamp == 0 || w_stamp != wei_stamp_ || w != wei_source_) {
+      memory from = Mem(f_wei_.plain, w);
+      f_wei_.reorder.execute(s, from, kept);
+      wei_stamp_ = w_stamp;
+      wei_source_ = w;
+    }
+    Run(s, x, kept, b, y, req, ws);
+  }
+
+  void Run(dnnl::stream& s, const float* x, const memory& wei, const float* b, float* y, int32_t req, void* ws) const {
     char* base = static_cast<char*>(ws);
     const bool add = req == WEFT_REQ_ADD;
     float* out = add && !f_dst_.same() ? reinterpret_cast<float*>(base + fwd_stage_) : y;
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, In(f_src_, x, base, s)},
-                                            {DNNL_ARG_WEIGHTS, In(f_wei_, w, base, s)},
+                                            {DNNL_ARG_WEIGHTS, wei},
                                             {DNNL_ARG_DST, Out(f_dst_, out, base)},
                                             {DNNL_ARG_SCRATCHPAD, memory(Scratch(fwd_scratch_), DnnlEngine(), base)}};
     if (g_.bias) args[DNNL_ARG_BIAS] = Mem(bias_md_, b);
@@ -231,8 +232,16 @@ class DnnlConv final : public ConvAlgo {
     return memory::desc({static_cast<memory::dim>(std::max<uint64_t>(bytes, 1))}, memory::data_type::u8, tag::x);
   }
 
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+
   ConvGeom g_;
   memory::desc bias_md_;
+  mutable std::mutex wei_mu_;  // guards the kept weights
+  mutable std::unique_ptr<char, Free> wei_cache_;
+  mutable uint64_t wei_stamp_ = 0;
+  mutable const float* wei_source_ = nullptr;
   dnnl::convolution_forward fwd_, fwd_add_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_w_;
@@ -269,6 +278,11 @@ class ChunkedConv final : public ConvAlgo {
     for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_)
       Part(n0).Forward(x + n0 * InImage(), w, b, y + n0 * OutImage(), req, ws);
   }
+  void ForwardConstWeights(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y, int32_t req,
+                           void* ws) const override {
+    for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_)
+      Part(n0).ForwardConstWeights(x + n0 * InImage(), w, w_stamp, b, y + n0 * OutImage(), req, ws);
+  }
   void Backward(const float* gy, const float* x, const float* w, float* gx, int32_t req_x, float* gw, int32_t req_w,
                 float* gb, int32_t req_b, void* ws) const override {
     for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_) {
@@ -277,17 +291,6 @@ class ChunkedConv final : public ConvAlgo {
       Part(n0).Backward(gy + n0 * OutImage(), x + n0 * InImage(), w, gx ? gx + n0 * InImage() : nullptr, req_x, gw, rw,
                         gb, rb, ws);
     }
-  }
-
-  /// Images per chunk for g, or 0 when the whole batch's blocked operands are small enough.
-  static int64_t ChunkFor(const ConvGeom& g) {
-    constexpr uint64_t kWholeBatchBytes = uint64_t{4} << 20, kChunkBytes = uint64_t{512} << 10;
-    if (!DnnlBlockedConv(g)) return 0;
-    // Blocked operands pad channels to a multiple of 16; the largest per image decides.
-    auto padded = [](int64_t ch) { return static_cast<uint64_t>((ch + 15) / 16 * 16); };
-    const uint64_t image = sizeof(float) * std::max(padded(g.f) * g.out_plane(), padded(g.c) * g.in_plane());
-    if (image * static_cast<uint64_t>(g.n) <= kWholeBatchBytes) return 0;
-    return std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / image));
   }
 
  private:
@@ -302,9 +305,19 @@ class ChunkedConv final : public ConvAlgo {
 
 }  // namespace
 
+int64_t DnnlConvChunk(const ConvGeom& g) {
+  constexpr uint64_t kWholeBatchBytes = uint64_t{4} << 20, kChunkBytes = uint64_t{512} << 10;
+  if (!DnnlBlockedConv(g)) return 0;
+  // Blocked operands pad channels to a multiple of 16; the largest per image decides.
+  auto padded = [](int64_t ch) { return static_cast<uint64_t>((ch + 15) / 16 * 16); };
+  const uint64_t image = sizeof(float) * std::max(padded(g.f) * g.out_plane(), padded(g.c) * g.in_plane());
+  if (image * static_cast<uint64_t>(g.n) <= kWholeBatchBytes) return 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / image));
+}
+
 std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host) {
   try {
-    const int64_t chunk = ChunkedConv::ChunkFor(g);
+    const int64_t chunk = DnnlConvChunk(g);
     if (chunk > 0 && chunk < g.n) return std::make_unique<ChunkedConv>(g, chunk);
     return std::make_unique<DnnlConv>(g);
   } catch (const dnnl::error& e) {

@@ -92,8 +92,13 @@ class ConvForward {
     PrepareMathThread();
     algos_.With([&](const auto& algo, auto tag) {
       using T = typename decltype(tag)::type;
-      algo.Forward(Ptr<T>(c.inputs[0]), Ptr<T>(c.inputs[1]), g_.bias ? Ptr<T>(c.inputs[2]) : nullptr,
-                   c.outputs[0].data<T>(), c.req[0], c.Workspace<char>(algo.ForwardWorkspace()));
+      const T *x = Ptr<T>(c.inputs[0]), *w = Ptr<T>(c.inputs[1]), *b = g_.bias ? Ptr<T>(c.inputs[2]) : nullptr;
+      char* ws = c.Workspace<char>(algo.ForwardWorkspace());
+      // Training passes change the weights every step: a kept copy would cost a reorder anyway.
+      if (c.is_train)
+        algo.Forward(x, w, b, c.outputs[0].data<T>(), c.req[0], ws);
+      else
+        algo.ForwardConstWeights(x, w, c.InputStamp(1), b, c.outputs[0].data<T>(), c.req[0], ws);
     });
   }
 

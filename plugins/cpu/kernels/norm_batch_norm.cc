@@ -7,19 +7,18 @@
 #include <cmath>
 #include <vector>
 
+#include "norm_batch_norm.h"
+
 #include "isa_dispatch.h"
 #include "nn_common.h"
 #include "parallel.h"
 #include "tensor_util.h"
-#include "weft/sdk/ops/batch_norm.hpp"
 
 namespace weft::cpu {
 namespace {
 
 using tensor::DispatchFloat;
 using tensor::kFloatMask;
-
-using BnParams = weft::sdk::BatchNormGeometry;
 
 // The node's geometry and attributes, its shapes checked.
 BnParams ParseBn(const KernelSetup& s, bool backward) { return weft::sdk::CheckBatchNormSetup(s, backward); }
@@ -76,6 +75,42 @@ void ChannelStats(const BnParams& p, const T* x, std::vector<double>& mean, std:
   });
 }
 
+}  // namespace
+
+template <typename T>
+BnScaleShift<T> BatchNormScaleShift(const BnParams& p, const T* x, const T* gamma, const T* beta, T* mm, T* mv,
+                                    bool batch) {
+  const size_t C = static_cast<size_t>(p.c);
+  BnScaleShift<T> r;
+  if (batch) {
+    ChannelStats(p, x, r.mean, r.var);
+    for (size_t ch = 0; ch < C; ++ch) {
+      mm[ch] = static_cast<T>(p.momentum * mm[ch] + (1.0 - p.momentum) * r.mean[ch]);
+      mv[ch] = static_cast<T>(p.momentum * mv[ch] + (1.0 - p.momentum) * r.var[ch]);
+    }
+  } else {
+    r.mean.assign(mm, mm + C);
+    r.var.assign(mv, mv + C);
+  }
+  r.scale.resize(C);
+  r.shift.resize(C);
+  r.inv_std.resize(C);
+  for (size_t ch = 0; ch < C; ++ch) {
+    r.inv_std[ch] = static_cast<T>(1.0 / std::sqrt(r.var[ch] + p.eps));
+    T gm = p.fix_gamma ? T(1) : gamma[ch];
+    r.scale[ch] = gm * r.inv_std[ch];
+    r.shift[ch] = beta[ch] - static_cast<T>(r.mean[ch]) * r.scale[ch];
+  }
+  return r;
+}
+
+template BnScaleShift<float> BatchNormScaleShift(const BnParams&, const float*, const float*, const float*, float*,
+                                                 float*, bool);
+template BnScaleShift<double> BatchNormScaleShift(const BnParams&, const double*, const double*, const double*, double*,
+                                                  double*, bool);
+
+namespace {
+
 // Inputs data, gamma, beta; outputs output[, mean, inv_std]; aux moving_mean, moving_var.
 class BatchNormForward {
  public:
@@ -93,25 +128,9 @@ class BatchNormForward {
     T* mm = c.aux[0].data<T>();
     T* mv = c.aux[1].data<T>();
     const size_t C = static_cast<size_t>(p_.c);
-    std::vector<double> mean, var;
-    const bool batch = c.is_train && !p_.use_global;
-    if (batch) {
-      ChannelStats(p_, x, mean, var);
-      for (size_t ch = 0; ch < C; ++ch) {
-        mm[ch] = static_cast<T>(p_.momentum * mm[ch] + (1.0 - p_.momentum) * mean[ch]);
-        mv[ch] = static_cast<T>(p_.momentum * mv[ch] + (1.0 - p_.momentum) * var[ch]);
-      }
-    } else {
-      mean.assign(mm, mm + C);
-      var.assign(mv, mv + C);
-    }
-    std::vector<T> scale(C), shift(C), inv_std(C);
-    for (size_t ch = 0; ch < C; ++ch) {
-      inv_std[ch] = static_cast<T>(1.0 / std::sqrt(var[ch] + p_.eps));
-      T gm = p_.fix_gamma ? T(1) : gamma[ch];
-      scale[ch] = gm * inv_std[ch];
-      shift[ch] = beta[ch] - static_cast<T>(mean[ch]) * scale[ch];
-    }
+    const BnScaleShift<T> b = BatchNormScaleShift(p_, x, gamma, beta, mm, mv, c.is_train && !p_.use_global);
+    const std::vector<T>&scale = b.scale, &shift = b.shift, &inv_std = b.inv_std;
+    const std::vector<double>& mean = b.mean;
     T* y = WantedOutput<T>(c, 0);
     // Planes (one image's channel) split over the OpenMP team.
     const int64_t planes = p_.outer * p_.c;
@@ -120,8 +139,8 @@ class BatchNormForward {
         weft::sdk::WithReq(c.req[0], [&](auto assign) {
           for (int64_t q = p0; q < p1; ++q) {
             const int64_t base = q * p_.inner;
-            const T a = scale[static_cast<size_t>(q % p_.c)], b = shift[static_cast<size_t>(q % p_.c)];
-            for (int64_t i = 0; i < p_.inner; ++i) assign(y[base + i], x[base + i] * a + b);
+            const T k = scale[static_cast<size_t>(q % p_.c)], d = shift[static_cast<size_t>(q % p_.c)];
+            for (int64_t i = 0; i < p_.inner; ++i) assign(y[base + i], x[base + i] * k + d);
           }
         });
       });

@@ -121,6 +121,54 @@ struct ConvolutionParam {
   }
 };
 
+/// An activation folded into a fused convolution (SgConvParam): none, max(x, 0), or
+/// min(max(x, lo), hi) (MXNet's `clip`, e.g. MobileNet v2's ReLU6).
+enum class FusedAct { kNone, kRelu, kClip };
+inline constexpr std::string_view kFusedActs[] = {"None", "relu", "clip"};
+
+/// `_sg_conv`, weft's fused inference convolution (made by the executor's graph fusion for
+/// forward-only binds, core/executor/fuse_conv.h; MXNet's oneDNN subgraph pass makes the
+/// equivalent `_sg_mkldnn_conv`): Convolution's attributes, then what the convolution's output
+/// goes through, in this order: BatchNorm over the channels (with_bn, with that BatchNorm's eps,
+/// momentum, fix_gamma and use_global_stats), an activation (act_type), the element-wise sum with
+/// one more input (with_sum), an activation of the sum (postsum_act_type).
+struct SgConvParam {
+  ConvolutionParam conv;
+  bool with_bn = false;
+  double bn_eps = 1e-3;
+  float bn_momentum = 0.9f;
+  bool bn_fix_gamma = true, bn_use_global_stats = false;
+  FusedAct act_type = FusedAct::kNone;
+  double act_min = 0, act_max = 0;
+  bool with_sum = false;
+  FusedAct postsum_act_type = FusedAct::kNone;
+  double postsum_act_min = 0, postsum_act_max = 0;
+
+  template <class V>
+  void Visit(V& v) {
+    conv.Visit(v);
+    v(with_bn, Attr("with_bn").Default("False").Doc("BatchNorm of the convolution's output"));
+    v(bn_eps, Attr("bn_eps").Default("0.001").Doc("the BatchNorm's eps"));
+    v(bn_momentum, Attr("bn_momentum").Default("0.9").Doc("the BatchNorm's momentum (training mode)"));
+    v(bn_fix_gamma, Attr("bn_fix_gamma").Default("True").Doc("the BatchNorm's fix_gamma"));
+    v(bn_use_global_stats, Attr("bn_use_global_stats").Default("False").Doc("the BatchNorm's use_global_stats"));
+    v(act_type, Attr("act_type").Default("None").Choices(kFusedActs).Doc("activation after the BatchNorm"));
+    v(act_min, Attr("act_min").Default("0").Doc("lower bound of act_type clip"));
+    v(act_max, Attr("act_max").Default("0").Doc("upper bound of act_type clip"));
+    v(with_sum, Attr("with_sum").Default("False").Doc("add input 'sum' (same shape as the output)"));
+    v(postsum_act_type, Attr("postsum_act_type").Default("None").Choices(kFusedActs).Doc("activation after the sum"));
+    v(postsum_act_min, Attr("postsum_act_min").Default("0").Doc("lower bound of postsum_act_type clip"));
+    v(postsum_act_max, Attr("postsum_act_max").Default("0").Doc("upper bound of postsum_act_type clip"));
+  }
+  void Validate() {
+    conv.Validate();
+    CheckParam(act_type != FusedAct::kClip || act_min <= act_max, "act_min must not exceed act_max");
+    CheckParam(postsum_act_type != FusedAct::kClip || postsum_act_min <= postsum_act_max,
+               "postsum_act_min must not exceed postsum_act_max");
+    CheckParam(with_sum || postsum_act_type == FusedAct::kNone, "postsum_act_type needs with_sum");
+  }
+};
+
 /// Deconvolution's attributes (MXNet 1.9 DeconvolutionParam). After parsing, stride, dilate, pad
 /// and adj have one entry per kernel axis.
 struct DeconvolutionParam {

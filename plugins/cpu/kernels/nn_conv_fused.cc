@@ -1,0 +1,314 @@
+// _sg_conv, the executor's fused inference convolution (core/executor/fuse_conv.h; attributes
+// sdk::SgConvParam): out = act2(act(BatchNorm(conv(data, weight, bias))) + sum), float32.
+//
+// Inference (is_train false, or a BatchNorm with use_global_stats, or none): one oneDNN
+// forward-inference primitive whose weights and bias are the BatchNorm-folded ones
+// (W'[f] = W[f]·scale[f], b'[f] = b[f]·scale[f] + shift[f], scale and shift from BatchNorm's own
+// code, norm_batch_norm.h) and whose post-ops are the activation, the sum (dst is first filled
+// with `sum`, in place when the executor gave the output the sum's memory) and the second
+// activation. The folded weights are computed, and reordered into the layout the primitive picked,
+// on the first call and again only when the weights' content stamp (SDK input_stamps) or address,
+// or any of the small per-channel tensors (bias, gamma, beta, moving statistics: compared by value,
+// they are aux states without stamps) changed; later calls only run the primitive. As for
+// FullyConnected (nn_fc_dnnl.h), which path a call takes depends only on the node and the call's
+// is_train, never on earlier calls, so runs are bit-identical.
+//
+// Training mode with a BatchNorm on batch statistics (MXNet's `_sg_mkldnn_conv` ignores it; the
+// executor fuses only grad-free binds, but Forward(is_train=true) still means batch statistics),
+// any request other than write, and geometries oneDNN cannot run take the unfused path: the
+// Convolution algorithm, then BatchNorm's statistics and moving-average update, the activations
+// and the sum in one loop.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nn_conv_dnnl.h"
+#include "norm_batch_norm.h"
+
+namespace weft::cpu {
+namespace {
+
+using dnnl::memory;
+using weft::sdk::FusedAct;
+using weft::sdk::SgConvParam;
+
+struct FreeDeleter {
+  void operator()(char* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<char, FreeDeleter>;
+
+Buffer AllocateAligned(uint64_t bytes) {
+  Buffer b(static_cast<char*>(std::aligned_alloc(kDnnlAlign, DnnlRoundUp(std::max<uint64_t>(bytes, 1)))));
+  if (b == nullptr) throw Error(WEFT_ERR_OUT_OF_MEMORY, "_sg_conv: no memory for the folded weights");
+  return b;
+}
+
+float Activate(FusedAct a, float v, double lo, double hi) {
+  if (a == FusedAct::kRelu) return v > 0.0f ? v : 0.0f;
+  if (a == FusedAct::kClip) return std::min(std::max(v, static_cast<float>(lo)), static_cast<float>(hi));
+  return v;
+}
+
+void AppendActivation(dnnl::post_ops& ops, FusedAct a, double lo, double hi) {
+  if (a == FusedAct::kRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  if (a == FusedAct::kClip)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(lo), static_cast<float>(hi));
+}
+
+// The folded weights (emptied once every primitive holds them reordered) and bias in weft's plain
+// layouts; `generation` changes with every refold.
+struct Folded {
+  std::vector<float> w, b;
+  uint64_t generation = 0;
+};
+
+// One oneDNN inference primitive for a geometry (a chunk of images) with the post-ops, keeping the
+// folded weights reordered into the layout it picked. Not thread-safe: the kernel serialises.
+class FusedPrimitive {
+ public:
+  FusedPrimitive(const ConvGeom& g, const SgConvParam& p) : g_(g), with_sum_(p.with_sum) {
+    ConvGeom biased = g;
+    biased.bias = true;  // the fold always has one
+    const DnnlConvDescs dd(biased);
+    // Grouped (depthwise) layers too run on oneDNN's blocked layouts: on plain ones it has only
+    // its gemm-based grouped kernel.
+    auto act = [&](const memory::desc& md) { return dd.blocked ? dd.Any(md) : g.groups > 1 ? Any(md) : md; };
+    dnnl::post_ops ops;
+    AppendActivation(ops, p.act_type, p.act_min, p.act_max);
+    if (p.with_sum) ops.append_sum(1.0f);
+    AppendActivation(ops, p.postsum_act_type, p.postsum_act_min, p.postsum_act_max);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_post_ops(ops);
+    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       act(dd.src), Any(dd.wei), dd.bias, act(dd.dst), dd.strides, dd.dilates, dd.pad_l,
+                                       dd.pad_r);
+    dnnl::convolution_forward::primitive_desc pd(fd, attr, DnnlEngine());
+    prim_ = dnnl::convolution_forward(pd);
+    wei_plain_ = dd.wei;
+    wei_wanted_ = pd.weights_desc();
+    bias_md_ = dd.bias;
+    wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), wei_plain_, DnnlEngine(), wei_wanted_));
+    scratch_ = DnnlRoundUp(pd.scratchpad_desc().get_size());
+    uint64_t cursor = scratch_;
+    src_ = MakeOperand(dd.src, pd.src_desc(), true, cursor);
+    dst_ = MakeOperand(dd.dst, pd.dst_desc(), false, cursor);
+    if (p.with_sum && !dst_.same())
+      sum_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), dd.dst, DnnlEngine(), pd.dst_desc()));
+    ws_ = cursor;
+    cache_ = AllocateAligned(wei_wanted_.get_size());
+  }
+
+  uint64_t Workspace() const { return ws_; }
+
+  void Run(const float* x, const Folded& f, const float* sum, float* y, char* ws) const {
+    dnnl::stream s(DnnlEngine());
+    if (cache_generation_ != f.generation) {
+      memory from = Mem(wei_plain_, f.w.data()), to(wei_wanted_, DnnlEngine(), cache_.get());
+      wei_reorder_.execute(s, from, to);
+      cache_generation_ = f.generation;
+    }
+    if (with_sum_) {  // the sum post-op adds what dst holds
+      if (!dst_.same()) {
+        memory from = Mem(dst_.plain, sum), to(dst_.wanted, DnnlEngine(), ws + dst_.offset);
+        sum_reorder_.execute(s, from, to);
+      } else if (sum != y) {
+        std::memcpy(y, sum, dst_.plain.get_size());
+      }
+    }
+    prim_.execute(
+        s, {{DNNL_ARG_SRC, In(src_, x, ws, s)},
+            {DNNL_ARG_WEIGHTS, memory(wei_wanted_, DnnlEngine(), cache_.get())},
+            {DNNL_ARG_BIAS, Mem(bias_md_, f.b.data())},
+            {DNNL_ARG_DST, Out(dst_, y, ws)},
+            {DNNL_ARG_SCRATCHPAD, memory(memory::desc({static_cast<memory::dim>(std::max<uint64_t>(scratch_, 1))},
+                                                      memory::data_type::u8, memory::format_tag::x),
+                                         DnnlEngine(), ws)}});
+    Finish(dst_, y, ws, s);
+    s.wait();
+  }
+
+ private:
+  static memory::desc Any(const memory::desc& md) {
+    return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
+  }
+
+  ConvGeom g_;
+  bool with_sum_;
+  dnnl::convolution_forward prim_;
+  memory::desc wei_plain_, wei_wanted_, bias_md_;
+  dnnl::reorder wei_reorder_, sum_reorder_;
+  Operand src_, dst_;
+  uint64_t scratch_ = 0, ws_ = 0;
+  Buffer cache_;
+  mutable uint64_t cache_generation_ = 0;
+};
+
+class SgConvForward {
+ public:
+  explicit SgConvForward(const KernelSetup& s) : p_(s.Params<SgConvParam>()) {
+    RequireFloat32(s);
+    const size_t n_in = (p_.conv.no_bias ? 2 : 3) + (p_.with_bn ? 2 : 0) + (p_.with_sum ? 1 : 0);
+    s.ExpectCounts(static_cast<int>(n_in), 1, p_.with_bn ? 2 : 0);
+    const bool has_bias = !p_.conv.no_bias;
+    g_ = weft::sdk::ConvolutionGeometry(
+        s.op_name, p_.conv, s.inputs[0].shape, s.inputs[1].shape,
+        has_bias ? std::span<const int64_t>(s.inputs[2].shape) : std::span<const int64_t>(), has_bias,
+        s.outputs[0].shape, 3);
+    gamma_ = has_bias ? 3 : 2;
+    sum_ = gamma_ + (p_.with_bn ? 2 : 0);
+    if (p_.with_sum && s.inputs[sum_].size() != s.outputs[0].size())
+      Invalid(s, "input 'sum' " + ShapeString(s.inputs[sum_]) + " must have the output's shape " +
+                     ShapeString(s.outputs[0]));
+    bn_ = {g_.n,
+           g_.f,
+           g_.out_plane(),
+           static_cast<float>(p_.bn_eps),
+           p_.bn_momentum,
+           p_.bn_fix_gamma,
+           p_.bn_use_global_stats};
+    host_ = s.host;
+    if (g_.n == 0) return;
+    try {
+      const int64_t chunk = DnnlConvChunk(g_);
+      chunk_ = chunk > 0 && chunk < g_.n ? chunk : g_.n;
+      ConvGeom part = g_;
+      part.n = chunk_;
+      full_ = std::make_unique<FusedPrimitive>(part, p_);
+      if (g_.n % chunk_ != 0) {
+        part.n = g_.n % chunk_;
+        rest_ = std::make_unique<FusedPrimitive>(part, p_);
+      }
+    } catch (const dnnl::error& e) {
+      weft::sdk::Log(s.host, WEFT_LOG_DEBUG, std::string("_sg_conv: oneDNN unavailable, running unfused: ") + e.what());
+      full_.reset();
+      rest_.reset();
+    }
+  }
+
+  uint64_t WorkspaceBytes() const { return full_ ? std::max(full_->Workspace(), rest_ ? rest_->Workspace() : 0) : 0; }
+
+  void Compute(const KernelCall& c) const {
+    if (weft::sdk::IsNull(c.req[0]) || g_.n == 0) return;
+    PrepareMathThread();
+    const bool batch_stats = p_.with_bn && c.is_train && !p_.bn_use_global_stats;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (full_ == nullptr || batch_stats || c.req[0] == WEFT_REQ_ADD) return Unfused(c, batch_stats);
+    Refold(c);
+    const float* x = c.inputs[0].data<float>();
+    const float* sum = p_.with_sum ? c.inputs[sum_].data<float>() : nullptr;
+    float* y = c.outputs[0].data<float>();
+    const int64_t in_image = g_.c * g_.in_plane(), out_image = g_.f * g_.out_plane();
+    char* ws = c.Workspace<char>(WorkspaceBytes());
+    for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_) {
+      const FusedPrimitive& prim = n0 + chunk_ <= g_.n ? *full_ : *rest_;
+      prim.Run(x + n0 * in_image, folded_, sum ? sum + n0 * out_image : nullptr, y + n0 * out_image, ws);
+    }
+    // Every primitive now holds this generation reordered: the plain copy is not read again until
+    // the next refold rebuilds it (a ResNet-18 holds 45 MB of weights).
+    std::vector<float>().swap(folded_.w);
+  }
+
+ private:
+  // The per-channel tensors the fold depends on, concatenated: bias, gamma, beta, moving stats.
+  std::vector<float> SmallInputs(const KernelCall& c) const {
+    std::vector<float> v;
+    auto add = [&](const Tensor& t) {
+      const float* p = t.data<float>();
+      v.insert(v.end(), p, p + g_.f);
+    };
+    if (g_.bias) add(c.inputs[2]);
+    if (p_.with_bn) {
+      add(c.inputs[gamma_]);
+      add(c.inputs[gamma_ + 1]);
+      add(c.aux[0]);
+      add(c.aux[1]);
+    }
+    return v;
+  }
+
+  // Recomputes the folded weights and bias when their sources changed (under mu_).
+  void Refold(const KernelCall& c) const {
+    const float* w = c.inputs[1].data<float>();
+    const uint64_t stamp = c.InputStamp(1);
+    std::vector<float> small = SmallInputs(c);
+    if (folded_.generation != 0 && stamp != 0 && stamp == w_stamp_ && w == w_source_ && small == small_) return;
+    const int64_t per_filter = g_.col_rows();  // weight (F, C / groups, k...)
+    const size_t count = static_cast<size_t>(g_.f * per_filter);
+    folded_.w.assign(w, w + count);
+    folded_.b.assign(static_cast<size_t>(g_.f), 0.0f);
+    if (g_.bias) std::copy(small.begin(), small.begin() + g_.f, folded_.b.begin());
+    if (p_.with_bn) {
+      const BnScaleShift<float> bn = ScaleShift(c, nullptr, false);
+      for (int64_t f = 0; f < g_.f; ++f) {
+        const float s = bn.scale[static_cast<size_t>(f)];
+        for (int64_t k = 0; k < per_filter; ++k) folded_.w[static_cast<size_t>(f * per_filter + k)] *= s;
+        float& b = folded_.b[static_cast<size_t>(f)];
+        b = b * s + bn.shift[static_cast<size_t>(f)];
+      }
+    }
+    ++folded_.generation;
+    w_stamp_ = stamp;
+    w_source_ = w;
+    small_ = std::move(small);
+  }
+
+  BnScaleShift<float> ScaleShift(const KernelCall& c, const float* x, bool batch) const {
+    return BatchNormScaleShift(bn_, x, c.inputs[gamma_].data<float>(), c.inputs[gamma_ + 1].data<float>(),
+                               c.aux[0].data<float>(), c.aux[1].data<float>(), batch);
+  }
+
+  // Convolution, BatchNorm (batch statistics updating the moving ones when `batch`), activation,
+  // sum and activation, one stage after another (under mu_).
+  void Unfused(const KernelCall& c, bool batch) const {
+    if (conv_ == nullptr) {
+      conv_ = MakeDnnlConv(g_, host_);
+      if (conv_ == nullptr) conv_ = MakeIm2colConv(g_);
+    }
+    const size_t count = static_cast<size_t>(g_.n * g_.f * g_.out_plane());
+    std::vector<float> t(count);
+    Buffer ws = AllocateAligned(conv_->ForwardWorkspace());
+    conv_->Forward(c.inputs[0].data<float>(), c.inputs[1].data<float>(), g_.bias ? c.inputs[2].data<float>() : nullptr,
+                   t.data(), WEFT_REQ_WRITE, ws.get());
+    BnScaleShift<float> bn;
+    if (p_.with_bn) bn = ScaleShift(c, t.data(), batch);
+    const float* sum = p_.with_sum ? c.inputs[sum_].data<float>() : nullptr;
+    float* y = c.outputs[0].data<float>();
+    const int64_t plane = g_.out_plane();
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (size_t i = 0; i < count; ++i) {
+        const size_t ch = static_cast<size_t>((static_cast<int64_t>(i) / plane) % g_.f);
+        float v = p_.with_bn ? t[i] * bn.scale[ch] + bn.shift[ch] : t[i];
+        v = Activate(p_.act_type, v, p_.act_min, p_.act_max);
+        if (sum != nullptr) v += sum[i];
+        assign(y[i], Activate(p_.postsum_act_type, v, p_.postsum_act_min, p_.postsum_act_max));
+      }
+    });
+  }
+
+  SgConvParam p_;
+  ConvGeom g_;
+  BnParams bn_;
+  size_t gamma_ = 2, sum_ = 2;
+  int64_t chunk_ = 1;
+  const weft_host_api* host_ = nullptr;
+  std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it
+  mutable std::mutex mu_;
+  mutable Folded folded_;
+  mutable uint64_t w_stamp_ = 0;
+  mutable const float* w_source_ = nullptr;
+  mutable std::vector<float> small_;
+  mutable std::unique_ptr<ConvAlgo> conv_;  // the unfused path's convolution, made on its first call
+};
+
+}  // namespace
+
+void RegisterSgConv(KernelTable& t) { t.Add<SgConvForward>("_sg_conv", kF32); }
+
+}  // namespace weft::cpu
