@@ -75,7 +75,7 @@ struct PendingImages {
 
 }  // namespace
 
-struct ImageRecordIter::Impl : ThreadedDataIter::Producer {
+struct WEFT_HIDDEN ImageRecordIter::Impl : ThreadedDataIter::Producer {
   struct Worker {
     io_detail::ImageTransform::Scratch scratch;
     std::vector<uint8_t> raw;
