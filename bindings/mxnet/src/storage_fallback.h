@@ -72,6 +72,14 @@ bool RunCsrRowSlice(const OpEntry& op, const std::map<std::string, std::string>&
 bool RunLazyUpdate(const OpEntry& op, const std::map<std::string, std::string>& params, const std::vector<NDArray>& in,
                    std::vector<NDArray>* out);
 
+/// Runs `op` on the sparse kernel of the inputs' device that claims their storage types (SDK 2.1;
+/// weft::SparseKernelClaims), reading the sparse arrays where they lie, and returns true; returns
+/// false, doing nothing, for dense calls, while autograd records (the fallback's copies carry
+/// the gradient), or when no kernel claims the call (then the fallback below runs, with MXNet's
+/// warning).
+bool RunSparseKernel(const OpEntry& op, const std::map<std::string, std::string>& params,
+                     const std::vector<NDArray>& in, std::vector<NDArray>* out);
+
 class StorageFallback {
  public:
   /// Replaces the sparse arrays of *in and *out with dense ones (kept for Finish).
