@@ -118,7 +118,15 @@ bool SparseKernelClaims(const ImperativeCall& call, const std::vector<NDArray>& 
   if (def == nullptr || !call.named_inputs.empty() || call.inputs.empty() ||
       (!AnySparse(call.inputs) && !AnySparse(outputs)))
     return false;
-  const AttrMap attrs = def->Normalize(AttrMap{call.params});
+  AttrMap given{call.params};
+  if (def->FindAttr("num_args") != nullptr && !given.Has("num_args"))
+    given.Set("num_args", std::to_string(call.inputs.size()));
+  AttrMap attrs;
+  try {
+    attrs = def->Normalize(given);
+  } catch (const Error&) {
+    return false;  // Invoke reports the attributes (the binding's fallback calls it)
+  }
   NodeSignature sig;
   for (const NDArray& a : call.inputs) {
     if (a.is_none()) return false;

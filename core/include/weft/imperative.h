@@ -79,8 +79,8 @@ WEFT_API void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs);
 /// True when `call` (positional inputs, at least one input or given output sparse) would run on a
 /// sparse kernel through Invoke: a plugin of the inputs' device claims its storage types (the
 /// outputs' when `outputs` is not empty). False for dense calls, calls without inputs, unknown
-/// ops and named inputs.
-/// Throws weft::Error for bad attributes, or with a plugin's message when its infer_storage fails.
+/// ops, named inputs and attributes the op refuses (Invoke reports those). Throws weft::Error
+/// with a plugin's message when its infer_storage fails.
 WEFT_API bool SparseKernelClaims(const ImperativeCall& call, const std::vector<NDArray>& outputs);
 /// Same, returning new output arrays.
 WEFT_API std::vector<NDArray> Invoke(const ImperativeCall& call);
