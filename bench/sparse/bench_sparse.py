@@ -15,6 +15,7 @@ has them.
 import argparse
 import json
 import os
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -34,6 +35,13 @@ def run_once(args, lib, model):
     if out.returncode != 0:
         sys.exit(f"bench_sparse: {lib} {model} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def save(path, text):
+    """Writes `text` to `path` through a temporary file (no half-written results)."""
+    tmp = f"{path}.tmp"
+    pathlib.Path(tmp).write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def summary(values, fmt="{:.0f}"):
@@ -77,10 +85,7 @@ def main():
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if args.output:
-        tmp = args.output + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, args.output)
+        save(args.output, text)
 
 
 if __name__ == "__main__":

@@ -62,8 +62,9 @@ NDArray EveryRow(const std::string& op, const NDArray& a, bool is_weight) {
   return a.data_ndarray();
 }
 
-// The stored rows of a row_sparse gradient on the host (int64 or int32 indices; waits for them).
-std::vector<int64_t> HostRows(const NDArray& indices) {
+// The stored rows of a row_sparse gradient on the host (int64 or int32 indices; waits for them),
+// each checked to lie in [0, bound): they address memory directly (PushRowCopy).
+std::vector<int64_t> HostRows(const std::string& op, const NDArray& indices, int64_t bound) {
   std::vector<int64_t> rows(indices.Size());
   if (rows.empty()) return rows;
   if (indices.GetDType() == DType::kInt32) {
@@ -73,6 +74,11 @@ std::vector<int64_t> HostRows(const NDArray& indices) {
   } else {
     indices.SyncCopyToCPUBytes(rows.data(), rows.size() * sizeof(int64_t));
   }
+  for (size_t k = 0; k < rows.size(); ++k)
+    WEFT_CHECK(rows[k] >= 0 && rows[k] < bound,
+               "{}: the row_sparse gradient's index {} at position {} is outside [0, {}) (check_format reports the "
+               "details)",
+               op, rows[k], k, bound);
   return rows;
 }
 
@@ -128,16 +134,21 @@ void LazyUpdate(const std::string& op, const std::map<std::string, std::string>&
   WEFT_CHECK(info.has_value(), "lazy update: unknown operator '{}'", op);
   WEFT_CHECK(static_cast<size_t>(info->num_aux) == states.size(), "{}: {} states given, the op has {}", op,
              states.size(), info->num_aux);
-  grad.SyncCheckFormat(false);
+  // On the cpu the rows are copied directly (PushRowCopy, after HostRows checks them); elsewhere
+  // through take / _scatter_set_nd.
+  const bool host = weight.GetContext().GetDeviceType() == "cpu";
+  if (!host) grad.SyncCheckFormat(false);
   const int64_t count = grad.storage_shape()[0];
   if (count == 0) return;  // MXNet: a gradient with no stored row changes nothing
   std::vector<NDArray> full{EveryRow(op, weight, true)};
   for (size_t i = 0; i < states.size(); ++i) full.push_back(EveryRow(op, states[i], false));
   const NDArray rows = grad.aux_ndarray(kRowSparseIndices);
-  // On the cpu the rows are copied directly (PushRowCopy); elsewhere through take / _scatter_set_nd.
-  const bool host = weight.GetContext().GetDeviceType() == "cpu";
   Rows host_rows;
-  if (host) host_rows = std::make_shared<const std::vector<int64_t>>(HostRows(rows));
+  if (host) {
+    host_rows = std::make_shared<const std::vector<int64_t>>(HostRows(op, rows, weight.GetShape()[0]));
+    WEFT_CHECK(static_cast<int64_t>(host_rows->size()) == count,
+               "{}: the row_sparse gradient stores {} rows of values but {} indices", op, count, host_rows->size());
+  }
   std::vector<NDArray> gathered;
   for (const NDArray& a : full) {
     if (!host) {

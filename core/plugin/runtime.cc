@@ -454,17 +454,29 @@ Device& GetDevice(Runtime& rt, const Context& ctx) {
       rejected ? fmt::format("; {} plugin file{} rejected", rejected, rejected == 1 ? " was" : "s were") : "");
 }
 
-const KernelInfo* FindKernel(const Runtime& rt, std::string_view op, std::string_view device_type, DType dtype) {
+namespace {
+
+// The kernels for (op, device_type) taking `dtype` that are sparse (or dense), in registration order.
+std::vector<const KernelInfo*> KernelsOf(const Runtime& rt, std::string_view op, std::string_view device_type,
+                                         DType dtype, bool sparse) {
+  std::vector<const KernelInfo*> out;
   const Runtime::Impl* impl = RuntimeAccess::Of(rt);
   std::shared_lock<std::shared_mutex> lock(impl->mu);
   auto it = impl->kernels.find(op);
-  if (it == impl->kernels.end()) return nullptr;
+  if (it == impl->kernels.end()) return out;
   auto jt = it->second.find(device_type);
-  if (jt == it->second.end()) return nullptr;
-  uint64_t bit = WEFT_DTYPE_BIT(static_cast<int32_t>(dtype));
+  if (jt == it->second.end()) return out;
+  const uint64_t bit = WEFT_DTYPE_BIT(static_cast<int32_t>(dtype));
   for (const KernelInfo* k : jt->second)
-    if ((k->def->dtypes & bit) && !IsSparseKernel(*k->def)) return k;
-  return nullptr;
+    if ((k->def->dtypes & bit) && IsSparseKernel(*k->def) == sparse) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+const KernelInfo* FindKernel(const Runtime& rt, std::string_view op, std::string_view device_type, DType dtype) {
+  const std::vector<const KernelInfo*> dense = KernelsOf(rt, op, device_type, dtype, false);
+  return dense.empty() ? nullptr : dense.front();
 }
 
 bool IsSparseKernel(const weft_kernel_def& def) {
@@ -473,19 +485,9 @@ bool IsSparseKernel(const weft_kernel_def& def) {
 
 const KernelInfo* FindSparseKernel(const Runtime& rt, std::string_view op, std::string_view device_type, DType dtype,
                                    weft_storage_args& query) {
-  std::vector<const KernelInfo*> candidates;
-  {
-    const Runtime::Impl* impl = RuntimeAccess::Of(rt);
-    std::shared_lock<std::shared_mutex> lock(impl->mu);
-    auto it = impl->kernels.find(op);
-    if (it == impl->kernels.end()) return nullptr;
-    auto jt = it->second.find(device_type);
-    if (jt == it->second.end()) return nullptr;
-    const uint64_t bit = WEFT_DTYPE_BIT(static_cast<int32_t>(dtype));
-    for (const KernelInfo* k : jt->second)
-      if ((k->def->dtypes & bit) && IsSparseKernel(*k->def)) candidates.push_back(k);
-  }
-  // Asked outside the lock: infer_storage is plugin code.
+  // Asked outside the lock (KernelsOf releases it): infer_storage is plugin code.
+  const std::vector<const KernelInfo*> candidates = KernelsOf(rt, op, device_type, dtype, true);
+  if (candidates.empty()) return nullptr;
   const std::vector<int32_t> requested(query.output_stypes, query.output_stypes + query.num_outputs);
   for (const KernelInfo* k : candidates) {
     bool takes_all = true;
