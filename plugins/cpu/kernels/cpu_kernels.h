@@ -51,7 +51,7 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
 /// Family registration hooks, one per source family, called by RegisterAllKernels.
 void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers, compression)
 void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wise/reduction kernels
-/// The sparse kernels (SDK 2.1; sparse_*.cc: dot of a csr lhs). Only the cpu plugin's own table
+/// The sparse kernels (SDK 2.1; tensor_sparse_dot.cc: dot of a csr lhs). Only the cpu plugin's own table
 /// (MakeKernelTable) registers them: a device that reuses the CPU kernels through
 /// RegisterAllKernels (the simulated device) claims no sparse storage, so its sparse calls take
 /// the dense fallback or are refused by name.
