@@ -136,6 +136,17 @@ void NDArray::SyncCheckFormat(bool full_check) const {
                     fmt::format("check_format of a {} array of shape {}", StorageTypeName(storage_type()), shape_));
 }
 
+void NDArray::SetSparseParts(NDArray data, std::vector<NDArray> aux) const {
+  CheckNotNone("SetSparseParts");
+  WEFT_CHECK(chunk_->sparse, "SetSparseParts: the array is dense");
+  WEFT_CHECK(aux.size() == num_aux_data(), "SetSparseParts: {} aux arrays given, a {} array has {}", aux.size(),
+             StorageTypeName(storage_type()), num_aux_data());
+  NoteWrite();
+  std::lock_guard lock(chunk_->sparse->mu);
+  chunk_->sparse->data = std::move(data);
+  chunk_->sparse->aux = std::move(aux);
+}
+
 void NDArray::SyncCopyFromNDArray(const NDArray& src, int i) {
   CheckNotNone("SyncCopyFromNDArray");
   src.CheckDense("SyncCopyFromNDArray (source)");

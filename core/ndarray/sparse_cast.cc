@@ -1,7 +1,6 @@
 // CastStorage: conversions between dense, row_sparse and csr on the host (weft/sparse.h).
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "dtype_convert.h"
 #include "sparse_parts.h"
@@ -206,25 +205,30 @@ void SetRowSparseFromDense(const NDArray& dst, const std::vector<int64_t>& rows,
 NDArray SumRowSparse(const std::vector<NDArray>& values, const Context& ctx) {
   WEFT_CHECK(!values.empty(), "SumRowSparse: no arrays");
   const Shape shape = values[0].GetShape();
-  const size_t row_len = shape[0] == 0 ? 0 : shape.Size() / static_cast<size_t>(shape[0]);
-  std::map<int64_t, std::vector<float>> rows;  // ordered: the result's rows come out sorted
-  for (const NDArray& v : values) {
+  for (const NDArray& v : values)
     WEFT_CHECK(v.storage_type() == StorageType::kRowSparse && v.GetShape() == shape && v.GetDType() == DType::kFloat32,
                "SumRowSparse: a {} {} {} array among row_sparse float32 arrays of shape {}",
                StorageTypeName(v.storage_type()), DTypeName(v.GetDType()), v.GetShape(), shape);
-    const std::vector<int64_t> idx = HostIndices(v.aux_ndarray(kRowSparseIndices));
-    std::vector<float> data(idx.size() * row_len);
-    if (!data.empty()) v.data_ndarray().SyncCopyToCPU(data.data(), data.size());
-    for (size_t k = 0; k < idx.size(); ++k) {
-      auto [it, fresh] = rows.try_emplace(idx[k], row_len, 0.0f);
-      for (size_t j = 0; j < row_len; ++j) it->second[j] += data[k * row_len + j];
-    }
+  // One array (a single device's push) is its own sum: MXNet's CommCPU passes it on as well.
+  if (values.size() == 1) return values[0].GetContext() == ctx ? values[0] : values[0].Copy(ctx);
+  const size_t row_len = shape[0] == 0 ? 0 : shape.Size() / static_cast<size_t>(shape[0]);
+  std::vector<std::vector<int64_t>> idx;
+  std::vector<int64_t> ids;  // the union of the stored rows, sorted (each array's are sorted)
+  for (const NDArray& v : values) {
+    idx.push_back(HostIndices(v.aux_ndarray(kRowSparseIndices)));
+    ids.insert(ids.end(), idx.back().begin(), idx.back().end());
   }
-  std::vector<int64_t> ids;
-  std::vector<float> sum;
-  for (const auto& [r, vals] : rows) {
-    ids.push_back(r);
-    sum.insert(sum.end(), vals.begin(), vals.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<float> sum(ids.size() * row_len, 0.0f), data;
+  for (size_t a = 0; a < values.size(); ++a) {
+    data.resize(idx[a].size() * row_len);
+    if (!data.empty()) values[a].data_ndarray().SyncCopyToCPU(data.data(), data.size());
+    size_t pos = 0;  // both lists are sorted: one forward walk finds every row
+    for (size_t k = 0; k < idx[a].size(); ++k) {
+      while (ids[pos] != idx[a][k]) ++pos;
+      for (size_t j = 0; j < row_len; ++j) sum[pos * row_len + j] += data[k * row_len + j];
+    }
   }
   NDArray out = NDArray::CreateSparse(StorageType::kRowSparse, shape, ctx);
   SetRowSparseRows(out, ids, sum.data(), sum.size() * sizeof(float));

@@ -76,6 +76,71 @@ void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs)
 
 }  // namespace
 
+namespace {
+
+bool AnySparse(const std::vector<NDArray>& arrays) {
+  return std::any_of(arrays.begin(), arrays.end(),
+                     [](const NDArray& a) { return !a.is_none() && a.storage_type() != StorageType::kDefault; });
+}
+
+// For a call with a sparse input or given output: the storage types of every slot into sig (an
+// output not given takes the claiming kernel's answer) and true; false for a dense call. Throws
+// weft::Error naming the op and the storage types when no kernel of the device claims the call.
+bool ClaimSparse(const OpDef& def, const AttrMap& attrs, const Context& ctx, const std::vector<NDArray>& in,
+                 const std::vector<NDArray>& aux, const std::vector<NDArray>& out, bool recording, NodeSignature* sig) {
+  if (!AnySparse(in) && !AnySparse(out) && !AnySparse(aux)) return false;
+  auto names = [](const std::vector<StorageType>& v) {
+    std::string r;
+    for (StorageType t : v) r += (r.empty() ? "" : ", ") + std::string(StorageTypeName(t));
+    return "(" + r + ")";
+  };
+  for (const NDArray& a : in) sig->in_stypes.push_back(a.storage_type());
+  WEFT_CHECK(!AnySparse(aux), "{}: aux states are dense; convert the sparse ones with CastStorage", def.name);
+  WEFT_CHECK(!recording,
+             "{}: autograd does not record operators on sparse arrays {}; convert them with CastStorage (MXNet's "
+             "storage fallback) while recording",
+             def.name, names(sig->in_stypes));
+  std::vector<StorageType> out_st(out.size(), StorageType::kUndefined);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!out[i].is_none()) out_st[i] = out[i].storage_type();
+  WEFT_CHECK(ClaimStorageTypes(def.name, attrs, ctx, *sig, &out_st),
+             "{}: no kernel on {} takes inputs of storage types {}{}; convert the sparse arrays with CastStorage "
+             "(MXNet's storage fallback) or run the op on a device whose plugin claims them",
+             def.name, ctx.ToString(), names(sig->in_stypes), AnySparse(out) ? " into the given sparse outputs" : "");
+  sig->out_stypes = std::move(out_st);
+  return true;
+}
+
+}  // namespace
+
+bool SparseKernelClaims(const ImperativeCall& call, const std::vector<NDArray>& outputs) {
+  const OpDef* def = OpRegistry::Get().Find(call.op);
+  if (def == nullptr || !call.named_inputs.empty() || call.inputs.empty() ||
+      (!AnySparse(call.inputs) && !AnySparse(outputs)))
+    return false;
+  AttrMap given{call.params};
+  if (def->FindAttr("num_args") != nullptr && !given.Has("num_args"))
+    given.Set("num_args", std::to_string(call.inputs.size()));
+  AttrMap attrs;
+  try {
+    attrs = def->Normalize(given);
+  } catch (const Error&) {
+    return false;  // Invoke reports the attributes (the binding's fallback calls it)
+  }
+  NodeSignature sig;
+  for (const NDArray& a : call.inputs) {
+    if (a.is_none()) return false;
+    sig.in_shapes.push_back(a.GetShape());
+    sig.in_dtypes.push_back(a.GetDType());
+    sig.in_stypes.push_back(a.storage_type());
+  }
+  std::vector<StorageType> out_st(outputs.empty() ? OpOutputNames(*def, attrs).size() : outputs.size(),
+                                  StorageType::kUndefined);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!outputs[i].is_none()) out_st[i] = outputs[i].storage_type();
+  return ClaimStorageTypes(def->name, attrs, call.inputs[0].GetContext(), sig, &out_st);
+}
+
 void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   WEFT_CHECK(outputs != nullptr, "Invoke({}): outputs is null", call.op);
   if (OpRegistry::Get().Find(call.op) == nullptr && !outputs->empty() &&
@@ -151,6 +216,7 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
     sig.aux_shapes.push_back(aux[i].GetShape());
     sig.aux_dtypes.push_back(aux[i].GetDType());
   }
+  const bool sparse = ClaimSparse(def, attrs, *ctx, in, aux, out, recorder != nullptr, &sig);
   for (size_t i = 0; i < num_out; ++i) {
     bool known = out_s[i].has_value();
     if (known)
@@ -159,7 +225,9 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
                out_names[i], ShapeSlotString(out_s[i]));
     const DType dt = static_cast<DType>(out_t[i]);
     if (out[i].is_none()) {
-      out[i] = NDArray(*out_s[i], *ctx, true, dt);
+      const StorageType st = sparse ? sig.out_stypes[i] : StorageType::kDefault;
+      out[i] = st == StorageType::kDefault ? NDArray(*out_s[i], *ctx, true, dt)
+                                           : NDArray::CreateSparse(st, *out_s[i], *ctx, dt);
     } else {
       WEFT_CHECK(out[i].GetShape() == *out_s[i] && out[i].GetDType() == dt,
                  "{}: output '{}' array has shape {} and dtype {}, the op makes {} {}", def.name, out_names[i],
@@ -177,6 +245,7 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   for (size_t o = 0; o < num_out; ++o) {
     for (size_t i = 0; i < num_in && req[o] == WEFT_REQ_WRITE; ++i) {
       if (!in[i].SharesChunkWith(out[o])) continue;
+      WEFT_CHECK(!sparse, "{}: output {} is input {}; a sparse kernel does not compute in place", def.name, o, i);
       const bool allowed = in[i].offset() == out[o].offset() &&
                            std::find(pairs.begin(), pairs.end(),
                                      std::pair<int, int>(static_cast<int>(i), static_cast<int>(o))) != pairs.end();
@@ -195,6 +264,9 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   const bool is_train = call.is_train || imperative_detail::IsTraining();
   // The prepared kernel is shared with earlier calls of the same signature (kernel_runner.h).
   SharedKernelRunner(def.name, attrs, *ctx, sig, def.resources)->Run(in, out, req, aux, is_train);
+  // A sparse output gets its parts while the kernel runs: wait, so readers see them.
+  for (size_t o = 0; sparse && o < num_out; ++o)
+    if (sig.out_stypes[o] != StorageType::kDefault) out[o].WaitToRead();
   for (auto& [tmp, dst] : copy_back) {
     NDArray::CopyFromTo(tmp, dst);
     for (NDArray& o : out)

@@ -3,7 +3,9 @@
 
 #include "operator/host_op.h"
 
+#include <array>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -78,6 +80,29 @@ std::string KernelOwners(const std::string& op) {
   return list.empty() ? "no loaded plugin has one" : "kernels exist for " + list;
 }
 
+std::vector<weft_shape> WeftShapes(const std::vector<Shape>& in, const std::string& label, const char* what) {
+  std::vector<weft_shape> out;
+  for (size_t i = 0; i < in.size(); ++i) out.push_back(ToWeftShape(in[i], fmt::format("{} {} {}", label, what, i)));
+  return out;
+}
+
+template <typename E>
+std::vector<int32_t> Codes(const std::vector<E>& in) {
+  std::vector<int32_t> out;
+  for (E d : in) out.push_back(static_cast<int32_t>(d));
+  return out;
+}
+
+// "(csr, default) -> (row_sparse)"
+std::string StypeList(const std::vector<int32_t>& in, const std::vector<int32_t>& out) {
+  auto names = [](const std::vector<int32_t>& v) {
+    std::string r;
+    for (int32_t t : v) r += (r.empty() ? "" : ", ") + std::string(StorageTypeName(static_cast<StorageType>(t)));
+    return "(" + r + ")";
+  };
+  return names(in) + " -> " + names(out);
+}
+
 }  // namespace
 
 struct KernelRunner::State {
@@ -96,6 +121,9 @@ struct KernelRunner::State {
   VarHandle var = nullptr;  // serialises runs that share the workspace (null when there is none)
   // Shapes as int64 arrays the weft_tensors borrow.
   std::vector<std::vector<int64_t>> in_dims, out_dims, aux_dims;
+  // WEFT_STYPE_* of the inputs and outputs of a sparse node; both empty for a dense one.
+  std::vector<int32_t> in_st, out_st;
+  bool sparse() const { return !in_st.empty(); }
 
   ~State() {
     if (kernel != nullptr && kernel->def->destroy_state != nullptr && kernel_state != nullptr)
@@ -108,6 +136,10 @@ struct KernelRunner::State {
              const std::vector<NDArray>& aux) const;
   void Compute(weft_stream stream, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
                const std::vector<int32_t>& req, const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const;
+  // The 2.1 fields of a sparse node's args; `keep` holds what they point at for the call.
+  struct SparseArgs;
+  void AddSparseArgs(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs, SparseArgs& keep,
+                     weft_kernel_args& args) const;
 };
 
 namespace {
@@ -130,21 +162,29 @@ void CheckSlots(const KernelRunner::State& s, const char* kind, const std::vecto
   }
 }
 
+// A sparse array's parts have engine variables of their own: a run depends on them too.
 void AddVars(const std::vector<NDArray>& arrays, std::vector<VarHandle>* vars) {
-  for (const NDArray& a : arrays)
-    if (!a.is_none()) vars->push_back(a.var());
+  for (const NDArray& a : arrays) {
+    if (a.is_none()) continue;
+    vars->push_back(a.var());
+    if (a.storage_type() == StorageType::kDefault) continue;
+    vars->push_back(a.data_ndarray().var());
+    for (size_t j = 0; j < a.num_aux_data(); ++j) vars->push_back(a.aux_ndarray(j).var());
+  }
 }
 
+// Sparse arrays' parts were allocated when they were written (a sparse output gets new ones from
+// the kernel).
 void Alloc(const std::vector<NDArray>& arrays) {
   for (const NDArray& a : arrays)
-    if (!a.is_none()) a.CheckAndAlloc();
+    if (!a.is_none() && a.storage_type() == StorageType::kDefault) a.CheckAndAlloc();
 }
 
 // A none array (a req-null output nobody wants) goes to the kernel without memory but with the
 // dtype the node was prepared for, so that a kernel that looks at it (typed access) is not told
 // float32 in a float64 node.
 std::vector<weft_tensor> Tensors(const std::vector<NDArray>& arrays, const std::vector<std::vector<int64_t>>& dims,
-                                 const std::vector<DType>& dtypes, int32_t device) {
+                                 const std::vector<DType>& dtypes, int32_t device, bool sparse_outputs = false) {
   std::vector<weft_tensor> out(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     weft_tensor& t = out[i];
@@ -154,11 +194,91 @@ std::vector<weft_tensor> Tensors(const std::vector<NDArray>& arrays, const std::
     t.shape = dims[i].data();
     t.dtype = static_cast<int32_t>(dtypes[i]);
     if (arrays[i].is_none()) continue;
+    t.dtype = static_cast<int32_t>(arrays[i].GetDType());
+    if (arrays[i].storage_type() != StorageType::kDefault) {
+      // A sparse input is seen as its values under the full shape (sdk/operator.h); a sparse
+      // output has no storage until the kernel asks for it (alloc_sparse_output).
+      if (!sparse_outputs) {
+        const NDArray values = arrays[i].data_ndarray();
+        t.data = values.dptr();
+        t.offset = values.offset();
+      }
+      continue;
+    }
     t.data = arrays[i].dptr();
     t.offset = arrays[i].offset();
-    t.dtype = static_cast<int32_t>(arrays[i].GetDType());
   }
   return out;
+}
+
+// A 1-d int64/int32 aux array as a kernel tensor; `len` holds its extent for the call.
+weft_tensor AuxTensor(const NDArray& a, int32_t device, const int64_t* len) {
+  weft_tensor t{};
+  t.struct_size = WEFT_STRUCT_SIZE(weft_tensor, strides);
+  t.data = a.dptr();
+  t.offset = a.offset();
+  t.dtype = static_cast<int32_t>(a.GetDType());
+  t.device = device;
+  t.ndim = 1;
+  t.shape = len;
+  return t;
+}
+
+// What alloc_sparse_output needs during one Compute.
+struct SparseCallCtx {
+  const KernelRunner::State* s = nullptr;
+  const std::vector<NDArray>* outputs = nullptr;
+  int32_t device = 0;
+  std::deque<int64_t> lens;  // extents the returned aux tensors borrow (deque: addresses stay put)
+};
+
+}  // namespace
+
+struct KernelRunner::State::SparseArgs {
+  std::vector<std::array<weft_tensor, WEFT_MAX_SPARSE_AUX>> aux;  // per input
+  std::vector<const weft_tensor*> aux_ptrs;
+  SparseCallCtx call;
+};
+
+namespace {
+
+// weft_kernel_args.alloc_sparse_output: new parts for a sparse output, installed in the array at
+// once (the run holds the array's write dependency; TryInvoke waits for it before anyone reads).
+weft_error* AllocSparseOutput(void* ctx, weft_sparse_alloc_args* a) noexcept {
+  try {
+    WEFT_CHECK(ctx != nullptr && a != nullptr && a->struct_size >= WEFT_STRUCT_SIZE(weft_sparse_alloc_args, aux),
+               "alloc_sparse_output: called with NULL or a struct of {} bytes", a != nullptr ? a->struct_size : 0);
+    auto& c = *static_cast<SparseCallCtx*>(ctx);
+    const int32_t o = a->output;
+    WEFT_CHECK(o >= 0 && static_cast<size_t>(o) < c.outputs->size() && c.s->out_st[static_cast<size_t>(o)] != 0,
+               "alloc_sparse_output: output {} is not a sparse output of {}", o, c.s->label);
+    const NDArray& out = (*c.outputs)[static_cast<size_t>(o)];
+    const Shape& full = out.GetShape();
+    const int64_t n = a->num_stored;
+    const bool csr = out.storage_type() == StorageType::kCSR;
+    WEFT_CHECK(n >= 0 && (csr || n <= full[0]), "alloc_sparse_output: {} stored entries asked for output {} of {} ({})",
+               n, o, c.s->label, full);
+    Shape values_shape = csr ? Shape{n} : full;
+    if (!csr) values_shape[0] = n;
+    NDArray values(values_shape, out.GetContext(), false, out.GetDType());
+    std::vector<NDArray> aux;
+    for (int j = 0; j < NumAuxData(out.storage_type()); ++j) {
+      const int64_t len = csr && j == kCSRIndPtr ? full[0] + 1 : n;
+      aux.emplace_back(Shape{len}, out.GetContext(), false, DType::kInt64);
+      aux.back().CheckAndAlloc();
+      a->aux[j] = AuxTensor(aux.back(), c.device, &c.lens.emplace_back(len));
+    }
+    values.CheckAndAlloc();
+    a->values = AuxTensor(values, c.device, c.s->out_dims[static_cast<size_t>(o)].data());
+    a->values.dtype = static_cast<int32_t>(out.GetDType());
+    a->values.ndim = static_cast<int32_t>(full.ndim());  // the full shape, as for sparse inputs
+    out.SetSparseParts(std::move(values), std::move(aux));
+    return nullptr;
+  } catch (const OutOfMemoryError& e) {
+    return CreateError(WEFT_ERR_OUT_OF_MEMORY, e.what());
+  } catch (const std::exception& e) {
+    return CreateError(WEFT_ERR_INVALID_ARGUMENT, e.what());
+  }
 }
 
 }  // namespace
@@ -174,6 +294,48 @@ void KernelRunner::State::Check(const std::vector<NDArray>& inputs, const std::v
   CheckSlots(*this, "inputs", inputs, sig.in_shapes, sig.in_dtypes, nullptr);
   CheckSlots(*this, "outputs", outputs, sig.out_shapes, sig.out_dtypes, &req);
   CheckSlots(*this, "aux states", aux, sig.aux_shapes, sig.aux_dtypes, nullptr);
+  // A dense kernel must never see a sparse array as if it were dense, nor a sparse kernel other
+  // storage types than it claimed.
+  auto check_stypes = [&](const std::vector<NDArray>& arrays, const std::vector<int32_t>& want, const char* kind) {
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      if (arrays[i].is_none()) continue;
+      const auto st = static_cast<int32_t>(arrays[i].storage_type());
+      const int32_t expect = want.empty() ? WEFT_STYPE_DEFAULT : want[i];
+      WEFT_CHECK(st == expect, "{}: {} {} has storage type {}, the node was prepared for {}", label, kind, i,
+                 StorageTypeName(static_cast<StorageType>(st)), StorageTypeName(static_cast<StorageType>(expect)));
+    }
+  };
+  check_stypes(inputs, in_st, "input");
+  check_stypes(outputs, out_st, "output");
+  check_stypes(aux, {}, "aux state");
+  if (sparse())
+    for (size_t o = 0; o < outputs.size(); ++o)
+      WEFT_CHECK(out_st[o] == WEFT_STYPE_DEFAULT || req[o] == WEFT_REQ_WRITE,
+                 "{}: sparse output {} takes write requests only (kWriteTo), got {}", label, o, req[o]);
+}
+
+void KernelRunner::State::AddSparseArgs(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+                                        SparseArgs& keep, weft_kernel_args& args) const {
+  const int32_t device = static_cast<int32_t>(ctx.GetDeviceId());
+  keep.aux.resize(inputs.size());
+  keep.aux_ptrs.assign(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (in_st[i] == WEFT_STYPE_DEFAULT) continue;
+    for (size_t j = 0; j < inputs[i].num_aux_data(); ++j) {
+      const NDArray a = inputs[i].aux_ndarray(j);
+      keep.aux[i][j] = AuxTensor(a, device, &keep.call.lens.emplace_back(a.GetShape()[0]));
+    }
+    keep.aux_ptrs[i] = keep.aux[i].data();
+  }
+  keep.call.s = this;
+  keep.call.outputs = &outputs;
+  keep.call.device = device;
+  args.struct_size = WEFT_STRUCT_SIZE(weft_kernel_args, alloc_sparse_output);
+  args.input_stypes = in_st.data();
+  args.output_stypes = out_st.data();
+  args.input_aux = keep.aux_ptrs.data();
+  args.sparse_ctx = &keep.call;
+  args.alloc_sparse_output = &AllocSparseOutput;
 }
 
 void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>& inputs,
@@ -181,7 +343,7 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
                                   const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const {
   const int32_t device = static_cast<int32_t>(ctx.GetDeviceId());
   std::vector<weft_tensor> in = Tensors(inputs, in_dims, sig.in_dtypes, device);
-  std::vector<weft_tensor> out = Tensors(outputs, out_dims, sig.out_dtypes, device);
+  std::vector<weft_tensor> out = Tensors(outputs, out_dims, sig.out_dtypes, device, true);
   std::vector<weft_tensor> ax = Tensors(aux, aux_dims, sig.aux_dtypes, device);
   // Content stamps only for a call that computes before returning: a kernel queued on a stream
   // runs after this function has freed the array (the SDK allows NULL: "unknown, never cache").
@@ -215,8 +377,46 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   args.is_train = is_train ? 1 : 0;
   args.seed = seed;
   args.input_stamps = stamps.empty() ? nullptr : stamps.data();
+  SparseArgs keep;
+  if (sparse()) AddSparseArgs(inputs, outputs, keep, args);
   ThrowIfError(kernel->def->compute(kernel->plugin_state, &args), compute_label);
 }
+
+namespace {
+
+// The first sparse kernel of ctx's device claiming a node with these inputs; `out` holds the
+// outputs' requested storage types (-1: free) and receives the claim. nullptr when none claims.
+const KernelInfo* QueryStorage(const std::string& op, const std::vector<weft_kv>& kv, const Context& ctx,
+                               const NodeSignature& sig, const std::vector<int32_t>& in_st, DType key,
+                               std::vector<int32_t>& out) {
+  std::vector<weft_shape> shapes = WeftShapes(sig.in_shapes, op, "input");
+  std::vector<int32_t> dtypes = Codes(sig.in_dtypes);
+  weft_storage_args q{};
+  q.struct_size = WEFT_STRUCT_SIZE(weft_storage_args, claimed);
+  q.op_name = op.c_str();
+  q.num_attrs = static_cast<int32_t>(kv.size());
+  q.attrs = kv.data();
+  q.num_inputs = static_cast<int32_t>(in_st.size());
+  q.input_stypes = in_st.data();
+  q.input_shapes = shapes.data();
+  q.input_dtypes = dtypes.data();
+  q.num_outputs = static_cast<int32_t>(out.size());
+  q.output_stypes = out.data();
+  return internal::FindSparseKernel(Runtime::Get(), op, ctx.GetDeviceType(), key, q);
+}
+
+DType KeyDType(const NodeSignature& sig) {
+  return !sig.in_dtypes.empty() ? sig.in_dtypes[0] : !sig.out_dtypes.empty() ? sig.out_dtypes[0] : DType::kFloat32;
+}
+
+std::vector<weft_kv> VisibleAttrs(const AttrMap& attrs) {
+  std::vector<weft_kv> kv;
+  for (const auto& [k, v] : attrs.values())
+    if (!k.starts_with("__")) kv.push_back(weft_kv{k.c_str(), v.c_str()});
+  return kv;
+}
+
+}  // namespace
 
 KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx, const NodeSignature& sig,
                            uint32_t resources)
@@ -246,13 +446,29 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
     s.var = Engine::Get()->NewVariable();
     return;
   }
-  const DType key = !sig.in_dtypes.empty()    ? sig.in_dtypes[0]
-                    : !sig.out_dtypes.empty() ? sig.out_dtypes[0]
-                                              : DType::kFloat32;
-  s.kernel = internal::FindKernel(rt, s.op, ctx.GetDeviceType(), key);
-  if (s.kernel == nullptr)
-    Fail("no kernel for operator '{}' on device type '{}' with dtype {}: {}", s.op, ctx.GetDeviceType(), DTypeName(key),
-         KernelOwners(s.op));
+  const DType key = KeyDType(sig);
+  const std::vector<weft_kv> kv = VisibleAttrs(attrs);
+  auto is_sparse = [](StorageType t) { return t != StorageType::kDefault; };
+  if (std::any_of(sig.in_stypes.begin(), sig.in_stypes.end(), is_sparse) ||
+      std::any_of(sig.out_stypes.begin(), sig.out_stypes.end(), is_sparse)) {
+    WEFT_CHECK(sig.in_stypes.size() == sig.in_shapes.size() && sig.out_stypes.size() == sig.out_shapes.size(),
+               "{}: {} input and {} output storage types given for {} inputs and {} outputs", s.label,
+               sig.in_stypes.size(), sig.out_stypes.size(), sig.in_shapes.size(), sig.out_shapes.size());
+    for (StorageType t : sig.in_stypes) s.in_st.push_back(static_cast<int32_t>(t));
+    for (StorageType t : sig.out_stypes) s.out_st.push_back(static_cast<int32_t>(t));
+    std::vector<int32_t> claim = s.out_st;
+    s.kernel = QueryStorage(s.op, kv, ctx, sig, s.in_st, key, claim);
+    if (s.kernel == nullptr)
+      Fail(
+          "no kernel for operator '{}' on device type '{}' with dtype {} takes the storage types {}: convert the "
+          "sparse arrays to dense (cast_storage) or run the op where a plugin claims them",
+          s.op, ctx.GetDeviceType(), DTypeName(key), StypeList(s.in_st, s.out_st));
+  } else {
+    s.kernel = internal::FindKernel(rt, s.op, ctx.GetDeviceType(), key);
+    if (s.kernel == nullptr)
+      Fail("no kernel for operator '{}' on device type '{}' with dtype {}: {}", s.op, ctx.GetDeviceType(),
+           DTypeName(key), KernelOwners(s.op));
+  }
 
   auto dims = [](const std::vector<Shape>& shapes) {
     std::vector<std::vector<int64_t>> d;
@@ -264,25 +480,17 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
   s.aux_dims = dims(sig.aux_shapes);
 
   if (s.kernel->def->create_state != nullptr) {
-    std::vector<weft_kv> kv;
-    for (const auto& [k, v] : attrs.values())
-      if (!k.starts_with("__")) kv.push_back(weft_kv{k.c_str(), v.c_str()});
-    auto shapes = [&](const std::vector<Shape>& in, const char* what) {
-      std::vector<weft_shape> out;
-      for (size_t i = 0; i < in.size(); ++i)
-        out.push_back(ToWeftShape(in[i], fmt::format("{} {} {}", s.label, what, i)));
-      return out;
-    };
-    auto codes = [](const std::vector<DType>& in) {
-      std::vector<int32_t> out;
-      for (DType d : in) out.push_back(static_cast<int32_t>(d));
-      return out;
-    };
-    std::vector<weft_shape> is = shapes(sig.in_shapes, "input"), os = shapes(sig.out_shapes, "output"),
-                            as = shapes(sig.aux_shapes, "aux state");
-    std::vector<int32_t> id = codes(sig.in_dtypes), od = codes(sig.out_dtypes), ad = codes(sig.aux_dtypes);
+    std::vector<weft_shape> is = WeftShapes(sig.in_shapes, s.label, "input"),
+                            os = WeftShapes(sig.out_shapes, s.label, "output"),
+                            as = WeftShapes(sig.aux_shapes, s.label, "aux state");
+    std::vector<int32_t> id = Codes(sig.in_dtypes), od = Codes(sig.out_dtypes), ad = Codes(sig.aux_dtypes);
     weft_kernel_state_args a{};
     a.struct_size = WEFT_STRUCT_SIZE(weft_kernel_state_args, workspace_bytes);
+    if (s.sparse()) {
+      a.struct_size = WEFT_STRUCT_SIZE(weft_kernel_state_args, output_stypes);
+      a.input_stypes = s.in_st.data();
+      a.output_stypes = s.out_st.data();
+    }
     a.kernel_data = s.kernel->def->kernel_data;
     a.op_name = s.op.c_str();
     a.device = static_cast<int32_t>(ctx.GetDeviceId());
@@ -356,6 +564,8 @@ void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>&
                              const std::vector<NDArray>& aux, bool is_train, uint64_t seed) const {
   state_->Check(inputs, outputs, req, aux);
   WEFT_CHECK(!state_->host, "{}: a host operator cannot run inside another engine operation (bulked)", state_->label);
+  WEFT_CHECK(!state_->sparse(), "{}: a sparse kernel cannot run inside another engine operation (bulked)",
+             state_->label);
   auto check_alloc = [&](const std::vector<NDArray>& arrays, const char* kind) {
     for (size_t i = 0; i < arrays.size(); ++i)
       WEFT_CHECK(arrays[i].is_none() || arrays[i].Size() == 0 || arrays[i].dptr() != 0,
@@ -383,6 +593,10 @@ std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const At
   for (const auto* types : {&sig.in_dtypes, &sig.out_dtypes, &sig.aux_dtypes}) {
     key += "|";
     for (DType t : *types) key += std::to_string(static_cast<int>(t)) + ",";
+  }
+  for (const auto* stypes : {&sig.in_stypes, &sig.out_stypes}) {
+    key += "|";
+    for (StorageType t : *stypes) key += std::to_string(static_cast<int>(t)) + ",";
   }
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -415,6 +629,16 @@ const std::string& KernelRunner::plugin_name() const {
 }
 bool KernelRunner::is_host() const { return state_->host.has_value(); }
 bool KernelRunner::uses_random() const { return state_->random; }
+
+bool ClaimStorageTypes(const std::string& op, const AttrMap& attrs, const Context& ctx, const NodeSignature& sig,
+                       std::vector<StorageType>* out_stypes) {
+  const OpDef* def = OpRegistry::Get().Find(op);
+  const std::string name = def != nullptr ? def->name : op;
+  std::vector<int32_t> in = Codes(sig.in_stypes), out = Codes(*out_stypes);
+  if (QueryStorage(name, VisibleAttrs(attrs), ctx, sig, in, KeyDType(sig), out) == nullptr) return false;
+  for (size_t o = 0; o < out.size(); ++o) (*out_stypes)[o] = static_cast<StorageType>(out[o]);
+  return true;
+}
 
 bool HasKernel(const std::string& op, const std::string& device_type, DType dtype) {
   return internal::FindKernel(Runtime::Get(), op, device_type, dtype) != nullptr;

@@ -55,6 +55,11 @@ namespace weft {
 struct NodeSignature {
   std::vector<Shape> in_shapes, out_shapes, aux_shapes;
   std::vector<DType> in_dtypes, out_dtypes, aux_dtypes;
+  /// Storage types of the inputs and outputs (SDK 2.1), both empty for a dense node. With a sparse
+  /// entry the runner prepares the sparse kernel that claims exactly these (a row_sparse or csr
+  /// array's shape above is its full shape); such a runner only Runs (no RunInline), and a sparse
+  /// output's new parts are installed while the run computes, so wait for it before reading them.
+  std::vector<StorageType> in_stypes, out_stypes;
 };
 
 class KernelRunner {
@@ -66,6 +71,9 @@ class KernelRunner {
   /// OpDef::resources, a backward node's BackwardNode::resources); the constructor adds those of
   /// the op's own definition when it has one.
   ///
+  /// With sparse storage types in `sig`, the kernel is the first sparse kernel whose infer_storage
+  /// claims them (internal::FindSparseKernel); none claiming is a weft::Error naming the op, the
+  /// storage types and the device.
   /// Throws weft::Error when no loaded plugin has a kernel for (op, ctx's device type, dtype) —
   /// the message names the op, device and dtype and lists the device types (and dtypes) that do
   /// have one; when `ctx` names no loaded device; when a shape/dtype vector's size differs from its
@@ -126,6 +134,15 @@ class KernelRunner {
 /// Throws as the KernelRunner constructor.
 std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const AttrMap& attrs, const Context& ctx,
                                                  const NodeSignature& sig, uint32_t resources = 0);
+
+/// Asks the sparse kernels of ctx's device type (SDK 2.1 infer_storage) whether one computes `op`
+/// with `attrs` on inputs of sig.in_shapes / in_dtypes / in_stypes (only these are read).
+/// *out_stypes holds one entry per output: kUndefined where the caller leaves the choice to the
+/// kernel, else the storage type the caller's output array has. Returns true and fills
+/// *out_stypes with the claim, or false (nothing changed) when no kernel claims the call.
+/// Throws weft::Error with a plugin's message when its infer_storage fails.
+bool ClaimStorageTypes(const std::string& op, const AttrMap& attrs, const Context& ctx, const NodeSignature& sig,
+                       std::vector<StorageType>* out_stypes);
 
 /// True when some loaded plugin has a kernel for (op, device type, dtype).
 bool HasKernel(const std::string& op, const std::string& device_type, DType dtype);

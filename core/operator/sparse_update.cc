@@ -1,9 +1,14 @@
 // Lazy optimizer updates on row_sparse gradients (weft/sparse_update.h): gather the gradient's
-// rows of the weight and states, run the op's dense kernel on them, scatter them back.
+// rows of the weight and states, run the op's dense kernel on them, scatter them back (on the cpu
+// by copying just those rows; elsewhere with take and _scatter_set_nd).
 #include "weft/internal/sparse_update.h"
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <numeric>
 
+#include "weft/engine.h"
 #include "weft/imperative.h"
 #include "weft/op_info.h"
 #include "weft/sparse.h"
@@ -57,6 +62,51 @@ NDArray EveryRow(const std::string& op, const NDArray& a, bool is_weight) {
   return a.data_ndarray();
 }
 
+// The stored rows of a row_sparse gradient on the host (int64 or int32 indices; waits for them),
+// each checked to lie in [0, bound): they address memory directly (PushRowCopy).
+std::vector<int64_t> HostRows(const std::string& op, const NDArray& indices, int64_t bound) {
+  std::vector<int64_t> rows(indices.Size());
+  if (rows.empty()) return rows;
+  if (indices.GetDType() == DType::kInt32) {
+    std::vector<int32_t> narrow(rows.size());
+    indices.SyncCopyToCPUBytes(narrow.data(), narrow.size() * sizeof(int32_t));
+    std::copy(narrow.begin(), narrow.end(), rows.begin());
+  } else {
+    indices.SyncCopyToCPUBytes(rows.data(), rows.size() * sizeof(int64_t));
+  }
+  for (size_t k = 0; k < rows.size(); ++k)
+    WEFT_CHECK(rows[k] >= 0 && rows[k] < bound,
+               "{}: the row_sparse gradient's index {} at position {} is outside [0, {}) (check_format reports the "
+               "details)",
+               op, rows[k], k, bound);
+  return rows;
+}
+
+using Rows = std::shared_ptr<const std::vector<int64_t>>;
+
+// Pushes the copy of rows `rows` (row = the bytes of one index of axis 0) between a dense cpu
+// array of every row and one of those rows only: gather (full -> part) or scatter (part -> full).
+// One engine operation touching only those rows: take and _scatter_set_nd read or copy every row,
+// which costs more than the update itself when a batch touches few of a million rows.
+void PushRowCopy(const NDArray& full, const NDArray& part, const Rows& rows, bool gather) {
+  full.CheckAndAlloc();
+  part.CheckAndAlloc();
+  const size_t row_bytes = full.GetShape()[0] == 0 ? 0 : full.Bytes() / static_cast<size_t>(full.GetShape()[0]);
+  const NDArray& written = gather ? part : full;
+  written.NoteWrite();
+  Engine::Get()->PushSync(
+      [full, part, rows, row_bytes, gather](RunContext) {
+        auto* f = static_cast<char*>(const_cast<void*>(full.GetRawData()));
+        auto* p = static_cast<char*>(const_cast<void*>(part.GetRawData()));
+        for (size_t k = 0; k < rows->size(); ++k) {
+          char* in_full = f + static_cast<size_t>((*rows)[k]) * row_bytes;
+          std::memcpy(gather ? p + k * row_bytes : in_full, gather ? in_full : p + k * row_bytes, row_bytes);
+        }
+      },
+      full.GetContext(), {(gather ? full : part).var()}, {written.var()}, FnProperty::kNormal, 0,
+      gather ? "lazy_update_gather" : "lazy_update_scatter");
+}
+
 }  // namespace
 
 bool IsLazyUpdate(const std::string& op, const std::map<std::string, std::string>& params,
@@ -84,14 +134,32 @@ void LazyUpdate(const std::string& op, const std::map<std::string, std::string>&
   WEFT_CHECK(info.has_value(), "lazy update: unknown operator '{}'", op);
   WEFT_CHECK(static_cast<size_t>(info->num_aux) == states.size(), "{}: {} states given, the op has {}", op,
              states.size(), info->num_aux);
-  grad.SyncCheckFormat(false);
+  // On the cpu the rows are copied directly (PushRowCopy, after HostRows checks them); elsewhere
+  // through take / _scatter_set_nd.
+  const bool host = weight.GetContext().GetDeviceType() == "cpu";
+  if (!host) grad.SyncCheckFormat(false);
   const int64_t count = grad.storage_shape()[0];
   if (count == 0) return;  // MXNet: a gradient with no stored row changes nothing
   std::vector<NDArray> full{EveryRow(op, weight, true)};
   for (size_t i = 0; i < states.size(); ++i) full.push_back(EveryRow(op, states[i], false));
   const NDArray rows = grad.aux_ndarray(kRowSparseIndices);
+  Rows host_rows;
+  if (host) {
+    host_rows = std::make_shared<const std::vector<int64_t>>(HostRows(op, rows, weight.GetShape()[0]));
+    WEFT_CHECK(static_cast<int64_t>(host_rows->size()) == count,
+               "{}: the row_sparse gradient stores {} rows of values but {} indices", op, count, host_rows->size());
+  }
   std::vector<NDArray> gathered;
-  for (const NDArray& a : full) gathered.push_back(InvokeOne("take", {a, rows}, {{"axis", "0"}, {"mode", "clip"}}));
+  for (const NDArray& a : full) {
+    if (!host) {
+      gathered.push_back(InvokeOne("take", {a, rows}, {{"axis", "0"}, {"mode", "clip"}}));
+      continue;
+    }
+    Shape part = a.GetShape();
+    part[0] = count;
+    gathered.emplace_back(part, a.GetContext(), true, a.GetDType());
+    PushRowCopy(a, gathered.back(), host_rows, true);
+  }
   ImperativeCall call;
   call.op = op;
   call.params = params;
@@ -99,6 +167,10 @@ void LazyUpdate(const std::string& op, const std::map<std::string, std::string>&
   call.inputs.insert(call.inputs.end(), gathered.begin() + 1, gathered.end());
   std::vector<NDArray> out{gathered[0]};
   Invoke(call, &out);
+  if (host) {
+    for (size_t i = 0; i < full.size(); ++i) PushRowCopy(full[i], gathered[i], host_rows, false);
+    return;
+  }
   // _scatter_set_nd addresses rows by an index array of shape (1, count).
   const NDArray positions = rows.Reshape(Shape{1, count});
   for (size_t i = 0; i < full.size(); ++i) {

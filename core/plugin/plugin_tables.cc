@@ -113,6 +113,14 @@ std::string NormalizeOperatorApi(const weft_operator_api* raw, PluginTables& t) 
           "type or a compute function",
           i, k.op_name ? k.op_name : "", k.device_type ? k.device_type : "");
     }
+    if ((k.storage_types & ~WEFT_STYPE_BIT(WEFT_STYPE_DEFAULT)) != 0 && !k.infer_storage) {
+      // The host asks a sparse kernel which storage types it claims; without the answer it could
+      // only guess, and a guess may hand a kernel arrays it cannot read.
+      return fmt::format(
+          "operator table: kernel {} (op '{}', device type '{}') claims sparse storage types (mask {:#x}) but "
+          "has no infer_storage function; set infer_storage or clear the sparse bits",
+          i, k.op_name, k.device_type, k.storage_types);
+    }
     t.kernels.push_back(k);
   }
   for (const auto& d : t.op_defs) t.op_def_ptrs.push_back(&d);

@@ -454,16 +454,61 @@ Device& GetDevice(Runtime& rt, const Context& ctx) {
       rejected ? fmt::format("; {} plugin file{} rejected", rejected, rejected == 1 ? " was" : "s were") : "");
 }
 
-const KernelInfo* FindKernel(const Runtime& rt, std::string_view op, std::string_view device_type, DType dtype) {
+namespace {
+
+// The kernels for (op, device_type) taking `dtype` that are sparse (or dense), in registration order.
+std::vector<const KernelInfo*> KernelsOf(const Runtime& rt, std::string_view op, std::string_view device_type,
+                                         DType dtype, bool sparse) {
+  std::vector<const KernelInfo*> out;
   const Runtime::Impl* impl = RuntimeAccess::Of(rt);
   std::shared_lock<std::shared_mutex> lock(impl->mu);
   auto it = impl->kernels.find(op);
-  if (it == impl->kernels.end()) return nullptr;
+  if (it == impl->kernels.end()) return out;
   auto jt = it->second.find(device_type);
-  if (jt == it->second.end()) return nullptr;
-  uint64_t bit = WEFT_DTYPE_BIT(static_cast<int32_t>(dtype));
+  if (jt == it->second.end()) return out;
+  const uint64_t bit = WEFT_DTYPE_BIT(static_cast<int32_t>(dtype));
   for (const KernelInfo* k : jt->second)
-    if (k->def->dtypes & bit) return k;
+    if ((k->def->dtypes & bit) && IsSparseKernel(*k->def) == sparse) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+const KernelInfo* FindKernel(const Runtime& rt, std::string_view op, std::string_view device_type, DType dtype) {
+  const std::vector<const KernelInfo*> dense = KernelsOf(rt, op, device_type, dtype, false);
+  return dense.empty() ? nullptr : dense.front();
+}
+
+bool IsSparseKernel(const weft_kernel_def& def) {
+  return (def.storage_types & ~WEFT_STYPE_BIT(WEFT_STYPE_DEFAULT)) != 0;
+}
+
+const KernelInfo* FindSparseKernel(const Runtime& rt, std::string_view op, std::string_view device_type, DType dtype,
+                                   weft_storage_args& query) {
+  // Asked outside the lock (KernelsOf releases it): infer_storage is plugin code.
+  const std::vector<const KernelInfo*> candidates = KernelsOf(rt, op, device_type, dtype, true);
+  if (candidates.empty()) return nullptr;
+  const std::vector<int32_t> requested(query.output_stypes, query.output_stypes + query.num_outputs);
+  for (const KernelInfo* k : candidates) {
+    bool takes_all = true;
+    for (int32_t i = 0; i < query.num_inputs; ++i)
+      takes_all = takes_all && (k->def->storage_types & WEFT_STYPE_BIT(query.input_stypes[i])) != 0;
+    if (!takes_all) continue;
+    std::copy(requested.begin(), requested.end(), query.output_stypes);
+    query.kernel_data = k->def->kernel_data;
+    query.claimed = 0;
+    ThrowIfError(k->def->infer_storage(k->plugin_state, &query),
+                 fmt::format("{} on {} (infer_storage of plugin {})", op, device_type, k->plugin->name()));
+    if (query.claimed == 0) continue;
+    bool fits = true;  // a claim must give every output a storage type the kernel takes
+    for (int32_t o = 0; o < query.num_outputs; ++o) {
+      const int32_t st = query.output_stypes[o];
+      fits = fits && st >= WEFT_STYPE_DEFAULT && st <= WEFT_STYPE_CSR && (k->def->storage_types & WEFT_STYPE_BIT(st)) &&
+             (requested[static_cast<size_t>(o)] < 0 || requested[static_cast<size_t>(o)] == st);
+    }
+    if (fits) return k;
+  }
+  std::copy(requested.begin(), requested.end(), query.output_stypes);
   return nullptr;
 }
 

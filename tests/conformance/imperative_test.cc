@@ -151,7 +151,7 @@ TEST(KernelRunner, KernelRefusalNamesOpAndDevice) {
 
 TEST(KernelRunner, RunRefusesArraysThatDoNotMatchThePreparedNode) {
   const Context cpu = Context::cpu(0);
-  weft::NodeSignature sig{{Shape{4}}, {Shape{4}}, {}, {weft::DType::kFloat32}, {weft::DType::kFloat32}, {}};
+  weft::NodeSignature sig{{Shape{4}}, {Shape{4}}, {}, {weft::DType::kFloat32}, {weft::DType::kFloat32}, {}, {}, {}};
   weft::KernelRunner r("exp", {}, cpu, sig);
   const NDArray good(Shape{4}, cpu), wrong(Shape{2, 2}, cpu);
   std::string e = ErrorOf([&] { r.Run({wrong}, {good}, {WEFT_REQ_WRITE}, {}, false); });
@@ -190,7 +190,8 @@ TEST(KernelRunner, RunsOutliveTheRunner) {
   const NDArray a(std::vector<float>(1000, 1.0f), Shape{1000}, cpu);
   NDArray out(Shape{1000}, cpu);
   {
-    weft::NodeSignature sig{{Shape{1000}}, {Shape{1000}}, {}, {weft::DType::kFloat32}, {weft::DType::kFloat32}, {}};
+    weft::NodeSignature sig{
+        {Shape{1000}}, {Shape{1000}}, {}, {weft::DType::kFloat32}, {weft::DType::kFloat32}, {}, {}, {}};
     weft::KernelRunner r("exp", {}, cpu, sig);
     for (int i = 0; i < 20; ++i) r.Run({a}, {out}, {i == 0 ? WEFT_REQ_WRITE : WEFT_REQ_ADD}, {}, false);
   }  // destroyed with runs still pending

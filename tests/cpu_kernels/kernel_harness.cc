@@ -104,7 +104,8 @@ Kernel::Kernel(const std::string& op, const Attrs& attrs, const std::vector<Buf>
   const weft_operator_api* api = Api();
   for (int32_t i = 0; i < api->num_kernels; ++i) {
     const weft_kernel_def* d = api->kernels[i];
-    if (op == d->op_name && (d->dtypes & WEFT_DTYPE_BIT(dtype))) def_ = d;
+    // Dense kernels only: a sparse kernel (SDK 2.1 storage_types, e.g. dot of a csr) takes aux arrays.
+    if (op == d->op_name && (d->dtypes & WEFT_DTYPE_BIT(dtype)) && d->infer_storage == nullptr) def_ = d;
   }
   if (def_ == nullptr) {
     error_ = "no cpu kernel for " + op;

@@ -271,6 +271,10 @@ TEST(Loader, OlderMinorTablesReadAbsentTailAsNull) {
   EXPECT_NE(kernels[0].def->compute, nullptr);
   EXPECT_EQ(kernels[0].def->source_file, nullptr);
   EXPECT_EQ(kernels[0].def->math_files, nullptr);
+  // ... and before the 2.1 storage claim: a dense kernel that is never handed a sparse array.
+  EXPECT_EQ(kernels[0].def->storage_types, 0u);
+  EXPECT_EQ(kernels[0].def->infer_storage, nullptr);
+  EXPECT_FALSE(internal::IsSparseKernel(*kernels[0].def));
   weft_device_ptr ptr = dev.Allocate(16);
   dev.Memset(ptr, 0, 16, 1);
   dev.Free(ptr);

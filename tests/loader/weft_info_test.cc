@@ -33,8 +33,8 @@ TEST(WeftInfo, ReportsPluginsDevicesAndKernels) {
   std::string out = RunInfo("", false, &status);
   EXPECT_EQ(status, 0);
   EXPECT_THAT(out, HasSubstr("weft core 0.1.0"));
-  EXPECT_THAT(out, HasSubstr("accepted  fixture_good 3.1.4: SDK 2.0 (plugin speaks 2.0–"));
-  EXPECT_THAT(out, HasSubstr("accepted  fixture_newer 2.7.0: SDK 2.0 (plugin speaks 2.0–2.7)"));
+  EXPECT_THAT(out, HasSubstr("accepted  fixture_good 3.1.4: SDK 2.1 (plugin speaks 2.0–"));
+  EXPECT_THAT(out, HasSubstr("accepted  fixture_newer 2.7.0: SDK 2.1 (plugin speaks 2.0–2.7)"));
   EXPECT_THAT(out, HasSubstr("rejected  fixture_init_error: init failed: fixture: the frobnicator is not connected"));
   EXPECT_THAT(out, HasSubstr("rejected  libfixture_needs_dep.so: needs libweft_fixture_dep.so, which was not found"));
   EXPECT_THAT(out, HasSubstr(std::string(LOADER_FIXTURE_DIR) + "/libfixture_no_entry.so (from WEFT_PLUGIN_PATH)"));
@@ -77,7 +77,7 @@ TEST(WeftInfo, JsonAndExplicitPlugins) {
     if (d["context"] == "fixnew(0)") {
       dev = true;
       EXPECT_EQ(d["total_memory_mib"], 1024);
-      EXPECT_EQ(d["attributes"]["seen_sdk"], "2.0");
+      EXPECT_EQ(d["attributes"]["seen_sdk"], "2.1");  // min(host 2.1, fixture 2.7)
     }
   }
   EXPECT_TRUE(dev);

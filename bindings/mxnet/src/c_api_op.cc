@@ -100,6 +100,7 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
     return;
   }
   if (RunLazyUpdate(op, params, in, out) || RunCsrRowSlice(op, params, in, out)) return;
+  if (RunSparseKernel(op, params, in, out)) return;
   StorageFallback fallback(op, params, &in, out);
   InvokeDense(op, std::move(in), std::move(params), out);
   fallback.Finish(out);

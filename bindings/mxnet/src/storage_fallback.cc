@@ -184,6 +184,20 @@ bool RunLazyUpdate(const OpEntry& entry, const std::map<std::string, std::string
   return true;
 }
 
+bool RunSparseKernel(const OpEntry& entry, const std::map<std::string, std::string>& params,
+                     const std::vector<NDArray>& in, std::vector<NDArray>* out) {
+  if (std::none_of(in.begin(), in.end(), IsSparse) && std::none_of(out->begin(), out->end(), IsSparse)) return false;
+  if (autograd::IsRecording() || entry.is_numpy || entry.is_missing || entry.is_copyto) return false;
+  ImperativeCall call;
+  call.op = entry.info.name;
+  call.params = params;
+  call.params.erase("ctx");  // the inputs fix the device
+  call.inputs = in;
+  if (!SparseKernelClaims(call, *out)) return false;
+  weft::Invoke(call, out);
+  return true;
+}
+
 StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::string, std::string>& params,
                                  std::vector<NDArray>* in, std::vector<NDArray>* out) {
   const std::string& op = entry.name;

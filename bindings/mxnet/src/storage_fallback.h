@@ -1,5 +1,7 @@
 // MXNet's storage fallback for the C API (MXNet 1.9 src/common/exec_utils.h, and the
-// FInferStorageType of the ops named below): weft's operators take dense arrays, so a sparse
+// FInferStorageType of the ops named below). A call whose sparse arrays a plugin's sparse kernel
+// claims (SDK 2.1; the cpu plugin's dot of a csr lhs) runs there first (RunSparseKernel) and
+// never reaches the fallback. Otherwise weft's operators take dense arrays, so a sparse
 // input is converted to a dense temporary (recorded as its _copy under autograd, so gradients
 // reach a sparse variable), a sparse out= receives the dense result converted back, a sparse
 // state the op updates in place (an aux state: mom, mean, var...) is written back too, and
@@ -71,6 +73,14 @@ bool RunCsrRowSlice(const OpEntry& op, const std::map<std::string, std::string>&
 /// updates require) and its states. Returns false, doing nothing, otherwise.
 bool RunLazyUpdate(const OpEntry& op, const std::map<std::string, std::string>& params, const std::vector<NDArray>& in,
                    std::vector<NDArray>* out);
+
+/// Runs `op` on the sparse kernel of the inputs' device that claims their storage types (SDK 2.1;
+/// weft::SparseKernelClaims), reading the sparse arrays where they lie, and returns true; returns
+/// false, doing nothing, for dense calls, while autograd records (the fallback's copies carry
+/// the gradient), or when no kernel claims the call (then the fallback below runs, with MXNet's
+/// warning).
+bool RunSparseKernel(const OpEntry& op, const std::map<std::string, std::string>& params,
+                     const std::vector<NDArray>& in, std::vector<NDArray>* out);
 
 class StorageFallback {
  public:

@@ -67,7 +67,21 @@ struct WEFT_API ImperativeCall {
 /// whose inputs and outputs follow OPS.md's convention) run when every output array is given:
 /// the arrays' shapes and dtypes are the node's, `params` go to the kernel as given (pass the
 /// forward node's attributes), inputs are positional only and there are no aux states.
+/// Sparse arrays (weft/storage_type.h): a call with a row_sparse or csr input (or given output)
+/// runs on the kernel of the device's plugin that claims those storage types (SDK 2.1
+/// infer_storage: the cpu plugin's dot of csr·dense, csrᵀ·dense → row_sparse, ...); an output
+/// not given gets the storage type the kernel infers (MXNet's FInferStorageType), and the call
+/// returns once sparse outputs are written. When no kernel claims the call it is refused
+/// (weft::Error naming the op, the storage types and the device) — never handed to a dense kernel;
+/// convert with CastStorage first (what MXNet's storage fallback does). Sparse calls are refused
+/// while autograd records, and aux states must be dense.
 WEFT_API void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs);
+/// True when `call` (positional inputs, at least one input or given output sparse) would run on a
+/// sparse kernel through Invoke: a plugin of the inputs' device claims its storage types (the
+/// outputs' when `outputs` is not empty). False for dense calls, calls without inputs, unknown
+/// ops, named inputs and attributes the op refuses (Invoke reports those). Throws weft::Error
+/// with a plugin's message when its infer_storage fails.
+WEFT_API bool SparseKernelClaims(const ImperativeCall& call, const std::vector<NDArray>& outputs);
 /// Same, returning new output arrays.
 WEFT_API std::vector<NDArray> Invoke(const ImperativeCall& call);
 /// Shorthand: op on positional inputs with attributes, returning its first output.

@@ -268,6 +268,14 @@ class WEFT_API NDArray {
   /// that already holds its dependencies (host operators, weft/host_op.h); the caller orders the
   /// two. The memory stays alive while the result does. Throws weft::Error for a none array.
   WEFT_HIDDEN NDArray WithOwnVariable() const;
+  /// Replaces the parts of this sparse array (every view shares them) with `data` and `aux`, which
+  /// it then holds, without copying: for a kernel that allocates a sparse output while it computes
+  /// (weft_kernel_args.alloc_sparse_output), from inside the operation that writes this array.
+  /// The parts must be dense, on this array's Context, with this array's dtype and aux types,
+  /// `data` of the values' shape for aux[kRowSparseIndices] / aux[kCSRIndices]'s length; not
+  /// checked beyond that (the kernel writes them next). Throws weft::Error for a dense array or
+  /// a wrong number of aux arrays.
+  WEFT_HIDDEN void SetSparseParts(NDArray data, std::vector<NDArray> aux) const;
   /// An array over memory the caller owns (zero copy; DLPack's from_dlpack): `bytes` bytes at `ptr`
   /// on `context` (a host pointer for cpu), seen as `shape` and `dtype` (C order, packed). The array
   /// has an engine variable of its own; `release` (may be empty) runs once, after the last view is

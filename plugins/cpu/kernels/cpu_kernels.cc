@@ -87,6 +87,7 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
   InstallPlan(host);
   auto t = std::make_unique<weft::sdk::KernelTable>("cpu", host);
   RegisterAllKernels(*t);
+  RegisterSparseKernels(*t);
   t->Api();
   return t;
 }

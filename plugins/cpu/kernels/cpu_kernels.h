@@ -51,6 +51,11 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
 /// Family registration hooks, one per source family, called by RegisterAllKernels.
 void RegisterNNKernels(weft::sdk::KernelTable& table);      // nn_*.cc (layers, losses, optimizers, compression)
 void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wise/reduction kernels
+/// The sparse kernels (SDK 2.1; tensor_sparse_dot.cc: dot of a csr lhs). Only the cpu plugin's own table
+/// (MakeKernelTable) registers them: a device that reuses the CPU kernels through
+/// RegisterAllKernels (the simulated device) claims no sparse storage, so its sparse calls take
+/// the dense fallback or are refused by name.
+void RegisterSparseKernels(weft::sdk::KernelTable& table);
 
 /// The process's thread plan (thread_plan.h): made from the host config of the first table made,
 /// else from the environment at the first call. Never changes afterwards. Thread-safe.

@@ -52,10 +52,20 @@ WEFT_API const Plugin* FindPlugin(const Runtime& rt, std::string_view name);
 /// devices), simdev (1 device); ...").
 WEFT_API Device& GetDevice(Runtime& rt, const Context& ctx);
 
-/// The first kernel registered for (op, device_type) whose dtype mask contains `dtype`, or
-/// nullptr. When several plugins register the same (op, device_type, dtype), the first loaded wins.
+/// The first dense kernel (no sparse bit in storage_types) registered for (op, device_type) whose
+/// dtype mask contains `dtype`, or nullptr. When several plugins register the same (op, device_type, dtype), the first
+/// loaded wins.
 WEFT_API const KernelInfo* FindKernel(const Runtime& rt, std::string_view op, std::string_view device_type,
                                       DType dtype);
+/// The first sparse kernel (weft_kernel_def.storage_types with a sparse bit) for (op,
+/// device_type, dtype) whose infer_storage claims `query` (SDK 2.1). `query` is filled by the
+/// caller except kernel_data and claimed; on a claim its output_stypes hold the kernel's answer.
+/// nullptr when no kernel claims the call (the caller falls back to dense or refuses by name).
+/// Throws weft::Error with a plugin's message when its infer_storage fails.
+WEFT_API const KernelInfo* FindSparseKernel(const Runtime& rt, std::string_view op, std::string_view device_type,
+                                            DType dtype, weft_storage_args& query);
+/// True for a kernel that takes sparse arrays (a sparse bit in its storage_types).
+WEFT_API bool IsSparseKernel(const weft_kernel_def& def);
 /// Every kernel registered for `device_type`, in registration order.
 WEFT_API std::vector<KernelInfo> Kernels(const Runtime& rt, std::string_view device_type);
 /// Every op definition any plugin registered, in load order (duplicates by name included: the

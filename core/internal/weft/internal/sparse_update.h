@@ -6,7 +6,9 @@
 //
 // weft computes a lazy update as gather → dense update → scatter: the stored rows of the weight
 // and of each state are gathered (take), the op's own dense kernel updates them with the
-// gradient's stored values, and the results are written back into those rows (_scatter_set_nd).
+// gradient's stored values, and the results are written back into those rows (_scatter_set_nd;
+// on the cpu one engine operation copies just those rows each way, since take and
+// _scatter_set_nd read or copy every row of a million-row weight).
 // Per element this is the computation MXNet's lazy kernels make, so the results agree to the
 // rounding of the dense kernel.
 //

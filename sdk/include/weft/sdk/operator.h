@@ -68,6 +68,27 @@ typedef struct weft_tensor {
                              Non-NULL only for kernels registered with WEFT_KERNEL_FLAG_STRIDED */
 } weft_tensor;
 
+/* Storage types (SDK 2.1; MXNet's NDArrayStorageType codes, as .params records carry them).
+ *   WEFT_STYPE_DEFAULT     dense, the layout above.
+ *   WEFT_STYPE_ROW_SPARSE  an array of shape (R, d1, ...) whose rows listed in one aux array,
+ *                          `indices` (shape (nnz_rows,), sorted ascending, unique, in [0, R)), are
+ *                          stored as values of shape (nnz_rows, d1, ...); other rows are zero.
+ *   WEFT_STYPE_CSR         a 2-d array (M, N) in compressed sparse row form: values of shape (nnz,)
+ *                          and two aux arrays, `indptr` (M + 1 entries from 0, non-decreasing, to
+ *                          nnz: row i holds values[indptr[i] .. indptr[i+1])) and `indices` (nnz
+ *                          column numbers, ascending within a row, in [0, N)).
+ * Aux arrays are 1-d, int64 or int32 (WEFT_DTYPE_INT64 / INT32), contiguous, in that order.
+ * A sparse tensor handed to a kernel (weft_kernel_args) keeps the array's full shape in its
+ * weft_tensor (ndim, shape) while data + offset point at the values; the number of values (nnz or
+ * nnz_rows) is the length of the `indices` aux array. */
+#define WEFT_STYPE_DEFAULT 0
+#define WEFT_STYPE_ROW_SPARSE 1
+#define WEFT_STYPE_CSR 2
+/* Bit for storage type s in a storage-type mask (weft_kernel_def.storage_types). */
+#define WEFT_STYPE_BIT(s) (((uint32_t)1) << (s))
+/* Most aux arrays a storage type has (csr: indptr, indices). */
+#define WEFT_MAX_SPARSE_AUX 2
+
 /* A shape during inference. ndim == -1: unknown. An extent of -1: that axis is unknown. */
 #define WEFT_MAX_NDIM 8
 typedef struct weft_shape {
@@ -173,7 +194,44 @@ typedef struct weft_kernel_state_args {
   const int32_t* aux_dtypes;
   void* state;              /* out: kernel state passed to compute (may stay NULL) */
   uint64_t workspace_bytes; /* out: temp space compute needs (bytes, device memory) */
+  /* Appended in 2.1 (test with WEFT_STRUCT_HAS). Only for kernels that claim sparse storage
+   * (weft_kernel_def.storage_types): WEFT_STYPE_* of each input and output, the storage types
+   * its infer_storage accepted; the shapes above are the arrays' full shapes. NULL for dense calls. */
+  const int32_t* input_stypes;
+  const int32_t* output_stypes;
 } weft_kernel_state_args;
+
+/* Arguments of infer_storage (SDK 2.1): may this kernel compute a call whose inputs have these
+ * storage types, and what storage types do its outputs get (MXNet's FInferStorageType with
+ * dispatch to FComputeEx)? */
+typedef struct weft_storage_args {
+  size_t struct_size;
+  void* kernel_data; /* the weft_kernel_def's kernel_data */
+  const char* op_name;
+  int32_t num_attrs;
+  const weft_kv* attrs; /* every attribute, defaults filled in */
+  int32_t num_inputs;
+  const int32_t* input_stypes; /* WEFT_STYPE_* of each input */
+  const weft_shape* input_shapes;
+  const int32_t* input_dtypes;
+  int32_t num_outputs;
+  int32_t* output_stypes; /* in: -1 when free, else the storage type the caller's output array has
+                             (out=); out: the storage type of every output */
+  int32_t claimed;        /* out: 1 when the kernel computes this call; leave 0 to decline (the
+                             host then looks further, or falls back to dense as MXNet does) */
+} weft_storage_args;
+
+/* Arguments of alloc_sparse_output: storage for a sparse output whose size the kernel learns only
+ * while computing (the stored rows of dot(csr.T, dense)). */
+typedef struct weft_sparse_alloc_args {
+  size_t struct_size;
+  int32_t output;                       /* index of the sparse output */
+  int64_t num_stored;                   /* row_sparse: stored rows; csr: stored values */
+  weft_tensor values;                   /* out: the values (data, offset; full shape as in weft_kernel_args) */
+  weft_tensor aux[WEFT_MAX_SPARSE_AUX]; /* out: the aux arrays (row_sparse: indices of num_stored
+                                           entries; csr: indptr of M + 1, indices of num_stored),
+                                           int64, contiguous, contents undefined */
+} weft_sparse_alloc_args;
 
 typedef struct weft_kernel_args {
   size_t struct_size;
@@ -200,6 +258,20 @@ typedef struct weft_kernel_args {
    * FullyConnected weights reordered for oneDNN while they stay constant, as in inference).
    * 0 = unknown: never cache. */
   const uint64_t* input_stamps;
+  /* Appended in 2.1 (test with WEFT_STRUCT_HAS). Set only for kernels that claim sparse storage
+   * (weft_kernel_def.storage_types); a kernel of a 2.0 plugin never gets a sparse array.
+   * input_stypes / output_stypes: WEFT_STYPE_* per slot (NULL: every slot dense). input_aux[i]:
+   * the aux arrays of input i (NumAux of its storage type, in the order of WEFT_STYPE_*), NULL for
+   * a dense input; inputs[i] then points at the values and keeps the full shape. A sparse output
+   * is empty until compute calls alloc_sparse_output(sparse_ctx, &a), which returns in `a` the
+   * output's new storage (replacing what it held) for compute to fill before it returns (or, on
+   * a stream, before the queued work completes); call it only while compute runs (sparse_ctx
+   * lives for the call). Sparse outputs take WEFT_REQ_WRITE only. */
+  const int32_t* input_stypes;
+  const int32_t* output_stypes;
+  const weft_tensor* const* input_aux;
+  void* sparse_ctx;
+  weft_error* (*alloc_sparse_output)(void* sparse_ctx, weft_sparse_alloc_args* args);
 } weft_kernel_args;
 
 /* Kernel flags (weft_kernel_def.flags). */
@@ -227,6 +299,16 @@ typedef struct weft_kernel_def {
   const char* source_file;       /* the file that registered the kernel */
   const char* const* math_files; /* NULL-terminated list of further files holding its math (functor
                                      headers, GPU shaders), or NULL */
+  /* Appended in 2.1 (test with WEFT_STRUCT_HAS). WEFT_STYPE_BIT mask of the storage types the
+   * kernel takes in its inputs and outputs. 0 (every kernel of a 2.0 plugin) or the default bit
+   * alone: a dense kernel. A mask with a sparse bit makes a sparse kernel: the host offers it only
+   * calls with a sparse input or output, asks infer_storage (required then) whether it claims
+   * them, and passes storage types and aux arrays in weft_kernel_args. An op may have a dense and
+   * a sparse kernel on one device; a call with sparse arrays that no kernel claims runs on dense
+   * copies (MXNet's storage fallback) or is refused with the op's name, never handed to a dense
+   * kernel as is. */
+  uint32_t storage_types;
+  weft_error* (*infer_storage)(void* plugin_state, weft_storage_args* args);
 } weft_kernel_def;
 
 typedef struct weft_operator_api {

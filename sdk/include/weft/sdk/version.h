@@ -18,12 +18,17 @@
  *        the properties, a transport ABI fit for NCCL and Gloo (streams, completion callbacks,
  *        groups, thread-safe communicators, a parameter-server request loop). Layouts of 1.0
  *        structs changed, hence the new major.
+ *   2.1  sparse storage for kernels (operator.h): WEFT_STYPE_* codes; weft_kernel_def.storage_types
+ *        and infer_storage let a kernel claim row_sparse / csr arrays; weft_kernel_state_args and
+ *        weft_kernel_args carry each slot's storage type, weft_kernel_args the inputs' aux arrays
+ *        and a host call that allocates a sparse output. Appended fields only: a 2.0 plugin's
+ *        kernels stay dense and never see a sparse array.
  */
 #ifndef WEFT_SDK_VERSION_H_
 #define WEFT_SDK_VERSION_H_
 
 #define WEFT_SDK_VERSION_MAJOR 2
-#define WEFT_SDK_VERSION_MINOR 0
+#define WEFT_SDK_VERSION_MINOR 1
 #define WEFT_SDK_VERSION_PATCH 0
 
 /* Packs (major, minor) into one comparable integer: 2.1 -> 0x00020001. */

@@ -42,6 +42,7 @@
 // per-call workspace, or a lock around any cache).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstdint>
@@ -163,6 +164,15 @@ struct TensorDesc {
   uint64_t bytes() const { return static_cast<uint64_t>(size()) * ElementSize(dtype); }
 };
 
+/// What a sparse kernel's ClaimStorage sees (weft_storage_args; SDK 2.1).
+struct StorageQuery {
+  std::string op_name;
+  AttrMap attrs;                       // every attribute, defaults filled in
+  std::vector<int32_t> input_stypes;   // WEFT_STYPE_* per input
+  std::vector<TensorDesc> inputs;      // full shapes and dtypes
+  std::vector<int32_t> output_stypes;  // in: -1 free, else required; out: the claim
+};
+
 /// Everything a kernel's constructor sees: one per node, built by create_state.
 struct KernelSetup {
   std::string op_name;  // e.g. "FullyConnected" or "_backward_FullyConnected"
@@ -171,6 +181,9 @@ struct KernelSetup {
   std::vector<TensorDesc> inputs, outputs, aux;
   const weft_host_api* host = nullptr;  // the host's services (config, log), from the table
   const KernelTable* table = nullptr;   // the table that registered the kernel
+  /// WEFT_STYPE_* of each input and output for a sparse kernel (AddSparse), empty for dense ones;
+  /// `inputs` / `outputs` then hold the arrays' full shapes.
+  std::vector<int32_t> input_stypes, output_stypes;
 
   /// The op's parameter struct (weft/sdk/ops/*.hpp, or the plugin's own) parsed from `attrs`:
   /// `const auto p = setup.Params<sdk::PoolingParam>();`. Throws as ParseParams, the message
@@ -256,6 +269,27 @@ struct DeviceCall {
 
   /// Stamp of input i, 0 (unknown: do not cache) when the host gave none.
   uint64_t InputStamp(size_t i) const { return i < input_stamps.size() ? input_stamps[i] : 0; }
+
+  /// Sparse kernels (AddSparse; SDK 2.1): the call's storage types (empty for a dense call), the
+  /// inputs' aux arrays and the host's allocator of sparse outputs.
+  std::span<const int32_t> input_stypes, output_stypes;
+  const weft_tensor* const* input_aux = nullptr;
+  void* sparse_ctx = nullptr;
+  weft_error* (*alloc_sparse_output)(void*, weft_sparse_alloc_args*) = nullptr;
+
+  /// WEFT_STYPE_* of input i (WEFT_STYPE_DEFAULT for a dense call).
+  int32_t InputStype(size_t i) const { return i < input_stypes.size() ? input_stypes[i] : WEFT_STYPE_DEFAULT; }
+  /// Aux array j of sparse input i (row_sparse: 0 indices; csr: 0 indptr, 1 indices). Throws
+  /// WEFT_ERR_INVALID_ARGUMENT for a dense input.
+  DeviceTensor InputAux(size_t i, size_t j) const {
+    if (input_aux == nullptr || InputStype(i) == WEFT_STYPE_DEFAULT || input_aux[i] == nullptr)
+      throw Error(WEFT_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + " is not sparse: it has no aux arrays");
+    return DeviceTensor(input_aux[i][j]);
+  }
+  /// Asks the host for the storage of sparse output `o` holding `num_stored` rows (row_sparse) or
+  /// values (csr): the returned values and aux tensors (int64, contents undefined) are the
+  /// output's from now on. Throws Error with the host's message.
+  weft_sparse_alloc_args AllocSparseOutput(int32_t o, int64_t num_stored) const;
 
   /// The native handle of call.stream (a cudaStream_t, the VkCommandBuffer being recorded, ...)
   /// through the host (host.h native_handle). Throws Error with the host's error.
@@ -389,6 +423,11 @@ weft_error* CreateState(void*, weft_kernel_state_args* a) {
     s.inputs = Descs(a->num_inputs, a->input_shapes, a->input_dtypes, "input");
     s.outputs = Descs(a->num_outputs, a->output_shapes, a->output_dtypes, "output");
     s.aux = Descs(a->num_aux, a->aux_shapes, a->aux_dtypes, "aux state");
+    if (WEFT_STRUCT_HAS(a, weft_kernel_state_args, output_stypes) && a->input_stypes != nullptr &&
+        a->output_stypes != nullptr) {
+      s.input_stypes.assign(a->input_stypes, a->input_stypes + a->num_inputs);
+      s.output_stypes.assign(a->output_stypes, a->output_stypes + a->num_outputs);
+    }
     auto box = std::make_unique<Box<K>>(s);
     a->workspace_bytes = box->workspace_bytes;
     a->state = box.release();
@@ -444,13 +483,47 @@ weft_error* Compute(void*, const weft_kernel_args* a) {
     c.seed = a->seed;
     if (WEFT_STRUCT_HAS(a, weft_kernel_args, input_stamps) && a->input_stamps != nullptr)
       c.input_stamps = std::span<const uint64_t>(a->input_stamps, static_cast<size_t>(a->num_inputs));
+    if (WEFT_STRUCT_HAS(a, weft_kernel_args, alloc_sparse_output) && a->input_stypes != nullptr) {
+      c.input_stypes = std::span<const int32_t>(a->input_stypes, static_cast<size_t>(a->num_inputs));
+      if (a->output_stypes != nullptr)
+        c.output_stypes = std::span<const int32_t>(a->output_stypes, static_cast<size_t>(a->num_outputs));
+      c.input_aux = a->input_aux;
+      c.sparse_ctx = a->sparse_ctx;
+      c.alloc_sparse_output = a->alloc_sparse_output;
+    }
     c.host = TableHost(a->kernel_data);
     c.table = TableOf(a->kernel_data);
     box->kernel.Compute(c);
   });
 }
 
+template <typename K>
+weft_error* InferStorage(void*, weft_storage_args* a) {
+  return Guard(a != nullptr ? TableHost(a->kernel_data) : nullptr, [&] {
+    if (a == nullptr || a->num_inputs < 0 || a->num_outputs < 0)
+      throw Error(WEFT_ERR_INVALID_ARGUMENT, "infer_storage: bad arguments");
+    StorageQuery q;
+    q.op_name = a->op_name ? a->op_name : "";
+    q.attrs = AttrMap(a->attrs, a->num_attrs);
+    q.input_stypes.assign(a->input_stypes, a->input_stypes + a->num_inputs);
+    q.inputs = Descs(a->num_inputs, a->input_shapes, a->input_dtypes, "input");
+    q.output_stypes.assign(a->output_stypes, a->output_stypes + a->num_outputs);
+    if (!K::ClaimStorage(q)) return;
+    std::copy(q.output_stypes.begin(), q.output_stypes.end(), a->output_stypes);
+    a->claimed = 1;
+  });
+}
+
 }  // namespace detail
+
+/// A sparse kernel class (KernelTable::AddSparse): a device kernel class with
+/// `static bool ClaimStorage(StorageQuery&)`, which returns true and sets every output_stypes
+/// entry when the kernel computes a call with those input storage types and attributes (keeping
+/// entries the caller fixed, or declining), false to decline.
+template <typename K>
+concept SparseKernelClass = DeviceKernelClass<K> && requires(StorageQuery& q) {
+  { K::ClaimStorage(q) } -> std::convertible_to<bool>;
+};
 
 /// The file of the call, as a default argument: `const char* source_file = WEFT_SDK_CALLER_FILE`
 /// (KernelTable::Add, and helpers that register for their callers and pass it on). clang before 16
@@ -517,6 +590,20 @@ class KernelTable {
     }
   }
 
+  /// Registers sparse kernel K (SparseKernelClass) for `op_name`, the dtype mask `dtypes` and the
+  /// storage-type mask `storage_types` (WEFT_STYPE_BIT of every storage type its inputs and
+  /// outputs may have; include a sparse one). The host offers it only calls with sparse arrays
+  /// that K::ClaimStorage claims (weft_kernel_def.infer_storage).
+  template <SparseKernelClass K>
+  KernelTable& AddSparse(std::string op_name, uint64_t dtypes, uint32_t storage_types,
+                         const char* source_file = WEFT_SDK_CALLER_FILE) {
+    Add<K>(std::move(op_name), dtypes, 0, source_file);
+    defs_.back().struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, infer_storage);
+    defs_.back().storage_types = storage_types;
+    defs_.back().infer_storage = &detail::InferStorage<K>;
+    return *this;
+  }
+
   /// While a SourceScope lives, every kernel its table adds lists `files` as math_files: the
   /// functor header or GPU shaders that hold the math the registering file's kernel classes run
   /// (a cuDNN kernel's GPU-layer fallback, a Vulkan op's shaders). Paths as in weft_kernel_def.source_file
@@ -553,10 +640,10 @@ class KernelTable {
     return *this;
   }
 
-  /// The kernel def registered for `op_name` whose mask has `dtype`, or nullptr.
+  /// The dense kernel def registered for `op_name` whose mask has `dtype`, or nullptr.
   const weft_kernel_def* Find(std::string_view op_name, int32_t dtype = WEFT_DTYPE_FLOAT32) const {
     for (const weft_kernel_def& d : defs_)
-      if (op_name == d.op_name && (d.dtypes & WEFT_DTYPE_BIT(dtype))) return &d;
+      if (op_name == d.op_name && (d.dtypes & WEFT_DTYPE_BIT(dtype)) && d.infer_storage == nullptr) return &d;
     return nullptr;
   }
 
@@ -627,6 +714,17 @@ inline weft_native_handle_args AskNative(const weft_host_api* host, const Kernel
   return args;
 }
 }  // namespace detail
+
+inline weft_sparse_alloc_args DeviceCall::AllocSparseOutput(int32_t o, int64_t num_stored) const {
+  if (alloc_sparse_output == nullptr)
+    throw Error(WEFT_ERR_INVALID_ARGUMENT, "the host gave no sparse output allocator (a dense call)");
+  weft_sparse_alloc_args a{};
+  a.struct_size = WEFT_STRUCT_SIZE(weft_sparse_alloc_args, aux);
+  a.output = o;
+  a.num_stored = num_stored;
+  ThrowIfError(host, alloc_sparse_output(sparse_ctx, &a));
+  return a;
+}
 
 inline weft_native_handle_args DeviceCall::NativeStream() const {
   weft_native_handle_args a{};

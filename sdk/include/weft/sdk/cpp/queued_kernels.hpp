@@ -19,6 +19,7 @@
 // first, as for any device).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,6 +53,11 @@ class QueuedKernels {
           d.math_files = nullptr;
         }
         d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, math_files);
+        // A sparse kernel (SDK 2.1) stays one: its storage claim goes to the original.
+        if (WEFT_STRUCT_HAS(orig, weft_kernel_def, infer_storage) && orig->infer_storage != nullptr) {
+          d.struct_size = WEFT_STRUCT_SIZE(weft_kernel_def, infer_storage);
+          d.infer_storage = &InferStorage;
+        }
         d.device_type = device_type_.c_str();
         d.kernel_data = e.get();
         d.create_state = &CreateState;
@@ -162,6 +168,19 @@ class QueuedKernels {
     });
   }
 
+  static weft_error* InferStorage(void* ps, weft_storage_args* a) {
+    return Guard(a != nullptr ? HostOfData(a->kernel_data) : nullptr, [&]() -> weft_error* {
+      if (a == nullptr) throw Error(WEFT_ERR_INVALID_ARGUMENT, "infer_storage: args is NULL");
+      const weft_kernel_def* orig = EntryOf(a->kernel_data).orig;
+      weft_storage_args inner = *a;
+      inner.kernel_data = orig->kernel_data;
+      if (weft_error* err = orig->infer_storage(ps, &inner)) return err;
+      std::copy(inner.output_stypes, inner.output_stypes + inner.num_outputs, a->output_stypes);
+      a->claimed = inner.claimed;
+      return nullptr;
+    });
+  }
+
   static void DestroyState(void* ps, void* state) {
     auto* st = static_cast<State*>(state);
     if (st == nullptr) return;
@@ -181,6 +200,10 @@ class QueuedKernels {
         call.kernel_data = st->orig->kernel_data;
         return st->orig->compute(ps, &call);
       }
+      // A sparse call's aux arrays and output allocator belong to the caller's frame: it cannot
+      // be queued. Hosts compute sparse kernels of host devices on the NULL stream.
+      if (WEFT_STRUCT_HAS(a, weft_kernel_args, alloc_sparse_output) && a->input_stypes != nullptr)
+        throw Error(WEFT_ERR_UNSUPPORTED, self->device_type_ + ": sparse kernels run on the NULL stream only");
       auto owned = std::make_shared<OwnedArgs>(*a);
       owned->args.state = st->state;
       owned->args.kernel_data = st->orig->kernel_data;

@@ -1,0 +1,212 @@
+// Sparse kernels (SDK 2.1) through imperative invoke: the cpu plugin's dot of a csr lhs against
+// the dense dot of the same values (random csr with empty rows, float32 and float64, int64 and
+// int32 aux arrays, sizes that split over threads), the row_sparse result of csrᵀ·dense storing
+// exactly the csr's columns (sorted, unique), malformed indices refused; and placement: the dense
+// lookup never yields a sparse kernel, a device whose plugin claims no sparse kernel (simdev)
+// refuses the call by name, as does a storage pattern the cpu plugin does not claim.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+#include "weft/autograd.h"
+#include "weft/imperative.h"
+#include "weft/internal/runtime.h"
+#include "weft/ndarray.h"
+#include "weft/runtime.h"
+#include "weft/sparse.h"
+
+namespace weft {
+namespace {
+
+using Params = std::map<std::string, std::string>;
+using test::ErrorOf;
+
+// A dense (rows, cols) matrix where about `density` of the entries are non-zero and every third
+// row is empty, as float64 values (the reference computes in double).
+std::vector<double> RandomSparse(int64_t rows, int64_t cols, double density, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0), v(-1.0, 1.0);
+  std::vector<double> m(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      if (i % 3 != 1 && u(gen) < density) m[static_cast<size_t>(i * cols + j)] = v(gen);
+  return m;
+}
+
+NDArray Dense(const std::vector<double>& v, const Shape& shape, DType dtype, const Context& ctx = Context::cpu(0)) {
+  NDArray d(shape, Context::cpu(0), false, DType::kFloat64);
+  d.SyncCopyFromCPUBytes(v.data(), v.size() * sizeof(double));
+  NDArray out = InvokeOne("Cast", {d}, {{"dtype", std::string(DTypeName(dtype))}});
+  return ctx == Context::cpu(0) ? out : out.Copy(ctx);
+}
+
+std::vector<double> Values(const NDArray& a) {
+  const NDArray d = InvokeOne("Cast", {CastStorage(a, StorageType::kDefault)}, {{"dtype", "float64"}});
+  std::vector<double> v(d.Size());
+  if (!v.empty()) d.SyncCopyToCPUBytes(v.data(), v.size() * sizeof(double));
+  return v;
+}
+
+std::vector<int64_t> Indices(const NDArray& aux) {
+  const std::vector<double> v = Values(aux);
+  return {v.begin(), v.end()};
+}
+
+// The csr with its aux arrays narrowed to int32 (MXNet allows either index type).
+NDArray WithInt32Aux(const NDArray& csr) {
+  std::vector<NDArray> aux;
+  for (size_t i = 0; i < csr.num_aux_data(); ++i)
+    aux.push_back(InvokeOne("Cast", {csr.aux_ndarray(i)}, {{"dtype", "int32"}}));
+  return NDArray::FromSparseParts(StorageType::kCSR, csr.GetShape(), csr.data_ndarray(), aux);
+}
+
+void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+struct DotCase {
+  int64_t m, n, k;
+  double density;
+  DType dtype;
+  bool int32_aux;
+};
+
+class CsrDot : public ::testing::TestWithParam<DotCase> {};
+
+TEST_P(CsrDot, MatchesTheDenseDotOfTheSameValues) {
+  const DotCase c = GetParam();
+  const std::vector<double> lhs = RandomSparse(c.m, c.n, c.density, 7);
+  NDArray csr = CastStorage(Dense(lhs, Shape{c.m, c.n}, c.dtype), StorageType::kCSR);
+  if (c.int32_aux) csr = WithInt32Aux(csr);
+  const double tol = c.dtype == DType::kFloat32 ? 1e-4 : 1e-10;
+  const NDArray dense_lhs = Dense(lhs, Shape{c.m, c.n}, c.dtype);
+
+  const NDArray rhs = Dense(RandomSparse(c.n, c.k, 1.0, 8), Shape{c.n, c.k}, c.dtype);
+  const NDArray out = InvokeOne("dot", {csr, rhs});
+  EXPECT_EQ(out.storage_type(), StorageType::kDefault);
+  ExpectNear(Values(out), Values(InvokeOne("dot", {dense_lhs, rhs})), tol);
+
+  // csrᵀ · dense: row_sparse storing the csr's stored columns, sorted and unique.
+  const NDArray grad = Dense(RandomSparse(c.m, c.k, 1.0, 9), Shape{c.m, c.k}, c.dtype);
+  const NDArray t = InvokeOne("dot", {csr, grad}, {{"transpose_a", "True"}});
+  ASSERT_EQ(t.storage_type(), StorageType::kRowSparse);
+  const std::vector<int64_t> rows = Indices(t.aux_ndarray(kRowSparseIndices));
+  const std::vector<int64_t> cols = Indices(csr.aux_ndarray(kCSRIndices));
+  const std::set<int64_t> want_rows(cols.begin(), cols.end());
+  EXPECT_EQ(rows, std::vector<int64_t>(want_rows.begin(), want_rows.end()));
+  EXPECT_EQ(t.storage_shape(), (Shape{static_cast<int64_t>(rows.size()), c.k}));
+  const NDArray reference = InvokeOne("dot", {dense_lhs, grad}, {{"transpose_a", "True"}});
+  ExpectNear(Values(t), Values(reference), tol);
+  t.SyncCheckFormat(true);
+
+  // forward_stype='default' asks for the dense result of the same product.
+  const NDArray td = InvokeOne("dot", {csr, grad}, {{"transpose_a", "True"}, {"forward_stype", "default"}});
+  EXPECT_EQ(td.storage_type(), StorageType::kDefault);
+  ExpectNear(Values(td), Values(reference), tol);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CsrDot,
+    ::testing::Values(DotCase{7, 5, 3, 0.4, DType::kFloat32, false},
+                      DotCase{1, 9, 1, 0.5, DType::kFloat64, false},          // one row, a vector rhs
+                      DotCase{30, 40, 1, 0.0, DType::kFloat32, false},        // no stored value at all
+                      DotCase{64, 300, 9, 0.05, DType::kFloat64, true},       // int32 indptr and indices
+                      DotCase{2000, 500, 24, 0.03, DType::kFloat32, false}),  // splits rows and columns
+    [](const ::testing::TestParamInfo<DotCase>& i) {
+      const DotCase& c = i.param;
+      return fmt::format("m{}n{}k{}_{}{}", c.m, c.n, c.k, DTypeName(c.dtype), c.int32_aux ? "_int32aux" : "");
+    });
+
+TEST(SparseKernel, OutIntoAGivenRowSparseArrayAndRefusedIntoACsrOne) {
+  const std::vector<double> lhs = RandomSparse(6, 4, 0.5, 3);
+  const NDArray csr = CastStorage(Dense(lhs, Shape{6, 4}, DType::kFloat32), StorageType::kCSR);
+  const NDArray g = Dense(RandomSparse(6, 2, 1.0, 4), Shape{6, 2}, DType::kFloat32);
+  std::vector<NDArray> out{NDArray::CreateSparse(StorageType::kRowSparse, Shape{4, 2}, Context::cpu(0))};
+  Invoke(ImperativeCall{"dot", {{"transpose_a", "True"}}, {csr, g}, {}, false, std::nullopt}, &out);
+  ExpectNear(Values(out[0]),
+             Values(InvokeOne("dot", {Dense(lhs, Shape{6, 4}, DType::kFloat32), g}, {{"transpose_a", "True"}})), 1e-5);
+  std::vector<NDArray> wrong{NDArray::CreateSparse(StorageType::kCSR, Shape{4, 2}, Context::cpu(0))};
+  const std::string e = ErrorOf([&] {
+    Invoke(ImperativeCall{"dot", {{"transpose_a", "True"}}, {csr, g}, {}, false, {}}, &wrong);
+  });
+  EXPECT_NE(e.find("no kernel on cpu(0) takes inputs of storage types (csr, default)"), std::string::npos) << e;
+}
+
+TEST(SparseKernel, MalformedIndicesAreRefusedNotRead) {
+  const NDArray csr = CastStorage(Dense(RandomSparse(4, 6, 0.6, 5), Shape{4, 6}, DType::kFloat32), StorageType::kCSR);
+  ASSERT_GT(csr.storage_shape()[0], 0);
+  NDArray bad = csr.Copy(Context::cpu(0));
+  std::vector<int64_t> cols = Indices(bad.aux_ndarray(kCSRIndices));
+  cols.back() = 1000;  // past the 6 columns
+  NDArray idx(Shape{static_cast<int64_t>(cols.size())}, Context::cpu(0), false, DType::kInt64);
+  idx.SyncCopyFromCPUBytes(cols.data(), cols.size() * sizeof(int64_t));
+  bad.SyncCopyFromNDArray(idx, kCSRIndices);
+  const NDArray rhs = Dense(RandomSparse(6, 2, 1.0, 6), Shape{6, 2}, DType::kFloat32);
+  std::string e = ErrorOf([&] { InvokeOne("dot", {bad, rhs}).WaitToRead(); });
+  EXPECT_NE(e.find("the csr lhs is malformed at row"), std::string::npos) << e;
+  const NDArray g = Dense(RandomSparse(4, 2, 1.0, 6), Shape{4, 2}, DType::kFloat32);
+  e = ErrorOf([&] { InvokeOne("dot", {bad, g}, {{"transpose_a", "True"}}).WaitToRead(); });
+  EXPECT_NE(e.find("the csr lhs is malformed at row"), std::string::npos) << e;
+}
+
+TEST(SparseKernel, DenseLookupsNeverYieldTheSparseKernel) {
+  const KernelInfo* dense = internal::FindKernel(Runtime::Get(), "dot", "cpu", DType::kFloat32);
+  ASSERT_NE(dense, nullptr);
+  EXPECT_FALSE(internal::IsSparseKernel(*dense->def));
+  bool found = false;
+  for (const KernelInfo& k : internal::Kernels(Runtime::Get(), "cpu")) {
+    if (std::string(k.def->op_name) != "dot" || !internal::IsSparseKernel(*k.def)) continue;
+    found = true;
+    EXPECT_NE(k.def->infer_storage, nullptr);
+    EXPECT_TRUE(k.def->storage_types & WEFT_STYPE_BIT(WEFT_STYPE_CSR));
+  }
+  EXPECT_TRUE(found) << "the cpu plugin registers a sparse dot";
+}
+
+TEST(SparseKernel, AnUnclaimedPatternIsRefusedByName) {
+  // dense · csr: the cpu plugin claims no kernel for it (the MXNet binding falls back to dense).
+  const NDArray a = Dense(RandomSparse(3, 4, 1.0, 1), Shape{3, 4}, DType::kFloat32);
+  const NDArray b = CastStorage(Dense(RandomSparse(4, 5, 0.5, 2), Shape{4, 5}, DType::kFloat32), StorageType::kCSR);
+  ImperativeCall call{"dot", {}, {a, b}, {}, false, std::nullopt};
+  EXPECT_FALSE(SparseKernelClaims(call, {}));
+  const std::string e = ErrorOf([&] { Invoke(call); });
+  EXPECT_NE(e.find("dot: no kernel on cpu(0) takes inputs of storage types (default, csr)"), std::string::npos) << e;
+  call.inputs = {b, a.Reshape(Shape{4, 3})};
+  EXPECT_TRUE(SparseKernelClaims(call, {}));
+}
+
+TEST(SparseKernel, ADeviceWithoutSparseKernelsRefusesByName) {
+  if (Runtime::Get().DeviceCount("simdev") == 0) GTEST_SKIP() << "the simdev test plugin is not loaded";
+  const Context sim("simdev", 0);
+  const std::vector<double> lhs = RandomSparse(5, 4, 0.5, 11);
+  const NDArray csr = CastStorage(Dense(lhs, Shape{5, 4}, DType::kFloat32, sim), StorageType::kCSR);
+  ASSERT_EQ(csr.GetContext(), sim);
+  const NDArray rhs = Dense(RandomSparse(4, 3, 1.0, 12), Shape{4, 3}, DType::kFloat32, sim);
+  ImperativeCall call{"dot", {}, {csr, rhs}, {}, false, std::nullopt};
+  EXPECT_FALSE(SparseKernelClaims(call, {})) << "simdev reuses the CPU kernels but claims no sparse storage";
+  const std::string e = ErrorOf([&] { Invoke(call); });
+  EXPECT_NE(e.find("dot: no kernel on simdev(0) takes inputs of storage types (csr, default)"), std::string::npos) << e;
+  // What MXNet's fallback does instead: the dense copy on the same device gives the right values.
+  const NDArray out = InvokeOne("dot", {CastStorage(csr, StorageType::kDefault), rhs});
+  ExpectNear(Values(out.Copy(Context::cpu(0))),
+             Values(InvokeOne("dot", {Dense(lhs, Shape{5, 4}, DType::kFloat32), rhs.Copy(Context::cpu(0))})), 1e-5);
+}
+
+TEST(SparseKernel, RecordingRefusesSparseCalls) {
+  const NDArray csr = CastStorage(Dense(RandomSparse(3, 3, 0.5, 1), Shape{3, 3}, DType::kFloat32), StorageType::kCSR);
+  const NDArray rhs = Dense(RandomSparse(3, 2, 1.0, 2), Shape{3, 2}, DType::kFloat32);
+  auto record = autograd::Record();
+  const std::string e = ErrorOf([&] { InvokeOne("dot", {csr, rhs}); });
+  EXPECT_NE(e.find("autograd does not record operators on sparse arrays"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace weft
