@@ -66,6 +66,13 @@ struct EngineDecoder {
   std::string path, part;  // the .rec file and Impl::PartText(), for errors
 };
 
+// "ImageRecordIter: 'x.rec' record N[ of part i/n] (image id I, byte offset O): what", the error
+// of a record that cannot be used, from the worker threads and from the decode operation.
+[[noreturn]] void RecordFail(const std::string& path, size_t sample, const std::string& part, uint64_t id,
+                             uint64_t offset, const char* what) {
+  Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", path, sample, part, id, offset, what);
+}
+
 // One batch's images as a worker read them, for its decode operation.
 struct PendingImages {
   std::vector<std::vector<uint8_t>> payload;   // the encoded images
@@ -154,8 +161,7 @@ struct WEFT_HIDDEN ImageRecordIter::Impl : ThreadedDataIter::Producer {
       io_detail::DrawRng rng(io_detail::DrawSeed(aug_seed, position));
       transform->Process(payload, rng, w.scratch, data);
     } catch (const Error& err) {
-      Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", o.path_imgrec, sample, PartText(), id,
-           extents[sample].offset, err.what());
+      RecordFail(o.path_imgrec, sample, PartText(), id, extents[sample].offset, err.what());
     }
   }
 
@@ -173,8 +179,7 @@ struct WEFT_HIDDEN ImageRecordIter::Impl : ThreadedDataIter::Producer {
             ReadImage(b.samples[i], w, labels + i * static_cast<size_t>(o.label_width), &(*index)[i], &id);
         job->payload.emplace_back(payload.begin(), payload.end());
       } catch (const Error& err) {
-        Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", o.path_imgrec, b.samples[i],
-             PartText(), id, extents[b.samples[i]].offset, err.what());
+        RecordFail(o.path_imgrec, b.samples[i], PartText(), id, extents[b.samples[i]].offset, err.what());
       }
       job->position.push_back(b.positions[i]);
       job->id.push_back(id);
@@ -194,8 +199,7 @@ struct WEFT_HIDDEN ImageRecordIter::Impl : ThreadedDataIter::Producer {
               io_detail::DrawRng rng(io_detail::DrawSeed(seed, job->position[i]));
               dec->transform->Process(job->payload[i], rng, dec->scratch[static_cast<size_t>(t)], host + i * per);
             } catch (const Error& err) {
-              Fail("ImageRecordIter: '{}' record {}{} (image id {}, byte offset {}): {}", dec->path, job->sample[i],
-                   dec->part, job->id[i], job->offset[i], err.what());
+              RecordFail(dec->path, job->sample[i], dec->part, job->id[i], job->offset[i], err.what());
             }
           });
           const size_t used = job->payload.size();

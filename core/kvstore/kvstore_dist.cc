@@ -187,12 +187,11 @@ void KVStoreDist::PushRowSparse(const Key& key, const std::vector<NDArray>& valu
   size_t total = 0, before = 0;
   for (size_t r = 0; r < world; ++r) (r < me ? before : total) += static_cast<size_t>(counts[r]);
   total += before;
-  std::vector<std::vector<int64_t>> ids(world);
-  std::vector<std::vector<float>> rows_of(world);
+  std::vector<int64_t> all_ids(total, 0);
+  std::vector<float> all_rows(total * row_len, 0.0f);
   if (total > 0) {
-    std::vector<int64_t> all_ids(total, 0);
     std::copy(mine.begin(), mine.end(), all_ids.begin() + static_cast<std::ptrdiff_t>(before));
-    std::vector<float> all_rows(total * row_len, 0.0f), my_rows;
+    std::vector<float> my_rows;
     if (!mine.empty()) merged.data_ndarray().SyncCopyToCPU(&my_rows);
     std::copy(my_rows.begin(), my_rows.end(), all_rows.begin() + static_cast<std::ptrdiff_t>(before * row_len));
     NDArray ids_array(Shape(static_cast<int64_t>(total)), Context::cpu(0), false, DType::kInt64);
@@ -202,20 +201,17 @@ void KVStoreDist::PushRowSparse(const Key& key, const std::vector<NDArray>& valu
     Issue(Collectives::Kind::kAllreduce, key, rows_array, rows_array, priority);
     ids_array.SyncCopyToCPUBytes(all_ids.data(), total * sizeof(int64_t));
     rows_array.SyncCopyToCPU(&all_rows);
-    size_t at = 0;
-    for (size_t r = 0; r < world; ++r) {
-      const auto n = static_cast<size_t>(counts[r]);
-      ids[r].assign(all_ids.begin() + static_cast<std::ptrdiff_t>(at),
-                    all_ids.begin() + static_cast<std::ptrdiff_t>(at + n));
-      rows_of[r].assign(all_rows.begin() + static_cast<std::ptrdiff_t>(at * row_len),
-                        all_rows.begin() + static_cast<std::ptrdiff_t>((at + n) * row_len));
-      at += n;
-    }
   }
+  // Each worker's slot as a row_sparse part.
   std::vector<NDArray> parts;
+  size_t at = 0;
   for (size_t r = 0; r < world; ++r) {
+    const auto n = static_cast<size_t>(counts[r]);
+    const std::vector<int64_t> rows(all_ids.begin() + static_cast<std::ptrdiff_t>(at),
+                                    all_ids.begin() + static_cast<std::ptrdiff_t>(at + n));
     parts.push_back(NDArray::CreateSparse(StorageType::kRowSparse, shape, Context::cpu(0)));
-    SetRowSparseRows(parts.back(), ids[r], rows_of[r].data(), rows_of[r].size() * sizeof(float));
+    SetRowSparseRows(parts.back(), rows, all_rows.data() + at * row_len, n * row_len * sizeof(float));
+    at += n;
   }
   NDArray& stored = Stored(key);
   ApplyUpdate(key, SumRowSparse(parts, stored.GetContext()), &stored);

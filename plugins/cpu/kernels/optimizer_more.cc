@@ -171,25 +171,23 @@ class MultiSgdKernel {
   // Weights and grads of dtype T, states and arithmetic in C.
   template <typename T, typename C>
   void Run(const KernelCall& c) const {
-    {
-      for (size_t i = 0; i < n_; ++i) {
-        UpdateParams p = params_[i];
-        if (preloaded_) {
-          p.lr = c.inputs[2 * n_].data<float>()[i];
-          p.wd = c.inputs[2 * n_ + 1].data<float>()[i];
-        }
-        C* mom = rule_ == Sgd::kPlain ? nullptr : c.aux[i * states_].data<C>();
-        if constexpr (std::is_same_v<T, float> && std::is_same_v<C, float>) {
-          if (!mp_) {  // Gluon's Trainer path: the vectorised loop of optimizer.cc
-            SgdUpdateF32(c, i, p, rule_, momentum_, c.inputs[2 * i].data<float>(), c.inputs[2 * i + 1].data<float>(),
-                         mom, c.inputs[2 * i].size());
-            continue;
-          }
-        }
-        C* w32 = mp_ ? c.aux[i * states_ + states_ - 1].data<C>() : nullptr;
-        SgdGroup<T, C>(c, i, p, rule_, momentum_, static_cast<const T*>(c.inputs[2 * i].raw()),
-                       static_cast<const T*>(c.inputs[2 * i + 1].raw()), mom, w32, c.inputs[2 * i].size());
+    for (size_t i = 0; i < n_; ++i) {
+      UpdateParams p = params_[i];
+      if (preloaded_) {
+        p.lr = c.inputs[2 * n_].data<float>()[i];
+        p.wd = c.inputs[2 * n_ + 1].data<float>()[i];
       }
+      C* mom = rule_ == Sgd::kPlain ? nullptr : c.aux[i * states_].data<C>();
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<C, float>) {
+        if (!mp_) {  // Gluon's Trainer path: the vectorised loop of optimizer.cc
+          SgdUpdateF32(c, i, p, rule_, momentum_, c.inputs[2 * i].data<float>(), c.inputs[2 * i + 1].data<float>(), mom,
+                       c.inputs[2 * i].size());
+          continue;
+        }
+      }
+      C* w32 = mp_ ? c.aux[i * states_ + states_ - 1].data<C>() : nullptr;
+      SgdGroup<T, C>(c, i, p, rule_, momentum_, static_cast<const T*>(c.inputs[2 * i].raw()),
+                     static_cast<const T*>(c.inputs[2 * i + 1].raw()), mom, w32, c.inputs[2 * i].size());
     }
   }
 
