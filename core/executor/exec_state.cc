@@ -214,6 +214,7 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
   optimized = sym;
   const bool inference = std::all_of(grad_reqs.begin(), grad_reqs.end(), [](OpReqType r) { return r == kNullOp; });
   if (inference && groups.empty()) FuseForInference(b, args, aux);
+  CheckBlockedLayouts(b.ig);
   Placement place = PlaceNodes(b.ig, ctx, groups, args, aux);
   graph = BuildExecGraph(std::move(b.ig), b.shapes, b.types, req_codes, place);
   plan = PlanMemory(graph);
@@ -225,8 +226,14 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
 void ExecState::FuseForInference(BoundGraph& b, const std::vector<NDArray>& args, const std::vector<NDArray>& aux) {
   if (!GraphFusionEnabled() || !internal::FindKernel(Runtime::Get(), "_sg_conv", ctx.GetDeviceType(), DType::kFloat32))
     return;
+  // The layout the device's fused convolutions may pass activations in (none without the
+  // attribute, or with WEFT_BLOCKED_ACTIVATIONS=0).
+  std::string blocked;
+  if (GetEnvBool("WEFT_BLOCKED_ACTIVATIONS", true))
+    for (const auto& [key, value] : internal::GetDevice(Runtime::Get(), ctx).properties().attributes)
+      if (key == "blocked_activations") blocked = value;
   size_t fused = 0;
-  std::vector<graph::Entry> heads = FuseConvolutions(b.ig, b.shapes, b.types, &fused);
+  std::vector<graph::Entry> heads = FuseConvolutions(b.ig, b.shapes, b.types, blocked, &fused);
   if (fused == 0) return;
   BoundGraph f{graph::Index(heads), b.arg_names, b.aux_names, {}, {}};
   // The variables are the same nodes; keep the bound arrays' order (the fused graph's depth-first
@@ -492,7 +499,8 @@ void ExecState::RunNodesOneByOne(size_t begin, size_t end, bool is_train) const 
     if (monitor && monitor_all && x.fwd != nullptr && !x.backward) {
       for (size_t i = 0; i < r.inputs.size(); ++i) {
         r.inputs[i].WaitToRead();
-        monitor(x.name + "_" + x.fwd->input_names[i], r.inputs[i]);
+        const int64_t block = ActivationBlock(x.op, x.params, static_cast<int>(i));
+        monitor(x.name + "_" + x.fwd->input_names[i], block ? PlainCopy(r.inputs[i], block) : r.inputs[i]);
       }
     }
     if (x.is_copy) {
@@ -507,7 +515,9 @@ void ExecState::RunNodesOneByOne(size_t begin, size_t end, bool is_train) const 
       r.outputs[o].WaitToRead();
       std::string name = (!x.backward && x.fwd != nullptr) ? x.name + "_" + x.fwd->output_names[o]
                                                            : x.name + "_output" + std::to_string(o);
-      monitor(name, r.outputs[o]);
+      // Blocked activations (fuse_conv.h) are reported in NCHW, as every other array.
+      const int64_t block = x.backward ? 0 : ActivationBlock(x.op, x.params, -1);
+      monitor(name, block ? PlainCopy(r.outputs[o], block) : r.outputs[o]);
     }
   }
 }

@@ -33,6 +33,14 @@ class ChainFinder {
     for (const auto& h : ig.outputs) readers_[ig.entry_id(h)].push_back({kNone, 0});
   }
 
+  struct Reader {
+    uint32_t node = kNone, input = 0;
+  };
+  // Who reads each output of `nid` (node kNone: a graph output).
+  const std::vector<Reader>& Readers(uint32_t nid, uint32_t index = 0) const {
+    return readers_[ig_.entry_id(nid, index)];
+  }
+
   // The chain starting at Convolution node `nid` through nodes no earlier chain took (`taken`), or
   // one with conv == kNone.
   Chain From(uint32_t nid, const std::vector<bool>& taken) const {
@@ -58,10 +66,6 @@ class ChainFinder {
   }
 
  private:
-  struct Reader {
-    uint32_t node = kNone, input = 0;
-  };
-
   const graph::Node& Op(uint32_t nid) const { return *ig_.nodes[nid].node; }
   bool Float32(uint32_t nid, uint32_t k = 0) const {
     return types_[ig_.entry_id(nid, k)] == static_cast<int>(DType::kFloat32);
@@ -145,7 +149,9 @@ class Rebuilder {
     made_[nid] = std::move(copy);
   }
 
-  void Fuse(const Chain& c) {
+  // `data_format` / `out_format`: the layouts of the chain's input data and of its output and sum
+  // (empty: plain).
+  void Fuse(const Chain& c, const std::string& data_format, const std::string& out_format) {
     const graph::Node& conv = *ig_.nodes[c.conv].node;
     graph::AttrDict a;
     for (const auto& [k, v] : conv.params.values()) a[k] = v;
@@ -170,6 +176,8 @@ class Rebuilder {
       inputs.push_back(Map(c.sum));
     }
     if (c.postsum != kNone) SetActivation(a, "postsum_", *ig_.nodes[c.postsum].node);
+    if (!data_format.empty()) a["data_format"] = data_format;
+    if (!out_format.empty()) a["out_format"] = out_format;
     const uint32_t end = c.end();
     graph::NodePtr node = graph::MakeOpNode(graph::LookupOp("_sg_conv"), ig_.nodes[end].node->name, std::move(a));
     inputs.insert(inputs.end(), aux.begin(), aux.end());
@@ -182,12 +190,63 @@ class Rebuilder {
   std::vector<graph::NodePtr> made_;  // per node id: the rebuilt node (null inside a chain)
 };
 
+// Which chains' outputs stay in the blocked layout (per chain end node): those read only by other
+// chains (as their convolution's data or as their sum), never a graph output, 4-D with whole
+// blocks of channels. The sum post-op adds into dst, so a chain's sum and its output share a
+// layout: where one of the two cannot be blocked, neither is, until nothing changes.
+std::vector<bool> BlockedOutputs(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
+                                 const ChainFinder& finder, const std::vector<Chain>& chain_at, int64_t block) {
+  std::vector<bool> blocked(ig.nodes.size(), false);
+  if (block <= 1) return blocked;
+  std::vector<uint32_t> owner(ig.nodes.size(), kNone);  // the end node of the chain holding each node
+  for (uint32_t end = 0; end < ig.nodes.size(); ++end) {
+    const Chain& c = chain_at[end];
+    if (c.conv == kNone) continue;
+    for (uint32_t n : {c.conv, c.bn, c.act, c.add, c.postsum})
+      if (n != kNone) owner[n] = end;
+  }
+  // The chain producing entry `e` (its end's output 0), or kNone.
+  auto producer = [&](const graph::IndexedGraph::EntryRef& e) {
+    const uint32_t end = owner[e.node_id];
+    return end == e.node_id && e.index == 0 ? end : kNone;
+  };
+  for (uint32_t end = 0; end < ig.nodes.size(); ++end) {
+    if (chain_at[end].conv == kNone) continue;
+    const Shape& out = *shapes[ig.entry_id(end, 0)];
+    bool ok = out.ndim() == 4 && out[1] % block == 0;
+    for (uint32_t k = 1; k < ig.nodes[end].node->num_outputs; ++k) ok = ok && finder.Readers(end, k).empty();
+    for (const auto& r : finder.Readers(end)) {
+      if (!ok || r.node == kNone || owner[r.node] == kNone) {
+        ok = false;
+        break;
+      }
+      const Chain& reader = chain_at[owner[r.node]];
+      ok = (r.node == reader.conv && r.input == 0) || (r.node == reader.add && producer(reader.sum) == end);
+    }
+    blocked[end] = ok;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t end = 0; end < ig.nodes.size(); ++end) {
+      const Chain& c = chain_at[end];
+      if (c.conv == kNone || c.add == kNone) continue;
+      const uint32_t sum = producer(c.sum);
+      if (blocked[end] == (sum != kNone && blocked[sum])) continue;
+      blocked[end] = false;
+      if (sum != kNone) blocked[sum] = false;
+      changed = true;
+    }
+  }
+  return blocked;
+}
+
 }  // namespace
 
 bool GraphFusionEnabled() { return GetEnvBool("WEFT_GRAPH_FUSION", true); }
 
 std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
-                                           const std::vector<int>& types, size_t* fused) {
+                                           const std::vector<int>& types, const std::string& blocked_format,
+                                           size_t* fused) {
   *fused = 0;
   const ChainFinder finder(ig, shapes, types);
   std::vector<Chain> chain_at(ig.nodes.size());  // at the chain's last node
@@ -210,16 +269,83 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
     for (const auto& h : ig.outputs) heads.push_back({ig.nodes[h.node_id].node, h.index, h.version});
     return heads;
   }
+  const int64_t block = blocked_format == "nChw16c" ? 16 : blocked_format == "nChw8c" ? 8 : 1;
+  const std::vector<bool> blocked = BlockedOutputs(ig, shapes, finder, chain_at, block);
+  // The layout of output `index` of node `nid` (blocked only for a chain's output).
+  auto format = [&](uint32_t nid, uint32_t index) {
+    return index == 0 && blocked[nid] ? blocked_format : std::string();
+  };
   Rebuilder rb(ig);
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     if (inside[nid]) continue;
-    if (chain_at[nid].conv != kNone)
-      rb.Fuse(chain_at[nid]);
+    const Chain& c = chain_at[nid];
+    if (c.conv != kNone)
+      rb.Fuse(c, format(ig.nodes[c.conv].inputs[0].node_id, ig.nodes[c.conv].inputs[0].index), format(nid, 0));
     else
       rb.Keep(nid);
   }
   for (const auto& h : ig.outputs) heads.push_back(rb.Map(h));
   return heads;
+}
+
+void CheckBlockedLayouts(const graph::IndexedGraph& ig) {
+  auto is_sg = [&](uint32_t nid) {
+    const graph::Node& n = *ig.nodes[nid].node;
+    return !n.is_variable() && n.op->name == "_sg_conv";
+  };
+  // The layout entry `e` is written in.
+  auto written = [&](const graph::IndexedGraph::EntryRef& e) {
+    return e.index == 0 && is_sg(e.node_id) ? ig.nodes[e.node_id].node->params.GetString("out_format", "plain")
+                                            : std::string("plain");
+  };
+  auto mismatch = [&](const graph::IndexedGraph::EntryRef& e, const std::string& want, const std::string& reader) {
+    throw Error("Executor::Bind: " + ig.nodes[e.node_id].node->Describe() + " writes its output in " + written(e) +
+                " but " + reader + " reads it as " + want +
+                ": bind the symbol before fusion (the executor chooses the layouts itself), or make "
+                "out_format and data_format agree");
+  };
+  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
+    const graph::Node& n = *ig.nodes[nid].node;
+    if (n.is_variable()) continue;
+    const bool sg = is_sg(nid);
+    const size_t sum = sg && n.params.GetBool("with_sum", false) ? n.num_args - 1 : ~size_t{0};
+    for (size_t i = 0; i < ig.nodes[nid].inputs.size(); ++i) {
+      const auto& in = ig.nodes[nid].inputs[i];
+      const std::string want = !sg        ? "plain"
+                               : i == 0   ? n.params.GetString("data_format", "plain")
+                               : i == sum ? n.params.GetString("out_format", "plain")
+                                          : "plain";
+      if (written(in) != want) mismatch(in, want, n.Describe() + " (input " + n.input_names[i] + ")");
+    }
+  }
+  for (const auto& h : ig.outputs)
+    if (written(h) != "plain") mismatch(h, "plain", "the graph's output");
+}
+
+int64_t ActivationBlock(const std::string& op, const AttrMap& params, int input) {
+  if (op != "_sg_conv") return 0;
+  const bool with_sum = params.GetBool("with_sum", false);
+  const int sum = (params.GetBool("no_bias", false) ? 2 : 3) + (params.GetBool("with_bn", false) ? 2 : 0);
+  const std::string f = input == 0                                ? params.GetString("data_format", "plain")
+                        : input < 0 || (with_sum && input == sum) ? params.GetString("out_format", "plain")
+                                                                  : "plain";
+  return f == "nChw16c" ? 16 : f == "nChw8c" ? 8 : 0;
+}
+
+NDArray PlainCopy(const NDArray& a, int64_t block) {
+  const Shape s = a.GetShape();
+  WEFT_CHECK(s.ndim() == 4 && s[1] % block == 0 && a.GetDType() == DType::kFloat32,
+             "PlainCopy: {} is not a blocked activation of {} channels per block", s.ToString(), block);
+  std::vector<float> in, out(a.Size());
+  a.SyncCopyToCPU(&in);
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  // Blocked (n, c / block, h, w, c % block) -> plain (n, c, h, w).
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        out[static_cast<size_t>((i * c + ch) * hw + p)] =
+            in[static_cast<size_t>(((i * (c / block) + ch / block) * hw + p) * block + ch % block)];
+  return NDArray(out, s, a.GetContext());
 }
 
 }  // namespace weft::exec

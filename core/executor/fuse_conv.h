@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "symbol/graph.h"
+#include "weft/ndarray.h"
 
 namespace weft::exec {
 
@@ -29,7 +31,29 @@ bool GraphFusionEnabled();
 /// downstream of a fused chain are copies; variables and untouched nodes are shared with `ig`.
 /// The BatchNorm behaves as before: the fused kernel uses the moving statistics unless called in
 /// training mode without use_global_stats, when it uses the batch's and updates the moving ones.
+///
+/// With `blocked_format` "nChw16c" or "nChw8c" (the device's attribute "blocked_activations":
+/// oneDNN's layout for the ISA the cpu plugin runs; empty or another word: none), a chain's output
+/// whose every reader is another chain (as its convolution's data or as its sum), that is not a
+/// graph output and is 4-D with a multiple of the block's channels, stays in that layout: the
+/// producer gets out_format, each reading chain data_format (its sum follows its out_format, so a
+/// chain's sum and output are blocked together or not at all). Such a tensor has the plain one's
+/// size, so memory planning is unchanged; the kernels skip the reorders between the layers.
 std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
-                                           const std::vector<int>& types, size_t* fused);
+                                           const std::vector<int>& types, const std::string& blocked_format,
+                                           size_t* fused);
+
+/// Throws weft::Error when a value an `_sg_conv` writes in a blocked out_format (see above) would
+/// be read as plain: by another op, by an `_sg_conv` expecting another layout, or as a graph output.
+/// ExecState::Init checks every graph it runs (a rebound optimized symbol, or one cut from it).
+void CheckBlockedLayouts(const graph::IndexedGraph& ig);
+
+/// Channels per block (8, 16) in which node `op` (`params`: its attributes) reads input `input`
+/// (or writes its output when `input` is -1), 0 when plain: for the monitor, which reports NCHW.
+int64_t ActivationBlock(const std::string& op, const AttrMap& params, int input);
+
+/// A plain NCHW copy of `a`, a 4-D float32 array in oneDNN's nChw{block}c (channels a multiple of
+/// `block`), through host memory.
+NDArray PlainCopy(const NDArray& a, int64_t block);
 
 }  // namespace weft::exec

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cpu_kernels.h"
+
 namespace weft::cpu {
 namespace {
 
@@ -27,6 +29,9 @@ CpuDevice::CpuDevice(int32_t count, const weft_host_api* host)
                    "isa",    info_.isa,
                    "cores",  std::to_string(info_.cores),
                    "memory", "host memory, shared by every cpu(i)"};
+  // The layout the executor's fusion may keep activations in between fused convolutions.
+  if (*BlockedActivationFormat() != '\0')
+    attr_storage_.insert(attr_storage_.end(), {"blocked_activations", BlockedActivationFormat()});
   for (size_t i = 0; i + 1 < attr_storage_.size(); i += 2)
     attrs_.push_back(weft_kv{attr_storage_[i].c_str(), attr_storage_[i + 1].c_str()});
 }

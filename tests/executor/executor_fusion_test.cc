@@ -2,13 +2,26 @@
 // runs Convolution -> [BatchNorm] -> [relu/clip] -> [add] -> [relu/clip] chains as one `_sg_conv`
 // node. Each case binds the same network twice, WEFT_GRAPH_FUSION=0 and =1, with the same
 // parameters, and compares outputs (float tolerance: folding BatchNorm into the weights rounds
-// differently), what GetOptimizedSymbol shows, and the cases that must not fuse.
+// differently), what GetOptimizedSymbol shows, and the cases that must not fuse. The Blocked
+// cases bind a third time with blocked activations (WEFT_BLOCKED_ACTIVATIONS, fuse_conv.h), which
+// the other cases leave at its default (on).
+//
+// tests/executor/CMakeLists.txt also builds this file as executor_fusion_avx2_test, run with
+// WEFT_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 (nChw8c instead of nChw16c) as suite
+// ExecutorFusionAvx2.
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "test_util.h"
 #include "weft/imperative.h"
+#include "weft/internal/device.h"
+#include "weft/internal/runtime.h"
+
+#ifndef WEFT_FUSION_SUITE
+#define WEFT_FUSION_SUITE ExecutorFusion
+#endif
 
 namespace weft {
 namespace {
@@ -17,9 +30,11 @@ using test::Values;
 
 const Context kCpu = Context::cpu();
 
-Symbol Conv(const Symbol& x, const std::string& name, int filters, int kernel, int groups = 1, bool bias = false) {
+Symbol Conv(const Symbol& x, const std::string& name, int filters, int kernel, int groups = 1, bool bias = false,
+            int stride = 1) {
   return Operator("Convolution")
       .SetParam("kernel", Shape(kernel, kernel))
+      .SetParam("stride", Shape(stride, stride))
       .SetParam("pad", Shape(kernel / 2, kernel / 2))
       .SetParam("num_filter", filters)
       .SetParam("num_group", groups)
@@ -106,7 +121,7 @@ void ExpectSameOutputs(Pair& p, bool is_train, const std::string& what) {
     ExpectClose(Values(p.fused->outputs[i]), Values(p.plain->outputs[i]), what + " output " + std::to_string(i));
 }
 
-TEST(ExecutorFusion, ConvBatchNorm) {
+TEST(WEFT_FUSION_SUITE, ConvBatchNorm) {
   // 3 -> 8 filters: plain layouts; 16 -> 32: oneDNN's blocked ones.
   for (int c : {3, 16}) {
     Symbol net = Bn(Conv(Symbol::Variable("data"), "conv", 2 * c, 3), "bn");
@@ -121,7 +136,7 @@ TEST(ExecutorFusion, ConvBatchNorm) {
   }
 }
 
-TEST(ExecutorFusion, ConvBatchNormReluAndClip) {
+TEST(WEFT_FUSION_SUITE, ConvBatchNormReluAndClip) {
   Symbol data = Symbol::Variable("data");
   Symbol relu = Relu(Bn(Conv(data, "conv", 32, 3, 1, true), "bn"), "relu");
   Pair p = BindBoth(relu, Shape(2, 16, 8, 8));
@@ -141,14 +156,14 @@ TEST(ExecutorFusion, ConvBatchNormReluAndClip) {
 
 // ResNet v1's basic block with a downsampling shortcut: relu(bn2(conv2(relu(bn1(conv1(x))))) +
 // bn3(conv3(x))). Two chains reach the add; one takes it.
-Symbol ResidualBlock(const Symbol& x, int filters) {
-  Symbol body = Relu(Bn(Conv(x, "conv1", filters, 3), "bn1"), "relu1");
-  body = Bn(Conv(body, "conv2", filters, 3), "bn2");
-  Symbol shortcut = Bn(Conv(x, "conv3", filters, 1), "bn3");
-  return Relu(Add(shortcut, body, "add"), "relu2");
+Symbol ResidualBlock(const Symbol& x, int filters, const std::string& prefix = "", int stride = 1) {
+  Symbol body = Relu(Bn(Conv(x, prefix + "conv1", filters, 3, 1, false, stride), prefix + "bn1"), prefix + "relu1");
+  body = Bn(Conv(body, prefix + "conv2", filters, 3), prefix + "bn2");
+  Symbol shortcut = Bn(Conv(x, prefix + "conv3", filters, 1, 1, false, stride), prefix + "bn3");
+  return Relu(Add(shortcut, body, prefix + "add"), prefix + "relu2");
 }
 
-TEST(ExecutorFusion, ResidualBlock) {
+TEST(WEFT_FUSION_SUITE, ResidualBlock) {
   Symbol block = ResidualBlock(Symbol::Variable("data"), 32);
   // Batch 12 at 56 x 56 runs the blocked primitives in chunks of images (DnnlConvChunk).
   for (const Shape& data : {Shape(1, 16, 12, 12), Shape(12, 16, 56, 56)}) {
@@ -174,7 +189,7 @@ TEST(ExecutorFusion, ResidualBlock) {
   }
 }
 
-TEST(ExecutorFusion, ValuesReadTwiceAreNotFused) {
+TEST(WEFT_FUSION_SUITE, ValuesReadTwiceAreNotFused) {
   Symbol data = Symbol::Variable("data");
   Symbol conv = Conv(data, "conv", 16, 3);
   // The convolution's output feeds the BatchNorm and is also an output: no fusion of conv+bn.
@@ -193,7 +208,7 @@ TEST(ExecutorFusion, ValuesReadTwiceAreNotFused) {
   ExpectSameOutputs(q, false, "bn read twice");
 }
 
-TEST(ExecutorFusion, TrainingBindsAndDisabledFusionKeepTheGraph) {
+TEST(WEFT_FUSION_SUITE, TrainingBindsAndDisabledFusionKeepTheGraph) {
   Symbol net = Relu(Bn(Conv(Symbol::Variable("data"), "conv", 16, 3), "bn"), "relu");
   auto train = BindWith(net, Shape(2, 8, 6, 6), true, "write");
   EXPECT_EQ(CountOp(train->GetOptimizedSymbol(), "_sg_conv"), 0u);
@@ -202,7 +217,7 @@ TEST(ExecutorFusion, TrainingBindsAndDisabledFusionKeepTheGraph) {
   EXPECT_EQ(CountOp(off->GetOptimizedSymbol(), "_sg_conv"), 0u);
 }
 
-TEST(ExecutorFusion, TrainingModeForwardUsesBatchStatistics) {
+TEST(WEFT_FUSION_SUITE, TrainingModeForwardUsesBatchStatistics) {
   // A grad-free bind run with is_train=true: BatchNorm normalises with the batch's statistics and
   // updates the moving ones, fused or not; use_global_stats keeps the moving ones.
   for (bool global : {false, true}) {
@@ -217,6 +232,215 @@ TEST(ExecutorFusion, TrainingModeForwardUsesBatchStatistics) {
     }
     ExpectSameOutputs(p, false, "inference after training-mode passes");
   }
+}
+
+// ---- blocked activations ---------------------------------------------------------------------------
+
+// The cpu device's blocked layout, and the one this process should get: nChw16c where weft's loops
+// and oneDNN may both use AVX-512, nChw8c with AVX2 (WEFT_CPU_ISA=avx2 with
+// ONEDNN_MAX_CPU_ISA=AVX2: the avx2 build of this file).
+std::string DeviceFormat() {
+  for (const auto& [key, value] : internal::GetDevice(Runtime::Get(), kCpu).properties().attributes)
+    if (key == "blocked_activations") return value;
+  return "";
+}
+std::string ExpectedFormat() {
+  const char* isa = std::getenv("WEFT_CPU_ISA");
+  const bool avx2_only = isa != nullptr && std::string(isa) == "avx2";
+  if (!avx2_only && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "nChw16c";
+  return __builtin_cpu_supports("avx2") ? "nChw8c" : "";
+}
+
+std::unique_ptr<Executor> BindFused(const Symbol& s, const Shape& data, bool blocked) {
+  setenv("WEFT_BLOCKED_ACTIVATIONS", blocked ? "1" : "0", 1);
+  auto e = BindWith(s, data, true);
+  unsetenv("WEFT_BLOCKED_ACTIVATIONS");
+  return e;
+}
+
+// One network bound unfused, fused on plain layouts and fused with blocked activations.
+struct Trio {
+  std::unique_ptr<Executor> plain, fused, blocked;
+};
+Trio BindThree(const Symbol& s, const Shape& data, uint32_t seed = 1) {
+  Trio t{BindWith(s, data, false), BindFused(s, data, false), BindFused(s, data, true)};
+  Randomize(*t.plain, seed);
+  t.fused->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+  t.blocked->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+  return t;
+}
+
+// The three agree within the fusion's tolerance, and the blocked one is bit-identical run to run.
+void ExpectThreeAgree(Trio& t, bool is_train, const std::string& what) {
+  for (Executor* e : {t.plain.get(), t.fused.get(), t.blocked.get()}) e->Forward(is_train);
+  for (size_t i = 0; i < t.plain->outputs.size(); ++i) {
+    const std::string out = what + " output " + std::to_string(i);
+    ExpectClose(Values(t.fused->outputs[i]), Values(t.plain->outputs[i]), out + " fused");
+    ExpectClose(Values(t.blocked->outputs[i]), Values(t.plain->outputs[i]), out + " blocked");
+  }
+  if (is_train) return;  // training mode updates the moving statistics: the next pass differs
+  const std::vector<float> first = Values(t.blocked->outputs[0]);
+  t.blocked->Forward(false);
+  const std::vector<float> second = Values(t.blocked->outputs[0]);
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0) << what << ": run to run";
+}
+
+// How many `_sg_conv` nodes of `s` have attribute `key` = `value`.
+size_t CountAttr(const Symbol& s, const std::string& key, const std::string& value) {
+  const std::string json = s.ToJSON(), pair = "\"" + key + "\": \"" + value + "\"";
+  size_t n = 0;
+  for (size_t at = json.find(pair); at != std::string::npos; at = json.find(pair, at + 1)) ++n;
+  return n;
+}
+// The attributes of node `name` in `s`'s JSON (its text up to the next node).
+std::string NodeText(const Symbol& s, const std::string& name) {
+  const std::string json = s.ToJSON();
+  const size_t at = json.find("\"name\": \"" + name + "\"");
+  if (at == std::string::npos) return "";
+  return json.substr(at, json.find("\"name\"", at + 1) - at);
+}
+
+// Skips the case on a cpu without a blocked layout (below AVX2); checks the device's choice.
+#define REQUIRE_BLOCKED_FORMAT(f)                                                     \
+  const std::string f = DeviceFormat();                                               \
+  ASSERT_EQ(f, ExpectedFormat()) << "the cpu device's attribute blocked_activations"; \
+  if (f.empty()) GTEST_SKIP() << "this cpu runs no blocked convolution layout (below AVX2)"
+
+Symbol Stage(const Symbol& x, const std::string& name, int filters, int kernel) {
+  return Relu(Bn(Conv(x, name, filters, kernel), name + "_bn"), name + "_relu");
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedChainOfThree) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol data = Symbol::Variable("data");
+  Symbol net = Bn(Conv(Stage(Stage(data, "c1", 32, 3), "c2", 32, 3), "c3", 48, 1), "c3_bn");
+  // Batch 12 at 40 x 40: the first layer (plain data) runs in chunks of images.
+  for (const Shape& shape : {Shape(1, 16, 10, 10), Shape(12, 16, 40, 40)}) {
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u) << opt.ToJSON();
+    // c1 -> c2 -> c3 blocked; the data and the graph's output plain.
+    EXPECT_EQ(CountAttr(opt, "out_format", f), 2u) << opt.ToJSON();
+    EXPECT_EQ(CountAttr(opt, "data_format", f), 2u) << opt.ToJSON();
+    EXPECT_NE(NodeText(opt, "c1_relu").find("\"out_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
+    EXPECT_EQ(NodeText(opt, "c1_relu").find("data_format"), std::string::npos) << opt.ToJSON();
+    EXPECT_EQ(NodeText(opt, "c3_bn").find("out_format"), std::string::npos) << opt.ToJSON();
+    EXPECT_NE(t.blocked->DebugStr().find("out_format=" + f), std::string::npos) << t.blocked->DebugStr();
+    EXPECT_EQ(CountAttr(t.fused->GetOptimizedSymbol(), "out_format", f), 0u);
+    ExpectThreeAgree(t, false, "3 convolutions " + shape.ToString());
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedResNetBlocks) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  // Two basic blocks, the second downsampling (stride 2, 1x1 shortcut convolution). Blocked: a's
+  // relu1, a's output and so its sum (both chains reaching a's add), b's relu1. b's output is the
+  // graph's, so b's sum stays plain too.
+  Symbol net = ResidualBlock(ResidualBlock(Symbol::Variable("data"), 32, "a_"), 64, "b_", 2);
+  for (const Shape& shape : {Shape(1, 16, 14, 14), Shape(6, 16, 28, 28)}) {
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    EXPECT_EQ(CountOp(opt, "_sg_conv"), 6u) << opt.ToJSON();
+    EXPECT_EQ(CountAttr(opt, "out_format", f), 4u) << opt.ToJSON();
+    EXPECT_EQ(CountAttr(opt, "data_format", f), 4u) << opt.ToJSON();
+    EXPECT_NE(NodeText(opt, "a_relu2").find("\"out_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
+    EXPECT_EQ(NodeText(opt, "b_relu2").find("out_format"), std::string::npos) << opt.ToJSON();
+    ExpectThreeAgree(t, false, "resnet blocks " + shape.ToString());
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedNeedsWholeBlocksOfChannels) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol data = Symbol::Variable("data");
+  // 20 channels fill no block; 24 fill blocks of 8 but not of 16.
+  for (int c : {20, 24}) {
+    Symbol net = Bn(Conv(Stage(Stage(data, "c1", c, 3), "c2", c, 3), "c3", 16, 3), "c3_bn");
+    Trio t = BindThree(net, Shape(2, 16, 9, 9));
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u);
+    EXPECT_EQ(CountAttr(opt, "out_format", f), c % (f == "nChw8c" ? 8 : 16) == 0 ? 2u : 0u) << c << opt.ToJSON();
+    ExpectThreeAgree(t, false, std::to_string(c) + " channels");
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedNeverReachesOutputsOrOtherOps) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol data = Symbol::Variable("data");
+  Symbol c1 = Stage(data, "c1", 32, 3);
+  Symbol c2 = Stage(c1, "c2", 32, 3);
+  Symbol c3 = Bn(Conv(c2, "c3", 32, 3), "c3_bn");
+  // c1's output is also a graph output, c2's is also pooled: both stay plain.
+  Symbol pool = Operator("Pooling")
+                    .SetParam("kernel", Shape(2, 2))
+                    .SetParam("stride", Shape(2, 2))
+                    .SetParam("pool_type", "max")(c2)
+                    .CreateSymbol("pool");
+  Trio t = BindThree(Symbol::Group({c3, c1, pool}), Shape(2, 16, 8, 8));
+  const Symbol opt = t.blocked->GetOptimizedSymbol();
+  EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u) << opt.ToJSON();
+  EXPECT_EQ(CountAttr(opt, "out_format", f) + CountAttr(opt, "data_format", f), 0u) << opt.ToJSON();
+  ExpectThreeAgree(t, false, "outputs and pooling");
+  // Without the pooling, c2's output passes to c3 blocked; c1's stays plain.
+  Trio u = BindThree(Symbol::Group({c3, c1}), Shape(2, 16, 8, 8));
+  const Symbol uopt = u.blocked->GetOptimizedSymbol();
+  EXPECT_EQ(CountAttr(uopt, "out_format", f), 1u) << uopt.ToJSON();
+  EXPECT_EQ(NodeText(uopt, "c1_relu").find("out_format"), std::string::npos) << uopt.ToJSON();
+  ExpectThreeAgree(u, false, "c1 an output");
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedOptimizedSymbolRebinds) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol net = Bn(Conv(Stage(Stage(Symbol::Variable("data"), "c1", 32, 3), "c2", 32, 3), "c3", 16, 3), "c3_bn");
+  Trio t = BindThree(net, Shape(2, 16, 8, 8));
+  const Symbol opt = t.blocked->GetOptimizedSymbol();
+  ASSERT_EQ(CountAttr(opt, "out_format", f), 2u) << opt.ToJSON();
+  // Bound again as it is: the same layouts, the same values.
+  auto again = BindWith(opt, Shape(2, 16, 8, 8), true);
+  again->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+  again->Forward(false);
+  t.plain->Forward(false);
+  ExpectClose(Values(again->outputs[0]), Values(t.plain->outputs[0]), "rebound optimized symbol");
+  // Cut at a blocked value: refused by name instead of returning blocked bytes as NCHW.
+  try {
+    BindWith(opt.GetInternals()["c1_relu_output"], Shape(2, 16, 8, 8), true);
+    ADD_FAILURE() << "a blocked graph output was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("c1_relu"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedMonitorSeesNchw) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol net = Bn(Conv(Stage(Stage(Symbol::Variable("data"), "c1", 32, 3), "c2", 32, 3), "c3", 16, 3), "c3_bn");
+  Trio t = BindThree(net, Shape(2, 16, 6, 6));
+  std::map<std::string, std::vector<float>> seen[2];
+  for (int k = 0; k < 2; ++k) {
+    Executor& e = k == 0 ? *t.fused : *t.blocked;
+    e.SetMonitorCallback([&seen, k](const std::string& name, const NDArray& a) { seen[k][name] = Values(a); }, true);
+    e.Forward(false);
+  }
+  // Outputs, data inputs (both blocked in the second) and a plain one.
+  for (const char* name : {"c1_relu_output", "c2_relu_output", "c2_relu_data", "c3_bn_data", "c3_bn_output"}) {
+    ASSERT_EQ(seen[1].count(name), 1u) << name;
+    ExpectClose(seen[1][name], seen[0][name], name);
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedTrainingModeForward) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  // is_train=true with BatchNorm on batch statistics takes the kernels' unfused path, which
+  // converts the blocked operands; a residual add makes one of them the sum.
+  Symbol data = Symbol::Variable("data");
+  Symbol c1 = Stage(data, "c1", 16, 3);
+  Symbol net = Bn(Conv(Relu(Add(Bn(Conv(c1, "c2", 16, 3), "c2_bn"), c1, "add"), "relu"), "c3", 16, 3), "c3_bn");
+  Trio t = BindThree(net, Shape(3, 16, 7, 7));
+  const Symbol opt = t.blocked->GetOptimizedSymbol();
+  EXPECT_EQ(CountAttr(opt, "out_format", f), 2u) << opt.ToJSON();
+  for (int step = 0; step < 2; ++step) ExpectThreeAgree(t, true, "training mode");
+  ExpectThreeAgree(t, false, "inference after training-mode passes");
 }
 
 }  // namespace

@@ -57,6 +57,12 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wi
 /// the dense fallback or are refused by name.
 void RegisterSparseKernels(weft::sdk::KernelTable& table);
 
+/// The oneDNN blocked layout in which the cpu's fused convolutions (`_sg_conv`) may pass
+/// activations to each other: "nChw16c" with AVX-512, "nChw8c" with AVX2, "" below (both
+/// WEFT_CPU_ISA and ONEDNN_MAX_CPU_ISA limit it). Fixed for the process. The cpu devices report
+/// it as the attribute "blocked_activations" for the executor's fusion (core/executor/fuse_conv.h).
+const char* BlockedActivationFormat();
+
 /// The process's thread plan (thread_plan.h): made from the host config of the first table made,
 /// else from the environment at the first call. Never changes afterwards. Thread-safe.
 const ThreadPlan& CurrentThreadPlan();

@@ -13,6 +13,12 @@
 // FullyConnected (nn_fc_dnnl.h), which path a call takes depends only on the node and the call's
 // is_train, never on earlier calls, so runs are bit-identical.
 //
+// Blocked activations (data_format, out_format not plain: values the executor keeps in oneDNN's
+// nChw8c / nChw16c between fused convolutions, fuse_conv.h): the primitive is built on exactly
+// those layouts, so the activations need no reorder; the plain side of a layer with one blocked
+// operand lets oneDNN choose (format any), as blocked layers do. The unfused path converts the
+// blocked operands to plain and back.
+//
 // Training mode with a BatchNorm on batch statistics (MXNet's `_sg_mkldnn_conv` ignores it; the
 // executor fuses only grad-free binds, but Forward(is_train=true) still means batch statistics),
 // any request other than write, and geometries oneDNN cannot run take the unfused path: the
@@ -20,6 +26,7 @@
 // and the sum in one loop.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -28,6 +35,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cpu_kernels.h"
+#include "isa_dispatch.h"
 #include "nn_conv_dnnl.h"
 #include "norm_batch_norm.h"
 
@@ -35,6 +44,7 @@ namespace weft::cpu {
 namespace {
 
 using dnnl::memory;
+using weft::sdk::ActFormat;
 using weft::sdk::FusedAct;
 using weft::sdk::SgConvParam;
 
@@ -61,6 +71,21 @@ void AppendActivation(dnnl::post_ops& ops, FusedAct a, double lo, double hi) {
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(lo), static_cast<float>(hi));
 }
 
+// The tensor's description: `plain` (NCHW) itself, or its dims in blocked format `f`.
+memory::desc ActDesc(const memory::desc& plain, ActFormat f) {
+  if (f == ActFormat::kPlain) return plain;
+  return memory::desc(plain.dims(), memory::data_type::f32,
+                      f == ActFormat::kNChw16c ? memory::format_tag::nChw16c : memory::format_tag::nChw8c);
+}
+
+// `from` (description from_md) rewritten into `to` (to_md: the same dims, another layout).
+void Relayout(const memory::desc& from_md, const float* from, const memory::desc& to_md, float* to) {
+  dnnl::stream s(DnnlEngine());
+  memory src = Mem(from_md, from), dst = Mem(to_md, to);
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+}
+
 // The folded weights (emptied once every primitive holds them reordered) and bias in weft's plain
 // layouts; `generation` changes with every refold.
 struct Folded {
@@ -76,9 +101,16 @@ class FusedPrimitive {
     ConvGeom biased = g;
     biased.bias = true;  // the fold always has one
     const DnnlConvDescs dd(biased);
+    const memory::desc src_md = ActDesc(dd.src, p.data_format), dst_md = ActDesc(dd.dst, p.out_format);
+    const bool any_blocked = p.data_format != ActFormat::kPlain || p.out_format != ActFormat::kPlain;
     // Grouped (depthwise) layers too run on oneDNN's blocked layouts: on plain ones it has only
-    // its gemm-based grouped kernel.
-    auto act = [&](const memory::desc& md) { return dd.blocked ? dd.Any(md) : g.groups > 1 ? Any(md) : md; };
+    // its gemm-based grouped kernel. A blocked tensor is taken as it is; next to one, the plain
+    // side is left to oneDNN (not nhwc, which no blocked kernel pairs with).
+    auto act = [&](const memory::desc& plain, const memory::desc& md) {
+      if (md != plain) return md;
+      if (any_blocked || (!dd.blocked && g.groups > 1)) return Any(md);
+      return dd.blocked ? dd.Any(md) : md;
+    };
     dnnl::post_ops ops;
     AppendActivation(ops, p.act_type, p.act_min, p.act_max);
     if (p.with_sum) ops.append_sum(1.0f);
@@ -87,9 +119,10 @@ class FusedPrimitive {
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     attr.set_post_ops(ops);
     dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       act(dd.src), Any(dd.wei), dd.bias, act(dd.dst), dd.strides, dd.dilates, dd.pad_l,
-                                       dd.pad_r);
+                                       act(dd.src, src_md), Any(dd.wei), dd.bias, act(dd.dst, dst_md), dd.strides,
+                                       dd.dilates, dd.pad_l, dd.pad_r);
     dnnl::convolution_forward::primitive_desc pd(fd, attr, DnnlEngine());
+    if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: %s\n", pd.impl_info_str());
     prim_ = dnnl::convolution_forward(pd);
     wei_plain_ = dd.wei;
     wei_wanted_ = pd.weights_desc();
@@ -97,10 +130,10 @@ class FusedPrimitive {
     wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), wei_plain_, DnnlEngine(), wei_wanted_));
     scratch_ = DnnlRoundUp(pd.scratchpad_desc().get_size());
     uint64_t cursor = scratch_;
-    src_ = MakeOperand(dd.src, pd.src_desc(), true, cursor);
-    dst_ = MakeOperand(dd.dst, pd.dst_desc(), false, cursor);
+    src_ = MakeOperand(src_md, pd.src_desc(), true, cursor);
+    dst_ = MakeOperand(dst_md, pd.dst_desc(), false, cursor);
     if (p.with_sum && !dst_.same())
-      sum_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), dd.dst, DnnlEngine(), pd.dst_desc()));
+      sum_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), dst_md, DnnlEngine(), pd.dst_desc()));
     ws_ = cursor;
     cache_ = AllocateAligned(wei_wanted_.get_size());
   }
@@ -173,10 +206,15 @@ class SgConvForward {
            p_.bn_momentum,
            p_.bn_fix_gamma,
            p_.bn_use_global_stats};
+    CheckFormat(s, "data_format", p_.data_format, g_.c);
+    CheckFormat(s, "out_format", p_.out_format, g_.f);
     host_ = s.host;
     if (g_.n == 0) return;
     try {
-      const int64_t chunk = DnnlConvChunk(g_);
+      // Chunks of images keep a layer's reordered activations in the cache (DnnlConvChunk); with
+      // both blocked there is no reorder to serve.
+      const bool both_blocked = p_.data_format != ActFormat::kPlain && p_.out_format != ActFormat::kPlain;
+      const int64_t chunk = both_blocked ? 0 : DnnlConvChunk(g_);
       chunk_ = chunk > 0 && chunk < g_.n ? chunk : g_.n;
       ConvGeom part = g_;
       part.n = chunk_;
@@ -190,6 +228,15 @@ class SgConvForward {
       full_.reset();
       rest_.reset();
     }
+  }
+
+  // A blocked format needs 2-D and whole blocks of channels (so the tensor has the plain size).
+  void CheckFormat(const KernelSetup& s, const char* attr, ActFormat f, int64_t channels) const {
+    const int64_t block = weft::sdk::ActFormatBlock(f);
+    if (f != ActFormat::kPlain && (g_.spatial != 2 || channels % block != 0))
+      Invalid(s, std::string(attr) + " " + std::string(weft::sdk::kActFormats[static_cast<size_t>(f)]) +
+                     " needs a 2-D convolution with a multiple of " + std::to_string(block) + " channels (got " +
+                     std::to_string(channels) + "); use plain");
   }
 
   uint64_t WorkspaceBytes() const { return full_ ? std::max(full_->Workspace(), rest_ ? rest_->Workspace() : 0) : 0; }
@@ -266,20 +313,33 @@ class SgConvForward {
 
   // Convolution, BatchNorm (batch statistics updating the moving ones when `batch`), activation,
   // sum and activation, one stage after another (under mu_).
+  // Blocked operands are converted to plain copies first and the output back at the end.
   void Unfused(const KernelCall& c, bool batch) const {
     if (conv_ == nullptr) {
       conv_ = MakeDnnlConv(g_, host_);
       if (conv_ == nullptr) conv_ = MakeIm2colConv(g_);
     }
     const size_t count = static_cast<size_t>(g_.n * g_.f * g_.out_plane());
+    const DnnlConvDescs dd(g_);
+    const memory::desc src_md = ActDesc(dd.src, p_.data_format), dst_md = ActDesc(dd.dst, p_.out_format);
+    std::vector<float> x_plain, sum_plain, y_plain;
+    auto plain = [](const memory::desc& md, const memory::desc& plain_md, const float* p, std::vector<float>& copy) {
+      if (md == plain_md) return p;
+      copy.resize(plain_md.get_size() / sizeof(float));
+      Relayout(md, p, plain_md, copy.data());
+      return static_cast<const float*>(copy.data());
+    };
+    const float* x = plain(src_md, dd.src, c.inputs[0].data<float>(), x_plain);
     std::vector<float> t(count);
     Buffer ws = AllocateAligned(conv_->ForwardWorkspace());
-    conv_->Forward(c.inputs[0].data<float>(), c.inputs[1].data<float>(), g_.bias ? c.inputs[2].data<float>() : nullptr,
-                   t.data(), WEFT_REQ_WRITE, ws.get());
+    conv_->Forward(x, c.inputs[1].data<float>(), g_.bias ? c.inputs[2].data<float>() : nullptr, t.data(),
+                   WEFT_REQ_WRITE, ws.get());
     BnScaleShift<float> bn;
     if (p_.with_bn) bn = ScaleShift(c, t.data(), batch);
-    const float* sum = p_.with_sum ? c.inputs[sum_].data<float>() : nullptr;
-    float* y = c.outputs[0].data<float>();
+    const float* sum = p_.with_sum ? plain(dst_md, dd.dst, c.inputs[sum_].data<float>(), sum_plain) : nullptr;
+    float* const out = c.outputs[0].data<float>();
+    // An add-to request adds to the output's current values, so a blocked one is read first.
+    float* y = dst_md == dd.dst ? out : const_cast<float*>(plain(dst_md, dd.dst, out, y_plain));
     const int64_t plane = g_.out_plane();
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
       for (size_t i = 0; i < count; ++i) {
@@ -290,6 +350,7 @@ class SgConvForward {
         assign(y[i], Activate(p_.postsum_act_type, v, p_.postsum_act_min, p_.postsum_act_max));
       }
     });
+    if (y != out) Relayout(dd.dst, y, dst_md, out);
   }
 
   SgConvParam p_;
@@ -310,5 +371,21 @@ class SgConvForward {
 }  // namespace
 
 void RegisterSgConv(KernelTable& t) { t.Add<SgConvForward>("_sg_conv", kF32); }
+
+const char* BlockedActivationFormat() {
+  static const char* const format = [] {
+    // oneDNN's direct convolutions block channels by the vector width: 16 floats with AVX-512,
+    // 8 with AVX2. Both ceilings count: WEFT_CPU_ISA (weft's loops) and ONEDNN_MAX_CPU_ISA
+    // (oneDNN's effective ISA), so that a process limited to AVX2 either way uses nChw8c.
+    const auto has = [](dnnl::cpu_isa want) {
+      const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+      return (effective & static_cast<unsigned>(want)) == static_cast<unsigned>(want);
+    };
+    if (isa::Ceiling() >= isa::Level::kAvx512 && has(dnnl::cpu_isa::avx512_core)) return "nChw16c";
+    if (isa::Ceiling() >= isa::Level::kAvx2 && has(dnnl::cpu_isa::avx2)) return "nChw8c";
+    return "";
+  }();
+  return format;
+}
 
 }  // namespace weft::cpu

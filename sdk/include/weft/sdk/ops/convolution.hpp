@@ -126,12 +126,23 @@ struct ConvolutionParam {
 enum class FusedAct { kNone, kRelu, kClip };
 inline constexpr std::string_view kFusedActs[] = {"None", "relu", "clip"};
 
+/// How a fused convolution's activation tensor lies in memory (SgConvParam data_format and
+/// out_format): weft's plain NCHW, or oneDNN's blocked nChw8c / nChw16c (channels in blocks of 8
+/// or 16 innermost: (N, C / b, H, W, b)). With C a multiple of the block a blocked tensor has the
+/// plain one's size, so only the two ends of a value agree on its layout.
+enum class ActFormat { kPlain, kNChw8c, kNChw16c };
+inline constexpr std::string_view kActFormats[] = {"plain", "nChw8c", "nChw16c"};
+/// Channels per block of `f` (1 for plain).
+inline int64_t ActFormatBlock(ActFormat f) { return f == ActFormat::kNChw16c ? 16 : f == ActFormat::kNChw8c ? 8 : 1; }
+
 /// `_sg_conv`, weft's fused inference convolution (made by the executor's graph fusion for
 /// forward-only binds, core/executor/fuse_conv.h; MXNet's oneDNN subgraph pass makes the
 /// equivalent `_sg_mkldnn_conv`): Convolution's attributes, then what the convolution's output
 /// goes through, in this order: BatchNorm over the channels (with_bn, with that BatchNorm's eps,
 /// momentum, fix_gamma and use_global_stats), an activation (act_type), the element-wise sum with
-/// one more input (with_sum), an activation of the sum (postsum_act_type).
+/// one more input (with_sum), an activation of the sum (postsum_act_type). The executor may keep
+/// values between fused convolutions in oneDNN's blocked layout (data_format, out_format; the sum
+/// is in out_format): such a value is read by nothing else and is never a graph output.
 struct SgConvParam {
   ConvolutionParam conv;
   bool with_bn = false;
@@ -143,6 +154,7 @@ struct SgConvParam {
   bool with_sum = false;
   FusedAct postsum_act_type = FusedAct::kNone;
   double postsum_act_min = 0, postsum_act_max = 0;
+  ActFormat data_format = ActFormat::kPlain, out_format = ActFormat::kPlain;
 
   template <class V>
   void Visit(V& v) {
@@ -159,6 +171,9 @@ struct SgConvParam {
     v(postsum_act_type, Attr("postsum_act_type").Default("None").Choices(kFusedActs).Doc("activation after the sum"));
     v(postsum_act_min, Attr("postsum_act_min").Default("0").Doc("lower bound of postsum_act_type clip"));
     v(postsum_act_max, Attr("postsum_act_max").Default("0").Doc("upper bound of postsum_act_type clip"));
+    v(data_format, Attr("data_format").Default("plain").Choices(kActFormats).Doc("memory layout of input 'data'"));
+    v(out_format,
+      Attr("out_format").Default("plain").Choices(kActFormats).Doc("memory layout of the output and input 'sum'"));
   }
   void Validate() {
     conv.Validate();
@@ -166,6 +181,8 @@ struct SgConvParam {
     CheckParam(postsum_act_type != FusedAct::kClip || postsum_act_min <= postsum_act_max,
                "postsum_act_min must not exceed postsum_act_max");
     CheckParam(with_sum || postsum_act_type == FusedAct::kNone, "postsum_act_type needs with_sum");
+    CheckParam((data_format == ActFormat::kPlain && out_format == ActFormat::kPlain) || conv.kernel.size() == 2,
+               "blocked data_format / out_format need a 2-D convolution (kernel " + FormatTuple(conv.kernel) + ")");
   }
 };
 
