@@ -302,6 +302,18 @@ std::string NodeText(const Symbol& s, const std::string& name) {
   return json.substr(at, json.find("\"name\"", at + 1) - at);
 }
 
+// `opt` has `convs` _sg_conv nodes, `outs` of them writing format `f` and `ins` reading it; the
+// nodes named in `blocked` write it, those in `plain` do not.
+void ExpectLayouts(const Symbol& opt, const std::string& f, size_t convs, size_t outs, size_t ins,
+                   const std::vector<std::string>& blocked, const std::vector<std::string>& plain) {
+  EXPECT_EQ(CountOp(opt, "_sg_conv"), convs) << opt.ToJSON();
+  EXPECT_EQ(CountAttr(opt, "out_format", f), outs) << opt.ToJSON();
+  EXPECT_EQ(CountAttr(opt, "data_format", f), ins) << opt.ToJSON();
+  for (const auto& name : blocked)
+    EXPECT_NE(NodeText(opt, name).find("\"out_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+  for (const auto& name : plain) EXPECT_EQ(NodeText(opt, name).find("out_format"), std::string::npos) << name;
+}
+
 // Skips the case on a cpu without a blocked layout (below AVX2); checks the device's choice.
 #define REQUIRE_BLOCKED_FORMAT(f)                                                     \
   const std::string f = DeviceFormat();                                               \
@@ -320,13 +332,9 @@ TEST(WEFT_FUSION_SUITE, BlockedChainOfThree) {
   for (const Shape& shape : {Shape(1, 16, 10, 10), Shape(12, 16, 40, 40)}) {
     Trio t = BindThree(net, shape);
     const Symbol opt = t.blocked->GetOptimizedSymbol();
-    EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u) << opt.ToJSON();
     // c1 -> c2 -> c3 blocked; the data and the graph's output plain.
-    EXPECT_EQ(CountAttr(opt, "out_format", f), 2u) << opt.ToJSON();
-    EXPECT_EQ(CountAttr(opt, "data_format", f), 2u) << opt.ToJSON();
-    EXPECT_NE(NodeText(opt, "c1_relu").find("\"out_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
+    ExpectLayouts(opt, f, 3, 2, 2, {"c1_relu", "c2_relu"}, {"c3_bn"});
     EXPECT_EQ(NodeText(opt, "c1_relu").find("data_format"), std::string::npos) << opt.ToJSON();
-    EXPECT_EQ(NodeText(opt, "c3_bn").find("out_format"), std::string::npos) << opt.ToJSON();
     EXPECT_NE(t.blocked->DebugStr().find("out_format=" + f), std::string::npos) << t.blocked->DebugStr();
     EXPECT_EQ(CountAttr(t.fused->GetOptimizedSymbol(), "out_format", f), 0u);
     ExpectThreeAgree(t, false, "3 convolutions " + shape.ToString());
@@ -341,12 +349,7 @@ TEST(WEFT_FUSION_SUITE, BlockedResNetBlocks) {
   Symbol net = ResidualBlock(ResidualBlock(Symbol::Variable("data"), 32, "a_"), 64, "b_", 2);
   for (const Shape& shape : {Shape(1, 16, 14, 14), Shape(6, 16, 28, 28)}) {
     Trio t = BindThree(net, shape);
-    const Symbol opt = t.blocked->GetOptimizedSymbol();
-    EXPECT_EQ(CountOp(opt, "_sg_conv"), 6u) << opt.ToJSON();
-    EXPECT_EQ(CountAttr(opt, "out_format", f), 4u) << opt.ToJSON();
-    EXPECT_EQ(CountAttr(opt, "data_format", f), 4u) << opt.ToJSON();
-    EXPECT_NE(NodeText(opt, "a_relu2").find("\"out_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
-    EXPECT_EQ(NodeText(opt, "b_relu2").find("out_format"), std::string::npos) << opt.ToJSON();
+    ExpectLayouts(t.blocked->GetOptimizedSymbol(), f, 6, 4, 4, {"a_relu1", "a_relu2", "b_relu1"}, {"b_relu2"});
     ExpectThreeAgree(t, false, "resnet blocks " + shape.ToString());
   }
 }
