@@ -4,7 +4,8 @@
 // kernel folds the BatchNorm into the convolution's weights and bias and runs the rest as oneDNN
 // post-ops. ExecState::Init runs it for binds without gradients (every grad_req null), with no
 // device groups, on a device whose plugin has an `_sg_conv` kernel (the cpu); other binds keep
-// the graph as given. WEFT_GRAPH_FUSION=0 turns it off (default 1).
+// the graph as given. WEFT_GRAPH_FUSION=0 turns it off (default 1); WEFT_BLOCKED_ACTIVATIONS=0
+// keeps every value in NCHW (default 1: blocked between fused convolutions, see FuseConvolutions).
 #pragma once
 
 #include <cstddef>

@@ -180,8 +180,10 @@ class WEFT_API Executor {
   /// The graph the executor runs (MXNet's get_optimized_symbol), as a copy: the bound symbol, or,
   /// for a bind without gradients (every grad_req null) on the cpu with WEFT_GRAPH_FUSION not 0,
   /// its rewrite with each Convolution -> [BatchNorm] -> [relu/clip] -> [add] -> [relu/clip] chain
-  /// as one `_sg_conv` node named after the chain's last node (core/executor/fuse_conv.h). Its
-  /// arguments and aux states are the bound symbol's (ListArguments order may differ).
+  /// as one `_sg_conv` node named after the chain's last node (core/executor/fuse_conv.h); values
+  /// passed only between such nodes may be in oneDNN's blocked layout (their data_format /
+  /// out_format attributes; WEFT_BLOCKED_ACTIVATIONS). Its arguments and aux states are the bound
+  /// symbol's (ListArguments order may differ).
   Symbol GetOptimizedSymbol() const;
 
   /// Bytes of planned internal memory (forward and backward values, not user arrays) and what
