@@ -69,6 +69,9 @@ bool RowRange(const C& a, int64_t i, int64_t* b, int64_t* e) {
   return *b >= 0 && *b <= *e && *e <= a.nnz;
 }
 
+// Stored elements ahead whose rhs row CsrDense prefetches.
+constexpr int64_t kAhead = 16;
+
 // out (m, k) = or += csr · rhs (n, k).
 template <typename T, typename C, typename Assign>
 void CsrDense(const C& a, const T* rhs, int64_t k, T* out, Assign assign, Fault& fault) {
@@ -86,6 +89,12 @@ void CsrDense(const C& a, const T* rhs, int64_t k, T* out, Assign assign, Fault&
         if (col < 0 || col >= a.n) {
           fault.Note(i, p);
           return;
+        }
+        // The rhs rows lie far apart: fetch the row a few stored elements ahead (its column is
+        // checked by then; an out-of-range one is skipped here and reported when reached).
+        if (p + kAhead < a.nnz) {
+          const auto ahead = static_cast<uint64_t>(a.indices[p + kAhead]);
+          if (ahead < static_cast<uint64_t>(a.n)) __builtin_prefetch(rhs + static_cast<int64_t>(ahead) * k);
         }
         const T v = a.values[p];
         const T* src = rhs + col * k;
