@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -44,19 +45,20 @@ class PartLines {
     OpenCurrent(start_pos_, start_line_);
   }
 
-  // The next non-blank line of the part; false at its end.
-  bool Next(std::string* line) {
+  // The next non-blank line of the part (a view into the buffer, valid until the next call); false
+  // at its end. The files are read in large blocks and split at '\n' in place: no copy or
+  // allocation per line.
+  bool Next(std::string_view* line) {
     for (;;) {
       if (cur_ >= files_.size() || pos_ >= end_) return false;
-      if (!std::getline(in_, *line)) {
-        WEFT_CHECK(!in_.bad(), "LibSVMIter: cannot read '{}'", files_[cur_].path);
+      if (!TakeLine(line)) {
         ++cur_;
         if (cur_ < files_.size()) OpenCurrent(files_[cur_].offset, 0);
         continue;
       }
-      pos_ += line->size() + (in_.eof() ? 0 : 1);
       ++line_no_;
-      if (line->find_first_not_of(" \t\r") != std::string::npos) return true;
+      for (char c : *line)
+        if (c != ' ' && c != '\t' && c != '\r') return true;
     }
   }
 
@@ -116,6 +118,46 @@ class PartLines {
     in_.seekg(static_cast<std::streamoff>(pos - files_[cur_].offset));
     pos_ = pos;
     line_no_ = line_no;
+    head_ = tail_ = 0;
+    eof_ = false;
+  }
+
+  // The current file's next line (without its '\n'), reading blocks as needed; false at the
+  // file's end.
+  bool TakeLine(std::string_view* line) {
+    for (;;) {
+      const char* begin = buf_.data() + head_;
+      if (const void* nl = tail_ > head_ ? std::memchr(begin, '\n', tail_ - head_) : nullptr) {
+        const auto len = static_cast<size_t>(static_cast<const char*>(nl) - begin);
+        *line = std::string_view(begin, len);
+        head_ += len + 1;
+        pos_ += len + 1;
+        return true;
+      }
+      if (eof_) {  // a last line without '\n', or the end
+        if (head_ == tail_) return false;
+        *line = std::string_view(begin, tail_ - head_);
+        pos_ += tail_ - head_;
+        head_ = tail_;
+        return true;
+      }
+      Refill();
+    }
+  }
+
+  // Moves the unread bytes to the front and reads the next block behind them (the buffer grows
+  // when one line fills it).
+  void Refill() {
+    constexpr size_t kBlock = size_t{1} << 20;
+    std::memmove(buf_.data(), buf_.data() + head_, tail_ - head_);
+    tail_ -= head_;
+    head_ = 0;
+    if (buf_.size() < tail_ + kBlock) buf_.resize(tail_ + kBlock);
+    in_.read(buf_.data() + tail_, static_cast<std::streamsize>(buf_.size() - tail_));
+    WEFT_CHECK(!in_.bad(), "LibSVMIter: cannot read '{}'", files_[cur_].path);
+    const auto got = static_cast<size_t>(in_.gcount());
+    tail_ += got;
+    eof_ = got == 0 || in_.eof();
   }
 
   std::string path_;
@@ -126,22 +168,21 @@ class PartLines {
   size_t cur_ = 0, line_no_ = 0;
   uint64_t pos_ = 0;  // the byte offset of the next line in the concatenated files
   std::ifstream in_;
+  std::vector<char> buf_;  // bytes read from in_: [head_, tail_) are not yet split into lines
+  size_t head_ = 0, tail_ = 0;
+  bool eof_ = false;  // in_ has no more bytes
 };
 
-// The values of one line: "label index:value ...".
-struct Row {
-  float label = 0;
-  std::vector<int64_t> indices;
-  std::vector<float> values;
-};
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-std::string_view NextToken(std::string_view& s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return s = {};
-  const size_t e = s.find_first_of(" \t\r", b);
-  std::string_view t = s.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b);
-  s.remove_prefix(e == std::string_view::npos ? s.size() : e);
-  return t;
+// The next token of [*p, end) (blanks skipped before it), *p moved past it; empty at the end.
+std::string_view NextToken(const char** p, const char* end) {
+  const char* b = *p;
+  while (b != end && IsBlank(*b)) ++b;
+  const char* e = b;
+  while (e != end && !IsBlank(*e)) ++e;
+  *p = e;
+  return {b, static_cast<size_t>(e - b)};
 }
 
 template <typename T>
@@ -150,41 +191,42 @@ bool ParseNumber(std::string_view t, T* out) {
   return r.ec == std::errc() && r.ptr == t.data() + t.size();
 }
 
-void ParseRow(std::string_view line, int64_t columns, const PartLines& src, Row* row) {
-  row->indices.clear();
-  row->values.clear();
-  auto bad = [&](std::string_view t, const char* what) {
-    Fail("LibSVMIter: {} token '{}' {}", src.Where(), detail::Excerpt(t, 40), what);
-  };
-  std::string_view label = NextToken(line);
-  if (!ParseNumber(label.substr(0, label.find(':')), &row->label)) bad(label, "is not a label (a number)");
-  for (std::string_view t = NextToken(line); !t.empty(); t = NextToken(line)) {
-    if (t.substr(0, 4) == "qid:") continue;  // LibSVM ranking data: the query id is not a feature
-    const size_t colon = t.find(':');
-    int64_t index = 0;
-    float value = 0;
-    if (colon == std::string_view::npos || !ParseNumber(t.substr(0, colon), &index) ||
-        !ParseNumber(t.substr(colon + 1), &value))
-      bad(t, "is not index:value");
-    if (index < 0 || index >= columns)
-      bad(t, fmt::format("has an index outside [0, {}) (indices are zero-based)", columns).c_str());
-    if (!row->indices.empty() && index <= row->indices.back())
-      bad(t, "does not follow the line's previous index in ascending order");
-    row->indices.push_back(index);
-    row->values.push_back(value);
-  }
-}
-
-// A batch's csr array, row by row.
+// A batch's csr array, built row by row as the lines are parsed.
 struct CsrBuilder {
   std::vector<int64_t> indptr{0}, indices;
   std::vector<float> values;
 
-  void Add(const Row& r) {
-    indices.insert(indices.end(), r.indices.begin(), r.indices.end());
-    values.insert(values.end(), r.values.begin(), r.values.end());
+  // Parses one line "label index:value ..." into the next row; returns its label.
+  float AddLine(std::string_view line, int64_t columns, const PartLines& src) {
+    auto bad = [&](std::string_view t, const char* what) {
+      Fail("LibSVMIter: {} token '{}' {}", src.Where(), detail::Excerpt(t, 40), what);
+    };
+    const char* p = line.data();
+    const char* const end = p + line.size();
+    const std::string_view label_token = NextToken(&p, end);
+    float label = 0;
+    if (!ParseNumber(label_token.substr(0, label_token.find(':')), &label))
+      bad(label_token, "is not a label (a number)");
+    const size_t first = indices.size();
+    for (std::string_view t = NextToken(&p, end); !t.empty(); t = NextToken(&p, end)) {
+      if (t.substr(0, 4) == "qid:") continue;  // LibSVM ranking data: the query id is not a feature
+      const size_t colon = t.find(':');
+      int64_t index = 0;
+      float value = 0;
+      if (colon == std::string_view::npos || !ParseNumber(t.substr(0, colon), &index) ||
+          !ParseNumber(t.substr(colon + 1), &value))
+        bad(t, "is not index:value");
+      if (index < 0 || index >= columns)
+        bad(t, fmt::format("has an index outside [0, {}) (indices are zero-based)", columns).c_str());
+      if (indices.size() > first && index <= indices.back())
+        bad(t, "does not follow the line's previous index in ascending order");
+      indices.push_back(index);
+      values.push_back(value);
+    }
     indptr.push_back(static_cast<int64_t>(indices.size()));
+    return label;
   }
+
   NDArray Finish(int64_t columns) const {
     const Context cpu = Context::cpu(0);
     NDArray v(Shape{static_cast<int64_t>(values.size())}, cpu, false, DType::kFloat32);
@@ -217,17 +259,18 @@ struct LibSVMProducer : ThreadedDataIter::Producer {
     CsrBuilder d, l;
     std::vector<float> labels(batch);
     out->index.assign(batch, 0);
+    // Room for a batch like the last one: the vectors then never grow while it is parsed.
+    d.indices.reserve(last_nnz);
+    d.values.reserve(last_nnz);
+    d.indptr.reserve(batch + 1);
     auto read = [&](size_t i) {
-      std::string line;
+      std::string_view line;
       if (!data.Next(&line)) return false;
-      ParseRow(line, o.data_shape[0], data, &row);
-      d.Add(row);
-      labels[i] = row.label;
+      labels[i] = d.AddLine(line, o.data_shape[0], data);
       if (label) {
         WEFT_CHECK(label->Next(&line), "LibSVMIter: '{}' has fewer lines than '{}' ({} has no label line)",
                    label->path(), data.path(), data.Where());
-        ParseRow(line, o.label_shape[0], *label, &row);
-        l.Add(row);
+        l.AddLine(line, o.label_shape[0], *label);
       }
       out->index[i] = example++;
       return true;
@@ -235,6 +278,7 @@ struct LibSVMProducer : ThreadedDataIter::Producer {
     const size_t rows = loader.Fill(
         k, batch, &out->pad_num, read, [&] { Rewind(); }, fmt::format("LibSVMIter: '{}'", data.path()));
     if (rows == 0) return false;
+    last_nnz = d.indices.size() + d.indices.size() / 8;
     out->data = d.Finish(o.data_shape[0]);
     out->label = label ? l.Finish(o.label_shape[0])
                        : NDArray(labels, Shape(static_cast<int64_t>(o.batch_size)), Context::cpu(0));
@@ -251,8 +295,8 @@ struct LibSVMProducer : ThreadedDataIter::Producer {
   PartLines data;
   std::optional<PartLines> label;
   io_detail::BatchLoader loader;
-  Row row;
-  int example = 0;  // examples read since the start of the part
+  size_t last_nnz = 0;  // stored values of the last batch, with room to spare
+  int example = 0;      // examples read since the start of the part
 };
 
 LibSVMIter::LibSVMIter(const LibSVMIterOptions& o) {

@@ -245,7 +245,11 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   for (size_t o = 0; o < num_out; ++o) {
     for (size_t i = 0; i < num_in && req[o] == WEFT_REQ_WRITE; ++i) {
       if (!in[i].SharesChunkWith(out[o])) continue;
-      WEFT_CHECK(!sparse, "{}: output {} is input {}; a sparse kernel does not compute in place", def.name, o, i);
+      // A sparse kernel may write a dense output over a dense input (a lazy update's weight); a
+      // sparse array's parts are replaced while the kernel runs, so it cannot be such a pair.
+      WEFT_CHECK(!sparse || (sig.in_stypes[i] == StorageType::kDefault && sig.out_stypes[o] == StorageType::kDefault),
+                 "{}: output {} is input {}; a sparse kernel does not compute in place on a sparse array", def.name, o,
+                 i);
       const bool allowed = in[i].offset() == out[o].offset() &&
                            std::find(pairs.begin(), pairs.end(),
                                      std::pair<int, int>(static_cast<int>(i), static_cast<int>(o))) != pairs.end();

@@ -1,6 +1,7 @@
 // Lazy optimizer updates on row_sparse gradients (weft/sparse_update.h): gather the gradient's
 // rows of the weight and states, run the op's dense kernel on them, scatter them back (on the cpu
-// by copying just those rows; elsewhere with take and _scatter_set_nd).
+// by copying just those rows; elsewhere with take and _scatter_set_nd), or the device's own lazy
+// kernel when one claims the call.
 #include "weft/internal/sparse_update.h"
 
 #include <algorithm>
@@ -134,6 +135,20 @@ void LazyUpdate(const std::string& op, const std::map<std::string, std::string>&
   WEFT_CHECK(info.has_value(), "lazy update: unknown operator '{}'", op);
   WEFT_CHECK(static_cast<size_t>(info->num_aux) == states.size(), "{}: {} states given, the op has {}", op,
              states.size(), info->num_aux);
+  // A device kernel that updates the stored rows in place (the cpu's optimizer_sparse.cc) takes
+  // the call as it is: one engine operation, no host copy of the rows, no wait for the gradient.
+  if (!IsRsp(weight) && std::none_of(states.begin(), states.end(), IsRsp)) {
+    ImperativeCall direct;
+    direct.op = op;
+    direct.params = params;
+    direct.inputs = {weight, grad};
+    direct.inputs.insert(direct.inputs.end(), states.begin(), states.end());
+    std::vector<NDArray> out{weight};
+    if (SparseKernelClaims(direct, out)) {
+      Invoke(direct, &out);
+      return;
+    }
+  }
   // On the cpu the rows are copied directly (PushRowCopy, after HostRows checks them); elsewhere
   // through take / _scatter_set_nd.
   const bool host = weight.GetContext().GetDeviceType() == "cpu";

@@ -143,6 +143,31 @@ TEST(LibSVMIter, ADirectoryIsItsFilesInNameOrder) {
   EXPECT_EQ(b.data, (Csr{{0, 1, 2, 3, 3}, {0, 2, 1}, {1, 5, 1}}));
 }
 
+// The reader splits lines in blocks of 1 MiB: a line longer than a block, lines that straddle
+// block ends, CRLF endings and blank lines must read as if line by line.
+TEST(LibSVMIter, LinesLongerThanTheReadBlockAndAcrossBlockEnds) {
+  TempDir dir("libsvm");
+  const int64_t features = 200000;  // "i:1 " of each: about 1.3 MB in one line
+  std::string text = "7";
+  for (int64_t i = 0; i < features; ++i) text += " " + std::to_string(i) + ":1";
+  text += "\r\n\n";
+  std::vector<float> labels{7};
+  for (int r = 0; r < 40000; ++r) {  // short lines over the next blocks
+    text += std::to_string(r % 5) + " " + std::to_string(r % features) + ":2\n";
+    labels.push_back(static_cast<float>(r % 5));
+  }
+  WriteFileBytes(dir / "long.t", text);
+  LibSVMIter it({.data_libsvm = dir / "long.t", .data_shape = Shape(features), .batch_size = 40001});
+  const Batch b = Take(it);
+  EXPECT_EQ(b.label, labels);
+  ASSERT_EQ(b.data.indptr.size(), 40002u);
+  EXPECT_EQ(b.data.indptr[1], features);
+  EXPECT_EQ(b.data.indptr.back(), features + 40000);
+  EXPECT_EQ(b.data.indices[features - 1], features - 1);
+  EXPECT_EQ(b.data.indices[features + 39999], 39999);
+  EXPECT_EQ(b.data.values[features + 39999], 2.0f);
+}
+
 TEST(LibSVMIter, BadInputNamesFileLineAndToken) {
   TempDir dir("libsvm");
   auto first_error = [&](const std::string& text, int64_t columns = 3) {

@@ -153,6 +153,121 @@ TEST(LazyUpdate, Refusals) {
       {"weight decay"});
 }
 
+// The cpu's one-pass lazy kernels (plugins/cpu/kernels/optimizer_sparse.cc) against the dense
+// update of the same op restricted to the gradient's rows: every row the gradient stores takes the
+// dense kernel's values (weight and states), every other row keeps its own.
+struct KernelCase {
+  std::string op;
+  Params params;
+  int states;
+};
+
+std::vector<KernelCase> KernelCases() {
+  const Params common{{"lr", "0.05"}, {"wd", "0.1"}, {"rescale_grad", "0.5"}, {"clip_gradient", "0.8"}};
+  auto with = [&](Params extra) {
+    extra.insert(common.begin(), common.end());
+    return extra;
+  };
+  return {{"sgd_update", common, 0},
+          {"sgd_mom_update", with({{"momentum", "0.9"}}), 1},
+          {"adam_update", with({{"beta1", "0.8"}, {"beta2", "0.95"}, {"epsilon", "1e-6"}}), 2}};
+}
+
+NDArray Random(const Shape& shape, DType dtype, uint64_t seed, double lo, double hi) {
+  std::vector<double> v(shape.Size());
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (double& e : v) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    e = lo + (hi - lo) * static_cast<double>(x >> 11) / static_cast<double>(1ull << 53);
+  }
+  const NDArray f = Dense(v, shape);
+  return dtype == DType::kFloat32 ? f : InvokeOne("Cast", {f}, {{"dtype", std::string(DTypeName(dtype))}});
+}
+
+std::vector<double> HostDoubles(const NDArray& a) {
+  const NDArray d = InvokeOne("Cast", {a}, {{"dtype", "float64"}});
+  std::vector<double> v(d.Size());
+  d.SyncCopyToCPUBytes(v.data(), v.size() * sizeof(double));
+  return v;
+}
+
+// A row_sparse gradient of `values` (dense, shape of the weight) storing `rows` (in the given
+// order: the refusal test passes them unsorted), its indices of dtype `index`.
+NDArray RowsOf(const NDArray& values, const std::vector<int64_t>& rows, DType index) {
+  const int64_t k = values.GetShape()[1];
+  NDArray ids(Shape{static_cast<int64_t>(rows.size())}, Context::cpu(0), false, DType::kInt64);
+  if (!rows.empty()) ids.SyncCopyFromCPUBytes(rows.data(), rows.size() * sizeof(int64_t));
+  const NDArray part = rows.empty() ? NDArray(Shape{0, k}, Context::cpu(0), false, values.GetDType())
+                                    : InvokeOne("take", {values, ids}, {{"axis", "0"}});
+  if (index != DType::kInt64) ids = InvokeOne("Cast", {ids}, {{"dtype", std::string(DTypeName(index))}});
+  return NDArray::FromSparseParts(StorageType::kRowSparse, values.GetShape(), part, {ids});
+}
+
+TEST(LazyUpdateKernel, MatchesTheDenseUpdateOnItsRows) {
+  const Shape shape{40, 3};
+  const std::vector<std::vector<int64_t>> row_sets = {{}, {0, 7, 8, 21, 39}, {}};
+  for (const KernelCase& kc : KernelCases())
+    for (DType dtype : {DType::kFloat32, DType::kFloat64})
+      for (DType index : {DType::kInt64, DType::kInt32})
+        for (size_t set = 0; set < 3; ++set) {
+          std::vector<int64_t> rows = row_sets[set];
+          if (set == 2)
+            for (int64_t r = 0; r < shape[0]; ++r) rows.push_back(r);  // every row
+          SCOPED_TRACE(kc.op + " " + std::string(DTypeName(dtype)) + " indices " + std::string(DTypeName(index)) +
+                       " rows " + std::to_string(rows.size()));
+          const uint64_t seed = set + 10 * static_cast<uint64_t>(kc.states);
+          const NDArray w0 = Random(shape, dtype, seed, -1, 1), g = Random(shape, dtype, seed + 1, -3, 3);
+          std::vector<NDArray> s0;
+          for (int i = 0; i < kc.states; ++i) s0.push_back(Random(shape, dtype, seed + 2 + i, 0.1, 1));
+          // The dense update of every row, on copies.
+          ImperativeCall dense;
+          dense.op = kc.op;
+          dense.params = kc.params;
+          dense.inputs = {w0.Copy(Context::cpu(0)), g};
+          for (const NDArray& s : s0) dense.inputs.push_back(s.Copy(Context::cpu(0)));
+          std::vector<NDArray> dense_out{dense.inputs[0]};
+          Invoke(dense, &dense_out);
+          // The lazy kernel, in place on copies.
+          const NDArray w = w0.Copy(Context::cpu(0)), grad = RowsOf(g, rows, index);
+          std::vector<NDArray> states;
+          for (const NDArray& s : s0) states.push_back(s.Copy(Context::cpu(0)));
+          ImperativeCall lazy;
+          lazy.op = kc.op;
+          lazy.params = kc.params;
+          lazy.inputs = {w, grad};
+          lazy.inputs.insert(lazy.inputs.end(), states.begin(), states.end());
+          ASSERT_TRUE(SparseKernelClaims(lazy, {w})) << "the cpu has a lazy kernel for " << kc.op;
+          LazyUpdate(kc.op, kc.params, w, grad, states);
+          std::vector<bool> stored(static_cast<size_t>(shape[0]), false);
+          for (int64_t r : rows) stored[static_cast<size_t>(r)] = true;
+          auto expect = [&](const NDArray& got, const NDArray& updated, const NDArray& before, const char* what) {
+            const std::vector<double> a = HostDoubles(got), u = HostDoubles(updated), b = HostDoubles(before);
+            for (size_t e = 0; e < a.size(); ++e) {
+              const double want = stored[e / static_cast<size_t>(shape[1])] ? u[e] : b[e];
+              EXPECT_NEAR(a[e], want, 1e-6 * (1 + std::fabs(want))) << what << " element " << e;
+            }
+          };
+          expect(w, dense.inputs[0], w0, "weight");
+          for (int i = 0; i < kc.states; ++i) expect(states[i], dense.inputs[2 + i], s0[i], "state");
+        }
+}
+
+TEST(LazyUpdateKernel, RefusesUnsortedOrOutOfRangeIndicesAndWritesNothing) {
+  const Shape shape{6, 2};
+  const NDArray w0 = Random(shape, DType::kFloat32, 3, -1, 1), g = Random(shape, DType::kFloat32, 4, -1, 1);
+  for (const std::vector<int64_t>& rows : std::vector<std::vector<int64_t>>{{1, 4, 2}, {2, 2}, {0, 6}}) {
+    const NDArray w = w0.Copy(Context::cpu(0)), mom = Random(shape, DType::kFloat32, 5, 0, 1);
+    const std::vector<double> mom0 = HostDoubles(mom);
+    const std::string e = test::ErrorOf([&] {
+      LazyUpdate("sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}}, w, RowsOf(g, rows, DType::kInt64), {mom});
+      w.WaitToRead();
+    });
+    test::ExpectContains(e, {"sgd_mom_update", "row_sparse gradient's index", "sorted and distinct"});
+    EXPECT_EQ(HostDoubles(w), HostDoubles(w0));
+    EXPECT_EQ(HostDoubles(mom), mom0);
+  }
+}
+
 TEST(SquareSum, MatchesMXNet) {
   const json& s = Fixtures().at("square_sum");
   const Shape shape(Fixtures().at("shape").get<std::vector<int64_t>>());

@@ -1,6 +1,8 @@
 // The CPU kernel table and the math-library thread caps (see cpu_kernels.h).
 #include "cpu_kernels.h"
 
+#include "optimizer.h"  // RegisterSparseOptimizers
+
 #include <omp.h>
 
 #include <atomic>
@@ -88,6 +90,7 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
   auto t = std::make_unique<weft::sdk::KernelTable>("cpu", host);
   RegisterAllKernels(*t);
   RegisterSparseKernels(*t);
+  RegisterSparseOptimizers(*t);
   t->Api();
   return t;
 }

@@ -154,15 +154,12 @@ class AdamKernel {
     const T* g = c.inputs[1].data<T>();
     T* mean = c.aux[0].data<T>();
     T* var = c.aux[1].data<T>();
-    const T b1 = beta1_, b2 = beta2_, lr = p_.lr;
     ForEachElement<T>(c, [&](int64_t i, auto store) {
-      const T gi = p_.Clip(T(p_.rescale) * g[i] + T(p_.wd) * w[i]);
-      const T m = b1 * mean[i] + (T(1) - b1) * gi;
-      const T v = b2 * var[i] + (T(1) - b2) * gi * gi;
-      const T wi = w[i];
+      T m = mean[i], v = var[i];
+      const T wi = AdamRule(p_, beta1_, beta2_, eps_, w[i], g[i], m, v);  // reads w[i] before store writes out[i]
       mean[i] = m;
       var[i] = v;
-      store(wi - lr * m / (std::sqrt(v) + T(eps_)));
+      store(wi);
     });
   }
   Common p_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include "nn_common.h"
 
@@ -54,6 +55,17 @@ inline T NagMomRule(const UpdateParams& p, float momentum, T w, T g, T& mom) {
   return w - m + (T(momentum) + T(1)) * (m - T(p.lr) * gi);
 }
 
+/// adam_update: g' = clip(rescale·g + wd·w); mean = β1·mean + (1−β1)·g'; var = β2·var + (1−β2)·g'²;
+/// w' = w − lr·mean/(√var + ε).
+template <typename T>
+inline T AdamRule(const UpdateParams& p, float beta1, float beta2, float eps, T w, T g, T& mean, T& var) {
+  const T gi = p.Clip(T(p.rescale) * g + T(p.wd) * w);
+  const T b1 = beta1, b2 = beta2;
+  mean = b1 * mean + (T(1) - b1) * gi;
+  var = b2 * var + (T(1) - b2) * gi * gi;
+  return w - T(p.lr) * mean / (std::sqrt(var) + T(eps));
+}
+
 /// The rules of the sgd family: sgd_update, sgd_mom_update, nag_mom_update.
 enum class Sgd { kPlain, kMomentum, kNag };
 
@@ -64,5 +76,10 @@ enum class Sgd { kPlain, kMomentum, kNag };
 /// Trainer sends its sgd updates through them.
 void SgdUpdateF32(const KernelCall& c, size_t out, const UpdateParams& p, Sgd rule, float momentum, const float* w,
                   const float* g, float* mom, int64_t n);
+
+/// Registers the lazy updates on row_sparse gradients (optimizer_sparse.cc: sgd_update,
+/// sgd_mom_update, adam_update as sparse kernels, SDK 2.1); MakeKernelTable calls it next to
+/// RegisterSparseKernels, on the same terms (the cpu plugin's own table only).
+void RegisterSparseOptimizers(KernelTable& table);
 
 }  // namespace weft::cpu

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "isa_dispatch.h"
 #include "parallel.h"
 #include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/ops/dot.hpp"
@@ -68,6 +69,9 @@ bool RowRange(const C& a, int64_t i, int64_t* b, int64_t* e) {
   return *b >= 0 && *b <= *e && *e <= a.nnz;
 }
 
+// Stored elements ahead whose rhs row CsrDense prefetches.
+constexpr int64_t kAhead = 16;
+
 // out (m, k) = or += csr · rhs (n, k).
 template <typename T, typename C, typename Assign>
 void CsrDense(const C& a, const T* rhs, int64_t k, T* out, Assign assign, Fault& fault) {
@@ -85,6 +89,12 @@ void CsrDense(const C& a, const T* rhs, int64_t k, T* out, Assign assign, Fault&
         if (col < 0 || col >= a.n) {
           fault.Note(i, p);
           return;
+        }
+        // The rhs rows lie far apart: fetch the row a few stored elements ahead (its column is
+        // checked by then; an out-of-range one is skipped here and reported when reached).
+        if (p + kAhead < a.nnz) {
+          const auto ahead = static_cast<uint64_t>(a.indices[p + kAhead]);
+          if (ahead < static_cast<uint64_t>(a.n)) __builtin_prefetch(rhs + static_cast<int64_t>(ahead) * k);
         }
         const T v = a.values[p];
         const T* src = rhs + col * k;
@@ -251,17 +261,23 @@ class CsrDotKernel {
       fault.Throw("indptr or a column index is out of range");
       return;
     }
-    const ColumnSet cols(a, fault);
-    fault.Throw("indptr or a column index is out of range");
     if (rsp_out_) {
-      const weft_sparse_alloc_args got = c.AllocSparseOutput(0, cols.size());
-      if (cols.size() == 0) return;
-      T* values = HostData<T>(c, sdk::DeviceTensor(got.values), cols.size() * k);
-      cols.Write(HostData<int64_t>(c, sdk::DeviceTensor(got.aux[0]), cols.size()));
-      std::memset(values, 0, static_cast<size_t>(cols.size() * k) * sizeof(T));
-      CsrTransposedDense(a, rhs, k, values, [&](int64_t col) { return cols.Rank(col); });
+      // In the ISA variants: the column set's ranks are popcounts, a library call in the
+      // baseline x86-64 build and one instruction with AVX2.
+      isa::Dispatch([&] {
+        const ColumnSet cols(a, fault);
+        fault.Throw("indptr or a column index is out of range");
+        const weft_sparse_alloc_args got = c.AllocSparseOutput(0, cols.size());
+        if (cols.size() == 0) return;
+        T* values = HostData<T>(c, sdk::DeviceTensor(got.values), cols.size() * k);
+        cols.Write(HostData<int64_t>(c, sdk::DeviceTensor(got.aux[0]), cols.size()));
+        std::memset(values, 0, static_cast<size_t>(cols.size() * k) * sizeof(T));
+        CsrTransposedDense(a, rhs, k, values, [&](int64_t col) { return cols.Rank(col); });
+      });
       return;
     }
+    const ColumnSet cols(a, fault);  // checks the csr
+    fault.Throw("indptr or a column index is out of range");
     if (sdk::IsNull(c.req[0])) return;
     T* out = HostData<T>(c, c.outputs[0], c.outputs[0].size());
     if (c.req[0] != WEFT_REQ_ADD) std::memset(out, 0, static_cast<size_t>(c.outputs[0].size()) * sizeof(T));

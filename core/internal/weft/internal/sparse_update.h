@@ -10,7 +10,9 @@
 // on the cpu one engine operation copies just those rows each way, since take and
 // _scatter_set_nd read or copy every row of a million-row weight).
 // Per element this is the computation MXNet's lazy kernels make, so the results agree to the
-// rounding of the dense kernel.
+// rounding of the dense kernel. When the weight and the states are dense and the device has a
+// sparse kernel that claims the op (the cpu: optimizer_sparse.cc), that kernel updates the rows in
+// place in one engine operation instead.
 //
 // Thread-safety: as imperative calls (weft/imperative.h); the caller orders writes to the arrays.
 #pragma once
