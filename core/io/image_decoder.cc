@@ -1,4 +1,4 @@
-// JPEG (libjpeg-turbo) and PNG (libpng) decoding for weft/image.h and the image iterators.
+// JPEG (libjpeg-turbo) and PNG (io/png_fast.h, else libpng) decoding for weft/image.h and the image iterators.
 //
 // Both libraries report errors by calling a handler that must not return; the handlers here
 // longjmp back to a setjmp in the function that called the library (the libraries' documented
@@ -223,7 +223,10 @@ struct ImageDecoder::Png {
 
 // ---- the decoder ---------------------------------------------------------------------------------
 
-ImageDecoder::ImageDecoder() : jpeg_(std::make_unique<Jpeg>()), png_(std::make_unique<Png>()) {
+ImageDecoder::ImageDecoder(bool fast_png)
+    : jpeg_(std::make_unique<Jpeg>()),
+      png_(std::make_unique<Png>()),
+      fast_png_(fast_png ? std::make_unique<FastPng>() : nullptr) {
   WEFT_CHECK(jpeg_->created, "cannot create a JPEG decoder: {}", jpeg_->err.message);
 }
 
@@ -234,6 +237,8 @@ ImageInfo ImageDecoder::Open(std::span<const uint8_t> bytes, int channels, uint6
              "image decoding: {} channels asked for; 1 (gray), 3 (RGB) or 0 (as stored) are possible", channels);
   bytes_ = bytes;
   info_ = {};
+  fast_open_ = false;
+  asked_channels_ = channels;
   switch (DetectImageFormat(bytes)) {
     case ImageFormat::kJpeg: {
       WEFT_CHECK(jpeg_->ReadHeader(bytes), "cannot decode the JPEG image ({} bytes): {}", bytes.size(),
@@ -248,6 +253,15 @@ ImageInfo ImageDecoder::Open(std::span<const uint8_t> bytes, int channels, uint6
       break;
     }
     case ImageFormat::kPng:
+      // The fast path takes gray and RGB as stored, and gray to RGB; libpng the rest (RGB to gray).
+      if (fast_png_ && fast_png_->Open(bytes, &info_.width, &info_.height, &info_.channels) &&
+          (channels == 0 || channels == info_.channels || channels == 3)) {
+        fast_open_ = true;
+        info_.format = ImageFormat::kPng;
+        out_channels_ = channels != 0 ? channels : info_.channels;
+        break;
+      }
+      info_ = {};
       WEFT_CHECK(png_->Open(bytes, channels, &info_, &out_channels_), "cannot decode the PNG image ({} bytes): {}",
                  bytes.size(), png_->src.message);
       break;
@@ -278,6 +292,16 @@ PixelView ImageDecoder::ReadView(int x, int y, int w, int h) {
     WEFT_CHECK(jpeg_->ReadWindow(out_channels_, x, y, w, h, buffer_, &cx, &stride),
                "cannot decode the JPEG image ({} bytes): {}", bytes_.size(), jpeg_->err.message);
     return {buffer_.data() + static_cast<size_t>(x - cx) * c, w, h, out_channels_, stride};
+  }
+  if (fast_open_) {
+    PixelView all;
+    if (fast_png_->Read(out_channels_, &all))
+      return {all.data + static_cast<size_t>(y) * all.stride + static_cast<size_t>(x) * c, w, h, out_channels_,
+              all.stride};
+    // Declined: libpng reports the error, or decodes what it tolerates.
+    ImageInfo same;
+    WEFT_CHECK(png_->Open(bytes_, asked_channels_, &same, &out_channels_), "cannot decode the PNG image ({} bytes): {}",
+               bytes_.size(), png_->src.message);
   }
   const bool ok = png_->ReadRows(out_channels_, y, h, buffer_, &stride);
   png_->Reset();

@@ -14,13 +14,15 @@
 #include <vector>
 
 #include "io/pixel_view.h"
+#include "io/png_fast.h"
 #include "weft/image.h"
 
 namespace weft::io_detail {
 
 class ImageDecoder {
  public:
-  ImageDecoder();
+  /// `fast_png` false: every PNG through libpng (the tests compare the two PNG paths).
+  explicit ImageDecoder(bool fast_png = true);
   ~ImageDecoder();
   ImageDecoder(const ImageDecoder&) = delete;
   ImageDecoder& operator=(const ImageDecoder&) = delete;
@@ -45,6 +47,9 @@ class ImageDecoder {
   struct Png;
   std::unique_ptr<Jpeg> jpeg_;
   std::unique_ptr<Png> png_;
+  std::unique_ptr<FastPng> fast_png_;  // null when off
+  bool fast_open_ = false;             // the opened PNG goes through fast_png_ (libpng if it declines)
+  int asked_channels_ = 0;             // Open's `channels`, for libpng when fast_png_ declines
   std::span<const uint8_t> bytes_;
   std::vector<uint8_t> buffer_;  // the decoded rows ReadView returns
   ImageInfo info_;

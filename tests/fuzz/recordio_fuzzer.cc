@@ -3,7 +3,8 @@
 // through RecordIOReader from a scratch file in /dev/shm (tmpfs), and cut into partitions
 // (RecordIOPartition: FindRecordStart and SkipRecord from arbitrary offsets) — and the first four
 // records' image headers are unpacked and their payloads decoded as JPEG/PNG (as a window, with 3
-// and 1 channels). Any input
+// and 1 channels), by the decoder as the iterator uses it and by one with libpng only for PNGs,
+// which must give the same pixels or the same error (io/png_fast.h must not change results). Any input
 // must give records or weft::Error: never a crash, a hang, or a huge allocation (image sizes are
 // capped at 4 MiB decoded here; -malloc_limit_mb enforces the rest).
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 
 #include "io/image_decoder.h"
@@ -23,18 +25,30 @@ namespace {
 
 constexpr uint64_t kMaxDecoded = uint64_t{4} << 20;
 
+// The window's pixels, or the error.
+std::string Window(weft::io_detail::ImageDecoder& decoder, std::span<const uint8_t> payload, int channels) {
+  try {
+    const weft::ImageInfo info = decoder.Open(payload, channels, kMaxDecoded);
+    const int w = std::max(1, info.width / 2), h = std::max(1, info.height / 2);
+    const weft::io_detail::PixelView v =
+        decoder.ReadView(info.width - w, info.height / 3, w, std::min(h, info.height - info.height / 3));
+    std::string out;
+    for (int r = 0; r < v.height; ++r)
+      out.append(reinterpret_cast<const char*>(v.data) + static_cast<size_t>(r) * v.stride,
+                 static_cast<size_t>(v.width * v.channels));
+    return out;
+  } catch (const weft::Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
 void Image(std::span<const uint8_t> record) {
   std::span<const uint8_t> payload;
   weft::UnpackImageRecord(record, &payload);
   static weft::io_detail::ImageDecoder decoder;  // reused, as the iterator's workers do
-  for (int channels : {3, 1}) {
-    try {
-      const weft::ImageInfo info = decoder.Open(payload, channels, kMaxDecoded);
-      const int w = std::max(1, info.width / 2), h = std::max(1, info.height / 2);
-      decoder.ReadView(info.width - w, info.height / 3, w, std::min(h, info.height - info.height / 3));
-    } catch (const weft::Error&) {
-    }
-  }
+  static weft::io_detail::ImageDecoder libpng_only(false);
+  for (int channels : {3, 1})
+    if (Window(decoder, payload, channels) != Window(libpng_only, payload, channels)) __builtin_trap();
 }
 
 }  // namespace
