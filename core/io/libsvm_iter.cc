@@ -149,7 +149,8 @@ class PartLines {
   // when one line fills it).
   void Refill() {
     constexpr size_t kBlock = size_t{1} << 20;
-    std::memmove(buf_.data(), buf_.data() + head_, tail_ - head_);
+    // memmove's pointers must not be null even for 0 bytes, and the buffer is empty at first.
+    if (tail_ > head_) std::memmove(buf_.data(), buf_.data() + head_, tail_ - head_);
     tail_ -= head_;
     head_ = 0;
     if (buf_.size() < tail_ + kBlock) buf_.resize(tail_ + kBlock);

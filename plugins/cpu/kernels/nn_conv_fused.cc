@@ -36,7 +36,6 @@
 #include <vector>
 
 #include "cpu_kernels.h"
-#include "isa_dispatch.h"
 #include "nn_conv_dnnl.h"
 #include "norm_batch_norm.h"
 
@@ -375,14 +374,18 @@ void RegisterSgConv(KernelTable& t) { t.Add<SgConvForward>("_sg_conv", kF32); }
 const char* BlockedActivationFormat() {
   static const char* const format = [] {
     // oneDNN's direct convolutions block channels by the vector width: 16 floats with AVX-512,
-    // 8 with AVX2. Both ceilings count: WEFT_CPU_ISA (weft's loops) and ONEDNN_MAX_CPU_ISA
-    // (oneDNN's effective ISA), so that a process limited to AVX2 either way uses nChw8c.
+    // 8 with AVX2. Both limits a user sets count: WEFT_CPU_ISA (weft's loops) and
+    // ONEDNN_MAX_CPU_ISA (oneDNN's effective ISA), so that a process limited to AVX2 either way
+    // uses nChw8c. The user's WEFT_CPU_ISA is read here, not isa::Ceiling(): a build without ISA
+    // variants (the sanitizer presets) has a baseline ceiling while oneDNN still runs AVX-512.
     const auto has = [](dnnl::cpu_isa want) {
       const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
       return (effective & static_cast<unsigned>(want)) == static_cast<unsigned>(want);
     };
-    if (isa::Ceiling() >= isa::Level::kAvx512 && has(dnnl::cpu_isa::avx512_core)) return "nChw16c";
-    if (isa::Ceiling() >= isa::Level::kAvx2 && has(dnnl::cpu_isa::avx2)) return "nChw8c";
+    const char* limit = std::getenv("WEFT_CPU_ISA");
+    const std::string weft_limit = limit != nullptr ? limit : "";
+    if (weft_limit != "avx2" && weft_limit != "baseline" && has(dnnl::cpu_isa::avx512_core)) return "nChw16c";
+    if (weft_limit != "baseline" && has(dnnl::cpu_isa::avx2)) return "nChw8c";
     return "";
   }();
   return format;
