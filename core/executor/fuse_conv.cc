@@ -6,11 +6,20 @@
 #include <string_view>
 
 #include "weft/env.h"
+#include "weft/sdk/ops/convolution.hpp"
 
 namespace weft::exec {
 namespace {
 
 constexpr uint32_t kNone = ~0u;
+
+// Channels per block of a data_format / out_format value (SgConvParam's ActFormat names); 1 for
+// plain or any other word.
+int64_t FormatBlock(std::string_view name) {
+  for (size_t f = 0; f < std::size(sdk::kActFormats); ++f)
+    if (sdk::kActFormats[f] == name) return sdk::ActFormatBlock(static_cast<sdk::ActFormat>(f));
+  return 1;
+}
 
 // One fusable chain: node ids of its stages (kNone = absent) and the sum's entry.
 struct Chain {
@@ -269,7 +278,7 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
     for (const auto& h : ig.outputs) heads.push_back({ig.nodes[h.node_id].node, h.index, h.version});
     return heads;
   }
-  const int64_t block = blocked_format == "nChw16c" ? 16 : blocked_format == "nChw8c" ? 8 : 1;
+  const int64_t block = FormatBlock(blocked_format);
   const std::vector<bool> blocked = BlockedOutputs(ig, shapes, finder, chain_at, block);
   // The layout of output `index` of node `nid` (blocked only for a chain's output).
   auto format = [&](uint32_t nid, uint32_t index) {
@@ -329,7 +338,8 @@ int64_t ActivationBlock(const std::string& op, const AttrMap& params, int input)
   const std::string f = input == 0                                ? params.GetString("data_format", "plain")
                         : input < 0 || (with_sum && input == sum) ? params.GetString("out_format", "plain")
                                                                   : "plain";
-  return f == "nChw16c" ? 16 : f == "nChw8c" ? 8 : 0;
+  const int64_t block = FormatBlock(f);
+  return block > 1 ? block : 0;
 }
 
 NDArray PlainCopy(const NDArray& a, int64_t block) {

@@ -17,6 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// LibSVM's blanks between tokens (and a line's trailing '\r').
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
 // The lines of one part of a file, or of a directory's files read as one: the part holds the lines
 // that begin in its byte range [begin, end) of the files' concatenated bytes (dmlc-core's split).
 class PartLines {
@@ -57,8 +60,7 @@ class PartLines {
         continue;
       }
       ++line_no_;
-      for (char c : *line)
-        if (c != ' ' && c != '\t' && c != '\r') return true;
+      if (std::any_of(line->begin(), line->end(), [](char c) { return !IsBlank(c); })) return true;
     }
   }
 
@@ -173,8 +175,6 @@ class PartLines {
   size_t head_ = 0, tail_ = 0;
   bool eof_ = false;  // in_ has no more bytes
 };
-
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 // The next token of [*p, end) (blanks skipped before it), *p moved past it; empty at the end.
 std::string_view NextToken(const char** p, const char* end) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <type_traits>
 
+#include "host_data.h"
 #include "isa_dispatch.h"
 #include "optimizer.h"
 #include "parallel.h"
@@ -32,12 +33,6 @@ namespace weft::cpu {
 namespace {
 
 using weft::sdk::UpdateRule;
-
-template <typename T>
-T* Host(const sdk::DeviceCall& c, const sdk::DeviceTensor& t, int64_t elements) {
-  const uint64_t bytes = static_cast<uint64_t>(elements) * sizeof(T);
-  return static_cast<T*>(c.table->Resolve(t.device(), t.data(), t.offset(), bytes));
-}
 
 // The per-element rules, with their states at element e of every state array.
 struct SgdStep {
@@ -143,18 +138,18 @@ class LazyUpdateKernel {
     const sdk::DeviceTensor& weight = c.inputs[0];
     const int64_t rows = weight.dim(0), size = weight.size(), count = c.InputAux(1, 0).dim(0);
     const int64_t k = rows == 0 ? 0 : size / rows;  // elements per row
-    const I* idx = Host<const I>(c, c.InputAux(1, 0), count);
+    const I* idx = HostData<const I>(c, c.InputAux(1, 0), count);
     if (const int64_t bad = FirstBadIndex(idx, count, rows); bad >= 0)
       throw sdk::Error(WEFT_ERR_INVALID_ARGUMENT,
                        name_ + ": the row_sparse gradient's index " + std::to_string(static_cast<int64_t>(idx[bad])) +
                            " at position " + std::to_string(bad) + " is outside [0, " + std::to_string(rows) +
                            ") or not above the one before (indices must be sorted and distinct; check_format "
                            "reports the details)");
-    const T* w = Host<const T>(c, weight, size);
-    const T* g = Host<const T>(c, c.inputs[1], count * k);
+    const T* w = HostData<const T>(c, weight, size);
+    const T* g = HostData<const T>(c, c.inputs[1], count * k);
     T* states[kStates + 1] = {};
-    for (int i = 0; i < kStates; ++i) states[i] = Host<T>(c, c.aux[static_cast<size_t>(i)], size);
-    T* out = c.req[0] == WEFT_REQ_NULL ? nullptr : Host<T>(c, c.outputs[0], size);
+    for (int i = 0; i < kStates; ++i) states[i] = HostData<T>(c, c.aux[static_cast<size_t>(i)], size);
+    T* out = c.req[0] == WEFT_REQ_NULL ? nullptr : HostData<T>(c, c.outputs[0], size);
     // Written to another array (req write, not in place): the rows the gradient lacks keep the
     // weight's values there too.
     if (out != nullptr && out != w) std::memcpy(out, w, static_cast<size_t>(size) * sizeof(T));

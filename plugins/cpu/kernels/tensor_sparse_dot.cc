@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "host_data.h"
 #include "isa_dispatch.h"
 #include "parallel.h"
 #include "weft/sdk/cpp/kernel.hpp"
@@ -27,12 +28,6 @@
 
 namespace weft::cpu {
 namespace {
-
-template <typename T>
-T* HostData(const sdk::DeviceCall& c, const sdk::DeviceTensor& t, int64_t elements) {
-  const uint64_t bytes = static_cast<uint64_t>(elements) * sizeof(T);
-  return static_cast<T*>(c.table->Resolve(t.device(), t.data(), t.offset(), bytes));
-}
 
 // The csr operand: m rows, n columns, nnz values, indptr and indices as stored (int64 or int32).
 template <typename T, typename P, typename I>
