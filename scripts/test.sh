@@ -6,8 +6,8 @@
 #   asan     the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (-O1; the big
 #            VGG-like model test at batch 2, 64x64)
 #   tsan     the engine, storage, ndarray, kvstore and io tests under ThreadSanitizer (-O1)
-# Last, a plain Release build as a user makes it (WEFT_TEST_RELEASE=0 skips it), and the `main`
-# preset's build with one short training epoch (WEFT_TEST_MAIN=0 skips it).
+# Last, a plain Release build as a user makes it, less the cpu and GPU plugins (WEFT_TEST_RELEASE=0
+# skips it), and the `main` preset's build with one short training epoch (WEFT_TEST_MAIN=0 skips it).
 # WEFT_TEST_SANITIZERS=0 runs the default pass only (a quick local check; CI runs all three).
 # WEFT_REQUIRE_ALL=1 (the default here): a test that would skip for a missing capability CI has
 # (root and network namespaces, Fashion-MNIST, lavapipe, the test plugins) fails instead
@@ -19,7 +19,10 @@
 # 0.7, asan 16.3 + 3.2 and its AVX2 rerun 1.2, tsan 4.2, Release 6.2, fuzz build + runs about 10.5);
 # the cpu kernels' split by ISA need since then saves about 5 minutes in each of the default and
 # Release builds (issue 34). The `main` preset's build and short epoch, added after, take about 600
-# CPU seconds with an empty ccache (about 5 minutes on 2 idle cores; seconds with a warm one).
+# CPU seconds with an empty ccache (about 5 minutes on 2 idle cores; seconds with a warm one). CI
+# then took 48 minutes on a machine with AVX-512, so the Release build leaves out the plugins
+# other steps build (about 45 % of its compile time) and the ASan pass's AVX2 rerun keeps only
+# the tests whose code depends on the ISA in a sanitizer build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -68,6 +71,7 @@ run_ctest() {
 # distributed jobs, the network namespace, Vulkan (lavapipe picks its own code), plugin loading,
 # docs, the GPU plugins and the R package (its C++ is ISA-independent glue; the library's numbers
 # under it are the suites' above). On an AVX2-only machine the first run already took that path.
+# forced_avx2_tests <preset> [ctest args...]: the extra arguments narrow the run further.
 forced_avx2_tests() {
   if ! grep -qw avx512f /proc/cpuinfo; then
     echo "no AVX-512 on this machine: the run above took the AVX2 path already"
@@ -76,7 +80,7 @@ forced_avx2_tests() {
   # IsaDispatch.Avx512MatchesBaseline is left out too: WEFT_CPU_ISA=avx2 is a ceiling, the AVX-512
   # path does not exist in this run (the first run compared it).
   WEFT_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell \
-    run_ctest "$1" -LE '^(dist|netns|vulkan|loader|docs|gpu|r|python)$' -E '^IsaDispatch\.Avx512MatchesBaseline$'
+    run_ctest "$@" -LE '^(dist|netns|vulkan|loader|docs|gpu|r|python)$' -E '^IsaDispatch\.Avx512MatchesBaseline$'
 }
 
 step "Python environment for the MXNet binding's tests (mxnet==1.9.1 from PyPI)"
@@ -100,8 +104,11 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
   cmake --build --preset asan
   step "AddressSanitizer + UBSan tests"
   run_ctest asan
-  step "AddressSanitizer + UBSan tests again on the AVX2 path"
-  forced_avx2_tests asan
+  # Sanitizer builds compile weft's loops in the baseline ISA only (plugins/cpu/kernels), so on the
+  # AVX2 path only oneDNN's and OpenBLAS's kernels and the layouts weft chooses by them (blocked
+  # nChw8c instead of nChw16c, their weight formats) change: the rerun is the tests that reach them.
+  step "AddressSanitizer + UBSan tests again on the AVX2 path (kernels, operator, executor)"
+  forced_avx2_tests asan -L '^(kernels|operator|executor)$'
   done_with asan
 
   step "ThreadSanitizer build (engine, storage, ndarray, kvstore, io tests)"
@@ -126,10 +133,17 @@ if [[ "${WEFT_TEST_FUZZ:-1}" == 1 ]]; then
 fi
 if [[ "${WEFT_TEST_RELEASE:-1}" == 1 ]]; then
   # What a user builds first: a plain Release configuration (GCC -O3, no -Werror by default) of
-  # the library, plugins and samples, so that no preset-only flag hides a broken user build.
-  step "plain Release build (library, plugins, samples)"
+  # the library, tools, binding, plugins and samples, so that no preset-only flag hides a broken
+  # user build. Every target but three: the cpu plugin (its kernels are half of this build's
+  # compile time, and the `main` step below builds it in Release without -Werror too) and the
+  # CUDA and HIP device plugins (nvcc's and hipcc's device code does not depend on the host's
+  # build type; the default preset builds them with -Werror).
+  step "plain Release build (library, tools, binding, plugins but cpu/cuda/hip, samples)"
   cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCH=OFF
-  cmake --build build/release
+  mapfile -t release_targets < <(ninja -C build/release -t targets all |
+    awk -F': ' '$2 == "phony" && $1 !~ /[\/.]/ { print $1 }' |
+    grep -vE '^(cmake_object_order_depends_target_.*|edit_cache|rebuild_cache|list_install_components|install|all|clean|help|ops_md|weft_plugin_cpu|weft_cpu_kernels|weft_plugin_cuda|weft_plugin_hip)$')
+  cmake --build build/release --target "${release_targets[@]}"
 fi
 if [[ "${WEFT_TEST_MAIN:-1}" == 1 ]]; then
   # The README's first command: the `main` preset is the only build with its settings (-O2
