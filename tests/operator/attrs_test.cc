@@ -210,6 +210,8 @@ const ListCase kLists[] = {
     {"softmax", {}, {"data"}, {"output"}, {}, 1},
     {"log_softmax", {}, {"data"}, {"output"}, {}, 1},
     {"LinearRegressionOutput", {}, {"data", "label"}, {"output"}, {}, 1},
+    {"LogisticRegressionOutput", {}, {"data", "label"}, {"output"}, {}, 1},
+    {"MAERegressionOutput", {}, {"data", "label"}, {"output"}, {}, 1},
     {"MakeLoss", {}, {"data"}, {"output"}, {}, 1},
     {"BlockGrad", {}, {"data"}, {"output"}, {}, 1},
     {"Flatten", {}, {"data"}, {"output"}, {}, 1},

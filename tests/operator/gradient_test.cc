@@ -55,6 +55,8 @@ const std::vector<Row>& Table() {
         {"softmax", {}, K, "_backward_softmax", O, {}},
         {"log_softmax", {}, K, "_backward_log_softmax", O, {}},
         {"LinearRegressionOutput", {}, K, "_backward_LinearRegressionOutput", I | O, {}, true},
+        {"LogisticRegressionOutput", {}, K, "_backward_LogisticRegressionOutput", I | O, {}, true},
+        {"MAERegressionOutput", {}, K, "_backward_MAERegressionOutput", I | O, {}, true},
         {"MakeLoss", {}, K, "_backward_MakeLoss", 0, {{0, 0}}, true},
         {"BlockGrad", {}, Z, "", 0, {{0, 0}}},
         {"Flatten", {}, K, "_backward_copy", 0, {{0, 0}}},

@@ -139,6 +139,8 @@ const Case kLoss[] = {
   {"log_softmax", "log_softmax", {}, {Shape{2, 3}}, {Shape{2, 3}}, {Shape{2, 3}}, {}},
   {"linreg (n, 1)", "LinearRegressionOutput", {}, {Shape{8, 1}}, {Shape{8, 1}, Shape{8}}, {Shape{8, 1}}, {}},
   {"linreg", "LinearRegressionOutput", {}, {Shape{8, 3}}, {Shape{8, 3}, Shape{8, 3}}, {Shape{8, 3}}, {}},
+  {"logreg (n, 1)", "LogisticRegressionOutput", {}, {Shape{8, 1}}, {Shape{8, 1}, Shape{8}}, {Shape{8, 1}}, {}},
+  {"maereg", "MAERegressionOutput", {}, {Shape{8, 3}}, {Shape{8, 3}, Shape{8, 3}}, {Shape{8, 3}}, {}},
   {"makeloss", "MakeLoss", {}, {Shape{4}}, {Shape{4}}, {Shape{4}}, {}},
   {"blockgrad", "BlockGrad", {}, {Shape{4, 1}}, {Shape{4, 1}}, {Shape{4, 1}}, {}},
 };

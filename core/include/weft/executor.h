@@ -10,7 +10,7 @@
 // Gradients (MXNet semantics):
 //   * grad_req per argument: kNullOp (no gradient), kWriteTo (overwrite), kAddTo (accumulate).
 //     kWriteInplace is accepted as kWriteTo.
-//   * Loss ops (SoftmaxOutput, LinearRegressionOutput, MakeLoss) make their own head gradient;
+//   * Loss ops (SoftmaxOutput, the regression outputs, MakeLoss) make their own head gradient;
 //     every other output that some gradient depends on needs a head gradient in Backward (error
 //     "head gradient is required for output X" when none is given).
 //   * Fan-out sums gradients with add_n nodes ("sum_grad"). Ops without gradient (BlockGrad,

@@ -365,6 +365,36 @@ inline Symbol LinearRegressionOutput(Symbol data, Symbol label, mx_float grad_sc
   return LinearRegressionOutput("", data, label, grad_scale);
 }
 
+/// LogisticRegressionOutput (OPS.md). Inputs: data, label. Attributes: grad_scale.
+inline Symbol LogisticRegressionOutput(const std::string& symbol_name, Symbol data, Symbol label,
+                                       mx_float grad_scale = 1.0f) {
+  return Operator("LogisticRegressionOutput")
+      .SetInput("data", data)
+      .SetInput("label", label)
+      .SetParamIfNot("grad_scale", grad_scale, 1.0f)
+      .CreateSymbol(symbol_name);
+}
+
+/// LogisticRegressionOutput with an automatic name (logisticregressionoutput0, logisticregressionoutput1, ...).
+inline Symbol LogisticRegressionOutput(Symbol data, Symbol label, mx_float grad_scale = 1.0f) {
+  return LogisticRegressionOutput("", data, label, grad_scale);
+}
+
+/// MAERegressionOutput (OPS.md). Inputs: data, label. Attributes: grad_scale.
+inline Symbol MAERegressionOutput(const std::string& symbol_name, Symbol data, Symbol label,
+                                  mx_float grad_scale = 1.0f) {
+  return Operator("MAERegressionOutput")
+      .SetInput("data", data)
+      .SetInput("label", label)
+      .SetParamIfNot("grad_scale", grad_scale, 1.0f)
+      .CreateSymbol(symbol_name);
+}
+
+/// MAERegressionOutput with an automatic name (maeregressionoutput0, maeregressionoutput1, ...).
+inline Symbol MAERegressionOutput(Symbol data, Symbol label, mx_float grad_scale = 1.0f) {
+  return MAERegressionOutput("", data, label, grad_scale);
+}
+
 /// Values of MakeLoss's `normalization` attribute.
 enum class MakeLossNormalization { kBatch = 0, kNull = 1, kValid = 2 };
 

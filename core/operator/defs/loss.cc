@@ -1,6 +1,7 @@
-// The loss family (docs/adding-an-op.md, "Op families"): the regression and custom loss heads
-// LinearRegressionOutput and MakeLoss. Shape rules are MXNet 1.9's (regression_output.cc,
-// make_loss.cc); SoftmaxOutput is in defs/softmax.cc, CTCLoss in defs/ctc_loss.cc.
+// The loss family (docs/adding-an-op.md, "Op families"): the regression heads
+// (LinearRegressionOutput, LogisticRegressionOutput, MAERegressionOutput) and the custom loss head
+// MakeLoss. Shape rules are MXNet 1.9's (regression_output.cc, make_loss.cc); SoftmaxOutput is in
+// defs/softmax.cc, CTCLoss in defs/ctc_loss.cc.
 #include "weft/sdk/ops/loss.hpp"
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
@@ -8,13 +9,13 @@
 namespace weft::opdef {
 namespace {
 
-OpDef LinearRegressionOutput() {
+// The three regression heads share MXNet's RegressionOutputParam, shapes and backward inputs; they
+// differ in the forward map and the gradient's (sdk/ops/loss.hpp).
+OpDef RegressionOutput(const char* name, const char* description) {
   OpDef d;
-  d.name = "LinearRegressionOutput";
-  d.description =
-      "Identity in forward; backward makes its own gradient (output − label)·grad_scale/ "
-      "(elements per sample) as MXNet.";
-  DeclareParams<sdk::LinearRegressionOutputParam>(d);
+  d.name = name;
+  d.description = description;
+  DeclareParams<sdk::RegressionOutputParam>(d);
   d.list_inputs = Fixed({"data", "label"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn(d, [](ShapeIO& io) {
@@ -38,7 +39,7 @@ OpDef LinearRegressionOutput() {
     io.AssignOut(0, data);
   });
   d.grad = GradKind::kOp;
-  d.backward_op = "_backward_LinearRegressionOutput";
+  d.backward_op = std::string("_backward_") + name;
   d.backward_uses = kUsesInputs | kUsesOutputs;
   d.is_loss = true;
   return d;
@@ -64,7 +65,15 @@ OpDef MakeLoss() {
 }  // namespace
 
 void RegisterLossOps(OpRegistry& r) {
-  r.Register(LinearRegressionOutput());
+  r.Register(RegressionOutput("LinearRegressionOutput",
+                              "Identity in forward; backward makes its own gradient (output − label)·grad_scale / "
+                              "(elements per sample) as MXNet."));
+  r.Register(RegressionOutput("LogisticRegressionOutput",
+                              "The sigmoid 1/(1+exp(−x)) in forward; backward makes its own gradient "
+                              "(output − label)·grad_scale / (elements per sample) as MXNet."));
+  r.Register(RegressionOutput("MAERegressionOutput",
+                              "Identity in forward; backward makes its own gradient sign(output − label)·grad_scale / "
+                              "(elements per sample), −1 where they are equal, as MXNet."));
   r.Register(MakeLoss());
   // MXNet's make_loss (Gluon's losses call it) is MakeLoss at its defaults: the output is the
   // input, the gradient ones.

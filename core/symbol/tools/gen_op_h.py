@@ -17,7 +17,7 @@ import mxnet  # noqa: F401  (loads libmxnet)
 from mxnet.base import _LIB, check_call, c_str, mx_uint, py_str
 
 OPS = ("FullyConnected Convolution Pooling Activation LeakyReLU BatchNorm Dropout SoftmaxOutput softmax "
-       "log_softmax LinearRegressionOutput MakeLoss BlockGrad Flatten Reshape expand_dims Concat SliceChannel "
+       "log_softmax LinearRegressionOutput LogisticRegressionOutput MAERegressionOutput MakeLoss BlockGrad Flatten Reshape expand_dims Concat SliceChannel "
        "transpose dot batch_dot Cast zeros_like ones_like one_hot argmax sum mean max add_n elemwise_add "
        "elemwise_sub elemwise_mul elemwise_div broadcast_add broadcast_sub broadcast_mul broadcast_div sin cos exp "
        "log sqrt square abs negative relu sigmoid tanh sgd_update sgd_mom_update nag_mom_update adam_update "

@@ -326,7 +326,9 @@ std::vector<CaseRow> RnnLossRows() {
        .refused_by = {"vulkan"}},
       {.ops = {"softmax", "log_softmax"}, .in = {In(Shape{3, 7})}},
       {.ops = {"softmax", "log_softmax"}, .attrs = {{"axis", "1"}}, .in = {In(Shape{2, 3, 4})}},
-      {.ops = {"LinearRegressionOutput"}, .in = {In(Shape{4, 3}), In(Shape{4, 3})}, .flags = kNoGrad},
+      {.ops = {"LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"},
+       .in = {In(Shape{4, 3}), In(Shape{4, 3})},
+       .flags = kNoGrad},
       {.ops = {"MakeLoss", "BlockGrad"}, .in = {In(Shape{4, 3})}, .flags = kNoGrad},
   };
 }

@@ -235,13 +235,18 @@ std::optional<std::vector<HostTensor>> ReferenceGradient(const RunSpec& f, const
   auto like = [](const HostTensor& t) { return ref::Filled(t.shape, t.dtype, 0.0); };
   if (f.op == "SoftmaxOutput") {
     g = SoftmaxOutputGradient(f);
-  } else if (f.op == "LinearRegressionOutput") {
-    // (output − label) · grad_scale / (label size / N); the label gets 0.
+  } else if (f.op == "LinearRegressionOutput" || f.op == "LogisticRegressionOutput" || f.op == "MAERegressionOutput") {
+    // (output − label) · grad_scale / (label size / N), its sign for MAE (−1 where equal); the
+    // label gets 0.
     const HostTensor& label = f.in[1];
+    const HostTensor& y = fwd.out.at(0);
     const int64_t n = label.shape.ndim() > 0 ? label.shape[0] : 1;
     const double scale = f.attrs.GetFloat("grad_scale", 1.0) / static_cast<double>(label.shape.Size() / n);
     g = {like(x), like(label)};
-    for (size_t i = 0; i < x.v.size(); ++i) g[0].v[i] = (x.v[i] - label.v[i]) * scale;
+    for (size_t i = 0; i < x.v.size(); ++i) {
+      const double d = y.v[i] - label.v[i];
+      g[0].v[i] = (f.op == "MAERegressionOutput" ? (d > 0 ? 1.0 : -1.0) : d) * scale;
+    }
   } else if (f.op == "MakeLoss") {
     // grad_scale everywhere (divided by N for normalization batch); the out-grad is ignored.
     double value = f.attrs.GetFloat("grad_scale", 1.0);

@@ -49,7 +49,7 @@ bool HasReferenceForward(const std::string& op);
 /// The input gradients of the forward node `fwd` (one per input, in input order) for the output
 /// gradients `out_grads` (one per output, hidden ones included), for the ops whose gradient is
 /// defined by the op rather than derived from its forward, which finite differences cannot check:
-/// the loss layers (SoftmaxOutput, LinearRegressionOutput, MakeLoss), Dropout, LeakyReLU selu and
+/// the loss layers (SoftmaxOutput, the regression outputs, MakeLoss), Dropout, LeakyReLU selu and
 /// rrelu, LayerNorm with visible statistics, Cast and amp_cast, mod (reference_math.cc), topk's
 /// indices and mask. `fwd_result` is the forward's result (outputs, hidden ones included: the
 /// masks). nullopt for other ops.

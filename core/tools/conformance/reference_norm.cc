@@ -1,5 +1,5 @@
 // References of the normalisations (BatchNorm, LayerNorm, InstanceNorm, L2Normalization), softmax
-// and log_softmax, and the loss layers' forwards (SoftmaxOutput, LinearRegressionOutput, MakeLoss,
+// and log_softmax, and the loss layers' forwards (SoftmaxOutput, the regression outputs, MakeLoss,
 // BlockGrad, CTCLoss). Statistics are the biased ones (divided by the group size), as MXNet's.
 #include <algorithm>
 #include <cmath>
@@ -149,6 +149,11 @@ void SoftmaxOutput(Call& c) {
 
 void Identity(Call& c) { c.out[0].v = c.in(0).v; }
 
+void Logistic(Call& c) {
+  c.out[0].v = c.in(0).v;
+  for (double& v : c.out[0].v) v = 1.0 / (1.0 + std::exp(-v));
+}
+
 // CTCLoss by enumeration instead of the kernel's forward-backward recursion: every path of class
 // indices over a sequence's frames that collapses to its label (repeats merged, then blanks
 // dropped) adds its probability Π softmax to p and to the occupancy of each (frame, class) it
@@ -224,7 +229,8 @@ void RegisterNormReferences(Table& t) {
   t["log_softmax"] = [](Call& c) { SoftmaxAlong(c, true); };
   t["SoftmaxOutput"] = SoftmaxOutput;
   t["CTCLoss"] = CTCLoss;
-  for (const char* op : {"LinearRegressionOutput", "MakeLoss", "BlockGrad"}) t[op] = Identity;
+  for (const char* op : {"LinearRegressionOutput", "MAERegressionOutput", "MakeLoss", "BlockGrad"}) t[op] = Identity;
+  t["LogisticRegressionOutput"] = Logistic;
 }
 
 }  // namespace wconf::ref

@@ -1,10 +1,13 @@
-// LinearRegressionOutput and MakeLoss (MXNet 1.9): identity forward; backward makes its own head
-// gradient and ignores out_grad.
-//   LinearRegressionOutput: gdata = (output − label) · grad_scale / (label.size / N).
-//   MakeLoss: gdata = grad_scale (normalization null) or grad_scale / N (batch).
+// The regression heads and MakeLoss (MXNet 1.9): backward makes its own head gradient and ignores
+// out_grad. With f = grad_scale / (label.size / N):
+//   LinearRegressionOutput: identity forward, gdata = (output − label) · f.
+//   LogisticRegressionOutput: output = sigmoid(data), gdata = (output − label) · f.
+//   MAERegressionOutput: identity forward, gdata = sign(output − label) · f, −1 where equal.
+//   MakeLoss: identity forward, gdata = grad_scale (normalization null) or grad_scale / N (batch).
 #include <algorithm>
 
 #include "nn_common.h"
+#include "vector_math.h"
 #include "weft/sdk/ops/loss.hpp"
 
 namespace weft::cpu {
@@ -26,11 +29,35 @@ class IdentityLossForward {
   }
 };
 
+// LogisticRegressionOutput's forward: output = sigmoid(data), the sigmoid op's own function.
+class LogisticForward : public IdentityLossForward {
+ public:
+  using IdentityLossForward::IdentityLossForward;
+  void Compute(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    float* y = c.outputs[0].data<float>();
+    const int64_t n = c.inputs[0].size();
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      for (int64_t i = 0; i < n; ++i) assign(y[i], vmath::Sigmoid(x[i]));
+    });
+  }
+};
+
+// The head gradient's map of (output − label): itself for the linear and logistic heads, its
+// sign for MAE (MXNet's minus_sign: 1 where output > label, else −1).
+struct Difference {
+  static float Map(float d) { return d; }
+};
+struct SignOfDifference {
+  static float Map(float d) { return d > 0.0f ? 1.0f : -1.0f; }
+};
+
 // Inputs: out_grad, data, label, output; outputs: data grad, label grad (0).
+template <class GradMap>
 class RegressionBackward {
  public:
   explicit RegressionBackward(const KernelSetup& s) {
-    scale_ = weft::sdk::LinearRegressionGradFactor(s);
+    scale_ = weft::sdk::RegressionGradFactor(s);
     RequireFloat32(s);
   }
   void Compute(const KernelCall& c) const {
@@ -39,7 +66,7 @@ class RegressionBackward {
     float* gx = c.outputs[0].data<float>();
     int64_t n = c.inputs[3].size();
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
-      for (int64_t i = 0; i < n; ++i) assign(gx[i], (y[i] - label[i]) * scale_);
+      for (int64_t i = 0; i < n; ++i) assign(gx[i], GradMap::Map(y[i] - label[i]) * scale_);
     });
     weft::sdk::FillReq(c.req[1], c.outputs[1].data<float>(), 0.0f, c.outputs[1].size());
   }
@@ -76,7 +103,11 @@ class MakeLossBackward {
 
 void RegisterLoss(KernelTable& t) {
   t.Add<IdentityLossForward>("LinearRegressionOutput", kF32);
-  t.Add<RegressionBackward>("_backward_LinearRegressionOutput", kF32);
+  t.Add<RegressionBackward<Difference>>("_backward_LinearRegressionOutput", kF32);
+  t.Add<LogisticForward>("LogisticRegressionOutput", kF32);
+  t.Add<RegressionBackward<Difference>>("_backward_LogisticRegressionOutput", kF32);
+  t.Add<IdentityLossForward>("MAERegressionOutput", kF32);
+  t.Add<RegressionBackward<SignOfDifference>>("_backward_MAERegressionOutput", kF32);
   t.Add<IdentityLossForward>("MakeLoss", kF32);
   t.Add<MakeLossBackward>("_backward_MakeLoss", kF32);
 }

@@ -1,5 +1,6 @@
-// weft SDK ops — loss heads: LinearRegressionOutput (MXNet 1.9's RegressionOutputParam) and
-// MakeLoss (MakeLossParam).
+// weft SDK ops — loss heads: the regression outputs LinearRegressionOutput,
+// LogisticRegressionOutput and MAERegressionOutput (MXNet 1.9's RegressionOutputParam,
+// regression_output-inl.h) and MakeLoss (MakeLossParam).
 #pragma once
 
 #include <span>
@@ -8,9 +9,11 @@
 
 namespace weft::sdk {
 
-/// LinearRegressionOutput: identity forward; gradient (output − label)·grad_scale / (elements per
-/// sample).
-struct LinearRegressionOutputParam {
+/// The regression heads' attributes. Forward: LinearRegressionOutput and MAERegressionOutput copy
+/// the data, LogisticRegressionOutput applies the sigmoid 1 / (1 + exp(−x)). Backward ignores the
+/// out-gradient and makes the head's own, times GradFactor: (output − label) for the linear and
+/// logistic heads, sign(output − label) for MAE, −1 where they are equal (MXNet's minus_sign).
+struct RegressionOutputParam {
   float grad_scale = 1.0f;
 
   template <class V>
@@ -25,14 +28,24 @@ struct LinearRegressionOutputParam {
   }
 };
 
-/// The gradient factor of a _backward_LinearRegressionOutput kernel's `setup` (inputs out_grad,
-/// data, label, output; outputs the data and label gradients), its counts and sizes checked.
+/// The name of RegressionOutputParam when LinearRegressionOutput was the only regression head
+/// (SDK 2.1 and earlier); kept so that kernels written then still compile.
+using LinearRegressionOutputParam = RegressionOutputParam;
+
+/// The gradient factor of a regression head's backward kernel's `setup` (inputs out_grad, data,
+/// label, output; outputs the data and label gradients), its counts and sizes checked.
 template <class Setup>
-float LinearRegressionGradFactor(const Setup& s) {
+float RegressionGradFactor(const Setup& s) {
   s.ExpectCounts(4, 2);
   if (ShapeSize(s.inputs[2].shape) != ShapeSize(s.inputs[3].shape))
     OpError(WEFT_ERR_INVALID_ARGUMENT, s.op_name, "label and output differ in size");
-  return s.template Params<LinearRegressionOutputParam>().GradFactor(s.inputs[2].shape);
+  return s.template Params<RegressionOutputParam>().GradFactor(s.inputs[2].shape);
+}
+
+/// RegressionGradFactor under its SDK 2.1 name.
+template <class Setup>
+float LinearRegressionGradFactor(const Setup& s) {
+  return RegressionGradFactor(s);
 }
 
 /// MakeLoss: identity forward; gradient grad_scale, normalised per `normalization`.
