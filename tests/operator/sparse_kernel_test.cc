@@ -172,14 +172,17 @@ TEST(SparseKernel, DenseLookupsNeverYieldTheSparseKernel) {
 }
 
 TEST(SparseKernel, AnUnclaimedPatternIsRefusedByName) {
-  // dense · csr: the cpu plugin claims no kernel for it (the MXNet binding falls back to dense).
-  const NDArray a = Dense(RandomSparse(3, 4, 1.0, 1), Shape{3, 4}, DType::kFloat32);
+  // dense · csrᵀ: the cpu plugin claims no kernel for it, as MXNet has none (the MXNet binding
+  // falls back to dense).
+  const NDArray a = Dense(RandomSparse(3, 5, 1.0, 1), Shape{3, 5}, DType::kFloat32);
   const NDArray b = CastStorage(Dense(RandomSparse(4, 5, 0.5, 2), Shape{4, 5}, DType::kFloat32), StorageType::kCSR);
   ImperativeCall call{"dot", {}, {a, b}, {}, false, std::nullopt};
+  call.params = {{"transpose_b", "True"}};
   EXPECT_FALSE(SparseKernelClaims(call, {}));
   const std::string e = ErrorOf([&] { Invoke(call); });
   EXPECT_NE(e.find("dot: no kernel on cpu(0) takes inputs of storage types (default, csr)"), std::string::npos) << e;
-  call.inputs = {b, a.Reshape(Shape{4, 3})};
+  call.params.clear();
+  call.inputs = {b, a.Reshape(Shape{5, 3})};
   EXPECT_TRUE(SparseKernelClaims(call, {}));
 }
 
