@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sparse_values.h"
 #include "test_util.h"
 #include "weft/autograd.h"
 #include "weft/imperative.h"
@@ -27,6 +28,8 @@ namespace {
 
 using Params = std::map<std::string, std::string>;
 using test::ErrorOf;
+using test::Indices;
+using test::Values;
 
 // A dense (rows, cols) matrix where about `density` of the entries are non-zero and every third
 // row is empty, as float64 values (the reference computes in double).
@@ -45,18 +48,6 @@ NDArray Dense(const std::vector<double>& v, const Shape& shape, DType dtype, con
   d.SyncCopyFromCPUBytes(v.data(), v.size() * sizeof(double));
   NDArray out = InvokeOne("Cast", {d}, {{"dtype", std::string(DTypeName(dtype))}});
   return ctx == Context::cpu(0) ? out : out.Copy(ctx);
-}
-
-std::vector<double> Values(const NDArray& a) {
-  const NDArray d = InvokeOne("Cast", {CastStorage(a, StorageType::kDefault)}, {{"dtype", "float64"}});
-  std::vector<double> v(d.Size());
-  if (!v.empty()) d.SyncCopyToCPUBytes(v.data(), v.size() * sizeof(double));
-  return v;
-}
-
-std::vector<int64_t> Indices(const NDArray& aux) {
-  const std::vector<double> v = Values(aux);
-  return {v.begin(), v.end()};
 }
 
 // The csr with its aux arrays narrowed to int32 (MXNet allows either index type).

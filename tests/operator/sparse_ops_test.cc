@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sparse_values.h"
 #include "test_util.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
@@ -29,6 +30,8 @@ using nlohmann::json;
 using Params = std::map<std::string, std::string>;
 using test::ErrorOf;
 using test::ExpectContains;
+using test::Indices;
+using test::Values;
 
 const json& Fixtures() {
   static const json j = [] {
@@ -70,18 +73,6 @@ NDArray Make(const json& d) {
   stored[0] = static_cast<int64_t>(indices.size());
   return NDArray::FromSparseParts(StorageType::kRowSparse, shape, FromDoubles(values, stored, dtype),
                                   {Int64s(indices)});
-}
-
-std::vector<double> Values(const NDArray& a) {
-  const NDArray d = InvokeOne("Cast", {CastStorage(a, StorageType::kDefault)}, {{"dtype", "float64"}});
-  std::vector<double> v(d.Size());
-  if (!v.empty()) d.SyncCopyToCPUBytes(v.data(), v.size() * sizeof(double));
-  return v;
-}
-
-std::vector<int64_t> Indices(const NDArray& aux) {
-  const std::vector<double> v = Values(aux);
-  return {v.begin(), v.end()};
 }
 
 // `got` equals MXNet's array `want`: storage type, shape, stored rows / indptr and indices, values.

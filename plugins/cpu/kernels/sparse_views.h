@@ -50,6 +50,25 @@ void OnIndexType(int32_t dtype, const std::string& op, const std::string& what, 
   }
 }
 
+/// Calls f(T{}) for T the C++ type of a dense index array's dtype (MXNet accepts float32,
+/// float64, int32 and int64 indices; mx.nd.array makes float32 ones); others are refused by name.
+template <typename F>
+void OnNumericType(int32_t dtype, const std::string& op, const std::string& what, F&& f) {
+  switch (dtype) {
+    case WEFT_DTYPE_FLOAT32:
+      return f(float{});
+    case WEFT_DTYPE_FLOAT64:
+      return f(double{});
+    case WEFT_DTYPE_INT32:
+      return f(int32_t{});
+    case WEFT_DTYPE_INT64:
+      return f(int64_t{});
+    default:
+      throw sdk::Error(WEFT_ERR_UNSUPPORTED,
+                       op + ": " + what + " must be float32, float64, int32 or int64, not " + sdk::DTypeName(dtype));
+  }
+}
+
 /// Calls f(float{}) or f(double{}) for a value dtype (the kernels register float32 and float64).
 template <typename F>
 void OnFloatType(int32_t dtype, F&& f) {

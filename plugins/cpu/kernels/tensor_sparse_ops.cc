@@ -46,31 +46,16 @@ std::vector<int64_t> RetainedRows(const sdk::DeviceCall& c, const sdk::DeviceTen
     const I* p = HostData<const I>(c, t, n);
     for (int64_t k = 0; k < n; ++k) {
       const I v = p[k];
-      // A float index must be a whole number (mx.nd.array makes float32 indices).
-      const auto r = static_cast<int64_t>(v);
-      if (static_cast<I>(r) != v || r < 0 || r >= rows)
+      // A float index must be a whole number (mx.nd.array makes float32 indices); the range is
+      // checked before the conversion, which a NaN or a huge value would make undefined.
+      const auto d = static_cast<double>(v);
+      if (!(d >= 0 && d < static_cast<double>(rows)) || static_cast<double>(static_cast<int64_t>(v)) != d)
         sparse::Fail(op, "indices[" + std::to_string(k) + "] = " + std::to_string(static_cast<double>(v)) +
                              " is not a row of data (rows 0.." + std::to_string(rows - 1) + ")");
-      ids[static_cast<size_t>(k)] = r;
+      ids[static_cast<size_t>(k)] = static_cast<int64_t>(v);
     }
   };
-  switch (t.dtype()) {
-    case WEFT_DTYPE_FLOAT32:
-      read(float{});
-      break;
-    case WEFT_DTYPE_FLOAT64:
-      read(double{});
-      break;
-    case WEFT_DTYPE_INT32:
-      read(int32_t{});
-      break;
-    case WEFT_DTYPE_INT64:
-      read(int64_t{});
-      break;
-    default:
-      throw sdk::Error(WEFT_ERR_UNSUPPORTED,
-                       op + ": indices must be float32, float64, int32 or int64, not " + sdk::DTypeName(t.dtype()));
-  }
+  sparse::OnNumericType(t.dtype(), op, "indices", read);
   if (!std::is_sorted(ids.begin(), ids.end()) || std::adjacent_find(ids.begin(), ids.end()) != ids.end()) {
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -132,20 +117,7 @@ class RetainKernel {
           I* g = sparse::Dense<I>(c, c.outputs[1]);
           std::fill(g, g + c.outputs[1].size(), I(0));
         };
-        switch (c.outputs[1].dtype()) {
-          case WEFT_DTYPE_FLOAT32:
-            zero(float{});
-            break;
-          case WEFT_DTYPE_FLOAT64:
-            zero(double{});
-            break;
-          case WEFT_DTYPE_INT32:
-            zero(int32_t{});
-            break;
-          default:
-            zero(int64_t{});
-            break;
-        }
+        sparse::OnNumericType(c.outputs[1].dtype(), op_, "the indices' gradient", zero);
       }
     }
     T* out = sparse::AllocRsp<T>(c, 0, ids, width, false);

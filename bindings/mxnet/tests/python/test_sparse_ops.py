@@ -71,3 +71,17 @@ def test_sparse_op_gradient_matches_mxnet(i):
         if w is None or k in want["mxnet_zero"]:
             continue
         expect_like(g, w, "%s gradient %d" % (want["name"], k), parts=False)
+
+
+def test_bad_sparse_inputs_are_refused_by_name(mx):
+    # A row_sparse array whose indices are not sorted (made from parts, which only check shapes),
+    # a retained row outside data, and shapes that do not fit: errors naming the array and where.
+    unsorted = mx.nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [3, 1]), shape=(5, 2))
+    with pytest.raises(mx.base.MXNetError, match=r"row_sparse data's index 1 at position 1"):
+        mx.nd._internal._square_sum(unsorted, axis=1, keepdims=True).wait_to_read()
+    data = mx.nd.sparse.row_sparse_array(([[1, 2]], [1]), shape=(4, 2))
+    with pytest.raises(mx.base.MXNetError, match=r"indices\[1\] = 4.* is not a row of data"):
+        mx.nd.sparse.retain(data, mx.nd.array([0, 4])).wait_to_read()
+    csr = mx.nd.sparse.csr_matrix(([1.0], [0], [0, 1, 1, 1]), shape=(3, 4))
+    with pytest.raises(mx.base.MXNetError, match=r"lhs.*rhs"):
+        mx.nd.sparse.dot(mx.nd.ones((1, 2)), csr).wait_to_read()
