@@ -47,6 +47,28 @@ std::vector<NDArray> PlaceInputs(const ImperativeCall& call, const std::string& 
 
 std::string ShapeSlotString(const ShapeSlot& s) { return s ? s->ToString() : "unknown"; }
 
+bool AnySparse(const std::vector<NDArray>& arrays) {
+  return std::any_of(arrays.begin(), arrays.end(),
+                     [](const NDArray& a) { return !a.is_none() && a.storage_type() != StorageType::kDefault; });
+}
+
+std::string StypeNames(const std::vector<StorageType>& v) {
+  std::string r;
+  for (StorageType t : v) r += (r.empty() ? "" : ", ") + std::string(StorageTypeName(t));
+  return "(" + r + ")";
+}
+
+// For a kernel-only call (a backward op) with a sparse input or output: the storage types into
+// *sig (whose shapes and dtypes the caller filled) and whether a sparse kernel of ctx's device
+// claims them, producing exactly the given outputs' storage types.
+bool KernelOnlyClaims(const ImperativeCall& call, const std::vector<NDArray>& outputs, const Context& ctx,
+                      NodeSignature* sig) {
+  for (const NDArray& a : call.inputs) sig->in_stypes.push_back(a.storage_type());
+  for (const NDArray& a : outputs) sig->out_stypes.push_back(a.storage_type());
+  std::vector<StorageType> claimed = sig->out_stypes;
+  return ClaimStorageTypes(call.op, AttrMap{call.params}, ctx, *sig, &claimed) && claimed == sig->out_stypes;
+}
+
 // An op with kernels but no definition (backward ops): the caller's arrays are the signature.
 void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   WEFT_CHECK(call.named_inputs.empty(), "{}: has no definition, so its inputs can only be given by position", call.op);
@@ -71,6 +93,10 @@ void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs)
       }
     req.push_back(r);
   }
+  if (AnySparse(call.inputs) || AnySparse(*outputs))
+    WEFT_CHECK(KernelOnlyClaims(call, *outputs, ctx, &sig),
+               "{}: no kernel on {} takes inputs of storage types {} into outputs of storage types {}", call.op,
+               ctx.ToString(), StypeNames(sig.in_stypes), StypeNames(sig.out_stypes));
   SharedKernelRunner(call.op, AttrMap{call.params}, ctx, sig)->Run(call.inputs, *outputs, req, {}, call.is_train);
 }
 
@@ -78,22 +104,13 @@ void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs)
 
 namespace {
 
-bool AnySparse(const std::vector<NDArray>& arrays) {
-  return std::any_of(arrays.begin(), arrays.end(),
-                     [](const NDArray& a) { return !a.is_none() && a.storage_type() != StorageType::kDefault; });
-}
-
 // For a call with a sparse input or given output: the storage types of every slot into sig (an
 // output not given takes the claiming kernel's answer) and true; false for a dense call. Throws
 // weft::Error naming the op and the storage types when no kernel of the device claims the call.
 bool ClaimSparse(const OpDef& def, const AttrMap& attrs, const Context& ctx, const std::vector<NDArray>& in,
                  const std::vector<NDArray>& aux, const std::vector<NDArray>& out, bool recording, NodeSignature* sig) {
   if (!AnySparse(in) && !AnySparse(out) && !AnySparse(aux)) return false;
-  auto names = [](const std::vector<StorageType>& v) {
-    std::string r;
-    for (StorageType t : v) r += (r.empty() ? "" : ", ") + std::string(StorageTypeName(t));
-    return "(" + r + ")";
-  };
+  const auto names = StypeNames;
   for (const NDArray& a : in) sig->in_stypes.push_back(a.storage_type());
   WEFT_CHECK(!AnySparse(aux), "{}: aux states are dense; convert the sparse ones with CastStorage", def.name);
   WEFT_CHECK(!recording,
@@ -115,9 +132,19 @@ bool ClaimSparse(const OpDef& def, const AttrMap& attrs, const Context& ctx, con
 
 bool SparseKernelClaims(const ImperativeCall& call, const std::vector<NDArray>& outputs) {
   const OpDef* def = OpRegistry::Get().Find(call.op);
-  if (def == nullptr || !call.named_inputs.empty() || call.inputs.empty() ||
-      (!AnySparse(call.inputs) && !AnySparse(outputs)))
+  if (!call.named_inputs.empty() || call.inputs.empty() || (!AnySparse(call.inputs) && !AnySparse(outputs)))
     return false;
+  if (def == nullptr) {
+    // A kernel-only op (a backward op): every output must be given, as Invoke requires.
+    NodeSignature sig;
+    for (const std::vector<NDArray>* group : {&call.inputs, &outputs})
+      for (const NDArray& a : *group) {
+        if (a.is_none()) return false;
+        (group == &outputs ? sig.out_shapes : sig.in_shapes).push_back(a.GetShape());
+        (group == &outputs ? sig.out_dtypes : sig.in_dtypes).push_back(a.GetDType());
+      }
+    return !outputs.empty() && KernelOnlyClaims(call, outputs, call.inputs[0].GetContext(), &sig);
+  }
   AttrMap given{call.params};
   if (def->FindAttr("num_args") != nullptr && !given.Has("num_args"))
     given.Set("num_args", std::to_string(call.inputs.size()));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sparse_values.h"
 #include "test_util.h"
 #include "weft/autograd.h"
 #include "weft/imperative.h"
@@ -27,6 +28,8 @@ namespace {
 
 using Params = std::map<std::string, std::string>;
 using test::ErrorOf;
+using test::Indices;
+using test::Values;
 
 // A dense (rows, cols) matrix where about `density` of the entries are non-zero and every third
 // row is empty, as float64 values (the reference computes in double).
@@ -45,18 +48,6 @@ NDArray Dense(const std::vector<double>& v, const Shape& shape, DType dtype, con
   d.SyncCopyFromCPUBytes(v.data(), v.size() * sizeof(double));
   NDArray out = InvokeOne("Cast", {d}, {{"dtype", std::string(DTypeName(dtype))}});
   return ctx == Context::cpu(0) ? out : out.Copy(ctx);
-}
-
-std::vector<double> Values(const NDArray& a) {
-  const NDArray d = InvokeOne("Cast", {CastStorage(a, StorageType::kDefault)}, {{"dtype", "float64"}});
-  std::vector<double> v(d.Size());
-  if (!v.empty()) d.SyncCopyToCPUBytes(v.data(), v.size() * sizeof(double));
-  return v;
-}
-
-std::vector<int64_t> Indices(const NDArray& aux) {
-  const std::vector<double> v = Values(aux);
-  return {v.begin(), v.end()};
 }
 
 // The csr with its aux arrays narrowed to int32 (MXNet allows either index type).
@@ -172,14 +163,17 @@ TEST(SparseKernel, DenseLookupsNeverYieldTheSparseKernel) {
 }
 
 TEST(SparseKernel, AnUnclaimedPatternIsRefusedByName) {
-  // dense · csr: the cpu plugin claims no kernel for it (the MXNet binding falls back to dense).
-  const NDArray a = Dense(RandomSparse(3, 4, 1.0, 1), Shape{3, 4}, DType::kFloat32);
+  // dense · csrᵀ: the cpu plugin claims no kernel for it, as MXNet has none (the MXNet binding
+  // falls back to dense).
+  const NDArray a = Dense(RandomSparse(3, 5, 1.0, 1), Shape{3, 5}, DType::kFloat32);
   const NDArray b = CastStorage(Dense(RandomSparse(4, 5, 0.5, 2), Shape{4, 5}, DType::kFloat32), StorageType::kCSR);
   ImperativeCall call{"dot", {}, {a, b}, {}, false, std::nullopt};
+  call.params = {{"transpose_b", "True"}};
   EXPECT_FALSE(SparseKernelClaims(call, {}));
   const std::string e = ErrorOf([&] { Invoke(call); });
   EXPECT_NE(e.find("dot: no kernel on cpu(0) takes inputs of storage types (default, csr)"), std::string::npos) << e;
-  call.inputs = {b, a.Reshape(Shape{4, 3})};
+  call.params.clear();
+  call.inputs = {b, a.Reshape(Shape{5, 3})};
   EXPECT_TRUE(SparseKernelClaims(call, {}));
 }
 

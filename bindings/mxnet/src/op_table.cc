@@ -202,7 +202,9 @@ OpEntry& LookupOpEntry(const std::string& name) {
                                : IsNumpyImportName(name) ? std::optional<OpInfo>(NumpyInfo(name))
                                : name == "_npi_Custom"   ? FindOpInfo("Custom")
                                                          : FindOpInfo(name);
-  std::optional<BindingOp> own_op = info ? std::nullopt : FindSparseOp(name);
+  // The binding's sparse ops come first: _sparse_retain has a core definition too, which its
+  // binding op calls outside autograd's recording.
+  std::optional<BindingOp> own_op = FindSparseOp(name);
   if (!info && !own_op) own_op = FindImageOp(name);
   if (!info && !own_op) own_op = FindArrayOp(name);
   if (own_op) info = own_op->info;

@@ -1,5 +1,7 @@
 #include "binding_ops.h"
 
+#include "weft/autograd.h"
+#include "weft/imperative.h"
 #include "weft/sparse.h"
 
 namespace weft::mx {
@@ -54,24 +56,22 @@ void GetNnzOp(const std::vector<NDArray>& in, const std::map<std::string, std::s
   NDArray::CopyFromTo(result, (*out)[0]);
 }
 
-// _sparse_retain(data, indices) (mx.nd.sparse.retain, Gluon's row_sparse_data): the rows of a
-// row_sparse array named by `indices` (any order and dtype), as a new row_sparse array.
+// _sparse_retain(data, indices) (mx.nd.sparse.retain, Gluon's row_sparse_data): the core op,
+// which the cpu's sparse kernel computes (sorted distinct rows; tensor_sparse_ops.cc). Under
+// autograd it runs unrecorded, as before: weft's tape records no sparse kernel yet (so Gluon's
+// row_sparse_data stays usable inside autograd.record(); no gradient reaches data through it).
 void SparseRetainOp(const std::vector<NDArray>& in, const std::map<std::string, std::string>&,
                     std::vector<NDArray>* out) {
   if (in.size() != 2) Fail("_sparse_retain takes data and indices, {} inputs given", in.size());
-  const NDArray& data = in[0];
-  if (data.storage_type() != StorageType::kRowSparse)
+  if (in[0].storage_type() != StorageType::kRowSparse)
     Fail("_sparse_retain: data is {}; it takes a row_sparse array (as MXNet's sparse_retain)",
-         StorageTypeName(data.storage_type()));
-  if (out->empty()) {
-    NDArray result =
-        NDArray::CreateSparse(StorageType::kRowSparse, data.GetShape(), data.GetContext(), data.GetDType());
-    RetainRowsInto(data, in[1], result);
-    out->push_back(std::move(result));
-    return;
-  }
-  if (out->size() != 1) Fail("_sparse_retain has one output, {} given", out->size());
-  RetainRowsInto(data, in[1], (*out)[0]);
+         StorageTypeName(in[0].storage_type()));
+  if (out->size() > 1) Fail("_sparse_retain has one output, {} given", out->size());
+  const auto unrecorded = autograd::Pause(autograd::IsTraining());
+  ImperativeCall call;
+  call.op = "_sparse_retain";
+  call.inputs = in;
+  weft::Invoke(call, out);
 }
 
 }  // namespace

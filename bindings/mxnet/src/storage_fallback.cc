@@ -62,8 +62,26 @@ bool IsCsrTransposedDot(const std::string& op, const std::map<std::string, std::
     const std::string v = Param(params, name, "False");
     return v == "True" || v == "true" || v == "1";
   };
+  const std::string hint = Param(params, "forward_stype", "None");
   return op == "dot" && in.size() == 2 && in[0].storage_type() == StorageType::kCSR &&
-         in[1].storage_type() != StorageType::kCSR && on("transpose_a") && !on("transpose_b");
+         in[1].storage_type() != StorageType::kCSR && on("transpose_a") && !on("transpose_b") &&
+         (hint == "None" || hint == "row_sparse");
+}
+
+// The storage type MXNet gives dot's output when it falls back (DotForwardInferStorageType's
+// target_stype): the forward_stype hint when given, else csr for dot(dense, csr) without
+// transpose_a (its cpu kernel's csr result, which the fallback then makes of the non-zero
+// elements), else dense.
+StorageType DotFallbackStype(const std::string& op, const std::map<std::string, std::string>& params,
+                             const std::vector<NDArray>& in) {
+  if (op != "dot" || in.size() != 2) return StorageType::kDefault;
+  const std::string hint = Param(params, "forward_stype", "None");
+  if (hint != "None") return StorageTypeFromName(hint);
+  const std::string ta = Param(params, "transpose_a", "False");
+  const bool lhs_transposed = ta == "True" || ta == "true" || ta == "1";
+  return in[0].storage_type() == StorageType::kDefault && in[1].storage_type() == StorageType::kCSR && !lhs_transposed
+             ? StorageType::kCSR
+             : StorageType::kDefault;
 }
 
 // The first input that is an aux state (updated in place by the op: an update's mom, var...).
@@ -213,6 +231,8 @@ StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::strin
     if (zero && !*zero) infer_ = (*in)[0].storage_type();
   }
   if (IsCsrTake(op, params, *in)) infer_ = StorageType::kCSR;
+  // Under autograd the result stays the recorded dense one, so that gradients flow through it.
+  if (entry.info.name == "dot" && !autograd::IsRecording()) infer_ = DotFallbackStype(entry.info.name, params, *in);
   if (IsCsrTransposedDot(entry.info.name, params, *in)) {
     infer_ = StorageType::kRowSparse;
     infer_rows_ = (*in)[0].aux_ndarray(kCSRIndices);  // repeats are allowed: the rows are their set

@@ -1,7 +1,7 @@
 // MXNet's storage fallback for the C API (MXNet 1.9 src/common/exec_utils.h, and the
 // FInferStorageType of the ops named below). A call whose sparse arrays a plugin's sparse kernel
-// claims (SDK 2.1; the cpu plugin's dot of a csr lhs) runs there first (RunSparseKernel) and
-// never reaches the fallback. Otherwise weft's operators take dense arrays, so a sparse
+// claims (SDK 2.1; the cpu plugin's dot with a csr operand, sparse_retain, _square_sum) runs
+// there first (RunSparseKernel) and never reaches the fallback. Otherwise weft's operators take dense arrays, so a sparse
 // input is converted to a dense temporary (recorded as its _copy under autograd, so gradients
 // reach a sparse variable), a sparse out= receives the dense result converted back, a sparse
 // state the op updates in place (an aux state: mom, mean, var...) is written back too, and

@@ -45,9 +45,9 @@ OpDef Norm() {
 }
 
 // _square_sum (MXNet 1.9 src/operator/tensor/square_sum.cc): sum(data², axis) fused, so that the
-// gradient of a row_sparse weight stays row_sparse. MXNet runs it on row_sparse input only; weft's
-// kernel is dense (the C API's storage fallback converts, and keeps the row_sparse result rows of
-// axis=1, keepdims=True as MXNet does).
+// gradient of a row_sparse weight stays row_sparse. MXNet runs it on row_sparse input only; weft
+// also has a dense kernel, and the cpu's sparse kernel (tensor_sparse_ops.cc) gives MXNet's
+// storage types for row_sparse data.
 OpDef SquareSum() {
   OpDef d = Reduce("_square_sum", "", kUsesInputs);
   d.backward_op = "_backward_square_sum";  // MXNet's name

@@ -1,5 +1,5 @@
 // The tensor family (docs/adding-an-op.md, "Op families"; the rest in defs/tensor_*.cc): products
-// and dtype and fill ops dot, batch_dot, Cast, zeros_like, ones_like. Shape rules are MXNet 1.9's
+// and dtype and fill ops dot, batch_dot, Cast, zeros_like, ones_like, and _sparse_retain. Shape rules are MXNet 1.9's
 // (src/operator/tensor/dot-inl.h, elemwise_unary_op.h).
 #include "operator/defs/builtin.h"
 #include "operator/op_util.h"
@@ -134,12 +134,39 @@ OpDef FillLike(std::string name, std::string value) {
   return d;
 }
 
+// _sparse_retain (MXNet 1.9 src/operator/tensor/sparse_retain.cc; mx.nd.sparse.retain): the rows
+// of a row_sparse `data` named by `indices`, as a row_sparse array of data's shape. Only sparse
+// kernels compute it (the cpu's tensor_sparse_ops.cc): a dense data has no kernel, as in MXNet.
+// Gradient: out_grad's rows at indices (_backward_sparse_retain), row_sparse.
+OpDef SparseRetain() {
+  OpDef d;
+  d.name = "_sparse_retain";
+  d.description =
+      "The rows of row_sparse `data` named by `indices` (whole numbers in [0, rows), any numeric dtype), as a "
+      "row_sparse array of data's shape storing those rows.";
+  d.list_inputs = Fixed({"data", "indices"});
+  d.list_outputs = Fixed({"output"});
+  SetShapeFn(d, [](ShapeIO& io) {
+    if (io.in(0)) io.AssignOut(0, *io.in(0));
+  });
+  // indices keep their own dtype (mx.nd.array makes them float32); the output is data's.
+  d.infer_type = [](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>&) {
+    if (in[0] < 0) in[0] = out[0];
+    if (in[0] >= 0) AssignType("_sparse_retain", "output", "output", out[0], in[0]);
+  };
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_sparse_retain";
+  d.backward_uses = kUsesInputs;
+  return d;
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
   r.Register(Dot());
   r.Register(BatchDot());
   r.Register(Cast());
+  r.Register(SparseRetain());
   r.Register(FillLike("zeros_like", "zeros"));
   r.Register(FillLike("ones_like", "ones"));
   r.AddAlias("cast", "Cast");

@@ -90,6 +90,8 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
   auto t = std::make_unique<weft::sdk::KernelTable>("cpu", host);
   RegisterAllKernels(*t);
   RegisterSparseKernels(*t);
+  RegisterSparseRowOps(*t);
+  RegisterSparseProducts(*t);
   RegisterSparseOptimizers(*t);
   t->Api();
   return t;
