@@ -64,8 +64,10 @@ bool RowRange(const C& a, int64_t i, int64_t* b, int64_t* e) {
   return *b >= 0 && *b <= *e && *e <= a.nnz;
 }
 
-// Stored elements ahead whose rhs row CsrDense prefetches.
-constexpr int64_t kAhead = 16;
+// Stored elements ahead whose rhs row CsrDense prefetches: far enough for a miss to memory to
+// land in time (a batch of 512 LibSVM rows, 100 stored each, against a 1M x 1 rhs: 0.24 ms per
+// call at 16 ahead, 0.21 at 48, no better beyond).
+constexpr int64_t kAhead = 48;
 
 // out (m, k) = or += csr · rhs (n, k).
 template <typename T, typename C, typename Assign>
