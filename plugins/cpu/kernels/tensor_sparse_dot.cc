@@ -81,6 +81,7 @@ void CsrDense(const C& a, const T* rhs, int64_t k, T* out, Assign assign, Fault&
         return;
       }
       std::fill(acc.begin(), acc.end(), T(0));
+      T sum = 0;
       for (int64_t p = b; p < e; ++p) {
         const auto col = static_cast<int64_t>(a.indices[p]);
         if (col < 0 || col >= a.n) {
@@ -95,8 +96,13 @@ void CsrDense(const C& a, const T* rhs, int64_t k, T* out, Assign assign, Fault&
         }
         const T v = a.values[p];
         const T* src = rhs + col * k;
+        if (k == 1) {  // a register sum: through acc[0] each add waited for the last one's store
+          sum += v * src[0];
+          continue;
+        }
         for (int64_t j = 0; j < k; ++j) acc[static_cast<size_t>(j)] += v * src[j];
       }
+      if (k == 1) acc[0] = sum;
       T* dst = out + i * k;
       for (int64_t j = 0; j < k; ++j) assign(dst[j], acc[static_cast<size_t>(j)]);
     }
