@@ -52,7 +52,9 @@ std::thread StartWorkerThread(void (*fn)(void*, int), void* self, int worker);
 /// The registry of live prefetchers that StopDataIterWorkers shuts down (prefetching_iter.cc).
 /// Register returns false when the process is already shutting down (then start no worker);
 /// `shutdown(self)` is called at most once, under the registry's lock, which Unregister takes:
-/// a prefetcher unregistered in its destructor is never shut down concurrently with it.
+/// a prefetcher unregistered in its destructor is never shut down concurrently with it. So a
+/// produce function must not make or destroy a prefetcher (an iterator) itself: StopDataIterWorkers
+/// waits for it while holding that lock.
 bool RegisterLive(void* self, void (*shutdown)(void*));
 void UnregisterLive(void* self);
 
