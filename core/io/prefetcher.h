@@ -17,6 +17,12 @@
 // and empties the queue; Start() begins the next epoch at item 0. The destructor stops and joins
 // the workers.
 //
+// Process shutdown (StopDataIterWorkers in weft/prefetching_iter.h: MXNotifyShutdown, and an exit
+// handler that runs before the engine and the plugins shut down): every live prefetcher's workers
+// finish the item in production and end for good; Next() then throws. Without it a worker still
+// making a batch when exit() runs would push to an engine and allocate on a device that static
+// destruction is tearing down ("pure virtual method called").
+//
 // Thread-safety: Start, Stop and Next are called by one consumer thread; produce runs on the
 // workers, several at once (one call per worker at a time; `worker` is its index, for per-worker
 // state).
@@ -43,6 +49,15 @@ namespace weft::io_detail {
 /// would instantiate std::thread's state type with weft's types, which libweft would then export.
 std::thread StartWorkerThread(void (*fn)(void*, int), void* self, int worker);
 
+/// The registry of live prefetchers that StopDataIterWorkers shuts down (prefetching_iter.cc).
+/// Register returns false when the process is already shutting down (then start no worker);
+/// `shutdown(self)` is called at most once, under the registry's lock, which Unregister takes:
+/// a prefetcher unregistered in its destructor is never shut down concurrently with it. So a
+/// produce function must not make or destroy a prefetcher (an iterator) itself: StopDataIterWorkers
+/// waits for it while holding that lock.
+bool RegisterLive(void* self, void (*shutdown)(void*));
+void UnregisterLive(void* self);
+
 template <typename Item>
 class WEFT_HIDDEN Prefetcher {
  public:
@@ -51,16 +66,21 @@ class WEFT_HIDDEN Prefetcher {
   Prefetcher(int num_workers, size_t ahead, Produce produce)
       : ahead_(std::max<size_t>(ahead, 1)), produce_(std::move(produce)) {
     WEFT_CHECK(num_workers >= 1, "prefetcher: {} worker threads; at least 1 is needed", num_workers);
-    for (int w = 0; w < num_workers; ++w) threads_.push_back(StartWorkerThread(&Prefetcher::Run, this, w));
+    if (!RegisterLive(this, &Prefetcher::ShutdownThunk)) {
+      shutdown_ = true;  // made during shutdown: no worker starts, Next() reports why
+      return;
+    }
+    try {
+      for (int w = 0; w < num_workers; ++w) threads_.push_back(StartWorkerThread(&Prefetcher::Run, this, w));
+    } catch (...) {
+      Shutdown();
+      UnregisterLive(this);
+      throw;
+    }
   }
   ~Prefetcher() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      shutdown_ = true;
-      ++epoch_;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
+    UnregisterLive(this);  // first: after it, StopDataIterWorkers cannot reach this object
+    Shutdown();
   }
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -94,11 +114,15 @@ class WEFT_HIDDEN Prefetcher {
   static uint64_t current_epoch() { return tls_epoch_; }
   static const Prefetcher* current() { return tls_self_; }
 
-  /// The next item of the epoch; false at its end. Rethrows a produce error (see above).
+  /// The next item of the epoch; false at its end. Rethrows a produce error (see above). Throws
+  /// weft::Error once the process is shutting down (StopDataIterWorkers).
   bool Next(Item* out) {
     std::unique_lock<std::mutex> lock(mu_);
     WEFT_CHECK(running_, "prefetcher: Next() before Start()");
-    cv_.wait(lock, [&] { return next_deliver_ >= end_ || ready_.count(next_deliver_) != 0; });
+    cv_.wait(lock, [&] { return shutdown_ || next_deliver_ >= end_ || ready_.count(next_deliver_) != 0; });
+    WEFT_CHECK(!shutdown_,
+               "data iterator: the process is shutting down (MXNotifyShutdown or exit was called), so its loader "
+               "threads have stopped; no batch can be read after that");
     if (next_deliver_ >= end_) return false;  // items made past an error or the end are not delivered
     auto it = ready_.find(next_deliver_);
     Slot slot = std::move(it->second);
@@ -119,6 +143,26 @@ class WEFT_HIDDEN Prefetcher {
   static constexpr uint64_t kNoEnd = std::numeric_limits<uint64_t>::max();
 
   static void Run(void* self, int worker) { static_cast<Prefetcher*>(self)->WorkerLoop(worker); }
+  static void ShutdownThunk(void* self) { static_cast<Prefetcher*>(self)->Shutdown(); }
+
+  // Ends the workers for good: each finishes the item it is producing (which may poll
+  // stopping()), then returns; joined here, except the calling thread itself (exit() called from
+  // inside produce), which cannot wait for itself and ends with the process.
+  void Shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shutdown_ = true;
+      ++epoch_;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_)
+      if (t.joinable()) {
+        if (t.get_id() == std::this_thread::get_id())
+          t.detach();
+        else
+          t.join();
+      }
+  }
 
   void WorkerLoop(int worker) {
     std::unique_lock<std::mutex> lock(mu_);

@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
 
 #include "io/prefetcher.h"
+#include "weft/engine.h"
 #include "weft/env.h"
+#include "weft/logging.h"
 
 namespace weft {
 
@@ -45,6 +50,71 @@ void LowerThisThreadsPriority(int increment) {
 }
 
 }  // namespace
+
+namespace {
+
+// The live prefetchers (io_detail::RegisterLive). Never destroyed: it is used by the exit handler
+// and by destructors that may run during static destruction.
+struct LiveRegistry {
+  std::mutex mu;
+  std::unordered_map<void*, void (*)(void*)> live;
+  bool closed = false;            // StopDataIterWorkers ran: no new workers start
+  bool exit_handler_set = false;  // StopAtExit is registered with atexit
+};
+
+LiveRegistry& Registry() {
+  static auto* r = new LiveRegistry;
+  return *r;
+}
+
+void StopAtExit() { StopDataIterWorkers(); }
+
+}  // namespace
+
+bool io_detail::RegisterLive(void* self, void (*shutdown)(void*)) {
+  LiveRegistry& r = Registry();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.closed) return false;
+    if (r.exit_handler_set) {
+      r.live.emplace(self, shutdown);
+      return true;
+    }
+  }
+  // exit() runs atexit handlers and static destructors in the reverse order of their
+  // registration: made after the engine (and, through it, the plugin runtime, which registers the
+  // plugins' shutdown handlers), StopAtExit runs before the engine shuts down and before the
+  // plugins do, while a batch in production can still finish.
+  Engine::Get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.closed) return false;
+  if (!r.exit_handler_set) {
+    r.exit_handler_set = true;
+    std::atexit(StopAtExit);
+  }
+  r.live.emplace(self, shutdown);
+  return true;
+}
+
+void io_detail::UnregisterLive(void* self) {
+  LiveRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.live.erase(self);
+}
+
+void StopDataIterWorkers() noexcept {
+  LiveRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.closed = true;
+  for (auto& [self, shutdown] : r.live) {
+    try {
+      shutdown(self);
+    } catch (const std::exception& e) {  // a failed join: nothing better to do at shutdown
+      LogWarning("data iterator: stopping a loader thread at shutdown failed: {}", e.what());
+    }
+  }
+  r.live.clear();
+}
 
 std::thread io_detail::StartWorkerThread(void (*fn)(void*, int), void* self, int worker) {
   const int increment = LoaderNiceIncrement();

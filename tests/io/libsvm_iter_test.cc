@@ -4,6 +4,9 @@
 // libmxnet: indptr, indices, labels, pad and index per batch).
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <charconv>
+#include <random>
 #include <set>
 
 #include "io_test_util.h"
@@ -168,6 +171,56 @@ TEST(LibSVMIter, LinesLongerThanTheReadBlockAndAcrossBlockEnds) {
   EXPECT_EQ(b.data.values[features + 39999], 2.0f);
 }
 
+// The reader parses the common "index:value" shapes itself and hands the rest to from_chars: every
+// value must still be the float from_chars gives for its text, bit for bit (sign of zero included),
+// whichever path reads it: short decimals, ones with too many digits for the fast path, exponents,
+// leading zeros, ".5" and "5.", negative values, indices with leading zeros.
+TEST(LibSVMIter, ValuesAreFromCharsBitForBit) {
+  TempDir dir("libsvm");
+  std::mt19937_64 rng(7);
+  auto digits = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d += static_cast<char>('0' + rng() % 10);
+    return d;
+  };
+  std::vector<std::string> texts = {
+      "0",        "-0",       "0.0",       "-0.000",  ".5",       "5.",           "-.25",          "007.5",
+      "16777215", "16777216", "16777217",  "0.1",     "0.3",      "0.7",          "1e-3",          "2.5E2",
+      "-1e+1",    "inf",      "1.0000001", "9999999", "9.999999", "0.0000000001", "0.00000000001", "123456.7"};
+  for (int i = 0; i < 60000; ++i) {
+    std::string t = digits(static_cast<int>(rng() % 6));
+    if (rng() % 4 != 0) t += "." + digits(static_cast<int>(rng() % 12));
+    if (t.empty() || t == ".") t = "1" + t;
+    if (rng() % 3 == 0) t = "-" + t;
+    if (rng() % 50 == 0) t += "e" + std::to_string(static_cast<int>(rng() % 9) - 4);
+    texts.push_back(t);
+  }
+  std::string file;
+  std::vector<float> want;
+  const size_t per_line = 37;
+  for (size_t i = 0; i < texts.size(); i += per_line) {
+    file += "1";
+    for (size_t j = i; j < std::min(texts.size(), i + per_line); ++j) {
+      file += (j % 5 == 0 ? " 00" : " ") + std::to_string(j - i) + ":" + texts[j];
+      float v = 0;
+      const auto r = std::from_chars(texts[j].data(), texts[j].data() + texts[j].size(), v);
+      ASSERT_TRUE(r.ec == std::errc() && r.ptr == texts[j].data() + texts[j].size()) << texts[j];
+      want.push_back(v);
+    }
+    file += "\n";
+  }
+  WriteFileBytes(dir / "values.t", file);
+  const auto lines = static_cast<int>((texts.size() + per_line - 1) / per_line);
+  LibSVMIter it(
+      {.data_libsvm = dir / "values.t", .data_shape = Shape(static_cast<int64_t>(per_line)), .batch_size = lines});
+  const Batch b = Take(it);
+  ASSERT_EQ(b.data.values.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(b.data.values[i]), std::bit_cast<uint32_t>(want[i]))
+        << "'" << texts[i] << "' read as " << b.data.values[i] << ", from_chars gives " << want[i];
+  EXPECT_EQ(b.data.indices[5], 5);  // "005:..."
+}
+
 TEST(LibSVMIter, BadInputNamesFileLineAndToken) {
   TempDir dir("libsvm");
   auto first_error = [&](const std::string& text, int64_t columns = 3) {
@@ -183,6 +236,13 @@ TEST(LibSVMIter, BadInputNamesFileLineAndToken) {
   EXPECT_NE(first_error("1 3:1\n").find("outside [0, 3)"), std::string::npos);
   EXPECT_NE(first_error("1 2:1 1:1\n").find("ascending"), std::string::npos);
   EXPECT_NE(first_error("1 2=1\n").find("is not index:value"), std::string::npos);
+  // Shapes the fast path must not take for numbers (from_chars refuses them too).
+  for (const char* token : {"2:+1", "2:", "2:-", ":5", "2:1.2.3", "2:1.5x", "2:0.5:1", "99999999999999999999:1"})
+    EXPECT_NE(first_error(fmt::format("1 {}\n", token)).find(fmt::format("token '{}' is not index:value", token)),
+              std::string::npos)
+        << token;
+  EXPECT_NE(first_error("1 1:1 1:2\n").find("token '1:2' does not follow"), std::string::npos);
+  EXPECT_NE(first_error("1 0:1 3:0.25 \n").find("token '3:0.25' has an index outside [0, 3)"), std::string::npos);
   EXPECT_NE(first_error("x 0:1\n").find("is not a label"), std::string::npos);
   WriteFileBytes(dir / "data.t", kData);
   WriteFileBytes(dir / "short.t", "1\n2\n");

@@ -3,9 +3,13 @@
 
 #include <sys/resource.h>
 
+#include <filesystem>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <set>
@@ -14,6 +18,7 @@
 #include "io/batch_plan.h"
 #include "io/prefetcher.h"
 #include "io_test_util.h"
+#include "weft/libsvm_iter.h"
 #include "weft/prefetching_iter.h"
 
 namespace weft {
@@ -23,6 +28,8 @@ using io_detail::BatchPlan;
 using io_detail::LastBatch;
 using io_detail::Prefetcher;
 using test::ErrorOf;
+using test::TempDir;
+using test::WriteFileBytes;
 
 void Nap(uint64_t seed) {
   std::this_thread::sleep_for(std::chrono::microseconds(std::mt19937(static_cast<uint32_t>(seed))() % 400));
@@ -277,6 +284,78 @@ TEST(BatchPlan, ShuffledOrdersAreRepeatablePermutations) {
     EXPECT_EQ(s.size(), 10u);
   }
   EXPECT_NE(a[0], a[2]);
+}
+
+// ---- process exit while iterators are mid-epoch ------------------------------------------------
+
+std::atomic<bool> g_exit_began{false};
+
+// An iterator whose loader never rests: each batch is a small array made on the engine, the
+// epoch has no end and the queue no practical bound, so a worker is producing whenever exit()
+// comes. A batch started once exit has begun says so on stderr.
+class EndlessIter : public ThreadedDataIter {
+ public:
+  EndlessIter() { StartWorkers(std::make_unique<Maker>(), 2, size_t{1} << 20); }
+
+ private:
+  struct Maker : Producer {
+    bool Produce(uint64_t k, DataBatch* out, const Worker&) override {
+      if (g_exit_began.load()) std::fputs("a loader thread made a batch after exit began\n", stderr);
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      out->data = NDArray(std::vector<float>{static_cast<float>(k)});
+      return true;
+    }
+    void Restart(uint64_t) override {}
+  };
+};
+
+// Registered with atexit before any iterator exists, so it runs after weft's own exit handler
+// (and after the engine and plugins shut down); a loader still running then has 50 ms to show.
+void NoteExitBegan() {
+  g_exit_began = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+void ExitMidEpoch() {
+  std::atexit(NoteExitBegan);
+  TempDir dir("exit");
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += std::to_string(i % 2) + " " + std::to_string(i % 97) + ":0.5 100:1.25\n";
+  WriteFileBytes(dir / "d.t", text);
+  EndlessIter endless;
+  LibSVMIter libsvm({.data_libsvm = dir / "d.t", .data_shape = Shape(101), .batch_size = 8, .prefetch_buffer = 1000});
+  if (!endless.Next() || !libsvm.Next()) std::_Exit(2);
+  std::filesystem::remove_all(dir / "");  // exit skips the destructor; the open file stays readable
+  std::exit(0);                           // both iterators are live, their workers busy
+}
+
+// Issue 30: "pure virtual method called" when a process exits while a LibSVMIter is mid-epoch (its
+// loader thread ran on into the engine and devices being torn down by static destruction). The
+// child must exit with 0 and print nothing.
+TEST(IterExit, ExitWhileIteratorsAreMidEpochIsClean) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // "^$": POSIX regex without REG_NEWLINE, so it matches the empty stderr only.
+  EXPECT_EXIT(ExitMidEpoch(), ::testing::ExitedWithCode(0), "^$");
+}
+
+void NextAfterShutdown() {
+  EndlessIter it;
+  if (!it.Next()) std::_Exit(2);
+  StopDataIterWorkers();  // what MXNotifyShutdown does
+  const std::string old_error = ErrorOf([&] { it.Next(); });
+  EndlessIter newer;  // made after it: no worker starts
+  const std::string new_error = ErrorOf([&] { newer.Next(); });
+  StopDataIterWorkers();  // idempotent
+  it.BeforeFirst();       // still safe to drive and destroy
+  for (const std::string& e : {old_error, new_error})
+    if (e.find("the process is shutting down") == std::string::npos) std::_Exit(3);
+  std::fputs("refused after shutdown\n", stderr);
+  std::exit(0);
+}
+
+TEST(IterExit, NextAfterStopDataIterWorkersIsAnError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(NextAfterShutdown(), ::testing::ExitedWithCode(0), "refused after shutdown");
 }
 
 }  // namespace

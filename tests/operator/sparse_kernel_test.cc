@@ -109,6 +109,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(DotCase{7, 5, 3, 0.4, DType::kFloat32, false},
                       DotCase{1, 9, 1, 0.5, DType::kFloat64, false},          // one row, a vector rhs
                       DotCase{30, 40, 1, 0.0, DType::kFloat32, false},        // no stored value at all
+                      DotCase{300, 1000, 1, 0.1, DType::kFloat32, false},     // a linear model's vector rhs
                       DotCase{64, 300, 9, 0.05, DType::kFloat64, true},       // int32 indptr and indices
                       DotCase{2000, 500, 24, 0.03, DType::kFloat32, false}),  // splits rows and columns
     [](const ::testing::TestParamInfo<DotCase>& i) {

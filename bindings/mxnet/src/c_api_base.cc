@@ -8,6 +8,7 @@
 #include "weft/internal/device.h"
 #include "weft/internal/host_services.h"
 #include "weft/internal/runtime.h"
+#include "weft/prefetching_iter.h"
 #include "weft/storage.h"
 
 using namespace weft;
@@ -138,10 +139,12 @@ int MXRandomSeedContext(int seed, int dev_type, int dev_id) {
   API_END();
 }
 
-// Called by the Python frontend at exit: waits for every pushed operation (errors are dropped:
+// Called by the Python frontend at exit: stops the data iterators' loader threads (a batch in
+// production finishes; none starts), then waits for every pushed operation (errors are dropped:
 // nobody is left to see them).
 int MXNotifyShutdown() {
   API_BEGIN();
+  StopDataIterWorkers();
   try {
     Engine::Get()->WaitForAll();
   } catch (const std::exception&) {

@@ -88,6 +88,13 @@ class WEFT_API ThreadedDataIter : public DataIter {
   std::unique_ptr<State> state_;
 };
 
+/// Ends the loader threads of every data iterator for good, each after the batch it is making:
+/// for process shutdown (MXNotifyShutdown calls it; an exit handler calls it before the engine and
+/// the plugins shut down, so exit() while an iterator is mid-epoch never runs a loader thread
+/// against a torn-down engine or device). Afterwards Next() of any iterator, old or new, throws
+/// weft::Error saying so; destroying them stays safe. Irreversible, thread-safe, idempotent.
+WEFT_API void StopDataIterWorkers() noexcept;
+
 class WEFT_API PrefetchingIter : public ThreadedDataIter {
  public:
   /// Wraps `base`, whose Next() then runs on one worker thread (one call at a time, never during

@@ -18,6 +18,7 @@
 // Parallelism: the stored rows are split over the thread plan's team when the update touches
 // enough elements (ParallelChunks); the rows are distinct, so chunks write disjoint rows and the
 // result does not depend on the team size.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -153,10 +154,14 @@ class LazyUpdateKernel {
     // Written to another array (req write, not in place): the rows the gradient lacks keep the
     // weight's values there too.
     if (out != nullptr && out != w) std::memcpy(out, w, static_cast<size_t>(size) * sizeof(T));
-    const Param& q = q_;
-    const UpdateParams& p = p_;
     ParallelChunks(count, count * k * (2 + kStates), [&](int64_t k0, int64_t k1, int) {
       auto rows_loop = [&] {
+        // Copies the loop owns: read through the kernel's members, every parameter was loaded
+        // again after each store to the weight or a state (they might alias, for the compiler).
+        const Param q = q_;
+        const UpdateParams p = p_;
+        T* s[kStates + 1];
+        std::copy(states, states + kStates + 1, s);
         for (int64_t r = k0; r < k1; ++r) {
           // The rows lie far apart in arrays of megabytes: fetch the ones a few rows ahead (one
           // cache line each), or every row waits for memory in turn.
@@ -164,15 +169,15 @@ class LazyUpdateKernel {
             const int64_t ahead = static_cast<int64_t>(idx[r + kAhead]) * k;
             __builtin_prefetch(w + ahead);
             if (out != nullptr && out != w) __builtin_prefetch(out + ahead, 1);
-            for (int i = 0; i < kStates; ++i) __builtin_prefetch(states[i] + ahead, 1);
+            for (int i = 0; i < kStates; ++i) __builtin_prefetch(s[i] + ahead, 1);
           }
           const int64_t base = static_cast<int64_t>(idx[r]) * k;
           const T* gr = g + r * k;
           if (out == nullptr) {
-            for (int64_t j = 0; j < k; ++j) Step::Apply(p, q, w[base + j], gr[j], states, base + j);
+            for (int64_t j = 0; j < k; ++j) Step::Apply(p, q, w[base + j], gr[j], s, base + j);
             continue;
           }
-          for (int64_t j = 0; j < k; ++j) out[base + j] = Step::Apply(p, q, w[base + j], gr[j], states, base + j);
+          for (int64_t j = 0; j < k; ++j) out[base + j] = Step::Apply(p, q, w[base + j], gr[j], s, base + j);
         }
       };
       if constexpr (std::is_same_v<T, float>)
