@@ -415,21 +415,26 @@ TEST(WEFT_FUSION_SUITE, BlockedOptimizedSymbolRebinds) {
   }
 }
 
-TEST(WEFT_FUSION_SUITE, BlockedMonitorSeesNchw) {
-  REQUIRE_BLOCKED_FORMAT(f);
-  Symbol net = Bn(Conv(Stage(Stage(Symbol::Variable("data"), "c1", 32, 3), "c2", 32, 3), "c3", 16, 3), "c3_bn");
-  Trio t = BindThree(net, Shape(2, 16, 6, 6));
+// The monitor (all arrays) of the fused and the blocked executors sees the same `names` (in NCHW).
+void ExpectMonitorsAgree(Trio& t, const std::vector<std::string>& names) {
   std::map<std::string, std::vector<float>> seen[2];
   for (int k = 0; k < 2; ++k) {
     Executor& e = k == 0 ? *t.fused : *t.blocked;
     e.SetMonitorCallback([&seen, k](const std::string& name, const NDArray& a) { seen[k][name] = Values(a); }, true);
     e.Forward(false);
   }
-  // Outputs, data inputs (both blocked in the second) and a plain one.
-  for (const char* name : {"c1_relu_output", "c2_relu_output", "c2_relu_data", "c3_bn_data", "c3_bn_output"}) {
+  for (const auto& name : names) {
     ASSERT_EQ(seen[1].count(name), 1u) << name;
     ExpectClose(seen[1][name], seen[0][name], name);
   }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedMonitorSeesNchw) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol net = Bn(Conv(Stage(Stage(Symbol::Variable("data"), "c1", 32, 3), "c2", 32, 3), "c3", 16, 3), "c3_bn");
+  Trio t = BindThree(net, Shape(2, 16, 6, 6));
+  // Outputs, data inputs (both blocked in the second) and a plain one.
+  ExpectMonitorsAgree(t, {"c1_relu_output", "c2_relu_output", "c2_relu_data", "c3_bn_data", "c3_bn_output"});
 }
 
 TEST(WEFT_FUSION_SUITE, BlockedTrainingModeForward) {
@@ -444,6 +449,79 @@ TEST(WEFT_FUSION_SUITE, BlockedTrainingModeForward) {
   EXPECT_EQ(CountAttr(opt, "out_format", f), 2u) << opt.ToJSON();
   for (int step = 0; step < 2; ++step) ExpectThreeAgree(t, true, "training mode");
   ExpectThreeAgree(t, false, "inference after training-mode passes");
+}
+
+Symbol Pool(const Symbol& x, const std::string& name, const std::string& type, int kernel, int stride, int pad,
+            const std::string& convention = "valid") {
+  return Operator("Pooling")
+      .SetParam("kernel", Shape(kernel, kernel))
+      .SetParam("stride", Shape(stride, stride))
+      .SetParam("pad", Shape(pad, pad))
+      .SetParam("pool_type", type)
+      .SetParam("pooling_convention", convention)(x)
+      .CreateSymbol(name);
+}
+Symbol Join(const std::vector<Symbol>& parts, const std::string& name) {
+  return Operator("Concat")
+      .SetParam("num_args", static_cast<int>(parts.size()))
+      .SetParam("dim", 1)(parts)
+      .CreateSymbol(name);
+}
+
+// The image networks' pooling and concatenation between fused convolutions: ResNet's stem max
+// pool (3x3, stride 2, pad 1), SqueezeNet's fire module (a concat of two expansions) and its max
+// pool with ceil rounding (full convention), an Inception branch of avg pooling (3x3, stride 1,
+// pad 1, counting the padding), a ceil-rounded avg pool whose windows reach past in + pad (not
+// oneDNN's divisor: relayouts around the plain kernel), and the global average pool at the end.
+Symbol PoolConcatNet() {
+  Symbol x = Pool(Stage(Symbol::Variable("data"), "stem", 32, 3), "pool1", "max", 3, 2, 1);
+  Symbol squeeze = Stage(x, "squeeze", 16, 1);
+  Symbol fire = Join({Stage(squeeze, "expand1", 32, 1), Stage(squeeze, "expand3", 16, 3)}, "fire");
+  x = Pool(fire, "pool2", "max", 3, 2, 0, "full");
+  Symbol branch = Stage(Pool(x, "pool3", "avg", 3, 1, 1), "branch", 16, 1);
+  x = Join({Stage(x, "mixed1", 32, 1), branch, x}, "mixed");
+  x = Pool(Stage(x, "tail", 32, 3), "pool4", "avg", 3, 2, 0, "full");
+  x = Pool(Stage(x, "last", 32, 1), "gpool", "avg", 1, 1, 0);
+  return Operator("Flatten")(Operator("Pooling")
+                                 .SetParam("kernel", Shape(1, 1))
+                                 .SetParam("global_pool", true)
+                                 .SetParam("pool_type", "avg")(x)
+                                 .CreateSymbol("global"))
+      .CreateSymbol("flat");
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedPoolingAndConcat) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  const Symbol net = PoolConcatNet();
+  for (const Shape& shape : {Shape(1, 16, 20, 20), Shape(5, 16, 33, 33)}) {
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    // Every pooling and concat reads blocked; all but the global pool (1x1: plain) write it.
+    for (const char* name : {"pool1", "pool2", "pool3", "pool4", "gpool", "fire", "mixed", "global"})
+      EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+    for (const char* name : {"pool1", "pool2", "pool3", "pool4", "gpool"})
+      EXPECT_NE(NodeText(opt, name).find("\"out_format\": \"" + f + "\""), std::string::npos) << name;
+    EXPECT_EQ(NodeText(opt, "global").find("out_format"), std::string::npos) << opt.ToJSON();
+    // Every fused convolution reads and writes blocked but the stem's data: attributes of 8 of
+    // them, 5 poolings and 2 concats.
+    ExpectLayouts(opt, f, 8, 8 + 5, 7 + 6 + 2, {"stem_relu", "squeeze_relu", "last_relu"}, {});
+    ExpectThreeAgree(t, false, "pooling and concat " + shape.ToString());
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedPoolingMonitorAndCut) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  const Symbol net = PoolConcatNet();
+  Trio t = BindThree(net, Shape(2, 16, 20, 20));
+  ExpectMonitorsAgree(t, {"pool1_output", "fire_output", "mixed_output", "pool4_data", "global_output"});
+  const Symbol opt = t.blocked->GetOptimizedSymbol();
+  // Cut at a blocked concat: refused, as for a convolution's output.
+  try {
+    BindWith(opt.GetInternals()["fire_output"], Shape(2, 16, 20, 20), true);
+    ADD_FAILURE() << "a blocked concat as the graph's output was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fire"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

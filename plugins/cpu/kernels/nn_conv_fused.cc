@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "nn_blocked_act.h"
 #include "nn_conv_dnnl.h"
 #include "norm_batch_norm.h"
 
@@ -68,21 +69,6 @@ void AppendActivation(dnnl::post_ops& ops, FusedAct a, double lo, double hi) {
   if (a == FusedAct::kRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
   if (a == FusedAct::kClip)
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(lo), static_cast<float>(hi));
-}
-
-// The tensor's description: `plain` (NCHW) itself, or its dims in blocked format `f`.
-memory::desc ActDesc(const memory::desc& plain, ActFormat f) {
-  if (f == ActFormat::kPlain) return plain;
-  return memory::desc(plain.dims(), memory::data_type::f32,
-                      f == ActFormat::kNChw16c ? memory::format_tag::nChw16c : memory::format_tag::nChw8c);
-}
-
-// `from` (description from_md) rewritten into `to` (to_md: the same dims, another layout).
-void Relayout(const memory::desc& from_md, const float* from, const memory::desc& to_md, float* to) {
-  dnnl::stream s(DnnlEngine());
-  memory src = Mem(from_md, from), dst = Mem(to_md, to);
-  dnnl::reorder(src, dst).execute(s, src, dst);
-  s.wait();
 }
 
 // The folded weights (emptied once every primitive holds them reordered) and bias in weft's plain
