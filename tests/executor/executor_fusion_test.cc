@@ -524,5 +524,27 @@ TEST(WEFT_FUSION_SUITE, BlockedPoolingMonitorAndCut) {
   }
 }
 
+// 3x3 stride-1 layers ask oneDNN for Winograd kernels (nn_conv_fused.cc; AVX-512 has them, the
+// AVX2 path runs direct): with WEFT_CPU_CONV_WINOGRAD on (the default) and off, on plain and
+// blocked layouts, with a residual sum, the outputs agree with the unfused graph's.
+TEST(WEFT_FUSION_SUITE, WinogradAndDirectAgree) {
+  Symbol net = ResidualBlock(Stage(Symbol::Variable("data"), "stem", 32, 3), 32);
+  for (const char* winograd : {"1", "0"}) {
+    setenv("WEFT_CPU_CONV_WINOGRAD", winograd, 1);
+    for (const Shape& shape : {Shape(1, 16, 14, 14), Shape(3, 16, 23, 23)}) {
+      Trio t = BindThree(net, shape);
+      ExpectThreeAgree(t, false, std::string("winograd ") + winograd + " " + shape.ToString());
+    }
+  }
+  setenv("WEFT_CPU_CONV_WINOGRAD", "yes", 1);
+  try {
+    BindWith(net, Shape(1, 16, 14, 14), true)->Forward(false);
+    ADD_FAILURE() << "WEFT_CPU_CONV_WINOGRAD=yes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("WEFT_CPU_CONV_WINOGRAD"), std::string::npos) << e.what();
+  }
+  unsetenv("WEFT_CPU_CONV_WINOGRAD");
+}
+
 }  // namespace
 }  // namespace weft
