@@ -70,7 +70,10 @@ class ChainFinder {
     });
     if (c.add != kNone) c.postsum = next([&](const Reader& r) { return IsActivation(r.node); });
     c.conv = nid;
-    if (c.end() == nid) c.conv = kNone;  // nothing to fuse with
+    // A 2-D convolution alone is a chain too (as MXNet's pass makes `_sg_mkldnn_conv` of it): the
+    // fused kernel runs it for inference, its weights reordered once, on blocked activations and
+    // with Winograd where they fit (DenseNet's 3x3 convolutions, which no BatchNorm follows).
+    if (c.end() == nid && shapes_[ig_.entry_id(ig_.nodes[nid].inputs[0])]->ndim() != 4) c.conv = kNone;
     return c;
   }
 

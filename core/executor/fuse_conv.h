@@ -28,7 +28,7 @@ bool GraphFusionEnabled();
 /// when present: a BatchNorm over axis 1 without output_mean_var; an Activation relu, relu or clip;
 /// an elemwise_add / broadcast_add of equal shapes with one more input (the sum); a relu or clip.
 /// Every value inside a chain must have exactly one reader and not be a graph output (otherwise
-/// the chain ends before it), and a chain needs at least one stage after the convolution. Nodes
+/// the chain ends before it); a chain of a 1-D or 3-D convolution needs a stage after it. Nodes
 /// downstream of a fused chain are copies; variables and untouched nodes are shared with `ig`.
 /// The BatchNorm behaves as before: the fused kernel uses the moving statistics unless called in
 /// training mode without use_global_stats, when it uses the batch's and updates the moving ones.

@@ -90,6 +90,14 @@ size_t CountOp(const Symbol& s, const std::string& op) {
   return n;
 }
 
+// The attributes of node `name` in `s`'s JSON (its text up to the next node).
+std::string NodeText(const Symbol& s, const std::string& name) {
+  const std::string json = s.ToJSON();
+  const size_t at = json.find("\"name\": \"" + name + "\"");
+  if (at == std::string::npos) return "";
+  return json.substr(at, json.find("\"name\"", at + 1) - at);
+}
+
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   double err = 0, norm = 0;
@@ -192,10 +200,14 @@ TEST(WEFT_FUSION_SUITE, ResidualBlock) {
 TEST(WEFT_FUSION_SUITE, ValuesReadTwiceAreNotFused) {
   Symbol data = Symbol::Variable("data");
   Symbol conv = Conv(data, "conv", 16, 3);
-  // The convolution's output feeds the BatchNorm and is also an output: no fusion of conv+bn.
+  // The convolution's output feeds the BatchNorm and is also an output: no fusion of conv+bn (the
+  // convolution alone is a chain, the BatchNorm and relu stay).
   Symbol both = Symbol::Group({Relu(Bn(conv, "bn"), "relu"), conv});
   Pair p = BindBoth(both, Shape(2, 8, 6, 6));
-  EXPECT_EQ(CountOp(p.fused->GetOptimizedSymbol(), "_sg_conv"), 0u) << p.fused->GetOptimizedSymbol().ToJSON();
+  const Symbol popt = p.fused->GetOptimizedSymbol();
+  EXPECT_EQ(CountOp(popt, "_sg_conv"), 1u) << popt.ToJSON();
+  EXPECT_EQ(CountOp(popt, "BatchNorm") + CountOp(popt, "Activation"), 2u) << popt.ToJSON();
+  EXPECT_EQ(NodeText(popt, "conv").find("with_bn"), std::string::npos) << popt.ToJSON();
   ExpectSameOutputs(p, false, "conv read twice");
   // The BatchNorm's output read twice: conv+bn fuse, the relu stays.
   Symbol bn = Bn(conv, "bn");
@@ -293,13 +305,6 @@ size_t CountAttr(const Symbol& s, const std::string& key, const std::string& val
   size_t n = 0;
   for (size_t at = json.find(pair); at != std::string::npos; at = json.find(pair, at + 1)) ++n;
   return n;
-}
-// The attributes of node `name` in `s`'s JSON (its text up to the next node).
-std::string NodeText(const Symbol& s, const std::string& name) {
-  const std::string json = s.ToJSON();
-  const size_t at = json.find("\"name\": \"" + name + "\"");
-  if (at == std::string::npos) return "";
-  return json.substr(at, json.find("\"name\"", at + 1) - at);
 }
 
 // `opt` has `convs` _sg_conv nodes, `outs` of them writing format `f` and `ins` reading it; the
@@ -544,6 +549,25 @@ TEST(WEFT_FUSION_SUITE, WinogradAndDirectAgree) {
     EXPECT_NE(std::string(e.what()).find("WEFT_CPU_CONV_WINOGRAD"), std::string::npos) << e.what();
   }
   unsetenv("WEFT_CPU_CONV_WINOGRAD");
+}
+
+// DenseNet's layer: a 1x1 chain, then a 3x3 convolution no BatchNorm follows (a chain alone: it
+// reads the 1x1's output blocked and runs Winograd where oneDNN has it), joined with the layer's
+// input and normalised by the next layer's BatchNorm (plain: no blocked reader).
+TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol data = Symbol::Variable("data");
+  Symbol grown = Join({data, Conv(Stage(data, "c1", 32, 1), "c2", 16, 3)}, "join");
+  Symbol net = Relu(Bn(grown, "next_bn"), "next_relu");
+  for (const Shape& shape : {Shape(1, 16, 9, 9), Shape(4, 16, 20, 20)}) {
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    ExpectLayouts(opt, f, 2, 1, 1, {"c1_relu"}, {"c2"});
+    EXPECT_NE(NodeText(opt, "c2").find("\"data_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
+    EXPECT_EQ(CountOp(opt, "Convolution") + CountOp(opt, "Concat") + CountOp(opt, "BatchNorm"), 2u) << opt.ToJSON();
+    EXPECT_EQ(CountOp(t.fused->GetOptimizedSymbol(), "_sg_conv"), 2u);
+    ExpectThreeAgree(t, false, "bare convolution " + shape.ToString());
+  }
 }
 
 }  // namespace
