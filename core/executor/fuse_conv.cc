@@ -70,7 +70,10 @@ class ChainFinder {
     });
     if (c.add != kNone) c.postsum = next([&](const Reader& r) { return IsActivation(r.node); });
     c.conv = nid;
-    if (c.end() == nid) c.conv = kNone;  // nothing to fuse with
+    // A 2-D convolution alone is a chain too (as MXNet's pass makes `_sg_mkldnn_conv` of it): the
+    // fused kernel runs it for inference, its weights reordered once, on blocked activations and
+    // with Winograd where they fit (DenseNet's 3x3 convolutions, which no BatchNorm follows).
+    if (c.end() == nid && shapes_[ig_.entry_id(ig_.nodes[nid].inputs[0])]->ndim() != 4) c.conv = kNone;
     return c;
   }
 
@@ -140,10 +143,11 @@ class Rebuilder {
 
   graph::Entry Map(const graph::IndexedGraph::EntryRef& e) const { return {made_[e.node_id], e.index, e.version}; }
 
-  // Output `nid` as the original node, or a copy reading the rebuilt inputs when any changed.
-  void Keep(uint32_t nid) {
+  // Output `nid` as the original node, or a copy reading the rebuilt inputs when any changed, with
+  // attributes `set` added (the layouts of a Pooling or Concat on blocked activations).
+  void Keep(uint32_t nid, const graph::AttrDict& set = {}) {
     const auto& info = ig_.nodes[nid];
-    bool same = true;
+    bool same = set.empty();
     std::vector<graph::Entry> inputs;
     for (const auto& in : info.inputs) {
       inputs.push_back(Map(in));
@@ -155,6 +159,10 @@ class Rebuilder {
     }
     auto copy = std::make_shared<graph::Node>(*info.node);
     copy->inputs = std::move(inputs);
+    if (!set.empty()) {
+      for (const auto& [k, v] : set) copy->attrs[k] = v;
+      graph::Refresh(*copy);
+    }
     made_[nid] = std::move(copy);
   }
 
@@ -199,54 +207,108 @@ class Rebuilder {
   std::vector<graph::NodePtr> made_;  // per node id: the rebuilt node (null inside a chain)
 };
 
-// Which chains' outputs stay in the blocked layout (per chain end node): those read only by other
-// chains (as their convolution's data or as their sum), never a graph output, 4-D with whole
-// blocks of channels. The sum post-op adds into dst, so a chain's sum and its output share a
-// layout: where one of the two cannot be blocked, neither is, until nothing changes.
-std::vector<bool> BlockedOutputs(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
-                                 const ChainFinder& finder, const std::vector<Chain>& chain_at, int64_t block) {
-  std::vector<bool> blocked(ig.nodes.size(), false);
-  if (block <= 1) return blocked;
-  std::vector<uint32_t> owner(ig.nodes.size(), kNone);  // the end node of the chain holding each node
-  for (uint32_t end = 0; end < ig.nodes.size(); ++end) {
-    const Chain& c = chain_at[end];
-    if (c.conv == kNone) continue;
-    for (uint32_t n : {c.conv, c.bn, c.act, c.add, c.postsum})
-      if (n != kNone) owner[n] = end;
-  }
-  // The chain producing entry `e` (its end's output 0), or kNone.
-  auto producer = [&](const graph::IndexedGraph::EntryRef& e) {
-    const uint32_t end = owner[e.node_id];
-    return end == e.node_id && e.index == 0 ? end : kNone;
+// The nodes that may hold an activation in the blocked layout besides fused chains: a float32
+// 2-D Pooling (max or avg) of whole blocks of channels, which reads and writes it (kGlobalPool:
+// one with a 1x1 output, which reads it and writes plain, the same bytes), and a float32 Concat
+// of 4-D arrays along the channels, each with whole blocks (the plain copy joins blocked ones).
+enum class Kind { kOther, kChain, kPool, kGlobalPool, kConcat };
+
+Kind KindOf(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes, const std::vector<int>& types,
+            const std::vector<Chain>& chain_at, uint32_t nid, int64_t block) {
+  if (chain_at[nid].conv != kNone) return Kind::kChain;
+  const graph::Node& n = *ig.nodes[nid].node;
+  if (n.is_variable() || types[ig.entry_id(nid, 0)] != static_cast<int>(DType::kFloat32)) return Kind::kOther;
+  const auto& in = ig.nodes[nid].inputs;
+  auto whole_blocks = [&](const graph::IndexedGraph::EntryRef& e) {
+    const Shape& s = *shapes[ig.entry_id(e)];
+    return s.ndim() == 4 && s[1] % block == 0;
   };
-  for (uint32_t end = 0; end < ig.nodes.size(); ++end) {
-    if (chain_at[end].conv == kNone) continue;
-    const Shape& out = *shapes[ig.entry_id(end, 0)];
-    bool ok = out.ndim() == 4 && out[1] % block == 0;
-    for (uint32_t k = 1; k < ig.nodes[end].node->num_outputs; ++k) ok = ok && finder.Readers(end, k).empty();
-    for (const auto& r : finder.Readers(end)) {
-      if (!ok || r.node == kNone || owner[r.node] == kNone) {
-        ok = false;
-        break;
-      }
-      const Chain& reader = chain_at[owner[r.node]];
-      ok = (r.node == reader.conv && r.input == 0) || (r.node == reader.add && producer(reader.sum) == end);
-    }
-    blocked[end] = ok;
+  if (n.op->name == "Pooling") {
+    const std::string type = n.params.GetString("pool_type", "max"), layout = n.params.GetString("layout", "None");
+    if ((type != "max" && type != "avg") || (layout != "None" && layout != "NCHW") || !whole_blocks(in[0]))
+      return Kind::kOther;
+    const Shape& out = *shapes[ig.entry_id(nid, 0)];
+    return out[2] * out[3] == 1 ? Kind::kGlobalPool : Kind::kPool;
   }
+  if (n.op->name == "Concat") {
+    const int64_t dim = n.params.GetInt("dim", 1);
+    bool ok = dim == 1 || dim == -3;
+    for (const auto& e : in) ok = ok && whole_blocks(e);
+    return ok ? Kind::kConcat : Kind::kOther;
+  }
+  return Kind::kOther;
+}
+
+// Which nodes keep activations blocked (per node id; for a chain, at its end): a chain writes its
+// output blocked, a Pooling or Concat reads and writes blocked (a kGlobalPool only reads). A
+// value is blocked when its writer is such a node and every reader takes it blocked: a chain's
+// convolution as its data, a chain's add as its sum (then that chain's output is blocked too: the
+// sum post-op adds into dst), a blocked Pooling or Concat; never a graph output, and not 4-D with
+// whole blocks: never. Start from every candidate and drop what breaks a rule until nothing changes.
+// Per node: whether it reads its inputs blocked (a Pooling or Concat; a chain's data follows its
+// writer) and whether it writes its output 0 blocked.
+struct NodeLayout {
+  bool reads = false, writes = false;
+};
+
+std::vector<NodeLayout> BlockedNodes(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
+                                     const std::vector<int>& types, const ChainFinder& finder,
+                                     const std::vector<Chain>& chain_at, int64_t block) {
+  if (block <= 1) return std::vector<NodeLayout>(ig.nodes.size());
+  std::vector<bool> blocked(ig.nodes.size(), false);
+  std::vector<uint32_t> owner(ig.nodes.size(), kNone);  // the end node of the chain holding each node
+  std::vector<Kind> kind(ig.nodes.size(), Kind::kOther);
+  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
+    const Chain& c = chain_at[nid];
+    if (c.conv != kNone)
+      for (uint32_t n : {c.conv, c.bn, c.act, c.add, c.postsum})
+        if (n != kNone) owner[n] = nid;
+  }
+  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
+    if (owner[nid] != kNone && owner[nid] != nid) continue;  // inside a chain
+    kind[nid] = KindOf(ig, shapes, types, chain_at, nid, block);
+    if (kind[nid] == Kind::kChain) {
+      const Shape& out = *shapes[ig.entry_id(nid, 0)];
+      blocked[nid] = out.ndim() == 4 && out[1] % block == 0;
+    } else {
+      blocked[nid] = kind[nid] != Kind::kOther;
+    }
+  }
+  auto writes = [&](uint32_t nid) { return blocked[nid] && kind[nid] != Kind::kGlobalPool; };
+  // Whether entry `e` is written blocked.
+  auto blocked_entry = [&](const graph::IndexedGraph::EntryRef& e) { return e.index == 0 && writes(e.node_id); };
+  // Whether reader r takes output 0 of `nid` blocked.
+  auto takes = [&](const ChainFinder::Reader& r, uint32_t nid) {
+    if (r.node == kNone) return false;
+    if (owner[r.node] != kNone) {
+      const Chain& c = chain_at[owner[r.node]];
+      if (r.node == c.conv) return r.input == 0;
+      return r.node == c.add && c.sum.node_id == nid && c.sum.index == 0 && blocked[owner[r.node]];
+    }
+    return kind[r.node] != Kind::kOther && kind[r.node] != Kind::kChain && blocked[r.node];
+  };
+  auto keeps = [&](uint32_t nid) {
+    const Chain& c = chain_at[nid];
+    if (kind[nid] == Kind::kChain && c.add != kNone && !blocked_entry(c.sum)) return false;
+    if (kind[nid] != Kind::kChain)
+      for (const auto& in : ig.nodes[nid].inputs)
+        if (!blocked_entry(in)) return false;
+    for (uint32_t k = 1; k < ig.nodes[nid].node->num_outputs; ++k)
+      if (!finder.Readers(nid, k).empty()) return false;
+    if (!writes(nid)) return true;
+    for (const auto& r : finder.Readers(nid))
+      if (!takes(r, nid)) return false;
+    return true;
+  };
   for (bool changed = true; changed;) {
     changed = false;
-    for (uint32_t end = 0; end < ig.nodes.size(); ++end) {
-      const Chain& c = chain_at[end];
-      if (c.conv == kNone || c.add == kNone) continue;
-      const uint32_t sum = producer(c.sum);
-      if (blocked[end] == (sum != kNone && blocked[sum])) continue;
-      blocked[end] = false;
-      if (sum != kNone) blocked[sum] = false;
-      changed = true;
-    }
+    for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid)
+      if (blocked[nid] && !keeps(nid)) blocked[nid] = false, changed = true;
   }
-  return blocked;
+  std::vector<NodeLayout> layout(ig.nodes.size());
+  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid)
+    layout[nid] = {blocked[nid] && kind[nid] != Kind::kChain, writes(nid)};
+  return layout;
 }
 
 }  // namespace
@@ -279,51 +341,64 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
     return heads;
   }
   const int64_t block = FormatBlock(blocked_format);
-  const std::vector<bool> blocked = BlockedOutputs(ig, shapes, finder, chain_at, block);
-  // The layout of output `index` of node `nid` (blocked only for a chain's output).
+  const std::vector<NodeLayout> layout = BlockedNodes(ig, shapes, types, finder, chain_at, block);
+  // The layout of output `index` of node `nid`.
   auto format = [&](uint32_t nid, uint32_t index) {
-    return index == 0 && blocked[nid] ? blocked_format : std::string();
+    return index == 0 && layout[nid].writes ? blocked_format : std::string();
   };
   Rebuilder rb(ig);
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     if (inside[nid]) continue;
     const Chain& c = chain_at[nid];
-    if (c.conv != kNone)
+    if (c.conv != kNone) {
       rb.Fuse(c, format(ig.nodes[c.conv].inputs[0].node_id, ig.nodes[c.conv].inputs[0].index), format(nid, 0));
-    else
+    } else if (layout[nid].reads) {
+      graph::AttrDict a{{"data_format", blocked_format}};
+      if (ig.nodes[nid].node->op->name == "Pooling" && layout[nid].writes) a["out_format"] = blocked_format;
+      rb.Keep(nid, a);
+    } else {
       rb.Keep(nid);
+    }
   }
   for (const auto& h : ig.outputs) heads.push_back(rb.Map(h));
   return heads;
 }
 
+namespace {
+
+// The layout node `op` (attributes `params`) reads input `input` in, or writes its output 0 in
+// when `input` is -1: "plain" but for the blocked activations' readers and writers.
+std::string ActFormatOf(const std::string& op, const AttrMap& params, int input) {
+  if (op == "Concat") return params.GetString("data_format", "plain");
+  if (op == "Pooling") return params.GetString(input < 0 ? "out_format" : "data_format", "plain");
+  if (op != "_sg_conv") return "plain";
+  const bool with_sum = params.GetBool("with_sum", false);
+  const int sum = (params.GetBool("no_bias", false) ? 2 : 3) + (params.GetBool("with_bn", false) ? 2 : 0);
+  return input == 0                                ? params.GetString("data_format", "plain")
+         : input < 0 || (with_sum && input == sum) ? params.GetString("out_format", "plain")
+                                                   : "plain";
+}
+
+}  // namespace
+
 void CheckBlockedLayouts(const graph::IndexedGraph& ig) {
-  auto is_sg = [&](uint32_t nid) {
-    const graph::Node& n = *ig.nodes[nid].node;
-    return !n.is_variable() && n.op->name == "_sg_conv";
-  };
   // The layout entry `e` is written in.
   auto written = [&](const graph::IndexedGraph::EntryRef& e) {
-    return e.index == 0 && is_sg(e.node_id) ? ig.nodes[e.node_id].node->params.GetString("out_format", "plain")
-                                            : std::string("plain");
+    const graph::Node& n = *ig.nodes[e.node_id].node;
+    return e.index == 0 && !n.is_variable() ? ActFormatOf(n.op->name, n.params, -1) : std::string("plain");
   };
   auto mismatch = [&](const graph::IndexedGraph::EntryRef& e, const std::string& want, const std::string& reader) {
     throw Error("Executor::Bind: " + ig.nodes[e.node_id].node->Describe() + " writes its output in " + written(e) +
                 " but " + reader + " reads it as " + want +
                 ": bind the symbol before fusion (the executor chooses the layouts itself), or make "
-                "out_format and data_format agree");
+                "the data_format and out_format attributes agree");
   };
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     const graph::Node& n = *ig.nodes[nid].node;
     if (n.is_variable()) continue;
-    const bool sg = is_sg(nid);
-    const size_t sum = sg && n.params.GetBool("with_sum", false) ? n.num_args - 1 : ~size_t{0};
     for (size_t i = 0; i < ig.nodes[nid].inputs.size(); ++i) {
       const auto& in = ig.nodes[nid].inputs[i];
-      const std::string want = !sg        ? "plain"
-                               : i == 0   ? n.params.GetString("data_format", "plain")
-                               : i == sum ? n.params.GetString("out_format", "plain")
-                                          : "plain";
+      const std::string want = ActFormatOf(n.op->name, n.params, static_cast<int>(i));
       if (written(in) != want) mismatch(in, want, n.Describe() + " (input " + n.input_names[i] + ")");
     }
   }
@@ -332,13 +407,7 @@ void CheckBlockedLayouts(const graph::IndexedGraph& ig) {
 }
 
 int64_t ActivationBlock(const std::string& op, const AttrMap& params, int input) {
-  if (op != "_sg_conv") return 0;
-  const bool with_sum = params.GetBool("with_sum", false);
-  const int sum = (params.GetBool("no_bias", false) ? 2 : 3) + (params.GetBool("with_bn", false) ? 2 : 0);
-  const std::string f = input == 0                                ? params.GetString("data_format", "plain")
-                        : input < 0 || (with_sum && input == sum) ? params.GetString("out_format", "plain")
-                                                                  : "plain";
-  const int64_t block = FormatBlock(f);
+  const int64_t block = FormatBlock(ActFormatOf(op, params, input));
   return block > 1 ? block : 0;
 }
 

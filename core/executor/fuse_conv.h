@@ -28,29 +28,34 @@ bool GraphFusionEnabled();
 /// when present: a BatchNorm over axis 1 without output_mean_var; an Activation relu, relu or clip;
 /// an elemwise_add / broadcast_add of equal shapes with one more input (the sum); a relu or clip.
 /// Every value inside a chain must have exactly one reader and not be a graph output (otherwise
-/// the chain ends before it), and a chain needs at least one stage after the convolution. Nodes
+/// the chain ends before it); a chain of a 1-D or 3-D convolution needs a stage after it. Nodes
 /// downstream of a fused chain are copies; variables and untouched nodes are shared with `ig`.
 /// The BatchNorm behaves as before: the fused kernel uses the moving statistics unless called in
 /// training mode without use_global_stats, when it uses the batch's and updates the moving ones.
 ///
 /// With `blocked_format` "nChw16c" or "nChw8c" (the device's attribute "blocked_activations":
-/// oneDNN's layout for the ISA the cpu plugin runs; empty or another word: none), a chain's output
-/// whose every reader is another chain (as its convolution's data or as its sum), that is not a
-/// graph output and is 4-D with a multiple of the block's channels, stays in that layout: the
-/// producer gets out_format, each reading chain data_format (its sum follows its out_format, so a
-/// chain's sum and output are blocked together or not at all). Such a tensor has the plain one's
-/// size, so memory planning is unchanged; the kernels skip the reorders between the layers.
+/// oneDNN's layout for the ISA the cpu plugin runs; empty or another word: none), values stay in
+/// that layout where both ends can: a chain writes its output blocked (out_format) and reads its
+/// data (data_format) and sum (out_format: sum and output are blocked together or not at all) as
+/// their writers wrote them; a float32 2-D max or avg Pooling of whole blocks of channels reads and
+/// writes blocked (data_format, out_format; a 1x1 output, global pooling's, is written plain: the
+/// same bytes); a float32 Concat of 4-D arrays along the channels, each with whole blocks, joins
+/// blocked arrays (data_format). A value is blocked only when its writer is one of these, every
+/// reader is one of these taking it blocked, it is not a graph output, and it is 4-D with a
+/// multiple of the block's channels. A blocked tensor has the plain one's size, so memory planning
+/// is unchanged; the kernels skip the reorders between the layers.
 std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
                                            const std::vector<int>& types, const std::string& blocked_format,
                                            size_t* fused);
 
-/// Throws weft::Error when a value an `_sg_conv` writes in a blocked out_format (see above) would
-/// be read as plain: by another op, by an `_sg_conv` expecting another layout, or as a graph output.
+/// Throws weft::Error when a value is written in one layout (see above: _sg_conv, Pooling, Concat
+/// attributes) and read in another: by an op reading plain, by a reader expecting another layout,
+/// or as a graph output.
 /// ExecState::Init checks every graph it runs (a rebound optimized symbol, or one cut from it).
 void CheckBlockedLayouts(const graph::IndexedGraph& ig);
 
 /// Channels per block (8, 16) in which node `op` (`params`: its attributes) reads input `input`
-/// (or writes its output when `input` is -1), 0 when plain: for the monitor, which reports NCHW.
+/// (or writes its output 0 when `input` is -1), 0 when plain: for the monitor, which reports NCHW.
 int64_t ActivationBlock(const std::string& op, const AttrMap& params, int input);
 
 /// A plain NCHW copy of `a`, a 4-D float32 array in oneDNN's nChw{block}c (channels a multiple of

@@ -90,6 +90,14 @@ size_t CountOp(const Symbol& s, const std::string& op) {
   return n;
 }
 
+// The attributes of node `name` in `s`'s JSON (its text up to the next node).
+std::string NodeText(const Symbol& s, const std::string& name) {
+  const std::string json = s.ToJSON();
+  const size_t at = json.find("\"name\": \"" + name + "\"");
+  if (at == std::string::npos) return "";
+  return json.substr(at, json.find("\"name\"", at + 1) - at);
+}
+
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   double err = 0, norm = 0;
@@ -192,10 +200,14 @@ TEST(WEFT_FUSION_SUITE, ResidualBlock) {
 TEST(WEFT_FUSION_SUITE, ValuesReadTwiceAreNotFused) {
   Symbol data = Symbol::Variable("data");
   Symbol conv = Conv(data, "conv", 16, 3);
-  // The convolution's output feeds the BatchNorm and is also an output: no fusion of conv+bn.
+  // The convolution's output feeds the BatchNorm and is also an output: no fusion of conv+bn (the
+  // convolution alone is a chain, the BatchNorm and relu stay).
   Symbol both = Symbol::Group({Relu(Bn(conv, "bn"), "relu"), conv});
   Pair p = BindBoth(both, Shape(2, 8, 6, 6));
-  EXPECT_EQ(CountOp(p.fused->GetOptimizedSymbol(), "_sg_conv"), 0u) << p.fused->GetOptimizedSymbol().ToJSON();
+  const Symbol popt = p.fused->GetOptimizedSymbol();
+  EXPECT_EQ(CountOp(popt, "_sg_conv"), 1u) << popt.ToJSON();
+  EXPECT_EQ(CountOp(popt, "BatchNorm") + CountOp(popt, "Activation"), 2u) << popt.ToJSON();
+  EXPECT_EQ(NodeText(popt, "conv").find("with_bn"), std::string::npos) << popt.ToJSON();
   ExpectSameOutputs(p, false, "conv read twice");
   // The BatchNorm's output read twice: conv+bn fuse, the relu stays.
   Symbol bn = Bn(conv, "bn");
@@ -293,13 +305,6 @@ size_t CountAttr(const Symbol& s, const std::string& key, const std::string& val
   size_t n = 0;
   for (size_t at = json.find(pair); at != std::string::npos; at = json.find(pair, at + 1)) ++n;
   return n;
-}
-// The attributes of node `name` in `s`'s JSON (its text up to the next node).
-std::string NodeText(const Symbol& s, const std::string& name) {
-  const std::string json = s.ToJSON();
-  const size_t at = json.find("\"name\": \"" + name + "\"");
-  if (at == std::string::npos) return "";
-  return json.substr(at, json.find("\"name\"", at + 1) - at);
 }
 
 // `opt` has `convs` _sg_conv nodes, `outs` of them writing format `f` and `ins` reading it; the
@@ -415,21 +420,26 @@ TEST(WEFT_FUSION_SUITE, BlockedOptimizedSymbolRebinds) {
   }
 }
 
-TEST(WEFT_FUSION_SUITE, BlockedMonitorSeesNchw) {
-  REQUIRE_BLOCKED_FORMAT(f);
-  Symbol net = Bn(Conv(Stage(Stage(Symbol::Variable("data"), "c1", 32, 3), "c2", 32, 3), "c3", 16, 3), "c3_bn");
-  Trio t = BindThree(net, Shape(2, 16, 6, 6));
+// The monitor (all arrays) of the fused and the blocked executors sees the same `names` (in NCHW).
+void ExpectMonitorsAgree(Trio& t, const std::vector<std::string>& names) {
   std::map<std::string, std::vector<float>> seen[2];
   for (int k = 0; k < 2; ++k) {
     Executor& e = k == 0 ? *t.fused : *t.blocked;
     e.SetMonitorCallback([&seen, k](const std::string& name, const NDArray& a) { seen[k][name] = Values(a); }, true);
     e.Forward(false);
   }
-  // Outputs, data inputs (both blocked in the second) and a plain one.
-  for (const char* name : {"c1_relu_output", "c2_relu_output", "c2_relu_data", "c3_bn_data", "c3_bn_output"}) {
+  for (const auto& name : names) {
     ASSERT_EQ(seen[1].count(name), 1u) << name;
     ExpectClose(seen[1][name], seen[0][name], name);
   }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedMonitorSeesNchw) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol net = Bn(Conv(Stage(Stage(Symbol::Variable("data"), "c1", 32, 3), "c2", 32, 3), "c3", 16, 3), "c3_bn");
+  Trio t = BindThree(net, Shape(2, 16, 6, 6));
+  // Outputs, data inputs (both blocked in the second) and a plain one.
+  ExpectMonitorsAgree(t, {"c1_relu_output", "c2_relu_output", "c2_relu_data", "c3_bn_data", "c3_bn_output"});
 }
 
 TEST(WEFT_FUSION_SUITE, BlockedTrainingModeForward) {
@@ -444,6 +454,120 @@ TEST(WEFT_FUSION_SUITE, BlockedTrainingModeForward) {
   EXPECT_EQ(CountAttr(opt, "out_format", f), 2u) << opt.ToJSON();
   for (int step = 0; step < 2; ++step) ExpectThreeAgree(t, true, "training mode");
   ExpectThreeAgree(t, false, "inference after training-mode passes");
+}
+
+Symbol Pool(const Symbol& x, const std::string& name, const std::string& type, int kernel, int stride, int pad,
+            const std::string& convention = "valid") {
+  return Operator("Pooling")
+      .SetParam("kernel", Shape(kernel, kernel))
+      .SetParam("stride", Shape(stride, stride))
+      .SetParam("pad", Shape(pad, pad))
+      .SetParam("pool_type", type)
+      .SetParam("pooling_convention", convention)(x)
+      .CreateSymbol(name);
+}
+Symbol Join(const std::vector<Symbol>& parts, const std::string& name) {
+  return Operator("Concat")
+      .SetParam("num_args", static_cast<int>(parts.size()))
+      .SetParam("dim", 1)(parts)
+      .CreateSymbol(name);
+}
+
+// The image networks' pooling and concatenation between fused convolutions: ResNet's stem max
+// pool (3x3, stride 2, pad 1), SqueezeNet's fire module (a concat of two expansions) and its max
+// pool with ceil rounding (full convention), an Inception branch of avg pooling (3x3, stride 1,
+// pad 1, counting the padding), a ceil-rounded avg pool whose windows reach past in + pad (not
+// oneDNN's divisor: relayouts around the plain kernel), and the global average pool at the end.
+Symbol PoolConcatNet() {
+  Symbol x = Pool(Stage(Symbol::Variable("data"), "stem", 32, 3), "pool1", "max", 3, 2, 1);
+  Symbol squeeze = Stage(x, "squeeze", 16, 1);
+  Symbol fire = Join({Stage(squeeze, "expand1", 32, 1), Stage(squeeze, "expand3", 16, 3)}, "fire");
+  x = Pool(fire, "pool2", "max", 3, 2, 0, "full");
+  Symbol branch = Stage(Pool(x, "pool3", "avg", 3, 1, 1), "branch", 16, 1);
+  x = Join({Stage(x, "mixed1", 32, 1), branch, x}, "mixed");
+  x = Pool(Stage(x, "tail", 32, 3), "pool4", "avg", 3, 2, 0, "full");
+  x = Pool(Stage(x, "last", 32, 1), "gpool", "avg", 1, 1, 0);
+  return Operator("Flatten")(Operator("Pooling")
+                                 .SetParam("kernel", Shape(1, 1))
+                                 .SetParam("global_pool", true)
+                                 .SetParam("pool_type", "avg")(x)
+                                 .CreateSymbol("global"))
+      .CreateSymbol("flat");
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedPoolingAndConcat) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  const Symbol net = PoolConcatNet();
+  for (const Shape& shape : {Shape(1, 16, 20, 20), Shape(5, 16, 33, 33)}) {
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    // Every pooling and concat reads blocked; all but the global pool (1x1: plain) write it.
+    for (const char* name : {"pool1", "pool2", "pool3", "pool4", "gpool", "fire", "mixed", "global"})
+      EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+    for (const char* name : {"pool1", "pool2", "pool3", "pool4", "gpool"})
+      EXPECT_NE(NodeText(opt, name).find("\"out_format\": \"" + f + "\""), std::string::npos) << name;
+    EXPECT_EQ(NodeText(opt, "global").find("out_format"), std::string::npos) << opt.ToJSON();
+    // Every fused convolution reads and writes blocked but the stem's data: attributes of 8 of
+    // them, 5 poolings and 2 concats.
+    ExpectLayouts(opt, f, 8, 8 + 5, 7 + 6 + 2, {"stem_relu", "squeeze_relu", "last_relu"}, {});
+    ExpectThreeAgree(t, false, "pooling and concat " + shape.ToString());
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedPoolingMonitorAndCut) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  const Symbol net = PoolConcatNet();
+  Trio t = BindThree(net, Shape(2, 16, 20, 20));
+  ExpectMonitorsAgree(t, {"pool1_output", "fire_output", "mixed_output", "pool4_data", "global_output"});
+  const Symbol opt = t.blocked->GetOptimizedSymbol();
+  // Cut at a blocked concat: refused, as for a convolution's output.
+  try {
+    BindWith(opt.GetInternals()["fire_output"], Shape(2, 16, 20, 20), true);
+    ADD_FAILURE() << "a blocked concat as the graph's output was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fire"), std::string::npos) << e.what();
+  }
+}
+
+// 3x3 stride-1 layers ask oneDNN for Winograd kernels (nn_conv_fused.cc; AVX-512 has them, the
+// AVX2 path runs direct): with WEFT_CPU_CONV_WINOGRAD on (the default) and off, on plain and
+// blocked layouts, with a residual sum, the outputs agree with the unfused graph's.
+TEST(WEFT_FUSION_SUITE, WinogradAndDirectAgree) {
+  Symbol net = ResidualBlock(Stage(Symbol::Variable("data"), "stem", 32, 3), 32);
+  for (const char* winograd : {"1", "0"}) {
+    setenv("WEFT_CPU_CONV_WINOGRAD", winograd, 1);
+    for (const Shape& shape : {Shape(1, 16, 14, 14), Shape(3, 16, 23, 23)}) {
+      Trio t = BindThree(net, shape);
+      ExpectThreeAgree(t, false, std::string("winograd ") + winograd + " " + shape.ToString());
+    }
+  }
+  setenv("WEFT_CPU_CONV_WINOGRAD", "yes", 1);
+  try {
+    BindWith(net, Shape(1, 16, 14, 14), true)->Forward(false);
+    ADD_FAILURE() << "WEFT_CPU_CONV_WINOGRAD=yes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("WEFT_CPU_CONV_WINOGRAD"), std::string::npos) << e.what();
+  }
+  unsetenv("WEFT_CPU_CONV_WINOGRAD");
+}
+
+// DenseNet's layer: a 1x1 chain, then a 3x3 convolution no BatchNorm follows (a chain alone: it
+// reads the 1x1's output blocked and runs Winograd where oneDNN has it), joined with the layer's
+// input and normalised by the next layer's BatchNorm (plain: no blocked reader).
+TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Symbol data = Symbol::Variable("data");
+  Symbol grown = Join({data, Conv(Stage(data, "c1", 32, 1), "c2", 16, 3)}, "join");
+  Symbol net = Relu(Bn(grown, "next_bn"), "next_relu");
+  for (const Shape& shape : {Shape(1, 16, 9, 9), Shape(4, 16, 20, 20)}) {
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    ExpectLayouts(opt, f, 2, 1, 1, {"c1_relu"}, {"c2"});
+    EXPECT_NE(NodeText(opt, "c2").find("\"data_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
+    EXPECT_EQ(CountOp(opt, "Convolution") + CountOp(opt, "Concat") + CountOp(opt, "BatchNorm"), 2u) << opt.ToJSON();
+    EXPECT_EQ(CountOp(t.fused->GetOptimizedSymbol(), "_sg_conv"), 2u);
+    ExpectThreeAgree(t, false, "bare convolution " + shape.ToString());
+  }
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 // to run concurrently (sdk/cpp/kernel.hpp's contract).
 //
 // Other settings (host config, else environment): WEFT_CPU_CONV_ALGO = im2col | dnnl forces the
-// convolution algorithm (default: chosen per pass, see nn_convolution.cc).
+// convolution algorithm (default: chosen per pass, see nn_convolution.cc);
+// WEFT_CPU_CONV_WINOGRAD = 0 | 1 lets the fused inference convolution use oneDNN's Winograd
+// kernels for 3x3 stride-1 layers (default 1, nn_conv_fused.cc).
 //
 // NN kernels (nn_*.cc, float32; each forward with its _backward_ op): FullyConnected,
 // Convolution and Deconvolution (1-D/2-D, groups, dilation), Pooling (max/avg/sum, 1-D/2-D,

@@ -11,7 +11,8 @@
 // or any of the small per-channel tensors (bias, gamma, beta, moving statistics: compared by value,
 // they are aux states without stamps) changed; later calls only run the primitive. As for
 // FullyConnected (nn_fc_dnnl.h), which path a call takes depends only on the node and the call's
-// is_train, never on earlier calls, so runs are bit-identical.
+// is_train, never on earlier calls, so runs are bit-identical. 3x3 stride-1 layers use oneDNN's
+// Winograd kernels where it has them (WinogradFits; they round differently from direct ones).
 //
 // Blocked activations (data_format, out_format not plain: values the executor keeps in oneDNN's
 // nChw8c / nChw16c between fused convolutions, fuse_conv.h): the primitive is built on exactly
@@ -26,6 +27,7 @@
 // and the sum in one loop.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "nn_blocked_act.h"
 #include "nn_conv_dnnl.h"
 #include "norm_batch_norm.h"
 
@@ -70,21 +73,6 @@ void AppendActivation(dnnl::post_ops& ops, FusedAct a, double lo, double hi) {
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(lo), static_cast<float>(hi));
 }
 
-// The tensor's description: `plain` (NCHW) itself, or its dims in blocked format `f`.
-memory::desc ActDesc(const memory::desc& plain, ActFormat f) {
-  if (f == ActFormat::kPlain) return plain;
-  return memory::desc(plain.dims(), memory::data_type::f32,
-                      f == ActFormat::kNChw16c ? memory::format_tag::nChw16c : memory::format_tag::nChw8c);
-}
-
-// `from` (description from_md) rewritten into `to` (to_md: the same dims, another layout).
-void Relayout(const memory::desc& from_md, const float* from, const memory::desc& to_md, float* to) {
-  dnnl::stream s(DnnlEngine());
-  memory src = Mem(from_md, from), dst = Mem(to_md, to);
-  dnnl::reorder(src, dst).execute(s, src, dst);
-  s.wait();
-}
-
 // The folded weights (emptied once every primitive holds them reordered) and bias in weft's plain
 // layouts; `generation` changes with every refold.
 struct Folded {
@@ -92,11 +80,33 @@ struct Folded {
   uint64_t generation = 0;
 };
 
+// Whether a layer asks oneDNN for a Winograd convolution: 3x3 at stride 1, neither dilated nor
+// grouped, unless WEFT_CPU_CONV_WINOGRAD=0 (host config, else environment). Its 2x3 and 4x3 tiles
+// take ResNet-18 at batch 1 from 35 to 24 ms of CPU time on AVX-512 (oneDNN's convolution_auto
+// never picks them there) and stay within the compatibility fixtures' tolerance
+// (bench/results/2026-11-29-zoo_pool_concat.txt); where oneDNN has none (AVX2) the layer runs
+// direct.
+bool WinogradFits(const KernelSetup& s, const ConvGeom& g) {
+  char buf[16] = {0};
+  std::string want;
+  if (s.host != nullptr && s.host->config_get != nullptr) {
+    const int64_t n = s.host->config_get(s.host->host_ctx, "WEFT_CPU_CONV_WINOGRAD", buf, sizeof(buf));
+    if (n > 0) want.assign(buf, static_cast<size_t>(std::min<int64_t>(n, sizeof(buf) - 1)));
+  } else if (const char* e = std::getenv("WEFT_CPU_CONV_WINOGRAD")) {
+    want = e;
+  }
+  if (!want.empty() && want != "0" && want != "1")
+    Invalid(s, "WEFT_CPU_CONV_WINOGRAD='" + want + "' is not 0 or 1 (Winograd 3x3 convolutions off or on)");
+  return want != "0" && g.spatial == 2 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
+         g.groups == 1;
+}
+
 // One oneDNN inference primitive for a geometry (a chunk of images) with the post-ops, keeping the
 // folded weights reordered into the layout it picked. Not thread-safe: the kernel serialises.
 class FusedPrimitive {
  public:
-  FusedPrimitive(const ConvGeom& g, const SgConvParam& p) : g_(g), with_sum_(p.with_sum) {
+  // `winograd`: ask oneDNN for a Winograd kernel (WinogradFits), else direct.
+  FusedPrimitive(const ConvGeom& g, const SgConvParam& p, bool winograd) : g_(g), with_sum_(p.with_sum) {
     ConvGeom biased = g;
     biased.bias = true;  // the fold always has one
     const DnnlConvDescs dd(biased);
@@ -117,10 +127,18 @@ class FusedPrimitive {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     attr.set_post_ops(ops);
-    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       act(dd.src, src_md), Any(dd.wei), dd.bias, act(dd.dst, dst_md), dd.strides,
-                                       dd.dilates, dd.pad_l, dd.pad_r);
-    dnnl::convolution_forward::primitive_desc pd(fd, attr, DnnlEngine());
+    auto make = [&](dnnl::algorithm alg) {
+      dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_inference, alg, act(dd.src, src_md), Any(dd.wei),
+                                         dd.bias, act(dd.dst, dst_md), dd.strides, dd.dilates, dd.pad_l, dd.pad_r);
+      return dnnl::convolution_forward::primitive_desc(fd, attr, DnnlEngine());
+    };
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+      if (!winograd) throw dnnl::error(dnnl_unimplemented, "direct");
+      pd = make(dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error&) {  // no Winograd kernel for this geometry or ISA
+      pd = make(dnnl::algorithm::convolution_direct);
+    }
     if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: %s\n", pd.impl_info_str());
     prim_ = dnnl::convolution_forward(pd);
     wei_plain_ = dd.wei;
@@ -217,10 +235,11 @@ class SgConvForward {
       chunk_ = chunk > 0 && chunk < g_.n ? chunk : g_.n;
       ConvGeom part = g_;
       part.n = chunk_;
-      full_ = std::make_unique<FusedPrimitive>(part, p_);
+      const bool winograd = WinogradFits(s, g_);
+      full_ = std::make_unique<FusedPrimitive>(part, p_, winograd);
       if (g_.n % chunk_ != 0) {
         part.n = g_.n % chunk_;
-        rest_ = std::make_unique<FusedPrimitive>(part, p_);
+        rest_ = std::make_unique<FusedPrimitive>(part, p_, winograd);
       }
     } catch (const dnnl::error& e) {
       weft::sdk::Log(s.host, WEFT_LOG_DEBUG, std::string("_sg_conv: oneDNN unavailable, running unfused: ") + e.what());

@@ -10,9 +10,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "isa_dispatch.h"
+#include "nn_blocked_act.h"
 #include "nn_common.h"
 #include "parallel.h"
 #include "tensor_util.h"
@@ -326,14 +329,29 @@ void GenericGrad(const PoolGeom& g, int64_t p0, int64_t p1, const T* gy, const T
   }
 }
 
+// A blocked data_format (nn_blocked_act.h) for a float32 2-D pooling with whole blocks of
+// channels; Invalid otherwise.
+void CheckBlocked(const KernelSetup& s, const weft::sdk::PoolingParam& p, const PoolGeom& g, int32_t dtype) {
+  const int64_t block = weft::sdk::ActFormatBlock(p.data_format);
+  if (dtype != WEFT_DTYPE_FLOAT32 || s.inputs[0].ndim() != 4 || g.c % block != 0)
+    Invalid(s, "data_format " + std::string(weft::sdk::kActFormats[static_cast<size_t>(p.data_format)]) +
+                   " needs float32 NCHW data with a multiple of " + std::to_string(block) + " channels (got " +
+                   ShapeString(s.inputs[0]) + "); use plain");
+}
+
 class PoolingForward {
  public:
   explicit PoolingForward(const KernelSetup& s) {
     s.ExpectCounts(1, 1);
     dtype_ = RequireFloatDType(s);
     g_ = ParsePooling(s, s.inputs[0], s.outputs[0]);
+    const auto p = s.Params<weft::sdk::PoolingParam>();
+    if (p.data_format == weft::sdk::ActFormat::kPlain) return;
+    CheckBlocked(s, p, g_, dtype_);
+    blocked_ = std::make_unique<BlockedPooling>(g_, p.data_format, p.out_format);
   }
   void Compute(const KernelCall& c) const {
+    if (weft::sdk::IsNull(c.req[0])) return;
     const PoolGeom& g = g_;
     if (dtype_ == WEFT_DTYPE_FLOAT64) {
       const double* x = c.inputs[0].data<double>();
@@ -343,12 +361,20 @@ class PoolingForward {
     }
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
-    // Planes are independent: the thread plan's team takes contiguous runs of them.
-    ParallelChunks(g.n * g.c, g.n * g.c * g.in_plane(),
-                   [&](int64_t p0, int64_t p1, int) { isa::Dispatch([&] { Run(g, p0, p1, x, y, c.req[0]); }); });
+    if (blocked_ != nullptr)
+      return blocked_->Run(x, y, c.req[0], [&](const float* xp, float* yp, int32_t req) { Plain(xp, yp, req); });
+    Plain(x, y, c.req[0]);
   }
 
  private:
+  // float32 on NCHW tensors. Planes are independent: the thread plan's team takes contiguous runs
+  // of them.
+  void Plain(const float* x, float* y, int32_t req) const {
+    const PoolGeom& g = g_;
+    ParallelChunks(g.n * g.c, g.n * g.c * g.in_plane(),
+                   [&](int64_t p0, int64_t p1, int) { isa::Dispatch([&] { Run(g, p0, p1, x, y, req); }); });
+  }
+
   static void Run(const PoolGeom& g, int64_t p0, int64_t p1, const float* x, float* y, int32_t req) {
     std::vector<float> rowmax(IsMax2d(g) ? static_cast<size_t>(g.iw) : 0);
     weft::sdk::WithReq(req, [&](auto assign) {
@@ -360,6 +386,7 @@ class PoolingForward {
 
   PoolGeom g_;
   int32_t dtype_ = WEFT_DTYPE_FLOAT32;
+  std::unique_ptr<BlockedPooling> blocked_;  // blocked data_format
 };
 
 // _backward_Pooling: inputs out_grad, data, output; output data grad.
@@ -369,6 +396,9 @@ class PoolingBackward {
     s.ExpectCounts(3, 1);
     dtype_ = RequireFloatDType(s);
     g_ = ParsePooling(s, s.inputs[1], s.inputs[0]);
+    // Blocked activations are an inference executor's (its graphs have no gradient).
+    if (s.Params<weft::sdk::PoolingParam>().data_format != weft::sdk::ActFormat::kPlain)
+      Invalid(s, "has no gradient on a blocked data_format; bind the symbol before fusion (data_format plain)");
   }
   void Compute(const KernelCall& c) const {
     if (weft::sdk::IsNull(c.req[0])) return;

@@ -28,13 +28,14 @@ struct Blocks {
 struct PartsAxis {
   int64_t count, axis;
   const char* axis_attr;
+  sdk::ActFormat format = sdk::ActFormat::kPlain;  // Concat's data_format
 };
 
 PartsAxis PartsAxisOf(const KernelSetup& s) {
   const std::string op = s.op_name.rfind("_backward_", 0) == 0 ? s.op_name.substr(10) : s.op_name;
   if (op == "Concat" || op == "_rnn_param_concat") {
     const auto p = s.Params<sdk::ConcatParam>();
-    return {p.num_args, p.dim, "dim"};
+    return {p.num_args, p.dim, "dim", p.data_format};
   }
   if (op == "stack") {
     const auto p = s.Params<sdk::StackParam>();
@@ -46,6 +47,20 @@ PartsAxis PartsAxisOf(const KernelSetup& s) {
   }
   const auto p = s.Params<sdk::SliceChannelParam>();
   return {p.num_outputs, p.axis, "axis"};
+}
+
+// A blocked data_format needs the join the plain copy also does (see the top): 4-D, along axis 1,
+// every part with whole blocks of channels.
+void CheckBlockedJoin(const KernelSetup& s, const TensorDesc& whole, const std::vector<TensorDesc>& parts,
+                      const PartsAxis& pa, int axis) {
+  if (pa.format == sdk::ActFormat::kPlain) return;
+  const int64_t block = sdk::ActFormatBlock(pa.format);
+  bool ok = whole.ndim() == 4 && axis == 1;
+  for (const TensorDesc& p : parts) ok = ok && p.ndim() == 4 && p.shape[1] % block == 0;
+  if (!ok)
+    Invalid(s, "data_format " + std::string(sdk::kActFormats[static_cast<size_t>(pa.format)]) +
+                   " joins 4-D arrays along dim 1 whose channels are multiples of " + std::to_string(block) +
+                   "; use data_format plain");
 }
 
 Blocks MakeBlocks(const KernelSetup& s, const TensorDesc& whole, const std::vector<TensorDesc>& parts,
@@ -69,6 +84,7 @@ Blocks MakeBlocks(const KernelSetup& s, const TensorDesc& whole, const std::vect
     Invalid(s, "the parts hold " + std::to_string(b.whole * b.outer) + " elements, the whole " +
                    std::to_string(whole.size()));
   }
+  CheckBlockedJoin(s, whole, parts, pa, axis);
   return b;
 }
 

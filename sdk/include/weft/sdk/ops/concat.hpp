@@ -3,17 +3,24 @@
 #pragma once
 
 #include "weft/sdk/cpp/params.hpp"
+#include "weft/sdk/ops/convolution.hpp"
 
 namespace weft::sdk {
 
-/// Concat: num_args arrays joined along `dim`.
+/// Concat: num_args arrays joined along `dim`. Inference executors may join activations in
+/// oneDNN's blocked layout (data_format, the inputs' and the output's; core/executor/fuse_conv.h):
+/// along the channels of 4-D arrays with whole blocks of channels each, where the blocked join is
+/// the same copy as the plain one (each image's part is one contiguous run in both).
 struct ConcatParam {
   int64_t num_args = 1, dim = 1;
+  ActFormat data_format = ActFormat::kPlain;
 
   template <class V>
   void Visit(V& v) {
     v(num_args, Attr("num_args").Min(1).Doc("number of inputs"));
     v(dim, Attr("dim").Default("1").Doc("axis to join along"));
+    v(data_format,
+      Attr("data_format").Default("plain").Choices(kActFormats).Doc("memory layout of the inputs and the output"));
   }
 };
 

@@ -44,6 +44,10 @@ struct PoolingParam {
   std::optional<int64_t> p_value;
   std::optional<bool> count_include_pad;
   ConvLayout layout = ConvLayout::kNone;
+  // Inference executors keep activations in oneDNN's blocked layout through a pooling
+  // (core/executor/fuse_conv.h): data in data_format, output in out_format, which is data_format,
+  // or plain when the output is 1x1 (both layouts then lie alike in memory).
+  ActFormat data_format = ActFormat::kPlain, out_format = ActFormat::kPlain;
 
   template <class V>
   void Visit(V& v) {
@@ -64,10 +68,17 @@ struct PoolingParam {
                              .Doc("avg pooling divides by the window's size including padding (None = True, as "
                                   "MXNet) or, when False, by the number of real cells in it"));
     v(layout, Attr("layout").Default("None").Choices(kConvLayouts).Doc("data layout; None = channels first"));
+    v(data_format, Attr("data_format").Default("plain").Choices(kActFormats).Doc("memory layout of the data"));
+    v(out_format, Attr("out_format").Default("plain").Choices(kActFormats).Doc("memory layout of the output"));
   }
   void Validate() {
     CheckParam(!IsChannelsLast(layout), "layout " + std::string(kConvLayouts[static_cast<size_t>(layout)]) +
                                             ": only channels-first layouts (NCW, NCHW, NCDHW) are supported");
+    CheckParam(
+        out_format == data_format || out_format == ActFormat::kPlain,
+        "out_format " + std::string(kActFormats[static_cast<size_t>(out_format)]) + " must be data_format or plain");
+    CheckParam(data_format == ActFormat::kPlain || global_pool || kernel.size() == 2,
+               "blocked data_format needs 2-D pooling (kernel " + FormatTuple(kernel) + ")");
     // An empty kernel is an error only when shapes are inferred (MXNet creates such nodes).
     if (global_pool || kernel.empty()) return;
     CheckParam(kernel.size() <= 3, "kernel must have 1 to 3 dimensions, got " + FormatTuple(kernel));
