@@ -86,7 +86,8 @@ void ChannelStats(const BnParams& p, const T* x, std::vector<double>& mean, std:
 // else) do not contract beta − mean·scale into an FMA: every path, BatchNormScaleShift's and the
 // fused convolution's included, gets the same bits.
 template <typename T>
-[[gnu::noinline]] void ChannelScaleShift(const BnParams& p, const T* gamma, const T* beta, size_t ch, BnScaleShift<T>& r) {
+[[gnu::noinline]] void ChannelScaleShift(const BnParams& p, const T* gamma, const T* beta, size_t ch,
+                                         BnScaleShift<T>& r) {
   r.inv_std[ch] = static_cast<T>(1.0 / std::sqrt(r.var[ch] + p.eps));
   const T gm = p.fix_gamma ? T(1) : gamma[ch];
   r.scale[ch] = gm * r.inv_std[ch];
