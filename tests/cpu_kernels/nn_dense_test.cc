@@ -138,6 +138,7 @@ const std::vector<ConvCase>& ConvCases() {
       {{2, 20, 12, 12}, 50, 1, {5, 5}, {1, 1}, {0, 0}, {1, 1}, false},  // LeNet conv2
       {{2, 3, 9, 9}, 16, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},     // oneDNN: blocked, plain data gradient
       {{2, 24, 7, 7}, 20, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},    // oneDNN: nhwc
+      {{2, 16, 6, 6}, 32, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},    // oneDNN: Winograd (AVX-512)
       // Blocked operands over 4 MB: oneDNN runs in chunks of 7 images (8 chunks + a rest of 5).
       {{61, 1, 28, 28}, 20, 1, {5, 5}, {1, 1}, {0, 0}, {1, 1}, false},
   };

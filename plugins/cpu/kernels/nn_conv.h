@@ -48,7 +48,11 @@ inline bool DnnlBlockedConv(const ConvGeom& g) { return g.groups == 1 && g.f >= 
 /// im2col + GEMM, float (sgemm) or double (dgemm), 1-D to 3-D.
 template <typename T = float>
 std::unique_ptr<ConvAlgoT<T>> MakeIm2colConv(const ConvGeom& g);
-/// nullptr when oneDNN has no implementation for the geometry.
-std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host);
+/// True for the geometries oneDNN may run as Winograd F(4x4, 3x3): 2-D, one group, 3x3, stride and
+/// dilation 1, whole 16-channel blocks in and out (nn_conv_dnnl.cc).
+bool DnnlWinogradConv(const ConvGeom& g);
+/// nullptr when oneDNN has no implementation for the geometry. `winograd`: Winograd for the
+/// DnnlWinogradConv geometries where oneDNN has the kernel (AVX-512), the direct kernels otherwise.
+std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host, bool winograd = false);
 
 }  // namespace weft::cpu

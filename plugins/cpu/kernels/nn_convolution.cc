@@ -6,7 +6,8 @@
 // would run on plain layouts (its plain-layout backward is weak there: 21 vs 27 GFLOP/s) and
 // oneDNN otherwise (conv2: 56 vs 54; LeNet conv1, blocked weight gradient: 1.8 vs 3.5 ms per
 // batch of 100). im2col is also the fallback where oneDNN has no implementation.
-// WEFT_CPU_CONV_ALGO=im2col or =dnnl (host config / environment) forces one for both passes.
+// WEFT_CPU_CONV_ALGO=im2col or =dnnl (host config / environment) forces one for both passes;
+// WEFT_CPU_CONV_WINOGRAD=0 keeps oneDNN's 3x3 layers on its direct kernels (nn_conv_dnnl.cc).
 #include <cstdlib>
 #include <string>
 
@@ -20,13 +21,14 @@ namespace {
 using tensor::kFloatMask;
 using tensor::TypeTag;
 
-std::string ConvAlgoSetting(const weft_host_api* h) {
+// A setting from the host config, else the environment; empty when unset.
+std::string ConvSetting(const weft_host_api* h, const char* key) {
   char buf[32] = {0};
   if (h && h->config_get) {
-    int64_t n = h->config_get(h->host_ctx, "WEFT_CPU_CONV_ALGO", buf, sizeof(buf));
+    int64_t n = h->config_get(h->host_ctx, key, buf, sizeof(buf));
     return n > 0 && static_cast<size_t>(n) < sizeof(buf) ? std::string(buf) : std::string();
   }
-  const char* e = std::getenv("WEFT_CPU_CONV_ALGO");
+  const char* e = std::getenv(key);
   return e ? e : "";
 }
 
@@ -41,12 +43,15 @@ ConvGeom Geometry(const KernelSetup& s, size_t first, const TensorDesc& y) {
 }
 
 std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bool backward) {
-  std::string want = ConvAlgoSetting(s.host);
+  std::string want = ConvSetting(s.host, "WEFT_CPU_CONV_ALGO");
   if (!want.empty() && want != "im2col" && want != "dnnl")
     Invalid(s, "WEFT_CPU_CONV_ALGO='" + want + "' is not one of im2col, dnnl");
+  const std::string wino = ConvSetting(s.host, "WEFT_CPU_CONV_WINOGRAD");
+  if (!wino.empty() && wino != "0" && wino != "1")
+    Invalid(s, "WEFT_CPU_CONV_WINOGRAD='" + wino + "' is not 0 (direct kernels only) or 1 (Winograd where it runs)");
   if (want.empty() && backward && g.cg() < 4 && !DnnlBlockedConv(g)) want = "im2col";
   if (want == "im2col") return MakeIm2colConv(g);
-  std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g, s.host) : nullptr;
+  std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g, s.host, wino != "0") : nullptr;
   if (a == nullptr && want == "dnnl") Unsupported(s, "oneDNN has no convolution for this geometry");
   return a ? std::move(a) : MakeIm2colConv(g);
 }

@@ -49,30 +49,66 @@ void ForChannels(const BnParams& p, F body) {
   });
 }
 
+// The mean and biased variance of channel ch of x: the sum, then the squared deviations from the
+// mean (two passes; the second finds the channel's data in the cache).
+template <typename T>
+void ChannelMoments(const BnParams& p, const T* x, int64_t ch, double& mean, double& var) {
+  const double m = static_cast<double>(p.outer * p.inner);
+  double s = 0;
+  for (int64_t o = 0; o < p.outer; ++o) {
+    const T* r = x + (o * p.c + ch) * p.inner;
+    s += LaneSum(p.inner, [&](int64_t i) { return static_cast<double>(r[i]); });
+  }
+  const double mu = m > 0 ? s / m : 0.0;
+  double q = 0;
+  for (int64_t o = 0; o < p.outer; ++o) {
+    const T* r = x + (o * p.c + ch) * p.inner;
+    q += LaneSum(p.inner, [&](int64_t i) {
+      const double d = r[i] - mu;
+      return d * d;
+    });
+  }
+  mean = mu;
+  var = m > 0 ? q / m : 0.0;
+}
+
 // Per-channel mean and biased variance of x.
 template <typename T>
 void ChannelStats(const BnParams& p, const T* x, std::vector<double>& mean, std::vector<double>& var) {
   mean.assign(static_cast<size_t>(p.c), 0.0);
   var.assign(static_cast<size_t>(p.c), 0.0);
-  const double m = static_cast<double>(p.outer * p.inner);
-  ForChannels(p, [&](int64_t ch) {
-    double s = 0;
-    for (int64_t o = 0; o < p.outer; ++o) {
-      const T* r = x + (o * p.c + ch) * p.inner;
-      s += LaneSum(p.inner, [&](int64_t i) { return static_cast<double>(r[i]); });
-    }
-    const double mu = m > 0 ? s / m : 0.0;
-    double q = 0;
-    for (int64_t o = 0; o < p.outer; ++o) {
-      const T* r = x + (o * p.c + ch) * p.inner;
-      q += LaneSum(p.inner, [&](int64_t i) {
-        const double d = r[i] - mu;
-        return d * d;
-      });
-    }
-    mean[static_cast<size_t>(ch)] = mu;
-    var[static_cast<size_t>(ch)] = m > 0 ? q / m : 0.0;
-  });
+  ForChannels(
+      p, [&](int64_t ch) { ChannelMoments(p, x, ch, mean[static_cast<size_t>(ch)], var[static_cast<size_t>(ch)]); });
+}
+
+// Channel ch's inverse std, scale and shift from r.mean / r.var (sized by the caller). Out of line
+// so that the ISA variants of a dispatched loop calling it (isa::Dispatch flattens everything
+// else) do not contract beta − mean·scale into an FMA: every path, BatchNormScaleShift's and the
+// fused convolution's included, gets the same bits.
+template <typename T>
+[[gnu::noinline]] void ChannelScaleShift(const BnParams& p, const T* gamma, const T* beta, size_t ch,
+                                         BnScaleShift<T>& r) {
+  r.inv_std[ch] = static_cast<T>(1.0 / std::sqrt(r.var[ch] + p.eps));
+  const T gm = p.fix_gamma ? T(1) : gamma[ch];
+  r.scale[ch] = gm * r.inv_std[ch];
+  r.shift[ch] = beta[ch] - static_cast<T>(r.mean[ch]) * r.scale[ch];
+}
+
+// moving = momentum·moving + (1 − momentum)·batch.
+template <typename T>
+void UpdateMoving(const BnParams& p, const BnScaleShift<T>& r, T* mm, T* mv) {
+  for (size_t ch = 0; ch < static_cast<size_t>(p.c); ++ch) {
+    mm[ch] = static_cast<T>(p.momentum * mm[ch] + (1.0 - p.momentum) * r.mean[ch]);
+    mv[ch] = static_cast<T>(p.momentum * mv[ch] + (1.0 - p.momentum) * r.var[ch]);
+  }
+}
+
+template <typename T>
+BnScaleShift<T> SizedScaleShift(const BnParams& p) {
+  const size_t C = static_cast<size_t>(p.c);
+  BnScaleShift<T> r;
+  r.mean.resize(C), r.var.resize(C), r.scale.resize(C), r.shift.resize(C), r.inv_std.resize(C);
+  return r;
 }
 
 }  // namespace
@@ -80,27 +116,15 @@ void ChannelStats(const BnParams& p, const T* x, std::vector<double>& mean, std:
 template <typename T>
 BnScaleShift<T> BatchNormScaleShift(const BnParams& p, const T* x, const T* gamma, const T* beta, T* mm, T* mv,
                                     bool batch) {
-  const size_t C = static_cast<size_t>(p.c);
-  BnScaleShift<T> r;
+  BnScaleShift<T> r = SizedScaleShift<T>(p);
   if (batch) {
     ChannelStats(p, x, r.mean, r.var);
-    for (size_t ch = 0; ch < C; ++ch) {
-      mm[ch] = static_cast<T>(p.momentum * mm[ch] + (1.0 - p.momentum) * r.mean[ch]);
-      mv[ch] = static_cast<T>(p.momentum * mv[ch] + (1.0 - p.momentum) * r.var[ch]);
-    }
+    UpdateMoving(p, r, mm, mv);
   } else {
-    r.mean.assign(mm, mm + C);
-    r.var.assign(mv, mv + C);
+    r.mean.assign(mm, mm + p.c);
+    r.var.assign(mv, mv + p.c);
   }
-  r.scale.resize(C);
-  r.shift.resize(C);
-  r.inv_std.resize(C);
-  for (size_t ch = 0; ch < C; ++ch) {
-    r.inv_std[ch] = static_cast<T>(1.0 / std::sqrt(r.var[ch] + p.eps));
-    T gm = p.fix_gamma ? T(1) : gamma[ch];
-    r.scale[ch] = gm * r.inv_std[ch];
-    r.shift[ch] = beta[ch] - static_cast<T>(r.mean[ch]) * r.scale[ch];
-  }
+  for (size_t ch = 0; ch < static_cast<size_t>(p.c); ++ch) ChannelScaleShift(p, gamma, beta, ch, r);
   return r;
 }
 
@@ -128,23 +152,11 @@ class BatchNormForward {
     T* mm = c.aux[0].data<T>();
     T* mv = c.aux[1].data<T>();
     const size_t C = static_cast<size_t>(p_.c);
-    const BnScaleShift<T> b = BatchNormScaleShift(p_, x, gamma, beta, mm, mv, c.is_train && !p_.use_global);
-    const std::vector<T>&scale = b.scale, &shift = b.shift, &inv_std = b.inv_std;
-    const std::vector<double>& mean = b.mean;
     T* y = WantedOutput<T>(c, 0);
-    // Planes (one image's channel) split over the OpenMP team.
-    const int64_t planes = p_.outer * p_.c;
-    ParallelChunks(planes, planes * p_.inner, [&](int64_t p0, int64_t p1, int) {
-      isa::Dispatch([&] {
-        weft::sdk::WithReq(c.req[0], [&](auto assign) {
-          for (int64_t q = p0; q < p1; ++q) {
-            const int64_t base = q * p_.inner;
-            const T k = scale[static_cast<size_t>(q % p_.c)], d = shift[static_cast<size_t>(q % p_.c)];
-            for (int64_t i = 0; i < p_.inner; ++i) assign(y[base + i], x[base + i] * k + d);
-          }
-        });
-      });
-    });
+    const BnScaleShift<T> b = c.is_train && !p_.use_global ? BatchStatsAndOutput(c, x, gamma, beta, mm, mv, y)
+                                                           : MovingStatsOutput(c, x, gamma, beta, mm, mv, y);
+    const std::vector<T>& inv_std = b.inv_std;
+    const std::vector<double>& mean = b.mean;
     if (c.outputs.size() == 3) {
       T* om = WantedOutput<T>(c, 1);
       T* os = WantedOutput<T>(c, 2);
@@ -153,6 +165,52 @@ class BatchNormForward {
       });
       weft::sdk::StoreReq(c.req[2], os, inv_std.data(), p_.c);
     }
+  }
+
+  // Training: per channel its statistics, then its output while its data is still in the cache
+  // (a separate output pass read the whole input from memory a second time). Same arithmetic as
+  // BatchNormScaleShift and the plane loop of MovingStatsOutput, so the same bits.
+  template <typename T>
+  BnScaleShift<T> BatchStatsAndOutput(const KernelCall& c, const T* x, const T* gamma, const T* beta, T* mm, T* mv,
+                                      T* y) const {
+    BnScaleShift<T> r = SizedScaleShift<T>(p_);
+    // y is null when no output is wanted (req null): the statistics still.
+    weft::sdk::WithReq(y == nullptr ? WEFT_REQ_WRITE : c.req[0], [&](auto assign) {
+      ForChannels(p_, [&](int64_t c64) {
+        const auto ch = static_cast<size_t>(c64);
+        ChannelMoments(p_, x, c64, r.mean[ch], r.var[ch]);
+        ChannelScaleShift(p_, gamma, beta, ch, r);
+        if (y == nullptr) return;
+        const T k = r.scale[ch], d = r.shift[ch];
+        for (int64_t o = 0; o < p_.outer; ++o) {
+          const int64_t base = (o * p_.c + c64) * p_.inner;
+          for (int64_t i = 0; i < p_.inner; ++i) assign(y[base + i], x[base + i] * k + d);
+        }
+      });
+    });
+    UpdateMoving(p_, r, mm, mv);
+    return r;
+  }
+
+  // Inference or use_global_stats: the moving statistics; planes (one image's channel) split over
+  // the OpenMP team.
+  template <typename T>
+  BnScaleShift<T> MovingStatsOutput(const KernelCall& c, const T* x, const T* gamma, const T* beta, T* mm, T* mv,
+                                    T* y) const {
+    BnScaleShift<T> b = BatchNormScaleShift(p_, x, gamma, beta, mm, mv, false);
+    const int64_t planes = p_.outer * p_.c;
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      ParallelChunks(planes, planes * p_.inner, [&](int64_t p0, int64_t p1, int) {
+        isa::Dispatch([&] {
+          for (int64_t q = p0; q < p1; ++q) {
+            const int64_t base = q * p_.inner;
+            const T k = b.scale[static_cast<size_t>(q % p_.c)], d = b.shift[static_cast<size_t>(q % p_.c)];
+            for (int64_t i = 0; i < p_.inner; ++i) assign(y[base + i], x[base + i] * k + d);
+          }
+        });
+      });
+    });
+    return b;
   }
 
   BnParams p_;
