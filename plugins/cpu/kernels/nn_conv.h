@@ -51,6 +51,10 @@ std::unique_ptr<ConvAlgoT<T>> MakeIm2colConv(const ConvGeom& g);
 /// True for the geometries oneDNN may run as Winograd F(4x4, 3x3): 2-D, one group, 3x3, stride and
 /// dilation 1, whole 16-channel blocks in and out (nn_conv_dnnl.cc).
 bool DnnlWinogradConv(const ConvGeom& g);
+/// The WEFT_CPU_CONV_WINOGRAD setting (host config, else environment) for the convolution kernel
+/// being set up by `s`: false for "0", true for "1" or unset. Any other value is an error naming
+/// the setting (Invalid). One reader for the plain and the fused (`_sg_conv`) kernels.
+bool ConvWinogradSetting(const KernelSetup& s);
 /// nullptr when oneDNN has no implementation for the geometry. `winograd`: Winograd for the
 /// DnnlWinogradConv geometries where oneDNN has the kernel (AVX-512), the direct kernels otherwise.
 std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host, bool winograd = false);

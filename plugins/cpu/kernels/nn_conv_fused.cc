@@ -80,26 +80,13 @@ struct Folded {
   uint64_t generation = 0;
 };
 
-// Whether a layer asks oneDNN for a Winograd convolution: 3x3 at stride 1, neither dilated nor
-// grouped, unless WEFT_CPU_CONV_WINOGRAD=0 (host config, else environment). Its 2x3 and 4x3 tiles
-// take ResNet-18 at batch 1 from 35 to 24 ms of CPU time on AVX-512 (oneDNN's convolution_auto
-// never picks them there) and stay within the compatibility fixtures' tolerance
-// (bench/results/2026-11-29-zoo_pool_concat.txt); where oneDNN has none (AVX2) the layer runs
-// direct.
-bool WinogradFits(const KernelSetup& s, const ConvGeom& g) {
-  char buf[16] = {0};
-  std::string want;
-  if (s.host != nullptr && s.host->config_get != nullptr) {
-    const int64_t n = s.host->config_get(s.host->host_ctx, "WEFT_CPU_CONV_WINOGRAD", buf, sizeof(buf));
-    if (n > 0) want.assign(buf, static_cast<size_t>(std::min<int64_t>(n, sizeof(buf) - 1)));
-  } else if (const char* e = std::getenv("WEFT_CPU_CONV_WINOGRAD")) {
-    want = e;
-  }
-  if (!want.empty() && want != "0" && want != "1")
-    Invalid(s, "WEFT_CPU_CONV_WINOGRAD='" + want + "' is not 0 or 1 (Winograd 3x3 convolutions off or on)");
-  return want != "0" && g.spatial == 2 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
-         g.groups == 1;
-}
+// Whether a layer asks oneDNN for a Winograd convolution: the plain kernel's geometries
+// (DnnlWinogradConv: 3x3 at stride 1, one group, whole 16-channel blocks) unless
+// WEFT_CPU_CONV_WINOGRAD=0. Its 2x3 and 4x3 tiles take ResNet-18 at batch 1 from 35 to 24 ms of
+// CPU time on AVX-512 (oneDNN's convolution_auto never picks them there) and stay within the
+// compatibility fixtures' tolerance (bench/results/2026-11-29-zoo_pool_concat.txt); where oneDNN
+// has none (AVX2) the layer runs direct.
+bool WinogradFits(const KernelSetup& s, const ConvGeom& g) { return ConvWinogradSetting(s) && DnnlWinogradConv(g); }
 
 // One oneDNN inference primitive for a geometry (a chunk of images) with the post-ops, keeping the
 // folded weights reordered into the layout it picked. Not thread-safe: the kernel serialises.

@@ -46,12 +46,10 @@ std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bo
   std::string want = ConvSetting(s.host, "WEFT_CPU_CONV_ALGO");
   if (!want.empty() && want != "im2col" && want != "dnnl")
     Invalid(s, "WEFT_CPU_CONV_ALGO='" + want + "' is not one of im2col, dnnl");
-  const std::string wino = ConvSetting(s.host, "WEFT_CPU_CONV_WINOGRAD");
-  if (!wino.empty() && wino != "0" && wino != "1")
-    Invalid(s, "WEFT_CPU_CONV_WINOGRAD='" + wino + "' is not 0 (direct kernels only) or 1 (Winograd where it runs)");
+  const bool winograd = ConvWinogradSetting(s);
   if (want.empty() && backward && g.cg() < 4 && !DnnlBlockedConv(g)) want = "im2col";
   if (want == "im2col") return MakeIm2colConv(g);
-  std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g, s.host, wino != "0") : nullptr;
+  std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g, s.host, winograd) : nullptr;
   if (a == nullptr && want == "dnnl") Unsupported(s, "oneDNN has no convolution for this geometry");
   return a ? std::move(a) : MakeIm2colConv(g);
 }
@@ -147,6 +145,13 @@ class ConvBackward {
 void RegisterConvolution(KernelTable& t) {
   t.Add<ConvForward>("Convolution", kFloatMask);
   t.Add<ConvBackward>("_backward_Convolution", kFloatMask);
+}
+
+bool ConvWinogradSetting(const KernelSetup& s) {
+  const std::string wino = ConvSetting(s.host, "WEFT_CPU_CONV_WINOGRAD");
+  if (!wino.empty() && wino != "0" && wino != "1")
+    Invalid(s, "WEFT_CPU_CONV_WINOGRAD='" + wino + "' is not 0 (direct kernels only) or 1 (Winograd where it runs)");
+  return wino != "0";
 }
 
 }  // namespace weft::cpu
