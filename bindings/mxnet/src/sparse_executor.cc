@@ -283,3 +283,171 @@ void SparseStorage::AfterBackward() const {
 }
 
 }  // namespace weft::mx
+
+// ---- SparseSplit ---------------------------------------------------------------------------------
+
+namespace weft::mx {
+namespace {
+
+// A dot that SparseSplit cuts: its node and the arguments it reads.
+struct CutNode {
+  size_t node, csr, rhs;
+};
+
+// The dot nodes where every sparse argument, and every argument with a row_sparse gradient, meets
+// the graph (sparse_executor.h, SparseSplit); nullopt when one meets it elsewhere.
+std::optional<std::vector<CutNode>> FindCuts(const Graph& g, const std::vector<std::optional<RowPlan>>& plans) {
+  std::vector<CutNode> cuts;
+  std::set<size_t> seen;
+  for (const auto& [node, arg] : g.arg_of) {
+    if (g.stypes[arg] == StorageType::kDefault && !plans[arg]) continue;
+    if (g.heads.contains({node, 0})) return std::nullopt;
+    auto uses = g.consumers.find({node, 0});
+    if (uses == g.consumers.end()) continue;
+    for (const auto& [n, slot] : uses->second) {
+      if (g.Op(n) != "dot" || IsTrue(g.Attr(n, "transpose_a", "False")) || IsTrue(g.Attr(n, "transpose_b", "False")) ||
+          g.heads.contains({n, 0}))
+        return std::nullopt;
+      const std::optional<size_t> csr = g.ArgOf(g.Input(n, 0), StorageType::kCSR);
+      const Entry rhs = g.Input(n, 1);
+      auto rhs_arg = g.arg_of.find(rhs.first);
+      if (!csr || rhs_arg == g.arg_of.end() || g.stypes[rhs_arg->second] == StorageType::kCSR ||
+          g.heads.contains(rhs) || g.consumers.at(rhs).size() != 1)
+        return std::nullopt;
+      if (seen.insert(n).second) cuts.push_back({n, *csr, rhs_arg->second});
+    }
+  }
+  if (cuts.empty()) return std::nullopt;
+  return cuts;
+}
+
+// target += add, both row_sparse of one shape: target then stores the union of their rows (the
+// dense emulation's grad_req 'add').
+void AddRowSparse(const NDArray& target, const NDArray& add) {
+  std::vector<int64_t> rows = HostIndices(add.aux_ndarray(kRowSparseIndices));
+  if (rows.empty()) return;
+  const std::vector<int64_t> held = HostIndices(target.aux_ndarray(kRowSparseIndices));
+  rows.insert(rows.end(), held.begin(), held.end());
+  SortUnique(&rows);
+  const NDArray index = IndexArray(rows, target.GetContext());
+  auto gather = [&](const NDArray& src) {
+    NDArray r =
+        NDArray::CreateSparse(StorageType::kRowSparse, target.GetShape(), target.GetContext(), target.GetDType());
+    RetainRowsInto(src, index, r);
+    return r;
+  };
+  const NDArray sum = gather(target);
+  NDArray values = sum.data_ndarray();
+  values += gather(add).data_ndarray();
+  values.WaitToRead();
+  RetainRowsInto(sum, index, target);
+}
+
+}  // namespace
+
+std::unique_ptr<SparseSplit> SparseSplit::Make(const Symbol& symbol, const std::vector<StorageType>& arg_stypes,
+                                               const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
+                                               const std::vector<OpReqType>& reqs, const std::vector<NDArray>& aux) {
+  const Graph g(symbol, arg_stypes);
+  std::vector<std::optional<RowPlan>> plans(arg_stypes.size());
+  for (const auto& [node, arg] : g.arg_of) plans[arg] = GradRows(g, {node, 0});
+  const std::optional<std::vector<CutNode>> found = FindCuts(g, plans);
+  if (!found || args.size() != arg_stypes.size()) return nullptr;
+  auto grad_of = [&](size_t i) { return i < grads.size() && i < reqs.size() ? grads[i] : NDArray(); };
+  auto req_of = [&](size_t i) { return grad_of(i).is_none() ? kNullOp : reqs[i]; };
+
+  std::unique_ptr<SparseSplit> split(new SparseSplit());
+  nlohmann::json json = nlohmann::json::parse(symbol.ToJSON());
+  std::set<std::string> names;
+  for (const auto& node : json.at("nodes")) names.insert(node.value("name", ""));
+  std::map<std::string, size_t> cut_named;  // the remainder's new variables -> cuts_ index
+  for (const CutNode& c : *found) {
+    Cut cut;
+    cut.csr = args[c.csr];
+    cut.rhs = args[c.rhs];
+    // The arrays must be as planned: a csr data argument whose gradient nobody asks for, a 2-d
+    // rhs whose requested gradient is a row_sparse array.
+    if (cut.csr.storage_type() != StorageType::kCSR || req_of(c.csr) != kNullOp || cut.rhs.GetShape().ndim() != 2 ||
+        cut.rhs.storage_type() == StorageType::kCSR)
+      return nullptr;
+    for (const auto& [k, v] : g.nodes[c.node].value("attrs", nlohmann::json::object()).items())
+      if (!k.starts_with("__") && v.is_string()) cut.params[k] = v.get<std::string>();
+    const Shape out{cut.csr.GetShape()[0], cut.rhs.GetShape()[1]};
+    cut.out = NDArray(out, cut.rhs.GetContext(), false, cut.rhs.GetDType());
+    cut.out = 0.0f;
+    cut.req = req_of(c.rhs);
+    if (cut.req != kNullOp) {
+      cut.rhs_grad = grads[c.rhs];
+      if (cut.rhs_grad.storage_type() != StorageType::kRowSparse) return nullptr;
+      cut.out_grad = NDArray(out, cut.rhs.GetContext(), false, cut.rhs.GetDType());
+      cut.out_grad = 0.0f;
+    }
+    ImperativeCall call;
+    call.op = "dot";
+    call.params = cut.params;
+    call.inputs = {cut.csr, cut.rhs};
+    if (!SparseKernelClaims(call, {cut.out})) return nullptr;  // no sparse kernel: the dense emulation
+    std::string name = g.Name(c.node) + "_output";
+    while (!names.insert(name).second) name += "_";
+    json["nodes"][c.node] = {{"op", "null"}, {"name", name}, {"inputs", nlohmann::json::array()}};
+    json["arg_nodes"].push_back(c.node);
+    cut_named[name] = split->cuts_.size();
+    split->cuts_.push_back(std::move(cut));
+  }
+  split->dense_ = Symbol::LoadJSON(json.dump());
+
+  const std::vector<std::string> arg_names = symbol.ListArguments(), aux_names = symbol.ListAuxiliaryStates();
+  for (const std::string& name : split->dense_.ListArguments()) {
+    if (auto c = cut_named.find(name); c != cut_named.end()) {
+      const Cut& cut = split->cuts_[c->second];
+      split->core_args_.push_back(cut.out);
+      split->core_grads_.push_back(cut.out_grad);
+      split->core_reqs_.push_back(cut.req == kNullOp ? kNullOp : kWriteTo);
+      continue;
+    }
+    const auto i = static_cast<size_t>(std::find(arg_names.begin(), arg_names.end(), name) - arg_names.begin());
+    if (i >= arg_names.size() || IsSparse(args[i]) || (!grad_of(i).is_none() && IsSparse(grad_of(i)))) return nullptr;
+    split->core_args_.push_back(args[i]);
+    split->core_grads_.push_back(grad_of(i));
+    split->core_reqs_.push_back(req_of(i));
+  }
+  for (const std::string& name : split->dense_.ListAuxiliaryStates()) {
+    const auto i = static_cast<size_t>(std::find(aux_names.begin(), aux_names.end(), name) - aux_names.begin());
+    if (i >= aux.size()) return nullptr;
+    split->core_aux_.push_back(aux[i]);
+  }
+  return split;
+}
+
+void SparseSplit::BeforeForward() const {
+  for (const Cut& c : cuts_) {
+    ImperativeCall call;
+    call.op = "dot";
+    call.params = c.params;
+    call.inputs = {c.csr, c.rhs};
+    std::vector<NDArray> out{c.out};
+    Invoke(call, &out);
+  }
+}
+
+void SparseSplit::AfterBackward() const {
+  for (const Cut& c : cuts_) {
+    if (c.req == kNullOp) continue;
+    // The rhs's gradient csr.T . out_grad, row_sparse storing the csr's stored columns.
+    ImperativeCall call;
+    call.op = "dot";
+    call.params = {{"transpose_a", "True"}};
+    call.inputs = {c.csr, c.out_grad};
+    if (c.req != kAddTo) {
+      std::vector<NDArray> out{c.rhs_grad};
+      Invoke(call, &out);
+      continue;
+    }
+    std::vector<NDArray> out{NDArray::CreateSparse(StorageType::kRowSparse, c.rhs_grad.GetShape(),
+                                                   c.rhs_grad.GetContext(), c.rhs_grad.GetDType())};
+    Invoke(call, &out);
+    AddRowSparse(c.rhs_grad, out[0]);
+  }
+}
+
+}  // namespace weft::mx
