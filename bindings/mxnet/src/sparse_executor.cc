@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "storage_fallback.h"
+#include "weft/autograd.h"
 #include "weft/imperative.h"
 #include "weft/logging.h"
 #include "weft/sparse.h"
@@ -343,6 +344,20 @@ void AddRowSparse(const NDArray& target, const NDArray& add) {
   RetainRowsInto(sum, index, target);
 }
 
+// dot(lhs, rhs) on its sparse kernel into `out`. Never recorded: an executor's nodes are not on
+// autograd's tape (and the tape refuses sparse calls), even when the frontend binds or runs the
+// executor inside autograd.record().
+void RunDot(const std::map<std::string, std::string>& params, const NDArray& lhs, const NDArray& rhs,
+            const NDArray& out) {
+  const autograd::RecordingStateScope unrecorded(false, std::nullopt);
+  ImperativeCall call;
+  call.op = "dot";
+  call.params = params;
+  call.inputs = {lhs, rhs};
+  std::vector<NDArray> outs{out};
+  Invoke(call, &outs);
+}
+
 }  // namespace
 
 std::unique_ptr<SparseSplit> SparseSplit::Make(const Symbol& symbol, const std::vector<StorageType>& arg_stypes,
@@ -420,33 +435,22 @@ std::unique_ptr<SparseSplit> SparseSplit::Make(const Symbol& symbol, const std::
 }
 
 void SparseSplit::BeforeForward() const {
-  for (const Cut& c : cuts_) {
-    ImperativeCall call;
-    call.op = "dot";
-    call.params = c.params;
-    call.inputs = {c.csr, c.rhs};
-    std::vector<NDArray> out{c.out};
-    Invoke(call, &out);
-  }
+  for (const Cut& c : cuts_) RunDot(c.params, c.csr, c.rhs, c.out);
 }
 
 void SparseSplit::AfterBackward() const {
   for (const Cut& c : cuts_) {
     if (c.req == kNullOp) continue;
     // The rhs's gradient csr.T . out_grad, row_sparse storing the csr's stored columns.
-    ImperativeCall call;
-    call.op = "dot";
-    call.params = {{"transpose_a", "True"}};
-    call.inputs = {c.csr, c.out_grad};
+    const std::map<std::string, std::string> transposed = {{"transpose_a", "True"}};
     if (c.req != kAddTo) {
-      std::vector<NDArray> out{c.rhs_grad};
-      Invoke(call, &out);
+      RunDot(transposed, c.csr, c.out_grad, c.rhs_grad);
       continue;
     }
-    std::vector<NDArray> out{NDArray::CreateSparse(StorageType::kRowSparse, c.rhs_grad.GetShape(),
-                                                   c.rhs_grad.GetContext(), c.rhs_grad.GetDType())};
-    Invoke(call, &out);
-    AddRowSparse(c.rhs_grad, out[0]);
+    const NDArray fresh = NDArray::CreateSparse(StorageType::kRowSparse, c.rhs_grad.GetShape(), c.rhs_grad.GetContext(),
+                                                c.rhs_grad.GetDType());
+    RunDot(transposed, c.csr, c.out_grad, fresh);
+    AddRowSparse(c.rhs_grad, fresh);
   }
 }
 

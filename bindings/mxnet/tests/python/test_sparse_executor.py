@@ -144,6 +144,14 @@ def test_split_executor_matches_mxnet(mx, fixtures):
     _check_case(mx, mx.sym.identity(mx.sym.dot(x, v)), case)
 
 
+def test_split_executor_inside_autograd_record(mx, fixtures):
+    # An executor run inside autograd.record() is not recorded, its cut dots included.
+    case = next(c for c in fixtures['executors'] if c['name'] == 'dot_csr_rsp')
+    x, v = mx.sym.var('x', stype='csr'), mx.sym.var('v', stype='row_sparse')
+    with mx.autograd.record():
+        _check_case(mx, mx.sym.identity(mx.sym.dot(x, v)), case)
+
+
 def test_split_gradient_add_keeps_union(mx):
     # grad_req 'add' on the split's row_sparse gradient: it adds and stores the union of the rows
     # (the csr's stored columns, an explicitly stored 0 in column 5 included).
