@@ -64,8 +64,8 @@ void ReturnArrays(const ExecutorH& h, uint32_t* num_in_args, NDArrayHandle** in_
 }
 
 // Binds `s` to the frontend's arrays: the Executor runs them; with a sparse one, the dense
-// remainder of `s` split at its sparse boundary (SparseSplit) when the split covers the graph,
-// else their dense copies (`storage`, planned for these arrays' storage types).
+// remainder of `s` split at its sparse boundary (SparseSplit) when it has dots to cut, and dense
+// copies of what is still sparse (`storage`, planned for the arrays' storage types).
 std::unique_ptr<ExecutorH> BindArrays(const Symbol& s, const Context& ctx, std::unique_ptr<SparseStorage> storage,
                                       std::vector<NDArray> args, std::vector<NDArray> grads,
                                       std::vector<OpReqType> reqs, const std::vector<NDArray>& aux,
@@ -76,24 +76,39 @@ std::unique_ptr<ExecutorH> BindArrays(const Symbol& s, const Context& ctx, std::
   h->args = args;
   h->grads = grads;
   h->aux = aux;
-  bool sparse = !storage->all_dense();
-  for (const auto& list : {args, grads})
-    for (const NDArray& a : list) sparse = sparse || (!a.is_none() && a.storage_type() != StorageType::kDefault);
+  auto any_sparse = [](const SparseStorage& plan, const std::vector<NDArray>& a, const std::vector<NDArray>& g) {
+    bool sparse = !plan.all_dense();
+    for (const auto& list : {a, g})
+      for (const NDArray& x : list) sparse = sparse || (!x.is_none() && x.storage_type() != StorageType::kDefault);
+    return sparse;
+  };
+  bool sparse = any_sparse(*storage, args, grads);
+  const Symbol* core = &s;
+  std::vector<NDArray> core_aux = aux;
   if (sparse) {
+    // The dots SparseSplit cuts run on the sparse kernels; the remainder, with what stays sparse
+    // in it, is bound through the dense emulation.
     h->split = SparseSplit::Make(s, storage->arg_stypes(), h->args, h->grads, reqs, aux);
     if (h->split) {
       const SparseSplit& p = *h->split;
-      h->exec = std::make_unique<Executor>(p.dense_symbol(), ctx, p.core_args(), p.core_grads(), p.core_reqs(),
-                                           p.core_aux(), group2ctx, shared);
-      return h;
+      core = &p.dense_symbol();
+      args = p.core_args();
+      grads = p.core_grads();
+      reqs = p.core_reqs();
+      core_aux = p.core_aux();
+      storage = std::make_unique<SparseStorage>(*core, p.core_stypes());
+      sparse = any_sparse(*storage, args, grads);
     }
+  }
+  if (sparse) {
     std::vector<NDArray> core_args, core_grads;
-    storage->Attach(h->args, h->grads, &core_args, &core_grads, &reqs);
+    storage->Attach(args, grads, &core_args, &core_grads, &reqs);
     args = std::move(core_args);
     grads = std::move(core_grads);
     h->sparse = std::move(storage);
   }
-  h->exec = std::make_unique<Executor>(s, ctx, args, grads, reqs, aux, group2ctx, shared);
+  h->exec = std::make_unique<Executor>(*core, ctx, args, grads, reqs, core_aux, group2ctx, shared);
+  if (h->split) return h;  // h->aux: the frontend's order (the remainder may list them otherwise)
   h->aux = h->exec->aux_arrays;
   return h;
 }

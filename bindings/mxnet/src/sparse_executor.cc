@@ -290,35 +290,27 @@ void SparseStorage::AfterBackward() const {
 namespace weft::mx {
 namespace {
 
-// A dot that SparseSplit cuts: its node and the arguments it reads.
+// A dot that SparseSplit may cut: its node and the arguments it reads.
 struct CutNode {
   size_t node, csr, rhs;
 };
 
-// The dot nodes where every sparse argument, and every argument with a row_sparse gradient, meets
-// the graph (sparse_executor.h, SparseSplit); nullopt when one meets it elsewhere.
-std::optional<std::vector<CutNode>> FindCuts(const Graph& g, const std::vector<std::optional<RowPlan>>& plans) {
+// The dots of the graph SparseSplit may cut (sparse_executor.h): dot(csr argument, argument read
+// by that dot only), not transposed, whose output is not a graph output.
+std::vector<CutNode> FindCuts(const Graph& g) {
   std::vector<CutNode> cuts;
-  std::set<size_t> seen;
-  for (const auto& [node, arg] : g.arg_of) {
-    if (g.stypes[arg] == StorageType::kDefault && !plans[arg]) continue;
-    if (g.heads.contains({node, 0})) return std::nullopt;
-    auto uses = g.consumers.find({node, 0});
-    if (uses == g.consumers.end()) continue;
-    for (const auto& [n, slot] : uses->second) {
-      if (g.Op(n) != "dot" || IsTrue(g.Attr(n, "transpose_a", "False")) || IsTrue(g.Attr(n, "transpose_b", "False")) ||
-          g.heads.contains({n, 0}))
-        return std::nullopt;
-      const std::optional<size_t> csr = g.ArgOf(g.Input(n, 0), StorageType::kCSR);
-      const Entry rhs = g.Input(n, 1);
-      auto rhs_arg = g.arg_of.find(rhs.first);
-      if (!csr || rhs_arg == g.arg_of.end() || g.stypes[rhs_arg->second] == StorageType::kCSR ||
-          g.heads.contains(rhs) || g.consumers.at(rhs).size() != 1)
-        return std::nullopt;
-      if (seen.insert(n).second) cuts.push_back({n, *csr, rhs_arg->second});
-    }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (g.Op(n) != "dot" || IsTrue(g.Attr(n, "transpose_a", "False")) || IsTrue(g.Attr(n, "transpose_b", "False")) ||
+        g.heads.contains({n, 0}))
+      continue;
+    const std::optional<size_t> csr = g.ArgOf(g.Input(n, 0), StorageType::kCSR);
+    const Entry rhs = g.Input(n, 1);
+    auto rhs_arg = g.arg_of.find(rhs.first);
+    if (!csr || rhs_arg == g.arg_of.end() || g.stypes[rhs_arg->second] == StorageType::kCSR || g.heads.contains(rhs) ||
+        g.consumers.at(rhs).size() != 1)
+      continue;
+    cuts.push_back({n, *csr, rhs_arg->second});
   }
-  if (cuts.empty()) return std::nullopt;
   return cuts;
 }
 
@@ -360,14 +352,43 @@ void RunDot(const std::map<std::string, std::string>& params, const NDArray& lhs
 
 }  // namespace
 
+std::optional<SparseSplit::Cut> SparseSplit::Prepare(std::map<std::string, std::string> params, const NDArray& csr,
+                                                     const NDArray& rhs, const NDArray& rhs_grad, OpReqType rhs_req,
+                                                     OpReqType csr_req) {
+  // The arrays must be as planned: a csr whose gradient nobody asks for, a 2-d rhs whose
+  // requested gradient is a row_sparse array.
+  if (csr.storage_type() != StorageType::kCSR || csr_req != kNullOp || rhs.GetShape().ndim() != 2 ||
+      rhs.storage_type() == StorageType::kCSR ||
+      (rhs_req != kNullOp && rhs_grad.storage_type() != StorageType::kRowSparse))
+    return std::nullopt;
+  Cut cut;
+  cut.csr = csr;
+  cut.rhs = rhs;
+  cut.params = std::move(params);
+  auto zeros = [&] {
+    NDArray z(Shape{csr.GetShape()[0], rhs.GetShape()[1]}, rhs.GetContext(), false, rhs.GetDType());
+    z = 0.0f;
+    return z;
+  };
+  cut.out = zeros();
+  cut.req = rhs_req;
+  if (rhs_req != kNullOp) {
+    cut.rhs_grad = rhs_grad;
+    cut.out_grad = zeros();
+  }
+  ImperativeCall call;
+  call.op = "dot";
+  call.params = cut.params;
+  call.inputs = {csr, rhs};
+  if (!SparseKernelClaims(call, {cut.out})) return std::nullopt;  // no sparse kernel: not cut
+  return cut;
+}
+
 std::unique_ptr<SparseSplit> SparseSplit::Make(const Symbol& symbol, const std::vector<StorageType>& arg_stypes,
                                                const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
                                                const std::vector<OpReqType>& reqs, const std::vector<NDArray>& aux) {
+  if (args.size() != arg_stypes.size()) return nullptr;
   const Graph g(symbol, arg_stypes);
-  std::vector<std::optional<RowPlan>> plans(arg_stypes.size());
-  for (const auto& [node, arg] : g.arg_of) plans[arg] = GradRows(g, {node, 0});
-  const std::optional<std::vector<CutNode>> found = FindCuts(g, plans);
-  if (!found || args.size() != arg_stypes.size()) return nullptr;
   auto grad_of = [&](size_t i) { return i < grads.size() && i < reqs.size() ? grads[i] : NDArray(); };
   auto req_of = [&](size_t i) { return grad_of(i).is_none() ? kNullOp : reqs[i]; };
 
@@ -376,39 +397,21 @@ std::unique_ptr<SparseSplit> SparseSplit::Make(const Symbol& symbol, const std::
   std::set<std::string> names;
   for (const auto& node : json.at("nodes")) names.insert(node.value("name", ""));
   std::map<std::string, size_t> cut_named;  // the remainder's new variables -> cuts_ index
-  for (const CutNode& c : *found) {
-    Cut cut;
-    cut.csr = args[c.csr];
-    cut.rhs = args[c.rhs];
-    // The arrays must be as planned: a csr data argument whose gradient nobody asks for, a 2-d
-    // rhs whose requested gradient is a row_sparse array.
-    if (cut.csr.storage_type() != StorageType::kCSR || req_of(c.csr) != kNullOp || cut.rhs.GetShape().ndim() != 2 ||
-        cut.rhs.storage_type() == StorageType::kCSR)
-      return nullptr;
+  for (const CutNode& c : FindCuts(g)) {
+    std::map<std::string, std::string> params;
     for (const auto& [k, v] : g.nodes[c.node].value("attrs", nlohmann::json::object()).items())
-      if (!k.starts_with("__") && v.is_string()) cut.params[k] = v.get<std::string>();
-    const Shape out{cut.csr.GetShape()[0], cut.rhs.GetShape()[1]};
-    cut.out = NDArray(out, cut.rhs.GetContext(), false, cut.rhs.GetDType());
-    cut.out = 0.0f;
-    cut.req = req_of(c.rhs);
-    if (cut.req != kNullOp) {
-      cut.rhs_grad = grads[c.rhs];
-      if (cut.rhs_grad.storage_type() != StorageType::kRowSparse) return nullptr;
-      cut.out_grad = NDArray(out, cut.rhs.GetContext(), false, cut.rhs.GetDType());
-      cut.out_grad = 0.0f;
-    }
-    ImperativeCall call;
-    call.op = "dot";
-    call.params = cut.params;
-    call.inputs = {cut.csr, cut.rhs};
-    if (!SparseKernelClaims(call, {cut.out})) return nullptr;  // no sparse kernel: the dense emulation
+      if (!k.starts_with("__") && v.is_string()) params[k] = v.get<std::string>();
+    std::optional<Cut> cut =
+        Prepare(std::move(params), args[c.csr], args[c.rhs], grad_of(c.rhs), req_of(c.rhs), req_of(c.csr));
+    if (!cut) continue;
     std::string name = g.Name(c.node) + "_output";
     while (!names.insert(name).second) name += "_";
     json["nodes"][c.node] = {{"op", "null"}, {"name", name}, {"inputs", nlohmann::json::array()}};
     json["arg_nodes"].push_back(c.node);
     cut_named[name] = split->cuts_.size();
-    split->cuts_.push_back(std::move(cut));
+    split->cuts_.push_back(std::move(*cut));
   }
+  if (split->cuts_.empty()) return nullptr;
   split->dense_ = Symbol::LoadJSON(json.dump());
 
   const std::vector<std::string> arg_names = symbol.ListArguments(), aux_names = symbol.ListAuxiliaryStates();
@@ -418,18 +421,18 @@ std::unique_ptr<SparseSplit> SparseSplit::Make(const Symbol& symbol, const std::
       split->core_args_.push_back(cut.out);
       split->core_grads_.push_back(cut.out_grad);
       split->core_reqs_.push_back(cut.req == kNullOp ? kNullOp : kWriteTo);
+      split->core_stypes_.push_back(StorageType::kDefault);
       continue;
     }
     const auto i = static_cast<size_t>(std::find(arg_names.begin(), arg_names.end(), name) - arg_names.begin());
-    if (i >= arg_names.size() || IsSparse(args[i]) || (!grad_of(i).is_none() && IsSparse(grad_of(i)))) return nullptr;
-    split->core_args_.push_back(args[i]);
+    split->core_args_.push_back(args.at(i));
     split->core_grads_.push_back(grad_of(i));
     split->core_reqs_.push_back(req_of(i));
+    split->core_stypes_.push_back(arg_stypes[i]);
   }
   for (const std::string& name : split->dense_.ListAuxiliaryStates()) {
     const auto i = static_cast<size_t>(std::find(aux_names.begin(), aux_names.end(), name) - aux_names.begin());
-    if (i >= aux.size()) return nullptr;
-    split->core_aux_.push_back(aux[i]);
+    split->core_aux_.push_back(aux.at(i));
   }
   return split;
 }

@@ -21,12 +21,13 @@
 // imperative fallback's conversions). grad_req 'add' adds into the rows a row_sparse gradient
 // already stores (it then stores the union). The frontend sees only the sparse arrays.
 //
-// That dense emulation is the fallback. SparseSplit (below) binds the graphs MXNet's sparse
-// linear models make without any dense copy of a sparse array; the dense emulation runs every
-// other graph with a sparse argument or row_sparse gradient (an Embedding with sparse_grad, a csr
-// through square or another element-wise op, _square_sum, a dot transposed or whose output is a
-// graph output, a csr argument whose gradient is requested, a row_sparse weight used twice: e.g.
-// the factorization machine).
+// That dense emulation is the fallback. SparseSplit (below) first cuts the graph's dot(csr, w)
+// nodes out and runs them on the sparse kernels, so MXNet's sparse linear models bind without
+// any dense copy of a sparse array; the dense emulation then runs what is left sparse in the
+// remainder (an Embedding with sparse_grad, a csr through square or another element-wise op,
+// _square_sum, a dot transposed or whose output is a graph output, a csr argument whose gradient
+// is requested, a weight read twice: in the factorization machine only dot(x, w) is cut, and x,
+// which square(x) reads too, is still copied dense).
 #pragma once
 
 #include <map>
@@ -95,22 +96,23 @@ class SparseStorage {
   std::vector<Pair> args_, grads_;
 };
 
-/// The graph split at its sparse boundary, for graphs where every sparse argument and every
-/// argument with a row_sparse gradient meets the graph only at cut nodes: dot(csr, w) with no
-/// transpose, the csr an argument whose gradient is not requested, w an argument (dense or
-/// row_sparse) read by that dot only, the dot's output not a graph output. A cut node runs outside
+/// The graph split at its sparse boundary. Cut nodes: dot(csr, w) with no transpose, the csr an
+/// argument whose gradient is not requested, w an argument (dense or row_sparse, its gradient
+/// a row_sparse array when requested) read by that dot only, the dot's output not a graph output,
+/// a sparse kernel claiming it (weft::SparseKernelClaims). A cut node runs outside
 /// the Executor, on the sparse kernels (weft::Invoke: dot(csr, dense or row_sparse) -> dense); its
 /// output is an extra input variable of the dense remainder, which the Executor runs as any graph,
 /// giving that variable's gradient (grad_req write). After the Executor's backward, w's gradient
 /// is dot(csr.T, that gradient) -> row_sparse storing the csr's stored columns (MXNet's rows for
 /// it, kCsrColumns above), written into the frontend's row_sparse gradient (added for 'add':
 /// then it stores the union of the rows). No array of the csr's dense size is ever made. Not seen
-/// by the monitor callback: the cut dots (they are not Executor nodes).
+/// by the monitor callback: the cut dots (they are not Executor nodes). The remainder may still
+/// have sparse arguments (core_stypes): bind it through SparseStorage then.
 class SparseSplit {
  public:
   /// The split of `symbol` bound to the frontend's arrays (ListArguments order; grads none where
-  /// there is none, `reqs` per argument, aux in ListAuxiliaryStates order), or nullptr when the
-  /// graph or the arrays are not what the split covers (then use SparseStorage).
+  /// there is none, `reqs` per argument, aux in ListAuxiliaryStates order), or nullptr when it
+  /// has no node to cut (then bind `symbol` through SparseStorage).
   static std::unique_ptr<SparseSplit> Make(const Symbol& symbol, const std::vector<StorageType>& arg_stypes,
                                            const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
                                            const std::vector<OpReqType>& reqs, const std::vector<NDArray>& aux);
@@ -120,6 +122,8 @@ class SparseSplit {
   const std::vector<NDArray>& core_grads() const { return core_grads_; }
   const std::vector<OpReqType>& core_reqs() const { return core_reqs_; }
   const std::vector<NDArray>& core_aux() const { return core_aux_; }
+  /// The storage types of the remainder's arguments (its new variables are dense).
+  const std::vector<StorageType>& core_stypes() const { return core_stypes_; }
   /// Runs the cut nodes into the remainder's input variables (before Executor::Forward).
   void BeforeForward() const;
   /// Writes the cut weights' row_sparse gradients (after Executor::Backward).
@@ -133,10 +137,15 @@ class SparseSplit {
     OpReqType req = kNullOp;
   };
   SparseSplit() = default;
+  // The cut of a dot with attributes `params` on these arrays, or nullopt when they are not what
+  // the cut takes.
+  static std::optional<Cut> Prepare(std::map<std::string, std::string> params, const NDArray& csr, const NDArray& rhs,
+                                    const NDArray& rhs_grad, OpReqType rhs_req, OpReqType csr_req);
 
   Symbol dense_;
   std::vector<NDArray> core_args_, core_grads_, core_aux_;
   std::vector<OpReqType> core_reqs_;
+  std::vector<StorageType> core_stypes_;
   std::vector<Cut> cuts_;
 };
 
