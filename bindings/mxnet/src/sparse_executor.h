@@ -106,7 +106,9 @@ class SparseStorage {
 /// is dot(csr.T, that gradient) -> row_sparse storing the csr's stored columns (MXNet's rows for
 /// it, kCsrColumns above), written into the frontend's row_sparse gradient (added for 'add':
 /// then it stores the union of the rows). No array of the csr's dense size is ever made. Not seen
-/// by the monitor callback: the cut dots (they are not Executor nodes). The remainder may still
+/// by the monitor callback: the cut dots (they are not Executor nodes); debug_str and the
+/// optimized symbol show the remainder, the cut dots' outputs as variables "<dot>_output". The
+/// remainder may still
 /// have sparse arguments (core_stypes): bind it through SparseStorage then.
 class SparseSplit {
  public:
