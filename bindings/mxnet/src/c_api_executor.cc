@@ -18,7 +18,9 @@ struct ExecutorH : Handle<HandleKind::kExecutor> {
   std::vector<std::string> arg_names, aux_names;
   // The arrays the frontend sees: exec's own, except where sparse (then `sparse` converts).
   std::vector<NDArray> args, grads;
-  std::unique_ptr<SparseStorage> sparse;  // null when every array is dense
+  std::vector<NDArray> aux;               // ListAuxiliaryStates order
+  std::unique_ptr<SparseStorage> sparse;  // the dense emulation of sparse arrays, or null
+  std::unique_ptr<SparseSplit> split;     // or the graph split at its sparse boundary, or null
 };
 ExecutorH& Exec(ExecutorHandle h) { return *Handle<HandleKind::kExecutor>::From<ExecutorH>(h); }
 
@@ -42,7 +44,6 @@ OpReqType ReqFromCode(uint32_t code, const std::string& arg) {
 // and aux states, owned by the caller.
 void ReturnArrays(const ExecutorH& h, uint32_t* num_in_args, NDArrayHandle** in_args, NDArrayHandle** arg_grads,
                   uint32_t* num_aux_states, NDArrayHandle** aux_states) {
-  const Executor& e = *h.exec;
   std::vector<void*>& args = ThreadHandles("executor_args");
   std::vector<void*>& grads = ThreadHandles("executor_grads");
   std::vector<void*>& aux = ThreadHandles("executor_aux");
@@ -54,7 +55,7 @@ void ReturnArrays(const ExecutorH& h, uint32_t* num_in_args, NDArrayHandle** in_
     const bool has_grad = i < h.grads.size() && !h.grads[i].is_none();
     grads.push_back(has_grad ? NewND(h.grads[i]) : nullptr);
   }
-  for (const NDArray& a : e.aux_arrays) aux.push_back(NewND(a));
+  for (const NDArray& a : h.aux) aux.push_back(NewND(a));
   *NotNull(num_in_args, "num_in_args") = static_cast<uint32_t>(args.size());
   *NotNull(in_args, "in_args") = args.data();
   *NotNull(arg_grads, "arg_grads") = grads.data();
@@ -62,8 +63,9 @@ void ReturnArrays(const ExecutorH& h, uint32_t* num_in_args, NDArrayHandle** in_
   *NotNull(aux_states, "aux_states") = aux.data();
 }
 
-// Binds `s` to the frontend's arrays: the Executor runs them, or their dense copies where
-// `storage` (planned for these arrays' storage types) finds a sparse one.
+// Binds `s` to the frontend's arrays: the Executor runs them; with a sparse one, the dense
+// remainder of `s` split at its sparse boundary (SparseSplit) when it has dots to cut, and dense
+// copies of what is still sparse (`storage`, planned for the arrays' storage types).
 std::unique_ptr<ExecutorH> BindArrays(const Symbol& s, const Context& ctx, std::unique_ptr<SparseStorage> storage,
                                       std::vector<NDArray> args, std::vector<NDArray> grads,
                                       std::vector<OpReqType> reqs, const std::vector<NDArray>& aux,
@@ -73,17 +75,41 @@ std::unique_ptr<ExecutorH> BindArrays(const Symbol& s, const Context& ctx, std::
   h->aux_names = s.ListAuxiliaryStates();
   h->args = args;
   h->grads = grads;
-  bool sparse = !storage->all_dense();
-  for (const auto& list : {args, grads})
-    for (const NDArray& a : list) sparse = sparse || (!a.is_none() && a.storage_type() != StorageType::kDefault);
+  h->aux = aux;
+  auto any_sparse = [](const SparseStorage& plan, const std::vector<NDArray>& a, const std::vector<NDArray>& g) {
+    bool sparse = !plan.all_dense();
+    for (const auto& list : {a, g})
+      for (const NDArray& x : list) sparse = sparse || (!x.is_none() && x.storage_type() != StorageType::kDefault);
+    return sparse;
+  };
+  bool sparse = any_sparse(*storage, args, grads);
+  const Symbol* core = &s;
+  std::vector<NDArray> core_aux = aux;
+  if (sparse) {
+    // The dots SparseSplit cuts run on the sparse kernels; the remainder, with what stays sparse
+    // in it, is bound through the dense emulation.
+    h->split = SparseSplit::Make(s, storage->arg_stypes(), h->args, h->grads, reqs, aux);
+    if (h->split) {
+      const SparseSplit& p = *h->split;
+      core = &p.dense_symbol();
+      args = p.core_args();
+      grads = p.core_grads();
+      reqs = p.core_reqs();
+      core_aux = p.core_aux();
+      storage = std::make_unique<SparseStorage>(*core, p.core_stypes());
+      sparse = any_sparse(*storage, args, grads);
+    }
+  }
   if (sparse) {
     std::vector<NDArray> core_args, core_grads;
-    storage->Attach(h->args, h->grads, &core_args, &core_grads, &reqs);
+    storage->Attach(args, grads, &core_args, &core_grads, &reqs);
     args = std::move(core_args);
     grads = std::move(core_grads);
     h->sparse = std::move(storage);
   }
-  h->exec = std::make_unique<Executor>(s, ctx, args, grads, reqs, aux, group2ctx, shared);
+  h->exec = std::make_unique<Executor>(*core, ctx, args, grads, reqs, core_aux, group2ctx, shared);
+  if (h->split) return h;  // h->aux: the frontend's order (the remainder may list them otherwise)
+  h->aux = h->exec->aux_arrays;
   return h;
 }
 
@@ -247,7 +273,7 @@ std::unique_ptr<ExecutorH> SimpleBind(const Symbol& s, const SimpleBindArgs& a) 
     if (a.shared_exec) {
       const auto& names = a.shared_exec->aux_names;
       const auto it = std::find(names.begin(), names.end(), aux_names[i]);
-      if (it != names.end()) x = a.shared_exec->exec->aux_arrays[static_cast<size_t>(it - names.begin())];
+      if (it != names.end()) x = a.shared_exec->aux[static_cast<size_t>(it - names.begin())];
     }
     if (x.is_none() || x.GetShape() != shape) {
       x = NDArray(shape, ctx_of(aux_names[i]), false, type_of(ti.aux_types[i]));
@@ -436,6 +462,7 @@ int MXExecutorForward(ExecutorHandle handle, int is_train) {
   API_BEGIN();
   ExecutorH& h = Exec(handle);
   if (h.sparse) h.sparse->BeforeForward();
+  if (h.split) h.split->BeforeForward();
   h.exec->Forward(is_train != 0);
   API_END();
 }
@@ -450,6 +477,7 @@ int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* hea
   ExecutorH& h = Exec(handle);
   h.exec->Backward(grads, is_train != 0);
   if (h.sparse) h.sparse->AfterBackward();
+  if (h.split) h.split->AfterBackward();
   API_END();
 }
 
@@ -504,7 +532,7 @@ int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, 
                         ExecutorHandle* out) {
   API_BEGIN();
   ExecutorH& from = Exec(shared_exec);
-  if (from.sparse) {
+  if (from.sparse || from.split) {
     Fail(
         "Executor.reshape: the executor has sparse arguments or gradients, which weft does not reshape; bind a "
         "new executor for the new shapes");
@@ -522,6 +550,7 @@ int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, 
   h->aux_names = from.aux_names;
   h->args = e->arg_arrays;
   h->grads = e->grad_arrays;
+  h->aux = e->aux_arrays;
   h->exec = std::move(e);
   ReturnArrays(*h, num_in_args, in_args, arg_grads, num_aux_states, aux_states);
   *NotNull(out, "out") = h.release();

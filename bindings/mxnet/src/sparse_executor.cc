@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "storage_fallback.h"
+#include "weft/autograd.h"
 #include "weft/imperative.h"
 #include "weft/logging.h"
 #include "weft/sparse.h"
@@ -279,6 +280,180 @@ void SparseStorage::AfterBackward() const {
     std::optional<NDArray> index;
     if (rows) index = IndexArray(*rows, p.front.GetContext());
     WriteSparse(dense, p.front, index);
+  }
+}
+
+}  // namespace weft::mx
+
+// ---- SparseSplit ---------------------------------------------------------------------------------
+
+namespace weft::mx {
+namespace {
+
+// A dot that SparseSplit may cut: its node and the arguments it reads.
+struct CutNode {
+  size_t node, csr, rhs;
+};
+
+// The dots of the graph SparseSplit may cut (sparse_executor.h): dot(csr argument, argument read
+// by that dot only), not transposed, whose output is not a graph output.
+std::vector<CutNode> FindCuts(const Graph& g) {
+  std::vector<CutNode> cuts;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (g.Op(n) != "dot" || IsTrue(g.Attr(n, "transpose_a", "False")) || IsTrue(g.Attr(n, "transpose_b", "False")) ||
+        g.heads.contains({n, 0}))
+      continue;
+    const std::optional<size_t> csr = g.ArgOf(g.Input(n, 0), StorageType::kCSR);
+    const Entry rhs = g.Input(n, 1);
+    auto rhs_arg = g.arg_of.find(rhs.first);
+    if (!csr || rhs_arg == g.arg_of.end() || g.stypes[rhs_arg->second] == StorageType::kCSR || g.heads.contains(rhs) ||
+        g.consumers.at(rhs).size() != 1)
+      continue;
+    cuts.push_back({n, *csr, rhs_arg->second});
+  }
+  return cuts;
+}
+
+// target += add, both row_sparse of one shape: target then stores the union of their rows (the
+// dense emulation's grad_req 'add').
+void AddRowSparse(const NDArray& target, const NDArray& add) {
+  std::vector<int64_t> rows = HostIndices(add.aux_ndarray(kRowSparseIndices));
+  if (rows.empty()) return;
+  const std::vector<int64_t> held = HostIndices(target.aux_ndarray(kRowSparseIndices));
+  rows.insert(rows.end(), held.begin(), held.end());
+  SortUnique(&rows);
+  const NDArray index = IndexArray(rows, target.GetContext());
+  auto gather = [&](const NDArray& src) {
+    NDArray r =
+        NDArray::CreateSparse(StorageType::kRowSparse, target.GetShape(), target.GetContext(), target.GetDType());
+    RetainRowsInto(src, index, r);
+    return r;
+  };
+  const NDArray sum = gather(target);
+  NDArray values = sum.data_ndarray();
+  values += gather(add).data_ndarray();
+  values.WaitToRead();
+  RetainRowsInto(sum, index, target);
+}
+
+// dot(lhs, rhs) on its sparse kernel into `out`. Never recorded: an executor's nodes are not on
+// autograd's tape (and the tape refuses sparse calls), even when the frontend binds or runs the
+// executor inside autograd.record().
+void RunDot(const std::map<std::string, std::string>& params, const NDArray& lhs, const NDArray& rhs,
+            const NDArray& out) {
+  const autograd::RecordingStateScope unrecorded(false, std::nullopt);
+  ImperativeCall call;
+  call.op = "dot";
+  call.params = params;
+  call.inputs = {lhs, rhs};
+  std::vector<NDArray> outs{out};
+  Invoke(call, &outs);
+}
+
+}  // namespace
+
+std::optional<SparseSplit::Cut> SparseSplit::Prepare(std::map<std::string, std::string> params, const NDArray& csr,
+                                                     const NDArray& rhs, const NDArray& rhs_grad, OpReqType rhs_req,
+                                                     OpReqType csr_req) {
+  // The arrays must be as planned: a csr whose gradient nobody asks for, a 2-d rhs whose
+  // requested gradient is a row_sparse array.
+  if (csr.storage_type() != StorageType::kCSR || csr_req != kNullOp || rhs.GetShape().ndim() != 2 ||
+      rhs.storage_type() == StorageType::kCSR ||
+      (rhs_req != kNullOp && rhs_grad.storage_type() != StorageType::kRowSparse))
+    return std::nullopt;
+  Cut cut;
+  cut.csr = csr;
+  cut.rhs = rhs;
+  cut.params = std::move(params);
+  auto zeros = [&] {
+    NDArray z(Shape{csr.GetShape()[0], rhs.GetShape()[1]}, rhs.GetContext(), false, rhs.GetDType());
+    z = 0.0f;
+    return z;
+  };
+  cut.out = zeros();
+  cut.req = rhs_req;
+  if (rhs_req != kNullOp) {
+    cut.rhs_grad = rhs_grad;
+    cut.out_grad = zeros();
+  }
+  ImperativeCall call;
+  call.op = "dot";
+  call.params = cut.params;
+  call.inputs = {csr, rhs};
+  if (!SparseKernelClaims(call, {cut.out})) return std::nullopt;  // no sparse kernel: not cut
+  return cut;
+}
+
+std::unique_ptr<SparseSplit> SparseSplit::Make(const Symbol& symbol, const std::vector<StorageType>& arg_stypes,
+                                               const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
+                                               const std::vector<OpReqType>& reqs, const std::vector<NDArray>& aux) {
+  if (args.size() != arg_stypes.size()) return nullptr;
+  const Graph g(symbol, arg_stypes);
+  auto grad_of = [&](size_t i) { return i < grads.size() && i < reqs.size() ? grads[i] : NDArray(); };
+  auto req_of = [&](size_t i) { return grad_of(i).is_none() ? kNullOp : reqs[i]; };
+
+  std::unique_ptr<SparseSplit> split(new SparseSplit());
+  nlohmann::json json = nlohmann::json::parse(symbol.ToJSON());
+  std::set<std::string> names;
+  for (const auto& node : json.at("nodes")) names.insert(node.value("name", ""));
+  std::map<std::string, size_t> cut_named;  // the remainder's new variables -> cuts_ index
+  for (const CutNode& c : FindCuts(g)) {
+    std::map<std::string, std::string> params;
+    for (const auto& [k, v] : g.nodes[c.node].value("attrs", nlohmann::json::object()).items())
+      if (!k.starts_with("__") && v.is_string()) params[k] = v.get<std::string>();
+    std::optional<Cut> cut =
+        Prepare(std::move(params), args[c.csr], args[c.rhs], grad_of(c.rhs), req_of(c.rhs), req_of(c.csr));
+    if (!cut) continue;
+    std::string name = g.Name(c.node) + "_output";
+    while (!names.insert(name).second) name += "_";
+    json["nodes"][c.node] = {{"op", "null"}, {"name", name}, {"inputs", nlohmann::json::array()}};
+    json["arg_nodes"].push_back(c.node);
+    cut_named[name] = split->cuts_.size();
+    split->cuts_.push_back(std::move(*cut));
+  }
+  if (split->cuts_.empty()) return nullptr;
+  split->dense_ = Symbol::LoadJSON(json.dump());
+
+  const std::vector<std::string> arg_names = symbol.ListArguments(), aux_names = symbol.ListAuxiliaryStates();
+  for (const std::string& name : split->dense_.ListArguments()) {
+    if (auto c = cut_named.find(name); c != cut_named.end()) {
+      const Cut& cut = split->cuts_[c->second];
+      split->core_args_.push_back(cut.out);
+      split->core_grads_.push_back(cut.out_grad);
+      split->core_reqs_.push_back(cut.req == kNullOp ? kNullOp : kWriteTo);
+      split->core_stypes_.push_back(StorageType::kDefault);
+      continue;
+    }
+    const auto i = static_cast<size_t>(std::find(arg_names.begin(), arg_names.end(), name) - arg_names.begin());
+    split->core_args_.push_back(args.at(i));
+    split->core_grads_.push_back(grad_of(i));
+    split->core_reqs_.push_back(req_of(i));
+    split->core_stypes_.push_back(arg_stypes[i]);
+  }
+  for (const std::string& name : split->dense_.ListAuxiliaryStates()) {
+    const auto i = static_cast<size_t>(std::find(aux_names.begin(), aux_names.end(), name) - aux_names.begin());
+    split->core_aux_.push_back(aux.at(i));
+  }
+  return split;
+}
+
+void SparseSplit::BeforeForward() const {
+  for (const Cut& c : cuts_) RunDot(c.params, c.csr, c.rhs, c.out);
+}
+
+void SparseSplit::AfterBackward() const {
+  for (const Cut& c : cuts_) {
+    if (c.req == kNullOp) continue;
+    // The rhs's gradient csr.T . out_grad, row_sparse storing the csr's stored columns.
+    const std::map<std::string, std::string> transposed = {{"transpose_a", "True"}};
+    if (c.req != kAddTo) {
+      RunDot(transposed, c.csr, c.out_grad, c.rhs_grad);
+      continue;
+    }
+    const NDArray fresh = NDArray::CreateSparse(StorageType::kRowSparse, c.rhs_grad.GetShape(), c.rhs_grad.GetContext(),
+                                                c.rhs_grad.GetDType());
+    RunDot(transposed, c.csr, c.out_grad, fresh);
+    AddRowSparse(c.rhs_grad, fresh);
   }
 }
 

@@ -20,9 +20,18 @@
 // receives those rows of the dense gradient (DenseInto / WriteSparse of storage_fallback.h, the
 // imperative fallback's conversions). grad_req 'add' adds into the rows a row_sparse gradient
 // already stores (it then stores the union). The frontend sees only the sparse arrays.
+//
+// That dense emulation is the fallback. SparseSplit (below) first cuts the graph's dot(csr, w)
+// nodes out and runs them on the sparse kernels, so MXNet's sparse linear models bind without
+// any dense copy of a sparse array; the dense emulation then runs what is left sparse in the
+// remainder (an Embedding with sparse_grad, a csr through square or another element-wise op,
+// _square_sum, a dot transposed or whose output is a graph output, a csr argument whose gradient
+// is requested, a weight read twice: in the factorization machine only dot(x, w) is cut, and x,
+// which square(x) reads too, is still copied dense).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +66,8 @@ class SparseStorage {
   /// True when no argument is sparse and no gradient row_sparse: the Executor can run the
   /// frontend's arrays directly.
   bool all_dense() const;
+  /// The arguments' storage types it was planned for.
+  const std::vector<StorageType>& arg_stypes() const { return arg_stypes_; }
 
   /// Takes the frontend's arrays (ListArguments order; grads none where there is none) and
   /// returns in *core_args / *core_grads the dense arrays the Executor binds (the same arrays
@@ -83,6 +94,61 @@ class SparseStorage {
   std::vector<std::optional<RowPlan>> plans_;  // per argument: set where the gradient is row_sparse
   std::vector<NDArray> front_args_;
   std::vector<Pair> args_, grads_;
+};
+
+/// The graph split at its sparse boundary. Cut nodes: dot(csr, w) with no transpose, the csr an
+/// argument whose gradient is not requested, w an argument (dense or row_sparse, its gradient
+/// a row_sparse array when requested) read by that dot only, the dot's output not a graph output,
+/// a sparse kernel claiming it (weft::SparseKernelClaims). A cut node runs outside
+/// the Executor, on the sparse kernels (weft::Invoke: dot(csr, dense or row_sparse) -> dense); its
+/// output is an extra input variable of the dense remainder, which the Executor runs as any graph,
+/// giving that variable's gradient (grad_req write). After the Executor's backward, w's gradient
+/// is dot(csr.T, that gradient) -> row_sparse storing the csr's stored columns (MXNet's rows for
+/// it, kCsrColumns above), written into the frontend's row_sparse gradient (added for 'add':
+/// then it stores the union of the rows). No array of the csr's dense size is ever made. Not seen
+/// by the monitor callback: the cut dots (they are not Executor nodes); debug_str and the
+/// optimized symbol show the remainder, the cut dots' outputs as variables "<dot>_output". The
+/// remainder may still
+/// have sparse arguments (core_stypes): bind it through SparseStorage then.
+class SparseSplit {
+ public:
+  /// The split of `symbol` bound to the frontend's arrays (ListArguments order; grads none where
+  /// there is none, `reqs` per argument, aux in ListAuxiliaryStates order), or nullptr when it
+  /// has no node to cut (then bind `symbol` through SparseStorage).
+  static std::unique_ptr<SparseSplit> Make(const Symbol& symbol, const std::vector<StorageType>& arg_stypes,
+                                           const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
+                                           const std::vector<OpReqType>& reqs, const std::vector<NDArray>& aux);
+  /// What the Executor binds: the dense remainder and its arrays (its ListArguments order).
+  const Symbol& dense_symbol() const { return dense_; }
+  const std::vector<NDArray>& core_args() const { return core_args_; }
+  const std::vector<NDArray>& core_grads() const { return core_grads_; }
+  const std::vector<OpReqType>& core_reqs() const { return core_reqs_; }
+  const std::vector<NDArray>& core_aux() const { return core_aux_; }
+  /// The storage types of the remainder's arguments (its new variables are dense).
+  const std::vector<StorageType>& core_stypes() const { return core_stypes_; }
+  /// Runs the cut nodes into the remainder's input variables (before Executor::Forward).
+  void BeforeForward() const;
+  /// Writes the cut weights' row_sparse gradients (after Executor::Backward).
+  void AfterBackward() const;
+
+ private:
+  struct Cut {
+    std::map<std::string, std::string> params;  // the dot's attributes
+    NDArray csr, rhs, out;                      // out: the remainder's input variable
+    NDArray rhs_grad, out_grad;                 // none when rhs's gradient is not requested
+    OpReqType req = kNullOp;
+  };
+  SparseSplit() = default;
+  // The cut of a dot with attributes `params` on these arrays, or nullopt when they are not what
+  // the cut takes.
+  static std::optional<Cut> Prepare(std::map<std::string, std::string> params, const NDArray& csr, const NDArray& rhs,
+                                    const NDArray& rhs_grad, OpReqType rhs_req, OpReqType csr_req);
+
+  Symbol dense_;
+  std::vector<NDArray> core_args_, core_grads_, core_aux_;
+  std::vector<OpReqType> core_reqs_;
+  std::vector<StorageType> core_stypes_;
+  std::vector<Cut> cuts_;
 };
 
 /// The arguments' storage types of `symbol` (ListArguments order): `given` by name (stype_dict)
