@@ -3,7 +3,7 @@
 real libmxnet and on weft's libweft_mxnet, on the same LibSVM files (gen_libsvm.py).
 
     bench/sparse/bench_sparse.py --python /work/mxvenv/bin/python \\
-        --weft build/default/lib/libweft_mxnet.so --data DIR [--models linear fm] [--runs 3] \\
+        --weft build/default/lib/libweft_mxnet.so --data DIR [--models linear fm module] [--runs 3] \\
         [--epochs 1] [--batch 512] [--output FILE]
 
 Each run is its own process per library (library asserted inside: train_sparse.py --expect),
@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--python", required=True)
     ap.add_argument("--weft", required=True)
     ap.add_argument("--data", required=True)
-    ap.add_argument("--models", nargs="+", default=["linear", "fm"], choices=["linear", "fm"])
+    ap.add_argument("--models", nargs="+", default=["linear", "fm"], choices=["linear", "fm", "module"])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch", type=int, default=512)

@@ -13,6 +13,9 @@ local KVStore with the optimizer (lazy_update=True) applies it to those rows onl
     linear: z = x·w + b                     (logistic loss)
     fm:     z = x·w + b + ½ Σ_f [(x·V)_f² − (x²·V²)_f]   (factorization machine, Rendle 2010)
 with the gradients written out (no autograd), so both libraries run the same operators.
+    module: MXNet's example/sparse/linear_classification as it is written there: a Module over
+            SoftmaxOutput(broadcast_add(sparse.dot(csr data, row_sparse weight (F, 2)), bias)),
+            the batch's rows row_sparse_pull'ed before each step, the local KVStore's optimizer.
 """
 import argparse
 import json
@@ -86,10 +89,42 @@ def accuracy(model, path, features, batch):
     return right / total
 
 
+def train_module(a, features):
+    """The `module` model: returns (samples, seconds, test accuracy)."""
+    x = mx.sym.Variable("data", stype="csr")
+    w = mx.sym.Variable("weight", shape=(features, 2), init=mx.init.Normal(0.01), stype="row_sparse")
+    pred = mx.sym.broadcast_add(mx.sym.sparse.dot(x, w), mx.sym.Variable("bias", shape=(2,)))
+    net = mx.sym.SoftmaxOutput(pred, mx.sym.Variable("softmax_label"), name="out")
+    train = mx.io.LibSVMIter(data_libsvm=os.path.join(a.data, "train.libsvm"), data_shape=(features,),
+                             batch_size=a.batch)
+    mod = mx.mod.Module(net, data_names=["data"], label_names=["softmax_label"])
+    mod.bind(data_shapes=train.provide_data, label_shapes=train.provide_label)
+    mod.init_params()
+    kv = mx.kv.create("local")
+    mod.init_optimizer(optimizer=a.optimizer, kvstore=kv,
+                       optimizer_params={"learning_rate": a.lr, "lazy_update": True, "rescale_grad": 1.0 / a.batch})
+    weight = mod._exec_group.param_arrays[mod._exec_group.param_names.index("weight")]
+    samples = 0
+    start = time.perf_counter()
+    for _ in range(a.epochs):
+        train.reset()
+        for b in train:
+            kv.row_sparse_pull("weight", weight, row_ids=[b.data[0].indices])
+            mod.forward_backward(b)
+            mod.update()
+            samples += a.batch
+    mx.nd.waitall()
+    seconds = time.perf_counter() - start
+    kv.row_sparse_pull("weight", weight, row_ids=[mx.nd.arange(features, dtype="int64")])
+    test = mx.io.LibSVMIter(data_libsvm=os.path.join(a.data, "test.libsvm"), data_shape=(features,),
+                            batch_size=a.batch)
+    return samples, seconds, dict(mod.score(test, "acc"))["accuracy"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True)
-    ap.add_argument("--model", choices=["linear", "fm"], default="linear")
+    ap.add_argument("--model", choices=["linear", "fm", "module"], default="linear")
     ap.add_argument("--expect", choices=["mxnet", "weft"], required=True)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch", type=int, default=512)
@@ -102,6 +137,12 @@ def main():
         meta = json.load(f)
     features = meta["features"]
     mx.random.seed(0)
+    if a.model == "module":
+        samples, seconds, acc = train_module(a, features)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        print(json.dumps({"library": lib, "model": a.model, "samples_per_s": samples / seconds, "seconds": seconds,
+                          "samples": samples, "accuracy": acc, "peak_rss_mib": rss}))
+        return
     model = (FM if a.model == "fm" else Linear)(features, a.factors)
     opt = mx.optimizer.create(a.optimizer, learning_rate=a.lr, lazy_update=True, rescale_grad=1.0 / a.batch)
     kv = mx.kv.create("local")
