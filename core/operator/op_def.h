@@ -44,6 +44,9 @@ struct AttrSpec {
   std::string mxnet_type;          // MXNet's spelling of the type ("int (non-negative)"); "" = derive from type
   std::optional<double> min, max;  // inclusive range of an int or float attribute
   bool none_ok = false;            // "None" is valid whatever the default (an optional int, a tuple)
+  // Set by weft's graph passes on an MXNet op (the fusion pass's layouts on Pooling and Concat),
+  // not one of MXNet's attributes: MXNet's op info (OpAttrInfo::internal) leaves it out.
+  bool internal = false;
 };
 
 /// How gradients flow through an op.

@@ -30,6 +30,7 @@ OpAttrInfo AttrInfo(const AttrSpec& s) {
   a.doc = s.doc;
   a.choices = s.choices;
   a.used = s.use == AttrSpec::Use::kUsed;
+  a.internal = s.internal;
   a.mxnet_type = s.mxnet_type.empty() ? MxnetSpelling(s) : s.mxnet_type;
   a.min = s.min;
   a.max = s.max;

@@ -1,11 +1,22 @@
 #include "operator/op_util.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "weft/base.h"
 #include "weft/sdk/ops/slice.hpp"
 
 namespace weft::opdef {
+
+void MarkInternal(OpDef& def, std::initializer_list<std::string_view> names) {
+  for (std::string_view n : names) {
+    auto it = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& a) { return a.name == n; });
+    if (it == def.attrs.end())
+      throw Error(
+          fmt::format("{}: no attribute '{}' to mark internal (declared ones: its parameter struct's)", def.name, n));
+    it->internal = true;
+  }
+}
 
 AttrSpec Req(std::string name, std::string type, std::string doc) {
   AttrSpec s;

@@ -39,6 +39,10 @@ void DeclareParams(OpDef& def) {
   def.validate = [](const AttrMap& a) { sdk::ParseParams<P>(a); };
 }
 
+/// Marks the declared attributes `names` of `def` internal (AttrSpec::internal: set by weft's graph
+/// passes, left out of MXNet's op info). Throws weft::Error for a name `def` does not declare.
+void MarkInternal(OpDef& def, std::initializer_list<std::string_view> names);
+
 // ---- name lists ---------------------------------------------------------------------------------
 
 using NamesFn = std::function<std::vector<std::string>(const AttrMap&)>;

@@ -125,6 +125,7 @@ std::unique_ptr<OpEntry> MakeEntry(const std::string& name, OpInfo info) {
     e->arg_descs.push_back(i < num_args ? "input " + info.inputs[i] : "auxiliary state " + info.inputs[i]);
   }
   for (const OpAttrInfo& a : info.attrs) {
+    if (a.internal) continue;  // weft's own (the fusion pass's layouts): MXNet's signature lacks it
     e->arg_names.push_back(a.name);
     e->arg_types.push_back(MXNetTypeString(a));
     e->arg_descs.push_back(a.used ? a.doc : a.doc + " (accepted for compatibility; weft ignores it)");

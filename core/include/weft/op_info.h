@@ -40,6 +40,9 @@ struct WEFT_API OpAttrInfo {
   std::optional<double> min = {}, max = {};
   /// "None" is accepted whatever the default (an optional int, a tuple).
   bool accepts_none = false;
+  /// Set by weft's graph passes on an MXNet op (Pooling's and Concat's data_format from the
+  /// fusion pass), not one of MXNet's attributes: MXNet's op info leaves it out.
+  bool internal = false;
 };
 
 /// One registered op.

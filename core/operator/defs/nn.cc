@@ -251,6 +251,7 @@ OpDef Pooling() {
   d.name = "Pooling";
   d.description = "Max/average/sum pooling over 1-3 spatial axes, channels-first layout.";
   DeclareParams<sdk::PoolingParam>(d);
+  MarkInternal(d, {"data_format", "out_format"});  // the fusion pass's blocked layouts
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output"});
   SetShapeFn<sdk::PoolingParam>(d, [](ShapeIO& io, const sdk::PoolingParam& p) {

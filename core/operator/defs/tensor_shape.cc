@@ -266,6 +266,7 @@ OpDef ConcatLike(std::string name, std::string description, int max_unknown) {
   d.name = std::move(name);
   d.description = std::move(description);
   DeclareParams<sdk::ConcatParam>(d);
+  MarkInternal(d, {"data_format"});  // the fusion pass's blocked layouts
   d.list_inputs = Numbered("arg", "num_args");
   d.list_outputs = Fixed({"output"});
   SetShapeFn<sdk::ConcatParam>(

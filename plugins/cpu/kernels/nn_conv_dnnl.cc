@@ -320,14 +320,13 @@ class ChunkedConv final : public ConvAlgo {
 
 }  // namespace
 
-int64_t DnnlConvChunk(const ConvGeom& g) {
-  constexpr uint64_t kWholeBatchBytes = uint64_t{4} << 20, kChunkBytes = uint64_t{512} << 10;
+int64_t DnnlConvChunk(const ConvGeom& g, uint64_t whole_batch_bytes, uint64_t chunk_bytes) {
   if (!DnnlBlockedConv(g)) return 0;
   // Blocked operands pad channels to a multiple of 16; the largest per image decides.
   auto padded = [](int64_t ch) { return static_cast<uint64_t>((ch + 15) / 16 * 16); };
   const uint64_t image = sizeof(float) * std::max(padded(g.f) * g.out_plane(), padded(g.c) * g.in_plane());
-  if (image * static_cast<uint64_t>(g.n) <= kWholeBatchBytes) return 0;
-  return std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / image));
+  if (image * static_cast<uint64_t>(g.n) <= whole_batch_bytes) return 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / image));
 }
 
 bool DnnlWinogradConv(const ConvGeom& g) {
@@ -340,9 +339,16 @@ std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* h
   // (LeNet conv1: 25). With hundreds (ResNet's 3x3 layers: 576 and up) each chunk's reorder of
   // the weights and the weight gradient's reorder and sum per chunk cost more than they save:
   // ResNet-18 v1 training at batch 32 (2 threads) took 1.84 s per step unchunked, 2.00 s chunked.
+  // Unchunked, those layers still hold blocked copies of the whole batch's activations (and, for
+  // Winograd, its transformed tiles, a few times more): past kUnchunkedMaxBytes an operand they
+  // run in chunks of about that size, so that a large batch of large images (the VGG-like model
+  // test: 32 images of 64 x 300 x 300, 737 MB an operand) needs a few GB, not the 23 GB it took.
+  // ResNet-18 at batch 32 and 224 x 224 (102 MB at most) stays whole.
   constexpr int64_t kChunkMaxColRows = 64;
+  constexpr uint64_t kUnchunkedMaxBytes = uint64_t{32} << 20;
   try {
-    const int64_t chunk = g.col_rows() < kChunkMaxColRows ? DnnlConvChunk(g) : 0;
+    const int64_t chunk =
+        g.col_rows() < kChunkMaxColRows ? DnnlConvChunk(g) : DnnlConvChunk(g, kUnchunkedMaxBytes, kUnchunkedMaxBytes);
     if (chunk > 0 && chunk < g.n) return std::make_unique<ChunkedConv>(g, chunk);
     if (winograd && DnnlWinogradConv(g)) {
       try {

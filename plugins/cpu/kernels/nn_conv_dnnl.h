@@ -29,7 +29,9 @@ struct DnnlConvDescs {
 
 /// Images per chunk for g when a blocked convolution runs best in chunks of images whose
 /// blocked operands stay in the L2 cache (nn_conv_dnnl.cc, ChunkedConv), or 0 when the whole
-/// batch's are small enough.
-int64_t DnnlConvChunk(const ConvGeom& g);
+/// batch's are small enough. The defaults are the cache's sizes: a whole batch up to
+/// `whole_batch_bytes` per operand, else chunks of about `chunk_bytes` (at least one image).
+int64_t DnnlConvChunk(const ConvGeom& g, uint64_t whole_batch_bytes = uint64_t{4} << 20,
+                      uint64_t chunk_bytes = uint64_t{512} << 10);
 
 }  // namespace weft::cpu

@@ -61,10 +61,14 @@ def test_sparse_op_matches_mxnet(i):
 
 
 @pytest.mark.parametrize("i", range(len(FIXTURES["backward"])), ids=[c["name"] for c in FIXTURES["backward"]])
-def test_sparse_op_gradient_matches_mxnet(i):
+def test_sparse_op_gradient_matches_mxnet(request, i):
     want = FIXTURES["backward"][i]
     if want["name"] in ("retain", "square_sum_axis1_keepdims"):
-        pytest.skip("weft's tape does not record this op's sparse result yet (its kernel runs unrecorded)")
+        # Expected to fail (a skip would fail CI under WEFT_REQUIRE_ALL=1); strict, so the day the
+        # tape records them this starts failing and the mark must go.
+        request.node.add_marker(pytest.mark.xfail(
+            reason="weft's tape does not record this op's sparse result yet (its kernel runs unrecorded)",
+            strict=True))
     got, _ = run_case("backward", i)
     np.testing.assert_allclose(got["output"]["dense"], want["output"]["dense"], rtol=1e-5, atol=1e-6)
     for k, (g, w) in enumerate(zip(got["grads"], want["grads"])):
