@@ -1,12 +1,11 @@
 // MXNet's storage fallback for the C API (MXNet 1.9 src/common/exec_utils.h, and the
 // FInferStorageType of the ops named below). A call whose sparse arrays a plugin's sparse kernel
 // claims (SDK 2.1; the cpu plugin's dot with a csr operand, sparse_retain, _square_sum) runs
-// there first (RunSparseKernel) and never reaches the fallback. Otherwise weft's operators take dense arrays, so a sparse
-// input is converted to a dense temporary (recorded as its _copy under autograd, so gradients
-// reach a sparse variable), a sparse out= receives the dense result converted back, a sparse
-// state the op updates in place (an aux state: mom, mean, var...) is written back too, and
-// MXNet's warning is logged once per operator. Executors bound with sparse arguments
-// (sparse_executor.h) convert with the same functions (DenseInto, WriteSparse).
+// there first (RunSparseKernel) and never reaches the fallback. Otherwise weft's operators take dense arrays, so a
+// sparse input is converted to a dense temporary (recorded as its _copy under autograd, so gradients reach a sparse
+// variable), a sparse out= receives the dense result converted back, a sparse state the op updates in place (an aux
+// state: mom, mean, var...) is written back too, and MXNet's warning is logged once per operator. Executors bound with
+// sparse arguments (sparse_executor.h) convert with the same functions (DenseInto, WriteSparse).
 //
 // Where MXNet infers a sparse output for a sparse input without out=, the result is converted to
 // that storage type: the scalar comparisons (_equal_scalar, _not_equal_scalar, _greater_scalar,

@@ -60,7 +60,7 @@ class SquareSumKernel {
   }
 
   void Compute(const sdk::DeviceCall& c) const {
-    sparse::OnFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
+    WithFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
   }
 
  private:
@@ -129,7 +129,7 @@ class SquareSumBackwardKernel {
   }
 
   void Compute(const sdk::DeviceCall& c) const {
-    sparse::OnFloatType(c.inputs[1].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
+    WithFloatType(c.inputs[1].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
   }
 
  private:

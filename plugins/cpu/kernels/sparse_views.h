@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "host_data.h"
+#include "nn_common.h"  // WithFloatType
 #include "weft/sdk/cpp/kernel.hpp"
 
 namespace weft::cpu::sparse {
@@ -67,15 +68,6 @@ void OnNumericType(int32_t dtype, const std::string& op, const std::string& what
       throw sdk::Error(WEFT_ERR_UNSUPPORTED,
                        op + ": " + what + " must be float32, float64, int32 or int64, not " + sdk::DTypeName(dtype));
   }
-}
-
-/// Calls f(float{}) or f(double{}) for a value dtype (the kernels register float32 and float64).
-template <typename F>
-void OnFloatType(int32_t dtype, F&& f) {
-  if (dtype == WEFT_DTYPE_FLOAT64)
-    f(double{});
-  else
-    f(float{});
 }
 
 /// A csr input, read as int64 positions whatever its aux dtype.

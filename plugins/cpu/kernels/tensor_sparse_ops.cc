@@ -83,7 +83,7 @@ class RetainKernel {
   }
 
   void Compute(const sdk::DeviceCall& c) const {
-    sparse::OnFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
+    WithFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
   }
 
  private:

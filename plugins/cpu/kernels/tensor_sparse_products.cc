@@ -209,7 +209,7 @@ class DenseCsrDotKernel {
   }
 
   void Compute(const sdk::DeviceCall& c) const {
-    sparse::OnFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
+    WithFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
   }
 
  private:
@@ -261,7 +261,7 @@ class CsrRspDotKernel {
   }
 
   void Compute(const sdk::DeviceCall& c) const {
-    sparse::OnFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
+    WithFloatType(c.inputs[0].dtype(), [&](auto tag) { Run<decltype(tag)>(c); });
   }
 
  private:
@@ -311,7 +311,7 @@ class SparseDotBackwardKernel {
   }
 
   void Compute(const sdk::DeviceCall& c) const {
-    sparse::OnFloatType(c.inputs[0].dtype(), [&](auto tag) {
+    WithFloatType(c.inputs[0].dtype(), [&](auto tag) {
       using T = decltype(tag);
       if (csr_lhs_)
         RunCsrLhs<T>(c);
