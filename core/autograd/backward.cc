@@ -3,8 +3,17 @@
 // summed (add_n), its backward op (`_backward_X`, the executor's, core/operator/gradient.h) is
 // pushed on the node's device, and, without retain_graph, the node's kept values are dropped right
 // away so their memory returns to the pool as soon as the pushed work is done.
+//
+// Sparse arrays (MXNet's FComputeEx / storage fallback in its gradient graph): a node a sparse
+// kernel ran keeps its sparse values, and its backward runs on the sparse kernel that claims the
+// backward op's storage types, giving the gradients the storage types that kernel infers (MXNet's
+// backward FInferStorageType); when no kernel claims them, the backward runs on dense copies of the
+// sparse values. Gradient terms that are sparse are summed, and handed to a backward op as head
+// gradient, as dense arrays (the sparse backward kernels take a dense out_grad); a variable's
+// buffer receives its gradient converted to the buffer's storage type.
 #include "autograd/backward.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -37,6 +46,11 @@ struct PassSwitches {
   }
   bool prev_record, prev_train;
 };
+
+bool IsSparse(const NDArray& a) { return !a.is_none() && a.storage_type() != StorageType::kDefault; }
+
+// `a` as a dense array (a dense copy of a sparse one; synchronous, not recorded).
+NDArray DenseOf(const NDArray& a) { return IsSparse(a) ? CastStorage(a, StorageType::kDefault) : a; }
 
 std::string SlotName(const Node& n, bool output, size_t i) {
   if (n.kind != NodeKind::kOp) return (output ? "output " : "input ") + std::to_string(i);
@@ -274,7 +288,7 @@ class Pass {
   static void AddInto(const std::vector<NDArray>& arrays, const NDArray& out) {
     ImperativeCall call;
     call.op = "add_n";
-    call.inputs = arrays;
+    for (const NDArray& a : arrays) call.inputs.push_back(DenseOf(a));
     std::vector<NDArray> result{out};
     Invoke(call, &result);
   }
@@ -330,6 +344,7 @@ class Pass {
     for (size_t o = 0; o < og.size(); ++o) {
       bool owned = true;
       og[o] = Sum(contribs_[k][o], &owned);
+      if (IsSparse(og[o])) og[o] = DenseOf(og[o]);  // every backward kernel takes a dense out_grad
       og_owned[o] = owned;
       any = any || !og[o].is_none();
     }
@@ -351,6 +366,38 @@ class Pass {
         contribs_[Id(n.inputs[i].node.get())][n.inputs[i].index].push_back(Term{grads[i], true});
   }
 
+  // For a backward reading a sparse value (a node a sparse kernel ran): the storage types of the
+  // gradients (one per op input) from the sparse kernel of the node's device that claims the
+  // inputs' storage types. When none claims them, the sparse inputs are replaced by dense copies
+  // (MXNet's storage fallback) and the result is empty, as for a dense backward: the dense kernel runs.
+  std::vector<StorageType> SparseGradTypes(const Node& n, const BackwardNode& bw, std::vector<NDArray>& bw_in) const {
+    if (std::none_of(bw_in.begin(), bw_in.end(), IsSparse)) return {};
+    WEFT_CHECK(!create_,
+               "Backward: {} ran on sparse arrays, and create_graph (a gradient of the gradient) through sparse "
+               "operators is not supported; record the computation on dense arrays (cast_storage to 'default') to "
+               "differentiate its gradient",
+               n.Describe());
+    NodeSignature sig;
+    for (const NDArray& a : bw_in) {
+      sig.in_shapes.push_back(a.GetShape());
+      sig.in_dtypes.push_back(a.GetDType());
+      sig.in_stypes.push_back(a.storage_type());
+    }
+    sig.out_shapes.assign(n.in_shapes.begin(), n.in_shapes.begin() + n.num_args);
+    sig.out_dtypes.assign(n.in_dtypes.begin(), n.in_dtypes.begin() + n.num_args);
+    std::vector<StorageType> out(n.num_args, StorageType::kUndefined);
+    if (ClaimStorageTypes(bw.op, n.attrs, n.ctx, sig, &out)) return out;
+    for (NDArray& a : bw_in) a = DenseOf(a);
+    return {};
+  }
+
+  // The array gradient i of node `n` is written into: of the storage type `stypes` names (empty:
+  // dense), dense ones from Take.
+  NDArray NewGrad(const Node& n, size_t i, const std::vector<StorageType>& stypes) {
+    if (stypes.empty() || stypes[i] == StorageType::kDefault) return Take(n.in_shapes[i], n.in_dtypes[i], n.ctx);
+    return NDArray::CreateSparse(stypes[i], n.in_shapes[i], n.ctx, n.in_dtypes[i]);
+  }
+
   // The node's `_backward_X`; returns the gradients that still have to be routed (none for inputs
   // that need none and for those written straight into a variable's buffer).
   std::vector<NDArray> OpBackward(const NodePtr& self, std::vector<NDArray>& og, const std::vector<bool>& og_owned) {
@@ -367,7 +414,8 @@ class Pass {
       if (b.source == BackwardSource::kAux) aux[i] = n.saved_inputs[na + i].array;
       if (b.source == BackwardSource::kOutput) outs[i] = create_ ? KeptOutput(self, i) : n.saved_outputs[i].array;
     }
-    const std::vector<NDArray> bw_in = GatherBackwardInputs(*bw, og, ins, outs, aux);
+    std::vector<NDArray> bw_in = GatherBackwardInputs(*bw, og, ins, outs, aux);
+    const std::vector<StorageType> stypes = SparseGradTypes(n, *bw, bw_in);
     std::vector<NDArray> grads(na);
     std::vector<int32_t> req(na, WEFT_REQ_NULL);
     std::vector<bool> routed(na, false);
@@ -377,8 +425,8 @@ class Pass {
       const size_t src = in.node ? Id(in.node.get()) : 0;
       const bool need = in.node && needs_[src];
       Node* var = need && in.node->is_variable() ? in.node.get() : nullptr;
-      if (var != nullptr && vars_.empty() && !create_ && count_[src] == 1 && var->grad_req != kNullOp &&
-          var->grad.storage_type() == StorageType::kDefault) {
+      if (var != nullptr && vars_.empty() && !create_ && stypes.empty() && count_[src] == 1 &&
+          var->grad_req != kNullOp && var->grad.storage_type() == StorageType::kDefault) {
         // The only gradient term of a marked variable: written (or added) straight into its buffer
         // (a sparse buffer, Gluon's grad_stype='row_sparse', receives the dense sum converted).
         grads[i] = var->grad;
@@ -387,13 +435,14 @@ class Pass {
         continue;
       }
       if (!need) {
-        // Host kernels skip req-null outputs; other devices need an address for every tensor.
-        if (create_ || !HostAddressable(n.ctx)) grads[i] = Take(n.in_shapes[i], n.in_dtypes[i], n.ctx);
+        // Host kernels skip req-null outputs; other devices, and sparse kernels, need every array.
+        if (create_ || !stypes.empty() || !HostAddressable(n.ctx)) grads[i] = NewGrad(n, i, stypes);
         continue;
       }
       req[i] = WEFT_REQ_WRITE;
       routed[i] = true;
-      if (!create_ && na == 1 && og_owned[0] && BackwardInplaceOk(bw->op) && capacity_.count(og[0].var()) &&
+      if (!create_ && stypes.empty() && na == 1 && og_owned[0] && BackwardInplaceOk(bw->op) &&
+          capacity_.count(og[0].var()) &&
           og[0].Bytes() == static_cast<size_t>(n.in_shapes[0].Size()) * DTypeSize(n.in_dtypes[0])) {
         // Element-wise backward over its own head gradient (the executor's in-place backward).
         grads[0] = og[0].AsArray(n.in_shapes[0], n.in_dtypes[0]);
@@ -401,12 +450,12 @@ class Pass {
         inplace = true;
         continue;
       }
-      grads[i] = Take(n.in_shapes[i], n.in_dtypes[i], n.ctx);
+      grads[i] = NewGrad(n, i, stypes);
     }
     try {
       const auto end = static_cast<std::ptrdiff_t>(na);
       RunBackwardOp(*n.def, n.attrs, *bw, bw_in, std::vector<Shape>(n.in_shapes.begin(), n.in_shapes.begin() + end),
-                    std::vector<DType>(n.in_dtypes.begin(), n.in_dtypes.begin() + end), grads, req, is_train_);
+                    std::vector<DType>(n.in_dtypes.begin(), n.in_dtypes.begin() + end), grads, req, is_train_, stypes);
     } catch (const OutOfMemoryError&) {
       throw;
     } catch (const Error& e) {
@@ -521,16 +570,22 @@ NDArray SumArrays(const std::vector<NDArray>& terms) {
 
 void RunBackwardOp(const OpDef& def, const AttrMap& attrs, const BackwardNode& bw, const std::vector<NDArray>& inputs,
                    const std::vector<Shape>& out_shapes, const std::vector<DType>& out_dtypes,
-                   std::vector<NDArray>& outputs, const std::vector<int32_t>& req, bool is_train) {
+                   std::vector<NDArray>& outputs, const std::vector<int32_t>& req, bool is_train,
+                   const std::vector<StorageType>& out_stypes) {
   NodeSignature sig;
   for (const NDArray& a : inputs) {
     sig.in_shapes.push_back(a.GetShape());
     sig.in_dtypes.push_back(a.GetDType());
+    if (!out_stypes.empty()) sig.in_stypes.push_back(a.storage_type());
   }
   sig.out_shapes = out_shapes;
   sig.out_dtypes = out_dtypes;
+  sig.out_stypes = out_stypes;
   const Context ctx = inputs.at(0).GetContext();
   SharedKernelRunner(bw.op, attrs, ctx, sig, bw.resources)->Run(inputs, outputs, req, {}, is_train);
+  // A sparse output gets its parts while the kernel runs: wait, so readers see them (as Invoke).
+  for (size_t o = 0; o < out_stypes.size(); ++o)
+    if (out_stypes[o] != StorageType::kDefault && !outputs[o].is_none()) outputs[o].WaitToRead();
   if (!imperative_detail::IsRecording()) return;
   NodePtr node = RecordNode(NodeKind::kBackward, &def, attrs, inputs, static_cast<uint32_t>(inputs.size()), outputs,
                             is_train, std::vector<bool>(inputs.size(), true), {});

@@ -19,9 +19,13 @@ std::vector<NDArray> RunBackward(const std::vector<NDArray>& heads, const std::v
 /// none array where req is null on a host-addressable device) with `req`, with the shared prepared
 /// kernel (SharedKernelRunner), so a training loop prepares each kernel once. When the thread records (create_graph),
 /// the run is recorded as a kBackward node: `inputs` must then carry the autograd entries of the values they are.
+/// `out_stypes` (empty: a dense backward) are the outputs' storage types a sparse kernel claimed for
+/// the inputs' storage types (ClaimStorageTypes); that kernel then runs and its sparse outputs are
+/// waited for.
 void RunBackwardOp(const OpDef& def, const AttrMap& attrs, const BackwardNode& bw, const std::vector<NDArray>& inputs,
                    const std::vector<Shape>& out_shapes, const std::vector<DType>& out_dtypes,
-                   std::vector<NDArray>& outputs, const std::vector<int32_t>& req, bool is_train);
+                   std::vector<NDArray>& outputs, const std::vector<int32_t>& req, bool is_train,
+                   const std::vector<StorageType>& out_stypes = {});
 
 /// The sum of `terms` (none when empty, the array itself when one, else add_n; recorded when the
 /// thread records).

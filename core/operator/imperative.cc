@@ -108,15 +108,11 @@ namespace {
 // output not given takes the claiming kernel's answer) and true; false for a dense call. Throws
 // weft::Error naming the op and the storage types when no kernel of the device claims the call.
 bool ClaimSparse(const OpDef& def, const AttrMap& attrs, const Context& ctx, const std::vector<NDArray>& in,
-                 const std::vector<NDArray>& aux, const std::vector<NDArray>& out, bool recording, NodeSignature* sig) {
+                 const std::vector<NDArray>& aux, const std::vector<NDArray>& out, NodeSignature* sig) {
   if (!AnySparse(in) && !AnySparse(out) && !AnySparse(aux)) return false;
   const auto names = StypeNames;
   for (const NDArray& a : in) sig->in_stypes.push_back(a.storage_type());
   WEFT_CHECK(!AnySparse(aux), "{}: aux states are dense; convert the sparse ones with CastStorage", def.name);
-  WEFT_CHECK(!recording,
-             "{}: autograd does not record operators on sparse arrays {}; convert them with CastStorage (MXNet's "
-             "storage fallback) while recording",
-             def.name, names(sig->in_stypes));
   std::vector<StorageType> out_st(out.size(), StorageType::kUndefined);
   for (size_t i = 0; i < out.size(); ++i)
     if (!out[i].is_none()) out_st[i] = out[i].storage_type();
@@ -243,7 +239,7 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
     sig.aux_shapes.push_back(aux[i].GetShape());
     sig.aux_dtypes.push_back(aux[i].GetDType());
   }
-  const bool sparse = ClaimSparse(def, attrs, *ctx, in, aux, out, recorder != nullptr, &sig);
+  const bool sparse = ClaimSparse(def, attrs, *ctx, in, aux, out, &sig);
   for (size_t i = 0; i < num_out; ++i) {
     bool known = out_s[i].has_value();
     if (known)

@@ -20,6 +20,13 @@ Contents (all deterministic):
             of which storage type, the head gradient (dense), and each gradient (as an output),
             warns (the forward's or the backward's fallback); `mxnet_zero` lists gradients MXNet
             leaves zero where the true gradient is not (dot(dense, csr)'s rhs gradient).
+  chain     several ops inside one autograd.record() reduced to a scalar loss, backward (once, or
+            twice with grad_req='add'): inputs, the loss, each variable's gradient, warns. Where
+            MXNet itself cannot run the chain's backward (_backward_sparse_retain takes a dense
+            out_grad only, so a sparse_retain whose result feeds another sparse op fails with
+            "Operator not implemented"), `mxnet_error` holds MXNet's message and the gradients are
+            MXNet's for `reference`: the same loss written with dense ops (retain as a row mask),
+            each gradient then given the storage type of its buffer and no stored rows.
 """
 import json
 import os
@@ -114,6 +121,46 @@ def backward_cases():
     ]
 
 
+def row_mask(rows, cols, keep):
+    """The dense (rows, cols) 0/1 mask of the rows sparse_retain keeps."""
+    m = np.zeros((rows, cols), dtype=np.float32)
+    m[keep] = 1
+    return mx.nd.array(m)
+
+
+def chain_cases():
+    """(name, loss of the inputs, dense reference loss or None, inputs factory, grad stypes per
+    input (None: no gradient), grad_req, passes)."""
+    nd = mx.nd
+    keep = [0, 2, 4]
+
+    def retain(x):
+        return nd.sparse.retain(x, nd.array(keep))
+
+    return [
+        ("retain_square_sum_sum",
+         lambda x: nd.sum(nd._internal._square_sum(retain(x), axis=1, keepdims=True)),
+         lambda x: nd.sum(nd.sum(nd.square(x * row_mask(6, 3, keep)), axis=1, keepdims=True)),
+         lambda: [rsp(6, 3, [0, 1, 4])], ["row_sparse"], "write", 1),
+        ("retain_dot_square_sum",
+         lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, nd.sparse.retain(w, nd.array([0, 1, 3]))))),
+         lambda a, w: nd.sum(nd.square(nd.dot(a, w * row_mask(5, 3, [0, 1, 3])))),
+         lambda: [csr(), rsp(5, 3, [0, 2, 3])], [None, "row_sparse"], "write", 1),
+        ("csr_dns_scaled_wgrad_rsp", lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, w * 2))), None,
+         lambda: [csr(), dense((5, 3), 5)], [None, "row_sparse"], "write", 1),
+        ("csr_dns_scaled_wgrad_dns", lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, w * 2))), None,
+         lambda: [csr(), dense((5, 3), 5)], [None, "default"], "write", 1),
+        ("csr_dns_used_twice", lambda a, w: nd.sum(nd.sparse.dot(a, w) * nd.sparse.dot(a, w)), None,
+         lambda: [csr(), dense((5, 3), 5)], [None, "row_sparse"], "write", 1),
+        ("csrT_dns", lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, w, transpose_a=True))), None,
+         lambda: [csr(), dense((4, 3), 5)], [None, "default"], "write", 1),
+        ("csr_dns_add_twice", lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, w))), None,
+         lambda: [csr(), dense((5, 3), 5)], [None, "default"], "add", 2),
+        ("csr_rsp_square_sum", lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, w))), None,
+         lambda: [csr(), rsp(5, 3, [0, 2, 3])], [None, "row_sparse"], "write", 1),
+    ]
+
+
 def call(op, inputs, attrs):
     fn = mx.nd.sparse.retain if op == "_sparse_retain" else getattr(mx.nd, op, None)
     if fn is None:
@@ -147,6 +194,44 @@ def run_backward(i):
             "head_grad": describe(head), "grads": grads, "mxnet_zero": mxnet_zero}
 
 
+def chain_backward(loss_fn, inputs, grad_stypes, grad_req, passes):
+    for a, g in zip(inputs, grad_stypes):
+        if g is not None:
+            a.attach_grad(grad_req=grad_req, stype=g)
+    for _ in range(passes):
+        with autograd.record():
+            loss = loss_fn(*inputs)
+        loss.backward()
+    return loss, [describe(a.grad) if g is not None else None for a, g in zip(inputs, grad_stypes)]
+
+
+def run_chain(i, reference_on_error=False):
+    """Chain case i; with reference_on_error (the generator, on MXNet), MXNet's error and the dense
+    reference's gradients where MXNet cannot run the chain."""
+    name, loss_fn, reference, make, grad_stypes, grad_req, passes = chain_cases()[i]
+    inputs = make()
+    case = {"name": name, "inputs": [describe(a) for a in inputs], "grad_stypes": grad_stypes,
+            "grad_req": grad_req, "passes": passes, "mxnet_error": None}
+    try:
+        loss, grads = chain_backward(loss_fn, inputs, grad_stypes, grad_req, passes)
+    except mx.base.MXNetError as e:
+        if not (reference_on_error and reference is not None):
+            raise
+        line = next(line for line in str(e).splitlines() if "not implemented" in line)
+        case["mxnet_error"] = line[line.index("Operator not implemented"):]  # without the time of day
+        dense_inputs = [a.tostype("default") for a in make()]
+        loss, grads = chain_backward(reference, dense_inputs, [g and "default" for g in grad_stypes], grad_req,
+                                     passes)
+        for g, stype in zip(grads, grad_stypes):
+            if g is not None:
+                g["stype"] = stype  # weft converts into the buffer's storage type, as MXNet does
+                g.pop("indices", None)
+                g.pop("data", None)
+    case["loss"] = describe(loss)
+    case["grads"] = grads
+    return case
+
+
 def one_case(kind, i):
     """Runs case i of `kind` in a fresh process; returns it with `warns`."""
     with tempfile.TemporaryFile("w+") as err:
@@ -160,11 +245,15 @@ def one_case(kind, i):
 
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--case":
-        run = run_forward if sys.argv[2] == "forward" else run_backward
-        print(json.dumps(run(int(sys.argv[3]))))
+        i = int(sys.argv[3])
+        if sys.argv[2] == "chain":
+            print(json.dumps(run_chain(i, reference_on_error=True)))
+        else:
+            print(json.dumps((run_forward if sys.argv[2] == "forward" else run_backward)(i)))
         return
     out = {"forward": [one_case("forward", i) for i in range(len(forward_cases()))],
-           "backward": [one_case("backward", i) for i in range(len(backward_cases()))]}
+           "backward": [one_case("backward", i) for i in range(len(backward_cases()))],
+           "chain": [one_case("chain", i) for i in range(len(chain_cases()))]}
     os.makedirs(HERE, exist_ok=True)
     with open(os.path.join(HERE, "sparse_ops.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)

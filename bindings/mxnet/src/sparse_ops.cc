@@ -1,6 +1,5 @@
 #include "binding_ops.h"
 
-#include "weft/autograd.h"
 #include "weft/imperative.h"
 #include "weft/sparse.h"
 
@@ -56,10 +55,9 @@ void GetNnzOp(const std::vector<NDArray>& in, const std::map<std::string, std::s
   NDArray::CopyFromTo(result, (*out)[0]);
 }
 
-// _sparse_retain(data, indices) (mx.nd.sparse.retain, Gluon's row_sparse_data): the core op,
-// which the cpu's sparse kernel computes (sorted distinct rows; tensor_sparse_ops.cc). Under
-// autograd it runs unrecorded, as before: weft's tape records no sparse kernel yet (so Gluon's
-// row_sparse_data stays usable inside autograd.record(); no gradient reaches data through it).
+// _sparse_retain(data, indices) (mx.nd.sparse.retain): the core op, which the cpu's sparse kernel
+// computes (sorted distinct rows; tensor_sparse_ops.cc). Under autograd it is recorded as any
+// call: data's gradient is row_sparse, out_grad's retained rows (MXNet's _backward_sparse_retain).
 void SparseRetainOp(const std::vector<NDArray>& in, const std::map<std::string, std::string>&,
                     std::vector<NDArray>* out) {
   if (in.size() != 2) Fail("_sparse_retain takes data and indices, {} inputs given", in.size());
@@ -67,7 +65,6 @@ void SparseRetainOp(const std::vector<NDArray>& in, const std::map<std::string, 
     Fail("_sparse_retain: data is {}; it takes a row_sparse array (as MXNet's sparse_retain)",
          StorageTypeName(in[0].storage_type()));
   if (out->size() > 1) Fail("_sparse_retain has one output, {} given", out->size());
-  const auto unrecorded = autograd::Pause(autograd::IsTraining());
   ImperativeCall call;
   call.op = "_sparse_retain";
   call.inputs = in;

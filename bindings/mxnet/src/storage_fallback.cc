@@ -205,7 +205,7 @@ bool RunLazyUpdate(const OpEntry& entry, const std::map<std::string, std::string
 bool RunSparseKernel(const OpEntry& entry, const std::map<std::string, std::string>& params,
                      const std::vector<NDArray>& in, std::vector<NDArray>* out) {
   if (std::none_of(in.begin(), in.end(), IsSparse) && std::none_of(out->begin(), out->end(), IsSparse)) return false;
-  if (autograd::IsRecording() || entry.is_numpy || entry.is_missing || entry.is_copyto) return false;
+  if (entry.is_numpy || entry.is_missing || entry.is_copyto) return false;
   ImperativeCall call;
   call.op = entry.info.name;
   call.params = params;
@@ -231,8 +231,7 @@ StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::strin
     if (zero && !*zero) infer_ = (*in)[0].storage_type();
   }
   if (IsCsrTake(op, params, *in)) infer_ = StorageType::kCSR;
-  // Under autograd the result stays the recorded dense one, so that gradients flow through it.
-  if (entry.info.name == "dot" && !autograd::IsRecording()) infer_ = DotFallbackStype(entry.info.name, params, *in);
+  if (entry.info.name == "dot") infer_ = DotFallbackStype(entry.info.name, params, *in);
   if (IsCsrTransposedDot(entry.info.name, params, *in)) {
     infer_ = StorageType::kRowSparse;
     infer_rows_ = (*in)[0].aux_ndarray(kCSRIndices);  // repeats are allowed: the rows are their set
@@ -240,6 +239,12 @@ StorageFallback::StorageFallback(const OpEntry& entry, const std::map<std::strin
   if (IsRowSparseSquareSum(entry.info.name, params, *in)) {
     infer_ = StorageType::kRowSparse;
     infer_rows_ = (*in)[0].aux_ndarray(kRowSparseIndices);  // MXNet's result stores the input's rows
+  }
+  // Under autograd the result stays the recorded dense one (a converted copy would be off the
+  // tape, and no gradient would flow through it).
+  if (autograd::IsRecording()) {
+    infer_ = StorageType::kDefault;
+    infer_rows_.reset();
   }
   const size_t first_state = FirstState(entry.info, in->size());
   for (size_t i = 0; i < in->size(); ++i) {

@@ -75,9 +75,9 @@ bool RunLazyUpdate(const OpEntry& op, const std::map<std::string, std::string>& 
 
 /// Runs `op` on the sparse kernel of the inputs' device that claims their storage types (SDK 2.1;
 /// weft::SparseKernelClaims), reading the sparse arrays where they lie, and returns true; returns
-/// false, doing nothing, for dense calls, while autograd records (the fallback's copies carry
-/// the gradient), or when no kernel claims the call (then the fallback below runs, with MXNet's
-/// warning).
+/// false, doing nothing, for dense calls or when no kernel claims the call (then the fallback below
+/// runs, with MXNet's warning). While autograd records, the call is recorded (weft/imperative.h:
+/// its gradient runs on the sparse backward kernel, with MXNet's gradient storage types).
 bool RunSparseKernel(const OpEntry& op, const std::map<std::string, std::string>& params,
                      const std::vector<NDArray>& in, std::vector<NDArray>* out);
 

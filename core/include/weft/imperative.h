@@ -73,8 +73,12 @@ struct WEFT_API ImperativeCall {
 /// not given gets the storage type the kernel infers (MXNet's FInferStorageType), and the call
 /// returns once sparse outputs are written. When no kernel claims the call it is refused
 /// (weft::Error naming the op, the storage types and the device) — never handed to a dense kernel;
-/// convert with CastStorage first (what MXNet's storage fallback does). Sparse calls are refused
-/// while autograd records, and aux states must be dense.
+/// convert with CastStorage first (what MXNet's storage fallback does). Aux states must be dense.
+/// While autograd records, a sparse call is recorded as a dense one is; Backward runs its gradient
+/// on the sparse kernel that claims the backward op's storage types, whose gradients then have the
+/// storage types that kernel gives them (MXNet's backward FInferStorageType: _sparse_retain's and
+/// _square_sum's row_sparse data gradient, dot(csr, dense)'s row_sparse rhs gradient), or, when
+/// none claims them, on dense copies of the sparse values (MXNet's storage fallback).
 WEFT_API void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs);
 /// True when `call` (positional inputs, at least one input or given output sparse) would run on a
 /// sparse kernel through Invoke: a plugin of the inputs' device claims its storage types (the
