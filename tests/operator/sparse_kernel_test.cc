@@ -3,7 +3,11 @@
 // int32 aux arrays, sizes that split over threads), the row_sparse result of csrᵀ·dense storing
 // exactly the csr's columns (sorted, unique), malformed indices refused; and placement: the dense
 // lookup never yields a sparse kernel, a device whose plugin claims no sparse kernel (simdev)
-// refuses the call by name, as does a storage pattern the cpu plugin does not claim.
+// refuses the call by name, as does a storage pattern the cpu plugin does not claim. Autograd
+// records the sparse kernels' calls: gradients through _sparse_retain, _square_sum and dot with a
+// csr operand, in the storage types MXNet gives them, into sparse and dense variables, through
+// dense ops, summed, added (grad_req add), on dense copies where no sparse backward kernel claims
+// the storage types; create_graph through a sparse op is refused by name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +32,7 @@ namespace {
 
 using Params = std::map<std::string, std::string>;
 using test::ErrorOf;
+using test::ExpectContains;
 using test::Indices;
 using test::Values;
 
@@ -195,12 +200,108 @@ TEST(SparseKernel, ADeviceWithoutSparseKernelsRefusesByName) {
              Values(InvokeOne("dot", {Dense(lhs, Shape{5, 4}, DType::kFloat32), rhs.Copy(Context::cpu(0))})), 1e-5);
 }
 
-TEST(SparseKernel, RecordingRefusesSparseCalls) {
-  const NDArray csr = CastStorage(Dense(RandomSparse(3, 3, 0.5, 1), Shape{3, 3}, DType::kFloat32), StorageType::kCSR);
-  const NDArray rhs = Dense(RandomSparse(3, 2, 1.0, 2), Shape{3, 2}, DType::kFloat32);
-  auto record = autograd::Record();
-  const std::string e = ErrorOf([&] { InvokeOne("dot", {csr, rhs}); });
-  EXPECT_NE(e.find("autograd does not record operators on sparse arrays"), std::string::npos) << e;
+// ---- autograd through the sparse kernels --------------------------------------------------------
+
+// A row_sparse (rows, cols) array storing `stored` (row r holds r + 1, r + 2, ...) and its dense
+// values.
+NDArray RowSparse(int64_t rows, int64_t cols, const std::vector<int64_t>& stored, std::vector<double>* dense) {
+  dense->assign(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t r : stored)
+    for (int64_t j = 0; j < cols; ++j) (*dense)[static_cast<size_t>(r * cols + j)] = static_cast<double>(r + 1 + j);
+  return CastStorage(Dense(*dense, Shape{rows, cols}, DType::kFloat32), StorageType::kRowSparse);
+}
+
+NDArray Ids(const std::vector<double>& ids) {
+  return Dense(ids, Shape{static_cast<int64_t>(ids.size())}, DType::kFloat32);
+}
+
+TEST(SparseAutograd, RetainThenSquareSumGiveRowSparseGradients) {
+  std::vector<double> x;
+  NDArray data = RowSparse(6, 3, {0, 1, 4}, &x);
+  NDArray grad = NDArray::CreateSparse(StorageType::kRowSparse, Shape{6, 3}, Context::cpu(0));
+  autograd::MarkVariables({&data}, {kWriteTo}, {grad});
+  const std::vector<double> head{1, 2, 3, 4, 5, 6};
+  NDArray y;
+  {
+    auto record = autograd::Record();
+    const NDArray kept = InvokeOne("_sparse_retain", {data, Ids({0, 2, 4})});
+    ASSERT_EQ(kept.storage_type(), StorageType::kRowSparse);
+    y = InvokeOne("_square_sum", {kept}, {{"axis", "1"}, {"keepdims", "True"}});
+  }
+  ASSERT_EQ(y.storage_type(), StorageType::kRowSparse);
+  ASSERT_NE(y.autograd_node(), nullptr) << "the sparse kernel's call was not recorded";
+  autograd::Backward({y}, {Dense(head, Shape{6, 1}, DType::kFloat32)});
+  // 2·x·head on the retained rows, zero elsewhere; the gradient stays row_sparse, storing the
+  // retained rows (MXNet's _backward_sparse_retain).
+  const NDArray g = autograd::GetGrad(data);
+  ASSERT_EQ(g.storage_type(), StorageType::kRowSparse);
+  EXPECT_EQ(Indices(g.aux_ndarray(kRowSparseIndices)), (std::vector<int64_t>{0, 2, 4}));
+  std::vector<double> want(x.size(), 0.0);
+  for (int64_t r : {0, 2, 4})
+    for (int64_t j = 0; j < 3; ++j) {
+      const auto at = static_cast<size_t>(r * 3 + j);
+      want[at] = 2 * x[at] * head[static_cast<size_t>(r)];
+    }
+  ExpectNear(Values(g), want, 1e-4);
+}
+
+// dot(csr, w) reaches a dense w twice, once through w·2: the row_sparse gradient of the rhs is
+// handed to _mul_scalar's backward and summed with the other term densely; with grad_req add a
+// second pass adds the same again.
+TEST(SparseAutograd, CsrDotGradientsReachADenseVariableThroughDenseOps) {
+  const std::vector<double> lhs = RandomSparse(5, 4, 0.5, 21), wv = RandomSparse(4, 3, 1.0, 22);
+  const std::vector<double> head = RandomSparse(5, 3, 1.0, 23);
+  const NDArray csr = CastStorage(Dense(lhs, Shape{5, 4}, DType::kFloat32), StorageType::kCSR);
+  NDArray w = Dense(wv, Shape{4, 3}, DType::kFloat32);
+  NDArray buffer(Shape{4, 3}, Context::cpu(0), false, DType::kFloat32);
+  buffer = 0.0f;
+  autograd::MarkVariables({&w}, {kAddTo}, {buffer});
+  const NDArray h = Dense(head, Shape{5, 3}, DType::kFloat32);
+  const std::vector<double> once =
+      Values(InvokeOne("dot", {Dense(lhs, Shape{5, 4}, DType::kFloat32), h}, {{"transpose_a", "True"}}));
+  for (int pass = 1; pass <= 2; ++pass) {
+    NDArray loss;
+    {
+      auto record = autograd::Record();
+      const NDArray scaled = InvokeOne("dot", {csr, w * 2.0f});
+      loss = InvokeOne("elemwise_add", {scaled, InvokeOne("dot", {csr, w})});
+    }
+    autograd::Backward({loss}, {h});
+    std::vector<double> want(once);
+    for (double& v : want) v *= 3.0 * pass;
+    ExpectNear(Values(autograd::GetGrad(w)), want, 1e-4);
+  }
+}
+
+// No sparse kernel claims dot(csrᵀ, dense)'s backward: it runs on a dense copy of the csr.
+TEST(SparseAutograd, UnclaimedSparseBackwardRunsOnDenseCopies) {
+  const std::vector<double> lhs = RandomSparse(6, 4, 0.5, 31), head = RandomSparse(4, 2, 1.0, 33);
+  const NDArray csr = CastStorage(Dense(lhs, Shape{6, 4}, DType::kFloat32), StorageType::kCSR);
+  NDArray w = Dense(RandomSparse(6, 2, 1.0, 32), Shape{6, 2}, DType::kFloat32);
+  autograd::AttachGrad(&w);
+  NDArray y;
+  {
+    auto record = autograd::Record();
+    y = InvokeOne("dot", {csr, w}, {{"transpose_a", "True"}});
+  }
+  ASSERT_EQ(y.storage_type(), StorageType::kRowSparse);
+  const NDArray h = Dense(head, Shape{4, 2}, DType::kFloat32);
+  autograd::Backward({y}, {h});
+  ExpectNear(Values(autograd::GetGrad(w)), Values(InvokeOne("dot", {Dense(lhs, Shape{6, 4}, DType::kFloat32), h})),
+             1e-4);
+}
+
+TEST(SparseAutograd, CreateGraphThroughASparseOpIsRefusedByName) {
+  std::vector<double> x;
+  NDArray data = RowSparse(4, 2, {1, 3}, &x);
+  autograd::AttachGrad(&data);
+  NDArray y;
+  {
+    auto record = autograd::Record();
+    y = InvokeOne("_square_sum", {data}, {{"axis", "1"}});
+  }
+  const std::string e = ErrorOf([&] { autograd::Grad({y}, {data}, {}, std::nullopt, /*create_graph=*/true); });
+  ExpectContains(e, {"(_square_sum) ran on sparse arrays", "create_graph"});
 }
 
 }  // namespace
