@@ -99,7 +99,8 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
     NDArray::CopyFromTo(in[0], (*out)[0]);
     return;
   }
-  if (RunLazyUpdate(op, params, in, out) || RunCsrRowSlice(op, params, in, out)) return;
+  if (RunLazyUpdate(op, params, in, out) || RunCsrRowSlice(op, params, in, out) || RunSparseZeros(op, params, out))
+    return;
   if (RunSparseKernel(op, params, in, out)) return;
   StorageFallback fallback(op, params, &in, out);
   InvokeDense(op, std::move(in), std::move(params), out);

@@ -9,6 +9,7 @@
 #include "weft/imperative.h"
 #include "weft/internal/sparse_update.h"
 #include "weft/logging.h"
+#include "weft/op_info.h"
 #include "weft/sdk/ops/slice.hpp"
 #include "weft/sparse.h"
 
@@ -182,6 +183,25 @@ bool RunCsrRowSlice(const OpEntry& entry, const std::map<std::string, std::strin
   } else {
     NDArray::CopyFromTo(result, (*out)[0]);
   }
+  return true;
+}
+
+bool RunSparseZeros(const OpEntry& entry, const std::map<std::string, std::string>& params, std::vector<NDArray>* out) {
+  if (entry.info.name != "_zeros" || out->empty() || !std::all_of(out->begin(), out->end(), IsSparse)) return false;
+  std::map<std::string, std::string> attrs = params;
+  attrs.erase("ctx");
+  std::vector<std::vector<int64_t>> shapes;
+  try {
+    shapes = InferOpOutputShapes("_zeros", attrs, {});
+  } catch (const Error&) {
+    return false;  // the dense op reports the attributes
+  }
+  const std::string dtype = Param(params, "dtype", "float32");
+  for (const NDArray& a : *out)
+    if (shapes.size() != 1 || Shape(shapes[0]) != a.GetShape() || (dtype != "None" && dtype != DTypeName(a.GetDType())))
+      return false;
+  for (NDArray& a : *out)
+    NDArray::CopyFromTo(NDArray::CreateSparse(a.storage_type(), a.GetShape(), a.GetContext(), a.GetDType()), a);
   return true;
 }
 
