@@ -130,7 +130,7 @@ def row_mask(rows, cols, keep):
 
 def chain_cases():
     """(name, loss of the inputs, dense reference loss or None, inputs factory, grad stypes per
-    input (None: no gradient), grad_req, passes)."""
+    input (None: no gradient; "like": attach_grad() without stype), grad_req, passes)."""
     nd = mx.nd
     keep = [0, 2, 4]
 
@@ -158,6 +158,11 @@ def chain_cases():
          lambda: [csr(), dense((5, 3), 5)], [None, "default"], "add", 2),
         ("csr_rsp_square_sum", lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, w))), None,
          lambda: [csr(), rsp(5, 3, [0, 2, 3])], [None, "row_sparse"], "write", 1),
+        # attach_grad() without stype: a buffer of the array's own storage type (zeros_like).
+        ("square_sum_grad_like_data", lambda x: nd.sum(nd._internal._square_sum(x, axis=1)), None,
+         lambda: [rsp(6, 3, [0, 2, 5])], ["like"], "write", 1),
+        ("csr_rsp_grad_like_data", lambda a, w: nd.sum(nd.square(nd.sparse.dot(a, w))), None,
+         lambda: [csr(), rsp(5, 3, [0, 2, 3])], [None, "like"], "write", 1),
     ]
 
 
@@ -197,7 +202,7 @@ def run_backward(i):
 def chain_backward(loss_fn, inputs, grad_stypes, grad_req, passes):
     for a, g in zip(inputs, grad_stypes):
         if g is not None:
-            a.attach_grad(grad_req=grad_req, stype=g)
+            a.attach_grad(grad_req=grad_req, stype=None if g == "like" else g)
     for _ in range(passes):
         with autograd.record():
             loss = loss_fn(*inputs)

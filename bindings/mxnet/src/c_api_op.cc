@@ -99,7 +99,7 @@ void Invoke(OpEntry& op, std::vector<NDArray> in, std::map<std::string, std::str
     NDArray::CopyFromTo(in[0], (*out)[0]);
     return;
   }
-  if (RunLazyUpdate(op, params, in, out) || RunCsrRowSlice(op, params, in, out) || RunSparseZeros(op, params, out))
+  if (RunLazyUpdate(op, params, in, out) || RunCsrRowSlice(op, params, in, out) || RunSparseZeros(op, params, in, out))
     return;
   if (RunSparseKernel(op, params, in, out)) return;
   StorageFallback fallback(op, params, &in, out);

@@ -186,7 +186,22 @@ bool RunCsrRowSlice(const OpEntry& entry, const std::map<std::string, std::strin
   return true;
 }
 
-bool RunSparseZeros(const OpEntry& entry, const std::map<std::string, std::string>& params, std::vector<NDArray>* out) {
+bool RunSparseZeros(const OpEntry& entry, const std::map<std::string, std::string>& params,
+                    const std::vector<NDArray>& in, std::vector<NDArray>* out) {
+  auto empty = [](const NDArray& like) {
+    return NDArray::CreateSparse(like.storage_type(), like.GetShape(), like.GetContext(), like.GetDType());
+  };
+  if (entry.info.name == "zeros_like") {
+    if (in.size() != 1 || !IsSparse(in[0]) || out->size() > 1 || autograd::IsRecording()) return false;
+    if (out->empty()) {
+      out->push_back(empty(in[0]));
+      return true;
+    }
+    const NDArray& o = (*out)[0];
+    if (!IsSparse(o) || o.GetShape() != in[0].GetShape() || o.GetDType() != in[0].GetDType()) return false;
+    NDArray::CopyFromTo(empty(o), o);
+    return true;
+  }
   if (entry.info.name != "_zeros" || out->empty() || !std::all_of(out->begin(), out->end(), IsSparse)) return false;
   std::map<std::string, std::string> attrs = params;
   attrs.erase("ctx");
@@ -200,8 +215,7 @@ bool RunSparseZeros(const OpEntry& entry, const std::map<std::string, std::strin
   for (const NDArray& a : *out)
     if (shapes.size() != 1 || Shape(shapes[0]) != a.GetShape() || (dtype != "None" && dtype != DTypeName(a.GetDType())))
       return false;
-  for (NDArray& a : *out)
-    NDArray::CopyFromTo(NDArray::CreateSparse(a.storage_type(), a.GetShape(), a.GetContext(), a.GetDType()), a);
+  for (const NDArray& a : *out) NDArray::CopyFromTo(empty(a), a);
   return true;
 }
 

@@ -67,12 +67,15 @@ std::vector<int64_t> HostIndices(const NDArray& a);
 bool RunCsrRowSlice(const OpEntry& op, const std::map<std::string, std::string>& params, const std::vector<NDArray>& in,
                     std::vector<NDArray>* out);
 
-/// MXNet's _zeros into sparse out= arrays (mx.nd.zeros(stype=...), attach_grad(stype=...); its
-/// FillComputeZerosEx): each becomes empty (no stored row or element), without a dense temporary
-/// of the full shape and without the fallback's warning; returns true. Returns false, doing
-/// nothing, for any other call, and when the attributes' shape or dtype differ from an out='s
-/// (the dense op reports that).
-bool RunSparseZeros(const OpEntry& op, const std::map<std::string, std::string>& params, std::vector<NDArray>* out);
+/// MXNet's sparse zeros (FillComputeZerosEx): _zeros into sparse out= arrays (mx.nd.zeros(stype=...),
+/// attach_grad(stype=...)), and zeros_like of a sparse array (attach_grad() of one), which gives
+/// its storage type (into a new array or a sparse out= of its shape and dtype): each output becomes
+/// empty (no stored row or element), without a dense temporary of the full shape and without the
+/// fallback's warning; returns true. Returns false, doing nothing, for any other call, when the
+/// attributes' shape or dtype differ from an out='s (the dense op reports that), and for
+/// zeros_like while autograd records (the fallback's dense call stays on the tape).
+bool RunSparseZeros(const OpEntry& op, const std::map<std::string, std::string>& params, const std::vector<NDArray>& in,
+                    std::vector<NDArray>* out);
 
 /// Runs `op` lazily when MXNet would (weft::IsLazyUpdate): then returns true after updating the
 /// weight (in[0], which must also be out[0] when out= is given, as MXNet's in-place sparse
