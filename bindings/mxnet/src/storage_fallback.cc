@@ -192,7 +192,8 @@ bool RunSparseZeros(const OpEntry& entry, const std::map<std::string, std::strin
     return NDArray::CreateSparse(like.storage_type(), like.GetShape(), like.GetContext(), like.GetDType());
   };
   if (entry.info.name == "zeros_like") {
-    if (in.size() != 1 || !IsSparse(in[0]) || out->size() > 1 || autograd::IsRecording()) return false;
+    if (in.size() != 1 || !IsSparse(in[0]) || out->size() > 1) return false;
+    if (autograd::IsRecording() && in[0].autograd_node() != nullptr) return false;  // the tape records it
     if (out->empty()) {
       out->push_back(empty(in[0]));
       return true;

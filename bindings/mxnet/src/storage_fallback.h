@@ -73,7 +73,8 @@ bool RunCsrRowSlice(const OpEntry& op, const std::map<std::string, std::string>&
 /// empty (no stored row or element), without a dense temporary of the full shape and without the
 /// fallback's warning; returns true. Returns false, doing nothing, for any other call, when the
 /// attributes' shape or dtype differ from an out='s (the dense op reports that), and for
-/// zeros_like while autograd records (the fallback's dense call stays on the tape).
+/// zeros_like of an array of a recorded graph while autograd records (the fallback's dense call
+/// is recorded then).
 bool RunSparseZeros(const OpEntry& op, const std::map<std::string, std::string>& params, const std::vector<NDArray>& in,
                     std::vector<NDArray>* out);
 
