@@ -6,7 +6,9 @@
 #include "frontend_callback.h"
 #include "sparse_executor.h"
 #include "symbol_handle.h"
+#include "weft/autograd.h"
 #include "weft/executor.h"
+#include "weft/imperative.h"
 
 using namespace weft;
 using namespace weft::mx;
@@ -301,6 +303,17 @@ std::map<std::string, Shape> ProvidedShapes(uint32_t num, const char** names, co
   return shapes;
 }
 
+// MXNet copies each head gradient into the executor's own buffer with CopyFromTo, which casts a
+// dense array to the buffer's dtype (an int32 head gradient of a float32 output is accepted);
+// weft's Executor::Backward copies without casting, so the dtype is matched here first.
+NDArray HeadGradOfOutputDType(NDArray grad, const Executor& exec, size_t i) {
+  if (grad.is_none() || i >= exec.outputs.size() || grad.storage_type() != StorageType::kDefault) return grad;
+  const DType want = exec.outputs[i].GetDType();
+  if (grad.GetDType() == want) return grad;
+  auto paused = autograd::Pause(autograd::IsTraining());
+  return InvokeOne("Cast", {grad}, {{"dtype", std::string(DTypeName(want))}});
+}
+
 }  // namespace
 
 extern "C" {
@@ -473,8 +486,9 @@ int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* hea
   API_BEGIN();
   std::vector<NDArray> grads;
   if (len > 0) NotNull(head_grads, "head_grads");
-  for (uint32_t i = 0; i < len; ++i) grads.push_back(head_grads[i] ? ND(head_grads[i]) : NDArray());
   ExecutorH& h = Exec(handle);
+  for (uint32_t i = 0; i < len; ++i)
+    grads.push_back(HeadGradOfOutputDType(head_grads[i] ? ND(head_grads[i]) : NDArray(), *h.exec, i));
   h.exec->Backward(grads, is_train != 0);
   if (h.sparse) h.sparse->AfterBackward();
   if (h.split) h.split->AfterBackward();
