@@ -675,7 +675,7 @@ TEST(WEFT_FUSION_SUITE, BlockedBatchNormMonitorAndCut) {
   Symbol x = Relu(Bn(data, "in_bn"), "in_relu");
   Symbol net = Operator("elemwise_add")(
                    std::vector<Symbol>{Relu(Bn(Stage(x, "c1", 32, 3), "mid_bn"), "mid_relu"), Stage(x, "c2", 32, 3)})
-                   .CreateSymbol("sum");
+                   .CreateSymbol("both");
   Trio u = BindThree(net, Shape(2, 16, 6, 6));
   const Symbol uopt = u.blocked->GetOptimizedSymbol();
   EXPECT_EQ(CountOp(uopt, "_sg_batch_norm"), 2u) << uopt.ToJSON();
