@@ -475,6 +475,16 @@ Symbol Join(const std::vector<Symbol>& parts, const std::string& name) {
       .CreateSymbol(name);
 }
 
+// The image networks' head: a global average pool ("global") then Flatten ("flat").
+Symbol GlobalPoolFlat(const Symbol& x) {
+  return Operator("Flatten")(Operator("Pooling")
+                                 .SetParam("kernel", Shape(1, 1))
+                                 .SetParam("global_pool", true)
+                                 .SetParam("pool_type", "avg")(x)
+                                 .CreateSymbol("global"))
+      .CreateSymbol("flat");
+}
+
 // The image networks' pooling and concatenation between fused convolutions: ResNet's stem max
 // pool (3x3, stride 2, pad 1), SqueezeNet's fire module (a concat of two expansions) and its max
 // pool with ceil rounding (full convention), an Inception branch of avg pooling (3x3, stride 1,
@@ -489,12 +499,7 @@ Symbol PoolConcatNet() {
   x = Join({Stage(x, "mixed1", 32, 1), branch, x}, "mixed");
   x = Pool(Stage(x, "tail", 32, 3), "pool4", "avg", 3, 2, 0, "full");
   x = Pool(Stage(x, "last", 32, 1), "gpool", "avg", 1, 1, 0);
-  return Operator("Flatten")(Operator("Pooling")
-                                 .SetParam("kernel", Shape(1, 1))
-                                 .SetParam("global_pool", true)
-                                 .SetParam("pool_type", "avg")(x)
-                                 .CreateSymbol("global"))
-      .CreateSymbol("flat");
+  return GlobalPoolFlat(x);
 }
 
 TEST(WEFT_FUSION_SUITE, BlockedPoolingAndConcat) {
@@ -625,12 +630,7 @@ Symbol DenseNet() {
   x = DenseLayer(DenseLayer(x, "l1"), "l2");  // 32 -> 48 -> 64 channels
   x = Pool(Conv(Relu(Bn(x, "t_bn"), "t_relu"), "t_conv", 32, 1), "t_pool", "avg", 2, 2, 0);
   x = Relu(Bn(DenseLayer(x, "l3"), "last_bn"), "last_relu");
-  return Operator("Flatten")(Operator("Pooling")
-                                 .SetParam("kernel", Shape(1, 1))
-                                 .SetParam("global_pool", true)
-                                 .SetParam("pool_type", "avg")(x)
-                                 .CreateSymbol("global"))
-      .CreateSymbol("flat");
+  return GlobalPoolFlat(x);
 }
 
 // A DenseNet stays blocked from the stem's output to the global pool: the pre-activation
