@@ -286,9 +286,10 @@ Kind KindOf(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
 // reads). A value is blocked when its writer is such a node and every reader takes it blocked: a
 // chain's convolution as its data, a chain's add as its sum (then that chain's output is blocked
 // too: the sum post-op adds into dst), a BatchNorm chain as its data, a blocked Pooling or Concat;
-// never a graph output, and not 4-D with whole blocks: never. Start from every candidate and drop what breaks a rule
-// until nothing changes. Per node: whether it reads its inputs blocked (a Pooling or Concat; a chain's data follows its
-// writer) and whether it writes its output 0 blocked.
+// never a graph output, and not 4-D with whole blocks: never. Start from every candidate and drop
+// what breaks a rule until nothing changes. Per node: whether it reads its inputs blocked (a
+// Pooling, Concat or BatchNorm chain; a convolution chain's data follows its writer) and whether
+// it writes its output 0 blocked.
 struct NodeLayout {
   bool reads = false, writes = false;
 };
