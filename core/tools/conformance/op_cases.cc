@@ -256,6 +256,14 @@ std::vector<CaseRow> NormRows() {
                  .aux = {In(Shape{3}), In(Shape{3}, kPositive)},
                  .flags = kNoGrad | mode,
                  .refused_by = kCpuOnly});
+  // Without the relu, fix_gamma (gamma read as 1) and use_global_stats (moving statistics in
+  // training mode too).
+  v.push_back({.ops = {"_sg_batch_norm"},
+               .attrs = {{"use_global_stats", "True"}, {"eps", "0.01"}},
+               .in = {In(Shape{1, 4, 3, 3}), In(Shape{4}, kPositive), In(Shape{4})},
+               .aux = {In(Shape{4}), In(Shape{4}, kPositive)},
+               .flags = kNoGrad,
+               .refused_by = kCpuOnly});
   for (const char* mode : {"instance", "channel", "spatial"})
     v.push_back({.ops = {"L2Normalization"}, .attrs = {{"mode", mode}}, .in = {In(Shape{2, 3, 4})}});
   const std::vector<CaseRow> rest = {
