@@ -224,8 +224,9 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
 }
 
 void ExecState::FuseForInference(BoundGraph& b, const std::vector<NDArray>& args, const std::vector<NDArray>& aux) {
-  if (!GraphFusionEnabled() || !internal::FindKernel(Runtime::Get(), "_sg_conv", ctx.GetDeviceType(), DType::kFloat32))
-    return;
+  if (!GraphFusionEnabled()) return;
+  for (const char* op : {"_sg_conv", "_sg_batch_norm"})  // what the pass makes
+    if (!internal::FindKernel(Runtime::Get(), op, ctx.GetDeviceType(), DType::kFloat32)) return;
   // The layout the device's fused convolutions may pass activations in (none without the
   // attribute, or with WEFT_BLOCKED_ACTIVATIONS=0).
   std::string blocked;

@@ -32,6 +32,13 @@ struct Chain {
   }
 };
 
+// A BatchNorm no chain took (DenseNet's pre-activation ones, which read a concat) with its relu
+// when that is its only reader: one `_sg_batch_norm` (bn kNone: none).
+struct BnChain {
+  uint32_t bn = kNone, act = kNone;
+  uint32_t end() const { return act != kNone ? act : bn; }
+};
+
 class ChainFinder {
  public:
   ChainFinder(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes, const std::vector<int>& types)
@@ -74,6 +81,20 @@ class ChainFinder {
     // fused kernel runs it for inference, its weights reordered once, on blocked activations and
     // with Winograd where they fit (DenseNet's 3x3 convolutions, which no BatchNorm follows).
     if (c.end() == nid && shapes_[ig_.entry_id(ig_.nodes[nid].inputs[0])]->ndim() != 4) c.conv = kNone;
+    return c;
+  }
+
+  // The BatchNorm chain at node `nid` when it is a BatchNorm of 4-D data no chain took.
+  BnChain BnFrom(uint32_t nid, const std::vector<bool>& taken) const {
+    BnChain c;
+    if (taken[nid] || Op(nid).is_variable() || !IsBatchNorm(nid) ||
+        shapes_[ig_.entry_id(ig_.nodes[nid].inputs[0])]->ndim() != 4)
+      return c;
+    for (uint32_t k = 1; k < Op(nid).num_outputs; ++k)
+      if (!readers_[ig_.entry_id(nid, k)].empty()) return c;  // its hidden statistics read
+    c.bn = nid;
+    const Reader r = OnlyReader(nid);
+    if (r.node != kNone && !taken[r.node] && IsActivation(r.node) && Op(r.node).op->name != "clip") c.act = r.node;
     return c;
   }
 
@@ -166,6 +187,19 @@ class Rebuilder {
     made_[nid] = std::move(copy);
   }
 
+  // A BatchNorm chain as `_sg_batch_norm` with its data and output in `format` (empty: plain).
+  void FuseBn(const BnChain& c, const std::string& format) {
+    const graph::Node& bn = *ig_.nodes[c.bn].node;
+    graph::AttrDict a;
+    for (const auto& [k, v] : bn.params.values()) a[k] = v;
+    if (c.act != kNone) a["act_type"] = "relu";
+    if (!format.empty()) a["data_format"] = format;
+    const uint32_t end = c.end();
+    graph::NodePtr node = graph::MakeOpNode(graph::LookupOp("_sg_batch_norm"), ig_.nodes[end].node->name, std::move(a));
+    for (const auto& in : ig_.nodes[c.bn].inputs) node->inputs.push_back(Map(in));
+    made_[end] = std::move(node);
+  }
+
   // `data_format` / `out_format`: the layouts of the chain's input data and of its output and sum
   // (empty: plain).
   void Fuse(const Chain& c, const std::string& data_format, const std::string& out_format) {
@@ -210,19 +244,27 @@ class Rebuilder {
 // The nodes that may hold an activation in the blocked layout besides fused chains: a float32
 // 2-D Pooling (max or avg) of whole blocks of channels, which reads and writes it (kGlobalPool:
 // one with a 1x1 output, which reads it and writes plain, the same bytes), and a float32 Concat
-// of 4-D arrays along the channels, each with whole blocks (the plain copy joins blocked ones).
-enum class Kind { kOther, kChain, kPool, kGlobalPool, kConcat };
+// of 4-D arrays along the channels, each with whole blocks (the plain copy joins blocked ones),
+// and a BatchNorm chain of whole blocks (kBn: reads and writes it).
+enum class Kind { kOther, kChain, kPool, kGlobalPool, kConcat, kBn };
+
+// Every node's chains: per node id, the convolution chain and the BatchNorm chain ending there.
+struct Chains {
+  std::vector<Chain> conv;
+  std::vector<BnChain> bn;
+};
 
 Kind KindOf(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes, const std::vector<int>& types,
-            const std::vector<Chain>& chain_at, uint32_t nid, int64_t block) {
-  if (chain_at[nid].conv != kNone) return Kind::kChain;
-  const graph::Node& n = *ig.nodes[nid].node;
-  if (n.is_variable() || types[ig.entry_id(nid, 0)] != static_cast<int>(DType::kFloat32)) return Kind::kOther;
-  const auto& in = ig.nodes[nid].inputs;
+            const Chains& chains, uint32_t nid, int64_t block) {
+  if (chains.conv[nid].conv != kNone) return Kind::kChain;
   auto whole_blocks = [&](const graph::IndexedGraph::EntryRef& e) {
     const Shape& s = *shapes[ig.entry_id(e)];
     return s.ndim() == 4 && s[1] % block == 0;
   };
+  if (chains.bn[nid].bn != kNone) return whole_blocks(ig.nodes[chains.bn[nid].bn].inputs[0]) ? Kind::kBn : Kind::kOther;
+  const graph::Node& n = *ig.nodes[nid].node;
+  if (n.is_variable() || types[ig.entry_id(nid, 0)] != static_cast<int>(DType::kFloat32)) return Kind::kOther;
+  const auto& in = ig.nodes[nid].inputs;
   if (n.op->name == "Pooling") {
     const std::string type = n.params.GetString("pool_type", "max"), layout = n.params.GetString("layout", "None");
     if ((type != "max" && type != "avg") || (layout != "None" && layout != "NCHW") || !whole_blocks(in[0]))
@@ -240,33 +282,36 @@ Kind KindOf(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
 }
 
 // Which nodes keep activations blocked (per node id; for a chain, at its end): a chain writes its
-// output blocked, a Pooling or Concat reads and writes blocked (a kGlobalPool only reads). A
-// value is blocked when its writer is such a node and every reader takes it blocked: a chain's
-// convolution as its data, a chain's add as its sum (then that chain's output is blocked too: the
-// sum post-op adds into dst), a blocked Pooling or Concat; never a graph output, and not 4-D with
-// whole blocks: never. Start from every candidate and drop what breaks a rule until nothing changes.
-// Per node: whether it reads its inputs blocked (a Pooling or Concat; a chain's data follows its
-// writer) and whether it writes its output 0 blocked.
+// output blocked, a Pooling, Concat or BatchNorm chain reads and writes blocked (a kGlobalPool only
+// reads). A value is blocked when its writer is such a node and every reader takes it blocked: a
+// chain's convolution as its data, a chain's add as its sum (then that chain's output is blocked
+// too: the sum post-op adds into dst), a BatchNorm chain as its data, a blocked Pooling or Concat;
+// never a graph output, and not 4-D with whole blocks: never. Start from every candidate and drop
+// what breaks a rule until nothing changes. Per node: whether it reads its inputs blocked (a
+// Pooling, Concat or BatchNorm chain; a convolution chain's data follows its writer) and whether
+// it writes its output 0 blocked.
 struct NodeLayout {
   bool reads = false, writes = false;
 };
 
 std::vector<NodeLayout> BlockedNodes(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
-                                     const std::vector<int>& types, const ChainFinder& finder,
-                                     const std::vector<Chain>& chain_at, int64_t block) {
+                                     const std::vector<int>& types, const ChainFinder& finder, const Chains& chains,
+                                     int64_t block) {
   if (block <= 1) return std::vector<NodeLayout>(ig.nodes.size());
   std::vector<bool> blocked(ig.nodes.size(), false);
   std::vector<uint32_t> owner(ig.nodes.size(), kNone);  // the end node of the chain holding each node
   std::vector<Kind> kind(ig.nodes.size(), Kind::kOther);
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
-    const Chain& c = chain_at[nid];
+    const Chain& c = chains.conv[nid];
     if (c.conv != kNone)
       for (uint32_t n : {c.conv, c.bn, c.act, c.add, c.postsum})
         if (n != kNone) owner[n] = nid;
+    for (uint32_t n : {chains.bn[nid].bn, chains.bn[nid].act})
+      if (n != kNone) owner[n] = nid;
   }
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     if (owner[nid] != kNone && owner[nid] != nid) continue;  // inside a chain
-    kind[nid] = KindOf(ig, shapes, types, chain_at, nid, block);
+    kind[nid] = KindOf(ig, shapes, types, chains, nid, block);
     if (kind[nid] == Kind::kChain) {
       const Shape& out = *shapes[ig.entry_id(nid, 0)];
       blocked[nid] = out.ndim() == 4 && out[1] % block == 0;
@@ -280,17 +325,20 @@ std::vector<NodeLayout> BlockedNodes(const graph::IndexedGraph& ig, const std::v
   // Whether reader r takes output 0 of `nid` blocked.
   auto takes = [&](const ChainFinder::Reader& r, uint32_t nid) {
     if (r.node == kNone) return false;
+    if (owner[r.node] != kNone && chains.bn[owner[r.node]].bn != kNone)
+      return r.node == chains.bn[owner[r.node]].bn && r.input == 0 && blocked[owner[r.node]];
     if (owner[r.node] != kNone) {
-      const Chain& c = chain_at[owner[r.node]];
+      const Chain& c = chains.conv[owner[r.node]];
       if (r.node == c.conv) return r.input == 0;
       return r.node == c.add && c.sum.node_id == nid && c.sum.index == 0 && blocked[owner[r.node]];
     }
     return kind[r.node] != Kind::kOther && kind[r.node] != Kind::kChain && blocked[r.node];
   };
   auto keeps = [&](uint32_t nid) {
-    const Chain& c = chain_at[nid];
+    const Chain& c = chains.conv[nid];
     if (kind[nid] == Kind::kChain && c.add != kNone && !blocked_entry(c.sum)) return false;
-    if (kind[nid] != Kind::kChain)
+    if (kind[nid] == Kind::kBn && !blocked_entry(ig.nodes[chains.bn[nid].bn].inputs[0])) return false;
+    if (kind[nid] != Kind::kChain && kind[nid] != Kind::kBn)
       for (const auto& in : ig.nodes[nid].inputs)
         if (!blocked_entry(in)) return false;
     for (uint32_t k = 1; k < ig.nodes[nid].node->num_outputs; ++k)
@@ -320,7 +368,8 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
                                            size_t* fused) {
   *fused = 0;
   const ChainFinder finder(ig, shapes, types);
-  std::vector<Chain> chain_at(ig.nodes.size());  // at the chain's last node
+  Chains chains{std::vector<Chain>(ig.nodes.size()), std::vector<BnChain>(ig.nodes.size())};  // at their last node
+  std::vector<Chain>& chain_at = chains.conv;
   std::vector<bool> inside(ig.nodes.size(), false), taken(ig.nodes.size(), false);
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     const Chain c = finder.From(nid, taken);
@@ -335,13 +384,22 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
     }
     ++*fused;
   }
+  // Then the BatchNorms left: a convolution's BatchNorm belongs to its chain.
+  for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
+    const BnChain c = finder.BnFrom(nid, taken);
+    if (c.bn == kNone) continue;
+    chains.bn[c.end()] = c;
+    for (uint32_t n : {c.bn, c.act})
+      if (n != kNone) taken[n] = true, inside[n] = n != c.end();
+    ++*fused;
+  }
   std::vector<graph::Entry> heads;
   if (*fused == 0) {
     for (const auto& h : ig.outputs) heads.push_back({ig.nodes[h.node_id].node, h.index, h.version});
     return heads;
   }
   const int64_t block = FormatBlock(blocked_format);
-  const std::vector<NodeLayout> layout = BlockedNodes(ig, shapes, types, finder, chain_at, block);
+  const std::vector<NodeLayout> layout = BlockedNodes(ig, shapes, types, finder, chains, block);
   // The layout of output `index` of node `nid`.
   auto format = [&](uint32_t nid, uint32_t index) {
     return index == 0 && layout[nid].writes ? blocked_format : std::string();
@@ -352,6 +410,8 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
     const Chain& c = chain_at[nid];
     if (c.conv != kNone) {
       rb.Fuse(c, format(ig.nodes[c.conv].inputs[0].node_id, ig.nodes[c.conv].inputs[0].index), format(nid, 0));
+    } else if (chains.bn[nid].bn != kNone) {
+      rb.FuseBn(chains.bn[nid], format(nid, 0));
     } else if (layout[nid].reads) {
       graph::AttrDict a{{"data_format", blocked_format}};
       if (ig.nodes[nid].node->op->name == "Pooling" && layout[nid].writes) a["out_format"] = blocked_format;
@@ -370,6 +430,7 @@ namespace {
 // when `input` is -1: "plain" but for the blocked activations' readers and writers.
 std::string ActFormatOf(const std::string& op, const AttrMap& params, int input) {
   if (op == "Concat") return params.GetString("data_format", "plain");
+  if (op == "_sg_batch_norm") return input <= 0 ? params.GetString("data_format", "plain") : "plain";
   if (op == "Pooling") return params.GetString(input < 0 ? "out_format" : "data_format", "plain");
   if (op != "_sg_conv") return "plain";
   const bool with_sum = params.GetBool("with_sum", false);

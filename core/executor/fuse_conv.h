@@ -2,8 +2,10 @@
 // chains Convolution -> [BatchNorm] -> [activation] -> [element-wise add] -> [activation]
 // become one `_sg_conv` node (core/operator/defs/nn.cc; attributes sdk::SgConvParam), whose cpu
 // kernel folds the BatchNorm into the convolution's weights and bias and runs the rest as oneDNN
-// post-ops. ExecState::Init runs it for binds without gradients (every grad_req null), with no
-// device groups, on a device whose plugin has an `_sg_conv` kernel (the cpu); other binds keep
+// post-ops; BatchNorms outside such chains (with a relu after them) become `_sg_batch_norm` nodes
+// (core/operator/defs/norm.cc; sdk::SgBatchNormParam). ExecState::Init runs it for binds without
+// gradients (every grad_req null), with no device groups, on a device whose plugin has both
+// kernels (the cpu); other binds keep
 // the graph as given. WEFT_GRAPH_FUSION=0 turns it off (default 1); WEFT_BLOCKED_ACTIVATIONS=0
 // keeps every value in NCHW (default 1: blocked between fused convolutions, see FuseConvolutions).
 #pragma once
@@ -32,6 +34,10 @@ bool GraphFusionEnabled();
 /// downstream of a fused chain are copies; variables and untouched nodes are shared with `ig`.
 /// The BatchNorm behaves as before: the fused kernel uses the moving statistics unless called in
 /// training mode without use_global_stats, when it uses the batch's and updates the moving ones.
+/// Then each float32 BatchNorm over axis 1 of 4-D data that no chain took (its hidden statistics
+/// unread; DenseNet's pre-activation ones, reading a concat) becomes one `_sg_batch_norm` node,
+/// with the relu (Activation relu or relu) reading it when that is its only reader, named after
+/// the last of them; these count in `*fused` too.
 ///
 /// With `blocked_format` "nChw16c" or "nChw8c" (the device's attribute "blocked_activations":
 /// oneDNN's layout for the ISA the cpu plugin runs; empty or another word: none), values stay in
@@ -40,7 +46,8 @@ bool GraphFusionEnabled();
 /// their writers wrote them; a float32 2-D max or avg Pooling of whole blocks of channels reads and
 /// writes blocked (data_format, out_format; a 1x1 output, global pooling's, is written plain: the
 /// same bytes); a float32 Concat of 4-D arrays along the channels, each with whole blocks, joins
-/// blocked arrays (data_format). A value is blocked only when its writer is one of these, every
+/// blocked arrays (data_format); a `_sg_batch_norm` of whole blocks reads and writes blocked
+/// (data_format). A value is blocked only when its writer is one of these, every
 /// reader is one of these taking it blocked, it is not a graph output, and it is 4-D with a
 /// multiple of the block's channels. A blocked tensor has the plain one's size, so memory planning
 /// is unchanged; the kernels skip the reorders between the layers.

@@ -191,6 +191,20 @@ TEST(TensorConcat, ConcatAndSliceChannelRandom) {
   }
 }
 
+// Joins and splits past ParallelChunks' threshold run over the OpenMP team in ranges of the whole
+// that start and end inside the parts' blocks (the test process has a team of every core).
+TEST(TensorConcat, LargeJoinsAndSplitsSplitOverThreads) {
+  std::mt19937 rng(7);
+  for (int32_t dt : {WEFT_DTYPE_FLOAT32, WEFT_DTYPE_INT8}) {
+    std::vector<Buf> parts;
+    for (int64_t len : {100, 37, 1}) parts.push_back(Make(dt, {3, len, 501}, SmallInts(rng, 3 * len * 501)));
+    Buf joined = JoinRef(parts, 1, dt);
+    const Attrs ca = {{"num_args", "3"}, {"dim", "1"}};
+    ExpectOp("Concat", ca, parts, {joined});
+    ExpectOp("_backward_Concat", ca, {joined}, parts);
+  }
+}
+
 TEST(TensorConcat, MismatchedPartsAreRejected) {
   std::vector<Buf> out = {Buf::Of(WEFT_DTYPE_FLOAT32, {2, 5})};
   std::string err = RunKernel("Concat", {{"num_args", "2"}, {"dim", "1"}},

@@ -201,12 +201,14 @@ TEST(WEFT_FUSION_SUITE, ValuesReadTwiceAreNotFused) {
   Symbol data = Symbol::Variable("data");
   Symbol conv = Conv(data, "conv", 16, 3);
   // The convolution's output feeds the BatchNorm and is also an output: no fusion of conv+bn (the
-  // convolution alone is a chain, the BatchNorm and relu stay).
+  // convolution alone is a chain, the BatchNorm and relu one `_sg_batch_norm`).
   Symbol both = Symbol::Group({Relu(Bn(conv, "bn"), "relu"), conv});
   Pair p = BindBoth(both, Shape(2, 8, 6, 6));
   const Symbol popt = p.fused->GetOptimizedSymbol();
   EXPECT_EQ(CountOp(popt, "_sg_conv"), 1u) << popt.ToJSON();
-  EXPECT_EQ(CountOp(popt, "BatchNorm") + CountOp(popt, "Activation"), 2u) << popt.ToJSON();
+  EXPECT_EQ(CountOp(popt, "BatchNorm") + CountOp(popt, "Activation"), 0u) << popt.ToJSON();
+  EXPECT_EQ(CountOp(popt, "_sg_batch_norm"), 1u) << popt.ToJSON();
+  EXPECT_NE(NodeText(popt, "relu").find("\"act_type\": \"relu\""), std::string::npos) << popt.ToJSON();
   EXPECT_EQ(NodeText(popt, "conv").find("with_bn"), std::string::npos) << popt.ToJSON();
   ExpectSameOutputs(p, false, "conv read twice");
   // The BatchNorm's output read twice: conv+bn fuse, the relu stays.
@@ -473,6 +475,16 @@ Symbol Join(const std::vector<Symbol>& parts, const std::string& name) {
       .CreateSymbol(name);
 }
 
+// The image networks' head: a global average pool ("global") then Flatten ("flat").
+Symbol GlobalPoolFlat(const Symbol& x) {
+  return Operator("Flatten")(Operator("Pooling")
+                                 .SetParam("kernel", Shape(1, 1))
+                                 .SetParam("global_pool", true)
+                                 .SetParam("pool_type", "avg")(x)
+                                 .CreateSymbol("global"))
+      .CreateSymbol("flat");
+}
+
 // The image networks' pooling and concatenation between fused convolutions: ResNet's stem max
 // pool (3x3, stride 2, pad 1), SqueezeNet's fire module (a concat of two expansions) and its max
 // pool with ceil rounding (full convention), an Inception branch of avg pooling (3x3, stride 1,
@@ -487,12 +499,7 @@ Symbol PoolConcatNet() {
   x = Join({Stage(x, "mixed1", 32, 1), branch, x}, "mixed");
   x = Pool(Stage(x, "tail", 32, 3), "pool4", "avg", 3, 2, 0, "full");
   x = Pool(Stage(x, "last", 32, 1), "gpool", "avg", 1, 1, 0);
-  return Operator("Flatten")(Operator("Pooling")
-                                 .SetParam("kernel", Shape(1, 1))
-                                 .SetParam("global_pool", true)
-                                 .SetParam("pool_type", "avg")(x)
-                                 .CreateSymbol("global"))
-      .CreateSymbol("flat");
+  return GlobalPoolFlat(x);
 }
 
 TEST(WEFT_FUSION_SUITE, BlockedPoolingAndConcat) {
@@ -553,7 +560,8 @@ TEST(WEFT_FUSION_SUITE, WinogradAndDirectAgree) {
 
 // DenseNet's layer: a 1x1 chain, then a 3x3 convolution no BatchNorm follows (a chain alone: it
 // reads the 1x1's output blocked and runs Winograd where oneDNN has it), joined with the layer's
-// input and normalised by the next layer's BatchNorm (plain: no blocked reader).
+// input (the graph's data: plain) and normalised by the next layer's BatchNorm and relu, one
+// `_sg_batch_norm` (plain: its data is).
 TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
   REQUIRE_BLOCKED_FORMAT(f);
   Symbol data = Symbol::Variable("data");
@@ -564,10 +572,124 @@ TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
     const Symbol opt = t.blocked->GetOptimizedSymbol();
     ExpectLayouts(opt, f, 2, 1, 1, {"c1_relu"}, {"c2"});
     EXPECT_NE(NodeText(opt, "c2").find("\"data_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
-    EXPECT_EQ(CountOp(opt, "Convolution") + CountOp(opt, "Concat") + CountOp(opt, "BatchNorm"), 2u) << opt.ToJSON();
+    EXPECT_EQ(CountOp(opt, "Convolution") + CountOp(opt, "Concat") + CountOp(opt, "_sg_batch_norm"), 2u)
+        << opt.ToJSON();
     EXPECT_EQ(CountOp(t.fused->GetOptimizedSymbol(), "_sg_conv"), 2u);
     ExpectThreeAgree(t, false, "bare convolution " + shape.ToString());
   }
+}
+
+// ---- BatchNorm outside convolution chains: _sg_batch_norm ----------------------------------------
+
+void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << what;
+}
+
+// BatchNorm then relu as one `_sg_batch_norm`: BatchNorm's arithmetic then relu's, so the unfused
+// graph's bits, in inference and in training mode (batch statistics, the moving ones updated
+// alike) and with use_global_stats; a BatchNorm read twice keeps its relu apart.
+TEST(WEFT_FUSION_SUITE, BatchNormReluIsExact) {
+  Symbol data = Symbol::Variable("data");
+  for (bool global : {false, true}) {
+    Pair p = BindBoth(Relu(Bn(data, "bn", global), "relu"), Shape(3, 16, 5, 7));
+    const Symbol opt = p.fused->GetOptimizedSymbol();
+    EXPECT_EQ(CountOp(opt, "_sg_batch_norm"), 1u) << opt.ToJSON();
+    EXPECT_EQ(CountOp(opt, "BatchNorm") + CountOp(opt, "Activation"), 0u) << opt.ToJSON();
+    EXPECT_EQ(p.fused->output_dict().count("relu_output"), 1u);
+    for (bool is_train : {false, true, true, false}) {
+      const std::string what = std::string(global ? "global" : "batch") + (is_train ? " training" : " inference");
+      p.plain->Forward(is_train);
+      p.fused->Forward(is_train);
+      ExpectSameBits(Values(p.fused->outputs[0]), Values(p.plain->outputs[0]), what);
+      for (const char* aux : {"bn_moving_mean", "bn_moving_var"})
+        ExpectSameBits(Values(p.fused->aux_dict().at(aux)), Values(p.plain->aux_dict().at(aux)), what + " " + aux);
+    }
+  }
+  Symbol bn = Bn(data, "bn");
+  Pair q = BindBoth(Add(Relu(bn, "relu"), bn, "add"), Shape(2, 16, 4, 4));
+  const Symbol opt = q.fused->GetOptimizedSymbol();
+  EXPECT_EQ(CountOp(opt, "_sg_batch_norm"), 1u) << opt.ToJSON();
+  EXPECT_EQ(CountOp(opt, "Activation"), 1u) << opt.ToJSON();
+  EXPECT_EQ(NodeText(opt, "bn").find("act_type"), std::string::npos) << opt.ToJSON();
+  q.plain->Forward(false);
+  q.fused->Forward(false);
+  ExpectSameBits(Values(q.fused->outputs[0]), Values(q.plain->outputs[0]), "bn read twice");
+}
+
+// DenseNet: dense layers BN -> relu -> conv 1x1 -> BN -> relu -> conv 3x3, each output joined to
+// the layer's input (a concat the next layer's BatchNorm reads); a transition BN -> relu -> conv
+// 1x1 -> avg pool; BN -> relu -> global pool at the end.
+Symbol DenseLayer(const Symbol& x, const std::string& name) {
+  Symbol y = Conv(Relu(Bn(x, name + "_bn1"), name + "_relu1"), name + "_conv1", 32, 1);
+  y = Conv(Relu(Bn(y, name + "_bn2"), name + "_relu2"), name + "_conv2", 16, 3);
+  return Join({x, y}, name + "_join");
+}
+Symbol DenseNet() {
+  Symbol x = Pool(Stage(Symbol::Variable("data"), "stem", 32, 3), "stem_pool", "max", 3, 2, 1);
+  x = DenseLayer(DenseLayer(x, "l1"), "l2");  // 32 -> 48 -> 64 channels
+  x = Pool(Conv(Relu(Bn(x, "t_bn"), "t_relu"), "t_conv", 32, 1), "t_pool", "avg", 2, 2, 0);
+  x = Relu(Bn(DenseLayer(x, "l3"), "last_bn"), "last_relu");
+  return GlobalPoolFlat(x);
+}
+
+// A DenseNet stays blocked from the stem's output to the global pool: the pre-activation
+// BatchNorms and relus (and the transition's) are `_sg_batch_norm` nodes reading and writing the
+// blocked layout, so every concat, pooling and convolution between them does too.
+TEST(WEFT_FUSION_SUITE, BlockedDenseNet) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  const Symbol net = DenseNet();
+  for (const Shape& shape : {Shape(1, 16, 16, 16), Shape(3, 16, 20, 20)}) {
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    EXPECT_EQ(CountOp(opt, "_sg_batch_norm"), 5u) << opt.ToJSON();
+    EXPECT_EQ(CountOp(opt, "BatchNorm") + CountOp(opt, "Activation"), 0u) << opt.ToJSON();
+    for (const char* name : {"l1_relu1", "l2_relu1", "l3_relu1", "t_relu", "last_relu", "l1_join", "l2_join", "l3_join",
+                             "stem_pool", "t_pool", "global"})
+      EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+    // Every convolution but the stem (the graph's data) reads blocked, every one writes it.
+    ExpectLayouts(opt, f, 8, 8 + 2, 7 + 5 + 3 + 3, {"stem_relu", "l1_conv2", "t_conv"}, {});
+    EXPECT_EQ(CountOp(t.fused->GetOptimizedSymbol(), "_sg_batch_norm"), 5u);
+    EXPECT_EQ(CountAttr(t.fused->GetOptimizedSymbol(), "data_format", f), 0u);
+    ExpectThreeAgree(t, false, "densenet " + shape.ToString());
+    // Training mode: batch statistics of blocked data (from a plain copy), the moving ones updated.
+    for (int step = 0; step < 2; ++step) ExpectThreeAgree(t, true, "densenet training mode " + shape.ToString());
+    ExpectThreeAgree(t, false, "densenet inference after training-mode passes " + shape.ToString());
+  }
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedBatchNormMonitorAndCut) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  Trio t = BindThree(DenseNet(), Shape(2, 16, 12, 12));
+  const Symbol opt = t.blocked->GetOptimizedSymbol();
+  // Bound again as it is: the same layouts, the same values.
+  auto again = BindWith(opt, Shape(2, 16, 12, 12), true);
+  again->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+  again->Forward(false);
+  t.blocked->Forward(false);
+  EXPECT_EQ(again->GetOptimizedSymbol().ToJSON(), opt.ToJSON());
+  ExpectSameBits(Values(again->outputs[0]), Values(t.blocked->outputs[0]), "rebound optimized DenseNet");
+  // After the forwards above: the callbacks ExpectMonitorsAgree installs outlive its locals.
+  ExpectMonitorsAgree(t, {"l1_relu1_data", "l1_relu1_output", "l2_join_output", "last_relu_output"});
+  // Cut at a blocked `_sg_batch_norm`: refused, as for a convolution's output.
+  try {
+    BindWith(opt.GetInternals()["t_relu_output"], Shape(2, 16, 12, 12), true);
+    ADD_FAILURE() << "a blocked _sg_batch_norm as the graph's output was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t_relu"), std::string::npos) << e.what();
+  }
+  // A BatchNorm whose data is plain (the graph's) or that a plain op reads stays plain.
+  Symbol data = Symbol::Variable("data");
+  Symbol x = Relu(Bn(data, "in_bn"), "in_relu");
+  Symbol net = Operator("elemwise_add")(
+                   std::vector<Symbol>{Relu(Bn(Stage(x, "c1", 32, 3), "mid_bn"), "mid_relu"), Stage(x, "c2", 32, 3)})
+                   .CreateSymbol("both");
+  Trio u = BindThree(net, Shape(2, 16, 6, 6));
+  const Symbol uopt = u.blocked->GetOptimizedSymbol();
+  EXPECT_EQ(CountOp(uopt, "_sg_batch_norm"), 2u) << uopt.ToJSON();
+  for (const char* name : {"in_relu", "mid_relu"})
+    EXPECT_EQ(NodeText(uopt, name).find("data_format"), std::string::npos) << name << uopt.ToJSON();
+  ExpectThreeAgree(u, false, "plain _sg_batch_norm");
 }
 
 }  // namespace

@@ -100,6 +100,23 @@ int BatchNormParamType(int data) {
   return data;
 }
 
+// BatchNorm's shape rules, for it and _sg_batch_norm (no hidden statistics).
+void BatchNormShape(ShapeIO& io, const sdk::BatchNormParam& p) {
+  if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
+  if (!io.in(0)) return;
+  const Shape& data = *io.in(0);
+  const int64_t nd = static_cast<int64_t>(data.ndim());
+  if (nd == 0) io.Fail("input 'data' must have at least one axis, got shape ()");
+  const int64_t axis = NormalizeAxis(io, p.axis, nd, "axis");
+  const Shape ch{data[static_cast<size_t>(axis)]};
+  io.AssignIn(1, ch);
+  io.AssignIn(2, ch);
+  io.AssignOut(0, data);
+  for (size_t i = 1; i < io.num_out(); ++i) io.AssignOut(i, ch);  // the hidden statistics (not _sg_batch_norm's)
+  io.AssignAux(0, ch);
+  io.AssignAux(1, ch);
+}
+
 OpDef BatchNorm() {
   OpDef d;
   d.name = "BatchNorm";
@@ -113,36 +130,42 @@ OpDef BatchNorm() {
   d.num_visible_outputs = [](const AttrMap& a) {
     return sdk::ParseParams<sdk::BatchNormParam>(a).output_mean_var ? 3 : 1;
   };
-  SetShapeFn<sdk::BatchNormParam>(d, [](ShapeIO& io, const sdk::BatchNormParam& p) {
-    if (!io.in(0) && io.out(0)) io.AssignIn(0, *io.out(0));
-    if (!io.in(0)) return;
-    const Shape& data = *io.in(0);
-    const int64_t nd = static_cast<int64_t>(data.ndim());
-    if (nd == 0) io.Fail("input 'data' must have at least one axis, got shape ()");
-    const int64_t axis = NormalizeAxis(io, p.axis, nd, "axis");
-    const Shape ch{data[static_cast<size_t>(axis)]};
-    io.AssignIn(1, ch);
-    io.AssignIn(2, ch);
-    io.AssignOut(0, data);
-    io.AssignOut(1, ch);
-    io.AssignOut(2, ch);
-    io.AssignAux(0, ch);
-    io.AssignAux(1, ch);
-  });
+  SetShapeFn<sdk::BatchNormParam>(d, BatchNormShape);
   d.infer_type = [](const AttrMap&, std::vector<int>& in, std::vector<int>& out, std::vector<int>& aux) {
     if (in[0] < 0) return;  // MXNet needs the data dtype
     const int param = BatchNormParamType(in[0]);
     static const char* kIn[] = {"data", "gamma", "beta"};
     for (size_t i = 1; i < in.size(); ++i) AssignType("BatchNorm", "input", kIn[i], in[i], param);
     AssignType("BatchNorm", "output", "output", out[0], in[0]);
-    AssignType("BatchNorm", "output", "mean", out[1], param);
-    AssignType("BatchNorm", "output", "var", out[2], param);
+    if (out.size() == 3) {  // _sg_batch_norm has no hidden statistics
+      AssignType("BatchNorm", "output", "mean", out[1], param);
+      AssignType("BatchNorm", "output", "var", out[2], param);
+    }
     AssignType("BatchNorm", "aux state", "moving_mean", aux[0], param);
     AssignType("BatchNorm", "aux state", "moving_var", aux[1], param);
   };
   d.grad = GradKind::kOp;
   d.backward_op = "_backward_BatchNorm";
   d.backward_uses = kUsesInputs | kUsesOutputs | kUsesAux;
+  return d;
+}
+
+// The executor's fused inference BatchNorm (core/executor/fuse_conv.h): BatchNorm's inputs, aux
+// states and rules, one output (its hidden statistics have no reader: no gradient).
+OpDef SgBatchNorm() {
+  OpDef d = BatchNorm();
+  d.name = "_sg_batch_norm";
+  d.description =
+      "Fused inference BatchNorm made by the executor's graph fusion (WEFT_GRAPH_FUSION): act(BatchNorm(data)) "
+      "with BatchNorm's attributes and aux states; data and output in data_format.";
+  DeclareParams<sdk::SgBatchNormParam>(d);
+  d.list_outputs = Fixed({"output"});
+  d.num_visible_outputs = nullptr;
+  SetShapeFn<sdk::SgBatchNormParam>(d, [](ShapeIO& io, const sdk::SgBatchNormParam& p) { BatchNormShape(io, p.bn); });
+  d.grad = GradKind::kNone;
+  d.backward_op.clear();
+  d.backward_uses = 0;
+  d.no_gradient_is_error = true;
   return d;
 }
 
@@ -173,6 +196,7 @@ OpDef LRN() {
 
 void RegisterNormOps(OpRegistry& r) {
   r.Register(BatchNorm());
+  r.Register(SgBatchNorm());
   r.Register(LRN());
   r.Register(LayerNorm());
   r.Register(InstanceNorm());

@@ -247,6 +247,23 @@ std::vector<CaseRow> NormRows() {
        .attrs = {{"eps", "1e-05"}},
        .in = {In(Shape{1, 2, 5}), In(Shape{2}, kPositive), In(Shape{2})}},
   };
+  // The executor's fused BatchNorm + relu (core/executor/fuse_conv.h), plain layout: training mode
+  // (batch statistics) and inference.
+  for (uint32_t mode : {0u, kInference})
+    v.push_back({.ops = {"_sg_batch_norm"},
+                 .attrs = {{"fix_gamma", "False"}, {"act_type", "relu"}},
+                 .in = {In(Shape{2, 3, 4, 5}), In(Shape{3}, kPositive), In(Shape{3})},
+                 .aux = {In(Shape{3}), In(Shape{3}, kPositive)},
+                 .flags = kNoGrad | mode,
+                 .refused_by = kCpuOnly});
+  // Without the relu, fix_gamma (gamma read as 1) and use_global_stats (moving statistics in
+  // training mode too).
+  v.push_back({.ops = {"_sg_batch_norm"},
+               .attrs = {{"use_global_stats", "True"}, {"eps", "0.01"}},
+               .in = {In(Shape{1, 4, 3, 3}), In(Shape{4}, kPositive), In(Shape{4})},
+               .aux = {In(Shape{4}), In(Shape{4}, kPositive)},
+               .flags = kNoGrad,
+               .refused_by = kCpuOnly});
   for (const char* mode : {"instance", "channel", "spatial"})
     v.push_back({.ops = {"L2Normalization"}, .attrs = {{"mode", mode}}, .in = {In(Shape{2, 3, 4})}});
   const std::vector<CaseRow> rest = {

@@ -61,9 +61,17 @@ void BatchNorm(Call& c) {
         const size_t at = g.At(o, ch, i);
         c.out[0].v[at] = (x.v[at] - mean) * inv_std * gm + beta.v[static_cast<size_t>(ch)];
       }
+    if (c.out.size() < 3) continue;  // _sg_batch_norm: no hidden outputs
     c.out[1].v[static_cast<size_t>(ch)] = mean;
     c.out[2].v[static_cast<size_t>(ch)] = inv_std;
   }
+}
+
+// _sg_batch_norm: BatchNorm, then act_type's relu.
+void SgBatchNorm(Call& c) {
+  BatchNorm(c);
+  if (c.attrs().GetString("act_type", "None") == "relu")
+    for (double& v : c.out[0].v) v = std::max(v, 0.0);
 }
 
 // LayerNorm: groups along `axis`, gamma/beta by the position in the group; hidden mean and
@@ -222,6 +230,7 @@ void CTCLoss(Call& c) {
 
 void RegisterNormReferences(Table& t) {
   t["BatchNorm"] = BatchNorm;
+  t["_sg_batch_norm"] = SgBatchNorm;
   t["LayerNorm"] = LayerNorm;
   t["InstanceNorm"] = InstanceNorm;
   t["L2Normalization"] = L2Normalization;

@@ -295,9 +295,12 @@ class BatchNormBackward {
 
 }  // namespace
 
+void RegisterSgBatchNorm(KernelTable& t);  // norm_batch_norm_fused.cc
+
 void RegisterBatchNorm(KernelTable& t) {
   t.Add<BatchNormForward>("BatchNorm", kFloatMask);
   t.Add<BatchNormBackward>("_backward_BatchNorm", kFloatMask);
+  RegisterSgBatchNorm(t);
 }
 
 }  // namespace weft::cpu

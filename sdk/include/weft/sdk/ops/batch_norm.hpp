@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "weft/sdk/cpp/params.hpp"
+#include "weft/sdk/ops/convolution.hpp"
 
 namespace weft::sdk {
 
@@ -44,6 +45,34 @@ struct BatchNormParam {
       if (ShapeSize(t->shape) != channels)
         OpError(WEFT_ERR_INVALID_ARGUMENT, op,
                 "per-channel tensor " + ShapeText(t->shape) + " must have " + std::to_string(channels) + " elements");
+  }
+};
+
+/// The activations `_sg_batch_norm` takes (SgBatchNormParam act_type; the word's index is its
+/// FusedAct value).
+inline constexpr std::string_view kSgBatchNormActs[] = {"None", "relu"};
+
+/// `_sg_batch_norm`, weft's fused inference BatchNorm (made by the executor's graph fusion for
+/// forward-only binds, core/executor/fuse_conv.h: a BatchNorm that no convolution feeds, as
+/// DenseNet's pre-activation ones): BatchNorm's attributes, then an optional relu of its output
+/// (act_type). The executor may keep its data and output in oneDNN's blocked layout (data_format:
+/// both the same), 4-D with whole blocks of channels over axis 1.
+struct SgBatchNormParam {
+  BatchNormParam bn;
+  FusedAct act_type = FusedAct::kNone;
+  ActFormat data_format = ActFormat::kPlain;
+
+  template <class V>
+  void Visit(V& v) {
+    bn.Visit(v);
+    v(act_type, Attr("act_type").Default("None").Choices(kSgBatchNormActs).Doc("activation after the BatchNorm"));
+    v(data_format,
+      Attr("data_format").Default("plain").Choices(kActFormats).Doc("memory layout of input 'data' and the output"));
+  }
+  void Validate() const {
+    CheckParam(!bn.output_mean_var, "output_mean_var is not fused: use BatchNorm");
+    CheckParam(data_format == ActFormat::kPlain || bn.axis == 1 || bn.axis == -3,
+               "a blocked data_format needs axis 1 (got " + std::to_string(bn.axis) + ")");
   }
 };
 

@@ -1,0 +1,120 @@
+// _sg_batch_norm, the executor's fused inference BatchNorm (core/executor/fuse_conv.h; attributes
+// sdk::SgBatchNormParam): y = act(x·scale + shift) per channel, float32, on plain data (outer, C,
+// inner) or on oneDNN's blocked nChw8c / nChw16c (data_format: data and output alike; values the
+// executor keeps blocked between fused convolutions, poolings and concats, so that a DenseNet
+// block, whose pre-activation BatchNorm and relu read each concat, needs no reorder).
+//
+// scale and shift come from BatchNorm's own code (norm_batch_norm.h: the moving statistics, or in
+// training mode without use_global_stats the batch's, updating the moving ones), and the output
+// loop is the plain kernel's x·k + d followed by relu's x > 0 ? x : 0, in the same dispatched ISA:
+// the same bits as BatchNorm then Activation relu, on either layout. The batch statistics of
+// blocked data are taken from a plain copy (training mode only; the sums' order is the plain
+// kernel's).
+#include <vector>
+
+#include "isa_dispatch.h"
+#include "nn_blocked_act.h"
+#include "nn_common.h"
+#include "norm_batch_norm.h"
+#include "parallel.h"
+
+namespace weft::cpu {
+namespace {
+
+using weft::sdk::ActFormat;
+using weft::sdk::FusedAct;
+using weft::sdk::SgBatchNormParam;
+
+// Stores act(x·k + d) through `assign` (an SDK request: write or add).
+template <bool kRelu, typename Assign>
+inline void Store(const Assign& assign, float& y, float x, float k, float d) {
+  const float v = x * k + d;
+  if constexpr (kRelu)
+    assign(y, v > 0.0f ? v : 0.0f);
+  else
+    assign(y, v);
+}
+
+class SgBatchNormForward {
+ public:
+  explicit SgBatchNormForward(const KernelSetup& s) : p_(s.Params<SgBatchNormParam>()) {
+    RequireFloat32(s);
+    s.ExpectCounts(3, 1, 2);
+    g_ = weft::sdk::BatchNormGeometryOf(s.op_name, p_.bn, s.inputs[0].shape);
+    weft::sdk::BatchNormParam::CheckPerChannel(s.op_name, g_.c,
+                                               std::vector{&s.inputs[1], &s.inputs[2], &s.aux[0], &s.aux[1]});
+    if (s.outputs[0].size() != s.inputs[0].size())
+      Invalid(s, "output " + ShapeString(s.outputs[0]) + " must have data's shape " + ShapeString(s.inputs[0]));
+    block_ = weft::sdk::ActFormatBlock(p_.data_format);
+    if (block_ > 1 && (s.inputs[0].shape.size() != 4 || g_.c % block_ != 0))
+      Invalid(s, "data_format " + std::string(weft::sdk::kActFormats[static_cast<size_t>(p_.data_format)]) +
+                     " needs 4-D data with a multiple of " + std::to_string(block_) + " channels (got " +
+                     ShapeString(s.inputs[0]) + "); use plain");
+  }
+
+  void Compute(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    const bool batch = c.is_train && !g_.use_global;
+    std::vector<float> plain;  // blocked data in NCHW, for the batch statistics
+    if (batch && block_ > 1) {
+      plain.resize(static_cast<size_t>(g_.outer * g_.c * g_.inner));
+      const dnnl::memory::desc nchw({g_.outer, g_.c, g_.inner, 1}, dnnl::memory::data_type::f32,
+                                    dnnl::memory::format_tag::nchw);
+      Relayout(ActDesc(nchw, p_.data_format), x, nchw, plain.data());
+    }
+    const BnScaleShift<float> b =
+        BatchNormScaleShift(g_, plain.empty() ? x : plain.data(), c.inputs[1].data<float>(), c.inputs[2].data<float>(),
+                            c.aux[0].data<float>(), c.aux[1].data<float>(), batch);
+    float* y = WantedOutput<float>(c, 0);
+    if (y == nullptr) return;  // the moving statistics only
+    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+      if (p_.act_type == FusedAct::kRelu)
+        Output<true>(assign, b, x, y);
+      else
+        Output<false>(assign, b, x, y);
+    });
+  }
+
+ private:
+  // y = act(x·scale + shift) over units split across the OpenMP team: a plane (one image's
+  // channel) in plain layout, an image's block of channels (inner · block values, channel
+  // cb·block + i % block) in a blocked one.
+  template <bool kRelu, typename Assign>
+  void Output(const Assign& assign, const BnScaleShift<float>& b, const float* x, float* y) const {
+    const float* k = b.scale.data();
+    const float* d = b.shift.data();
+    const int64_t C = g_.c, inner = g_.inner, blk = block_, units = g_.outer * (C / blk);
+    ParallelChunks(units, units * inner * blk, [&](int64_t u0, int64_t u1, int) {
+      isa::Dispatch([&] {
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t base = u * inner * blk;
+          if (blk == 1) {
+            const float kc = k[u % C], dc = d[u % C];
+            for (int64_t i = 0; i < inner; ++i) Store<kRelu>(assign, y[base + i], x[base + i], kc, dc);
+          } else if (blk == 16) {
+            Block<16, kRelu>(assign, k + (u % (C / 16)) * 16, d + (u % (C / 16)) * 16, x + base, y + base);
+          } else {
+            Block<8, kRelu>(assign, k + (u % (C / 8)) * 8, d + (u % (C / 8)) * 8, x + base, y + base);
+          }
+        }
+      });
+    });
+  }
+
+  // One image's block of B channels: inner pixels of B values, channel j of the block at j.
+  template <int B, bool kRelu, typename Assign>
+  void Block(const Assign& assign, const float* k, const float* d, const float* x, float* y) const {
+    for (int64_t p = 0; p < g_.inner; ++p)
+      for (int j = 0; j < B; ++j) Store<kRelu>(assign, y[p * B + j], x[p * B + j], k[j], d[j]);
+  }
+
+  SgBatchNormParam p_;
+  BnParams g_;
+  int64_t block_ = 1;
+};
+
+}  // namespace
+
+void RegisterSgBatchNorm(KernelTable& t) { t.Add<SgBatchNormForward>("_sg_batch_norm", kF32); }
+
+}  // namespace weft::cpu
