@@ -4,6 +4,7 @@
 #include "ndarray/sparse_rows.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "weft/engine.h"
@@ -184,6 +185,12 @@ void KVStoreLocal::PullImpl(const Key& key, const std::vector<NDArray>& outs, in
     pulled.push_back({out, out.write_count(), stored, stored.write_count()});
     if (pulled.size() > kMaxOuts) pulled.pop_front();
   }
+  // Writes every remembered out has seen are not needed again: drop them with their gradients
+  // (a factorization machine's hold megabytes each).
+  uint64_t seen = UINT64_MAX;
+  for (const Pulled& p : pulled) seen = std::min(seen, p.stored_writes);
+  std::deque<LazyWrite>& log = row_logs_[key.id()].writes;
+  while (!log.empty() && log.front().stored_writes <= seen) log.pop_front();
 }
 
 void KVStoreLocal::PullRowSparseImpl(const Key& key, const std::vector<NDArray>& outs,
