@@ -8,8 +8,8 @@ real libmxnet and on weft's libweft_mxnet, on the same LibSVM files (gen_libsvm.
 
 Each run is its own process per library (library asserted inside: train_sparse.py --expect),
 alternating the libraries so that load on a shared machine hits both alike. Prints, per model,
-the median samples/s with its range, the test accuracy and the peak RSS of each library, and the
-speed-up of weft. MXNET_SUBGRAPH_BACKEND=NONE for both; thread variables are left as the caller
+the median samples/s with its range, the test accuracy, the peak RSS and the median process CPU
+time (all threads) per batch of the training loop of each library, and the speed-up of weft. MXNET_SUBGRAPH_BACKEND=NONE for both; thread variables are left as the caller
 has them.
 """
 import argparse
@@ -70,7 +70,7 @@ def main():
              f"training: {args.epochs} epoch(s), batch {args.batch}, {args.optimizer} lr {args.lr} lazy_update, "
              f"local KVStore; fm factors {args.factors}; {args.runs} runs per library",
              f"{'model':8} {'libmxnet samples/s':>24} {'weft samples/s':>24} {'speed-up':>8} "
-             f"{'accuracy mx/weft':>18} {'peak RSS MiB mx/weft':>22}"]
+             f"{'accuracy mx/weft':>18} {'peak RSS MiB mx/weft':>22} {'cpu ms/batch mx/weft':>21}"]
     for model in args.models:
         res = {"mxnet": [], "weft": []}
         for _ in range(args.runs):
@@ -79,9 +79,11 @@ def main():
         sps = {lib: [r["samples_per_s"] for r in rs] for lib, rs in res.items()}
         acc = {lib: statistics.median(r["accuracy"] for r in rs) for lib, rs in res.items()}
         rss = {lib: max(r["peak_rss_mib"] for r in rs) for lib, rs in res.items()}
+        cpu = {lib: statistics.median(r["cpu_ms_per_batch"] for r in rs) for lib, rs in res.items()}
         speedup = statistics.median(sps["weft"]) / statistics.median(sps["mxnet"])
         lines.append(f"{model:8} {summary(sps['mxnet']):>24} {summary(sps['weft']):>24} {speedup:>7.2f}x "
-                     f"{acc['mxnet']:>8.4f}/{acc['weft']:<9.4f} {rss['mxnet']:>10.0f}/{rss['weft']:<10.0f}")
+                     f"{acc['mxnet']:>8.4f}/{acc['weft']:<9.4f} {rss['mxnet']:>10.0f}/{rss['weft']:<10.0f} "
+                     f"{cpu['mxnet']:>10.2f}/{cpu['weft']:<10.2f}")
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if args.output:

@@ -105,7 +105,7 @@ def train_module(a, features):
                        optimizer_params={"learning_rate": a.lr, "lazy_update": True, "rescale_grad": 1.0 / a.batch})
     weight = mod._exec_group.param_arrays[mod._exec_group.param_names.index("weight")]
     samples = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for _ in range(a.epochs):
         train.reset()
         for b in train:
@@ -114,11 +114,19 @@ def train_module(a, features):
             mod.update()
             samples += a.batch
     mx.nd.waitall()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     kv.row_sparse_pull("weight", weight, row_ids=[mx.nd.arange(features, dtype="int64")])
     test = mx.io.LibSVMIter(data_libsvm=os.path.join(a.data, "test.libsvm"), data_shape=(features,),
                             batch_size=a.batch)
-    return samples, seconds, dict(mod.score(test, "acc"))["accuracy"]
+    return samples, seconds, cpu, dict(mod.score(test, "acc"))["accuracy"]
+
+
+def report(lib, a, samples, seconds, cpu, acc):
+    """Prints the result line; cpu is the process CPU time (all threads) of the training loop."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(json.dumps({"library": lib, "model": a.model, "samples_per_s": samples / seconds, "seconds": seconds,
+                      "cpu_ms_per_batch": 1000.0 * cpu / (samples / a.batch), "samples": samples, "accuracy": acc,
+                      "peak_rss_mib": rss}))
 
 
 def main():
@@ -138,10 +146,8 @@ def main():
     features = meta["features"]
     mx.random.seed(0)
     if a.model == "module":
-        samples, seconds, acc = train_module(a, features)
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-        print(json.dumps({"library": lib, "model": a.model, "samples_per_s": samples / seconds, "seconds": seconds,
-                          "samples": samples, "accuracy": acc, "peak_rss_mib": rss}))
+        samples, seconds, cpu, acc = train_module(a, features)
+        report(lib, a, samples, seconds, cpu, acc)
         return
     model = (FM if a.model == "fm" else Linear)(features, a.factors)
     opt = mx.optimizer.create(a.optimizer, learning_rate=a.lr, lazy_update=True, rescale_grad=1.0 / a.batch)
@@ -154,7 +160,7 @@ def main():
     train = mx.io.LibSVMIter(data_libsvm=os.path.join(a.data, "train.libsvm"), data_shape=(features,),
                              batch_size=a.batch)
     samples = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for _ in range(a.epochs):
         train.reset()
         for b in train:
@@ -167,11 +173,9 @@ def main():
                 kv.pull(i, out=model.params[name])
             samples += a.batch
     mx.nd.waitall()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     acc = accuracy(model, os.path.join(a.data, "test.libsvm"), features, a.batch)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(json.dumps({"library": lib, "model": a.model, "samples_per_s": samples / seconds, "seconds": seconds,
-                      "samples": samples, "accuracy": acc, "peak_rss_mib": rss}))
+    report(lib, a, samples, seconds, cpu, acc)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ Chunk::Chunk(std::shared_ptr<Chunk> owner)
   owner->CheckAndAlloc();
   handle_ = owner->handle();
   allocated_ = true;
+  // Writes through either chunk reach the memory of both but count on one.
+  owner->uncounted = true;
+  uncounted = true;
   owner_ = std::move(owner);
 }
 
@@ -32,6 +35,7 @@ Chunk::Chunk(const Context& c, weft_device_ptr ptr, uint64_t b, std::function<vo
   handle_.ctx = c;
   allocated_ = true;
   release_ = std::move(release);
+  uncounted = true;  // its owner may write it
 }
 
 Chunk::~Chunk() {

@@ -49,6 +49,9 @@ struct Chunk {
   };
   std::optional<SharedMem> shm;
   std::atomic<uint64_t> writes{0};  // NDArray::NoteWrite count
+  /// Set when the memory may be written without NoteWrite (NDArray::WritesCounted): external
+  /// memory, memory another chunk borrows, a pointer handed out for writing. Never cleared.
+  std::atomic<bool> uncounted{false};
   /// Set for a row_sparse or csr array (a chunk of 0 bytes whose variable orders operations on
   /// the array as a whole; the values and aux arrays are in the parts). Set once, at creation.
   std::shared_ptr<SparseParts> sparse;

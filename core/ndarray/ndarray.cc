@@ -146,6 +146,12 @@ void NDArray::NoteWrite() const noexcept {
 
 uint64_t NDArray::write_count() const noexcept { return chunk_ ? chunk_->writes.load(std::memory_order_relaxed) : 0; }
 
+bool NDArray::WritesCounted() const noexcept { return chunk_ && !chunk_->uncounted.load(std::memory_order_relaxed); }
+
+void NDArray::NoteUncountedWrites() const noexcept {
+  if (chunk_) chunk_->uncounted.store(true, std::memory_order_relaxed);
+}
+
 NDArray NDArray::Detach() const { return NDArray(chunk_, shape_, dtype_, offset_); }
 
 // ---- host <-> array ----------------------------------------------------------------------------

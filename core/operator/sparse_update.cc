@@ -108,7 +108,13 @@ void PushRowCopy(const NDArray& full, const NDArray& part, const Rows& rows, boo
       gather ? "lazy_update_gather" : "lazy_update_scatter");
 }
 
+thread_local LazyWriteObserver* t_observer = nullptr;
+
 }  // namespace
+
+LazyWriteObserver::LazyWriteObserver() : outer_(t_observer) { t_observer = this; }
+LazyWriteObserver::~LazyWriteObserver() { t_observer = outer_; }
+LazyWriteObserver* LazyWriteObserver::Current() { return t_observer; }
 
 bool IsLazyUpdate(const std::string& op, const std::map<std::string, std::string>& params,
                   const std::vector<NDArray>& inputs) {
@@ -145,7 +151,12 @@ void LazyUpdate(const std::string& op, const std::map<std::string, std::string>&
     direct.inputs.insert(direct.inputs.end(), states.begin(), states.end());
     std::vector<NDArray> out{weight};
     if (SparseKernelClaims(direct, out)) {
+      const uint64_t before = weight.write_count();
       Invoke(direct, &out);
+      // Exactly one write (another thread's write in between would make it two): the weight
+      // changed in the gradient's rows only.
+      LazyWriteObserver* observer = LazyWriteObserver::Current();
+      if (observer != nullptr && weight.write_count() == before + 1) observer->Report({weight, before + 1, grad});
       return;
     }
   }

@@ -220,6 +220,94 @@ TEST_P(KVStoreTypes, RowSparsePushUpdatesOnlyThePushedRows) {
   }
 }
 
+// A pull of a lazily updated value copies only the rows written since the out's last pull (see
+// kvstore_local.h); whatever happened in between, the out must then equal the whole current
+// value (read through a row_sparse_pull of every row, which leaves the pull's bookkeeping alone).
+// A value written into the out's memory behind the engine's back (GetRawData) shows which path
+// ran: it survives only a pull that copied rows, not the whole value.
+TEST_P(KVStoreTypes, PullAfterLazyUpdatesGivesTheCurrentValue) {
+  const Shape s(40, 2);
+  const Context cpu = Context::cpu(0);
+  std::vector<float> ramp(s.Size()), all_rows(40);
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i) * 0.25f - 3.0f;
+  for (size_t r = 0; r < all_rows.size(); ++r) all_rows[r] = static_cast<float>(r);
+  // A row_sparse gradient storing `rows` (each value `v`).
+  const auto grad = [&](const std::vector<int64_t>& rows, float v) {
+    std::vector<float> d(s.Size(), 0.0f);
+    for (int64_t r : rows) d[static_cast<size_t>(r) * 2] = d[static_cast<size_t>(r) * 2 + 1] = v;
+    return CastStorage(NDArray(d, s, cpu), StorageType::kRowSparse);
+  };
+  auto kv = KVStore::Create(GetParam());
+  kv->Init(4, NDArray(ramp, s, cpu));
+  auto adam = OptimizerRegistry::Create("adam");
+  adam->SetParam("lr", 0.5f);  // rows of a row_sparse push: lazy (adam_update's default)
+  kv->SetOptimizer(std::move(adam));
+  NDArray out(s, cpu), other(s, cpu);
+  const auto expect_current = [&](const NDArray& a, const std::string& step) {
+    NDArray every = NDArray::CreateSparse(StorageType::kRowSparse, s, cpu);
+    kv->PullRowSparse(4, {every}, {NDArray(all_rows, Shape(40), cpu)});
+    std::vector<float> want, got;
+    CastStorage(every, StorageType::kDefault).SyncCopyToCPU(&want);
+    a.SyncCopyToCPU(&got);
+    ASSERT_EQ(got, want) << step;
+  };
+  const auto poke = [](const NDArray& a, size_t element, float v) {  // behind the engine
+    a.WaitToWrite();
+    static_cast<float*>(const_cast<void*>(a.GetRawData()))[element] = v;
+  };
+  const auto peek = [](const NDArray& a, size_t element) {
+    std::vector<float> v;
+    a.SyncCopyToCPU(&v);
+    return v[element];
+  };
+  kv->Pull(4, {out});
+  expect_current(out, "first pull");
+  kv->Push(4, {grad({1, 5}, 1.0f)});
+  kv->Pull(4, {out});
+  expect_current(out, "one push");
+  // Two pushes, then one pull: the rows of both; then a pull with nothing pushed in between.
+  kv->Push(4, {grad({2, 5}, -2.0f)});
+  kv->Push(4, {grad({7, 39}, 3.0f)});
+  kv->Pull(4, {out});
+  expect_current(out, "two pushes");
+  kv->Pull(4, {out});
+  expect_current(out, "no push");
+  // Pulls into two outs in turn (and both in one pull) after pushes.
+  kv->Push(4, {grad({0}, 1.0f)});
+  kv->Pull(4, {other});
+  expect_current(other, "another out");
+  kv->Push(4, {grad({3}, 1.0f)});
+  kv->Pull(4, {out});
+  expect_current(out, "the first out again");
+  kv->Push(4, {grad({4}, 1.0f)});
+  kv->Pull(4, {out, other});
+  expect_current(out, "both outs, first");
+  expect_current(other, "both outs, second");
+  // Only changed rows are copied (row 3 untouched): the poked value survives...
+  kv->Pull(4, {out});
+  poke(out, 6, 1234.0f);
+  kv->Push(4, {grad({1}, 1.0f)});
+  kv->Pull(4, {out});
+  EXPECT_EQ(peek(out, 6), 1234.0f) << "row 3 copied although no push wrote it";
+  kv->Pull(4, {out});  // nothing pushed: nothing copied either
+  EXPECT_EQ(peek(out, 6), 1234.0f);
+  // ...unless the out was written (an engine write), its memory handed out, or the stored value
+  // written by something other than a lazy update: then all of it is copied.
+  out = 7.0f;
+  kv->Pull(4, {out});
+  expect_current(out, "after the out was filled");
+  poke(out, 6, 1234.0f);
+  out.NoteUncountedWrites();
+  kv->Push(4, {grad({1}, 1.0f)});
+  kv->Pull(4, {out});
+  expect_current(out, "after the out's memory was handed out");
+  kv->Pull(4, {other});
+  poke(other, 6, 1234.0f);
+  kv->Push(4, {Filled(0.5f, cpu, s)});  // dense: every row updated
+  kv->Pull(4, {other});
+  expect_current(other, "after a dense push");
+}
+
 TEST_P(KVStoreTypes, OptimizerUpdatesTheStoredValue) {
   // MXNet's set_optimizer example: default SGD (lr 0.01), push ones -> -0.01.
   auto kv = KVStore::Create(GetParam());

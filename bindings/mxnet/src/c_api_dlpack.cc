@@ -101,6 +101,7 @@ int MXNDArrayToDLPack(NDArrayHandle handle, DLManagedTensorHandle* out_dlpack) {
     Fail("to_dlpack: only cpu arrays can be exported (the array is on {}; copy it to mx.cpu() first)", a.GetContext());
   }
   a.CheckAndAlloc();
+  a.NoteUncountedWrites();  // the importer may write the memory (to_dlpack_for_write)
   auto e = std::make_unique<Export>();
   e->array = a;
   const Shape shape = a.GetShape();

@@ -347,6 +347,7 @@ int MXNDArrayGetData(NDArrayHandle handle, void** out_pdata) {
     *NotNull(out_pdata, "out_pdata") = nullptr;
   } else {
     a.CheckAndAlloc();
+    a.NoteUncountedWrites();  // the caller may write through the pointer
     *NotNull(out_pdata, "out_pdata") = const_cast<void*>(a.GetRawData());
   }
   API_END();

@@ -28,6 +28,8 @@ struct PyApi {
   void* (*run_string_flags)(const char*, int, void*, void*, void*) = nullptr;
   void (*dec_ref)(void*) = nullptr;
   void (*err_clear)() = nullptr;
+  void* (*get_attr_string)(void*, const char*) = nullptr;  // new reference or NULL (error set)
+  int (*is_true)(void*) = nullptr;
   bool ok = false;
 };
 
@@ -70,11 +72,31 @@ PyApi& Api() {
     Resolve(a.run_string_flags, "PyRun_StringFlags");
     Resolve(a.dec_ref, "Py_DecRef");
     Resolve(a.err_clear, "PyErr_Clear");
+    Resolve(a.get_attr_string, "PyObject_GetAttrString");
+    Resolve(a.is_true, "PyObject_IsTrue");
     a.ok = a.is_initialized && a.gil_ensure && a.gil_release && a.run_simple_string && a.sys_get_object &&
-           a.sys_set_object && a.unicode_as_utf8 && a.is_initialized();
+           a.sys_set_object && a.unicode_as_utf8 && a.dec_ref && a.err_clear && a.get_attr_string && a.is_true &&
+           a.is_initialized();
     return a;
   }();
   return api;
+}
+
+// Whether sys.unraisablehook is kInstallHook's wrapper (GIL held): read through the C API, since
+// running kInstallHook compiles it each time, which cost more than the callback itself (a KVStore
+// updater runs at every push).
+bool HookInstalled(PyApi& py) {
+  void* hook = py.sys_get_object("unraisablehook");
+  if (!hook) return false;
+  void* flag = py.get_attr_string(hook, "_weft_records");
+  if (!flag) {
+    py.err_clear();  // AttributeError: some other hook
+    return false;
+  }
+  const int yes = py.is_true(flag);
+  py.dec_ref(flag);
+  if (yes < 0) py.err_clear();
+  return yes > 0;
 }
 
 // One callback's error at a time: the slot in sys is process-wide. Recursive: a callback may call
@@ -93,7 +115,7 @@ void CallFrontend(const char* what, const std::function<void()>& fn) {
   {
     std::lock_guard lock(g_mu);
     const PyApi::GilState before = py.gil_ensure();
-    const bool hooked = py.run_simple_string(kInstallHook) == 0;
+    const bool hooked = HookInstalled(py) || py.run_simple_string(kInstallHook) == 0;
     py.gil_release(before);
     if (!hooked) {
       fn();

@@ -293,6 +293,14 @@ class WEFT_API NDArray {
   void NoteWrite() const noexcept;
   /// The number of writes noted so far (0 for a none array). Thread-safe.
   uint64_t write_count() const noexcept;
+  /// True unless the array's memory may change without a noted write: memory the caller owns
+  /// (FromExternal, shared memory), memory another array borrows with a variable of its own, or
+  /// memory whose pointer was handed out for writing (NoteUncountedWrites). A KVStore pull copies
+  /// only the changed rows into an out whose writes are all counted. Thread-safe.
+  bool WritesCounted() const noexcept;
+  /// Marks the memory as written outside the engine from now on (for C APIs that hand out its
+  /// pointer: MXNDArrayGetData, DLPack). Thread-safe; no-op for a none array.
+  void NoteUncountedWrites() const noexcept;
 
   // ---- autograd (weft/autograd.h) -----------------------------------------------------------------
   /// This view without its place in a recorded graph (MXNet's NDArray::Detach, MXNDArrayDetach):

@@ -70,6 +70,38 @@ def test_python_updater_that_raises(mx):
         kv.push(3, mx.nd.ones((2,)))
 
 
+def test_updater_errors_after_good_pushes_and_a_new_unraisable_hook(mx, monkeypatch):
+    """The hook that records a callback's exception is installed once and found again on later calls
+    (without being run again); a hook the program sets afterwards is wrapped anew, and still called."""
+    import sys
+    kv = mx.kv.create('local')
+    kv.init(3, mx.nd.zeros((2,)))
+    fail = []
+
+    def update(key, grad, weight):
+        if fail:
+            raise ValueError(fail[-1])
+        weight += grad
+
+    kv._set_updater(update)
+    for _ in range(3):
+        kv.push(3, mx.nd.ones((2,)))
+    fail.append('failed after three good pushes')
+    with pytest.raises(mx.base.MXNetError, match='failed after three good pushes'):
+        kv.push(3, mx.nd.ones((2,)))
+    seen = []
+    monkeypatch.setattr(sys, 'unraisablehook', lambda u: seen.append(str(u.exc_value)))
+    fail.append('failed under the new hook')
+    with pytest.raises(mx.base.MXNetError, match='failed under the new hook'):
+        kv.push(3, mx.nd.ones((2,)))
+    assert seen == ['failed under the new hook']
+    fail.clear()
+    kv.push(3, mx.nd.ones((2,)))
+    out = mx.nd.zeros((2,))
+    kv.pull(3, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), [4, 4])
+
+
 def test_engine_error_surfaces_at_wait_and_engine_goes_on(mx):
     x = mx.nd.ones((2, 2))
     w = mx.nd.ones((3, 5))  # wrong inner size: refused at the call, nothing pushed

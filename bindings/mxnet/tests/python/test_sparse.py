@@ -246,3 +246,50 @@ def test_kvstore_row_sparse_push_updates_lazily(mx):
         kv.pull('w', out=out)
         np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(out.asnumpy()[[0, 2]], w0[[0, 2]])
+
+
+def test_kvstore_pull_after_lazy_updates_is_the_whole_current_value(mx):
+    # The sparse training loop: row_sparse pushes, lazy Adam through MXNet's Python updater, a pull
+    # into the same dense out after each. weft copies only the rows updated since the out's last
+    # pull; whatever happened in between, the out must equal the whole current value.
+    import ctypes
+    shape = (50, 2)
+    rng = np.random.RandomState(0)
+    kv = mx.kv.create('local')
+    kv.init(0, mx.nd.array(rng.randn(*shape)))
+    kv.set_optimizer(mx.optimizer.Adam(learning_rate=0.1, lazy_update=True))
+    out = mx.nd.zeros(shape)
+
+    def check(step):  # against every row, read by a row_sparse_pull
+        every = mx.nd.sparse.zeros('row_sparse', shape)
+        kv.row_sparse_pull(0, out=every, row_ids=mx.nd.arange(shape[0], dtype='int64'))
+        np.testing.assert_array_equal(out.asnumpy(), every.asnumpy(), err_msg=step)
+
+    def push(rows):
+        g = rng.randn(len(rows), 2).astype(np.float32)
+        kv.push(0, mx.nd.sparse.row_sparse_array((g, rows), shape=shape))
+
+    kv.pull(0, out=out)
+    check('first pull')
+    for step in range(3):
+        push([1, 7 + step, 30])
+        kv.pull(0, out=out)
+        check(f'push {step}')
+    push([2])
+    push([40, 41])  # two pushes, one pull: the rows of both
+    kv.pull(0, out=out)
+    check('two pushes')
+    kv.pull(0, out=out)
+    check('nothing pushed')
+    out[:] = 5
+    push([3])
+    kv.pull(0, out=out)
+    check('out written by out[:] = 5')
+    # Written through its data pointer (the engine sees no write): the whole value is copied.
+    out.wait_to_read()
+    ptr = ctypes.c_void_p()
+    mx.base.check_call(mx.base._LIB.MXNDArrayGetData(out.handle, ctypes.byref(ptr)))
+    (ctypes.c_float * 100).from_address(ptr.value)[20] = 99.0  # row 10
+    push([4])
+    kv.pull(0, out=out)
+    check('out written through MXNDArrayGetData')

@@ -52,4 +52,31 @@ WEFT_API bool IsLazyUpdate(const std::string& op, const std::map<std::string, st
 WEFT_API void LazyUpdate(const std::string& op, const std::map<std::string, std::string>& params, const NDArray& weight,
                          const NDArray& grad, const std::vector<NDArray>& states);
 
+/// While one is alive on a thread, the LazyUpdate calls of that thread that update the weight with
+/// one engine write (a device's in-place lazy kernel) report it here: the weight, its write_count()
+/// just after that write, and the gradient whose stored rows are the only rows written. A KVStore
+/// around its updater uses this to copy only those rows at the next pull (kvstore_local.h). Calls
+/// that gather and scatter (several writes) and gradients storing no row report nothing. Nests: the
+/// innermost observer of the thread gets the reports. Not copyable; lives on the stack.
+class WEFT_API LazyWriteObserver {
+ public:
+  struct Write {
+    NDArray weight;
+    uint64_t weight_writes = 0;  // weight.write_count() after the update's write
+    NDArray grad;                // row_sparse
+  };
+  LazyWriteObserver();
+  ~LazyWriteObserver();
+  LazyWriteObserver(const LazyWriteObserver&) = delete;
+  LazyWriteObserver& operator=(const LazyWriteObserver&) = delete;
+  const std::vector<Write>& writes() const { return writes_; }
+  /// For LazyUpdate: the thread's innermost observer, or null.
+  static LazyWriteObserver* Current();
+  void Report(Write w) { writes_.push_back(std::move(w)); }
+
+ private:
+  std::vector<Write> writes_;
+  LazyWriteObserver* outer_;
+};
+
 }  // namespace weft
