@@ -88,27 +88,6 @@ struct Folded {
 // has none (AVX2) the layer runs direct.
 bool WinogradFits(const KernelSetup& s, const ConvGeom& g) { return ConvWinogradSetting(s) && DnnlWinogradConv(g); }
 
-bool ImplIs(const dnnl::convolution_forward::primitive_desc& pd, const char* name) {
-  return std::string(pd.impl_info_str()).find(name) != std::string::npos;
-}
-
-// oneDNN picks its F(2x2, 3x3) Winograd kernel (jit_fp32_wino_2x3) over F(4x4, 3x3) (jit_wino_4x3)
-// for small batches. On large planes the larger tiles do less work: batch 1, 2 threads
-// (OMP_WAIT_POLICY=passive, so CPU time is work), 64 channels on 56 x 56 (ResNet-18's first stage)
-// 0.78 vs 1.10 ms of CPU per call. On 14 x 14 (256 channels) they were even (1.06 vs 1.10), on
-// 7 x 7 (512) 2x3 stays ahead (1.9 vs 3.3); from 28 x 28 up at batch 1 oneDNN picks 4x3 itself.
-bool PreferWino4x3(const ConvGeom& g) { return g.oh * g.ow >= 28 * 28; }
-
-// The jit_wino_4x3 implementation among `fresh`'s (a primitive descriptor not yet iterated), else
-// `otherwise`. Which one a layer gets depends only on its geometry, so runs are bit-identical.
-dnnl::convolution_forward::primitive_desc Wino4x3Or(dnnl::convolution_forward::primitive_desc fresh,
-                                                    const dnnl::convolution_forward::primitive_desc& otherwise) {
-  do {
-    if (ImplIs(fresh, "wino_4x3")) return fresh;
-  } while (fresh.next_impl());
-  return otherwise;
-}
-
 // One oneDNN inference primitive for a geometry (a chunk of images) with the post-ops, keeping the
 // folded weights reordered into the layout it picked. Not thread-safe: the kernel serialises.
 class FusedPrimitive {
@@ -144,7 +123,6 @@ class FusedPrimitive {
     try {
       if (!winograd) throw dnnl::error(dnnl_unimplemented, "direct");
       pd = make(dnnl::algorithm::convolution_winograd);
-      if (PreferWino4x3(g) && ImplIs(pd, "wino_2x3")) pd = Wino4x3Or(make(dnnl::algorithm::convolution_winograd), pd);
     } catch (const dnnl::error&) {  // no Winograd kernel for this geometry or ISA
       pd = make(dnnl::algorithm::convolution_direct);
     }
