@@ -547,12 +547,11 @@ Symbol DropoutNet() {
 
 TEST(WEFT_FUSION_SUITE, BlockedDropout) {
   REQUIRE_BLOCKED_FORMAT(f);
-  const Symbol net = DropoutNet();
   for (const Shape& shape : {Shape(1, 16, 13, 13), Shape(6, 16, 27, 27)}) {
-    Trio t = BindThree(net, shape);
+    Trio t = BindThree(DropoutNet(), shape);
     const Symbol opt = t.blocked->GetOptimizedSymbol();
-    EXPECT_NE(NodeText(opt, "drop").find("\"data_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
-    EXPECT_NE(NodeText(opt, "cls_relu").find("\"data_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
+    for (const char* name : {"drop", "cls_relu"})  // the Dropout and the classifier read blocked
+      EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
     // squeeze, expand1, expand3 write blocked; the classifier (20 channels) writes plain.
     ExpectLayouts(opt, f, 4, 3, 3 + 1 + 1, {"squeeze_relu", "expand1_relu", "expand3_relu"}, {"cls_relu"});
     ExpectThreeAgree(t, false, "dropout " + shape.ToString());
