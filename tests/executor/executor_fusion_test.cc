@@ -568,21 +568,6 @@ TEST(WEFT_FUSION_SUITE, BlockedDropout) {
   }
 }
 
-// A blocked Dropout refuses data whose channels are not whole blocks.
-TEST(WEFT_FUSION_SUITE, BlockedDropoutNeedsWholeBlocks) {
-  REQUIRE_BLOCKED_FORMAT(f);
-  NDArray x(std::vector<float>(2 * 12 * 3 * 3, 1.0f), Shape(2, 12, 3, 3), kCpu);
-  try {
-    InvokeOne("Dropout", {x}, {{"data_format", f}}).WaitToRead();
-    ADD_FAILURE() << "a blocked Dropout of 12 channels was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("multiple of"), std::string::npos) << e.what();
-  }
-  // Whole blocks: the identity outside training, as plain.
-  NDArray y(std::vector<float>(2 * 16 * 3 * 3, 1.5f), Shape(2, 16, 3, 3), kCpu);
-  EXPECT_EQ(Values(InvokeOne("Dropout", {y}, {{"data_format", f}})), Values(y));
-}
-
 // A stem reading 3 plain channels (oneDNN takes them as they are, no reorder) runs the whole
 // batch in one call where it ran chunks of images before (nn_conv_fused.cc); 12 images of 64 x 64
 // make a 6 MB output, past the chunking bound.

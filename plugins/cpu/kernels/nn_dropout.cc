@@ -153,6 +153,9 @@ class DropoutBackward {
     RequireFloat32(s);
     if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
     const auto p = s.Params<weft::sdk::DropoutParam>();
+    // Blocked activations are an inference executor's (its graphs have no gradient).
+    if (p.data_format != weft::sdk::ActFormat::kPlain)
+      Invalid(s, "has no gradient on a blocked data_format; bind the symbol before fusion (data_format plain)");
     const weft::sdk::Tuple mask = p.MaskShape(s.outputs[0].shape);
     if (s.inputs.back().shape != mask) Invalid(s, "the mask must be " + weft::sdk::FormatTuple(mask));
     if (s.inputs[0].size() != s.outputs[0].size())
