@@ -116,6 +116,7 @@ class AxisCopyKernel {
       // An unknown request throws here, not inside the OpenMP region below.
       for (int32_t req : c.req) sdk::WithReq(req, [](auto) {});
       const int64_t total = blocks_.outer * blocks_.whole;
+      if (total == 0) return;  // nothing to copy (and no row length to divide by)
       // The whole's elements split evenly over the team (by images for a batch, within the rows
       // for one): the copies run at memory speed, which one core does not reach. SqueezeNet's
       // fire modules at batch 32 join 50 MB per Concat.
