@@ -245,8 +245,10 @@ class Rebuilder {
 // 2-D Pooling (max or avg) of whole blocks of channels, which reads and writes it (kGlobalPool:
 // one with a 1x1 output, which reads it and writes plain, the same bytes), and a float32 Concat
 // of 4-D arrays along the channels, each with whole blocks (the plain copy joins blocked ones),
-// and a BatchNorm chain of whole blocks (kBn: reads and writes it).
-enum class Kind { kOther, kChain, kPool, kGlobalPool, kConcat, kBn };
+// a BatchNorm chain of whole blocks (kBn: reads and writes it), and a Dropout of a 4-D array with
+// whole blocks (SqueezeNet's before its classifier: the identity in inference, and in training its
+// kernel draws the mask in plain order).
+enum class Kind { kOther, kChain, kPool, kGlobalPool, kConcat, kBn, kDropout };
 
 // Every node's chains: per node id, the convolution chain and the BatchNorm chain ending there.
 struct Chains {
@@ -278,6 +280,7 @@ Kind KindOf(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
     for (const auto& e : in) ok = ok && whole_blocks(e);
     return ok ? Kind::kConcat : Kind::kOther;
   }
+  if (n.op->name == "Dropout") return whole_blocks(in[0]) ? Kind::kDropout : Kind::kOther;
   return Kind::kOther;
 }
 
@@ -429,7 +432,7 @@ namespace {
 // The layout node `op` (attributes `params`) reads input `input` in, or writes its output 0 in
 // when `input` is -1: "plain" but for the blocked activations' readers and writers.
 std::string ActFormatOf(const std::string& op, const AttrMap& params, int input) {
-  if (op == "Concat") return params.GetString("data_format", "plain");
+  if (op == "Concat" || op == "Dropout") return params.GetString("data_format", "plain");
   if (op == "_sg_batch_norm") return input <= 0 ? params.GetString("data_format", "plain") : "plain";
   if (op == "Pooling") return params.GetString(input < 0 ? "out_format" : "data_format", "plain");
   if (op != "_sg_conv") return "plain";

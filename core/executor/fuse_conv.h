@@ -47,10 +47,11 @@ bool GraphFusionEnabled();
 /// writes blocked (data_format, out_format; a 1x1 output, global pooling's, is written plain: the
 /// same bytes); a float32 Concat of 4-D arrays along the channels, each with whole blocks, joins
 /// blocked arrays (data_format); a `_sg_batch_norm` of whole blocks reads and writes blocked
-/// (data_format). A value is blocked only when its writer is one of these, every
-/// reader is one of these taking it blocked, it is not a graph output, and it is 4-D with a
-/// multiple of the block's channels. A blocked tensor has the plain one's size, so memory planning
-/// is unchanged; the kernels skip the reorders between the layers.
+/// (data_format); a float32 Dropout of a 4-D array with whole blocks reads and writes blocked
+/// (data_format; SqueezeNet's before its classifier). A value is blocked only when its writer is
+/// one of these, every reader is one of these taking it blocked, it is not a graph output, and it
+/// is 4-D with a multiple of the block's channels. A blocked tensor has the plain one's size, so
+/// memory planning is unchanged; the kernels skip the reorders between the layers.
 std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
                                            const std::vector<int>& types, const std::string& blocked_format,
                                            size_t* fused);

@@ -536,6 +536,54 @@ TEST(WEFT_FUSION_SUITE, BlockedPoolingMonitorAndCut) {
   }
 }
 
+// SqueezeNet's tail: a fire module's concat, Dropout, a 1x1 classifier convolution to a channel
+// count that is no multiple of a block (its output plain), relu, global average pooling. The
+// Dropout keeps the concat blocked and the classifier reads it so (nn_dropout.cc).
+Symbol DropoutNet() {
+  Symbol squeeze = Stage(Symbol::Variable("data"), "squeeze", 16, 1);
+  Symbol fire = Join({Stage(squeeze, "expand1", 32, 1), Stage(squeeze, "expand3", 16, 3)}, "fire");
+  Symbol drop = Operator("Dropout").SetParam("p", 0.5f)(fire).CreateSymbol("drop");
+  Symbol cls = Relu(Conv(drop, "cls", 20, 1, 1, true), "cls_relu");
+  Symbol pool = Operator("Pooling")
+                    .SetParam("kernel", Shape(1, 1))
+                    .SetParam("global_pool", true)
+                    .SetParam("pool_type", "avg")(cls)
+                    .CreateSymbol("gpool");
+  return Operator("Flatten")(pool).CreateSymbol("flat");
+}
+
+TEST(WEFT_FUSION_SUITE, BlockedDropout) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  for (const Shape& shape : {Shape(1, 16, 13, 13), Shape(6, 16, 27, 27)}) {
+    Trio t = BindThree(DropoutNet(), shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    for (const char* name : {"drop", "cls_relu"})  // the Dropout and the classifier read blocked
+      EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << opt.ToJSON();
+    // squeeze, expand1, expand3 write blocked; the classifier (20 channels) writes plain.
+    ExpectLayouts(opt, f, 4, 3, 3 + 1 + 1, {"squeeze_relu", "expand1_relu", "expand3_relu"}, {"cls_relu"});
+    ExpectThreeAgree(t, false, "dropout " + shape.ToString());
+    // Training mode draws the mask over NCHW positions, as the plain graph does with that seed.
+    std::vector<float> out[3];
+    for (int k = 0; k < 3; ++k) {
+      Executor& e = k == 0 ? *t.plain : k == 1 ? *t.fused : *t.blocked;
+      RandomSeed(11);
+      e.Forward(true);
+      out[k] = Values(e.outputs[0]);
+    }
+    ExpectClose(out[1], out[0], "dropout training fused " + shape.ToString());
+    ExpectClose(out[2], out[0], "dropout training blocked " + shape.ToString());
+  }
+}
+
+// A stem reading 3 plain channels (oneDNN takes them as they are, no reorder) runs the whole
+// batch in one call where it ran chunks of images before (nn_conv_fused.cc); 12 images of 64 x 64
+// make a 6 MB output, past the chunking bound.
+TEST(WEFT_FUSION_SUITE, PlainStemWholeBatch) {
+  Symbol net = Stage(Stage(Symbol::Variable("data"), "stem", 32, 3), "next", 32, 3);
+  Trio t = BindThree(net, Shape(12, 3, 64, 64));
+  ExpectThreeAgree(t, false, "plain stem");
+}
+
 // 3x3 stride-1 layers ask oneDNN for Winograd kernels (nn_conv_fused.cc; AVX-512 has them, the
 // AVX2 path runs direct): with WEFT_CPU_CONV_WINOGRAD on (the default) and off, on plain and
 // blocked layouts, with a residual sum, the outputs agree with the unfused graph's.

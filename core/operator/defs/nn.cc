@@ -358,6 +358,7 @@ OpDef Dropout() {
       "mask output holds the per-element factor (0 or 1/(1-p)); with `axes` one factor is shared along "
       "those axes (the mask has extent 1 there). Identity otherwise.";
   DeclareParams<sdk::DropoutParam>(d);
+  MarkInternal(d, {"data_format"});  // the fusion pass's blocked layouts
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output", "mask"});
   d.num_visible_outputs = [](const AttrMap&) { return 1; };

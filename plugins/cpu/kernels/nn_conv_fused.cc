@@ -143,6 +143,8 @@ class FusedPrimitive {
   }
 
   uint64_t Workspace() const { return ws_; }
+  /// Whether a call reorders the data or the output (their layouts are not the tensors').
+  bool Reorders() const { return !src_.same() || !dst_.same(); }
 
   void Run(const float* x, const Folded& f, const float* sum, float* y, char* ws) const {
     dnnl::stream s(DnnlEngine());
@@ -215,15 +217,17 @@ class SgConvForward {
     host_ = s.host;
     if (g_.n == 0) return;
     try {
-      // Chunks of images keep a layer's reordered activations in the cache (DnnlConvChunk); with
-      // both blocked there is no reorder to serve.
-      const bool both_blocked = p_.data_format != ActFormat::kPlain && p_.out_format != ActFormat::kPlain;
-      const int64_t chunk = both_blocked ? 0 : DnnlConvChunk(g_);
+      // Chunks of images keep a layer's reordered activations in the cache (DnnlConvChunk); a
+      // primitive that takes and writes the tensors as they are (both blocked, or SqueezeNet's and
+      // ResNet's stem reading its 3 plain channels directly) has no reorder to serve and runs the
+      // whole batch: SqueezeNet's stem at batch 32 took 32 calls of one image before.
+      const bool winograd = WinogradFits(s, g_);
+      full_ = std::make_unique<FusedPrimitive>(g_, p_, winograd);
+      const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g_) : 0;
       chunk_ = chunk > 0 && chunk < g_.n ? chunk : g_.n;
       ConvGeom part = g_;
       part.n = chunk_;
-      const bool winograd = WinogradFits(s, g_);
-      full_ = std::make_unique<FusedPrimitive>(part, p_, winograd);
+      if (chunk_ != g_.n) full_ = std::make_unique<FusedPrimitive>(part, p_, winograd);
       if (g_.n % chunk_ != 0) {
         part.n = g_.n % chunk_;
         rest_ = std::make_unique<FusedPrimitive>(part, p_, winograd);

@@ -5,9 +5,13 @@
 // reproducible from its seed and independent of threading. With `axes` (MXNet's variational
 // dropout) the mask has data's shape with those axes 1: one draw per mask element, broadcast
 // along them in the forward and the backward (MXNet's BinaryBroadcastCompute of data and mask).
+// A blocked data_format (the executor's blocked activations, nn_blocked_act.h): the identity
+// copies the same bytes; a training pass draws the mask for NCHW positions on plain copies of data
+// and the output, so it equals the plain graph's.
 #include <cstdint>
 #include <vector>
 
+#include "nn_blocked_act.h"
 #include "nn_common.h"
 #include "weft/sdk/ops/dropout.hpp"
 
@@ -40,11 +44,10 @@ class MaskIndex {
 };
 
 // Shared-mask forward: draws the mask, then broadcasts it over data (both under their reqs).
-void SharedMaskForward(const KernelCall& c, const MaskIndex& at, float p, float* mask, int64_t mask_size) {
+void SharedMaskForward(const KernelCall& c, const MaskIndex& at, float p, float* mask, int64_t mask_size,
+                       const float* x, float* y) {
   const float keep = 1.0f - p, scale = keep > 0.0f ? 1.0f / keep : 0.0f;
   for (int64_t j = 0; j < mask_size; ++j) mask[j] = UniformAt(c.seed, static_cast<uint64_t>(j)) < keep ? scale : 0.0f;
-  const float* x = c.inputs[0].data<float>();
-  float* y = c.outputs[0].data<float>();
   weft::sdk::WithReq(c.req[0], [&](auto assign) {
     for (int64_t i = 0, n = c.inputs[0].size(); i < n; ++i) assign(y[i], x[i] * mask[at(i)]);
   });
@@ -70,20 +73,45 @@ class DropoutForward {
     } else if (s.outputs.size() > 1 && s.outputs[1].size() != s.inputs[0].size()) {
       Invalid(s, "mask output must have data's shape " + ShapeString(s.inputs[0]));
     }
+    if (p.data_format != weft::sdk::ActFormat::kPlain) {
+      const auto& d = s.inputs[0].shape;
+      const int64_t block = weft::sdk::ActFormatBlock(p.data_format);
+      if (d.size() != 4 || d[1] % block != 0)
+        Invalid(s, "data_format " + std::string(weft::sdk::kActFormats[static_cast<size_t>(p.data_format)]) +
+                       " needs 4-D data with a multiple of " + std::to_string(block) + " channels (got " +
+                       ShapeString(s.inputs[0]) + "); use plain");
+      const dnnl::memory::desc plain({d[0], d[1], d[2], d[3]}, dnnl::memory::data_type::f32,
+                                     dnnl::memory::format_tag::nchw);
+      plain_md_ = plain;
+      blocked_md_ = ActDesc(plain, p.data_format);
+    }
   }
   // With axes the mask is drawn into scratch when the caller does not keep it.
   uint64_t WorkspaceBytes() const { return static_cast<uint64_t>(mask_size_) * sizeof(float); }
   void Compute(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    float* y = c.outputs[0].data<float>();
+    if (blocked_md_ == plain_md_ || !c.is_train || p_ == 0.0f) return Run(c, x, y);
+    // Training on blocked tensors: the plain pass between relayouts (an add-to reads y first).
+    const size_t n = static_cast<size_t>(c.inputs[0].size());
+    std::vector<float> x_plain(n), y_plain(n);
+    Relayout(blocked_md_, x, plain_md_, x_plain.data());
+    if (c.req[0] == WEFT_REQ_ADD) Relayout(blocked_md_, y, plain_md_, y_plain.data());
+    Run(c, x_plain.data(), y_plain.data());
+    if (!weft::sdk::IsNull(c.req[0])) Relayout(plain_md_, y_plain.data(), blocked_md_, y);
+  }
+
+ private:
+  // The forward on data `x` and output `y` laid out alike (NCHW in a training pass).
+  void Run(const KernelCall& c, const float* x, float* y) const {
     if (mask_size_ > 0 && c.is_train && p_ != 0.0f) {
       const bool keep_mask = c.req[1] == WEFT_REQ_WRITE && c.outputs[1].raw() != nullptr;
       float* mask = keep_mask ? c.outputs[1].data<float>() : c.Workspace<float>(static_cast<size_t>(mask_size_));
-      SharedMaskForward(c, shared_, p_, mask, mask_size_);
+      SharedMaskForward(c, shared_, p_, mask, mask_size_, x, y);
       if (!keep_mask && c.req[1] != WEFT_REQ_NULL)
         weft::sdk::StoreReq(c.req[1], c.outputs[1].data<float>(), mask, mask_size_);
       return;
     }
-    const float* x = c.inputs[0].data<float>();
-    float* y = c.outputs[0].data<float>();
     float* mask = c.outputs.size() > 1 ? c.outputs[1].data<float>() : nullptr;
     int32_t mask_req = c.outputs.size() > 1 ? c.req[1] : WEFT_REQ_NULL;
     const int64_t n = c.inputs[0].size();
@@ -108,10 +136,10 @@ class DropoutForward {
     });
   }
 
- private:
   float p_ = 0.5f;
   MaskIndex shared_;
-  int64_t mask_size_ = 0;  // > 0 with axes
+  int64_t mask_size_ = 0;                     // > 0 with axes
+  dnnl::memory::desc plain_md_, blocked_md_;  // equal (empty) unless data_format is blocked
 };
 
 // _backward_Dropout: inputs are out-grads first (output's grad is input 0) and the forward outputs
@@ -125,6 +153,9 @@ class DropoutBackward {
     RequireFloat32(s);
     if (s.inputs.size() < 2) Invalid(s, "expects out_grad and the mask");
     const auto p = s.Params<weft::sdk::DropoutParam>();
+    // Blocked activations are an inference executor's (its graphs have no gradient).
+    if (p.data_format != weft::sdk::ActFormat::kPlain)
+      Invalid(s, "has no gradient on a blocked data_format; bind the symbol before fusion (data_format plain)");
     const weft::sdk::Tuple mask = p.MaskShape(s.outputs[0].shape);
     if (s.inputs.back().shape != mask) Invalid(s, "the mask must be " + weft::sdk::FormatTuple(mask));
     if (s.inputs[0].size() != s.outputs[0].size())

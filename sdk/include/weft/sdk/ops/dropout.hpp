@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "weft/sdk/cpp/params.hpp"
+#include "weft/sdk/ops/convolution.hpp"
 
 namespace weft::sdk {
 
@@ -15,11 +16,15 @@ inline constexpr std::string_view kDropoutModes[] = {"training", "always"};
 /// Dropout: in training each element is zeroed with probability p, the rest scaled by 1/(1 − p).
 /// With `axes`, one draw is shared along those axes (MXNet's variational dropout): the hidden
 /// mask output has data's shape with each of those axes 1 and broadcasts over them.
+/// data_format (internal): the executor may keep a 4-D float32 value in oneDNN's blocked layout
+/// through a Dropout between blocked layers (core/executor/fuse_conv.h); data and output then
+/// both lie in it, the mask stays plain.
 struct DropoutParam {
   float p = 0.5f;
   DropoutMode mode = DropoutMode::kTraining;
   Tuple axes;
   bool cudnn_off = false;
+  ActFormat data_format = ActFormat::kPlain;
 
   template <class V>
   void Visit(V& v) {
@@ -27,6 +32,8 @@ struct DropoutParam {
     v(mode, Attr("mode").Default("training").Choices(kDropoutModes).DefaultOnly().Doc("when dropout applies"));
     v(axes, Attr("axes").Default("()").Doc("axes along which one mask value is shared (variational dropout)"));
     v(cudnn_off, Attr("cudnn_off").Default("False").Ignored());
+    v(data_format,
+      Attr("data_format").Default("plain").Choices(kActFormats).Doc("memory layout of the data and the output"));
   }
   /// The mask's shape for data of shape `data`: each axis of `axes` (negative counts from the end)
   /// set to 1. Throws WEFT_ERR_INVALID_ARGUMENT naming an axis out of range.
