@@ -22,8 +22,7 @@ class FunctionCall final : public GraphCall {
 
   std::vector<NDArray> Backward(const std::vector<NDArray>& out_grads, const std::vector<bool>& need,
                                 bool is_train) override {
-    WEFT_CHECK(fn_ != nullptr, "Backward: {} was already differentiated and released; pass retain_graph=True",
-               what_);
+    WEFT_CHECK(fn_ != nullptr, "Backward: {} was already differentiated and released; pass retain_graph=True", what_);
     // With create_graph the pass records; the caller's gradient is opaque to the tape, so its own
     // gradient would silently be zero.
     WEFT_CHECK(!autograd::IsRecording(),
@@ -56,8 +55,7 @@ class FunctionCall final : public GraphCall {
   void Release() override { fn_.reset(); }
 
   Symbol GetGraph() const override {
-    Fail("GetSymbol: the graph holds {}, whose computation the tape did not see; a Symbol cannot express it",
-         what_);
+    Fail("GetSymbol: the graph holds {}, whose computation the tape did not see; a Symbol cannot express it", what_);
   }
 
   std::string Describe() const override { return what_; }
