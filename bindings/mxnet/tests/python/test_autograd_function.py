@@ -135,6 +135,12 @@ def test_backward_returning_a_wrong_count_is_an_mxnet_error(mx):
         y.backward()
 
 
+def _collect(mx):
+    # Work pushed on the graph's arrays may hold them until it has run.
+    mx.nd.waitall()
+    gc.collect()
+
+
 def test_function_freed_after_backward(mx):
     # The Function saves its output, so it refers to its own node: a backward without
     # retain_graph releases it (the delete callback), which breaks that cycle.
@@ -145,10 +151,10 @@ def test_function_freed_after_backward(mx):
     with mx.autograd.record():
         y = f(x)
     del f
-    gc.collect()
+    _collect(mx)
     assert ref() is not None  # the tape still holds it
     y.backward()
-    gc.collect()
+    _collect(mx)
     assert ref() is None
     assert not mx.autograd.Function._registry.ref_holder
 
@@ -170,13 +176,13 @@ def test_function_freed_with_its_graph(mx):
         y = f(x)
         z = y + 1
     del f
-    gc.collect()
+    _collect(mx)
     assert ref() is not None
     del y
-    gc.collect()
+    _collect(mx)
     assert ref() is not None  # z still refers into the graph
     del z
-    gc.collect()
+    _collect(mx)
     assert ref() is None
     assert not mx.autograd.Function._registry.ref_holder
 
@@ -189,7 +195,7 @@ def test_not_recorded_when_no_input_needs_a_gradient(mx):
         y = f(x)
     assert y.asnumpy().tolist() == [0.5]
     del f
-    gc.collect()
+    _collect(mx)
     assert ref() is None
     with pytest.raises(mx.base.MXNetError, match='not in a computational graph'):
         y.backward()
