@@ -57,6 +57,14 @@ Recorded RecordMulAdd(const NDArray& a, const NDArray& b, int* calls, int* destr
   return r;
 }
 
+// a = [1, 2] marked with a gradient buffer, b = [3, 4] a constant, and the counters of a MulAdd.
+struct Marked {
+  NDArray a = Array({1, 2}, Shape{2}), b = Array({3, 4}, Shape{2});
+  int calls = 0, destroyed = 0;
+  Marked() { autograd::AttachGrad(&a); }
+  Recorded Record() { return RecordMulAdd(a, b, &calls, &destroyed); }
+};
+
 TEST(AutogradFunction, GradientAndLifetime) {
   NDArray a = Array({1, -2, 3}, Shape{3}), b = Array({0.5f, 4, -1}, Shape{3});
   autograd::AttachGrad(&a);
@@ -81,35 +89,31 @@ TEST(AutogradFunction, GradientAndLifetime) {
 }
 
 TEST(AutogradFunction, UnusedOutputGetsZerosAndConstantInputNeedsNothing) {
-  NDArray a = Array({1, 2}, Shape{2}), b = Array({3, 4}, Shape{2});
-  autograd::AttachGrad(&a);  // b is a constant
-  int calls = 0, destroyed = 0;
+  Marked t;  // b is a constant
   auto rec = autograd::Record();
-  Recorded r = RecordMulAdd(a, b, &calls, &destroyed);
+  Recorded r = t.Record();
   autograd::Backward({r.p});  // nothing flows into q: its gradient is zeros
-  ExpectNear(Read(autograd::GetGrad(a)), {3, 4});
-  EXPECT_EQ(calls, 1);
-  EXPECT_EQ(destroyed, 1);
+  ExpectNear(Read(autograd::GetGrad(t.a)), {3, 4});
+  EXPECT_EQ(t.calls, 1);
+  EXPECT_EQ(t.destroyed, 1);
 }
 
 TEST(AutogradFunction, DestroyedOnceWhenTheGraphGoes) {
-  NDArray a = Array({1, 2}, Shape{2}), b = Array({3, 4}, Shape{2});
-  autograd::AttachGrad(&a);
-  int calls = 0, destroyed = 0;
+  Marked t;
   {
     auto rec = autograd::Record();
-    Recorded r = RecordMulAdd(a, b, &calls, &destroyed);
+    Recorded r = t.Record();
     NDArray z = r.p + 1.0f;
     r.p = NDArray();
     r.q = NDArray();
     NDArray::WaitAll();
-    EXPECT_EQ(destroyed, 0);  // z refers into the graph
+    EXPECT_EQ(t.destroyed, 0);  // z refers into the graph
     z = NDArray();
     NDArray::WaitAll();  // work pushed on the graph's arrays may hold them until it runs
-    EXPECT_EQ(destroyed, 1);
+    EXPECT_EQ(t.destroyed, 1);
   }
-  EXPECT_EQ(calls, 0);
-  EXPECT_EQ(destroyed, 1);
+  EXPECT_EQ(t.calls, 0);
+  EXPECT_EQ(t.destroyed, 1);
 }
 
 TEST(AutogradFunction, NotRecordedWithoutGraphInputs) {
@@ -123,11 +127,9 @@ TEST(AutogradFunction, NotRecordedWithoutGraphInputs) {
 }
 
 TEST(AutogradFunction, ErrorsOfTheCallersGradient) {
-  NDArray a = Array({1, 2}, Shape{2}), b = Array({3, 4}, Shape{2});
-  autograd::AttachGrad(&a);
-  int calls = 0, destroyed = 0;
+  Marked t;
   auto rec = autograd::Record();
-  Recorded r = RecordMulAdd(a, b, &calls, &destroyed);
+  Recorded r = t.Record();
   r.fn->fail = true;
   EXPECT_HAS(ErrorOf([&] { autograd::Backward({r.p}, {}, true); }), "the user's backward failed");
   r.fn->fail = false;
@@ -136,29 +138,26 @@ TEST(AutogradFunction, ErrorsOfTheCallersGradient) {
   EXPECT_HAS(e, "MulAdd returned an array of shape (1,)");
   EXPECT_HAS(e, "gradient of input 0");
   r.fn->wrong_shape = false;
-  EXPECT_HAS(ErrorOf([&] { autograd::Grad({r.p}, {a}, {}, true, /*create_graph=*/true); }), "create_graph");
+  EXPECT_HAS(ErrorOf([&] { autograd::Grad({r.p}, {t.a}, {}, true, /*create_graph=*/true); }), "create_graph");
   EXPECT_HAS(ErrorOf([&] { autograd::GetSymbol(r.p); }), "MulAdd, whose computation the tape did not see");
-  EXPECT_EQ(destroyed, 0);
+  EXPECT_EQ(t.destroyed, 0);
 }
 
 TEST(AutogradFunction, RefusedCalls) {
-  NDArray a = Array({1, 2}, Shape{2}), b = Array({3, 4}, Shape{2});
-  autograd::AttachGrad(&a);
-  int calls = 0, destroyed = 0;
-  NDArray p = a * b;
-  EXPECT_HAS(ErrorOf([&] {
-               autograd::RecordFunction({a, b}, {&p}, std::make_unique<MulAdd>(a, b, &calls, &destroyed));
-             }),
-             "not recording");
-  EXPECT_EQ(destroyed, 1);  // refused calls destroy the gradient too: the frontend's state is freed
+  Marked t;
+  NDArray p = t.a * t.b;
+  auto record = [&](const std::vector<NDArray>& in, NDArray* out) {
+    return ErrorOf(
+        [&] { autograd::RecordFunction(in, {out}, std::make_unique<MulAdd>(t.a, t.b, &t.calls, &t.destroyed)); });
+  };
+  EXPECT_HAS(record({t.a, t.b}, &p), "not recording");
+  EXPECT_EQ(t.destroyed, 1);  // refused calls destroy the gradient too: the frontend's state is freed
   auto rec = autograd::Record();
-  NDArray y = a * 2.0f;
-  EXPECT_HAS(ErrorOf([&] { autograd::RecordFunction({a}, {&y}, std::make_unique<MulAdd>(a, b, &calls, &destroyed)); }),
-             "already part of a recorded graph");
-  EXPECT_HAS(ErrorOf([&] { autograd::RecordFunction({a}, {&a}, std::make_unique<MulAdd>(a, b, &calls, &destroyed)); }),
-             "already part of a recorded graph");
-  EXPECT_EQ(destroyed, 3);
-  EXPECT_TRUE(autograd::GetGrad(a).GetShape() == a.GetShape());  // a is still the marked variable
+  NDArray y = t.a * 2.0f;
+  EXPECT_HAS(record({t.a}, &y), "already part of a recorded graph");
+  EXPECT_HAS(record({t.a}, &t.a), "already part of a recorded graph");
+  EXPECT_EQ(t.destroyed, 3);
+  EXPECT_TRUE(autograd::GetGrad(t.a).GetShape() == t.a.GetShape());  // a is still the marked variable
 }
 
 }  // namespace
