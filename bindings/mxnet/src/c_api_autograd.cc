@@ -1,4 +1,5 @@
-// MXNet C API: imperative autograd (MXAutograd*, the per-array gradient state, detach), cached ops
+// MXNet C API: imperative autograd (MXAutograd*, the per-array gradient state, detach,
+// mx.autograd.Function's MXCustomFunctionRecord over autograd::RecordFunction), cached ops
 // (MXCreateCachedOpEx / MXInvokeCachedOpEx: gluon's hybridize) and shared-memory arrays
 // (cpu_shared: gluon.data.DataLoader's workers), over weft/autograd.h, weft/cached_op.h and
 // NDArray::CreateSharedMem / FromSharedMem.
@@ -58,8 +59,8 @@ class FrontendFunction final : public autograd::FunctionGradient {
         cb.callbacks[kCustomFunctionBackward] == nullptr || cb.callbacks[kCustomFunctionDelete] == nullptr)
       Fail("MXCustomFunctionRecord: the callback list has no backward and delete callbacks ({} given)",
            cb.num_callbacks);
-    backward_ = As<BackwardFn>(cb.callbacks[kCustomFunctionBackward]);
-    delete_ = As<DeleteFn>(cb.callbacks[kCustomFunctionDelete]);
+    backward_ = CallbackAs<BackwardFn>(cb.callbacks[kCustomFunctionBackward]);
+    delete_ = CallbackAs<DeleteFn>(cb.callbacks[kCustomFunctionDelete]);
     if (cb.contexts != nullptr) {
       backward_state_ = cb.contexts[kCustomFunctionBackward];
       delete_state_ = cb.contexts[kCustomFunctionDelete];
@@ -108,12 +109,6 @@ class FrontendFunction final : public autograd::FunctionGradient {
   }
 
  private:
-  // The protocol hands out `int (*)(void)` pointers that each have their own real type.
-  template <typename F>
-  static F As(int (*p)(void)) {
-    return reinterpret_cast<F>(reinterpret_cast<void (*)()>(p));
-  }
-
   BackwardFn backward_ = nullptr;
   DeleteFn delete_ = nullptr;
   void* backward_state_ = nullptr;
