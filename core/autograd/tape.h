@@ -13,7 +13,8 @@
 //   kOp        one op of the registry (OpDef), as Invoke ran it;
 //   kBackward  a backward op `_backward_X` run by Backward with create_graph, so that its own
 //              gradient can be taken (higher_order.h says which ones have one);
-//   kGraph     one call of a CachedOp (a whole graph as one op; cached_op.cc).
+//   kGraph     one call of a CachedOp (a whole graph as one op; cached_op.cc), or of a caller's
+//              function with its own gradient (autograd::RecordFunction; function.cc).
 //
 // Thread-safety: recording appends nodes that only the recording thread reaches; Backward mutates
 // the nodes of the graph it differentiates (frees their values). As in MXNet, one graph must not be

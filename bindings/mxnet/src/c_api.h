@@ -398,6 +398,12 @@ WEFT_MX_API int MXExecutorSetMonitorCallbackEX(ExecutorHandle handle, ExecutorMo
 
 // ---- custom operators ---------------------------------------------------------------------------
 WEFT_MX_API int MXCustomOpRegister(const char* op_type, CustomOpPropCreator creator);
+// mx.autograd.Function: records outputs computed from inputs with a frontend backward;
+// callbacks[kCustomFunctionBackward] is int(int num_ograds, int num_igrads, void** ptrs,
+// const int* reqs, const int is_train, void* state), callbacks[kCustomFunctionDelete] int(void* state).
+enum CustomFunctionCallbacks { kCustomFunctionBackward, kCustomFunctionDelete };
+WEFT_MX_API int MXCustomFunctionRecord(int num_inputs, NDArrayHandle* inputs, int num_outputs, NDArrayHandle* outputs,
+                                       struct MXCallbackList* callbacks);
 
 // ---- profiler -----------------------------------------------------------------------------------
 WEFT_MX_API int MXSetProcessProfilerConfig(int num_params, const char* const* keys, const char* const* vals,

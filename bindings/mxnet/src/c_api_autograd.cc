@@ -1,4 +1,5 @@
-// MXNet C API: imperative autograd (MXAutograd*, the per-array gradient state, detach), cached ops
+// MXNet C API: imperative autograd (MXAutograd*, the per-array gradient state, detach,
+// mx.autograd.Function's MXCustomFunctionRecord over autograd::RecordFunction), cached ops
 // (MXCreateCachedOpEx / MXInvokeCachedOpEx: gluon's hybridize) and shared-memory arrays
 // (cpu_shared: gluon.data.DataLoader's workers), over weft/autograd.h, weft/cached_op.h and
 // NDArray::CreateSharedMem / FromSharedMem.
@@ -44,6 +45,78 @@ const int* DefaultStypes(size_t n, const char* buffer) {
   v.assign(n, 0);
   return v.data();
 }
+
+// The backward of one mx.autograd.Function call, owned by the tape's node. The callback list
+// belongs to the frontend and is freed by its own delete callback, so the two callbacks are
+// copied out first; the destructor calls delete exactly once.
+class FrontendFunction final : public autograd::FunctionGradient {
+ public:
+  using BackwardFn = int (*)(int, int, void**, const int*, const int, void*);
+  using DeleteFn = int (*)(void*);
+
+  explicit FrontendFunction(const MXCallbackList& cb) {
+    if (cb.num_callbacks <= kCustomFunctionDelete || cb.callbacks == nullptr ||
+        cb.callbacks[kCustomFunctionBackward] == nullptr || cb.callbacks[kCustomFunctionDelete] == nullptr)
+      Fail("MXCustomFunctionRecord: the callback list has no backward and delete callbacks ({} given)",
+           cb.num_callbacks);
+    backward_ = CallbackAs<BackwardFn>(cb.callbacks[kCustomFunctionBackward]);
+    delete_ = CallbackAs<DeleteFn>(cb.callbacks[kCustomFunctionDelete]);
+    if (cb.contexts != nullptr) {
+      backward_state_ = cb.contexts[kCustomFunctionBackward];
+      delete_state_ = cb.contexts[kCustomFunctionDelete];
+    }
+  }
+  ~FrontendFunction() override {
+    // A destructor must not throw; the frontend prints its own error.
+    try {
+      CallFrontend("autograd.Function's delete callback", [&] { delete_(delete_state_); });
+    } catch (...) {
+    }
+  }
+  FrontendFunction(const FrontendFunction&) = delete;
+  FrontendFunction& operator=(const FrontendFunction&) = delete;
+
+  std::vector<NDArray> Backward(const std::vector<NDArray>& out_grads, const std::vector<bool>& need,
+                                bool is_train) override {
+    std::vector<void*> handles;  // each freed by the frontend's NDArray wrapper
+    for (const NDArray& g : out_grads) handles.push_back(NewND(g));
+    std::vector<NDArray> grads;
+    for (size_t i = 0; i < need.size(); ++i) {
+      grads.emplace_back(shapes_[i], ctx_, true, dtypes_[i]);
+      handles.push_back(NewND(grads.back()));
+    }
+    // Every gradient is asked for with "write": MXNet 1.9.1's Function stops writing at the first
+    // input whose req is null, which would leave the later inputs' gradients unwritten.
+    const std::vector<int> reqs(need.size(), static_cast<int>(kWriteTo));
+    int ok = 0;
+    CallFrontend("autograd.Function.backward", [&] {
+      ok = backward_(static_cast<int>(out_grads.size()), static_cast<int>(need.size()), handles.data(), reqs.data(),
+                     is_train ? 1 : 0, backward_state_);
+    });
+    if (ok == 0) Fail("autograd.Function.backward failed (the frontend printed the traceback)");
+    return grads;
+  }
+
+  std::string Describe() const override { return "autograd.Function"; }
+
+  // The inputs' shapes, dtypes and device: the gradient arrays handed to the frontend.
+  void SetInputs(const std::vector<NDArray>& inputs) {
+    for (const NDArray& a : inputs) {
+      shapes_.push_back(a.GetShape());
+      dtypes_.push_back(a.GetDType());
+    }
+    ctx_ = inputs.at(0).GetContext();
+  }
+
+ private:
+  BackwardFn backward_ = nullptr;
+  DeleteFn delete_ = nullptr;
+  void* backward_state_ = nullptr;
+  void* delete_state_ = nullptr;
+  std::vector<Shape> shapes_;
+  std::vector<DType> dtypes_;
+  Context ctx_;
+};
 
 }  // namespace
 
@@ -160,6 +233,24 @@ int MXAutogradComputeGradient(uint32_t num_output, NDArrayHandle* output_handles
 int MXAutogradGetSymbol(NDArrayHandle handle, SymbolHandle* out) {
   API_BEGIN();
   *NotNull(out, "out") = NewSym(autograd::GetSymbol(ND(handle)));
+  API_END();
+}
+
+// ---- mx.autograd.Function ----------------------------------------------------------------------
+
+int MXCustomFunctionRecord(int num_inputs, NDArrayHandle* inputs, int num_outputs, NDArrayHandle* outputs,
+                           struct MXCallbackList* callbacks) {
+  API_BEGIN();
+  if (num_inputs < 1 || num_outputs < 1)
+    Fail("MXCustomFunctionRecord: {} inputs and {} outputs; a Function takes and returns at least one array",
+         num_inputs, num_outputs);
+  const std::vector<NDArray> in = Arrays(static_cast<uint32_t>(num_inputs), inputs, "inputs", false);
+  NotNull(outputs, "outputs");
+  std::vector<NDArray*> out;
+  for (int k = 0; k < num_outputs; ++k) out.push_back(&ND(outputs[k]));
+  auto fn = std::make_unique<FrontendFunction>(*NotNull(callbacks, "callbacks"));
+  fn->SetInputs(in);
+  autograd::RecordFunction(in, out, std::move(fn));
   API_END();
 }
 

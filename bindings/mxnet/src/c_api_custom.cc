@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "custom_op.h"
+#include "frontend_callback.h"
 #include "weft/host_op.h"
 
 using namespace weft;
@@ -48,18 +49,11 @@ CustomRegistry& Registry() {
   return *r;
 }
 
-// The protocol hands out generic `int (*)(void)` pointers that each have their own real type;
-// going through `void (*)()` is the cast GCC accepts for that.
-template <typename F>
-F As(int (*p)(void)) {
-  return reinterpret_cast<F>(reinterpret_cast<void (*)()>(p));
-}
-
 template <typename F>
 F Fn(const MXCallbackList& cb, int index, const char* what) {
   if (index >= cb.num_callbacks || cb.callbacks[index] == nullptr)
     Fail("Custom: the frontend gave no {} callback", what);
-  return As<F>(cb.callbacks[index]);
+  return CallbackAs<F>(cb.callbacks[index]);
 }
 
 // One CustomOpProp instance of the frontend.
@@ -87,7 +81,7 @@ class Prop {
   }
   ~Prop() {
     if (cb_.num_callbacks > kPropDelete && cb_.callbacks[kPropDelete])
-      As<DelFn>(cb_.callbacks[kPropDelete])(cb_.contexts[kPropDelete]);
+      CallbackAs<DelFn>(cb_.callbacks[kPropDelete])(cb_.contexts[kPropDelete]);
   }
   Prop(const Prop&) = delete;
   Prop& operator=(const Prop&) = delete;
@@ -172,7 +166,7 @@ class Kernel : public HostOpKernel {
   Kernel(std::shared_ptr<Prop> prop, MXCallbackList op) : prop_(std::move(prop)), op_(op) {}
   ~Kernel() override {
     if (op_.num_callbacks > kOpDelete && op_.callbacks[kOpDelete])
-      As<DelFn>(op_.callbacks[kOpDelete])(op_.contexts[kOpDelete]);
+      CallbackAs<DelFn>(op_.callbacks[kOpDelete])(op_.contexts[kOpDelete]);
   }
 
   void Forward(bool is_train, const std::vector<NDArray>& in, const std::vector<NDArray>& out,

@@ -16,6 +16,13 @@
 
 namespace weft::mx {
 
+/// A callback of an MXCallbackList as its real type: the protocol hands out generic `int (*)(void)`
+/// pointers that each have their own; going through `void (*)()` is the cast GCC accepts for that.
+template <typename F>
+F CallbackAs(int (*p)(void)) {
+  return reinterpret_cast<F>(reinterpret_cast<void (*)()>(p));
+}
+
 /// Calls `fn` (which calls a frontend callback); throws weft::Error "<what> raised: <the Python
 /// exception and traceback>" when the callback raised. Thread-safe.
 void CallFrontend(const char* what, const std::function<void()>& fn);

@@ -50,6 +50,7 @@
 #include "weft/export.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -160,6 +161,33 @@ WEFT_API std::vector<NDArray> Grad(const std::vector<NDArray>& heads, const std:
 /// the op would make another shape or dtype than the view's.
 WEFT_API void RecordView(const NDArray& source, NDArray* view, const std::string& op,
                          const std::map<std::string, std::string>& params);
+
+/// The gradient of a computation the tape did not see, given by the caller (MXNet's
+/// mx.autograd.Function, through MXCustomFunctionRecord). RecordFunction hands it to the tape,
+/// which owns it from then on: it is destroyed exactly once, when a Backward without retain_graph
+/// has used it, or when its node is freed (no array of the graph is left), whichever comes first.
+class WEFT_API FunctionGradient {
+ public:
+  virtual ~FunctionGradient() = default;
+  /// Called by Backward on its own thread, with recording off: `out_grads` has one gradient per
+  /// output of the call (zeros where no gradient flows into it), `need` says per input whether its
+  /// gradient is wanted. Returns one array per input, of that input's shape and dtype on its
+  /// device (a none array where not needed). Throw weft::Error to fail the Backward.
+  virtual std::vector<NDArray> Backward(const std::vector<NDArray>& out_grads, const std::vector<bool>& need,
+                                        bool is_train) = 0;
+  /// What the node is, for messages ("autograd.Function").
+  virtual std::string Describe() const = 0;
+};
+
+/// Records that `outputs` were computed from `inputs` by code the tape did not see (run with
+/// recording paused), with `gradient` as the call's backward: the outputs become part of the
+/// inputs' graph. When no input is part of a recorded graph nothing is recorded (the outputs stay
+/// constants, as for any op) and `gradient` is destroyed at once; returns whether it was recorded.
+/// Throws weft::Error, recording nothing, when the thread is not recording, an array is none or
+/// null, or an output is already part of a recorded graph (return a new array from the forward).
+/// A Backward with create_graph through the node fails: its gradient cannot be differentiated.
+WEFT_API bool RecordFunction(const std::vector<NDArray>& inputs, const std::vector<NDArray*>& outputs,
+                             std::unique_ptr<FunctionGradient> gradient);
 
 /// The recorded graph that produced `head`, as a Symbol (MXAutogradGetSymbol,
 /// autograd.get_symbol): variables are named "var<N>" (marked arrays) and "null<N>" (constant
