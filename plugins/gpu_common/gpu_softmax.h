@@ -154,43 +154,36 @@ class SoftmaxBackwardKernel {
   float inv_t_ = 1.0f;
 };
 
-/// SoftmaxOutput's views of its data (the cpu's softmax.cc, MXNet 1.9 softmax_output-inl.h):
-///   multi_output  softmax over axis 1 of (N, C, rest...), one label per (n, rest) position; the
-///                 gradient divided by rest (null), N·rest (batch) or the valid count (valid)
-///   otherwise     forward rows: data as (N, size / N); backward rows: (M, size / M) with M the
-///                 label's size (MXNet's FlatTo2D quirk, kept for equal gradients); divided by M
-///                 (batch) or the valid count (valid)
+/// SoftmaxOutput's rows and gradient scale: the SDK's LayOutSoftmaxOutput (MXNet 1.9's layout,
+/// one definition for every backend).
 struct SoftmaxOutputParams {
   AxisView fwd, bwd;
-  float scale = 1;  // grad_scale, divided for null / batch as above (valid divides per call)
-  float grad_scale = 1, ignore_label = -1;
+  bool prob_label = false;
+  float scale = 1;  // grad_scale, divided for null / batch (valid divides per call)
+  float ignore_label = -1;
   bool use_ignore = false, norm_valid = false;
   SoftmaxOutputParams(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
-    const auto a = s.Params<sdk::SoftmaxOutputParam>();  // preserve_shape is DefaultOnly
-    if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-    const bool multi = a.multi_output;
-    float extra_div = 1;
-    if (multi) {
-      if (data.ndim() < 2) Invalid(s, "multi_output needs (N, C, ...) data, got " + ShapeOf(data));
-      fwd = bwd = ViewAround(s, data, 1);
-      extra_div = static_cast<float>(fwd.inner);
-      if (label.size() != fwd.outer * fwd.inner)
-        Invalid(s, "label " + ShapeOf(label) + " must hold one class per (n, position) of data " + ShapeOf(data));
-    } else {
-      const int64_t n = data.ndim() == 1 ? 1 : data.dim(0), size = data.size(), m = label.size();
-      fwd = AxisView{n, n == 0 ? 0 : size / n, 1};
-      if (m == 0 ? size != 0 : size % m != 0)
-        Invalid(s, "label " + ShapeOf(label) + " must hold one class per row of data " + ShapeOf(data));
-      bwd = AxisView{m, m == 0 ? 0 : size / m, 1};
-    }
-    grad_scale = a.grad_scale;
+    const auto a = s.Params<sdk::SoftmaxOutputParam>();
+    const sdk::SoftmaxOutputLayout l = sdk::LayOutSoftmaxOutput(s.op_name, data.shape, label.shape, a);
+    fwd = AxisView{l.fwd.outer, l.fwd.len, l.fwd.inner};
+    bwd = AxisView{l.bwd.outer, l.bwd.len, l.bwd.inner};
+    prob_label = l.prob_label;
+    scale = l.scale;
     ignore_label = a.ignore_label;
     use_ignore = a.use_ignore;
     norm_valid = a.normalization == sdk::GradNormalization::kValid;
-    scale = grad_scale;
-    if (a.normalization == sdk::GradNormalization::kBatch && bwd.outer > 0) scale /= static_cast<float>(bwd.outer);
-    if (multi) scale /= extra_div;
   }
+};
+
+/// _backward_SoftmaxOutput with a label of the output's shape (probabilities), one element i:
+/// (y − label)·scale.
+template <class Assign>
+struct SoftmaxOutputProbGradMap {
+  float scale;
+  const float* label;
+  const float* y;
+  float* gx;
+  WEFT_HD void operator()(int64_t i) const { Assign::Put(gx[i], (y[i] - label[i]) * scale); }
 };
 
 template <class L>
@@ -220,11 +213,18 @@ class SoftmaxOutputBackwardKernel {
   }
   void Compute(const DeviceCall& c) const {
     WithReq(c.req[0], [&](auto a) {
+      if (p_.prob_label) {
+        L::Map(c, c.outputs[0].size(),
+               SoftmaxOutputProbGradMap<decltype(a)>{p_.scale, L::template Ptr<const float>(c.inputs[2]),
+                                                     L::template Ptr<const float>(c.inputs[3]),
+                                                     L::template Ptr<float>(c.outputs[0])});
+        return;
+      }
       L::Map(c, p_.bwd.outer * p_.bwd.inner,
-             SoftmaxOutputGradMap<decltype(a)>{
-                 p_.bwd, p_.norm_valid ? p_.grad_scale : p_.scale, p_.use_ignore, p_.norm_valid, p_.ignore_label,
-                 L::template Ptr<const float>(c.inputs[2]), L::template Ptr<const float>(c.inputs[3]),
-                 L::template Ptr<float>(c.outputs[0])});
+             SoftmaxOutputGradMap<decltype(a)>{p_.bwd, p_.scale, p_.use_ignore, p_.norm_valid, p_.ignore_label,
+                                               L::template Ptr<const float>(c.inputs[2]),
+                                               L::template Ptr<const float>(c.inputs[3]),
+                                               L::template Ptr<float>(c.outputs[0])});
     });
     WithReq(c.req[1], [&](auto a) {
       if constexpr (std::is_same_v<decltype(a), ReqWrite>)

@@ -70,12 +70,14 @@ struct SoftmaxOutputParams {
 SoftmaxOutputParams ParseSoftmaxOutput(const sdk::KernelSetup& s, const sdk::TensorDesc& data,
                                        const sdk::TensorDesc& label) {
   SoftmaxOutputParams p;
-  const auto a = s.Params<sdk::SoftmaxOutputParam>();  // preserve_shape is DefaultOnly
+  const auto a = s.Params<sdk::SoftmaxOutputParam>();
   if (a.multi_output) Unsupported(s, "multi_output=True");
-  if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-  int64_t n = data.dim(0), c = n == 0 ? 0 : data.size() / n;
-  if (data.ndim() == 1) n = 1, c = data.dim(0);
-  if (label.size() != n) Invalid(s, "label " + ShapeText(label) + " must hold one class per row of " + ShapeText(data));
+  // The shaders take one label per softmax row: forward and backward rows the same, contiguous.
+  const sdk::SoftmaxOutputLayout l = sdk::LayOutSoftmaxOutput(s.op_name, data.shape, label.shape, a);
+  if (l.prob_label) Unsupported(s, "a probability label (of the output's shape " + ShapeText(label) + ")");
+  if (l.fwd.inner != 1 || l.bwd.outer != l.fwd.outer)
+    Invalid(s, "label " + ShapeText(label) + " must hold one class per row of " + ShapeText(data));
+  const int64_t n = l.fwd.outer, c = l.fwd.len;
   p.n = static_cast<uint32_t>(n);
   p.c = static_cast<uint32_t>(c);
   p.grad_scale = a.grad_scale;

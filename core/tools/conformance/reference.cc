@@ -151,8 +151,16 @@ std::vector<HostTensor> SoftmaxOutputGradient(const RunSpec& f) {
           p[static_cast<size_t>((b * classes + c) * inner + i)] = s[static_cast<size_t>(c)];
       }
   } else {
-    // The forward's softmax is over (N, rest); the gradient's rows are the label's elements.
-    p = RowSoftmax(x.v, n, x.shape.Size() / std::max<int64_t>(n, 1));
+    // The forward's softmax is over the last axis (preserve_shape) or over (N, rest); the
+    // gradient's rows are the label's elements.
+    const int64_t len = f.attrs.GetBool("preserve_shape", false) ? x.shape[x.shape.ndim() - 1]
+                                                                 : x.shape.Size() / std::max<int64_t>(n, 1);
+    p = RowSoftmax(x.v, x.shape.Size() / std::max<int64_t>(len, 1), len);
+  }
+  if (label.shape == x.shape) {
+    // A label of the output's shape holds probabilities: (p − label)·grad_scale, nothing divided.
+    for (size_t i = 0; i < g.v.size(); ++i) g.v[i] = (p[i] - label.v[i]) * scale;
+    return {g, ref::Filled(label.shape, label.dtype, 0.0)};
   }
   int64_t valid = 0;
   for (int64_t r = 0; r < rows; ++r) {
@@ -166,7 +174,7 @@ std::vector<HostTensor> SoftmaxOutputGradient(const RunSpec& f) {
     }
   }
   double div = 1;
-  if (norm == "batch") div = static_cast<double>(multi ? n * inner : n);
+  if (norm == "batch") div = static_cast<double>(multi ? n * inner : rows);
   if (norm == "valid") div = static_cast<double>(std::max<int64_t>(valid, 1));
   if (norm == "null" && multi) div = static_cast<double>(inner);
   for (double& v : g.v) v *= scale / div;

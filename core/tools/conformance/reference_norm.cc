@@ -147,11 +147,14 @@ void SoftmaxAlong(Call& c, bool log) {
           c.attrs().GetFloat("temperature", 1.0), log, c.out[0].v);
 }
 
-// Forward: softmax over axis 1 with multi_output, else over data viewed as (N, rest).
+// Forward: softmax over axis 1 with multi_output, else over the last axis with preserve_shape,
+// else over data viewed as (N, rest).
 void SoftmaxOutput(Call& c) {
   const Shape& s = c.in(0).shape;
-  const Groups g = c.attrs().GetBool("multi_output", false) ? Groups{s[0], s[1], Prod(s, 2, s.ndim())}
-                                                            : Groups{s[0], Prod(s, 1, s.ndim()), 1};
+  const size_t last = s.ndim() - 1;
+  const Groups g = c.attrs().GetBool("multi_output", false)     ? Groups{s[0], s[1], Prod(s, 2, s.ndim())}
+                   : c.attrs().GetBool("preserve_shape", false) ? Groups{Prod(s, 0, last), s[last], 1}
+                                                                : Groups{s[0], Prod(s, 1, s.ndim()), 1};
   Softmax(c.in(0).v, g, 1.0, false, c.out[0].v);
 }
 

@@ -116,50 +116,21 @@ class SoftmaxBackward {
   float inv_t_ = 1.0f;
 };
 
-// SoftmaxOutput's views of its data (MXNet 1.9, softmax_output-inl.h):
-//   multi_output  softmax over axis 1 of (N, C, rest...); one label per (n, rest) position; the
-//                 gradient is divided by rest (null), N·rest (batch) or the valid count (valid).
-//   otherwise     forward: softmax of data viewed as (N, size / N); backward: out viewed as
-//                 (M, size / M) with M = the label's size, i.e. rows of the last axis for N-d data
-//                 with MXNet's inferred label (a quirk of MXNet's FlatTo2D kept for equal
-//                 gradients); divided by M (batch) or the valid count (valid).
+// SoftmaxOutput's rows and gradient scale: the SDK's LayOutSoftmaxOutput (MXNet 1.9's layout,
+// one definition for every backend).
 struct SoftmaxOutputParams {
-  bool multi = false;
-  AxisView fwd;         // forward rows: outer × len, elements `inner` apart
-  AxisView bwd;         // backward rows, same layout
-  float extra_div = 1;  // multi_output: rest (null / batch)
-  float grad_scale = 1.0f, ignore_label = -1.0f;
-  bool use_ignore = false;
-  using Norm = weft::sdk::GradNormalization;
-  Norm norm = Norm::kNull;
+  weft::sdk::SoftmaxOutputLayout l;
+  float ignore_label = -1.0f;
+  bool use_ignore = false, norm_valid = false;
 };
 
 SoftmaxOutputParams ParseSoftmaxOutput(const KernelSetup& s, const TensorDesc& data, const TensorDesc& label) {
-  SoftmaxOutputParams p;
-  // preserve_shape is DefaultOnly: Params refuses True.
   const auto a = s.Params<weft::sdk::SoftmaxOutputParam>();
-  if (data.ndim() < 1) Invalid(s, "data must have at least one axis");
-  p.multi = a.multi_output;
-  const int64_t size = data.size();
-  if (p.multi) {
-    if (data.ndim() < 2) Invalid(s, "multi_output needs (N, C, ...) data, got " + ShapeString(data));
-    p.fwd = ViewAround(s, data, 1);
-    p.bwd = p.fwd;
-    p.extra_div = static_cast<float>(p.fwd.inner);
-    if (label.size() != p.fwd.outer * p.fwd.inner)
-      Invalid(s, "label " + ShapeString(label) + " must hold one class per (n, position) of data " + ShapeString(data));
-  } else {
-    const int64_t n = data.ndim() == 1 ? 1 : data.dim(0);
-    p.fwd = AxisView{n, n == 0 ? 0 : size / n, 1};
-    const int64_t m = label.size();
-    if (m == 0 ? size != 0 : size % m != 0)
-      Invalid(s, "label " + ShapeString(label) + " must hold one class per row of data " + ShapeString(data));
-    p.bwd = AxisView{m, m == 0 ? 0 : size / m, 1};
-  }
-  p.grad_scale = a.grad_scale;
+  SoftmaxOutputParams p;
+  p.l = weft::sdk::LayOutSoftmaxOutput(s.op_name, data.shape, label.shape, a);
   p.ignore_label = a.ignore_label;
   p.use_ignore = a.use_ignore;
-  p.norm = a.normalization;
+  p.norm_valid = a.normalization == weft::sdk::GradNormalization::kValid;
   return p;
 }
 
@@ -174,7 +145,7 @@ class SoftmaxOutputForward {
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
-    const AxisView& v = p_.fwd;
+    const AxisView& v = p_.l.fwd;
     isa::Dispatch([&] {
       weft::sdk::WithReq(c.req[0], [&](auto assign) {
         for (int64_t o = 0; o < v.outer; ++o)
@@ -202,7 +173,20 @@ class SoftmaxOutputBackward {
     const float* label = c.inputs[2].data<float>();
     const float* y = c.inputs[3].data<float>();
     float* gx = c.outputs[0].data<float>();
-    const AxisView& v = p_.bwd;
+    if (p_.l.prob_label) {
+      weft::sdk::WithReq(c.req[0], [&](auto assign) {
+        for (int64_t i = 0, n = c.outputs[0].size(); i < n; ++i) assign(gx[i], (y[i] - label[i]) * p_.l.scale);
+      });
+    } else {
+      ClassLabelGrad(label, y, gx, c.req[0]);
+    }
+    weft::sdk::FillReq(c.req[1], c.outputs[1].data<float>(), 0.0f, c.outputs[1].size());
+  }
+
+ private:
+  // (y − one_hot(label))·scale per backward row; ignored rows get 0.
+  void ClassLabelGrad(const float* label, const float* y, float* gx, int32_t req) const {
+    const AxisView& v = p_.l.bwd;
     const int64_t rows = v.outer * v.inner;  // label i belongs to row (i / inner, i % inner)
     int64_t valid = 0;
     for (int64_t i = 0; i < rows; ++i) {
@@ -211,17 +195,12 @@ class SoftmaxOutputBackward {
       if (!ignored && (k < 0 || k >= v.len))
         throw Error(WEFT_ERR_INVALID_ARGUMENT, "SoftmaxOutput: label " + std::to_string(label[i]) + " at " +
                                                    std::to_string(i) + " is outside [0, " + std::to_string(v.len) +
-                                                   ") (set use_ignore/ignore_label to skip it)");
+                                                   ") (set use_ignore/ignore_label to skip it, or give a " +
+                                                   "probability label of the output's shape)");
       valid += ignored ? 0 : 1;
     }
-    float scale = p_.grad_scale;
-    if (p_.norm == SoftmaxOutputParams::Norm::kValid) {
-      scale /= static_cast<float>(std::max<int64_t>(valid, 1));
-    } else {
-      if (p_.norm == SoftmaxOutputParams::Norm::kBatch && v.outer > 0) scale /= static_cast<float>(v.outer);
-      if (p_.multi) scale /= p_.extra_div;
-    }
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+    const float scale = p_.norm_valid ? p_.l.scale / static_cast<float>(std::max<int64_t>(valid, 1)) : p_.l.scale;
+    weft::sdk::WithReq(req, [&](auto assign) {
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t base = (r / v.inner) * v.len * v.inner + r % v.inner;
         const bool ignored = p_.use_ignore && label[r] == p_.ignore_label;
@@ -232,10 +211,8 @@ class SoftmaxOutputBackward {
         }
       }
     });
-    weft::sdk::FillReq(c.req[1], c.outputs[1].data<float>(), 0.0f, c.outputs[1].size());
   }
 
- private:
   SoftmaxOutputParams p_;
 };
 
