@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "gpu_kernel.h"
+#include "gpu_loss.h"
 #include "weft/sdk/ops/softmax.hpp"
 
 namespace weft::WEFT_GPU_NS {
@@ -175,17 +176,6 @@ struct SoftmaxOutputParams {
   }
 };
 
-/// _backward_SoftmaxOutput with a label of the output's shape (probabilities), one element i:
-/// (y − label)·scale.
-template <class Assign>
-struct SoftmaxOutputProbGradMap {
-  float scale;
-  const float* label;
-  const float* y;
-  float* gx;
-  WEFT_HD void operator()(int64_t i) const { Assign::Put(gx[i], (y[i] - label[i]) * scale); }
-};
-
 template <class L>
 class SoftmaxOutputKernel {
  public:
@@ -215,9 +205,11 @@ class SoftmaxOutputBackwardKernel {
     WithReq(c.req[0], [&](auto a) {
       if (p_.prob_label) {
         L::Map(c, c.outputs[0].size(),
-               SoftmaxOutputProbGradMap<decltype(a)>{p_.scale, L::template Ptr<const float>(c.inputs[2]),
-                                                     L::template Ptr<const float>(c.inputs[3]),
-                                                     L::template Ptr<float>(c.outputs[0])});
+               // a label of the output's shape holds probabilities: (y − label)·scale, the
+               // regression heads' gradient
+               RegressionGradMap<decltype(a)>{p_.scale, L::template Ptr<const float>(c.inputs[2]),
+                                              L::template Ptr<const float>(c.inputs[3]),
+                                              L::template Ptr<float>(c.outputs[0]), false});
         return;
       }
       L::Map(c, p_.bwd.outer * p_.bwd.inner,

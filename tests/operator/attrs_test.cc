@@ -153,15 +153,13 @@ TEST(Normalize, UnimplementedMxnetOptionsOnlyAtDefault) {
   // Accepted so that MXNet JSON loads, but only with the default value.
   EXPECT_NO_THROW(Norm("Dropout", {{"mode", "training"}}));
   ExpectContains(ErrorOf([] { Norm("Dropout", {{"mode", "always"}}); }), {"Dropout", "mode", "always", "training"});
-  EXPECT_NO_THROW(Norm("SoftmaxOutput", {{"preserve_shape", "0"}}));
-  ExpectContains(ErrorOf([] {
-                   Norm("SoftmaxOutput", {{"preserve_shape", "True"}});
-                 }),
-                 {"preserve_shape", "not supported"});
+  EXPECT_NO_THROW(Norm("SoftmaxOutput", {{"out_grad", "0"}}));
+  ExpectContains(ErrorOf([] { Norm("SoftmaxOutput", {{"out_grad", "True"}}); }), {"out_grad", "not supported"});
   // Implemented since issue 13, in every spelling MXNet writes.
   for (const char* v : {"True", "False", "1", "0", "None"})
     EXPECT_NO_THROW(Norm("Pooling", {{"count_include_pad", v}}));
   EXPECT_NO_THROW(Norm("SoftmaxOutput", {{"multi_output", "True"}}));
+  EXPECT_NO_THROW(Norm("SoftmaxOutput", {{"preserve_shape", "True"}}));  // softmax over the last axis
   // Implemented for MXNet's frontend (reduces the axes not listed).
   EXPECT_NO_THROW(Norm("sum", {{"axis", "(1,)"}, {"exclude", "True"}}));
   // Performance hints: any valid value.
