@@ -10,12 +10,18 @@
 #include <functional>
 #include <mutex>
 
+#include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/ops/pooling.hpp"
 
 namespace weft::cpu {
 
 /// The tensor's description: `plain` (NCHW) itself, or its dims in blocked format `f`.
 dnnl::memory::desc ActDesc(const dnnl::memory::desc& plain, weft::sdk::ActFormat f);
+
+/// The channel block of `f` (1 for plain) for `data`, which an element-wise kernel (BatchNorm,
+/// Dropout) reads in that layout. Throws WEFT_ERR_INVALID_ARGUMENT naming the op (Invalid) unless
+/// `data` is plain, or 4-D with a multiple of the block's channels.
+int64_t CheckBlockedData(const weft::sdk::KernelSetup& s, const weft::sdk::TensorDesc& data, weft::sdk::ActFormat f);
 
 /// `from` (description from_md) rewritten into `to` (to_md: the same dims, another layout).
 void Relayout(const dnnl::memory::desc& from_md, const float* from, const dnnl::memory::desc& to_md, float* to);

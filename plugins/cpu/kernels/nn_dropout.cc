@@ -74,12 +74,8 @@ class DropoutForward {
       Invalid(s, "mask output must have data's shape " + ShapeString(s.inputs[0]));
     }
     if (p.data_format != weft::sdk::ActFormat::kPlain) {
+      CheckBlockedData(s, s.inputs[0], p.data_format);
       const auto& d = s.inputs[0].shape;
-      const int64_t block = weft::sdk::ActFormatBlock(p.data_format);
-      if (d.size() != 4 || d[1] % block != 0)
-        Invalid(s, "data_format " + std::string(weft::sdk::kActFormats[static_cast<size_t>(p.data_format)]) +
-                       " needs 4-D data with a multiple of " + std::to_string(block) + " channels (got " +
-                       ShapeString(s.inputs[0]) + "); use plain");
       const dnnl::memory::desc plain({d[0], d[1], d[2], d[3]}, dnnl::memory::data_type::f32,
                                      dnnl::memory::format_tag::nchw);
       plain_md_ = plain;

@@ -45,11 +45,7 @@ class SgBatchNormForward {
                                                std::vector{&s.inputs[1], &s.inputs[2], &s.aux[0], &s.aux[1]});
     if (s.outputs[0].size() != s.inputs[0].size())
       Invalid(s, "output " + ShapeString(s.outputs[0]) + " must have data's shape " + ShapeString(s.inputs[0]));
-    block_ = weft::sdk::ActFormatBlock(p_.data_format);
-    if (block_ > 1 && (s.inputs[0].shape.size() != 4 || g_.c % block_ != 0))
-      Invalid(s, "data_format " + std::string(weft::sdk::kActFormats[static_cast<size_t>(p_.data_format)]) +
-                     " needs 4-D data with a multiple of " + std::to_string(block_) + " channels (got " +
-                     ShapeString(s.inputs[0]) + "); use plain");
+    block_ = CheckBlockedData(s, s.inputs[0], p_.data_format);
   }
 
   void Compute(const KernelCall& c) const {
