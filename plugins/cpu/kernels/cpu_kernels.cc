@@ -93,6 +93,7 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
   RegisterSparseRowOps(*t);
   RegisterSparseSquareSum(*t);
   RegisterSparseProducts(*t);
+  RegisterSparseEmbedding(*t);
   RegisterSparseOptimizers(*t);
   t->Api();
   return t;
