@@ -135,9 +135,11 @@ OpDef FillLike(std::string name, std::string value) {
 }
 
 // _sparse_retain (MXNet 1.9 src/operator/tensor/sparse_retain.cc; mx.nd.sparse.retain): the rows
-// of a row_sparse `data` named by `indices`, as a row_sparse array of data's shape. Only sparse
-// kernels compute it (the cpu's tensor_sparse_ops.cc): a dense data has no kernel, as in MXNet.
-// Gradient: out_grad's rows at indices (_backward_sparse_retain), row_sparse.
+// of a row_sparse `data` named by `indices`, as a row_sparse array of data's shape (the cpu's
+// sparse kernel, tensor_sparse_ops.cc). Its dense kernel (the same file) computes the same values
+// on a dense data, zero outside those rows: what the MXNet binding's bound graphs run on their
+// dense copies of sparse arrays (MXNet's imperative call refuses a dense data; the binding too).
+// Gradient: out_grad's rows at indices (_backward_sparse_retain), row_sparse (dense when dense).
 OpDef SparseRetain() {
   OpDef d;
   d.name = "_sparse_retain";
@@ -160,6 +162,26 @@ OpDef SparseRetain() {
   return d;
 }
 
+// cast_storage (MXNet 1.9 src/operator/tensor/cast_storage.cc): the input in storage type `stype`.
+// Its point is the storage, which weft's dense kernels do not see: the MXNet binding converts
+// imperative calls itself (weft::CastStorage) and runs it in a bound graph on dense copies as the
+// copy of its values (sparse_executor.h), storing the result in `stype`. No kernel computes it.
+// Gradient: out_grad (MXNet's _copy of it).
+OpDef CastStorage() {
+  OpDef d = SameShapeUnary("cast_storage",
+                           "The input converted to storage type `stype`: 'default' (dense), 'row_sparse' (the rows "
+                           "holding a non-zero element) or 'csr' (the non-zero elements of a 2-d array).");
+  AttrSpec stype;
+  stype.name = "stype";
+  stype.type = "enum";
+  stype.doc = "Output storage type.";
+  stype.choices = {"csr", "default", "row_sparse"};
+  d.attrs.push_back(std::move(stype));
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_copy";
+  return d;
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
@@ -167,6 +189,7 @@ void RegisterTensorOps(OpRegistry& r) {
   r.Register(BatchDot());
   r.Register(Cast());
   r.Register(SparseRetain());
+  r.Register(CastStorage());
   r.Register(FillLike("zeros_like", "zeros"));
   r.Register(FillLike("ones_like", "ones"));
   r.AddAlias("cast", "Cast");
