@@ -411,10 +411,12 @@ std::vector<char> SparseStorage::Mark(const RowPlan& plan, int64_t rows) const {
       for (size_t i = 0; i < values.size(); ++i) {
         const auto row = static_cast<int64_t>(values[i]);  // MXNet's cast: toward zero
         if (row < 0 || row >= bound) {
+          if (src.bound <= 0)
+            Fail("{}: indices[{}] = {} is not a row of data (rows 0..{})", src.node, i, values[i], bound - 1);
           Fail(
-              "{}: index [{}] = {} is outside the rows [0, {}) (MXNet: SparseEmbedding input contains data out of "
-              "bound)",
-              src.node, i, values[i], bound);
+              "{}: data[{}] = {} is outside the weight's rows [0, {}) (MXNet: SparseEmbedding input contains data "
+              "out of bound)",
+              src.node, i, values[i], src.bound);
         }
         set(row);
       }

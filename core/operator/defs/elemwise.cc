@@ -64,29 +64,6 @@ const UnaryMath kZeroGradMath[] = {
     {"sign", "−1, 0 or 1 by the sign of x"},
 };
 
-// MXNet 1.9's scatter ops (src/operator/tensor/elemwise_scatter_op.cc): on a sparse lhs they
-// compute only the values it stores, and their result stores the same rows (row_sparse) or elements
-// (csr, the scalar ops) -- which only the sparse kernels see; on dense arrays (and, for the
-// division, a lhs that is not row_sparse, which MXNet computes dense) they are the plain op, with
-// its kernels and gradient (MXNet: _copy of out_grad for the scalar ops, _backward_div).
-OpDef ScatterScalar(const char* name, const char* formula, const char* plain) {
-  OpDef d = Scalar(name, formula, 0);
-  d.description = std::string("output = ") + formula + " element by element (" + plain +
-                  "); of a row_sparse or csr `data`, only the values it stores, the result storing the same "
-                  "rows or elements.";
-  d.backward_op = std::string("_backward") + plain;
-  return d;
-}
-
-OpDef ScatterDiv() {
-  OpDef d = Elemwise("_scatter_elemwise_div", "lhs / rhs", kUsesInputs);
-  d.description =
-      "output = lhs / rhs element by element (elemwise_div); of a row_sparse lhs, only the rows it stores, the "
-      "result storing the same rows.";
-  d.backward_op = "_backward_elemwise_div";
-  return d;
-}
-
 OpDef Clip() {
   OpDef d = Unary("clip", "output = min(max(x, a_min), a_max) element by element.", kUsesInputs);
   d.description += " The gradient passes where a_min ≤ x ≤ a_max and is 0 elsewhere (MXNet).";
@@ -133,9 +110,6 @@ void RegisterElemwiseOps(OpRegistry& r) {
     r.Register(ZeroGrad(Unary(op.name, std::string("output = ") + op.formula + " element by element.", 0)));
   }
   r.Register(Clip());
-  r.Register(ScatterScalar("_scatter_plus_scalar", "data + scalar", "_plus_scalar"));
-  r.Register(ScatterScalar("_scatter_minus_scalar", "data − scalar", "_minus_scalar"));
-  r.Register(ScatterDiv());
 }
 
 }  // namespace weft::opdef

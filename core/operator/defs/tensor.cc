@@ -2,6 +2,7 @@
 // and dtype and fill ops dot, batch_dot, Cast, zeros_like, ones_like, and _sparse_retain. Shape rules are MXNet 1.9's
 // (src/operator/tensor/dot-inl.h, elemwise_unary_op.h).
 #include "operator/defs/builtin.h"
+#include "operator/defs/elemwise_defs.h"
 #include "operator/op_util.h"
 #include "weft/sdk/ops/cast.hpp"
 #include "weft/sdk/ops/dot.hpp"
@@ -182,6 +183,28 @@ OpDef CastStorage() {
   return d;
 }
 
+// MXNet 1.9's scatter ops (src/operator/tensor/elemwise_scatter_op.cc): on a sparse lhs they
+// compute only the values it stores, and their result stores the same rows (row_sparse) or elements
+// (csr, the scalar ops) -- which only the sparse kernels see; on dense arrays (and, for the
+// division, a lhs that is not row_sparse, which MXNet computes dense) they are the plain op, with
+// its kernels and gradient (MXNet: _copy of out_grad for the scalar ops, _backward_div).
+OpDef ScatterScalar(const char* name, const char* formula, const char* plain) {
+  OpDef d = Scalar(name, formula, 0);
+  d.description = std::string("output = ") + formula + " element by element (" + plain +
+                  "); of a row_sparse or csr `data`, only the values it stores, the result storing the same "
+                  "rows or elements.";
+  return d;  // backward _backward<name>: the plain op's gradient kernel under this op's name
+}
+
+OpDef ScatterDiv() {
+  OpDef d = Elemwise("_scatter_elemwise_div", "lhs / rhs", kUsesInputs);
+  d.description =
+      "output = lhs / rhs element by element (elemwise_div); of a row_sparse lhs, only the rows it stores, the "
+      "result storing the same rows.";
+  d.backward_op = "_backward_scatter_elemwise_div";  // elemwise_div's gradient kernel under this op's name
+  return d;
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
@@ -190,6 +213,9 @@ void RegisterTensorOps(OpRegistry& r) {
   r.Register(Cast());
   r.Register(SparseRetain());
   r.Register(CastStorage());
+  r.Register(ScatterScalar("_scatter_plus_scalar", "data + scalar", "_plus_scalar"));
+  r.Register(ScatterScalar("_scatter_minus_scalar", "data − scalar", "_minus_scalar"));
+  r.Register(ScatterDiv());
   r.Register(FillLike("zeros_like", "zeros"));
   r.Register(FillLike("ones_like", "ones"));
   r.AddAlias("cast", "Cast");

@@ -159,11 +159,12 @@ void RegisterSparseScatterOps(sdk::KernelTable& table) {
   table.AddSparse<ScatterScalarKernel<arith::PlusScalar>>("_scatter_plus_scalar", floats, stypes);
   table.AddSparse<ScatterScalarKernel<arith::MinusScalar>>("_scatter_minus_scalar", floats, stypes);
   table.AddSparse<ScatterDivKernel>("_scatter_elemwise_div", floats, stypes);
-  // Dense arrays: the plain ops' kernels.
+  // Dense arrays, and the gradients (MXNet's: _copy of out_grad, _backward_div): the plain ops'
+  // kernels under the scatter ops' names.
   using Wide = tensor::ColdAll;
-  table.Add<tensor::ScalarKernel<arith::PlusScalar, Wide>>("_scatter_plus_scalar", Wide::kMask);
-  table.Add<tensor::ScalarKernel<arith::MinusScalar, Wide>>("_scatter_minus_scalar", Wide::kMask);
-  table.Add<tensor::ElemwiseKernel<arith::Div, Wide>>("_scatter_elemwise_div", Wide::kMask);
+  tensor::AddScalar<arith::PlusScalar, Wide>(table, "_scatter_plus_scalar", "_backward_scatter_plus_scalar");
+  tensor::AddScalar<arith::MinusScalar, Wide>(table, "_scatter_minus_scalar", "_backward_scatter_minus_scalar");
+  tensor::AddElemwise<arith::Div, Wide>(table, "_scatter_elemwise_div", "_backward_scatter_elemwise_div");
 }
 
 }  // namespace weft::cpu
