@@ -39,6 +39,8 @@ struct Graph {
   std::set<Entry> heads;
   std::map<size_t, size_t> arg_of;  // variable node -> argument index
   std::vector<StorageType> stypes;  // per argument
+  // OutPlan's and GradPlan's results by entry: a graph that reuses an entry (y * y) is walked once.
+  mutable std::map<Entry, StoragePlan> out_plans, grad_plans;
 
   Graph(const Symbol& s, std::vector<StorageType> arg_stypes) : stypes(std::move(arg_stypes)) {
     const nlohmann::json g = nlohmann::json::parse(s.ToJSON());
@@ -115,7 +117,9 @@ RowSource Source(RowSource::Kind kind, size_t arg, std::string node = "") {
 // MXNet's forward storage of entry e (its ops' FInferStorageType): an argument's own; what the
 // ops above keep; cast_storage's stype; _sparse_retain's row_sparse storing the indices' rows;
 // _scatter_elemwise_div of a row_sparse lhs, row_sparse storing lhs's rows. Anything else is dense.
-StoragePlan OutPlan(const Graph& g, Entry e) {
+StoragePlan OutPlan(const Graph& g, Entry e);
+
+StoragePlan OutPlanOf(const Graph& g, Entry e) {
   StoragePlan plan;
   if (g.IsVariable(e.first)) {
     auto it = g.arg_of.find(e.first);
@@ -164,7 +168,14 @@ StoragePlan OutPlan(const Graph& g, Entry e) {
 
 // MXNet's storage of the gradient of entry e: dense unless every use gives a sparse one of one
 // type (sparse_executor.h). A row_sparse one stores the union of the uses' rows.
-StoragePlan GradPlan(const Graph& g, Entry e) {
+StoragePlan OutPlan(const Graph& g, Entry e) {
+  if (auto it = g.out_plans.find(e); it != g.out_plans.end()) return it->second;
+  return g.out_plans[e] = OutPlanOf(g, e);
+}
+
+StoragePlan GradPlan(const Graph& g, Entry e);
+
+StoragePlan GradPlanOf(const Graph& g, Entry e) {
   StoragePlan dense;
   if (g.heads.contains(e)) {
     // MXNet's head gradient has the output's storage type; an argument's own is dense.
@@ -237,6 +248,11 @@ StoragePlan GradPlan(const Graph& g, Entry e) {
   }
   if (plan.stype != StorageType::kRowSparse) plan.rows.reset();
   return plan;
+}
+
+StoragePlan GradPlan(const Graph& g, Entry e) {
+  if (auto it = g.grad_plans.find(e); it != g.grad_plans.end()) return it->second;
+  return g.grad_plans[e] = GradPlanOf(g, e);
 }
 
 NDArray IndexArray(const std::vector<int64_t>& rows, const Context& ctx) {
