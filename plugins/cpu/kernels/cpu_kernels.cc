@@ -91,6 +91,7 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
   RegisterAllKernels(*t);
   RegisterSparseKernels(*t);
   RegisterSparseRowOps(*t);
+  RegisterSparseScatterOps(*t);
   RegisterSparseSquareSum(*t);
   RegisterSparseProducts(*t);
   RegisterSparseEmbedding(*t);
