@@ -695,6 +695,26 @@ TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseTrainingMode) {
   ExpectThreeAgree(t, false, "inference after training-mode passes");
 }
 
+// The optimized symbol binds again as it is (no fusion pass: the with_dw node's inputs, aux
+// states and shapes come from its op definition) and gives the unfused graph's values.
+TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseRebinds) {
+  Symbol net = InvertedResidual(Symbol::Variable("data"), 16, 24, 2, "b", true);
+  Trio t = BindThree(net, Shape(2, 16, 11, 11));
+  for (Executor* e : {t.fused.get(), t.blocked.get()}) {
+    const Symbol opt = e->GetOptimizedSymbol();
+    ASSERT_EQ(CountAttr(opt, "with_dw", "True"), 1u) << opt.ToJSON();
+    auto again = BindWith(opt, Shape(2, 16, 11, 11), false);
+    EXPECT_EQ(again->arg_dict().at("b_dw_weight").GetShape(), Shape(96, 1, 3, 3));
+    EXPECT_EQ(again->arg_dict().count("b_dw_bias"), 1u);
+    EXPECT_EQ(again->aux_dict().count("b_bn2_moving_var"), 1u);
+    EXPECT_EQ(again->outputs[0].GetShape(), Shape(2, 24, 6, 6));
+    again->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+    again->Forward(false);
+    t.plain->Forward(false);
+    ExpectClose(Values(again->outputs[0]), Values(t.plain->outputs[0]), "rebound optimized symbol");
+  }
+}
+
 // What stays apart: a 1x1 output read twice, a 1x1 convolution with a stride, a depthwise one
 // without padding, a grouped one that is not depthwise, a 3x3 convolution before the depthwise
 // one; the chains themselves still fuse.
