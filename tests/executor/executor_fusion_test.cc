@@ -695,6 +695,17 @@ TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseTrainingMode) {
   ExpectThreeAgree(t, false, "inference after training-mode passes");
 }
 
+// Channel counts that are no multiple of a block (10 -> 60 -> 10: plain activations, oneDNN
+// pads its own copies) merge and agree too.
+TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseOddChannels) {
+  Symbol net = InvertedResidual(Symbol::Variable("data"), 10, 10, 1, "b");
+  for (const Shape& shape : {Shape(1, 10, 9, 9), Shape(3, 10, 17, 17)}) {
+    Trio t = BindThree(net, shape);
+    EXPECT_EQ(CountAttr(t.blocked->GetOptimizedSymbol(), "with_dw", "True"), 1u);
+    ExpectThreeAgree(t, false, "10 -> 60 channels " + shape.ToString());
+  }
+}
+
 // The optimized symbol binds again as it is (no fusion pass: the with_dw node's inputs, aux
 // states and shapes come from its op definition) and gives the unfused graph's values.
 TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseRebinds) {
