@@ -40,6 +40,7 @@
 #include "cpu_kernels.h"
 #include "nn_blocked_act.h"
 #include "nn_conv_dnnl.h"
+#include "nn_conv_winograd.h"
 #include "norm_batch_norm.h"
 
 namespace weft::cpu {
@@ -123,6 +124,7 @@ class FusedPrimitive {
     try {
       if (!winograd) throw dnnl::error(dnnl_unimplemented, "direct");
       pd = make(dnnl::algorithm::convolution_winograd);
+      winograd_ = true;
     } catch (const dnnl::error&) {  // no Winograd kernel for this geometry or ISA
       pd = make(dnnl::algorithm::convolution_direct);
     }
@@ -143,6 +145,8 @@ class FusedPrimitive {
   }
 
   uint64_t Workspace() const { return ws_; }
+  /// Whether oneDNN runs a Winograd kernel.
+  bool Winograd() const { return winograd_; }
   /// Whether a call reorders the data or the output (their layouts are not the tensors').
   bool Reorders() const { return !src_.same() || !dst_.same(); }
 
@@ -179,7 +183,7 @@ class FusedPrimitive {
   }
 
   ConvGeom g_;
-  bool with_sum_;
+  bool with_sum_, winograd_ = false;
   dnnl::convolution_forward prim_;
   memory::desc wei_plain_, wei_wanted_, bias_md_;
   dnnl::reorder wei_reorder_, sum_reorder_;
@@ -223,6 +227,12 @@ class SgConvForward {
       // whole batch: SqueezeNet's stem at batch 32 took 32 calls of one image before.
       const bool winograd = WinogradFits(s, g_);
       full_ = std::make_unique<FusedPrimitive>(g_, p_, winograd);
+      if (OwnWinograd(s)) {
+        own_ = std::make_unique<WinogradF4Conv>(g_, weft::sdk::ActFormatBlock(p_.data_format),
+                                                weft::sdk::ActFormatBlock(p_.out_format), Epilogue());
+        full_.reset();
+        return;
+      }
       const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g_) : 0;
       chunk_ = chunk > 0 && chunk < g_.n ? chunk : g_.n;
       ConvGeom part = g_;
@@ -237,6 +247,23 @@ class SgConvForward {
       full_.reset();
       rest_.reset();
     }
+  }
+
+  // weft's Winograd (nn_conv_winograd.h) where oneDNN has none for this geometry and ISA (oneDNN's
+  // are AVX-512 only): 3x3 stride-1 layers with enough tiles, unless WEFT_CPU_CONV_WINOGRAD=0.
+  bool OwnWinograd(const KernelSetup& s) const {
+    return !full_->Winograd() && WinogradF4Fits(g_) && WinogradF4Pays(g_) && ConvWinogradSetting(s);
+  }
+
+  WinoEpilogue Epilogue() const {
+    auto act = [](FusedAct a, double lo, double hi) {
+      return WinoAct{a == FusedAct::kRelu   ? WinoAct::kRelu
+                     : a == FusedAct::kClip ? WinoAct::kClip
+                                            : WinoAct::kNone,
+                     static_cast<float>(lo), static_cast<float>(hi)};
+    };
+    return {act(p_.act_type, p_.act_min, p_.act_max), act(p_.postsum_act_type, p_.postsum_act_min, p_.postsum_act_max),
+            p_.with_sum};
   }
 
   // A blocked format needs 2-D and whole blocks of channels (so the tensor has the plain size).
@@ -255,11 +282,19 @@ class SgConvForward {
     PrepareMathThread();
     const bool batch_stats = p_.with_bn && c.is_train && !p_.bn_use_global_stats;
     std::lock_guard<std::mutex> lock(mu_);
-    if (full_ == nullptr || batch_stats || c.req[0] == WEFT_REQ_ADD) return Unfused(c, batch_stats);
+    if ((full_ == nullptr && own_ == nullptr) || batch_stats || c.req[0] == WEFT_REQ_ADD)
+      return Unfused(c, batch_stats);
     Refold(c);
     const float* x = c.inputs[0].data<float>();
     const float* sum = p_.with_sum ? c.inputs[sum_].data<float>() : nullptr;
     float* y = c.outputs[0].data<float>();
+    if (own_ != nullptr) {
+      if (own_generation_ != folded_.generation) own_->SetWeights(folded_.w.data(), folded_.b.data());
+      own_generation_ = folded_.generation;
+      own_->Run(x, sum, y);
+      std::vector<float>().swap(folded_.w);  // as below: U holds this generation
+      return;
+    }
     const int64_t in_image = g_.c * g_.in_plane(), out_image = g_.f * g_.out_plane();
     char* ws = c.Workspace<char>(WorkspaceBytes());
     for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_) {
@@ -368,7 +403,9 @@ class SgConvForward {
   size_t gamma_ = 2, sum_ = 2;
   int64_t chunk_ = 1;
   const weft_host_api* host_ = nullptr;
-  std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it
+  std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it, or own_ runs it
+  std::unique_ptr<WinogradF4Conv> own_;          // weft's Winograd runs the layer
+  mutable uint64_t own_generation_ = 0;          // the folded_ generation own_ holds transformed
   mutable std::mutex mu_;
   mutable Folded folded_;
   mutable uint64_t w_stamp_ = 0;
