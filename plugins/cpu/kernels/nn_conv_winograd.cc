@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "isa_dispatch.h"
 #include "parallel.h"
@@ -20,34 +22,43 @@ constexpr int64_t kPositions = 36;  // the 6x6 transformed tile
 
 std::atomic<uint64_t> g_runs{0};
 
-// One activation tensor: plain NCHW (block 1) or nChw<block>c.
+// One activation tensor: plain NCHW (B 1) or nChw<B>c. B is a compile-time constant so that the
+// address arithmetic has no divisions.
+template <int64_t B>
 struct View {
   const float* p;
-  int64_t block, channels, plane;
-  // Offset of channel c (a multiple of 8) at pixel `pix` of image n.
-  int64_t At(int64_t n, int64_t c, int64_t pix) const {
-    if (block == 1) return (n * channels + c) * plane + pix;
-    return ((n * (channels / block) + c / block) * plane + pix) * block + c % block;
+  int64_t channels, plane;
+  // Channel c (a multiple of 8) of image n at pixel 0; pixel `pix` is Pixel(pix) floats further.
+  const float* Base(int64_t n, int64_t c) const {
+    if (B == 1) return p + (n * channels + c) * plane;
+    return p + (n * (channels / B) + c / B) * plane * B + c % B;
   }
-  // Channels c..c+7 at a pixel; those past `channels` (plain tensors only) read as 0. (Vectors
-  // pass by reference: GCC warns that passing them by value changes the ABI without AVX.)
-  void Load(int64_t n, int64_t c, int64_t pix, V8& v) const {
-    const float* q = p + At(n, c, pix);
-    if (block > 1) {
+  static int64_t Pixel(int64_t pix) { return pix * B; }
+  // Channels c..c+7 at q = Base(n, c) + Pixel(pix); past `lanes` (plain tensors only) they read
+  // as 0. (Vectors pass by reference: by value GCC warns that the ABI differs without AVX.)
+  void Load(const float* q, int64_t lanes, V8& v) const {
+    if (B > 1) {
       std::memcpy(&v, q, sizeof v);
       return;
     }
-    for (int64_t l = 0; l < kLanes; ++l) v[l] = c + l < channels ? q[l * plane] : 0.0f;
+    for (int64_t l = 0; l < kLanes; ++l) v[l] = l < lanes ? q[l * plane] : 0.0f;
   }
-  void Store(int64_t n, int64_t c, int64_t pix, const V8& v) const {
-    float* q = const_cast<float*>(p) + At(n, c, pix);
-    if (block > 1) {
+  void Store(float* q, int64_t lanes, const V8& v) const {
+    if (B > 1) {
       std::memcpy(q, &v, sizeof v);
       return;
     }
-    for (int64_t l = 0; l < kLanes && c + l < channels; ++l) q[l * plane] = v[l];
+    for (int64_t l = 0; l < kLanes && l < lanes; ++l) q[l * plane] = v[l];
   }
 };
+
+// Runs f(std::integral_constant<int64_t, block>) for block 1, 8 or 16.
+template <typename F>
+void WithBlock(int64_t block, const F& f) {
+  if (block == 16) return f(std::integral_constant<int64_t, 16>{});
+  if (block == 8) return f(std::integral_constant<int64_t, 8>{});
+  f(std::integral_constant<int64_t, 1>{});
+}
 
 // Bᵀ·d for one column (or row) of the 6x6 input tile, elements `s` apart.
 inline void InputRows(const V8* d, int64_t s, V8* t, int64_t ts) {
@@ -84,6 +95,77 @@ struct TileAt {
   int64_t n, ty, tx;
 };
 
+// One chunk of `count` tiles from tile t0, its V (position p of tile t, channel c at
+// v[p * vstride + t * cp + c]) and M (m[p * mstride + t * kp + k]).
+struct Chunk {
+  const ConvGeom& g;
+  int64_t t0, count, cp, kp, tiles_h, tiles_w, vstride, mstride;
+  TileAt Tile(int64_t t) const {
+    const int64_t i = t0 + t, per_image = tiles_h * tiles_w;
+    return TileAt{i / per_image, i % per_image / tiles_w, i % tiles_w};
+  }
+};
+
+// V = Bᵀ·d·B for every tile and 8 channels of the chunk.
+template <int64_t B>
+void InputTransform(const Chunk& j, const float* x, float* v) {
+  const ConvGeom& g = j.g;
+  const View<B> in{x, g.c, g.h * g.w};
+  for (int64_t t = 0; t < j.count; ++t) {
+    const TileAt at = j.Tile(t);
+    const int64_t y0 = at.ty * 4 - g.ph, x0 = at.tx * 4 - g.pw;
+    const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= g.h && x0 + 6 <= g.w;
+    for (int64_t c = 0; c < j.cp; c += kLanes) {
+      const float* base = in.Base(at.n, c);
+      V8 d[36], r[36];
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t k = 0; k < 6; ++k) {
+          const int64_t yy = y0 + i, xx = x0 + k;
+          d[i * 6 + k] = V8{};
+          if (inside || (yy >= 0 && yy < g.h && xx >= 0 && xx < g.w))
+            in.Load(base + in.Pixel(yy * g.w + xx), g.c - c, d[i * 6 + k]);
+        }
+      for (int64_t k = 0; k < 6; ++k) InputRows(d + k, 6, r + k, 6);          // Bᵀ·d
+      for (int64_t i = 0; i < 6; ++i) InputRows(r + i * 6, 1, d + i * 6, 1);  // (Bᵀ·d)·B
+      for (int64_t p = 0; p < kPositions; ++p) std::memcpy(v + p * j.vstride + t * j.cp + c, &d[p], sizeof(V8));
+    }
+  }
+}
+
+// y = act2(act(Aᵀ·M·A + bias) + sum) for every tile and 8 filters of the chunk.
+template <int64_t B>
+void OutputTransform(const Chunk& j, const float* m, const float* bias, const WinoEpilogue& e, const float* sum,
+                     float* y) {
+  const ConvGeom& g = j.g;
+  const View<B> out{y, g.f, g.oh * g.ow}, add{sum, g.f, g.oh * g.ow};
+  for (int64_t t = 0; t < j.count; ++t) {
+    const TileAt at = j.Tile(t);
+    const int64_t oy0 = at.ty * 4, ox0 = at.tx * 4;
+    const int64_t rows = std::min<int64_t>(4, g.oh - oy0), cols = std::min<int64_t>(4, g.ow - ox0);
+    for (int64_t k = 0; k < j.kp; k += kLanes) {
+      V8 s[36], r[24], o[16], b;
+      for (int64_t p = 0; p < kPositions; ++p) std::memcpy(&s[p], m + p * j.mstride + t * j.kp + k, sizeof(V8));
+      for (int64_t c = 0; c < 6; ++c) OutputRows(s + c, 6, r + c, 6);          // Aᵀ·m: 4 rows of 6
+      for (int64_t i = 0; i < 4; ++i) OutputRows(r + i * 6, 1, o + i * 4, 1);  // (Aᵀ·m)·A
+      std::memcpy(&b, bias + k, sizeof b);
+      const int64_t offset = out.Base(at.n, k) - y;  // the same for `sum`
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t c = 0; c < cols; ++c) {
+          const int64_t at_pix = offset + out.Pixel((oy0 + i) * g.ow + ox0 + c);
+          V8 val = o[i * 4 + c] + b;
+          Activate(e.act, val);
+          if (e.with_sum) {
+            V8 s8;
+            add.Load(sum + at_pix, g.f - k, s8);
+            val += s8;
+          }
+          Activate(e.act2, val);
+          out.Store(y + at_pix, g.f - k, val);
+        }
+    }
+  }
+}
+
 }  // namespace
 
 bool WinogradF4Fits(const ConvGeom& g) {
@@ -92,11 +174,12 @@ bool WinogradF4Fits(const ConvGeom& g) {
 }
 
 bool WinogradF4Pays(const ConvGeom& g) {
-  // Each transformed weight is read once per chunk of tiles; below a few chunks' worth of tiles
-  // (ResNet-18's 7x7 layers at batch 1 have 4) the direct kernel, reading 9 floats per channel
-  // pair instead of 36, is faster.
+  // Each transformed weight is read once per chunk of tiles; with few tiles the direct kernel,
+  // reading 9 floats per channel pair instead of 36, is faster. AVX2, one thread: ResNet-18's 7x7
+  // 512-channel layer at batch 1 (4 tiles) takes 5.3 ms, direct 2.6; its 14x14 256-channel layer
+  // (16 tiles) 1.65 ms, direct 2.2.
   const int64_t tiles = g.n * ((g.oh + 3) / 4) * ((g.ow + 3) / 4);
-  return tiles >= 32 && g.c >= 8 && g.f >= 8;
+  return tiles >= 16 && g.c >= 8 && g.f >= 8;
 }
 
 WinogradF4Conv::WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e)
@@ -107,9 +190,13 @@ WinogradF4Conv::WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_
   tiles_w_ = (g.ow + 3) / 4;
   tiles_ = g.n * tiles_h_ * tiles_w_;
   // V and M of a chunk (36 positions of cp + kp floats per tile) in about 1 MB, the L2 cache of
-  // current x86 cores; at least 16 tiles so that the products keep sgemm's kernels busy.
+  // current x86 cores, but at least 16 tiles so that the products keep sgemm's kernels busy, and
+  // more where U is large: each chunk reads all of U (36 C·K floats), so a chunk of T tiles does
+  // T/4 multiply-adds per byte of U; 64 tiles make the 512-channel layers compute-bound (ResNet-18's
+  // layer4 at batch 32: 68 ms with 16 tiles a chunk, 29 ms with 64, AVX2, one thread).
   const int64_t per_tile = kPositions * (cp_ + kp_) * static_cast<int64_t>(sizeof(float));
-  chunk_ = std::clamp<int64_t>((int64_t{1} << 20) / per_tile, 16, 128);
+  const int64_t least = std::clamp<int64_t>(cp_ * kp_ / 4096, 16, 64);
+  chunk_ = std::clamp<int64_t>((int64_t{1} << 20) / per_tile, least, 128);
   chunk_ = std::min(chunk_, tiles_);
 }
 
@@ -143,77 +230,25 @@ void WinogradF4Conv::SetWeights(const float* w, const float* b) {
 }
 
 // One chunk of `count` tiles from tile t0: V = the input transform, M[p] = V[p]·U[p], then the
-// output transform and epilogue. v and m hold chunk_ tiles.
+// output transform and epilogue. v and m hold chunk_ tiles; the 36 positions of each lie 64 bytes
+// more than a whole number of pages apart, so that the transforms' 36 loads or stores per tile do not
+// all fall into one set of the L1 cache.
 void WinogradF4Conv::RunChunk(int64_t t0, int64_t count, const float* x, const float* sum, float* y, float* v,
                               float* m) const {
-  const View in{x, in_block_, g_.c, g_.h * g_.w};
-  const View out{y, out_block_, g_.f, g_.oh * g_.ow};
-  const View add{sum, out_block_, g_.f, g_.oh * g_.ow};
-  const int64_t per_image = tiles_h_ * tiles_w_;
-  auto tile = [&](int64_t t) {
-    const int64_t i = t0 + t;
-    return TileAt{i / per_image, i % per_image / tiles_w_, i % tiles_w_};
-  };
-  const int64_t vstride = chunk_ * cp_, mstride = chunk_ * kp_;
-  isa::Dispatch([&] {
-    for (int64_t t = 0; t < count; ++t) {
-      const TileAt at = tile(t);
-      const int64_t y0 = at.ty * 4 - g_.ph, x0 = at.tx * 4 - g_.pw;
-      const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= g_.h && x0 + 6 <= g_.w;
-      for (int64_t c = 0; c < cp_; c += kLanes) {
-        V8 d[36], r[36];
-        for (int64_t i = 0; i < 6; ++i)
-          for (int64_t j = 0; j < 6; ++j) {
-            const int64_t yy = y0 + i, xx = x0 + j;
-            const bool ok = inside || (yy >= 0 && yy < g_.h && xx >= 0 && xx < g_.w);
-            d[i * 6 + j] = V8{};
-            if (ok) in.Load(at.n, c, yy * g_.w + xx, d[i * 6 + j]);
-          }
-        for (int64_t j = 0; j < 6; ++j) InputRows(d + j, 6, r + j, 6);          // Bᵀ·d
-        for (int64_t i = 0; i < 6; ++i) InputRows(r + i * 6, 1, d + i * 6, 1);  // (Bᵀ·d)·B
-        for (int64_t p = 0; p < kPositions; ++p) std::memcpy(v + p * vstride + t * cp_ + c, &d[p], sizeof(V8));
-      }
-    }
-  });
+  const Chunk j{g_, t0, count, cp_, kp_, tiles_h_, tiles_w_, VStride(), MStride()};
+  isa::Dispatch([&] { WithBlock(in_block_, [&](auto b) { InputTransform<b()>(j, x, v); }); });
   for (int64_t p = 0; p < kPositions; ++p)
-    dnnl_sgemm('N', 'N', count, kp_, cp_, 1.0f, v + p * vstride, cp_, u_.data() + p * cp_ * kp_, kp_, 0.0f,
-               m + p * mstride, kp_);
-  isa::Dispatch([&] {
-    for (int64_t t = 0; t < count; ++t) {
-      const TileAt at = tile(t);
-      const int64_t oy0 = at.ty * 4, ox0 = at.tx * 4;
-      const int64_t rows = std::min<int64_t>(4, g_.oh - oy0), cols = std::min<int64_t>(4, g_.ow - ox0);
-      for (int64_t k = 0; k < kp_; k += kLanes) {
-        V8 s[36], r[24], o[16];
-        for (int64_t p = 0; p < kPositions; ++p) std::memcpy(&s[p], m + p * mstride + t * kp_ + k, sizeof(V8));
-        for (int64_t j = 0; j < 6; ++j) OutputRows(s + j, 6, r + j, 6);          // Aᵀ·m: 4 rows of 6
-        for (int64_t i = 0; i < 4; ++i) OutputRows(r + i * 6, 1, o + i * 4, 1);  // (Aᵀ·m)·A
-        V8 bias;
-        std::memcpy(&bias, bias_.data() + k, sizeof bias);
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j) {
-            const int64_t pix = (oy0 + i) * g_.ow + ox0 + j;
-            V8 val = o[i * 4 + j] + bias;
-            Activate(e_.act, val);
-            if (e_.with_sum) {
-              V8 s8;
-              add.Load(at.n, k, pix, s8);
-              val += s8;
-            }
-            Activate(e_.act2, val);
-            out.Store(at.n, k, pix, val);
-          }
-      }
-    }
-  });
+    dnnl_sgemm('N', 'N', count, kp_, cp_, 1.0f, v + p * j.vstride, cp_, u_.data() + p * cp_ * kp_, kp_, 0.0f,
+               m + p * j.mstride, kp_);
+  isa::Dispatch([&] { WithBlock(out_block_, [&](auto b) { OutputTransform<b()>(j, m, bias_.data(), e_, sum, y); }); });
 }
 
 void WinogradF4Conv::Run(const float* x, const float* sum, float* y) const {
   g_runs.fetch_add(1, std::memory_order_relaxed);
   if (tiles_ == 0) return;
   const int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
-  const size_t v_size = static_cast<size_t>(kPositions * chunk_ * cp_),
-               m_size = static_cast<size_t>(kPositions * chunk_ * kp_);
+  const size_t v_size = static_cast<size_t>(kPositions * VStride()),
+               m_size = static_cast<size_t>(kPositions * MStride());
   const int64_t work = tiles_ * kPositions * (cp_ + kp_);
   ParallelChunks(chunks, work, [&](int64_t c0, int64_t c1, int) {
     // Per-thread V and M, kept between calls (OpenMP keeps its threads).

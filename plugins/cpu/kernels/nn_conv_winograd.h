@@ -62,6 +62,9 @@ class WinogradF4Conv {
   int64_t ChunkTiles() const { return chunk_; }
 
  private:
+  // Floats between two positions of a chunk's V and M (see RunChunk).
+  int64_t VStride() const { return chunk_ * cp_ + 16; }
+  int64_t MStride() const { return chunk_ * kp_ + 16; }
   void RunChunk(int64_t t0, int64_t count, const float* x, const float* sum, float* y, float* v, float* m) const;
 
   ConvGeom g_;
