@@ -12,7 +12,9 @@
 // they are aux states without stamps) changed; later calls only run the primitive. As for
 // FullyConnected (nn_fc_dnnl.h), which path a call takes depends only on the node and the call's
 // is_train, never on earlier calls, so runs are bit-identical. 3x3 stride-1 layers use oneDNN's
-// Winograd kernels where it has them (WinogradFits; they round differently from direct ones).
+// Winograd kernels where it has them (WinogradFits; they round differently from direct ones), else
+// weft's own Winograd F(4x4, 3x3) (nn_conv_winograd.h; OwnWinograd), which applies the same fold
+// and epilogue itself.
 //
 // Blocked activations (data_format, out_format not plain: values the executor keeps in oneDNN's
 // nChw8c / nChw16c between fused convolutions, fuse_conv.h): the primitive is built on exactly
@@ -86,7 +88,7 @@ struct Folded {
 // WEFT_CPU_CONV_WINOGRAD=0. Its 2x3 and 4x3 tiles take ResNet-18 at batch 1 from 35 to 24 ms of
 // CPU time on AVX-512 (oneDNN's convolution_auto never picks them there) and stay within the
 // compatibility fixtures' tolerance (bench/results/2026-11-29-zoo_pool_concat.txt); where oneDNN
-// has none (AVX2) the layer runs direct.
+// has none (AVX2) weft's own runs the layer (OwnWinograd).
 bool WinogradFits(const KernelSetup& s, const ConvGeom& g) { return ConvWinogradSetting(s) && DnnlWinogradConv(g); }
 
 // One oneDNN inference primitive for a geometry (a chunk of images) with the post-ops, keeping the
@@ -231,6 +233,7 @@ class SgConvForward {
         own_ = std::make_unique<WinogradF4Conv>(g_, weft::sdk::ActFormatBlock(p_.data_format),
                                                 weft::sdk::ActFormatBlock(p_.out_format), Epilogue());
         full_.reset();
+        if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd F(4x4,3x3)\n");
         return;
       }
       const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g_) : 0;
