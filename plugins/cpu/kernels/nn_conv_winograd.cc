@@ -197,7 +197,14 @@ WinogradF4Conv::WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_
   const int64_t per_tile = kPositions * (cp_ + kp_) * static_cast<int64_t>(sizeof(float));
   const int64_t least = std::clamp<int64_t>(cp_ * kp_ / 4096, 16, 64);
   chunk_ = std::clamp<int64_t>((int64_t{1} << 20) / per_tile, least, 128);
-  chunk_ = std::min(chunk_, tiles_);
+  // Then the tiles in equal chunks, an even number of them (at least 2 from 16 tiles) so that a
+  // team of 2 shares them evenly: ResNet-18's 14x14 layers at batch 1 are one chunk of 16 tiles
+  // otherwise, which one thread would run alone. The chunks depend on the geometry only, never on
+  // the team, so the sums do not either.
+  int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
+  if (tiles_ >= 16) chunks = std::max<int64_t>(chunks, 2);
+  if (chunks > 1) chunks += chunks % 2;
+  chunk_ = (tiles_ + chunks - 1) / chunks;
 }
 
 void WinogradF4Conv::SetWeights(const float* w, const float* b) {
