@@ -42,25 +42,21 @@ struct Case {
 
 const char* Format(int64_t block) { return block == 16 ? "nChw16c" : block == 8 ? "nChw8c" : "plain"; }
 
-// (N, C, P) plain <-> (N, C / b, P, b) blocked.
-std::vector<float> ToBlocked(const std::vector<float>& v, int64_t n, int64_t c, int64_t plane, int64_t b) {
+// (N, C, P) plain to (N, C / b, P, b) blocked, or back when `back`.
+std::vector<float> Relayout(const std::vector<float>& v, int64_t n, int64_t c, int64_t plane, int64_t b,
+                            bool back = false) {
   if (b == 1) return v;
   std::vector<float> out(v.size());
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < plane; ++p)
-        out[static_cast<size_t>(((i * (c / b) + ch / b) * plane + p) * b + ch % b)] =
-            v[static_cast<size_t>((i * c + ch) * plane + p)];
-  return out;
-}
-std::vector<float> ToPlain(const std::vector<float>& v, int64_t n, int64_t c, int64_t plane, int64_t b) {
-  if (b == 1) return v;
-  std::vector<float> out(v.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < plane; ++p)
-        out[static_cast<size_t>((i * c + ch) * plane + p)] =
-            v[static_cast<size_t>(((i * (c / b) + ch / b) * plane + p) * b + ch % b)];
+      for (int64_t p = 0; p < plane; ++p) {
+        const size_t plain = static_cast<size_t>((i * c + ch) * plane + p),
+                     blocked = static_cast<size_t>(((i * (c / b) + ch / b) * plane + p) * b + ch % b);
+        if (back)
+          out[plain] = v[blocked];
+        else
+          out[blocked] = v[plain];
+      }
   return out;
 }
 
@@ -122,11 +118,11 @@ Attrs SgAttrs(const Case& k) {
 // `_sg_conv` in inference mode; the output as plain floats.
 std::vector<float> RunSgConv(const Case& k, const Operands& o) {
   const int64_t out_plane = k.oh() * k.ow();
-  std::vector<Buf> in = {Buf::F({k.n, k.c, k.h, k.w}, ToBlocked(o.x, k.n, k.c, k.h * k.w, k.in_block)),
+  std::vector<Buf> in = {Buf::F({k.n, k.c, k.h, k.w}, Relayout(o.x, k.n, k.c, k.h * k.w, k.in_block)),
                          Buf::F({k.f, k.c, 3, 3}, o.w), Buf::F({k.f}, o.b)};
-  if (k.sum) in.push_back(Buf::F({k.n, k.f, k.oh(), k.ow()}, ToBlocked(o.sum, k.n, k.f, out_plane, k.out_block)));
+  if (k.sum) in.push_back(Buf::F({k.n, k.f, k.oh(), k.ow()}, Relayout(o.sum, k.n, k.f, out_plane, k.out_block)));
   std::vector<Buf> out = wtest::RunOp("_sg_conv", SgAttrs(k), in, {{k.n, k.f, k.oh(), k.ow()}}, nullptr, false);
-  return ToPlain(out[0].floats(), k.n, k.f, out_plane, k.out_block);
+  return Relayout(out[0].floats(), k.n, k.f, out_plane, k.out_block, true);
 }
 
 Operands Random(const Case& k, std::mt19937& rng) {
