@@ -65,7 +65,8 @@ class WinogradF4Conv {
   // Floats between two positions of a chunk's V and M (see RunChunk).
   int64_t VStride() const { return chunk_ * cp_ + 16; }
   int64_t MStride() const { return chunk_ * kp_ + 16; }
-  void RunChunk(int64_t t0, int64_t count, const float* x, const float* sum, float* y, float* v, float* m) const;
+  void RunChunk(int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x, const float* sum, float* y, float* v,
+                float* m) const;
 
   ConvGeom g_;
   int64_t in_block_, out_block_;
@@ -73,6 +74,7 @@ class WinogradF4Conv {
   int64_t cp_ = 0, kp_ = 0;            // channels rounded up to 8
   int64_t tiles_h_ = 0, tiles_w_ = 0;  // 4x4 output tiles per image
   int64_t tiles_ = 0, chunk_ = 0;      // tiles of the batch, tiles per chunk
+  int64_t halves_ = 1;                 // 2: a chunk's filters run as two halves
   std::vector<float> u_, bias_;        // U[36][cp][kp], bias[kp]
 };
 
