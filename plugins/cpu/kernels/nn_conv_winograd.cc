@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <string>
 #include <type_traits>
 
 #include "isa_dispatch.h"
@@ -258,10 +260,17 @@ void WinogradF4Conv::Run(const float* x, const float* sum, float* y) const {
   const size_t v_size = static_cast<size_t>(kPositions * VStride()),
                m_size = static_cast<size_t>(kPositions * MStride());
   const int64_t work = tiles_ * kPositions * (cp_ + kp_);
+  std::atomic<bool> no_memory{false};
   ParallelChunks(chunks * halves_, work, [&](int64_t i0, int64_t i1, int) {
-    // Per-thread V and M, kept between calls (OpenMP keeps its threads).
+    // Per-thread V and M, kept between calls (OpenMP keeps its threads). No exception may leave
+    // the OpenMP region: a failed allocation is reported after it.
     thread_local std::vector<float> scratch;
-    if (scratch.size() < v_size + m_size) scratch.resize(v_size + m_size);
+    try {
+      if (scratch.size() < v_size + m_size) scratch.resize(v_size + m_size);
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+      return;
+    }
     // sgemm on this thread only: oneDNN would otherwise split a product over the team (when the
     // loop is not split), and a split reduction would make the sums depend on the thread count.
     const int team = omp_get_max_threads();
@@ -272,6 +281,9 @@ void WinogradF4Conv::Run(const float* x, const float* sum, float* y) const {
     }
     omp_set_num_threads(team);
   });
+  if (no_memory)
+    throw Error(WEFT_ERR_OUT_OF_MEMORY, "_sg_conv: no memory for the Winograd tiles (" +
+                                            std::to_string((v_size + m_size) * sizeof(float)) + " bytes a thread)");
 }
 
 uint64_t WinogradF4Runs() { return g_runs.load(std::memory_order_relaxed); }
