@@ -202,6 +202,37 @@ TEST(WEFT_WINOGRAD_SUITE, SeveralChunksOfTiles) {
   Check(k, rng, ExpectOwn(k));
 }
 
+// One kernel state, new weights for the second call (the harness gives no content stamps, so every
+// call refolds): the transformed weights follow.
+TEST(WEFT_WINOGRAD_SUITE, FollowsNewWeights) {
+  std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
+  const Case k{2, 8, 18, 18, 16, 1, "relu"};
+  const Operands first = Random(k, rng), second = Random(k, rng);
+  Buf x = Buf::F({k.n, k.c, k.h, k.w}, first.x), w = Buf::F({k.f, k.c, 3, 3}, first.w), b = Buf::F({k.f}, first.b),
+      y = Buf::F({k.n, k.f, k.oh(), k.ow()});
+  wtest::Kernel kernel("_sg_conv", SgAttrs(k), {x, w, b}, {y});
+  ASSERT_TRUE(kernel.ok()) << kernel.error();
+  const uint64_t before = weft::cpu::WinogradF4Runs();
+  for (const Operands* o : {&first, &second}) {
+    Operands now = first;
+    now.w = o->w, now.b = o->b;
+    w = Buf::F({k.f, k.c, 3, 3}, now.w);
+    b = Buf::F({k.f}, now.b);
+    wtest::Call call;
+    call.inputs = {&x, &w, &b};
+    call.outputs = {&y};
+    call.is_train = false;
+    ASSERT_EQ(kernel.Run(call), "");
+    std::vector<double> ref, mag;
+    Reference(k, now, ref, mag);
+    const std::vector<float> got = y.floats();
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) bad += !(std::abs(got[i] - ref[i]) <= 1e-5 * (mag[i] + 1e-30));
+    EXPECT_EQ(bad, 0u) << (o == &first ? "first" : "second") << " weights";
+  }
+  EXPECT_EQ(weft::cpu::WinogradF4Runs() - before, 2u);
+}
+
 TEST(WEFT_WINOGRAD_SUITE, NotTakenWhenDisabledOrNotPaying) {
   std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
   setenv("WEFT_CPU_CONV_WINOGRAD", "0", 1);
