@@ -1,8 +1,8 @@
 // weft's own Winograd convolution F(4x4, 3x3) (Lavin & Gray, "Fast Algorithms for Convolutional
 // Neural Networks", 2015; interpolation points 0, ±1, ±2 and ∞) for the fused inference
 // convolution `_sg_conv` (nn_conv_fused.cc) where oneDNN has no Winograd kernel: oneDNN 2.6 has one
-// for AVX-512 only (jit_wino_4x3), so on AVX2 machines this takes ResNet's 3x3 layers from 9 to 4
-// multiplications per output (36 per 4x4 tile instead of 144). Internal to weft_cpu_kernels.
+// for AVX-512 only (jit_wino_4x3), so on AVX2 machines this takes ResNet's 3x3 layers from 9
+// multiplications per output to 2.25 (36 per 4x4 tile instead of 144). Internal to weft_cpu_kernels.
 //
 // Per output 4x4 tile, per input channel c and filter k: Y = Aᵀ[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]A, d the 6x6
 // input patch. Summed over c, the element-wise products of the 36 positions are 36 matrix products
