@@ -585,7 +585,7 @@ TEST(WEFT_FUSION_SUITE, PlainStemWholeBatch) {
 }
 
 // 3x3 stride-1 layers ask oneDNN for Winograd kernels (nn_conv_fused.cc; AVX-512 has them, the
-// AVX2 path runs direct): with WEFT_CPU_CONV_WINOGRAD on (the default) and off, on plain and
+// AVX2 path runs weft's own, nn_conv_winograd.h): with WEFT_CPU_CONV_WINOGRAD on (the default) and off, on plain and
 // blocked layouts, with a residual sum, the outputs agree with the unfused graph's.
 TEST(WEFT_FUSION_SUITE, WinogradAndDirectAgree) {
   Symbol net = ResidualBlock(Stage(Symbol::Variable("data"), "stem", 32, 3), 32);

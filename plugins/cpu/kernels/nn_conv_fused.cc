@@ -12,7 +12,9 @@
 // they are aux states without stamps) changed; later calls only run the primitive. As for
 // FullyConnected (nn_fc_dnnl.h), which path a call takes depends only on the node and the call's
 // is_train, never on earlier calls, so runs are bit-identical. 3x3 stride-1 layers use oneDNN's
-// Winograd kernels where it has them (WinogradFits; they round differently from direct ones).
+// Winograd kernels where it has them (WinogradFits; they round differently from direct ones), else
+// weft's own Winograd F(4x4, 3x3) (nn_conv_winograd.h; OwnWinograd), which applies the same fold
+// and epilogue itself.
 //
 // Blocked activations (data_format, out_format not plain: values the executor keeps in oneDNN's
 // nChw8c / nChw16c between fused convolutions, fuse_conv.h): the primitive is built on exactly
@@ -40,6 +42,7 @@
 #include "cpu_kernels.h"
 #include "nn_blocked_act.h"
 #include "nn_conv_dnnl.h"
+#include "nn_conv_winograd.h"
 #include "norm_batch_norm.h"
 
 namespace weft::cpu {
@@ -85,7 +88,7 @@ struct Folded {
 // WEFT_CPU_CONV_WINOGRAD=0. Its 2x3 and 4x3 tiles take ResNet-18 at batch 1 from 35 to 24 ms of
 // CPU time on AVX-512 (oneDNN's convolution_auto never picks them there) and stay within the
 // compatibility fixtures' tolerance (bench/results/2026-11-29-zoo_pool_concat.txt); where oneDNN
-// has none (AVX2) the layer runs direct.
+// has none (AVX2) weft's own runs the layer (OwnWinograd).
 bool WinogradFits(const KernelSetup& s, const ConvGeom& g) { return ConvWinogradSetting(s) && DnnlWinogradConv(g); }
 
 // One oneDNN inference primitive for a geometry (a chunk of images) with the post-ops, keeping the
@@ -136,6 +139,7 @@ class FusedPrimitive {
     try {
       if (!winograd) throw dnnl::error(dnnl_unimplemented, "direct");
       pd = make(dnnl::algorithm::convolution_winograd);
+      winograd_ = true;
     } catch (const dnnl::error&) {  // no Winograd kernel for this geometry or ISA
       pd = make(dnnl::algorithm::convolution_direct);
     }
@@ -159,6 +163,8 @@ class FusedPrimitive {
   }
 
   uint64_t Workspace() const { return ws_; }
+  /// Whether oneDNN runs a Winograd kernel.
+  bool Winograd() const { return winograd_; }
   /// Whether a call reorders the data or the output (their layouts are not the tensors').
   bool Reorders() const { return !src_.same() || !dst_.same(); }
 
@@ -221,7 +227,7 @@ class FusedPrimitive {
   };
 
   ConvGeom g_;
-  bool with_sum_;
+  bool with_sum_, winograd_ = false;
   dnnl::convolution_forward prim_;
   Weights wei_, dw_wei_;
   dnnl::reorder sum_reorder_;
@@ -384,6 +390,13 @@ class SgConvForward {
       // whole batch: SqueezeNet's stem at batch 32 took 32 calls of one image before.
       const bool winograd = WinogradFits(s, g);
       full_ = MakePrimitive(g.n, winograd);
+      if (OwnWinograd(s)) {
+        own_ = std::make_unique<WinogradF4Conv>(g, weft::sdk::ActFormatBlock(p_.data_format),
+                                                weft::sdk::ActFormatBlock(p_.out_format), Epilogue());
+        full_.reset();
+        if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd F(4x4,3x3)\n");
+        return;
+      }
       const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g) : 0;
       chunk_ = chunk > 0 && chunk < g.n ? chunk : g.n;
       if (chunk_ != g.n) full_ = MakePrimitive(chunk_, winograd);
@@ -393,6 +406,24 @@ class SgConvForward {
       full_.reset();
       rest_.reset();
     }
+  }
+
+  // weft's Winograd (nn_conv_winograd.h) where oneDNN has none for this geometry and ISA (oneDNN's
+  // are AVX-512 only): 3x3 stride-1 layers with enough tiles, unless WEFT_CPU_CONV_WINOGRAD=0.
+  bool OwnWinograd(const KernelSetup& s) const {
+    const ConvGeom& g = first_->geom();
+    return !dw_ && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) && ConvWinogradSetting(s);
+  }
+
+  WinoEpilogue Epilogue() const {
+    auto act = [](FusedAct a, double lo, double hi) {
+      return WinoAct{a == FusedAct::kRelu   ? WinoAct::kRelu
+                     : a == FusedAct::kClip ? WinoAct::kClip
+                                            : WinoAct::kNone,
+                     static_cast<float>(lo), static_cast<float>(hi)};
+    };
+    return {act(p_.act_type, p_.act_min, p_.act_max), act(p_.postsum_act_type, p_.postsum_act_min, p_.postsum_act_max),
+            p_.with_sum};
   }
 
   // A blocked format needs 2-D and whole blocks of channels (so the tensor has the plain size).
@@ -412,12 +443,20 @@ class SgConvForward {
     PrepareMathThread();
     std::lock_guard<std::mutex> lock(mu_);
     const bool batch_stats = first_->BatchStats(c.is_train) || (dw_ && dw_->BatchStats(c.is_train));
-    if (full_ == nullptr || batch_stats || c.req[0] == WEFT_REQ_ADD) return Unfused(c);
+    if ((full_ == nullptr && own_ == nullptr) || batch_stats || c.req[0] == WEFT_REQ_ADD) return Unfused(c);
     first_->Refold(c);
     if (dw_) dw_->Refold(c);
     const float* x = c.inputs[0].data<float>();
     const float* sum = p_.with_sum ? c.inputs[first_->next_input()].data<float>() : nullptr;
     float* y = c.outputs[0].data<float>();
+    if (own_ != nullptr) {
+      const Folded& f = first_->folded();
+      if (own_generation_ != f.generation) own_->SetWeights(f.w.data(), f.b.data());
+      own_generation_ = f.generation;
+      own_->Run(x, sum, y);
+      first_->DropPlainWeights();  // U holds this generation
+      return;
+    }
     const ConvGeom& last = dw_ ? dw_->geom() : g;
     const int64_t in_image = g.c * g.in_plane(), out_image = last.f * last.out_plane();
     char* ws = c.Workspace<char>(WorkspaceBytes());
@@ -480,7 +519,9 @@ class SgConvForward {
   SgConvParam p_;
   std::unique_ptr<Stage> first_, dw_;  // dw_: with_dw only
   int64_t chunk_ = 1;
-  std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it
+  std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it, or own_ runs it
+  std::unique_ptr<WinogradF4Conv> own_;          // weft's Winograd runs the layer
+  mutable uint64_t own_generation_ = 0;          // the fold generation own_ holds transformed
   mutable std::mutex mu_;
 };
 
