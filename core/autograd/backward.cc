@@ -10,7 +10,8 @@
 // backward FInferStorageType); when no kernel claims them, the backward runs on dense copies of the
 // sparse values. Gradient terms that are sparse are summed, and handed to a backward op as head
 // gradient, as dense arrays (the sparse backward kernels take a dense out_grad); a variable's
-// buffer receives its gradient converted to the buffer's storage type.
+// buffer receives its gradient converted to the buffer's storage type, except that row_sparse
+// terms for a row_sparse buffer are summed row_sparse (MXNet's ElementwiseSum FComputeEx).
 #include "autograd/backward.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <unordered_map>
 
 #include "autograd/higher_order.h"
+#include "ndarray/sparse_rows.h"
 #include "operator/autograd_hook.h"
 #include "operator/infer.h"
 #include "weft/autograd.h"
@@ -48,6 +50,13 @@ struct PassSwitches {
 };
 
 bool IsSparse(const NDArray& a) { return !a.is_none() && a.storage_type() != StorageType::kDefault; }
+
+// Whether every array is row_sparse float32 (what SumRowSparse sums).
+bool AllRowSparseFloat(const std::vector<NDArray>& arrays) {
+  return std::all_of(arrays.begin(), arrays.end(), [](const NDArray& a) {
+    return !a.is_none() && a.storage_type() == StorageType::kRowSparse && a.GetDType() == DType::kFloat32;
+  });
+}
 
 // `a` as a dense array (a dense copy of a sparse one; synchronous, not recorded).
 NDArray DenseOf(const NDArray& a) { return IsSparse(a) ? CastStorage(a, StorageType::kDefault) : a; }
@@ -370,8 +379,12 @@ class Pass {
   // gradients (one per op input) from the sparse kernel of the node's device that claims the
   // inputs' storage types. When none claims them, the sparse inputs are replaced by dense copies
   // (MXNet's storage fallback) and the result is empty, as for a dense backward: the dense kernel runs.
+  // A node whose attributes ask for sparse gradients (Embedding's sparse_grad) asks too, with
+  // dense inputs: the kernel that claims it (MXNet's SparseEmbedding backward) writes a row_sparse
+  // weight gradient storing the batch's rows, never a dense array of the whole table.
   std::vector<StorageType> SparseGradTypes(const Node& n, const BackwardNode& bw, std::vector<NDArray>& bw_in) const {
-    if (std::none_of(bw_in.begin(), bw_in.end(), IsSparse)) return {};
+    const bool sparse_in = std::any_of(bw_in.begin(), bw_in.end(), IsSparse);
+    if (!sparse_in && (create_ || !n.attrs.GetBool("sparse_grad", false))) return {};
     WEFT_CHECK(!create_,
                "Backward: {} ran on sparse arrays, and create_graph (a gradient of the gradient) through sparse "
                "operators is not supported; record the computation on dense arrays (cast_storage to 'default') to "
@@ -387,6 +400,7 @@ class Pass {
     sig.out_dtypes.assign(n.in_dtypes.begin(), n.in_dtypes.begin() + n.num_args);
     std::vector<StorageType> out(n.num_args, StorageType::kUndefined);
     if (ClaimStorageTypes(bw.op, n.attrs, n.ctx, sig, &out)) return out;
+    if (!sparse_in) return {};
     for (NDArray& a : bw_in) a = DenseOf(a);
     return {};
   }
@@ -518,11 +532,17 @@ class Pass {
         if (n.grad_req == kAddTo) arrays.insert(arrays.begin(), n.grad);
         AddInto(arrays, n.grad);
       } else {
-        // A sparse buffer: the dense sum (with its old value for add), converted into it.
-        if (n.grad_req == kAddTo) arrays.insert(arrays.begin(), CastStorage(n.grad, StorageType::kDefault));
-        NDArray sum(n.value.GetShape(), n.ctx, false, n.grad.GetDType());
-        AddInto(arrays, sum);
-        NDArray::CopyFromTo(sum, n.grad);
+        if (n.grad_req == kAddTo) arrays.insert(arrays.begin(), n.grad);
+        if (AllRowSparseFloat(arrays)) {
+          // MXNet's ElementwiseSum of row_sparse terms: row_sparse over the union of the terms'
+          // rows (a row stored with zeros stays stored), never a dense array of the full shape.
+          NDArray::CopyFromTo(SumRowSparse(arrays, n.ctx), n.grad);
+        } else {
+          // Mixed storage types: the dense sum, converted into the sparse buffer.
+          NDArray sum(n.value.GetShape(), n.ctx, false, n.grad.GetDType());
+          AddInto(arrays, sum);
+          NDArray::CopyFromTo(sum, n.grad);
+        }
       }
     }
     for (Term& t : terms)

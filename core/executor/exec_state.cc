@@ -483,6 +483,8 @@ std::shared_ptr<const Segment> ExecState::MakeSegment(size_t begin, size_t end) 
     add(r.inputs, seg->reads);
     add(r.outputs, seg->writes);
     add(r.aux, seg->writes);
+    // The shared workspace slot the node computes in (other operations may use it too).
+    if (r.runner && r.runner->workspace_var() != nullptr) seg->writes.push_back(r.runner->workspace_var());
   }
   // The engine de-duplicates; a variable both read and written (an internal value) is a write.
   std::sort(seg->reads.begin(), seg->reads.end());

@@ -2,6 +2,7 @@
 // graph with one `_sg_conv` node per chain.
 #include "executor/fuse_conv.h"
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -21,12 +22,15 @@ int64_t FormatBlock(std::string_view name) {
   return 1;
 }
 
-// One fusable chain: node ids of its stages (kNone = absent) and the sum's entry.
+// One fusable chain: node ids of its stages (kNone = absent) and the sum's entry; with a
+// depthwise convolution chain merged into it (dw: with_dw), that chain's stages.
 struct Chain {
   uint32_t conv = kNone, bn = kNone, act = kNone, add = kNone, postsum = kNone;
+  uint32_t dw = kNone, dw_bn = kNone, dw_act = kNone;
   graph::IndexedGraph::EntryRef sum;
+  std::array<uint32_t, 8> nodes() const { return {conv, bn, act, add, postsum, dw, dw_bn, dw_act}; }
   uint32_t end() const {
-    for (uint32_t n : {postsum, add, act, bn})
+    for (uint32_t n : {dw_act, dw_bn, dw, postsum, add, act, bn})
       if (n != kNone) return n;
     return conv;
   }
@@ -84,6 +88,23 @@ class ChainFinder {
     return c;
   }
 
+  // Whether chain `b` (found after `a`) can run as `a`'s depthwise stage (SgConvParam with_dw):
+  // `a` is a 1x1 convolution (stride 1, no pad, one group) without a sum whose result only `b`'s
+  // convolution reads, as its data; `b` is a 3x3 depthwise one (a group per channel, pad 1,
+  // stride 1 or 2) without a sum. oneDNN runs such pairs as one primitive (a depthwise post-op),
+  // the expanded activation kept in the cache: MobileNet v2's expansion and depthwise layers.
+  bool Depthwise(const Chain& a, const Chain& b) const {
+    if (a.add != kNone || b.add != kNone || a.dw != kNone) return false;
+    const Reader r = OnlyReader(a.end());
+    if (r.node != b.conv || r.input != 0) return false;
+    const sdk::ConvolutionParam pa = ConvParams(a.conv), pb = ConvParams(b.conv);
+    const Tuple one{1, 1}, three{3, 3};
+    return pa.kernel == one && pa.stride == one && pa.dilate == one && pa.pad == Tuple{0, 0} && pa.num_group == 1 &&
+           pb.kernel == three && pb.pad == one && pb.dilate == one && pb.stride[0] == pb.stride[1] &&
+           pb.stride[0] <= 2 && pb.num_filter == pa.num_filter && pb.num_group == pa.num_filter &&
+           shapes_[ig_.entry_id(ig_.nodes[a.conv].inputs[0])]->ndim() == 4;
+  }
+
   // The BatchNorm chain at node `nid` when it is a BatchNorm of 4-D data no chain took.
   BnChain BnFrom(uint32_t nid, const std::vector<bool>& taken) const {
     BnChain c;
@@ -99,7 +120,11 @@ class ChainFinder {
   }
 
  private:
+  using Tuple = std::vector<int64_t>;
   const graph::Node& Op(uint32_t nid) const { return *ig_.nodes[nid].node; }
+  sdk::ConvolutionParam ConvParams(uint32_t nid) const {
+    return sdk::ParseParams<sdk::ConvolutionParam>(Op(nid).params);
+  }
   bool Float32(uint32_t nid, uint32_t k = 0) const {
     return types_[ig_.entry_id(nid, k)] == static_cast<int>(DType::kFloat32);
   }
@@ -209,19 +234,20 @@ class Rebuilder {
     const auto& conv_in = ig_.nodes[c.conv].inputs;
     std::vector<graph::Entry> inputs, aux;
     for (const auto& in : conv_in) inputs.push_back(Map(in));
-    if (c.bn != kNone) {
-      const graph::Node& bn = *ig_.nodes[c.bn].node;
-      const auto& bn_in = ig_.nodes[c.bn].inputs;
-      a["with_bn"] = "True";
-      a["bn_eps"] = bn.params.GetString("eps");
-      a["bn_momentum"] = bn.params.GetString("momentum");
-      a["bn_fix_gamma"] = bn.params.GetString("fix_gamma");
-      a["bn_use_global_stats"] = bn.params.GetString("use_global_stats");
-      inputs.push_back(Map(bn_in[1]));
-      inputs.push_back(Map(bn_in[2]));
-      aux = {Map(bn_in[3]), Map(bn_in[4])};
-    }
+    AddBatchNorm(c.bn, "", a, inputs, aux);
     if (c.act != kNone) SetActivation(a, "", *ig_.nodes[c.act].node);
+    if (c.dw != kNone) {  // the depthwise stage's weight, bias, BatchNorm and activation
+      const graph::Node& dw = *ig_.nodes[c.dw].node;
+      const auto& dw_in = ig_.nodes[c.dw].inputs;
+      const bool dw_bias = !dw.params.GetBool("no_bias", false);
+      a["with_dw"] = "True";
+      a["dw_stride"] = std::to_string(sdk::ParseParams<sdk::ConvolutionParam>(dw.params).stride[0]);
+      a["dw_no_bias"] = dw_bias ? "False" : "True";
+      inputs.push_back(Map(dw_in[1]));
+      if (dw_bias) inputs.push_back(Map(dw_in[2]));
+      AddBatchNorm(c.dw_bn, "dw_", a, inputs, aux);
+      if (c.dw_act != kNone) SetActivation(a, "dw_", *ig_.nodes[c.dw_act].node);
+    }
     if (c.add != kNone) {
       a["with_sum"] = "True";
       inputs.push_back(Map(c.sum));
@@ -237,6 +263,22 @@ class Rebuilder {
   }
 
  private:
+  // BatchNorm node `bn` (none: kNone) as attributes under `prefix`, its gamma and beta as inputs
+  // and its moving statistics as aux states.
+  void AddBatchNorm(uint32_t bn, const std::string& prefix, graph::AttrDict& a, std::vector<graph::Entry>& inputs,
+                    std::vector<graph::Entry>& aux) const {
+    if (bn == kNone) return;
+    const graph::Node& n = *ig_.nodes[bn].node;
+    const auto& in = ig_.nodes[bn].inputs;
+    a[prefix + "with_bn"] = "True";
+    for (const char* key : {"eps", "momentum", "fix_gamma", "use_global_stats"})
+      a[prefix + "bn_" + key] = n.params.GetString(key);
+    inputs.push_back(Map(in[1]));
+    inputs.push_back(Map(in[2]));
+    aux.push_back(Map(in[3]));
+    aux.push_back(Map(in[4]));
+  }
+
   const graph::IndexedGraph& ig_;
   std::vector<graph::NodePtr> made_;  // per node id: the rebuilt node (null inside a chain)
 };
@@ -307,7 +349,7 @@ std::vector<NodeLayout> BlockedNodes(const graph::IndexedGraph& ig, const std::v
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     const Chain& c = chains.conv[nid];
     if (c.conv != kNone)
-      for (uint32_t n : {c.conv, c.bn, c.act, c.add, c.postsum})
+      for (uint32_t n : c.nodes())
         if (n != kNone) owner[n] = nid;
     for (uint32_t n : {chains.bn[nid].bn, chains.bn[nid].act})
       if (n != kNone) owner[n] = nid;
@@ -362,6 +404,31 @@ std::vector<NodeLayout> BlockedNodes(const graph::IndexedGraph& ig, const std::v
   return layout;
 }
 
+// Merges each depthwise chain into the 1x1 chain before it where ChainFinder::Depthwise allows
+// (one `_sg_conv` with with_dw, ending where the depthwise chain ended).
+void MergeDepthwise(const ChainFinder& finder, std::vector<Chain>& chain_at, std::vector<bool>& inside, size_t* fused) {
+  std::vector<uint32_t> end_of(chain_at.size(), kNone);  // per convolution node: its chain's end
+  for (uint32_t e = 0; e < chain_at.size(); ++e)
+    if (chain_at[e].conv != kNone) end_of[chain_at[e].conv] = e;
+  for (uint32_t e = 0; e < chain_at.size(); ++e) {
+    Chain& a = chain_at[e];
+    if (a.conv == kNone) continue;
+    const auto& readers = finder.Readers(e);
+    if (readers.size() != 1 || readers[0].node == kNone || end_of[readers[0].node] == kNone) continue;
+    const uint32_t b_end = end_of[readers[0].node];
+    const Chain& b = chain_at[b_end];
+    if (!finder.Depthwise(a, b)) continue;
+    Chain merged = a;
+    merged.dw = b.conv;
+    merged.dw_bn = b.bn;
+    merged.dw_act = b.act;
+    chain_at[b_end] = merged;
+    inside[e] = true;
+    a = Chain{};
+    --*fused;
+  }
+}
+
 }  // namespace
 
 bool GraphFusionEnabled() { return GetEnvBool("WEFT_GRAPH_FUSION", true); }
@@ -380,13 +447,14 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
     chain_at[c.end()] = c;
     // Two chains may reach one add (a ResNet block with a downsampling convolution): the first
     // found takes it, the other ends before it.
-    for (uint32_t n : {c.conv, c.bn, c.act, c.add, c.postsum}) {
+    for (uint32_t n : c.nodes()) {
       if (n == kNone) continue;
       taken[n] = true;
       inside[n] = n != c.end();
     }
     ++*fused;
   }
+  MergeDepthwise(finder, chain_at, inside, fused);
   // Then the BatchNorms left: a convolution's BatchNorm belongs to its chain.
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     const BnChain c = finder.BnFrom(nid, taken);

@@ -30,7 +30,12 @@ bool GraphFusionEnabled();
 /// when present: a BatchNorm over axis 1 without output_mean_var; an Activation relu, relu or clip;
 /// an elemwise_add / broadcast_add of equal shapes with one more input (the sum); a relu or clip.
 /// Every value inside a chain must have exactly one reader and not be a graph output (otherwise
-/// the chain ends before it); a chain of a 1-D or 3-D convolution needs a stage after it. Nodes
+/// the chain ends before it); a chain of a 1-D or 3-D convolution needs a stage after it. A chain
+/// of a 1x1 convolution (stride 1, no pad, one group) without a sum whose result only a depthwise
+/// 3x3 convolution (a group per channel, pad 1, stride 1 or 2) reads, as its data, takes that
+/// convolution's chain too when it has no sum: one `_sg_conv` with with_dw (MobileNet v2's
+/// expansion and depthwise layers; oneDNN runs them as one primitive with a depthwise post-op,
+/// the expanded activation never written to memory), named after the depthwise chain's end. Nodes
 /// downstream of a fused chain are copies; variables and untouched nodes are shared with `ig`.
 /// The BatchNorm behaves as before: the fused kernel uses the moving statistics unless called in
 /// training mode without use_global_stats, when it uses the batch's and updates the moving ones.

@@ -1,5 +1,6 @@
 // weft core — KernelRunner (see kernel_runner.h).
 #include "operator/kernel_runner.h"
+#include "operator/workspace_pool.h"
 
 #include "operator/host_op.h"
 
@@ -115,10 +116,11 @@ struct KernelRunner::State {
   NodeSignature sig;
   const KernelInfo* kernel = nullptr;
   void* kernel_state = nullptr;
-  Storage::Handle workspace;
-  std::optional<host_op::Node> host;  // set for host operators (weft/host_op.h), which have no plugin kernel
+  std::shared_ptr<WorkspaceSlot> workspace;  // the device's shared temp space (workspace_pool.h), or null
+  uint64_t workspace_bytes = 0;              // what the kernel asked for
+  std::optional<host_op::Node> host;         // set for host operators (weft/host_op.h), which have no plugin kernel
   bool random = false;
-  VarHandle var = nullptr;  // serialises runs that share the workspace (null when there is none)
+  VarHandle var = nullptr;  // a host operator's own variable (serialises its runs)
   // Shapes as int64 arrays the weft_tensors borrow.
   std::vector<std::vector<int64_t>> in_dims, out_dims, aux_dims;
   // WEFT_STYPE_* of the inputs and outputs of a sparse node; both empty for a dense one.
@@ -128,7 +130,6 @@ struct KernelRunner::State {
   ~State() {
     if (kernel != nullptr && kernel->def->destroy_state != nullptr && kernel_state != nullptr)
       kernel->def->destroy_state(kernel->plugin_state, kernel_state);
-    if (!workspace.is_null()) Storage::Get()->Free(workspace);
     if (var != nullptr) Engine::Get()->DeleteVariable(SyncFn(), ctx, var);
   }
 
@@ -400,13 +401,15 @@ void KernelRunner::State::Compute(weft_stream stream, const std::vector<NDArray>
   args.num_aux = static_cast<int32_t>(ax.size());
   args.aux = ax.data();
   static const int64_t kWorkspaceDims[1] = {0};
-  int64_t ws_dims[1] = {static_cast<int64_t>(workspace.size)};
+  int64_t ws_dims[1] = {static_cast<int64_t>(workspace_bytes)};
+  // The slot's block now (this run holds the slot's variable): at least workspace_bytes long.
+  const Storage::Handle ws = workspace ? workspace->Current() : Storage::Handle{};
   args.workspace.struct_size = WEFT_STRUCT_SIZE(weft_tensor, strides);
-  args.workspace.data = workspace.dptr;
+  args.workspace.data = ws.dptr;
   args.workspace.dtype = WEFT_DTYPE_UINT8;
   args.workspace.device = device;
   args.workspace.ndim = 1;
-  args.workspace.shape = workspace.is_null() ? kWorkspaceDims : ws_dims;
+  args.workspace.shape = workspace ? ws_dims : kWorkspaceDims;
   args.stream = stream;
   args.is_train = is_train ? 1 : 0;
   args.seed = seed;
@@ -541,14 +544,17 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
     a.aux_dtypes = ad.data();
     ThrowIfError(s.kernel->def->create_state(s.kernel->plugin_state, &a), s.label);
     s.kernel_state = a.state;
-    if (a.workspace_bytes > 0) s.workspace = Storage::Get()->Alloc(a.workspace_bytes, ctx);
+    if (a.workspace_bytes > 0) {
+      s.workspace = ReserveWorkspace(ctx, a.workspace_bytes);
+      s.workspace_bytes = a.workspace_bytes;
+    }
   }
   // Only runs that share a workspace need serialising (compute on one kernel state may run on
-  // several threads at once: weft/sdk/cpp/kernel.hpp). Other runners, shared by every imperative
-  // call of an op with one signature, take no variable of their own: a failed run would taint it
-  // and so skip the later, unrelated calls until someone waited (MXNet's take or gather_nd have
-  // no such shared variable either; random ops share the generator's, RandomResourceVar).
-  if (!s.workspace.is_null()) s.var = Engine::Get()->NewVariable();
+  // several threads at once: weft/sdk/cpp/kernel.hpp); they write their slot's variable. Other
+  // runners, shared by every imperative call of an op with one signature, take no variable: a
+  // failed run would taint it and so skip the later, unrelated calls until someone waited (MXNet's
+  // take or gather_nd have no such shared variable either; random ops share the generator's,
+  // RandomResourceVar).
 }
 
 KernelRunner::~KernelRunner() = default;
@@ -565,6 +571,7 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   AddVars(outputs, &writes);
   AddVars(aux, &writes);
   if (state_->var != nullptr) writes.push_back(state_->var);
+  if (state_->workspace) writes.push_back(state_->workspace->var());
   if (state_->random) writes.push_back(RandomResourceVar(state_->ctx));
   for (size_t o = 0; o < outputs.size(); ++o)
     if (req[o] != WEFT_REQ_NULL) outputs[o].NoteWrite();
@@ -668,7 +675,8 @@ void KernelRunner::SetNodeName(const std::string& node) {
 const std::string& KernelRunner::op() const { return state_->op; }
 const Context& KernelRunner::context() const { return state_->ctx; }
 const NodeSignature& KernelRunner::signature() const { return state_->sig; }
-uint64_t KernelRunner::workspace_bytes() const { return state_->workspace.size; }
+uint64_t KernelRunner::workspace_bytes() const { return state_->workspace_bytes; }
+VarHandle KernelRunner::workspace_var() const { return state_->workspace ? state_->workspace->var() : nullptr; }
 const std::string& KernelRunner::plugin_name() const {
   static const std::string host = "host";
   return state_->host ? host : state_->kernel->plugin->name();

@@ -4,16 +4,18 @@
 //
 // Preparing (the constructor) finds the kernel for (op, device type, dtype of the first input —
 // else of the first output) through internal::FindKernel, calls its create_state once with the
-// node's attributes and the shapes/dtypes of every input, output and aux state, and takes the
-// workspace the kernel asked for from Storage (one block per runner, on the runner's device).
-// The kernel state and the workspace live until the runner *and* every run pushed through it are
-// gone: pushed work holds a reference, so destroying a runner with runs still pending is safe.
+// node's attributes and the shapes/dtypes of every input, output and aux state, and reserves the
+// workspace the kernel asked for in one of the device's shared temp-space slots
+// (operator/workspace_pool.h: MXNet's kTempSpace; the slot's block may move between runs, so a
+// kernel never keeps a workspace address). The kernel state lives until the runner *and* every
+// run pushed through it are gone: pushed work holds a reference, so destroying a runner with runs
+// still pending is safe.
 //
 // Running:
 //   Run(...)       pushes one engine operation on the runner's Context that reads the inputs'
 //                  variables and writes the outputs' and aux states' variables (plus the
-//                  runner's own variable, which serialises runs of one runner: they share the
-//                  workspace). Returns at once; errors of the kernel are stored on the written
+//                  variable of the runner's workspace slot, which serialises the runs that
+//                  share it). Returns at once; errors of the kernel are stored on the written
 //                  variables (weft::Error "<op> on <device>: <plugin message>", rethrown by the
 //                  next WaitToRead / SyncCopyToCPU of an output).
 //   RunInline(...) computes synchronously in the calling thread, which must be inside an engine
@@ -112,6 +114,9 @@ class KernelRunner {
   const NodeSignature& signature() const;
   /// Bytes of workspace the kernel asked for (0 when none).
   uint64_t workspace_bytes() const;
+  /// The variable of the shared workspace slot this runner computes in (workspace_pool.h), or
+  /// null when the kernel asked for none. An engine operation that calls RunInline must write it.
+  VarHandle workspace_var() const;
   /// Name of the plugin that provided the kernel.
   const std::string& plugin_name() const;
   /// True when runs get a per-call seed (WEFT_OP_RESOURCE_RANDOM).

@@ -1,5 +1,4 @@
 // CUDA plugin — the kernels half (see cuda_kernels.h).
-#include <cublas_v2.h>
 #include <cudnn.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cublas_api.h"
 #include "cuda_kernels.h"
 #include "cudnn_conv.h"
 #include "cudnn_desc.h"
@@ -20,10 +20,10 @@ namespace {
 
 cublasHandle_t NewHandle(int32_t device) {
   cublasHandle_t h = nullptr;
-  const cublasStatus_t st = cublasCreate(&h);
+  const cublasStatus_t st = Cublas().Create(&h);
   if (st != CUBLAS_STATUS_SUCCESS)
     throw sdk::Error(WEFT_ERR_UNAVAILABLE,
-                     "cuda(" + std::to_string(device) + "): cublasCreate failed: " + cublasGetStatusString(st));
+                     "cuda(" + std::to_string(device) + "): cublasCreate failed: " + Cublas().GetStatusString(st));
   return h;
 }
 
@@ -44,25 +44,26 @@ bool CublasGemm(const sdk::DeviceCall& c, gpuStream_t stream, const GemmArgs& g)
     h = NewHandle(c.device);  // the NULL stream (naive engine): a handle for this call only
   }
   const float alpha = 1.0f;
-  cublasSetStream(h, stream);
+  const CublasApi& blas = Cublas();
+  blas.SetStream(h, stream);
   const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
   // batch_dot: one strided-batched call (the strides are those of the row-major operands).
   const cublasStatus_t st =
-      g.batch == 1 ? cublasSgemm(h, op_b, op_a, n, m, k, &alpha, g.b, static_cast<int>(g.ldb), g.a,
-                                 static_cast<int>(g.lda), &g.beta, g.c, static_cast<int>(g.ldc))
-                   : cublasSgemmStridedBatched(h, op_b, op_a, n, m, k, &alpha, g.b, static_cast<int>(g.ldb), g.stride_b,
-                                               g.a, static_cast<int>(g.lda), g.stride_a, &g.beta, g.c,
-                                               static_cast<int>(g.ldc), g.stride_c, static_cast<int>(g.batch));
+      g.batch == 1 ? blas.Sgemm(h, op_b, op_a, n, m, k, &alpha, g.b, static_cast<int>(g.ldb), g.a,
+                                static_cast<int>(g.lda), &g.beta, g.c, static_cast<int>(g.ldc))
+                   : blas.SgemmStridedBatched(h, op_b, op_a, n, m, k, &alpha, g.b, static_cast<int>(g.ldb), g.stride_b,
+                                              g.a, static_cast<int>(g.lda), g.stride_a, &g.beta, g.c,
+                                              static_cast<int>(g.ldc), g.stride_c, static_cast<int>(g.batch));
   if (s == nullptr) {
     cudaStreamSynchronize(stream);
-    cublasDestroy(h);
+    blas.Destroy(h);
   }
   if (st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_NOT_SUPPORTED) return false;
   if (st != CUBLAS_STATUS_SUCCESS)
     throw sdk::Error(WEFT_ERR_UNAVAILABLE, "cuda(" + std::to_string(c.device) + "): cublasSgemm " +
                                                std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
-                                               std::to_string(g.k) + " failed: " + cublasGetStatusString(st));
+                                               std::to_string(g.k) + " failed: " + blas.GetStatusString(st));
   return true;
 }
 
@@ -645,19 +646,18 @@ void RegisterCudaKernels(sdk::KernelTable& table) {
 
 void ReleaseStreamHandles(GpuStream& stream) {
   std::lock_guard<std::mutex> lock(stream.mu);
-  if (stream.blas != nullptr) cublasDestroy(static_cast<cublasHandle_t>(stream.blas));
+  // A handle exists only if Cublas() loaded.
+  if (stream.blas != nullptr) Cublas().Destroy(static_cast<cublasHandle_t>(stream.blas));
   if (stream.dnn != nullptr) cudnnDestroy(static_cast<cudnnHandle_t>(stream.dnn));
   stream.blas = nullptr;
   stream.dnn = nullptr;
 }
 
 std::string LibraryVersions() {
-  int major = 0, minor = 0, patch = 0;
-  cublasGetProperty(MAJOR_VERSION, &major);
-  cublasGetProperty(MINOR_VERSION, &minor);
-  cublasGetProperty(PATCH_LEVEL, &patch);
+  // cuBLAS is not loaded yet (cublas_api.h): the version of the headers the plugin was built with.
   const size_t dnn = cudnnGetVersion();  // 9xxyy: works without a device
-  return "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch) + ", cuDNN " +
+  return "cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
+         std::to_string(CUBLAS_VER_PATCH) + " (" + CublasLibraryName() + ", loaded at the first GEMM), cuDNN " +
          std::to_string(dnn / 10000) + "." + std::to_string(dnn / 100 % 100) + "." + std::to_string(dnn % 100);
 }
 

@@ -13,8 +13,9 @@ void RegisterCudaKernels(sdk::KernelTable& table);
 /// Destroys the cuBLAS handle bound to `stream` (GpuDevice::release_handles).
 void ReleaseStreamHandles(GpuStream& stream);
 
-/// cuBLAS and cuDNN versions ("cuBLAS 13.0.0, cuDNN 9.13.0"), read without a device (cuBLAS'
-/// version needs no handle: cublasGetProperty).
+/// cuBLAS and cuDNN versions ("cuBLAS 13.0.0 (libcublas.so.13, loaded at the first GEMM), cuDNN
+/// 9.13.0"), read without a device and without loading cuBLAS: its version is the headers' the
+/// plugin was built with (cublas_api.h), cuDNN's the loaded library's.
 std::string LibraryVersions();
 
 }  // namespace weft::cuda

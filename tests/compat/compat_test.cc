@@ -22,6 +22,11 @@
 #include "weft/ndarray.h"
 #include "weft/symbol.h"
 
+// compat_zoo_avx2_test runs the networks again on the AVX2 path as MXNet191Avx2.
+#ifndef WEFT_ZOO_PREFIX
+#define WEFT_ZOO_PREFIX MXNet191
+#endif
+
 namespace weft {
 namespace {
 
@@ -257,7 +262,7 @@ TEST_P(ZooNetwork, RepeatsBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(MXNet191, ZooNetwork, testing::ValuesIn(ZooNames()),
+INSTANTIATE_TEST_SUITE_P(WEFT_ZOO_PREFIX, ZooNetwork, testing::ValuesIn(ZooNames()),
                          [](const testing::TestParamInfo<std::string>& i) {
                            std::string s = i.param;
                            for (char& c : s)

@@ -585,7 +585,7 @@ TEST(WEFT_FUSION_SUITE, PlainStemWholeBatch) {
 }
 
 // 3x3 stride-1 layers ask oneDNN for Winograd kernels (nn_conv_fused.cc; AVX-512 has them, the
-// AVX2 path runs direct): with WEFT_CPU_CONV_WINOGRAD on (the default) and off, on plain and
+// AVX2 path runs weft's own, nn_conv_winograd.h): with WEFT_CPU_CONV_WINOGRAD on (the default) and off, on plain and
 // blocked layouts, with a residual sum, the outputs agree with the unfused graph's.
 TEST(WEFT_FUSION_SUITE, WinogradAndDirectAgree) {
   Symbol net = ResidualBlock(Stage(Symbol::Variable("data"), "stem", 32, 3), 32);
@@ -624,6 +624,140 @@ TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
         << opt.ToJSON();
     EXPECT_EQ(CountOp(t.fused->GetOptimizedSymbol(), "_sg_conv"), 2u);
     ExpectThreeAgree(t, false, "bare convolution " + shape.ToString());
+  }
+}
+
+// ---- 1x1 then depthwise convolution: with_dw ------------------------------------------------------
+
+Symbol Relu6(const Symbol& x, const std::string& name) {
+  return Operator("clip").SetParam("a_min", 0).SetParam("a_max", 6)(x).CreateSymbol(name);
+}
+
+// MobileNet v2's inverted residual block: a 1x1 expansion (BatchNorm, ReLU6), a 3x3 depthwise
+// convolution (`dw_bias`: with a bias; BatchNorm, ReLU6) and a 1x1 projection (BatchNorm), plus
+// the block's input when the shapes allow.
+Symbol InvertedResidual(const Symbol& x, int in, int out, int stride, const std::string& name, bool dw_bias = false) {
+  Symbol e = Relu6(Bn(Conv(x, name + "_expand", 6 * in, 1), name + "_bn1"), name + "_relu1");
+  Symbol d = Relu6(Bn(Conv(e, name + "_dw", 6 * in, 3, 6 * in, dw_bias, stride), name + "_bn2"), name + "_relu2");
+  Symbol p = Bn(Conv(d, name + "_project", out, 1), name + "_bn3");
+  return stride == 1 && in == out ? Add(p, x, name + "_add") : p;
+}
+
+// The expansion and the depthwise chain become one `_sg_conv` with with_dw, named after the
+// depthwise chain's end (oneDNN runs the depthwise convolution as a post-op of the 1x1 one); the
+// outputs agree with the unfused graph's on plain and blocked layouts, bit-identical run to run,
+// at stride 1 (with the residual sum) and 2, one image and a batch, with and without a depthwise
+// bias, and after the parameters change.
+TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwise) {
+  Symbol data = Symbol::Variable("data");
+  for (int stride : {1, 2}) {
+    for (const Shape& shape : {Shape(1, 16, 15, 15), Shape(3, 16, 28, 28)}) {
+      Symbol net = InvertedResidual(InvertedResidual(data, 16, 16, stride, "b1", stride == 2), 16, 16, 1, "b2");
+      const std::string what = "stride " + std::to_string(stride) + " " + shape.ToString();
+      Trio t = BindThree(net, shape);
+      for (Executor* e : {t.fused.get(), t.blocked.get()}) {
+        const Symbol opt = e->GetOptimizedSymbol();
+        EXPECT_EQ(CountOp(opt, "_sg_conv"), 4u) << opt.ToJSON();
+        EXPECT_EQ(CountAttr(opt, "with_dw", "True"), 2u) << opt.ToJSON();
+        EXPECT_EQ(CountOp(opt, "Convolution") + CountOp(opt, "BatchNorm") + CountOp(opt, "clip"), 0u);
+        const std::string b1 = NodeText(opt, "b1_relu2");
+        EXPECT_NE(b1.find("\"dw_stride\": \"" + std::to_string(stride) + "\""), std::string::npos) << b1;
+        EXPECT_NE(b1.find("\"dw_act_type\": \"clip\""), std::string::npos) << b1;
+        EXPECT_NE(b1.find("\"dw_no_bias\": \"" + std::string(stride == 2 ? "False" : "True") + "\""), std::string::npos)
+            << b1;
+      }
+      ExpectThreeAgree(t, false, what);
+      for (const char* name : {"b1_dw_weight", "b1_bn2_gamma", "b2_bn2_moving_var", "b2_expand_weight"}) {
+        auto dict = std::string(name).ends_with("var") ? t.plain->aux_dict() : t.plain->arg_dict();
+        NDArray a = dict.at(name);
+        a *= 1.5f;
+        t.fused->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+        t.blocked->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+        ExpectThreeAgree(t, false, what + " after changing " + name);
+      }
+    }
+  }
+}
+
+// Training-mode forwards of a grad-free bind normalise both BatchNorms with the batch's
+// statistics and update both moving ones, as the unfused graph does (the kernel runs the two
+// stages apart through a plain intermediate).
+TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseTrainingMode) {
+  Symbol net = InvertedResidual(Symbol::Variable("data"), 16, 24, 2, "b");
+  Trio t = BindThree(net, Shape(2, 16, 12, 12));
+  EXPECT_EQ(CountAttr(t.blocked->GetOptimizedSymbol(), "with_dw", "True"), 1u);
+  for (int step = 0; step < 2; ++step) {
+    ExpectThreeAgree(t, true, "training mode");
+    for (const char* aux : {"b_bn1_moving_mean", "b_bn1_moving_var", "b_bn2_moving_mean", "b_bn2_moving_var"})
+      for (Executor* e : {t.fused.get(), t.blocked.get()})
+        ExpectClose(Values(e->aux_dict().at(aux)), Values(t.plain->aux_dict().at(aux)), aux);
+  }
+  ExpectThreeAgree(t, false, "inference after training-mode passes");
+}
+
+// Channel counts that are no multiple of a block (10 -> 60 -> 10: plain activations, oneDNN
+// pads its own copies) merge and agree too.
+TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseOddChannels) {
+  Symbol net = InvertedResidual(Symbol::Variable("data"), 10, 10, 1, "b");
+  for (const Shape& shape : {Shape(1, 10, 9, 9), Shape(3, 10, 17, 17)}) {
+    Trio t = BindThree(net, shape);
+    EXPECT_EQ(CountAttr(t.blocked->GetOptimizedSymbol(), "with_dw", "True"), 1u);
+    ExpectThreeAgree(t, false, "10 -> 60 channels " + shape.ToString());
+  }
+}
+
+// The optimized symbol binds again as it is (no fusion pass: the with_dw node's inputs, aux
+// states and shapes come from its op definition) and gives the unfused graph's values.
+TEST(WEFT_FUSION_SUITE, PointwiseThenDepthwiseRebinds) {
+  Symbol net = InvertedResidual(Symbol::Variable("data"), 16, 24, 2, "b", true);
+  Trio t = BindThree(net, Shape(2, 16, 11, 11));
+  for (Executor* e : {t.fused.get(), t.blocked.get()}) {
+    const Symbol opt = e->GetOptimizedSymbol();
+    ASSERT_EQ(CountAttr(opt, "with_dw", "True"), 1u) << opt.ToJSON();
+    auto again = BindWith(opt, Shape(2, 16, 11, 11), false);
+    EXPECT_EQ(again->arg_dict().at("b_dw_weight").GetShape(), Shape(96, 1, 3, 3));
+    EXPECT_EQ(again->arg_dict().count("b_dw_bias"), 1u);
+    EXPECT_EQ(again->aux_dict().count("b_bn2_moving_var"), 1u);
+    EXPECT_EQ(again->outputs[0].GetShape(), Shape(2, 24, 6, 6));
+    again->CopyParamsFrom(t.plain->arg_dict(), t.plain->aux_dict());
+    again->Forward(false);
+    t.plain->Forward(false);
+    ExpectClose(Values(again->outputs[0]), Values(t.plain->outputs[0]), "rebound optimized symbol");
+  }
+}
+
+// What stays apart: a 1x1 output read twice, a 1x1 convolution with a stride, a depthwise one
+// without padding, a grouped one that is not depthwise, a 3x3 convolution before the depthwise
+// one; the chains themselves still fuse.
+TEST(WEFT_FUSION_SUITE, DepthwiseMergeNeedsItsShape) {
+  Symbol data = Symbol::Variable("data");
+  auto dw = [](const Symbol& x, int groups, int pad) {
+    return Relu6(Bn(Operator("Convolution")
+                        .SetParam("kernel", Shape(3, 3))
+                        .SetParam("pad", Shape(pad, pad))
+                        .SetParam("num_filter", 32)
+                        .SetParam("num_group", groups)
+                        .SetParam("no_bias", true)(x)
+                        .CreateSymbol("dw"),
+                    "dw_bn"),
+                 "dw_relu");
+  };
+  Symbol e = Relu6(Bn(Conv(data, "e", 32, 1), "e_bn"), "e_relu");
+  Symbol strided = Relu6(Bn(Conv(data, "e", 32, 1, 1, false, 2), "e_bn"), "e_relu");
+  Symbol wide = Relu6(Bn(Conv(data, "e", 32, 3), "e_bn"), "e_relu");
+  const std::vector<std::pair<std::string, Symbol>> cases = {{"read twice", Add(dw(e, 32, 1), e, "add")},
+                                                             {"strided 1x1", dw(strided, 32, 1)},
+                                                             {"no pad", dw(e, 32, 0)},
+                                                             {"grouped, not depthwise", dw(e, 8, 1)},
+                                                             {"3x3 first", dw(wide, 32, 1)},
+                                                             {"control: merges", dw(e, 32, 1)}};
+  for (const auto& [what, net] : cases) {
+    Trio t = BindThree(net, Shape(2, 16, 10, 10));
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    const bool merges = what.starts_with("control");
+    EXPECT_EQ(CountAttr(opt, "with_dw", "True"), merges ? 1u : 0u) << what << opt.ToJSON();
+    EXPECT_EQ(CountOp(opt, "_sg_conv"), merges ? 1u : 2u) << what << opt.ToJSON();
+    ExpectThreeAgree(t, false, what);
   }
 }
 

@@ -100,12 +100,32 @@ TEST_P(GpuPluginTest, LinksTheRuntimeNotTheDriver) {
   ASSERT_THAT(needed, HasSubstr("NEEDED")) << "readelf failed on " << GetParam().path;
   if (std::string(GetParam().type) == "cuda") {
     EXPECT_THAT(needed, HasSubstr("libcudart.so"));
-    EXPECT_THAT(needed, HasSubstr("libcublas.so"));
     EXPECT_THAT(needed, HasSubstr("libcudnn.so"));
+    EXPECT_THAT(needed, Not(HasSubstr("libcublas")));  // dlopened at the first GEMM (cublas_api.h)
     EXPECT_THAT(needed, Not(HasSubstr("[libcuda.so")));
   } else {
     EXPECT_THAT(needed, HasSubstr("libamdhip64.so"));
   }
+}
+
+// Loading the CUDA plugin maps no cuBLAS: libcublasLt alone costs ~150 MiB resident at dlopen,
+// which every process (GPU or not) paid while the plugin linked it. With a device, the first GEMM
+// loads it.
+TEST_P(GpuPluginTest, LoadingMapsNoCublas) {
+  if (std::string(GetParam().type) != "cuda") GTEST_SKIP() << "cuBLAS is the CUDA plugin's";
+  ASSERT_NE(Find(), nullptr);
+  if (Count() > 0) GTEST_SKIP() << "a CUDA device is present: another test's GEMM may have loaded cuBLAS";
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  ASSERT_NE(maps, nullptr);
+  char line[4096];
+  bool cublas = false, cudart = false;
+  while (std::fgets(line, sizeof(line), maps) != nullptr) {
+    cublas = cublas || std::strstr(line, "libcublas") != nullptr;
+    cudart = cudart || std::strstr(line, "libcudart") != nullptr;
+  }
+  std::fclose(maps);
+  EXPECT_TRUE(cudart) << "the CUDA runtime is not mapped: was the plugin loaded in this process?";
+  EXPECT_FALSE(cublas) << "loading the CUDA plugin mapped cuBLAS";
 }
 
 TEST_P(GpuPluginTest, WeftInfoShowsTheDevicesOrTheReason) {

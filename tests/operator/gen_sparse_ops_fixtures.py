@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/operator/data/sparse_ops.json with the real MXNet 1.9.1: dot of dense·csr and
-csr·row_sparse, sparse_retain and _square_sum on row_sparse arrays, forward and gradient, so
+csr·row_sparse, sparse_retain and _square_sum on row_sparse arrays, forward and gradient, and the
+scatter ops (_scatter_plus_scalar, _scatter_minus_scalar, _scatter_elemwise_div) forward, so
 that weft's C++ tests (sparse_ops_test.cc) and the binding's Python tests
 (bindings/mxnet/tests/python/test_sparse_ops.py) check weft against it. (The shared fixture folder
 is read-only to sessions, so the file sits beside sparse_update.json, as that generator's does.)
@@ -100,6 +101,18 @@ def forward_cases():
         ("square_sum_axis1", "_square_sum", {"axis": 1}, lambda: [rsp(6, 3, [0, 2, 5])]),
         ("square_sum_axis0", "_square_sum", {"axis": 0}, lambda: [rsp(6, 3, [0, 2, 5])]),
         ("square_sum_axis0_keepdims", "_square_sum", {"axis": 0, "keepdims": True}, lambda: [rsp(6, 3, [1, 2])]),
+        # The scatter ops compute only the values a sparse lhs stores (MXNet's elemwise_scatter_op.cc).
+        ("scatter_plus_rsp", "_scatter_plus_scalar", {"scalar": 2.5}, lambda: [rsp(6, 3, [0, 2, 5])]),
+        ("scatter_minus_rsp_f64", "_scatter_minus_scalar", {"scalar": 1.5}, lambda: [rsp(6, 3, [1, 4], "float64")]),
+        ("scatter_plus_csr", "_scatter_plus_scalar", {"scalar": 3}, lambda: [csr()]),
+        ("scatter_minus_csr_f64", "_scatter_minus_scalar", {"scalar": 0.5}, lambda: [csr("float64")]),
+        ("scatter_div_rsp_dns", "_scatter_elemwise_div", {}, lambda: [rsp(6, 3, [0, 2, 5]), dense((6, 3), 7) + 3]),
+        ("scatter_div_rsp_rsp", "_scatter_elemwise_div", {},
+         lambda: [rsp(6, 3, [0, 2, 5]), mx.nd.sparse.row_sparse_array(
+             (np.random.RandomState(4).uniform(1, 2, (4, 3)).round(2), [0, 1, 2, 5]), shape=(6, 3), dtype="float32")]),
+        ("scatter_div_rsp_csr", "_scatter_elemwise_div", {},
+         lambda: [rsp(4, 5, [0, 3], seed=5), mx.nd.array(csr().asnumpy() + 10).tostype("csr")]),
+        ("scatter_div_csr_dns_fallback", "_scatter_elemwise_div", {}, lambda: [csr(), dense((4, 5), 8) + 3]),
     ]
 
 

@@ -346,5 +346,36 @@ TEST(SparseAutograd, CreateGraphThroughASparseOpIsRefusedByName) {
   ExpectContains(e, {"(_square_sum) ran on sparse arrays", "create_graph"});
 }
 
+// Two Embedding(sparse_grad) terms reach one row_sparse buffer: the sum stays row_sparse over the
+// union of the looked-up rows, a row whose head gradient is zero included (MXNet 1.9.1 stores
+// rows 0, 2, 3 here, row 0 with zeros); grad_req add sums a second pass into the stored rows.
+TEST(SparseAutograd, RowSparseTermsSumToTheUnionOfTheirRows) {
+  std::vector<double> wv(20);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>(i);
+  NDArray w = Dense(wv, Shape{5, 4}, DType::kFloat32);
+  const std::map<std::string, std::string> emb{{"input_dim", "5"}, {"output_dim", "4"}, {"sparse_grad", "True"}};
+  for (OpReqType req : {kWriteTo, kAddTo}) {
+    NDArray grad = NDArray::CreateSparse(StorageType::kRowSparse, Shape{5, 4}, Context::cpu(0));
+    autograd::MarkVariables({&w}, {req}, {grad});
+    const int passes = req == kAddTo ? 2 : 1;
+    for (int pass = 0; pass < passes; ++pass) {
+      NDArray y;
+      {
+        auto record = autograd::Record();
+        const NDArray a = InvokeOne("Embedding", {Ids({0, 2}), w}, emb);
+        const NDArray b = InvokeOne("Embedding", {Ids({2, 3}), w}, emb);
+        y = InvokeOne("elemwise_add", {a * 0.0f, b});
+      }
+      autograd::Backward({y}, {});
+    }
+    const NDArray g = autograd::GetGrad(w);
+    ASSERT_EQ(g.storage_type(), StorageType::kRowSparse);
+    EXPECT_EQ(Indices(g.aux_ndarray(kRowSparseIndices)), (std::vector<int64_t>{0, 2, 3})) << "req " << req;
+    std::vector<double> want(20, 0.0);
+    for (size_t j = 0; j < 4; ++j) want[8 + j] = want[12 + j] = passes;
+    ExpectNear(Values(g), want, 0.0);
+  }
+}
+
 }  // namespace
 }  // namespace weft

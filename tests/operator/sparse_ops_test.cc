@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "test_util.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
+#include "weft/op_info.h"
 #include "weft/sparse.h"
 
 namespace weft {
@@ -242,6 +244,64 @@ TEST(SparseOps, RetainSortsAndDeduplicatesIndices) {
   EXPECT_EQ(Indices(y.aux_ndarray(kRowSparseIndices)), (std::vector<int64_t>{0, 1, 3}));
   EXPECT_EQ(Values(y), (std::vector<double>{1, 2, 0, 0, 0, 0, 5, 6, 0, 0}));
   y.SyncCheckFormat(true);
+}
+
+TEST(SparseOps, RetainTruncatesFloatIndicesAsMXNet) {
+  // MXNet casts float indices toward zero (its numeric gradient checks move them by ±eps/2).
+  const NDArray data = Rsp({1, 2, 3, 4, 5, 6}, {0, 2, 3}, Shape{5, 2});
+  const NDArray y = InvokeOne("_sparse_retain", {data, FromDoubles({0.4, 2.6, 3.9995}, Shape{3}, DType::kFloat32)});
+  EXPECT_EQ(Indices(y.aux_ndarray(kRowSparseIndices)), (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(Values(y), (std::vector<double>{1, 2, 0, 0, 3, 4, 5, 6, 0, 0}));
+}
+
+TEST(SparseOps, DenseRetainKeepsTheIndexedRows) {
+  // A bound graph of the MXNet binding runs its sparse arrays as dense copies: _sparse_retain and
+  // its gradient then run dense, zero outside the indexed rows.
+  const NDArray data = FromDoubles({1, 2, 3, 4, 5, 6, 7, 8}, Shape{4, 2}, DType::kFloat32);
+  const NDArray idx = FromDoubles({1, 3.5}, Shape{2}, DType::kFloat32);
+  const NDArray y = InvokeOne("_sparse_retain", {data, idx});
+  EXPECT_EQ(y.storage_type(), StorageType::kDefault);
+  EXPECT_EQ(Values(y), (std::vector<double>{0, 0, 3, 4, 0, 0, 7, 8}));
+  const NDArray head = FromDoubles({-1, -2, -3, -4, -5, -6, -7, -8}, Shape{4, 2}, DType::kFloat32);
+  std::vector<NDArray> grads = {FromDoubles({9, 9, 9, 9, 9, 9, 9, 9}, Shape{4, 2}, DType::kFloat32),
+                                FromDoubles({9, 9}, Shape{2}, DType::kFloat32)};
+  ImperativeCall call;
+  call.op = "_backward_sparse_retain";
+  call.inputs = {head, data, idx};
+  Invoke(call, &grads);
+  EXPECT_EQ(Values(grads[0]), (std::vector<double>{0, 0, -3, -4, 0, 0, -7, -8}));
+  EXPECT_EQ(Values(grads[1]), (std::vector<double>{0, 0}));
+}
+
+TEST(SparseOps, ScatterOpsOnDenseArraysAreThePlainOps) {
+  const NDArray x = FromDoubles({1, 0, -2, 4}, Shape{2, 2}, DType::kFloat32);
+  const NDArray y = FromDoubles({2, 0, 4, -8}, Shape{2, 2}, DType::kFloat32);
+  EXPECT_EQ(Values(InvokeOne("_scatter_plus_scalar", {x}, {{"scalar", "1.5"}})),
+            (std::vector<double>{2.5, 1.5, -0.5, 5.5}));
+  EXPECT_EQ(Values(InvokeOne("_scatter_minus_scalar", {x}, {{"scalar", "1"}})), (std::vector<double>{0, -1, -3, 3}));
+  const std::vector<double> q = Values(InvokeOne("_scatter_elemwise_div", {x, y}));
+  EXPECT_EQ(q[0], 0.5);
+  EXPECT_TRUE(std::isnan(q[1]));  // 0 / 0 over every element, as elemwise_div
+  EXPECT_EQ(q[2], -0.5);
+  EXPECT_EQ(q[3], -0.5);
+}
+
+TEST(SparseOps, ScatterAndCastStorageAreDescribedAsInMXNet) {
+  const std::optional<OpInfo> plus = FindOpInfo("_scatter_plus_scalar");
+  ASSERT_TRUE(plus);
+  EXPECT_EQ(plus->inputs, (std::vector<std::string>{"data"}));
+  std::vector<std::string> attrs;
+  for (const OpAttrInfo& a : plus->attrs) attrs.push_back(a.name);
+  EXPECT_EQ(attrs, (std::vector<std::string>{"scalar", "is_int"}));
+  const std::optional<OpInfo> div = FindOpInfo("_scatter_elemwise_div");
+  ASSERT_TRUE(div);
+  EXPECT_EQ(div->inputs, (std::vector<std::string>{"lhs", "rhs"}));
+  const std::optional<OpInfo> cast = FindOpInfo("cast_storage");
+  ASSERT_TRUE(cast);
+  ASSERT_EQ(cast->attrs.size(), 1u);
+  EXPECT_EQ(cast->attrs[0].name, "stype");
+  EXPECT_FALSE(cast->attrs[0].default_value);  // required, as in MXNet
+  EXPECT_EQ(cast->attrs[0].choices, (std::vector<std::string>{"csr", "default", "row_sparse"}));
 }
 
 }  // namespace

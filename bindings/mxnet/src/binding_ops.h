@@ -3,7 +3,9 @@
 //  - sparse_ops.cc: those whose point is the storage type (weft's operator registry works on
 //    dense arrays): cast_storage (and its alias _sparse_cast_storage), _sparse_retain and
 //    _contrib_getnnz, with MXNet's names, attributes and errors (MXNet 1.9
-//    src/operator/tensor/cast_storage.cc, sparse_retain.cc, src/operator/contrib/nnz.cc);
+//    src/operator/tensor/cast_storage.cc, sparse_retain.cc, src/operator/contrib/nnz.cc).
+//    cast_storage and _sparse_retain have core definitions (their descriptions and attributes),
+//    under which they also run in bound graphs (sparse_executor.h);
 //  - image_ops.cc: MXNet's OpenCV image op _cvimresize (mx.image.imresize) on weft's image
 //    functions (weft/image.h), which run on the host;
 //  - array_ops.cc: reset_arrays (Gluon's zero_grad), which writes its inputs and has no outputs.

@@ -5,10 +5,12 @@
 
 #include "frontend_callback.h"
 #include "sparse_executor.h"
+#include "storage_fallback.h"
 #include "symbol_handle.h"
 #include "weft/autograd.h"
 #include "weft/executor.h"
 #include "weft/imperative.h"
+#include "weft/sparse.h"
 
 using namespace weft;
 using namespace weft::mx;
@@ -23,6 +25,7 @@ struct ExecutorH : Handle<HandleKind::kExecutor> {
   std::vector<NDArray> aux;               // ListAuxiliaryStates order
   std::unique_ptr<SparseStorage> sparse;  // the dense emulation of sparse arrays, or null
   std::unique_ptr<SparseSplit> split;     // or the graph split at its sparse boundary, or null
+  std::vector<NDArray> outputs;           // with `sparse`: the outputs the frontend sees
 };
 ExecutorH& Exec(ExecutorHandle h) { return *Handle<HandleKind::kExecutor>::From<ExecutorH>(h); }
 
@@ -109,7 +112,8 @@ std::unique_ptr<ExecutorH> BindArrays(const Symbol& s, const Context& ctx, std::
     grads = std::move(core_grads);
     h->sparse = std::move(storage);
   }
-  h->exec = std::make_unique<Executor>(*core, ctx, args, grads, reqs, core_aux, group2ctx, shared);
+  h->exec = std::make_unique<Executor>(DenseEmulation(*core), ctx, args, grads, reqs, core_aux, group2ctx, shared);
+  if (h->sparse) h->outputs = h->sparse->AttachOutputs(h->exec->outputs);
   if (h->split) return h;  // h->aux: the frontend's order (the remainder may list them otherwise)
   h->aux = h->exec->aux_arrays;
   return h;
@@ -477,6 +481,7 @@ int MXExecutorForward(ExecutorHandle handle, int is_train) {
   if (h.sparse) h.sparse->BeforeForward();
   if (h.split) h.split->BeforeForward();
   h.exec->Forward(is_train != 0);
+  if (h.sparse) h.sparse->AfterForward();
   API_END();
 }
 
@@ -487,8 +492,12 @@ int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* hea
   std::vector<NDArray> grads;
   if (len > 0) NotNull(head_grads, "head_grads");
   ExecutorH& h = Exec(handle);
-  for (uint32_t i = 0; i < len; ++i)
-    grads.push_back(HeadGradOfOutputDType(head_grads[i] ? ND(head_grads[i]) : NDArray(), *h.exec, i));
+  for (uint32_t i = 0; i < len; ++i) {
+    NDArray g = head_grads[i] ? ND(head_grads[i]) : NDArray();
+    // The Executor runs dense: a sparse head gradient (MXNet's of a sparse output) is densified.
+    if (!g.is_none() && IsSparse(g)) g = CastStorage(g, StorageType::kDefault);
+    grads.push_back(HeadGradOfOutputDType(g, *h.exec, i));
+  }
   h.exec->Backward(grads, is_train != 0);
   if (h.sparse) h.sparse->AfterBackward();
   if (h.split) h.split->AfterBackward();
@@ -503,7 +512,8 @@ int MXExecutorOutputs(ExecutorHandle handle, uint32_t* out_size, NDArrayHandle**
   API_BEGIN();
   std::vector<void*>& handles = ThreadHandles("MXExecutorOutputs");
   handles.clear();
-  for (const NDArray& o : Exec(handle).exec->outputs) handles.push_back(NewND(o));
+  const ExecutorH& h = Exec(handle);
+  for (const NDArray& o : h.sparse ? h.outputs : h.exec->outputs) handles.push_back(NewND(o));
   *NotNull(out_size, "out_size") = static_cast<uint32_t>(handles.size());
   *NotNull(out, "out") = handles.data();
   API_END();

@@ -239,7 +239,9 @@ int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, 
   API_BEGIN();
   OpEntry& op = OpFromHandle(creator);
   if (op.is_copyto) Fail("_copyto is an imperative-only operation; it has no symbol");
-  if (op.run) Fail("{}: this operator runs imperatively only in weft (binding_ops.h), not in a graph", op.name);
+  // A binding op with a core definition (cast_storage, _sparse_retain) runs in graphs as that op.
+  if (op.run && !FindOpInfo(op.registry_name))
+    Fail("{}: this operator runs imperatively only in weft (binding_ops.h), not in a graph", op.name);
   if (op.is_numpy || op.is_missing) Fail("{}: {}", op.name, op.description);
   SymbolH::Atomic atomic{op.registry_name, {}};
   for (const auto& [k, v] : KeyValues(static_cast<int>(num_param), keys, vals, op.name.c_str()))

@@ -225,7 +225,9 @@ OpEntry& LookupOpEntry(const std::string& name) {
   auto entry = MakeEntry(name, std::move(*info));
   entry->is_missing = missing;
   if (own_op) entry->run = own_op->run;
-  entry->registry_name = sparse_alias ? name.substr(8) : sparse_embedding ? "Embedding" : name;
+  // _sparse_cast_storage (mx.sym.sparse.cast_storage) is the binding's op of cast_storage.
+  const bool own_alias = own_op && name.starts_with("_sparse_") && FindOpInfo(name.substr(8));
+  entry->registry_name = sparse_alias || own_alias ? name.substr(8) : sparse_embedding ? "Embedding" : name;
   if (sparse_embedding) {
     entry->fixed_attrs["sparse_grad"] = "True";
     entry->description +=

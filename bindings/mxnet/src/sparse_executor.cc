@@ -12,6 +12,7 @@
 #include "weft/autograd.h"
 #include "weft/imperative.h"
 #include "weft/logging.h"
+#include "weft/ndarray.h"
 #include "weft/sparse.h"
 
 namespace weft::mx {
@@ -38,6 +39,8 @@ struct Graph {
   std::set<Entry> heads;
   std::map<size_t, size_t> arg_of;  // variable node -> argument index
   std::vector<StorageType> stypes;  // per argument
+  // OutPlan's and GradPlan's results by entry: a graph that reuses an entry (y * y) is walked once.
+  mutable std::map<Entry, StoragePlan> out_plans, grad_plans;
 
   Graph(const Symbol& s, std::vector<StorageType> arg_stypes) : stypes(std::move(arg_stypes)) {
     const nlohmann::json g = nlohmann::json::parse(s.ToJSON());
@@ -92,43 +95,164 @@ void WarnDenseEmbeddingGrad(const std::string& node) {
       node);
 }
 
-// The rows the gradient of entry e stores when MXNet makes it row_sparse; nullopt when it is dense.
-std::optional<RowPlan> GradRows(const Graph& g, Entry e) {
-  if (g.heads.contains(e)) return std::nullopt;  // a head gradient is dense
-  RowPlan plan;
+bool IsCast(const std::string& op) { return op == "cast_storage" || op == "_sparse_cast_storage"; }
+
+// Ops whose sparse result stores what their (first) input stores (MXNet's FComputeEx of the
+// unary ops that keep zeros and of the scatter scalar ops; MakeLoss).
+bool KeepsStorage(const std::string& op) {
+  return KeepCsrOps().contains(op) || op == "_scatter_plus_scalar" || op == "_scatter_minus_scalar" ||
+         op == "MakeLoss" || op == "make_loss";
+}
+
+bool IsElemwiseMul(const std::string& op) { return op == "elemwise_mul" || op == "_mul" || op == "_Mul"; }
+
+RowSource Source(RowSource::Kind kind, size_t arg, std::string node = "") {
+  RowSource src;
+  src.kind = kind;
+  src.arg = arg;
+  src.node = std::move(node);
+  return src;
+}
+
+// MXNet's forward storage of entry e (its ops' FInferStorageType): an argument's own; what the
+// ops above keep; cast_storage's stype; _sparse_retain's row_sparse storing the indices' rows;
+// _scatter_elemwise_div of a row_sparse lhs, row_sparse storing lhs's rows. Anything else is dense.
+StoragePlan OutPlan(const Graph& g, Entry e);
+
+StoragePlan OutPlanOf(const Graph& g, Entry e) {
+  StoragePlan plan;
+  if (g.IsVariable(e.first)) {
+    auto it = g.arg_of.find(e.first);
+    if (it == g.arg_of.end()) return plan;
+    plan.stype = g.stypes[it->second];
+    if (plan.stype == StorageType::kRowSparse) plan.rows = RowPlan{Source(RowSource::Kind::kStoredRows, it->second)};
+    if (plan.stype == StorageType::kCSR) plan.pattern = it->second;
+    return plan;
+  }
+  const std::string op = g.Op(e.first);
+  if (e.second != 0) return plan;
+  if (KeepsStorage(op)) return OutPlan(g, g.Input(e.first, 0));
+  if (IsElemwiseMul(op)) {
+    // MXNet's elemwise_mul of a row_sparse array and a dense one stores the row_sparse one's rows;
+    // of two row_sparse ones it is row_sparse too (here: its non-zero rows).
+    StoragePlan lhs = OutPlan(g, g.Input(e.first, 0)), rhs = OutPlan(g, g.Input(e.first, 1));
+    if (lhs.stype == StorageType::kRowSparse && rhs.stype == StorageType::kRowSparse) {
+      plan.stype = StorageType::kRowSparse;
+      return plan;
+    }
+    if (lhs.stype == StorageType::kRowSparse && rhs.stype == StorageType::kDefault) return lhs;
+    if (rhs.stype == StorageType::kRowSparse && lhs.stype == StorageType::kDefault) return rhs;
+    return plan;
+  }
+  if (op == "_scatter_elemwise_div") {
+    StoragePlan lhs = OutPlan(g, g.Input(e.first, 0));
+    return lhs.stype == StorageType::kRowSparse ? lhs : plan;
+  }
+  if (IsCast(op)) {
+    plan.stype = StorageTypeFromName(g.Attr(e.first, "stype", "default"));
+    StoragePlan in = OutPlan(g, g.Input(e.first, 0));
+    if (in.stype != StorageType::kDefault && plan.stype != StorageType::kDefault && in.stype != plan.stype) {
+      Fail("node '{}' (cast_storage): from {} to {} is not supported (as in MXNet): cast to 'default' first",
+           g.Name(e.first), StorageTypeName(in.stype), StorageTypeName(plan.stype));
+    }
+    return in.stype == plan.stype ? in : plan;  // to another type: the non-zero values are stored
+  }
+  if (op == "_sparse_retain") {
+    plan.stype = StorageType::kRowSparse;
+    if (auto indices = g.ArgOf(g.Input(e.first, 1), StorageType::kDefault))
+      plan.rows =
+          RowPlan{Source(RowSource::Kind::kIndexValues, *indices, "node '" + g.Name(e.first) + "' (" + op + ")")};
+  }
+  return plan;
+}
+
+// MXNet's storage of the gradient of entry e: dense unless every use gives a sparse one of one
+// type (sparse_executor.h). A row_sparse one stores the union of the uses' rows.
+StoragePlan OutPlan(const Graph& g, Entry e) {
+  if (auto it = g.out_plans.find(e); it != g.out_plans.end()) return it->second;
+  return g.out_plans[e] = OutPlanOf(g, e);
+}
+
+StoragePlan GradPlan(const Graph& g, Entry e);
+
+StoragePlan GradPlanOf(const Graph& g, Entry e) {
+  StoragePlan dense;
+  if (g.heads.contains(e)) {
+    // MXNet's head gradient has the output's storage type; an argument's own is dense.
+    if (g.IsVariable(e.first)) return dense;
+    StoragePlan head;
+    head.stype = OutPlan(g, e).stype;
+    return head;
+  }
+  StoragePlan plan;
+  plan.stype = StorageType::kRowSparse;
+  plan.rows.emplace();
   auto it = g.consumers.find(e);
   if (it == g.consumers.end()) return plan;
+  bool first = true;
   for (const auto& [n, slot] : it->second) {
     const std::string op = g.Op(n);
+    StoragePlan use;
+    use.stype = StorageType::kRowSparse;
     RowSource src;
     src.node = "node '" + g.Name(n) + "' (" + op + ")";
     if (op == "Embedding" && slot == 1 && IsTrue(g.Attr(n, "sparse_grad", "False"))) {
       const std::optional<size_t> data = g.ArgOf(g.Input(n, 0), StorageType::kDefault);
       if (!data) {
         WarnDenseEmbeddingGrad(src.node);
-        return std::nullopt;
+        return dense;
       }
       src.kind = RowSource::Kind::kIndexValues;
       src.arg = *data;
       src.bound = std::stoll(g.Attr(n, "input_dim", "0"));
+      use.rows = RowPlan{src};
     } else if (op == "dot" && slot == 1 && !IsTrue(g.Attr(n, "transpose_a", "False")) &&
                !IsTrue(g.Attr(n, "transpose_b", "False"))) {
       const std::optional<size_t> csr = g.CsrArg(g.Input(n, 0));
-      if (!csr) return std::nullopt;
+      if (!csr) return dense;
       src.kind = RowSource::Kind::kCsrColumns;
       src.arg = *csr;
+      use.rows = RowPlan{src};
     } else if (op == "_square_sum" && slot == 0) {
       const std::optional<size_t> data = g.ArgOf(e, StorageType::kRowSparse);
-      if (!data) return std::nullopt;  // MXNet's _square_sum takes row_sparse data only
+      if (!data) return dense;  // MXNet's _square_sum takes row_sparse data only
       src.kind = RowSource::Kind::kStoredRows;
       src.arg = *data;
-      if (SquareSumKeepsRows(g.Attr(n, "axis", "()"), g.Attr(n, "keepdims", "False"))) src.within = GradRows(g, {n, 0});
+      if (SquareSumKeepsRows(g.Attr(n, "axis", "()"), g.Attr(n, "keepdims", "False"))) {
+        const StoragePlan out = GradPlan(g, {n, 0});
+        if (out.stype == StorageType::kRowSparse) src.within = out.rows;
+      }
+      use.rows = RowPlan{src};
+    } else if (op == "_sparse_retain" && slot == 0) {
+      // _backward_sparse_retain: out_grad's rows at the indices (every index, as in MXNet).
+      const StoragePlan out = OutPlan(g, {n, 0});
+      use.rows = out.rows;
+    } else if (slot == 0 && (IsCast(op) || KeepsStorage(op))) {
+      // cast_storage's gradient is its out_grad (MXNet's _copy of it); an element-wise op's keeps
+      // a sparse out_grad's type when its input has that type (the non-zero rows or elements).
+      use = GradPlan(g, {n, 0});
+      if (!IsCast(op) && use.stype != OutPlan(g, e).stype) return dense;
+      use.rows.reset();
+      use.pattern.reset();
     } else {
-      return std::nullopt;
+      return dense;
     }
-    plan.push_back(std::move(src));
+    if (use.stype == StorageType::kDefault || (!first && use.stype != plan.stype)) return dense;
+    if (plan.rows && use.rows) {
+      plan.rows->insert(plan.rows->end(), use.rows->begin(), use.rows->end());
+    } else {
+      plan.rows.reset();
+    }
+    plan.stype = use.stype;
+    first = false;
   }
+  if (plan.stype != StorageType::kRowSparse) plan.rows.reset();
   return plan;
+}
+
+StoragePlan GradPlan(const Graph& g, Entry e) {
+  if (auto it = g.grad_plans.find(e); it != g.grad_plans.end()) return it->second;
+  return g.grad_plans[e] = GradPlanOf(g, e);
 }
 
 NDArray IndexArray(const std::vector<int64_t>& rows, const Context& ctx) {
@@ -142,7 +266,46 @@ void SortUnique(std::vector<int64_t>* v) {
   v->erase(std::unique(v->begin(), v->end()), v->end());
 }
 
+// Writes dense `dense` into csr `target` storing the elements csr `pattern` stores (MXNet's
+// element-wise kernels on a csr input keep its indptr and indices), zero or not.
+void WriteCsrLike(const NDArray& dense, const NDArray& pattern, const NDArray& target) {
+  if (pattern.storage_type() != StorageType::kCSR || pattern.GetShape() != dense.GetShape()) {
+    WriteSparse(dense, target);
+    return;
+  }
+  const std::vector<int64_t> indptr = HostIndices(pattern.aux_ndarray(kCSRIndPtr));
+  const std::vector<int64_t> indices = HostIndices(pattern.aux_ndarray(kCSRIndices));
+  const int64_t cols = dense.GetShape()[1];
+  std::vector<int64_t> flat(indices.size());
+  for (size_t r = 0; r + 1 < indptr.size(); ++r)
+    for (auto k = static_cast<size_t>(indptr[r]); k < static_cast<size_t>(indptr[r + 1]); ++k)
+      flat[k] = static_cast<int64_t>(r) * cols + indices[k];
+  const Context ctx = dense.GetContext();
+  NDArray values(Shape{static_cast<int64_t>(flat.size())}, ctx, false, dense.GetDType());
+  if (!flat.empty()) {
+    const NDArray all = InvokeOne("Reshape", {dense}, {{"shape", "(-1,)"}});
+    values = InvokeOne("take", {all, IndexArray(flat, ctx)}, {});
+  }
+  const NDArray result = NDArray::FromSparseParts(StorageType::kCSR, dense.GetShape(), values,
+                                                  {IndexArray(indptr, ctx), IndexArray(indices, ctx)});
+  NDArray::CopyFromTo(result, target);
+  target.WaitToRead();
+}
+
 }  // namespace
+
+Symbol DenseEmulation(const Symbol& symbol) {
+  nlohmann::json g = nlohmann::json::parse(symbol.ToJSON());
+  bool changed = false;
+  for (auto& node : g.at("nodes")) {
+    if (!IsCast(node.value("op", "null"))) continue;
+    node["op"] = "_copy";
+    for (const char* group : {"attrs", "attr", "param"})
+      if (node.contains(group)) node[group].erase("stype");
+    changed = true;
+  }
+  return changed ? Symbol::LoadJSON(g.dump()) : symbol;
+}
 
 std::vector<StorageType> ArgStorageTypes(const Symbol& symbol, const std::map<std::string, StorageType>& given) {
   const std::vector<std::string> args = symbol.ListArguments();
@@ -176,18 +339,46 @@ std::vector<StorageType> ArgStorageTypes(const Symbol& symbol, const std::map<st
 SparseStorage::SparseStorage(const Symbol& symbol, std::vector<StorageType> arg_stypes)
     : arg_stypes_(std::move(arg_stypes)) {
   const Graph g(symbol, arg_stypes_);
-  plans_.resize(arg_stypes_.size());
-  for (const auto& [node, arg] : g.arg_of) plans_[arg] = GradRows(g, {node, 0});
+  grad_plans_.resize(arg_stypes_.size());
+  for (const auto& [node, arg] : g.arg_of) grad_plans_[arg] = GradPlan(g, {node, 0});
+  const nlohmann::json heads = nlohmann::json::parse(symbol.ToJSON()).at("heads");
+  for (const auto& h : heads) out_plans_.push_back(OutPlan(g, {h.at(0).get<size_t>(), h.at(1).get<size_t>()}));
 }
 
 StorageType SparseStorage::grad_stype(size_t i) const {
-  return i < plans_.size() && plans_[i] ? StorageType::kRowSparse : StorageType::kDefault;
+  return i < grad_plans_.size() ? grad_plans_[i].stype : StorageType::kDefault;
+}
+
+StorageType SparseStorage::output_stype(size_t i) const {
+  return i < out_plans_.size() ? out_plans_[i].stype : StorageType::kDefault;
 }
 
 bool SparseStorage::all_dense() const {
   for (size_t i = 0; i < arg_stypes_.size(); ++i)
     if (arg_stypes_[i] != StorageType::kDefault || grad_stype(i) != StorageType::kDefault) return false;
+  for (const StoragePlan& p : out_plans_)
+    if (p.stype != StorageType::kDefault) return false;
   return true;
+}
+
+std::vector<NDArray> SparseStorage::AttachOutputs(const std::vector<NDArray>& outputs) {
+  std::vector<NDArray> front = outputs;
+  for (size_t i = 0; i < outputs.size() && i < out_plans_.size(); ++i) {
+    const StorageType stype = out_plans_[i].stype;
+    if (stype == StorageType::kDefault || outputs[i].is_none()) continue;
+    front[i] = NDArray::CreateSparse(stype, outputs[i].GetShape(), outputs[i].GetContext(), outputs[i].GetDType());
+    outs_.emplace_back(outputs[i], front[i]);
+  }
+  return front;
+}
+
+void SparseStorage::AfterForward() const {
+  size_t k = 0;
+  for (size_t i = 0; i < out_plans_.size() && k < outs_.size(); ++i) {
+    if (out_plans_[i].stype == StorageType::kDefault) continue;
+    Write(out_plans_[i], outs_[k].first, outs_[k].second);
+    ++k;
+  }
 }
 
 void SparseStorage::Attach(const std::vector<NDArray>& args, const std::vector<NDArray>& grads,
@@ -232,9 +423,12 @@ std::vector<char> SparseStorage::Mark(const RowPlan& plan, int64_t rows) const {
     const NDArray& a = front_args_[src.arg];
     if (src.kind == RowSource::Kind::kIndexValues) {
       const std::vector<double> values = HostValues(a);
+      const int64_t bound = src.bound > 0 ? src.bound : rows;
       for (size_t i = 0; i < values.size(); ++i) {
-        const auto row = static_cast<int64_t>(values[i]);
-        if (row < 0 || row >= src.bound) {
+        const auto row = static_cast<int64_t>(values[i]);  // MXNet's cast: toward zero
+        if (row < 0 || row >= bound) {
+          if (src.bound <= 0)
+            Fail("{}: indices[{}] = {} is not a row of data (rows 0..{})", src.node, i, values[i], bound - 1);
           Fail(
               "{}: data[{}] = {} is outside the weight's rows [0, {}) (MXNet: SparseEmbedding input contains data "
               "out of bound)",
@@ -259,11 +453,26 @@ std::vector<char> SparseStorage::Mark(const RowPlan& plan, int64_t rows) const {
   return mark;
 }
 
+void SparseStorage::Write(const StoragePlan& plan, const NDArray& dense, const NDArray& target) const {
+  if (target.storage_type() == StorageType::kRowSparse && plan.stype == StorageType::kRowSparse && plan.rows) {
+    const std::vector<char> mark = Mark(*plan.rows, target.GetShape()[0]);
+    std::vector<int64_t> rows;
+    for (size_t r = 0; r < mark.size(); ++r)
+      if (mark[r]) rows.push_back(static_cast<int64_t>(r));
+    WriteSparse(dense, target, IndexArray(rows, target.GetContext()));
+  } else if (target.storage_type() == StorageType::kCSR && plan.pattern) {
+    WriteCsrLike(dense, front_args_[*plan.pattern], target);
+  } else {
+    WriteSparse(dense, target);
+  }
+}
+
 void SparseStorage::AfterBackward() const {
   for (const Pair& p : grads_) {
+    const StoragePlan& plan = grad_plans_[p.arg];
     std::optional<std::vector<int64_t>> rows;
-    if (plans_[p.arg]) {
-      const std::vector<char> mark = Mark(*plans_[p.arg], p.front.GetShape()[0]);
+    if (plan.stype == StorageType::kRowSparse && plan.rows) {
+      const std::vector<char> mark = Mark(*plan.rows, p.front.GetShape()[0]);
       rows.emplace();
       for (size_t r = 0; r < mark.size(); ++r)
         if (mark[r]) rows->push_back(static_cast<int64_t>(r));

@@ -11,11 +11,29 @@
 //       elements in MXNet: square, sqrt, abs, sign, negative, _mul_scalar, ...);
 //   _square_sum(data) of a row_sparse argument: stores data's stored rows; when its output is
 //       row_sparse (axis=1, keepdims) and that output's gradient row_sparse, the rows both store.
-// An argument's gradient is row_sparse when every use of it gives a row_sparse one (MXNet's sum
-// of row_sparse gradients stays row_sparse); any other use, or being a graph output, makes it
-// dense, as in MXNet. These are the rows MXNet's kernels store, zero or not.
+//   _sparse_retain(data, indices): data's gradient stores the rows indices name (as its output);
+//   cast_storage: its input's gradient is the output's (MXNet's _copy), of that storage type;
+//   element-wise ops that keep zeros (relu, abs, square, _mul_scalar, ..., the scatter scalar ops,
+//       MakeLoss) of a sparse input whose output's gradient has the input's storage type: that
+//       type, storing its non-zero rows (elements).
+// An argument's gradient is sparse when every use of it gives a sparse one of one type (MXNet's
+// sum of row_sparse gradients stays row_sparse); any other use, or being a graph output, makes it
+// dense, as in MXNet. A graph output's gradient (the head gradient) has the output's storage type.
+// These are the rows MXNet's kernels store, zero or not.
 //
-// weft's graph is dense: the Executor runs on dense arrays. Before each forward every sparse
+// Outputs have MXNet's forward storage types (FInferStorageType): an argument's own; cast_storage's
+// stype (storing its input's rows or elements when the type is the input's, else the non-zero
+// ones; between the two sparse types it is refused at bind, as in MXNet); _sparse_retain's
+// row_sparse storing the rows indices name (float indices cast toward zero, as MXNet); the keeping
+// element-wise ops above store their input's rows (csr: its elements: the scatter scalar ops'
+// "only the stored values"); elemwise_mul of a row_sparse and a dense array stores the
+// row_sparse one's rows; _scatter_elemwise_div of a row_sparse lhs stores lhs's rows. Every other
+// output is dense. After each forward every sparse output is written from the Executor's dense one
+// (it then stores those rows or elements; the values elsewhere are dropped, which is what MXNet's
+// sparse kernels never compute).
+//
+// weft's graph is dense: the Executor runs on dense arrays (cast_storage as _copy of its input,
+// _sparse_retain and the scatter ops on their dense kernels). Before each forward every sparse
 // argument is written into its dense copy; after each backward every row_sparse gradient
 // receives those rows of the dense gradient (DenseInto / WriteSparse of storage_fallback.h, the
 // imperative fallback's conversions). grad_req 'add' adds into the rows a row_sparse gradient
@@ -55,16 +73,28 @@ struct RowSource {
 /// The rows of a gradient: the union of its sources' rows.
 using RowPlan = std::vector<RowSource>;
 
+/// MXNet's storage of one array of the graph (an output, a gradient): its storage type and what a
+/// sparse one stores.
+struct StoragePlan {
+  StorageType stype = StorageType::kDefault;
+  /// row_sparse: the rows it stores (nullopt: the rows holding a non-zero element).
+  std::optional<RowPlan> rows;
+  /// csr: the csr argument whose stored elements it stores (nullopt: the non-zero elements).
+  std::optional<size_t> pattern;
+};
+
 class SparseStorage {
  public:
   /// Plans the gradients' storage of `symbol` whose arguments (ListArguments order) have
   /// storage types `arg_stypes`.
   SparseStorage(const Symbol& symbol, std::vector<StorageType> arg_stypes);
 
-  /// The storage type MXNet gives argument i's gradient (row_sparse or default).
+  /// The storage type MXNet gives argument i's gradient.
   StorageType grad_stype(size_t i) const;
-  /// True when no argument is sparse and no gradient row_sparse: the Executor can run the
-  /// frontend's arrays directly.
+  /// The storage type MXNet gives output i (ListOutputs order).
+  StorageType output_stype(size_t i) const;
+  /// True when no argument, gradient or output is sparse: the Executor can run the frontend's
+  /// arrays directly.
   bool all_dense() const;
   /// The arguments' storage types it was planned for.
   const std::vector<StorageType>& arg_stypes() const { return arg_stypes_; }
@@ -75,8 +105,13 @@ class SparseStorage {
   /// this class does).
   void Attach(const std::vector<NDArray>& args, const std::vector<NDArray>& grads, std::vector<NDArray>* core_args,
               std::vector<NDArray>* core_grads, std::vector<OpReqType>* reqs);
+  /// The outputs the frontend sees for the Executor's (dense) `outputs`: the same arrays, except
+  /// a new sparse array for each output MXNet makes sparse, which AfterForward fills.
+  std::vector<NDArray> AttachOutputs(const std::vector<NDArray>& outputs);
   /// Writes every sparse argument into its dense copy (before Executor::Forward).
   void BeforeForward() const;
+  /// Writes every sparse output from the Executor's dense one (after Executor::Forward).
+  void AfterForward() const;
   /// Writes every sparse gradient from its dense one (after Executor::Backward). Throws
   /// weft::Error for an Embedding index outside the weight's rows.
   void AfterBackward() const;
@@ -89,11 +124,15 @@ class SparseStorage {
   };
   // A flag per row of a gradient with `rows` rows: set where `plan` stores the row.
   std::vector<char> Mark(const RowPlan& plan, int64_t rows) const;
+  // Writes dense `dense` into sparse `target` as `plan` stores it.
+  void Write(const StoragePlan& plan, const NDArray& dense, const NDArray& target) const;
 
   std::vector<StorageType> arg_stypes_;
-  std::vector<std::optional<RowPlan>> plans_;  // per argument: set where the gradient is row_sparse
+  std::vector<StoragePlan> grad_plans_;  // per argument
+  std::vector<StoragePlan> out_plans_;   // per output
   std::vector<NDArray> front_args_;
   std::vector<Pair> args_, grads_;
+  std::vector<std::pair<NDArray, NDArray>> outs_;  // (the Executor's dense output, the frontend's sparse one)
 };
 
 /// The graph split at its sparse boundary. Cut nodes: dot(csr, w) with no transpose, the csr an
@@ -154,5 +193,10 @@ class SparseSplit {
 /// The arguments' storage types of `symbol` (ListArguments order): `given` by name (stype_dict)
 /// first, else the variable's __storage_type__ attribute, else default.
 std::vector<StorageType> ArgStorageTypes(const Symbol& symbol, const std::map<std::string, StorageType>& given);
+
+/// `symbol` as the Executor runs it on the dense copies: each cast_storage node (whose values are
+/// its input's) becomes _copy; `symbol` itself when it has none. The arguments, outputs and
+/// attributes stay as they are.
+Symbol DenseEmulation(const Symbol& symbol);
 
 }  // namespace weft::mx

@@ -1,6 +1,7 @@
 #include "binding_ops.h"
 
 #include "weft/imperative.h"
+#include "weft/op_info.h"
 #include "weft/sparse.h"
 
 namespace weft::mx {
@@ -75,14 +76,8 @@ void SparseRetainOp(const std::vector<NDArray>& in, const std::map<std::string, 
 
 std::optional<BindingOp> FindSparseOp(const std::string& name) {
   if (name == "cast_storage" || name == "_sparse_cast_storage") {
-    return BindingOp{
-        BindingOpInfo(
-            name,
-            "Casts the storage type of the input: 'default' (dense), 'row_sparse' (rows with a non-zero "
-            "element) or 'csr' (a 2-d array's non-zero elements).",
-            {"data"},
-            {BindingAttr("stype", "enum", std::nullopt, "Output storage type.", {"csr", "default", "row_sparse"})}),
-        CastStorageOp};
+    // The core definition's description and attributes (defs/tensor.cc); the binding runs it.
+    return BindingOp{*FindOpInfo("cast_storage"), CastStorageOp};
   }
   if (name == "_contrib_getnnz") {
     return BindingOp{
@@ -90,11 +85,7 @@ std::optional<BindingOp> FindSparseOp(const std::string& name) {
                       {BindingAttr("axis", "int or None", "None", "None, or 1 for a count per row")}),
         GetNnzOp};
   }
-  if (name == "_sparse_retain") {
-    return BindingOp{
-        BindingOpInfo(name, "Picks the rows given by indices from a row_sparse array.", {"data", "indices"}, {}),
-        SparseRetainOp};
-  }
+  if (name == "_sparse_retain") return BindingOp{*FindOpInfo("_sparse_retain"), SparseRetainOp};
   return std::nullopt;
 }
 

@@ -100,8 +100,41 @@ std::vector<std::string> SgConvInputs(const AttrMap& a) {
   const auto p = sdk::ParseParams<sdk::SgConvParam>(a);
   std::vector<std::string> in = DataWeightBias(p.conv.no_bias);
   if (p.with_bn) in.insert(in.end(), {"gamma", "beta"});
+  if (p.with_dw) {
+    in.emplace_back("dw_weight");
+    if (!p.dw_no_bias) in.emplace_back("dw_bias");
+    if (p.dw_with_bn) in.insert(in.end(), {"dw_gamma", "dw_beta"});
+  }
   if (p.with_sum) in.emplace_back("sum");
   return in;
+}
+
+// The shapes of a with_dw `_sg_conv`: a 1x1 convolution to num_filter channels, then the
+// depthwise 3x3 one (pad 1, dw_stride) over them; data comes first (the executor makes these
+// nodes from inferred graphs).
+void SgConvDwShape(ShapeIO& io, const sdk::SgConvParam& p) {
+  if (!io.in(0)) return;
+  const Shape& data = *io.in(0);
+  CheckConvData(io, data, 2, 1);
+  const int64_t f = p.conv.num_filter;
+  const Shape ch{f};
+  io.AssignIn(1, Shape{f, data[1], 1, 1});
+  size_t next = p.conv.no_bias ? 2 : 3, aux = 0;
+  if (!p.conv.no_bias) io.AssignIn(2, ch);
+  auto bn = [&] {
+    io.AssignIn(next++, ch);
+    io.AssignIn(next++, ch);
+    io.AssignAux(aux++, ch);
+    io.AssignAux(aux++, ch);
+  };
+  if (p.with_bn) bn();
+  io.AssignIn(next++, Shape{f, 1, 3, 3});
+  if (!p.dw_no_bias) io.AssignIn(next++, ch);
+  if (p.dw_with_bn) bn();
+  Shape out = data;
+  out[1] = f;
+  for (size_t i = 2; i < 4; ++i) out[i] = data[i] < 0 ? -1 : sdk::ConvOutExtent(data[i], 3, p.dw_stride, 1, 1);
+  io.AssignOut(0, out);
 }
 
 OpDef SgConv() {
@@ -115,10 +148,14 @@ OpDef SgConv() {
   d.list_outputs = Fixed({"output"});
   DeclareParams<sdk::SgConvParam>(d);
   d.list_aux = [](const AttrMap& a) {
-    return sdk::ParseParams<sdk::SgConvParam>(a).with_bn ? std::vector<std::string>{"moving_mean", "moving_var"}
-                                                         : std::vector<std::string>{};
+    const auto p = sdk::ParseParams<sdk::SgConvParam>(a);
+    std::vector<std::string> aux;
+    if (p.with_bn) aux.insert(aux.end(), {"moving_mean", "moving_var"});
+    if (p.with_dw && p.dw_with_bn) aux.insert(aux.end(), {"dw_moving_mean", "dw_moving_var"});
+    return aux;
   };
   SetShapeFn<sdk::SgConvParam>(d, [](ShapeIO& io, const sdk::SgConvParam& p) {
+    if (p.with_dw) return SgConvDwShape(io, p);
     ConvShape(io, p.conv);
     const Shape ch{p.conv.num_filter};
     size_t next = p.conv.no_bias ? 2 : 3;

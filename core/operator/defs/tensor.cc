@@ -2,6 +2,7 @@
 // and dtype and fill ops dot, batch_dot, Cast, zeros_like, ones_like, and _sparse_retain. Shape rules are MXNet 1.9's
 // (src/operator/tensor/dot-inl.h, elemwise_unary_op.h).
 #include "operator/defs/builtin.h"
+#include "operator/defs/elemwise_defs.h"
 #include "operator/op_util.h"
 #include "weft/sdk/ops/cast.hpp"
 #include "weft/sdk/ops/dot.hpp"
@@ -135,9 +136,11 @@ OpDef FillLike(std::string name, std::string value) {
 }
 
 // _sparse_retain (MXNet 1.9 src/operator/tensor/sparse_retain.cc; mx.nd.sparse.retain): the rows
-// of a row_sparse `data` named by `indices`, as a row_sparse array of data's shape. Only sparse
-// kernels compute it (the cpu's tensor_sparse_ops.cc): a dense data has no kernel, as in MXNet.
-// Gradient: out_grad's rows at indices (_backward_sparse_retain), row_sparse.
+// of a row_sparse `data` named by `indices`, as a row_sparse array of data's shape (the cpu's
+// sparse kernel, tensor_sparse_ops.cc). Its dense kernel (the same file) computes the same values
+// on a dense data, zero outside those rows: what the MXNet binding's bound graphs run on their
+// dense copies of sparse arrays (MXNet's imperative call refuses a dense data; the binding too).
+// Gradient: out_grad's rows at indices (_backward_sparse_retain), row_sparse (dense when dense).
 OpDef SparseRetain() {
   OpDef d;
   d.name = "_sparse_retain";
@@ -160,6 +163,48 @@ OpDef SparseRetain() {
   return d;
 }
 
+// cast_storage (MXNet 1.9 src/operator/tensor/cast_storage.cc): the input in storage type `stype`.
+// Its point is the storage, which weft's dense kernels do not see: the MXNet binding converts
+// imperative calls itself (weft::CastStorage) and runs it in a bound graph on dense copies as the
+// copy of its values (sparse_executor.h), storing the result in `stype`. No kernel computes it.
+// Gradient: out_grad (MXNet's _copy of it).
+OpDef CastStorage() {
+  OpDef d = SameShapeUnary("cast_storage",
+                           "The input converted to storage type `stype`: 'default' (dense), 'row_sparse' (the rows "
+                           "holding a non-zero element) or 'csr' (the non-zero elements of a 2-d array).");
+  AttrSpec stype;
+  stype.name = "stype";
+  stype.type = "enum";
+  stype.doc = "Output storage type.";
+  stype.choices = {"csr", "default", "row_sparse"};
+  d.attrs.push_back(std::move(stype));
+  d.grad = GradKind::kOp;
+  d.backward_op = "_backward_copy";
+  return d;
+}
+
+// MXNet 1.9's scatter ops (src/operator/tensor/elemwise_scatter_op.cc): on a sparse lhs they
+// compute only the values it stores, and their result stores the same rows (row_sparse) or elements
+// (csr, the scalar ops) -- which only the sparse kernels see; on dense arrays (and, for the
+// division, a lhs that is not row_sparse, which MXNet computes dense) they are the plain op, with
+// its kernels and gradient (MXNet: _copy of out_grad for the scalar ops, _backward_div).
+OpDef ScatterScalar(const char* name, const char* formula, const char* plain) {
+  OpDef d = Scalar(name, formula, 0);
+  d.description = std::string("output = ") + formula + " element by element (" + plain +
+                  "); of a row_sparse or csr `data`, only the values it stores, the result storing the same "
+                  "rows or elements.";
+  return d;  // backward _backward<name>: the plain op's gradient kernel under this op's name
+}
+
+OpDef ScatterDiv() {
+  OpDef d = Elemwise("_scatter_elemwise_div", "lhs / rhs", kUsesInputs);
+  d.description =
+      "output = lhs / rhs element by element (elemwise_div); of a row_sparse lhs, only the rows it stores, the "
+      "result storing the same rows.";
+  d.backward_op = "_backward_scatter_elemwise_div";  // elemwise_div's gradient kernel under this op's name
+  return d;
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
@@ -167,6 +212,10 @@ void RegisterTensorOps(OpRegistry& r) {
   r.Register(BatchDot());
   r.Register(Cast());
   r.Register(SparseRetain());
+  r.Register(CastStorage());
+  r.Register(ScatterScalar("_scatter_plus_scalar", "data + scalar", "_plus_scalar"));
+  r.Register(ScatterScalar("_scatter_minus_scalar", "data − scalar", "_minus_scalar"));
+  r.Register(ScatterDiv());
   r.Register(FillLike("zeros_like", "zeros"));
   r.Register(FillLike("ones_like", "ones"));
   r.AddAlias("cast", "Cast");

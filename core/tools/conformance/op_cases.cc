@@ -57,6 +57,11 @@ std::vector<CaseRow> ElementwiseRows() {
       {.ops = {"_rdiv_scalar", "_power_scalar"}, .attrs = {{"scalar", "1.5"}}, .each = Each(kTwoShapes, kPositive)},
       {.ops = {"elemwise_add", "elemwise_sub", "elemwise_mul"}, .each = Same({Shape{1}, Shape{5, 3}, Shape{2, 1, 3}})},
       {.ops = {"elemwise_div"}, .each = Same({Shape{1}, Shape{5, 3}}, kPositive)},
+      // MXNet's scatter ops on dense arrays (their sparse kernels: tests/operator/sparse_ops_test.cc).
+      {.ops = {"_scatter_plus_scalar", "_scatter_minus_scalar"},
+       .attrs = {{"scalar", "0.75"}},
+       .each = Each(kTwoShapes)},
+      {.ops = {"_scatter_elemwise_div"}, .each = Same({Shape{5, 3}}, kPositive)},
       {.ops = {"broadcast_add", "broadcast_sub", "broadcast_mul"}, .each = Pairs()},
       {.ops = {"broadcast_div"}, .each = Pairs(kSigned, kPositive)},
       {.ops = {"broadcast_maximum", "broadcast_minimum"}, .each = Pairs(kDistinct, kDistinct)},
@@ -399,6 +404,8 @@ std::vector<CaseRow> IndexRows() {
        .attrs = {{"axis", "1"}, {"mode", "wrap"}},
        .in = {In(Shape{2, 5, 3}), In(Shape{4}, Domain{-7, 7, true})}},
       {.ops = {"pick"}, .in = {In(Shape{3, 4}), In(Shape{3}, Domain{0, 4, true})}},
+      // _sparse_retain on a dense data: the indexed rows, zero elsewhere (the MXNet binding's graphs).
+      {.ops = {"_sparse_retain"}, .in = {In(Shape{5, 3}), In(Shape{3}, Domain{0, 5, true})}},
       {.ops = {"pick"},
        .attrs = {{"axis", "0"}, {"keepdims", "True"}, {"mode", "wrap"}},
        .in = {In(Shape{3, 4}), In(Shape{1, 4}, Domain{-4, 6, true})}},

@@ -152,6 +152,10 @@ void RegisterElemwiseReferences(Table& t) {
     t["broadcast_" + name] = WithIntegerArith(name, [f = f](Call& c) { Broadcast(c, f); });
     t["elemwise_" + name] = WithIntegerArith(name, [f = f](Call& c) { Broadcast(c, f); });
   }
+  // MXNet's scatter ops on dense arrays are the plain ops.
+  t["_scatter_plus_scalar"] = t["_plus_scalar"];
+  t["_scatter_minus_scalar"] = t["_minus_scalar"];
+  t["_scatter_elemwise_div"] = t["elemwise_div"];
   t["add_n"] = WithIntegerArith("add", [](Call& c) {
     for (const HostTensor& x : c.spec.in)
       for (size_t i = 0; i < x.v.size(); ++i) c.out[0].v[i] += x.v[i];

@@ -255,6 +255,16 @@ void RegisterIndexReferences(Table& t) {
   t["_slice_assign"] = [](Call& c) { SliceAssign(c, false); };
   t["_slice_assign_scalar"] = [](Call& c) { SliceAssign(c, true); };
   t["_set_value"] = [](Call& c) { std::fill(c.out[0].v.begin(), c.out[0].v.end(), c.attrs().GetFloat("src")); };
+  // _sparse_retain of a dense data: the rows the indices name (cast toward zero), zero elsewhere.
+  t["_sparse_retain"] = [](Call& c) {
+    const HostTensor &data = c.in(0), &idx = c.in(1);
+    const size_t width = data.shape[0] == 0 ? 0 : data.v.size() / static_cast<size_t>(data.shape[0]);
+    for (double i : idx.v) {
+      const auto r = static_cast<size_t>(std::trunc(i));
+      std::copy_n(data.v.begin() + static_cast<std::ptrdiff_t>(r * width), width,
+                  c.out[0].v.begin() + static_cast<std::ptrdiff_t>(r * width));
+    }
+  };
   t["gather_nd"] = GatherNd;
   t["scatter_nd"] = [](Call& c) { ScatterNd(c, false); };
   t["_scatter_set_nd"] = [](Call& c) { ScatterNd(c, true); };

@@ -91,8 +91,10 @@ std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* hos
   RegisterAllKernels(*t);
   RegisterSparseKernels(*t);
   RegisterSparseRowOps(*t);
+  RegisterSparseScatterOps(*t);
   RegisterSparseSquareSum(*t);
   RegisterSparseProducts(*t);
+  RegisterSparseEmbedding(*t);
   RegisterSparseOptimizers(*t);
   t->Api();
   return t;

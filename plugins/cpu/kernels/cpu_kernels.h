@@ -58,9 +58,11 @@ void RegisterTensorKernels(weft::sdk::KernelTable& table);  // tensor/element-wi
 /// RegisterAllKernels (the simulated device) claims no sparse storage, so its sparse calls take
 /// the dense fallback or are refused by name.
 void RegisterSparseKernels(weft::sdk::KernelTable& table);
-void RegisterSparseRowOps(weft::sdk::KernelTable& table);     // tensor_sparse_ops.cc: sparse_retain
-void RegisterSparseSquareSum(weft::sdk::KernelTable& table);  // reduce_sparse.cc: _square_sum
-void RegisterSparseProducts(weft::sdk::KernelTable& table);   // tensor_sparse_products.cc: dense·csr, csr·row_sparse
+void RegisterSparseRowOps(weft::sdk::KernelTable& table);      // tensor_sparse_ops.cc: sparse_retain
+void RegisterSparseSquareSum(weft::sdk::KernelTable& table);   // reduce_sparse.cc: _square_sum
+void RegisterSparseScatterOps(weft::sdk::KernelTable& table);  // tensor_sparse_scatter.cc: _scatter_*
+void RegisterSparseProducts(weft::sdk::KernelTable& table);    // tensor_sparse_products.cc: dense·csr, csr·row_sparse
+void RegisterSparseEmbedding(weft::sdk::KernelTable& table);   // index_sparse.cc: Embedding's row_sparse gradient
 
 /// The oneDNN blocked layout in which the cpu's fused convolutions (`_sg_conv`) may pass
 /// activations to each other: "nChw16c" with AVX-512, "nChw8c" with AVX2, "" below (both

@@ -12,7 +12,9 @@
 // they are aux states without stamps) changed; later calls only run the primitive. As for
 // FullyConnected (nn_fc_dnnl.h), which path a call takes depends only on the node and the call's
 // is_train, never on earlier calls, so runs are bit-identical. 3x3 stride-1 layers use oneDNN's
-// Winograd kernels where it has them (WinogradFits; they round differently from direct ones).
+// Winograd kernels where it has them (WinogradFits; they round differently from direct ones), else
+// weft's own Winograd F(4x4, 3x3) (nn_conv_winograd.h; OwnWinograd), which applies the same fold
+// and epilogue itself.
 //
 // Blocked activations (data_format, out_format not plain: values the executor keeps in oneDNN's
 // nChw8c / nChw16c between fused convolutions, fuse_conv.h): the primitive is built on exactly
@@ -40,6 +42,7 @@
 #include "cpu_kernels.h"
 #include "nn_blocked_act.h"
 #include "nn_conv_dnnl.h"
+#include "nn_conv_winograd.h"
 #include "norm_batch_norm.h"
 
 namespace weft::cpu {
@@ -85,19 +88,24 @@ struct Folded {
 // WEFT_CPU_CONV_WINOGRAD=0. Its 2x3 and 4x3 tiles take ResNet-18 at batch 1 from 35 to 24 ms of
 // CPU time on AVX-512 (oneDNN's convolution_auto never picks them there) and stay within the
 // compatibility fixtures' tolerance (bench/results/2026-11-29-zoo_pool_concat.txt); where oneDNN
-// has none (AVX2) the layer runs direct.
+// has none (AVX2) weft's own runs the layer (OwnWinograd).
 bool WinogradFits(const KernelSetup& s, const ConvGeom& g) { return ConvWinogradSetting(s) && DnnlWinogradConv(g); }
 
 // One oneDNN inference primitive for a geometry (a chunk of images) with the post-ops, keeping the
-// folded weights reordered into the layout it picked. Not thread-safe: the kernel serialises.
+// folded weights reordered into the layout it picked. With `dw` (SgConvParam with_dw: the
+// depthwise stage's geometry) the depthwise convolution is a post-op of the 1x1 one (oneDNN's
+// append_dw, its input kept in the cache) with its folded weights and bias and its activation
+// after it. Not thread-safe: the kernel serialises.
 class FusedPrimitive {
  public:
   // `winograd`: ask oneDNN for a Winograd kernel (WinogradFits), else direct.
-  FusedPrimitive(const ConvGeom& g, const SgConvParam& p, bool winograd) : g_(g), with_sum_(p.with_sum) {
+  FusedPrimitive(const ConvGeom& g, const SgConvParam& p, bool winograd, const ConvGeom* dw = nullptr)
+      : g_(g), with_sum_(p.with_sum) {
     ConvGeom biased = g;
     biased.bias = true;  // the fold always has one
     const DnnlConvDescs dd(biased);
-    const memory::desc src_md = ActDesc(dd.src, p.data_format), dst_md = ActDesc(dd.dst, p.out_format);
+    const memory::desc src_md = ActDesc(dd.src, p.data_format);
+    const memory::desc dst_md = ActDesc(dw != nullptr ? DnnlConvDescs(*dw).dst : dd.dst, p.out_format);
     const bool any_blocked = p.data_format != ActFormat::kPlain || p.out_format != ActFormat::kPlain;
     // Grouped (depthwise) layers too run on oneDNN's blocked layouts: on plain ones it has only
     // its gemm-based grouped kernel. A blocked tensor is taken as it is; next to one, the plain
@@ -111,27 +119,40 @@ class FusedPrimitive {
     AppendActivation(ops, p.act_type, p.act_min, p.act_max);
     if (p.with_sum) ops.append_sum(1.0f);
     AppendActivation(ops, p.postsum_act_type, p.postsum_act_min, p.postsum_act_max);
+    // The 1x1 convolution's own output (the depthwise one's input) is then never materialised:
+    // its descriptor only names the layout the depthwise kernel reads.
+    memory::desc conv_dst = act(dd.dst, dst_md);
+    if (dw != nullptr) {
+      ops.append_dw(memory::data_type::f32, memory::data_type::f32, memory::data_type::f32, 3, dw->sh, 1, 0, {});
+      AppendActivation(ops, p.dw_act_type, p.dw_act_min, p.dw_act_max);
+      conv_dst = p.out_format != ActFormat::kPlain ? ActDesc(dd.dst, p.out_format) : Any(dd.dst);
+    }
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     attr.set_post_ops(ops);
     auto make = [&](dnnl::algorithm alg) {
       dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_inference, alg, act(dd.src, src_md), Any(dd.wei),
-                                         dd.bias, act(dd.dst, dst_md), dd.strides, dd.dilates, dd.pad_l, dd.pad_r);
+                                         dd.bias, conv_dst, dd.strides, dd.dilates, dd.pad_l, dd.pad_r);
       return dnnl::convolution_forward::primitive_desc(fd, attr, DnnlEngine());
     };
     dnnl::convolution_forward::primitive_desc pd;
     try {
       if (!winograd) throw dnnl::error(dnnl_unimplemented, "direct");
       pd = make(dnnl::algorithm::convolution_winograd);
+      winograd_ = true;
     } catch (const dnnl::error&) {  // no Winograd kernel for this geometry or ISA
       pd = make(dnnl::algorithm::convolution_direct);
     }
     if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: %s\n", pd.impl_info_str());
     prim_ = dnnl::convolution_forward(pd);
-    wei_plain_ = dd.wei;
-    wei_wanted_ = pd.weights_desc();
-    bias_md_ = dd.bias;
-    wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), wei_plain_, DnnlEngine(), wei_wanted_));
+    wei_ = Weights(dd.wei, pd.weights_desc(), dd.bias);
+    if (dw != nullptr) {
+      ConvGeom dw_biased = *dw;
+      dw_biased.bias = true;
+      const DnnlConvDescs dwd(dw_biased);
+      dw_wei_ = Weights(dwd.wei, pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS),
+                        dwd.bias);
+    }
     scratch_ = DnnlRoundUp(pd.scratchpad_desc().get_size());
     uint64_t cursor = scratch_;
     src_ = MakeOperand(src_md, pd.src_desc(), true, cursor);
@@ -139,19 +160,28 @@ class FusedPrimitive {
     if (p.with_sum && !dst_.same())
       sum_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), dst_md, DnnlEngine(), pd.dst_desc()));
     ws_ = cursor;
-    cache_ = AllocateAligned(wei_wanted_.get_size());
   }
 
   uint64_t Workspace() const { return ws_; }
+  /// Whether oneDNN runs a Winograd kernel.
+  bool Winograd() const { return winograd_; }
   /// Whether a call reorders the data or the output (their layouts are not the tensors').
   bool Reorders() const { return !src_.same() || !dst_.same(); }
 
-  void Run(const float* x, const Folded& f, const float* sum, float* y, char* ws) const {
+  // `dw`: the depthwise stage's folded weights (with_dw), else null.
+  void Run(const float* x, const Folded& f, const Folded* dw, const float* sum, float* y, char* ws) const {
     dnnl::stream s(DnnlEngine());
-    if (cache_generation_ != f.generation) {
-      memory from = Mem(wei_plain_, f.w.data()), to(wei_wanted_, DnnlEngine(), cache_.get());
-      wei_reorder_.execute(s, from, to);
-      cache_generation_ = f.generation;
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, In(src_, x, ws, s)},
+        {DNNL_ARG_WEIGHTS, wei_.Current(f, s)},
+        {DNNL_ARG_BIAS, Mem(wei_.bias, f.b.data())},
+        {DNNL_ARG_DST, Out(dst_, y, ws)},
+        {DNNL_ARG_SCRATCHPAD, memory(memory::desc({static_cast<memory::dim>(std::max<uint64_t>(scratch_, 1))},
+                                                  memory::data_type::u8, memory::format_tag::x),
+                                     DnnlEngine(), ws)}};
+    if (dw != nullptr) {
+      args[DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS] = dw_wei_.Current(*dw, s);
+      args[DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS] = Mem(dw_wei_.bias, dw->b.data());
     }
     if (with_sum_) {  // the sum post-op adds what dst holds
       if (!dst_.same()) {
@@ -161,14 +191,7 @@ class FusedPrimitive {
         std::memcpy(y, sum, dst_.plain.get_size());
       }
     }
-    prim_.execute(
-        s, {{DNNL_ARG_SRC, In(src_, x, ws, s)},
-            {DNNL_ARG_WEIGHTS, memory(wei_wanted_, DnnlEngine(), cache_.get())},
-            {DNNL_ARG_BIAS, Mem(bias_md_, f.b.data())},
-            {DNNL_ARG_DST, Out(dst_, y, ws)},
-            {DNNL_ARG_SCRATCHPAD, memory(memory::desc({static_cast<memory::dim>(std::max<uint64_t>(scratch_, 1))},
-                                                      memory::data_type::u8, memory::format_tag::x),
-                                         DnnlEngine(), ws)}});
+    prim_.execute(s, args);
     Finish(dst_, y, ws, s);
     s.wait();
   }
@@ -178,33 +201,50 @@ class FusedPrimitive {
     return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
   }
 
+  // A convolution's folded weights reordered into the layout the primitive wants, kept between
+  // calls and reordered again when the fold's generation changes.
+  struct Weights {
+    memory::desc plain, wanted, bias;
+    dnnl::reorder reorder;
+    Buffer cache;
+    mutable uint64_t generation = 0;
+    Weights() = default;
+    Weights(const memory::desc& p, const memory::desc& w, const memory::desc& b)
+        : plain(p),
+          wanted(w),
+          bias(b),
+          reorder(dnnl::reorder::primitive_desc(DnnlEngine(), p, DnnlEngine(), w)),
+          cache(AllocateAligned(w.get_size())) {}
+    memory Current(const Folded& f, dnnl::stream& s) const {
+      memory kept(wanted, DnnlEngine(), cache.get());
+      if (generation != f.generation) {
+        memory from = Mem(plain, f.w.data());
+        reorder.execute(s, from, kept);
+        generation = f.generation;
+      }
+      return kept;
+    }
+  };
+
   ConvGeom g_;
-  bool with_sum_;
+  bool with_sum_, winograd_ = false;
   dnnl::convolution_forward prim_;
-  memory::desc wei_plain_, wei_wanted_, bias_md_;
-  dnnl::reorder wei_reorder_, sum_reorder_;
+  Weights wei_, dw_wei_;
+  dnnl::reorder sum_reorder_;
   Operand src_, dst_;
   uint64_t scratch_ = 0, ws_ = 0;
-  Buffer cache_;
-  mutable uint64_t cache_generation_ = 0;
 };
 
-class SgConvForward {
+// One convolution stage of an `_sg_conv` node (the node itself, or its 1x1 and depthwise stages
+// with with_dw): its attributes (data_format, out_format: its own input's and output's layouts),
+// geometry, where its inputs are, and its folded weights. The unfused path runs here.
+class Stage {
  public:
-  explicit SgConvForward(const KernelSetup& s) : p_(s.Params<SgConvParam>()) {
-    RequireFloat32(s);
-    const size_t n_in = (p_.conv.no_bias ? 2 : 3) + (p_.with_bn ? 2 : 0) + (p_.with_sum ? 1 : 0);
-    s.ExpectCounts(static_cast<int>(n_in), 1, p_.with_bn ? 2 : 0);
-    const bool has_bias = !p_.conv.no_bias;
-    g_ = weft::sdk::ConvolutionGeometry(
-        s.op_name, p_.conv, s.inputs[0].shape, s.inputs[1].shape,
-        has_bias ? std::span<const int64_t>(s.inputs[2].shape) : std::span<const int64_t>(), has_bias,
-        s.outputs[0].shape, 3);
-    gamma_ = has_bias ? 3 : 2;
-    sum_ = gamma_ + (p_.with_bn ? 2 : 0);
-    if (p_.with_sum && s.inputs[sum_].size() != s.outputs[0].size())
-      Invalid(s, "input 'sum' " + ShapeString(s.inputs[sum_]) + " must have the output's shape " +
-                     ShapeString(s.outputs[0]));
+  // `weight`: the index of its weight input (bias, gamma and beta follow as present); `aux`: the
+  // index of its moving mean (the variance follows).
+  Stage(const KernelSetup& s, const SgConvParam& p, const ConvGeom& g, size_t weight, size_t aux)
+      : p_(p), g_(g), weight_(weight), aux_(aux), host_(s.host) {
+    gamma_ = weight + (g.bias ? 2 : 1);
     bn_ = {g_.n,
            g_.f,
            g_.out_plane(),
@@ -212,87 +252,22 @@ class SgConvForward {
            p_.bn_momentum,
            p_.bn_fix_gamma,
            p_.bn_use_global_stats};
-    CheckFormat(s, "data_format", p_.data_format, g_.c);
-    CheckFormat(s, "out_format", p_.out_format, g_.f);
-    host_ = s.host;
-    if (g_.n == 0) return;
-    try {
-      // Chunks of images keep a layer's reordered activations in the cache (DnnlConvChunk); a
-      // primitive that takes and writes the tensors as they are (both blocked, or SqueezeNet's and
-      // ResNet's stem reading its 3 plain channels directly) has no reorder to serve and runs the
-      // whole batch: SqueezeNet's stem at batch 32 took 32 calls of one image before.
-      const bool winograd = WinogradFits(s, g_);
-      full_ = std::make_unique<FusedPrimitive>(g_, p_, winograd);
-      const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g_) : 0;
-      chunk_ = chunk > 0 && chunk < g_.n ? chunk : g_.n;
-      ConvGeom part = g_;
-      part.n = chunk_;
-      if (chunk_ != g_.n) full_ = std::make_unique<FusedPrimitive>(part, p_, winograd);
-      if (g_.n % chunk_ != 0) {
-        part.n = g_.n % chunk_;
-        rest_ = std::make_unique<FusedPrimitive>(part, p_, winograd);
-      }
-    } catch (const dnnl::error& e) {
-      weft::sdk::Log(s.host, WEFT_LOG_DEBUG, std::string("_sg_conv: oneDNN unavailable, running unfused: ") + e.what());
-      full_.reset();
-      rest_.reset();
-    }
   }
 
-  // A blocked format needs 2-D and whole blocks of channels (so the tensor has the plain size).
-  void CheckFormat(const KernelSetup& s, const char* attr, ActFormat f, int64_t channels) const {
-    const int64_t block = weft::sdk::ActFormatBlock(f);
-    if (f != ActFormat::kPlain && (g_.spatial != 2 || channels % block != 0))
-      Invalid(s, std::string(attr) + " " + std::string(weft::sdk::kActFormats[static_cast<size_t>(f)]) +
-                     " needs a 2-D convolution with a multiple of " + std::to_string(block) + " channels (got " +
-                     std::to_string(channels) + "); use plain");
-  }
+  const ConvGeom& geom() const { return g_; }
+  /// The index of the input after this stage's own (the sum, or the depthwise stage's weight).
+  size_t next_input() const { return gamma_ + (p_.with_bn ? 2 : 0); }
+  /// Whether a call in this mode normalises with the batch's statistics (then unfused).
+  bool BatchStats(bool is_train) const { return p_.with_bn && is_train && !p_.bn_use_global_stats; }
+  const Folded& folded() const { return folded_; }
+  /// Every primitive holds the current generation reordered: the plain copy is not read again
+  /// until the next refold rebuilds it (a ResNet-18 holds 45 MB of weights).
+  void DropPlainWeights() const { std::vector<float>().swap(folded_.w); }
 
-  uint64_t WorkspaceBytes() const { return full_ ? std::max(full_->Workspace(), rest_ ? rest_->Workspace() : 0) : 0; }
-
-  void Compute(const KernelCall& c) const {
-    if (weft::sdk::IsNull(c.req[0]) || g_.n == 0) return;
-    PrepareMathThread();
-    const bool batch_stats = p_.with_bn && c.is_train && !p_.bn_use_global_stats;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (full_ == nullptr || batch_stats || c.req[0] == WEFT_REQ_ADD) return Unfused(c, batch_stats);
-    Refold(c);
-    const float* x = c.inputs[0].data<float>();
-    const float* sum = p_.with_sum ? c.inputs[sum_].data<float>() : nullptr;
-    float* y = c.outputs[0].data<float>();
-    const int64_t in_image = g_.c * g_.in_plane(), out_image = g_.f * g_.out_plane();
-    char* ws = c.Workspace<char>(WorkspaceBytes());
-    for (int64_t n0 = 0; n0 < g_.n; n0 += chunk_) {
-      const FusedPrimitive& prim = n0 + chunk_ <= g_.n ? *full_ : *rest_;
-      prim.Run(x + n0 * in_image, folded_, sum ? sum + n0 * out_image : nullptr, y + n0 * out_image, ws);
-    }
-    // Every primitive now holds this generation reordered: the plain copy is not read again until
-    // the next refold rebuilds it (a ResNet-18 holds 45 MB of weights).
-    std::vector<float>().swap(folded_.w);
-  }
-
- private:
-  // The per-channel tensors the fold depends on, concatenated: bias, gamma, beta, moving stats.
-  std::vector<float> SmallInputs(const KernelCall& c) const {
-    std::vector<float> v;
-    auto add = [&](const Tensor& t) {
-      const float* p = t.data<float>();
-      v.insert(v.end(), p, p + g_.f);
-    };
-    if (g_.bias) add(c.inputs[2]);
-    if (p_.with_bn) {
-      add(c.inputs[gamma_]);
-      add(c.inputs[gamma_ + 1]);
-      add(c.aux[0]);
-      add(c.aux[1]);
-    }
-    return v;
-  }
-
-  // Recomputes the folded weights and bias when their sources changed (under mu_).
+  // Recomputes the folded weights and bias when their sources changed (under the kernel's lock).
   void Refold(const KernelCall& c) const {
-    const float* w = c.inputs[1].data<float>();
-    const uint64_t stamp = c.InputStamp(1);
+    const float* w = c.inputs[weight_].data<float>();
+    const uint64_t stamp = c.InputStamp(weight_);
     std::vector<float> small = SmallInputs(c);
     if (folded_.generation != 0 && stamp != 0 && stamp == w_stamp_ && w == w_source_ && small == small_) return;
     const int64_t per_filter = g_.col_rows();  // weight (F, C / groups, k...)
@@ -315,15 +290,11 @@ class SgConvForward {
     small_ = std::move(small);
   }
 
-  BnScaleShift<float> ScaleShift(const KernelCall& c, const float* x, bool batch) const {
-    return BatchNormScaleShift(bn_, x, c.inputs[gamma_].data<float>(), c.inputs[gamma_ + 1].data<float>(),
-                               c.aux[0].data<float>(), c.aux[1].data<float>(), batch);
-  }
-
   // Convolution, BatchNorm (batch statistics updating the moving ones when `batch`), activation,
-  // sum and activation, one stage after another (under mu_).
-  // Blocked operands are converted to plain copies first and the output back at the end.
-  void Unfused(const KernelCall& c, bool batch) const {
+  // sum and activation, one stage after another, from `data` (in data_format) to `out` (in
+  // out_format) under request `req` (under the kernel's lock). Blocked operands are converted to
+  // plain copies first and the output back at the end.
+  void Unfused(const KernelCall& c, const float* data, float* out, int32_t req, bool batch) const {
     if (conv_ == nullptr) {
       conv_ = MakeDnnlConv(g_, host_);
       if (conv_ == nullptr) conv_ = MakeIm2colConv(g_);
@@ -338,19 +309,18 @@ class SgConvForward {
       Relayout(md, p, plain_md, copy.data());
       return static_cast<const float*>(copy.data());
     };
-    const float* x = plain(src_md, dd.src, c.inputs[0].data<float>(), x_plain);
+    const float* x = plain(src_md, dd.src, data, x_plain);
     std::vector<float> t(count);
     Buffer ws = AllocateAligned(conv_->ForwardWorkspace());
-    conv_->Forward(x, c.inputs[1].data<float>(), g_.bias ? c.inputs[2].data<float>() : nullptr, t.data(),
-                   WEFT_REQ_WRITE, ws.get());
+    conv_->Forward(x, c.inputs[weight_].data<float>(), g_.bias ? c.inputs[weight_ + 1].data<float>() : nullptr,
+                   t.data(), WEFT_REQ_WRITE, ws.get());
     BnScaleShift<float> bn;
     if (p_.with_bn) bn = ScaleShift(c, t.data(), batch);
-    const float* sum = p_.with_sum ? plain(dst_md, dd.dst, c.inputs[sum_].data<float>(), sum_plain) : nullptr;
-    float* const out = c.outputs[0].data<float>();
+    const float* sum = p_.with_sum ? plain(dst_md, dd.dst, c.inputs[next_input()].data<float>(), sum_plain) : nullptr;
     // An add-to request adds to the output's current values, so a blocked one is read first.
     float* y = dst_md == dd.dst ? out : const_cast<float*>(plain(dst_md, dd.dst, out, y_plain));
     const int64_t plane = g_.out_plane();
-    weft::sdk::WithReq(c.req[0], [&](auto assign) {
+    weft::sdk::WithReq(req, [&](auto assign) {
       for (size_t i = 0; i < count; ++i) {
         const size_t ch = static_cast<size_t>((static_cast<int64_t>(i) / plane) % g_.f);
         float v = p_.with_bn ? t[i] * bn.scale[ch] + bn.shift[ch] : t[i];
@@ -362,19 +332,197 @@ class SgConvForward {
     if (y != out) Relayout(dd.dst, y, dst_md, out);
   }
 
+ private:
+  // The per-channel tensors the fold depends on, concatenated: bias, gamma, beta, moving stats.
+  std::vector<float> SmallInputs(const KernelCall& c) const {
+    std::vector<float> v;
+    auto add = [&](const Tensor& t) {
+      const float* p = t.data<float>();
+      v.insert(v.end(), p, p + g_.f);
+    };
+    if (g_.bias) add(c.inputs[weight_ + 1]);
+    if (p_.with_bn) {
+      add(c.inputs[gamma_]);
+      add(c.inputs[gamma_ + 1]);
+      add(c.aux[aux_]);
+      add(c.aux[aux_ + 1]);
+    }
+    return v;
+  }
+
+  BnScaleShift<float> ScaleShift(const KernelCall& c, const float* x, bool batch) const {
+    return BatchNormScaleShift(bn_, x, c.inputs[gamma_].data<float>(), c.inputs[gamma_ + 1].data<float>(),
+                               c.aux[aux_].data<float>(), c.aux[aux_ + 1].data<float>(), batch);
+  }
+
   SgConvParam p_;
   ConvGeom g_;
   BnParams bn_;
-  size_t gamma_ = 2, sum_ = 2;
-  int64_t chunk_ = 1;
-  const weft_host_api* host_ = nullptr;
-  std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it
-  mutable std::mutex mu_;
+  size_t weight_, gamma_ = 0, aux_;
+  const weft_host_api* host_;
   mutable Folded folded_;
   mutable uint64_t w_stamp_ = 0;
   mutable const float* w_source_ = nullptr;
   mutable std::vector<float> small_;
   mutable std::unique_ptr<ConvAlgo> conv_;  // the unfused path's convolution, made on its first call
+};
+
+class SgConvForward {
+ public:
+  explicit SgConvForward(const KernelSetup& s) : p_(s.Params<SgConvParam>()) {
+    RequireFloat32(s);
+    const size_t dw_in = p_.with_dw ? 1 + (p_.dw_no_bias ? 0 : 1) + (p_.dw_with_bn ? 2 : 0) : 0;
+    const size_t n_in = (p_.conv.no_bias ? 2 : 3) + (p_.with_bn ? 2 : 0) + dw_in + (p_.with_sum ? 1 : 0);
+    const int n_aux = (p_.with_bn ? 2 : 0) + (p_.with_dw && p_.dw_with_bn ? 2 : 0);
+    s.ExpectCounts(static_cast<int>(n_in), 1, n_aux);
+    MakeStages(s);
+    const ConvGeom& g = first_->geom();
+    if (p_.with_sum && s.inputs[first_->next_input()].size() != s.outputs[0].size())
+      Invalid(s, "input 'sum' " + ShapeString(s.inputs[first_->next_input()]) + " must have the output's shape " +
+                     ShapeString(s.outputs[0]));
+    CheckFormat(s, "data_format", p_.data_format, g.c);
+    CheckFormat(s, "out_format", p_.out_format, g.f);
+    if (g.n == 0) return;
+    try {
+      // Chunks of images keep a layer's reordered activations in the cache (DnnlConvChunk); a
+      // primitive that takes and writes the tensors as they are (both blocked, or SqueezeNet's and
+      // ResNet's stem reading its 3 plain channels directly) has no reorder to serve and runs the
+      // whole batch: SqueezeNet's stem at batch 32 took 32 calls of one image before.
+      const bool winograd = WinogradFits(s, g);
+      full_ = MakePrimitive(g.n, winograd);
+      if (OwnWinograd(s)) {
+        own_ = std::make_unique<WinogradF4Conv>(g, weft::sdk::ActFormatBlock(p_.data_format),
+                                                weft::sdk::ActFormatBlock(p_.out_format), Epilogue());
+        full_.reset();
+        if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd F(4x4,3x3)\n");
+        return;
+      }
+      const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g) : 0;
+      chunk_ = chunk > 0 && chunk < g.n ? chunk : g.n;
+      if (chunk_ != g.n) full_ = MakePrimitive(chunk_, winograd);
+      if (g.n % chunk_ != 0) rest_ = MakePrimitive(g.n % chunk_, winograd);
+    } catch (const dnnl::error& e) {
+      weft::sdk::Log(s.host, WEFT_LOG_DEBUG, std::string("_sg_conv: oneDNN unavailable, running unfused: ") + e.what());
+      full_.reset();
+      rest_.reset();
+    }
+  }
+
+  // weft's Winograd (nn_conv_winograd.h) where oneDNN has none for this geometry and ISA (oneDNN's
+  // are AVX-512 only): 3x3 stride-1 layers with enough tiles, unless WEFT_CPU_CONV_WINOGRAD=0.
+  bool OwnWinograd(const KernelSetup& s) const {
+    const ConvGeom& g = first_->geom();
+    return !dw_ && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) && ConvWinogradSetting(s);
+  }
+
+  WinoEpilogue Epilogue() const {
+    auto act = [](FusedAct a, double lo, double hi) {
+      return WinoAct{a == FusedAct::kRelu   ? WinoAct::kRelu
+                     : a == FusedAct::kClip ? WinoAct::kClip
+                                            : WinoAct::kNone,
+                     static_cast<float>(lo), static_cast<float>(hi)};
+    };
+    return {act(p_.act_type, p_.act_min, p_.act_max), act(p_.postsum_act_type, p_.postsum_act_min, p_.postsum_act_max),
+            p_.with_sum};
+  }
+
+  // A blocked format needs 2-D and whole blocks of channels (so the tensor has the plain size).
+  void CheckFormat(const KernelSetup& s, const char* attr, ActFormat f, int64_t channels) const {
+    const int64_t block = weft::sdk::ActFormatBlock(f);
+    if (f != ActFormat::kPlain && (first_->geom().spatial != 2 || channels % block != 0))
+      Invalid(s, std::string(attr) + " " + std::string(weft::sdk::kActFormats[static_cast<size_t>(f)]) +
+                     " needs a 2-D convolution with a multiple of " + std::to_string(block) + " channels (got " +
+                     std::to_string(channels) + "); use plain");
+  }
+
+  uint64_t WorkspaceBytes() const { return full_ ? std::max(full_->Workspace(), rest_ ? rest_->Workspace() : 0) : 0; }
+
+  void Compute(const KernelCall& c) const {
+    const ConvGeom& g = first_->geom();
+    if (weft::sdk::IsNull(c.req[0]) || g.n == 0) return;
+    PrepareMathThread();
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool batch_stats = first_->BatchStats(c.is_train) || (dw_ && dw_->BatchStats(c.is_train));
+    if ((full_ == nullptr && own_ == nullptr) || batch_stats || c.req[0] == WEFT_REQ_ADD) return Unfused(c);
+    first_->Refold(c);
+    if (dw_) dw_->Refold(c);
+    const float* x = c.inputs[0].data<float>();
+    const float* sum = p_.with_sum ? c.inputs[first_->next_input()].data<float>() : nullptr;
+    float* y = c.outputs[0].data<float>();
+    if (own_ != nullptr) {
+      const Folded& f = first_->folded();
+      if (own_generation_ != f.generation) own_->SetWeights(f.w.data(), f.b.data());
+      own_generation_ = f.generation;
+      own_->Run(x, sum, y);
+      first_->DropPlainWeights();  // U holds this generation
+      return;
+    }
+    const ConvGeom& last = dw_ ? dw_->geom() : g;
+    const int64_t in_image = g.c * g.in_plane(), out_image = last.f * last.out_plane();
+    char* ws = c.Workspace<char>(WorkspaceBytes());
+    for (int64_t n0 = 0; n0 < g.n; n0 += chunk_) {
+      const FusedPrimitive& prim = n0 + chunk_ <= g.n ? *full_ : *rest_;
+      prim.Run(x + n0 * in_image, first_->folded(), dw_ ? &dw_->folded() : nullptr,
+               sum ? sum + n0 * out_image : nullptr, y + n0 * out_image, ws);
+    }
+    first_->DropPlainWeights();
+    if (dw_) dw_->DropPlainWeights();
+  }
+
+ private:
+  // The node's stage, or with with_dw its 1x1 stage (writing a plain intermediate on the unfused
+  // path) and its depthwise stage (reading it).
+  void MakeStages(const KernelSetup& s) {
+    auto geometry = [&](const SgConvParam& p, std::span<const int64_t> x, size_t w, std::span<const int64_t> y,
+                        int spatial) {
+      const bool bias = !p.conv.no_bias;
+      return weft::sdk::ConvolutionGeometry(
+          s.op_name, p.conv, x, s.inputs[w].shape,
+          bias ? std::span<const int64_t>(s.inputs[w + 1].shape) : std::span<const int64_t>(), bias, y, spatial);
+    };
+    if (!p_.with_dw) {
+      first_ = std::make_unique<Stage>(s, p_, geometry(p_, s.inputs[0].shape, 1, s.outputs[0].shape, 3), 1, 0);
+      return;
+    }
+    const std::vector<int64_t>& x = s.inputs[0].shape;
+    if (x.size() != 4) Invalid(s, "with_dw needs 4-D data (got " + ShapeString(s.inputs[0]) + ")");
+    const std::vector<int64_t> mid = {x[0], p_.conv.num_filter, x[2], x[3]};
+    SgConvParam p1 = p_.FirstStage(), p2 = p_.DwStage();
+    p1.out_format = ActFormat::kPlain;
+    p2.out_format = p_.out_format;
+    first_ = std::make_unique<Stage>(s, p1, geometry(p1, x, 1, mid, 2), 1, 0);
+    dw_ = std::make_unique<Stage>(s, p2, geometry(p2, mid, first_->next_input(), s.outputs[0].shape, 2),
+                                  first_->next_input(), p_.with_bn ? 2 : 0);
+  }
+
+  std::unique_ptr<FusedPrimitive> MakePrimitive(int64_t n, bool winograd) const {
+    ConvGeom part = first_->geom(), dw_part;
+    part.n = n;
+    if (dw_) {
+      dw_part = dw_->geom();
+      dw_part.n = n;
+    }
+    return std::make_unique<FusedPrimitive>(part, p_, winograd, dw_ ? &dw_part : nullptr);
+  }
+
+  // The stages one after another (under mu_); with with_dw through a plain intermediate.
+  void Unfused(const KernelCall& c) const {
+    const float* x = c.inputs[0].data<float>();
+    float* y = c.outputs[0].data<float>();
+    if (!dw_) return first_->Unfused(c, x, y, c.req[0], first_->BatchStats(c.is_train));
+    const ConvGeom& g = first_->geom();
+    std::vector<float> mid(static_cast<size_t>(g.n * g.f * g.out_plane()));
+    first_->Unfused(c, x, mid.data(), WEFT_REQ_WRITE, first_->BatchStats(c.is_train));
+    dw_->Unfused(c, mid.data(), y, c.req[0], dw_->BatchStats(c.is_train));
+  }
+
+  SgConvParam p_;
+  std::unique_ptr<Stage> first_, dw_;  // dw_: with_dw only
+  int64_t chunk_ = 1;
+  std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it, or own_ runs it
+  std::unique_ptr<WinogradF4Conv> own_;          // weft's Winograd runs the layer
+  mutable uint64_t own_generation_ = 0;          // the fold generation own_ holds transformed
+  mutable std::mutex mu_;
 };
 
 }  // namespace

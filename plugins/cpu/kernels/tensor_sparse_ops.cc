@@ -1,6 +1,10 @@
 // sparse_retain on row_sparse arrays, with its gradient, as sparse kernels (SDK 2.1): MXNet
 // 1.9's src/operator/tensor/sparse_retain-inl.h. _square_sum is reduce_sparse.cc's.
 //
+// The same kernels run dense (registered with Add): a bound graph of the MXNet binding runs its
+// sparse arrays as dense copies (sparse_executor.h), where _sparse_retain's values are data's rows
+// at the indices and zero elsewhere, and its gradient out_grad's rows there and zero elsewhere.
+//
 //   _sparse_retain(data row_sparse, indices dense)   -> row_sparse: the rows `indices` names, each
 //       stored (zero when data lacks it), in the order given; MXNet stores them as given, so
 //       sorted distinct indices give exactly its result. Unsorted or repeated ones are sorted and
@@ -14,6 +18,7 @@
 // over stored rows (ParallelChunks): each output row is one thread's, so results do not depend
 // on the team size.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -39,10 +44,11 @@ std::vector<int64_t> RetainedRows(const sdk::DeviceCall& c, const sdk::DeviceTen
     const I* p = HostData<const I>(c, t, n);
     for (int64_t k = 0; k < n; ++k) {
       const I v = p[k];
-      // A float index must be a whole number (mx.nd.array makes float32 indices); the range is
-      // checked before the conversion, which a NaN or a huge value would make undefined.
-      const auto d = static_cast<double>(v);
-      if (!(d >= 0 && d < static_cast<double>(rows)) || static_cast<double>(static_cast<int64_t>(v)) != d)
+      // A float index is truncated toward zero, as MXNet's cast (mx.nd.array makes float32
+      // indices; MXNet's numeric gradient checks move them by ±eps/2); the range is checked before
+      // the conversion, which a NaN or a huge value would make undefined.
+      const double d = std::trunc(static_cast<double>(v));
+      if (!(d >= 0 && d < static_cast<double>(rows)))
         sparse::Fail(op, "indices[" + std::to_string(k) + "] = " + std::to_string(static_cast<double>(v)) +
                              " is not a row of data (rows 0.." + std::to_string(rows - 1) + ")");
       ids[static_cast<size_t>(k)] = static_cast<int64_t>(v);
@@ -62,7 +68,7 @@ template <bool kBackward>
 class RetainKernel {
  public:
   // Backward: (out_grad, data, indices) -> (data's gradient, indices' gradient: zero, dense).
-  static bool ClaimStorage(sdk::StorageQuery& q) {
+  static bool ClaimStorage(sdk::StorageQuery& q) {  // the sparse registration's
     if (q.inputs.empty() || q.inputs[0].ndim() < 1) return false;
     if constexpr (kBackward) {
       const int32_t data = q.input_stypes.size() == 3 ? q.input_stypes[1] : -1;
@@ -95,7 +101,7 @@ class RetainKernel {
     // Forward: data's row for each id (-1 when data lacks it); backward: out_grad is dense.
     std::vector<int64_t> at(ids.size());
     const T* values = nullptr;
-    if constexpr (kBackward) {
+    if (c.InputStype(0) == WEFT_STYPE_DEFAULT) {  // dense data (forward) or out_grad (backward)
       values = sparse::Dense<const T>(c, src);
       std::copy(ids.begin(), ids.end(), at.begin());
     } else {
@@ -113,8 +119,12 @@ class RetainKernel {
         sparse::OnNumericType(c.outputs[1].dtype(), op_, "the indices' gradient", zero);
       }
     }
-    T* out = sparse::AllocRsp<T>(c, 0, ids, width, false);
     const auto count = static_cast<int64_t>(ids.size());
+    if (c.output_stypes.empty() || c.output_stypes[0] == WEFT_STYPE_DEFAULT) {
+      WriteDense(c, values, ids, width);
+      return;
+    }
+    T* out = sparse::AllocRsp<T>(c, 0, ids, width, false);
     ParallelChunks(count, count * width, [&](int64_t k0, int64_t k1, int) {
       for (int64_t k = k0; k < k1; ++k) {
         T* dst = out + k * width;
@@ -123,6 +133,23 @@ class RetainKernel {
           std::fill(dst, dst + width, T(0));
         else
           std::memcpy(dst, values + from * width, static_cast<size_t>(width) * sizeof(T));
+      }
+    });
+  }
+
+  // The dense result: the rows `ids` of `values` (a dense array of the output's shape), zero
+  // elsewhere; added to the output for req add.
+  template <typename T>
+  static void WriteDense(const sdk::DeviceCall& c, const T* values, const std::vector<int64_t>& ids, int64_t width) {
+    if (sdk::IsNull(c.req[0])) return;
+    T* out = sparse::Dense<T>(c, c.outputs[0]);
+    const bool add = c.req[0] == WEFT_REQ_ADD;
+    if (!add) std::fill(out, out + c.outputs[0].size(), T(0));
+    const auto count = static_cast<int64_t>(ids.size());
+    ParallelChunks(count, count * width, [&](int64_t k0, int64_t k1, int) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const int64_t r = ids[static_cast<size_t>(k)];
+        for (int64_t j = 0; j < width; ++j) out[r * width + j] += values[r * width + j];
       }
     });
   }
@@ -137,6 +164,8 @@ void RegisterSparseRowOps(sdk::KernelTable& table) {
   const uint32_t stypes = WEFT_STYPE_BIT(WEFT_STYPE_DEFAULT) | WEFT_STYPE_BIT(WEFT_STYPE_ROW_SPARSE);
   table.AddSparse<RetainKernel<false>>("_sparse_retain", floats, stypes);
   table.AddSparse<RetainKernel<true>>("_backward_sparse_retain", floats, stypes);
+  table.Add<RetainKernel<false>>("_sparse_retain", floats);
+  table.Add<RetainKernel<true>>("_backward_sparse_retain", floats);
 }
 
 }  // namespace weft::cpu

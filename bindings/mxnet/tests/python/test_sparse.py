@@ -293,3 +293,47 @@ def test_kvstore_pull_after_lazy_updates_is_the_whole_current_value(mx):
     push([4])
     kv.pull(0, out=out)
     check('out written through MXNDArrayGetData')
+
+
+def test_embedding_sparse_grad_under_autograd_stores_the_batch_rows(mx):
+    # Embedding(sparse_grad=True) recorded by autograd (Gluon's nn.Embedding(sparse_grad=True)):
+    # the weight's gradient is row_sparse and stores every row the batch names, ascending, a row
+    # whose gradient sums to zero included; two lookups of one weight sum to the union of their
+    # rows. Numbers and stored rows are MXNet 1.9.1's for these cases.
+    w = mx.nd.arange(20).reshape((5, 4))
+    w.attach_grad(stype='row_sparse')
+    with mx.autograd.record():
+        a = mx.nd.Embedding(mx.nd.array([0, 2]), w, input_dim=5, output_dim=4, sparse_grad=True)
+        b = mx.nd.Embedding(mx.nd.array([2, 3]), w, input_dim=5, output_dim=4, sparse_grad=True)
+        y = a * 0 + b
+    y.backward()
+    assert w.grad.stype == 'row_sparse'
+    assert w.grad.indices.asnumpy().tolist() == [0, 2, 3]
+    np.testing.assert_array_equal(w.grad.data.asnumpy(), [[0] * 4, [1] * 4, [1] * 4])
+    # Indices are truncated toward zero, as the forward reads them.
+    with mx.autograd.record():
+        a = mx.nd.Embedding(mx.nd.array([1.7, 3.2, 3]), w, input_dim=5, output_dim=4, sparse_grad=True)
+    a.backward()
+    assert w.grad.indices.asnumpy().tolist() == [1, 3]
+    np.testing.assert_array_equal(w.grad.data.asnumpy()[:, 0], [1, 2])
+    # An index outside [0, input_dim) is an error, as in MXNet (the dense gradient clips it).
+    with mx.autograd.record():
+        a = mx.nd.Embedding(mx.nd.array([0, 7, 2]), w, input_dim=5, output_dim=4, sparse_grad=True)
+    with pytest.raises(mx.base.MXNetError, match=r'out of bound: data\[1\] = 7'):
+        a.backward()
+        w.grad.wait_to_read()
+
+
+def test_gluon_sparse_embedding_trains_on_the_batch_rows(mx):
+    # MXNet 1.9.1: gradient rows [2, 7, 9] with sums 2, 1, 3; one sgd step at rate 1 from 0.5.
+    net = mx.gluon.nn.Embedding(10, 3, sparse_grad=True)
+    net.initialize(mx.init.Constant(0.5))
+    x = mx.nd.array([[7, 2], [2, 9]])
+    with mx.autograd.record():
+        y = (net(x) * mx.nd.array([[[1], [0]], [[2], [3]]])).sum()
+    y.backward()
+    g = net.weight.grad()
+    assert g.stype == 'row_sparse' and g.indices.asnumpy().tolist() == [2, 7, 9]
+    np.testing.assert_array_equal(g.data.asnumpy()[:, 0], [2, 1, 3])
+    mx.gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 1.0}).step(1)
+    np.testing.assert_allclose(net.weight.data().asnumpy()[:, 0], [0.5, 0.5, -1.5, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, -2.5])

@@ -143,6 +143,10 @@ inline int64_t ActFormatBlock(ActFormat f) { return f == ActFormat::kNChw16c ? 1
 /// one more input (with_sum), an activation of the sum (postsum_act_type). The executor may keep
 /// values between fused convolutions in oneDNN's blocked layout (data_format, out_format; the sum
 /// is in out_format): such a value is read by nothing else and is never a graph output.
+/// With with_dw (no sum then), the result goes on through a depthwise 3x3 convolution (pad 1,
+/// stride dw_stride, one group per channel) and its own optional BatchNorm and activation, the
+/// dw_ attributes; the convolution is then a 1x1 one (stride 1, no pad, one group): MobileNet v2's
+/// expansion and depthwise layers, run as one oneDNN primitive with a depthwise post-op.
 struct SgConvParam {
   ConvolutionParam conv;
   bool with_bn = false;
@@ -155,6 +159,14 @@ struct SgConvParam {
   FusedAct postsum_act_type = FusedAct::kNone;
   double postsum_act_min = 0, postsum_act_max = 0;
   ActFormat data_format = ActFormat::kPlain, out_format = ActFormat::kPlain;
+  bool with_dw = false;
+  int64_t dw_stride = 1;
+  bool dw_no_bias = true, dw_with_bn = false;
+  double dw_bn_eps = 1e-3;
+  float dw_bn_momentum = 0.9f;
+  bool dw_bn_fix_gamma = true, dw_bn_use_global_stats = false;
+  FusedAct dw_act_type = FusedAct::kNone;
+  double dw_act_min = 0, dw_act_max = 0;
 
   template <class V>
   void Visit(V& v) {
@@ -174,9 +186,53 @@ struct SgConvParam {
     v(data_format, Attr("data_format").Default("plain").Choices(kActFormats).Doc("memory layout of input 'data'"));
     v(out_format,
       Attr("out_format").Default("plain").Choices(kActFormats).Doc("memory layout of the output and input 'sum'"));
+    v(with_dw, Attr("with_dw").Default("False").Doc("a depthwise 3x3 convolution of the result"));
+    v(dw_stride, Attr("dw_stride").Default("1").Min(1).Max(2).Doc("the depthwise convolution's stride"));
+    v(dw_no_bias, Attr("dw_no_bias").Default("True").Doc("the depthwise convolution has no input 'dw_bias'"));
+    v(dw_with_bn, Attr("dw_with_bn").Default("False").Doc("BatchNorm of the depthwise convolution's output"));
+    v(dw_bn_eps, Attr("dw_bn_eps").Default("0.001").Doc("the depthwise BatchNorm's eps"));
+    v(dw_bn_momentum, Attr("dw_bn_momentum").Default("0.9").Doc("the depthwise BatchNorm's momentum"));
+    v(dw_bn_fix_gamma, Attr("dw_bn_fix_gamma").Default("True").Doc("the depthwise BatchNorm's fix_gamma"));
+    v(dw_bn_use_global_stats,
+      Attr("dw_bn_use_global_stats").Default("False").Doc("the depthwise BatchNorm's use_global_stats"));
+    v(dw_act_type,
+      Attr("dw_act_type").Default("None").Choices(kFusedActs).Doc("activation after the depthwise BatchNorm"));
+    v(dw_act_min, Attr("dw_act_min").Default("0").Doc("lower bound of dw_act_type clip"));
+    v(dw_act_max, Attr("dw_act_max").Default("0").Doc("upper bound of dw_act_type clip"));
+  }
+  /// The depthwise stage of a with_dw node as a node of its own: its convolution (3x3, pad 1,
+  /// dw_stride, a group per channel), BatchNorm and activation; its data is this node's result.
+  SgConvParam DwStage() const {
+    SgConvParam d;
+    d.conv.kernel = {3, 3};
+    d.conv.stride = {dw_stride, dw_stride};
+    d.conv.dilate = {1, 1};
+    d.conv.pad = {1, 1};
+    d.conv.num_filter = d.conv.num_group = conv.num_filter;
+    d.conv.no_bias = dw_no_bias;
+    d.with_bn = dw_with_bn;
+    d.bn_eps = dw_bn_eps;
+    d.bn_momentum = dw_bn_momentum;
+    d.bn_fix_gamma = dw_bn_fix_gamma;
+    d.bn_use_global_stats = dw_bn_use_global_stats;
+    d.act_type = dw_act_type;
+    d.act_min = dw_act_min;
+    d.act_max = dw_act_max;
+    return d;
+  }
+  /// This node without its depthwise stage.
+  SgConvParam FirstStage() const {
+    SgConvParam f = *this;
+    f.with_dw = false;
+    return f;
   }
   void Validate() {
     conv.Validate();
+    CheckParam(!with_dw || (!with_sum && conv.kernel == Tuple{1, 1} && conv.stride == Tuple{1, 1} &&
+                            conv.pad == Tuple{0, 0} && conv.dilate == Tuple{1, 1} && conv.num_group == 1),
+               "with_dw needs a 1x1 convolution with stride 1, no pad, one group and no sum (kernel " +
+                   FormatTuple(conv.kernel) + ")");
+    CheckParam(dw_act_type != FusedAct::kClip || dw_act_min <= dw_act_max, "dw_act_min must not exceed dw_act_max");
     CheckParam(act_type != FusedAct::kClip || act_min <= act_max, "act_min must not exceed act_max");
     CheckParam(postsum_act_type != FusedAct::kClip || postsum_act_min <= postsum_act_max,
                "postsum_act_min must not exceed postsum_act_max");

@@ -1,0 +1,291 @@
+// weft's Winograd F(4x4, 3x3) convolution: see nn_conv_winograd.h.
+#include "nn_conv_winograd.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <type_traits>
+
+#include "isa_dispatch.h"
+#include "parallel.h"
+
+namespace weft::cpu {
+namespace {
+
+// Eight channels: one AVX2 register in the AVX2 and AVX-512 variants, two SSE ones in the baseline.
+using V8 = float __attribute__((vector_size(32)));
+constexpr int64_t kLanes = 8;
+constexpr int64_t kPositions = 36;  // the 6x6 transformed tile
+
+std::atomic<uint64_t> g_runs{0};
+
+// One activation tensor: plain NCHW (B 1) or nChw<B>c. B is a compile-time constant so that the
+// address arithmetic has no divisions.
+template <int64_t B>
+struct View {
+  const float* p;
+  int64_t channels, plane;
+  // Channel c (a multiple of 8) of image n at pixel 0; pixel `pix` is Pixel(pix) floats further.
+  const float* Base(int64_t n, int64_t c) const {
+    if (B == 1) return p + (n * channels + c) * plane;
+    return p + (n * (channels / B) + c / B) * plane * B + c % B;
+  }
+  static int64_t Pixel(int64_t pix) { return pix * B; }
+  // Channels c..c+7 at q = Base(n, c) + Pixel(pix); past `lanes` (plain tensors only) they read
+  // as 0. (Vectors pass by reference: by value GCC warns that the ABI differs without AVX.)
+  void Load(const float* q, int64_t lanes, V8& v) const {
+    if (B > 1) {
+      std::memcpy(&v, q, sizeof v);
+      return;
+    }
+    for (int64_t l = 0; l < kLanes; ++l) v[l] = l < lanes ? q[l * plane] : 0.0f;
+  }
+  void Store(float* q, int64_t lanes, const V8& v) const {
+    if (B > 1) {
+      std::memcpy(q, &v, sizeof v);
+      return;
+    }
+    for (int64_t l = 0; l < kLanes && l < lanes; ++l) q[l * plane] = v[l];
+  }
+};
+
+// Runs f(std::integral_constant<int64_t, block>) for block 1, 8 or 16.
+template <typename F>
+void WithBlock(int64_t block, const F& f) {
+  if (block == 16) return f(std::integral_constant<int64_t, 16>{});
+  if (block == 8) return f(std::integral_constant<int64_t, 8>{});
+  f(std::integral_constant<int64_t, 1>{});
+}
+
+// Bᵀ·d for one column (or row) of the 6x6 input tile, elements `s` apart.
+inline void InputRows(const V8* d, int64_t s, V8* t, int64_t ts) {
+  const V8 d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+  t[0] = 4.0f * d0 - 5.0f * d2 + d4;
+  t[ts] = d3 + d4 - 4.0f * (d1 + d2);
+  t[2 * ts] = d4 - d3 + 4.0f * (d1 - d2);
+  t[3 * ts] = d4 - d2 + 2.0f * (d3 - d1);
+  t[4 * ts] = d4 - d2 + 2.0f * (d1 - d3);
+  t[5 * ts] = 4.0f * d1 - 5.0f * d3 + d5;
+}
+
+// Aᵀ·m for one column (or row) of the 6x6 product tile, giving 4 outputs.
+inline void OutputRows(const V8* m, int64_t s, V8* o, int64_t os) {
+  const V8 a = m[s] + m[2 * s], b = m[s] - m[2 * s], c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
+  o[0] = m[0] + a + c;
+  o[os] = b + 2.0f * d;
+  o[2 * os] = a + 4.0f * c;
+  o[3 * os] = b + 8.0f * d + m[5 * s];
+}
+
+inline void Activate(const WinoAct& a, V8& v) {
+  const V8 zero = {};
+  if (a.kind == WinoAct::kRelu) v = v > zero ? v : zero;
+  if (a.kind == WinoAct::kClip) {
+    const V8 lo = zero + a.lo, hi = zero + a.hi;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  }
+}
+
+// Tile geometry of one chunk: tile t0 + i of the batch is image n, tile row ty, column tx.
+struct TileAt {
+  int64_t n, ty, tx;
+};
+
+// One chunk of `count` tiles from tile t0 and filters k0..k1, its V (position p of tile t, channel
+// c at v[p * vstride + t * cp + c]) and M (m[p * mstride + t * kp + k]).
+struct Chunk {
+  const ConvGeom& g;
+  int64_t t0, count, k0, k1, cp, kp, tiles_h, tiles_w, vstride, mstride;
+  TileAt Tile(int64_t t) const {
+    const int64_t i = t0 + t, per_image = tiles_h * tiles_w;
+    return TileAt{i / per_image, i % per_image / tiles_w, i % tiles_w};
+  }
+};
+
+// V = Bᵀ·d·B for every tile and 8 channels of the chunk.
+template <int64_t B>
+void InputTransform(const Chunk& j, const float* x, float* v) {
+  const ConvGeom& g = j.g;
+  const View<B> in{x, g.c, g.h * g.w};
+  for (int64_t t = 0; t < j.count; ++t) {
+    const TileAt at = j.Tile(t);
+    const int64_t y0 = at.ty * 4 - g.ph, x0 = at.tx * 4 - g.pw;
+    const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= g.h && x0 + 6 <= g.w;
+    for (int64_t c = 0; c < j.cp; c += kLanes) {
+      const float* base = in.Base(at.n, c);
+      V8 d[36], r[36];
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t k = 0; k < 6; ++k) {
+          const int64_t yy = y0 + i, xx = x0 + k;
+          d[i * 6 + k] = V8{};
+          if (inside || (yy >= 0 && yy < g.h && xx >= 0 && xx < g.w))
+            in.Load(base + in.Pixel(yy * g.w + xx), g.c - c, d[i * 6 + k]);
+        }
+      for (int64_t k = 0; k < 6; ++k) InputRows(d + k, 6, r + k, 6);          // Bᵀ·d
+      for (int64_t i = 0; i < 6; ++i) InputRows(r + i * 6, 1, d + i * 6, 1);  // (Bᵀ·d)·B
+      for (int64_t p = 0; p < kPositions; ++p) std::memcpy(v + p * j.vstride + t * j.cp + c, &d[p], sizeof(V8));
+    }
+  }
+}
+
+// y = act2(act(Aᵀ·M·A + bias) + sum) for every tile and 8 filters of the chunk.
+template <int64_t B>
+void OutputTransform(const Chunk& j, const float* m, const float* bias, const WinoEpilogue& e, const float* sum,
+                     float* y) {
+  const ConvGeom& g = j.g;
+  const View<B> out{y, g.f, g.oh * g.ow}, add{sum, g.f, g.oh * g.ow};
+  for (int64_t t = 0; t < j.count; ++t) {
+    const TileAt at = j.Tile(t);
+    const int64_t oy0 = at.ty * 4, ox0 = at.tx * 4;
+    const int64_t rows = std::min<int64_t>(4, g.oh - oy0), cols = std::min<int64_t>(4, g.ow - ox0);
+    for (int64_t k = j.k0; k < j.k1; k += kLanes) {
+      V8 s[36], r[24], o[16], b;
+      for (int64_t p = 0; p < kPositions; ++p) std::memcpy(&s[p], m + p * j.mstride + t * j.kp + k, sizeof(V8));
+      for (int64_t c = 0; c < 6; ++c) OutputRows(s + c, 6, r + c, 6);          // Aᵀ·m: 4 rows of 6
+      for (int64_t i = 0; i < 4; ++i) OutputRows(r + i * 6, 1, o + i * 4, 1);  // (Aᵀ·m)·A
+      std::memcpy(&b, bias + k, sizeof b);
+      const int64_t offset = out.Base(at.n, k) - y;  // the same for `sum`
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t c = 0; c < cols; ++c) {
+          const int64_t at_pix = offset + out.Pixel((oy0 + i) * g.ow + ox0 + c);
+          V8 val = o[i * 4 + c] + b;
+          Activate(e.act, val);
+          if (e.with_sum) {
+            V8 s8;
+            add.Load(sum + at_pix, g.f - k, s8);
+            val += s8;
+          }
+          Activate(e.act2, val);
+          out.Store(y + at_pix, g.f - k, val);
+        }
+    }
+  }
+}
+
+}  // namespace
+
+bool WinogradF4Fits(const ConvGeom& g) {
+  return g.spatial == 2 && g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+         g.dw == 1 && g.ph == g.pw && (g.ph == 0 || g.ph == 1) && g.oh > 0 && g.ow > 0;
+}
+
+bool WinogradF4Pays(const ConvGeom& g) {
+  // Each transformed weight is read once per chunk of tiles; with few tiles the direct kernel,
+  // reading 9 floats per channel pair instead of 36, is faster. AVX2, one thread: ResNet-18's 7x7
+  // 512-channel layer at batch 1 (4 tiles) takes 5.3 ms, direct 2.6; its 14x14 256-channel layer
+  // (16 tiles) 1.65 ms, direct 2.2.
+  const int64_t tiles = g.n * ((g.oh + 3) / 4) * ((g.ow + 3) / 4);
+  return tiles >= 16 && g.c >= 8 && g.f >= 8;
+}
+
+WinogradF4Conv::WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e)
+    : g_(g), in_block_(in_block), out_block_(out_block), e_(e) {
+  cp_ = (g.c + kLanes - 1) / kLanes * kLanes;
+  kp_ = (g.f + kLanes - 1) / kLanes * kLanes;
+  tiles_h_ = (g.oh + 3) / 4;
+  tiles_w_ = (g.ow + 3) / 4;
+  tiles_ = g.n * tiles_h_ * tiles_w_;
+  // V and M of a chunk (36 positions of cp + kp floats per tile) in about 1 MB, the L2 cache of
+  // current x86 cores, but at least 16 tiles so that the products keep sgemm's kernels busy, and
+  // more where U is large: each chunk reads all of U (36 C·K floats), so a chunk of T tiles does
+  // T/4 multiply-adds per byte of U; 64 tiles make the 512-channel layers compute-bound (ResNet-18's
+  // layer4 at batch 32: 68 ms with 16 tiles a chunk, 29 ms with 64, AVX2, one thread).
+  const int64_t per_tile = kPositions * (cp_ + kp_) * static_cast<int64_t>(sizeof(float));
+  const int64_t least = std::clamp<int64_t>(cp_ * kp_ / 4096, 16, 64);
+  chunk_ = std::clamp<int64_t>((int64_t{1} << 20) / per_tile, least, 128);
+  // Then the tiles in equal chunks, an even number of them so that a team of 2 shares them evenly,
+  // or, for a single chunk, its filters in two halves (ResNet-18's 14x14 layers at batch 1 are one
+  // chunk of 16 tiles, which one thread would otherwise run alone; two chunks of 8 tiles would
+  // read U twice, 1.3 ms more per pass). Chunks and halves depend on the geometry only, never on
+  // the team, so the sums do not either.
+  int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
+  if (chunks > 1) chunks += chunks % 2;
+  chunk_ = (tiles_ + chunks - 1) / chunks;
+  halves_ = chunks == 1 && tiles_ >= 8 && kp_ % 16 == 0 ? 2 : 1;
+}
+
+void WinogradF4Conv::SetWeights(const float* w, const float* b) {
+  u_.assign(static_cast<size_t>(kPositions * cp_ * kp_), 0.0f);
+  bias_.assign(static_cast<size_t>(kp_), 0.0f);
+  std::copy(b, b + g_.f, bias_.begin());
+  // G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1], in double so
+  // that U is rounded once.
+  static constexpr double G[6][3] = {{0.25, 0, 0},
+                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                     {0, 0, 1}};
+  const int64_t plane = cp_ * kp_;
+  ParallelChunks(g_.f, g_.f * g_.c * 9 * 16, [&](int64_t k0, int64_t k1, int) {
+    for (int64_t k = k0; k < k1; ++k)
+      for (int64_t c = 0; c < g_.c; ++c) {
+        const float* f = w + (k * g_.c + c) * 9;
+        double a[6][3];  // G·g
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 3; ++j) a[i][j] = G[i][0] * f[j] + G[i][1] * f[3 + j] + G[i][2] * f[6 + j];
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 6; ++j) {
+            const double u = a[i][0] * G[j][0] + a[i][1] * G[j][1] + a[i][2] * G[j][2];
+            u_[static_cast<size_t>((i * 6 + j) * plane + c * kp_ + k)] = static_cast<float>(u);
+          }
+      }
+  });
+}
+
+// One chunk of `count` tiles from tile t0: V = the input transform, M[p] = V[p]·U[p], then the
+// output transform and epilogue. v and m hold chunk_ tiles; the 36 positions of each lie 64 bytes
+// more than a whole number of pages apart, so that the transforms' 36 loads or stores per tile do not
+// all fall into one set of the L1 cache.
+void WinogradF4Conv::RunChunk(int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x, const float* sum,
+                              float* y, float* v, float* m) const {
+  const Chunk j{g_, t0, count, k0, k1, cp_, kp_, tiles_h_, tiles_w_, VStride(), MStride()};
+  isa::Dispatch([&] { WithBlock(in_block_, [&](auto b) { InputTransform<b()>(j, x, v); }); });
+  for (int64_t p = 0; p < kPositions; ++p)
+    dnnl_sgemm('N', 'N', count, k1 - k0, cp_, 1.0f, v + p * j.vstride, cp_, u_.data() + p * cp_ * kp_ + k0, kp_, 0.0f,
+               m + p * j.mstride + k0, kp_);
+  isa::Dispatch([&] { WithBlock(out_block_, [&](auto b) { OutputTransform<b()>(j, m, bias_.data(), e_, sum, y); }); });
+}
+
+void WinogradF4Conv::Run(const float* x, const float* sum, float* y) const {
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  if (tiles_ == 0) return;
+  const int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
+  const size_t v_size = static_cast<size_t>(kPositions * VStride()),
+               m_size = static_cast<size_t>(kPositions * MStride());
+  const int64_t work = tiles_ * kPositions * (cp_ + kp_);
+  std::atomic<bool> no_memory{false};
+  ParallelChunks(chunks * halves_, work, [&](int64_t i0, int64_t i1, int) {
+    // Per-thread V and M, kept between calls (OpenMP keeps its threads). No exception may leave
+    // the OpenMP region: a failed allocation is reported after it.
+    thread_local std::vector<float> scratch;
+    try {
+      if (scratch.size() < v_size + m_size) scratch.resize(v_size + m_size);
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+      return;
+    }
+    // sgemm on this thread only: oneDNN would otherwise split a product over the team (when the
+    // loop is not split), and a split reduction would make the sums depend on the thread count.
+    const int team = omp_get_max_threads();
+    omp_set_num_threads(1);
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t t0 = i / halves_ * chunk_, half = kp_ / halves_, k0 = i % halves_ * half;
+      RunChunk(t0, std::min(chunk_, tiles_ - t0), k0, k0 + half, x, sum, y, scratch.data(), scratch.data() + v_size);
+    }
+    omp_set_num_threads(team);
+  });
+  if (no_memory)
+    throw Error(WEFT_ERR_OUT_OF_MEMORY, "_sg_conv: no memory for the Winograd tiles (" +
+                                            std::to_string((v_size + m_size) * sizeof(float)) + " bytes a thread)");
+}
+
+uint64_t WinogradF4Runs() { return g_runs.load(std::memory_order_relaxed); }
+
+}  // namespace weft::cpu
