@@ -97,9 +97,17 @@ NDArray NDArray::FromSparseParts(StorageType stype, const Shape& shape, const ND
   return out;
 }
 
+// Waits for the array's pending writes when an operation that replaces its parts is pushed and has
+// not ended (BeginPartsWrite): the parts held now are the ones it replaces. An operation ordered
+// after that one (any engine reader of the array) finds it ended and does not wait.
+static void WaitForPendingParts(const NDArray& a, const SparseParts& parts) {
+  if (parts.pending_writes.load(std::memory_order_acquire) > 0) Engine::Get()->WaitForVar(a.var());
+}
+
 NDArray NDArray::data_ndarray() const {
   CheckNotNone("data_ndarray");
   WEFT_CHECK(chunk_->sparse, "data_ndarray: the array is dense; only row_sparse and csr arrays have separate values");
+  WaitForPendingParts(*this, *chunk_->sparse);
   std::lock_guard lock(chunk_->sparse->mu);
   return chunk_->sparse->data;
 }
@@ -107,6 +115,7 @@ NDArray NDArray::data_ndarray() const {
 NDArray NDArray::aux_ndarray(size_t i) const {
   CheckNotNone("aux_ndarray");
   WEFT_CHECK(chunk_->sparse, "aux_ndarray: the array is dense; only row_sparse and csr arrays have aux arrays");
+  WaitForPendingParts(*this, *chunk_->sparse);
   std::lock_guard lock(chunk_->sparse->mu);
   WEFT_CHECK(i < chunk_->sparse->aux.size(), "aux_ndarray: index {} is out of range; a {} array has {} aux arrays", i,
              StorageTypeName(chunk_->sparse->stype), chunk_->sparse->aux.size());
@@ -141,10 +150,25 @@ void NDArray::SetSparseParts(NDArray data, std::vector<NDArray> aux) const {
   WEFT_CHECK(chunk_->sparse, "SetSparseParts: the array is dense");
   WEFT_CHECK(aux.size() == num_aux_data(), "SetSparseParts: {} aux arrays given, a {} array has {}", aux.size(),
              StorageTypeName(storage_type()), num_aux_data());
-  NoteWrite();
+  // Not a write of its own: the push of the operation that calls this noted it, and a second
+  // count here, whenever the kernel runs, would make a reader that saw the first (autograd's
+  // record of an input) take the array as overwritten.
   std::lock_guard lock(chunk_->sparse->mu);
   chunk_->sparse->data = std::move(data);
   chunk_->sparse->aux = std::move(aux);
+}
+
+void NDArray::BeginPartsWrite() const {
+  CheckNotNone("BeginPartsWrite");
+  if (chunk_->sparse) chunk_->sparse->pending_writes.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void NDArray::EndPartsWrite() const noexcept {
+  if (chunk_ && chunk_->sparse) chunk_->sparse->pending_writes.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+bool NDArray::PartsWritePending() const noexcept {
+  return chunk_ && chunk_->sparse && chunk_->sparse->pending_writes.load(std::memory_order_acquire) > 0;
 }
 
 void NDArray::SyncCopyFromNDArray(const NDArray& src, int i) {

@@ -2,6 +2,7 @@
 // the ndarray module.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -16,6 +17,9 @@ struct SparseParts {
   mutable std::mutex mu;
   NDArray data;              ///< the values, dense, of the storage shape
   std::vector<NDArray> aux;  ///< NumAuxData(stype) dense 1-d index arrays, MXNet's order
+  /// Pushed operations that will replace data and aux (NDArray::BeginPartsWrite) and have not
+  /// ended: readers on the host wait for the array's writes before they take the parts.
+  std::atomic<int> pending_writes{0};
 };
 
 /// A dense array's bytes copied to the host (waits for pending writes; empty for no elements).

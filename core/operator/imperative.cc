@@ -291,9 +291,8 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   const bool is_train = call.is_train || imperative_detail::IsTraining();
   // The prepared kernel is shared with earlier calls of the same signature (kernel_runner.h).
   SharedKernelRunner(def.name, attrs, *ctx, sig, def.resources)->Run(in, out, req, aux, is_train);
-  // A sparse output gets its parts while the kernel runs: wait, so readers see them.
-  for (size_t o = 0; sparse && o < num_out; ++o)
-    if (sig.out_stypes[o] != StorageType::kDefault) out[o].WaitToRead();
+  // A sparse output gets its parts while the kernel runs; its readers wait for that
+  // (NDArray::BeginPartsWrite), so the call returns at once, as MXNet's does.
   for (auto& [tmp, dst] : copy_back) {
     NDArray::CopyFromTo(tmp, dst);
     for (NDArray& o : out)

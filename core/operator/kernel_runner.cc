@@ -163,12 +163,14 @@ void CheckSlots(const KernelRunner::State& s, const char* kind, const std::vecto
   }
 }
 
-// A sparse array's parts have engine variables of their own: a run depends on them too.
+// A sparse array's parts have engine variables of their own: a run depends on them too, unless an
+// operation pushed before it replaces them (PartsWritePending: the run is ordered after that one
+// through the array's variable and reads the new parts; taking the old ones would wait for it).
 void AddVars(const std::vector<NDArray>& arrays, std::vector<VarHandle>* vars) {
   for (const NDArray& a : arrays) {
     if (a.is_none()) continue;
     vars->push_back(a.var());
-    if (a.storage_type() == StorageType::kDefault) continue;
+    if (a.storage_type() == StorageType::kDefault || a.PartsWritePending()) continue;
     vars->push_back(a.data_ndarray().var());
     for (size_t j = 0; j < a.num_aux_data(); ++j) vars->push_back(a.aux_ndarray(j).var());
   }
@@ -225,6 +227,38 @@ weft_tensor AuxTensor(const NDArray& a, int32_t device, const int64_t* len) {
   return t;
 }
 
+// The sparse outputs a run writes, marked with BeginPartsWrite from the push until End, which the
+// run calls before it completes. A run the engine skips (its inputs carry an error) never calls
+// it: the last copy of the closure ends the marks then.
+class PartsWrites {
+ public:
+  PartsWrites(const std::vector<NDArray>& outputs, const std::vector<int32_t>& req) {
+    std::vector<NDArray> marked;
+    for (size_t o = 0; o < outputs.size(); ++o)
+      if (!outputs[o].is_none() && outputs[o].storage_type() != StorageType::kDefault && req[o] != WEFT_REQ_NULL)
+        marked.push_back(outputs[o]);
+    if (marked.empty()) return;
+    for (const NDArray& a : marked) a.BeginPartsWrite();
+    marks_ = std::make_shared<Marks>(std::move(marked));
+  }
+  void End() const noexcept {
+    if (marks_) marks_->End();
+  }
+
+ private:
+  struct Marks {
+    explicit Marks(std::vector<NDArray> a) : arrays(std::move(a)) {}
+    ~Marks() { End(); }
+    void End() noexcept {
+      if (ended.exchange(true)) return;
+      for (const NDArray& a : arrays) a.EndPartsWrite();
+    }
+    std::vector<NDArray> arrays;
+    std::atomic<bool> ended{false};
+  };
+  std::shared_ptr<Marks> marks_;
+};
+
 // What alloc_sparse_output needs during one Compute.
 struct SparseCallCtx {
   const KernelRunner::State* s = nullptr;
@@ -244,7 +278,7 @@ struct KernelRunner::State::SparseArgs {
 namespace {
 
 // weft_kernel_args.alloc_sparse_output: new parts for a sparse output, installed in the array at
-// once (the run holds the array's write dependency; TryInvoke waits for it before anyone reads).
+// once (the run holds the array's write dependency; host readers wait for the run: PartsWrites).
 weft_error* AllocSparseOutput(void* ctx, weft_sparse_alloc_args* a) noexcept {
   try {
     WEFT_CHECK(ctx != nullptr && a != nullptr && a->struct_size >= WEFT_STRUCT_SIZE(weft_sparse_alloc_args, aux),
@@ -544,26 +578,38 @@ void KernelRunner::Run(const std::vector<NDArray>& inputs, const std::vector<NDA
   for (const NDArray& a : aux) a.NoteWrite();
   const uint64_t seed = state_->random ? NextRandomSeed() : 0;
   std::shared_ptr<const State> s = state_;
+  // A sparse output gets new parts while the kernel runs: host readers of its parts wait for the
+  // run (NDArray::BeginPartsWrite), and the caller does not have to.
+  const PartsWrites parts(outputs, req);
   if (s->host) {
     // Host operators run on their own threads; the engine operation completes when they are done.
     Engine::Get()->PushAsync(
-        [s, inputs, outputs, req, aux, is_train](RunContext, CallbackOnComplete done) {
-          host_op::Submit([s, inputs, outputs, req, aux, is_train, done] {
+        [s, inputs, outputs, req, aux, is_train, parts](RunContext, CallbackOnComplete done) {
+          host_op::Submit([s, inputs, outputs, req, aux, is_train, parts, done] {
             std::exception_ptr error;
             try {
               host_op::Execute(*s->host, s->compute_label, inputs, outputs, req, aux, is_train);
             } catch (...) {
               error = std::current_exception();
             }
+            parts.End();
             done(error);
           });
         },
         state_->ctx, reads, writes, FnProperty::kAsync, priority, state_->op.c_str());
     return;
   }
-  Engine::Get()->PushSync([s, inputs, outputs, req, aux, is_train, seed](
-                              RunContext rctx) { s->Compute(rctx.stream, inputs, outputs, req, aux, is_train, seed); },
-                          state_->ctx, reads, writes, FnProperty::kNormal, priority, state_->op.c_str());
+  Engine::Get()->PushSync(
+      [s, inputs, outputs, req, aux, is_train, seed, parts](RunContext rctx) {
+        try {
+          s->Compute(rctx.stream, inputs, outputs, req, aux, is_train, seed);
+        } catch (...) {
+          parts.End();
+          throw;
+        }
+        parts.End();
+      },
+      state_->ctx, reads, writes, FnProperty::kNormal, priority, state_->op.c_str());
 }
 
 void KernelRunner::RunInline(const RunContext& rctx, const std::vector<NDArray>& inputs,

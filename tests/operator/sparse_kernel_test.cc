@@ -11,16 +11,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sparse_values.h"
 #include "test_util.h"
 #include "weft/autograd.h"
+#include "weft/engine.h"
 #include "weft/imperative.h"
 #include "weft/internal/runtime.h"
 #include "weft/ndarray.h"
@@ -121,6 +126,43 @@ INSTANTIATE_TEST_SUITE_P(
       const DotCase& c = i.param;
       return fmt::format("m{}n{}k{}_{}{}", c.m, c.n, c.k, DTypeName(c.dtype), c.int32_aux ? "_int32aux" : "");
     });
+
+// The row_sparse result of csrᵀ·dense gets its parts while the kernel runs. The call returns
+// before that (a training loop's frontend then runs ahead of the engine, as on MXNet), and a
+// reader of the parts waits for the kernel instead of taking the empty parts it replaces.
+TEST(SparseKernel, ARowSparseResultIsAsynchronousAndItsReadersWaitForIt) {
+  const std::vector<double> lhs = RandomSparse(6, 4, 0.5, 3);
+  const NDArray csr = CastStorage(Dense(lhs, Shape{6, 4}, DType::kFloat32), StorageType::kCSR);
+  const NDArray g = Dense(RandomSparse(6, 2, 1.0, 4), Shape{6, 2}, DType::kFloat32);
+  const NDArray reference = InvokeOne("dot", {Dense(lhs, Shape{6, 4}, DType::kFloat32), g}, {{"transpose_a", "True"}});
+  // An engine operation holding g until the test releases it (a deadline instead of a hang when
+  // the call waits for the kernel).
+  std::atomic<bool> release{false}, gave_up{false};
+  Engine::Get()->PushSync(
+      [&](RunContext) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!release.load()) {
+          if (std::chrono::steady_clock::now() > deadline) {
+            gave_up = true;
+            return;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      },
+      Context::cpu(0), {}, {g.var()}, FnProperty::kNormal, 0, "test_hold");
+  const NDArray t = InvokeOne("dot", {csr, g}, {{"transpose_a", "True"}});
+  EXPECT_FALSE(gave_up.load()) << "the call waited for its kernel";
+  EXPECT_TRUE(t.PartsWritePending());
+  auto rows = std::async(std::launch::async, [&] { return Indices(t.aux_ndarray(kRowSparseIndices)); });
+  EXPECT_EQ(rows.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout)
+      << "a reader took the parts before the kernel ran";
+  release = true;
+  const std::vector<int64_t> cols = Indices(csr.aux_ndarray(kCSRIndices));
+  const std::set<int64_t> want(cols.begin(), cols.end());
+  EXPECT_EQ(rows.get(), std::vector<int64_t>(want.begin(), want.end()));
+  EXPECT_FALSE(t.PartsWritePending());
+  ExpectNear(Values(t), Values(reference), 1e-5);
+}
 
 TEST(SparseKernel, OutIntoAGivenRowSparseArrayAndRefusedIntoACsrOne) {
   const std::vector<double> lhs = RandomSparse(6, 4, 0.5, 3);

@@ -276,6 +276,17 @@ class WEFT_API NDArray {
   /// checked beyond that (the kernel writes them next). Throws weft::Error for a dense array or
   /// a wrong number of aux arrays.
   WEFT_HIDDEN void SetSparseParts(NDArray data, std::vector<NDArray> aux) const;
+  /// A pushed operation will replace the parts of this sparse array (SetSparseParts while it
+  /// runs): until it calls EndPartsWrite (on its engine thread, also when it fails, before it
+  /// completes), data_ndarray, aux_ndarray and what reads through them wait for the array's
+  /// pending writes first, so a host reader never sees the parts it is replacing. The caller need
+  /// not wait for the operation (MXNet's sparse outputs are asynchronous as well). No-op for a
+  /// dense array.
+  WEFT_HIDDEN void BeginPartsWrite() const;
+  WEFT_HIDDEN void EndPartsWrite() const noexcept;
+  /// True while an operation marked with BeginPartsWrite has not ended: the current parts are
+  /// about to be replaced (for code that collects dependencies and must not wait).
+  WEFT_HIDDEN bool PartsWritePending() const noexcept;
   /// An array over memory the caller owns (zero copy; DLPack's from_dlpack): `bytes` bytes at `ptr`
   /// on `context` (a host pointer for cpu), seen as `shape` and `dtype` (C order, packed). The array
   /// has an engine variable of its own; `release` (may be empty) runs once, after the last view is
