@@ -74,8 +74,10 @@ net.export(prefix, 0)
 """
 
 MXNET_TRAIN = r"""
-import json, sys, time, mxnet as mx, numpy as np
+import json, os, sys, time, mxnet as mx, numpy as np
 batch, steps = int(sys.argv[1]), int(sys.argv[2])
+# The library that runs must be the one asked for (weft through MXNET_LIBRARY_PATH, else libmxnet).
+assert ("libweft_mxnet" in mx.base._LIB._name) == bool(os.environ.get("MXNET_LIBRARY_PATH")), mx.base._LIB._name
 net = mx.gluon.model_zoo.vision.resnet18_v1(pretrained=False)
 net.initialize(mx.init.Xavier())
 net.hybridize(static_alloc=True, static_shape=True)
@@ -185,7 +187,9 @@ def main():
     batches = [int(b) for b in a.batches.split(",")]
     threads = [int(t) for t in a.threads.split(",")]
     os.makedirs(a.cache, exist_ok=True)
-    weft_lib = os.path.join(a.build, "lib", "libweft_mxnet.so")
+    # Absolute: MXNet's libinfo ignores a relative MXNET_LIBRARY_PATH (a warning) and loads its own
+    # libmxnet, which made the "weft" training row time libmxnet when the build was given relative.
+    weft_lib = os.path.abspath(os.path.join(a.build, "lib", "libweft_mxnet.so"))
     loads, rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for net in nets:

@@ -5,7 +5,7 @@ beside the wall time: for before/after runs on a shared machine, where wall time
 
 Usage: train_step.py mxnet|torch [--steps 3] [--threads 2] [--dump FILE.npz]
   mxnet: MXNet's Gluon (hybridized) in the Python that runs this, on libmxnet or, with
-         MXNET_LIBRARY_PATH=build/default/lib/libweft_mxnet.so, on weft;
+         MXNET_LIBRARY_PATH=$PWD/build/default/lib/libweft_mxnet.so (absolute), on weft;
   torch: torchvision's resnet18 in PyTorch.
 Prints one JSON line: median wall ms per step ("train"), median CPU ms per step ("cpu", all
 threads), the fastest step ("min"), after two untimed steps. --dump (mxnet) writes the
@@ -19,6 +19,10 @@ import time
 def mxnet_step(a):
     import mxnet as mx
     import numpy as np
+    import os
+    # MXNet's libinfo ignores a relative MXNET_LIBRARY_PATH and loads libmxnet: say which ran.
+    if os.environ.get("MXNET_LIBRARY_PATH") and "libweft_mxnet" not in mx.base._LIB._name:
+        raise SystemExit("MXNET_LIBRARY_PATH is set but %s was loaded (give an absolute path)" % mx.base._LIB._name)
     mx.random.seed(0)
     np.random.seed(0)
     net = mx.gluon.model_zoo.vision.resnet18_v1(pretrained=False)
