@@ -32,6 +32,15 @@ int64_t SlotCount(const std::string& device_type) {
 
 WorkspaceSlot::WorkspaceSlot(const Context& ctx) : ctx_(ctx), var_(Engine::Get()->NewVariable()) {}
 
+WorkspaceSlot::~WorkspaceSlot() {
+  const Storage::Handle block = block_;
+  Engine::Get()->DeleteVariable(
+      [block](RunContext) {
+        if (!block.is_null()) Storage::Get()->Free(block);
+      },
+      ctx_, var_);
+}
+
 void WorkspaceSlot::Grow(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (bytes <= block_.size) return;

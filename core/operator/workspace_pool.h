@@ -31,6 +31,9 @@ namespace weft {
 class WorkspaceSlot {
  public:
   explicit WorkspaceSlot(const Context& ctx);
+  /// Frees the block and deletes the variable after the runs pushed on it (ReserveWorkspace's
+  /// slots are never destroyed; a slot of one's own is).
+  ~WorkspaceSlot();
   WorkspaceSlot(const WorkspaceSlot&) = delete;
   WorkspaceSlot& operator=(const WorkspaceSlot&) = delete;
 
