@@ -37,6 +37,15 @@ bool GetEnvBool(const char* name, bool fallback) {
   Fail("environment variable {}='{}' is not a boolean; use 1/0, true/false, yes/no or on/off", name, *v);
 }
 
+std::string DeviceEnvName(const std::string& device_type, const std::string& suffix) {
+  std::string name = "WEFT_";
+  for (char c : device_type) {
+    const auto u = static_cast<unsigned char>(c);
+    name += std::isalnum(u) ? static_cast<char>(std::toupper(u)) : '_';
+  }
+  return name + "_" + suffix;
+}
+
 void ValidateSettings() {
   if (auto v = GetEnv("WEFT_LOG_LEVEL")) {
     WEFT_CHECK(*v == "debug" || *v == "info" || *v == "warning" || *v == "error",

@@ -636,7 +636,6 @@ std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const At
   // Never destroyed: a runner freed at exit would call into plugins that have shut down.
   static std::mutex& mu = *new std::mutex;
   static auto& cache = *new std::unordered_map<std::string, std::shared_ptr<KernelRunner>>;
-  static uint64_t workspace = 0;
   std::string key = fmt::format("{}|{}|{}|", op, ctx, resources);
   for (const auto& [k, v] : attrs.values()) key += k + "=" + v + ";";
   for (const auto* shapes : {&sig.in_shapes, &sig.out_shapes, &sig.aux_shapes}) {
@@ -658,14 +657,10 @@ std::shared_ptr<KernelRunner> SharedKernelRunner(const std::string& op, const At
   }
   auto runner = std::make_shared<KernelRunner>(op, attrs, ctx, sig, resources);
   std::lock_guard<std::mutex> lock(mu);
-  // Bounded: shapes that keep changing must not hold memory for ever.
-  if (cache.size() >= 256 || workspace + runner->workspace_bytes() > (uint64_t{256} << 20)) {
-    cache.clear();
-    workspace = 0;
-  }
-  auto [it, inserted] = cache.emplace(std::move(key), std::move(runner));
-  if (inserted) workspace += it->second->workspace_bytes();
-  return it->second;
+  // Bounded: shapes that keep changing must not hold kernel states for ever. (Workspace is not
+  // counted: runners share their device's workspace slots, workspace_pool.h.)
+  if (cache.size() >= 256) cache.clear();
+  return cache.emplace(std::move(key), std::move(runner)).first->second;
 }
 
 void KernelRunner::SetNodeName(const std::string& node) {

@@ -18,11 +18,7 @@ struct DeviceSlots {
 };
 
 int64_t SlotCount(const std::string& device_type) {
-  std::string name = "WEFT_";
-  for (char c : device_type)
-    name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                                                        : '_';
-  name += "_TEMP_COPY";
+  const std::string name = DeviceEnvName(device_type, "TEMP_COPY");
   const int64_t n = GetEnvInt(name.c_str(), 1);
   WEFT_CHECK(n >= 1 && n <= 64, "{}={} is out of range; use a number of workspace slots in [1, 64]", name, n);
   return n;

@@ -15,14 +15,6 @@ constexpr uint64_t kMaxRequest = uint64_t{1} << 62;
 
 uint64_t RoundUp(uint64_t bytes, uint64_t multiple) { return (bytes + multiple - 1) / multiple * multiple; }
 
-std::string EnvPrefix(const std::string& device_type) {
-  std::string p = "WEFT_";
-  for (char c : device_type)
-    p += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                                                     : '_';
-  return p + "_MEM_";
-}
-
 std::string FormatBytes(uint64_t b) {
   if (b < 1024) return fmt::format("{} B", b);
   if (b < (uint64_t{1} << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
@@ -45,7 +37,7 @@ const char* PoolTypeName(PoolType type) noexcept {
 }
 
 PoolConfig PoolConfig::FromEnv(const std::string& device_type) {
-  const std::string prefix = EnvPrefix(device_type);
+  const std::string prefix = DeviceEnvName(device_type, "MEM_");
   PoolConfig c;
   const std::string type_var = prefix + "POOL_TYPE";
   if (auto v = GetEnv(type_var.c_str())) {

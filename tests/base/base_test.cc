@@ -46,6 +46,13 @@ TEST(Base, EnvRejectsMalformedValues) {
   EXPECT_TRUE(GetEnvBool("WEFT_TEST_BOOL", true));
 }
 
+// The storage pool's and the workspace slots' per-device settings share this naming.
+TEST(Base, DeviceSettingNamesAreShellNames) {
+  EXPECT_EQ(DeviceEnvName("cpu", "TEMP_COPY"), "WEFT_CPU_TEMP_COPY");
+  EXPECT_EQ(DeviceEnvName("vulkan", "MEM_POOL_TYPE"), "WEFT_VULKAN_MEM_POOL_TYPE");
+  EXPECT_EQ(DeviceEnvName("my-npu.2", "MEM_"), "WEFT_MY_NPU_2_MEM_");
+}
+
 // Issue 19: WEFT_LOG_LEVEL=chatty was silently ignored and WEFT_CPU_MATH_THREADS=abc only warned.
 TEST(Base, SettingsAreValidatedWithTheAllowedValues) {
   auto error_of = [] {

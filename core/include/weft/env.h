@@ -19,6 +19,11 @@ WEFT_API std::string GetEnvString(const char* name, const std::string& fallback)
 WEFT_API int64_t GetEnvInt(const char* name, int64_t fallback);
 /// Boolean setting: 1/0, true/false, yes/no, on/off (any case). Throws on anything else.
 WEFT_API bool GetEnvBool(const char* name, bool fallback);
+/// The name of a per-device setting: "WEFT_" + `device_type` upper-cased, with every character
+/// that is not a letter or digit turned into '_', + "_" + `suffix` (e.g. ("cpu", "MEM_POOL_TYPE")
+/// gives "WEFT_CPU_MEM_POOL_TYPE"). Device types are plugin-chosen names, so this keeps the
+/// variable a valid shell name whatever the plugin calls its device.
+WEFT_API std::string DeviceEnvName(const std::string& device_type, const std::string& suffix);
 
 /// Checks the settings that are read where an error cannot be raised (WEFT_LOG_LEVEL, read by
 /// the logger) or first by a plugin (WEFT_CPU_MATH_THREADS, read by the cpu plugin, which can only
