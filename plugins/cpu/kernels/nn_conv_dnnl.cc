@@ -31,6 +31,7 @@
 #include <unordered_map>
 
 #include "nn_conv_dnnl.h"
+#include "nn_conv_winograd.h"
 
 namespace weft::cpu {
 
@@ -349,14 +350,17 @@ std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* h
   try {
     const int64_t chunk =
         g.col_rows() < kChunkMaxColRows ? DnnlConvChunk(g) : DnnlConvChunk(g, kUnchunkedMaxBytes, kUnchunkedMaxBytes);
-    if (chunk > 0 && chunk < g.n) return std::make_unique<ChunkedConv>(g, chunk);
-    if (winograd && DnnlWinogradConv(g)) {
+    const bool chunked = chunk > 0 && chunk < g.n;
+    if (!chunked && winograd && DnnlWinogradConv(g)) {
       try {
         return std::make_unique<DnnlConv>(g, dnnl::algorithm::convolution_winograd);
-      } catch (const dnnl::error& e) {  // no Winograd kernel on this ISA: the direct ones
+      } catch (const dnnl::error& e) {  // no Winograd kernel on this ISA: weft's, or the direct ones
         weft::sdk::Log(host, WEFT_LOG_DEBUG, std::string("oneDNN Winograd convolution unavailable: ") + e.what());
       }
     }
+    // Where oneDNN has no Winograd, weft's: ResNet-18's 3x3 layers on AVX2 (nn_conv_winograd_train.cc).
+    if (winograd && WinogradTrainFits(g)) return MakeWinogradTrainConv(g);
+    if (chunked) return std::make_unique<ChunkedConv>(g, chunk);
     return std::make_unique<DnnlConv>(g, dnnl::algorithm::convolution_direct);
   } catch (const dnnl::error& e) {
     weft::sdk::Log(host, WEFT_LOG_DEBUG, std::string("oneDNN convolution unavailable, using im2col: ") + e.what());
