@@ -15,7 +15,8 @@
 // Add-to requests use a sum post-op for the plain forward and a staging buffer in the workspace
 // otherwise.
 // 3x3 stride-1 layers with whole 16-channel blocks (ResNet's bulk) run all three passes as
-// Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3, AVX-512 only; elsewhere the direct kernels):
+// Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3, AVX-512 only; elsewhere weft's own where it pays,
+// nn_conv_winograd_train.cc, else the direct kernels):
 // batch 32, 2 threads, forward + both gradients of 64 channels on 56x56 took 175 vs 340 ms, 128 on
 // 28x28 190 vs 320, 256 on 14x14 200 vs 310, 512 on 7x7 270 vs 320. The transforms round
 // differently from the direct sum: 1e-6 of the largest value apart (y, gx, gw) on random data.

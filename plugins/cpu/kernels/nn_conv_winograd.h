@@ -1,8 +1,9 @@
 // weft's own Winograd convolution F(4x4, 3x3) (Lavin & Gray, "Fast Algorithms for Convolutional
 // Neural Networks", 2015; interpolation points 0, ±1, ±2 and ∞) for the fused inference
-// convolution `_sg_conv` (nn_conv_fused.cc) where oneDNN has no Winograd kernel: oneDNN 2.6 has one
-// for AVX-512 only (jit_wino_4x3), so on AVX2 machines this takes ResNet's 3x3 layers from 9
-// multiplications per output to 2.25 (36 per 4x4 tile instead of 144). Internal to weft_cpu_kernels.
+// convolution `_sg_conv` (nn_conv_fused.cc) and Convolution's training passes
+// (nn_conv_winograd_train.cc) where oneDNN has no Winograd kernel: oneDNN 2.6 has one for AVX-512
+// only (jit_wino_4x3), so on AVX2 machines this takes ResNet's 3x3 layers from 9 multiplications per
+// output to 2.25 (36 per 4x4 tile instead of 144). Internal to weft_cpu_kernels.
 //
 // Per output 4x4 tile, per input channel c and filter k: Y = Aᵀ[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]A, d the 6x6
 // input patch. Summed over c, the element-wise products of the 36 positions are 36 matrix products
@@ -120,7 +121,8 @@ bool WinogradTrainFits(const ConvGeom& g);
 /// gradient a plain sum).
 std::unique_ptr<ConvAlgo> MakeWinogradTrainConv(const ConvGeom& g);
 
-/// Calls of WinogradF4Conv::Run or RunWith in this process (tests check that a layer took this path).
+/// Calls of WinogradF4Conv::Run, RunWith or WeightGrad in this process (tests check that a layer
+/// took this path).
 uint64_t WinogradF4Runs();
 
 }  // namespace weft::cpu
