@@ -56,7 +56,8 @@ bool DnnlWinogradConv(const ConvGeom& g);
 /// the setting (Invalid). One reader for the plain and the fused (`_sg_conv`) kernels.
 bool ConvWinogradSetting(const KernelSetup& s);
 /// nullptr when oneDNN has no implementation for the geometry. `winograd`: Winograd for the
-/// DnnlWinogradConv geometries where oneDNN has the kernel (AVX-512), the direct kernels otherwise.
+/// DnnlWinogradConv geometries where oneDNN has the kernel (AVX-512), else weft's own Winograd
+/// where it fits and pays (WinogradTrainFits, nn_conv_winograd.h), the direct kernels otherwise.
 std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* host, bool winograd = false);
 
 }  // namespace weft::cpu

@@ -15,7 +15,8 @@
 // Add-to requests use a sum post-op for the plain forward and a staging buffer in the workspace
 // otherwise.
 // 3x3 stride-1 layers with whole 16-channel blocks (ResNet's bulk) run all three passes as
-// Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3, AVX-512 only; elsewhere the direct kernels):
+// Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3, AVX-512 only; elsewhere weft's own where it pays,
+// nn_conv_winograd_train.cc, else the direct kernels):
 // batch 32, 2 threads, forward + both gradients of 64 channels on 56x56 took 175 vs 340 ms, 128 on
 // 28x28 190 vs 320, 256 on 14x14 200 vs 310, 512 on 7x7 270 vs 320. The transforms round
 // differently from the direct sum: 1e-6 of the largest value apart (y, gx, gw) on random data.
@@ -31,6 +32,7 @@
 #include <unordered_map>
 
 #include "nn_conv_dnnl.h"
+#include "nn_conv_winograd.h"
 
 namespace weft::cpu {
 
@@ -349,14 +351,17 @@ std::unique_ptr<ConvAlgo> MakeDnnlConv(const ConvGeom& g, const weft_host_api* h
   try {
     const int64_t chunk =
         g.col_rows() < kChunkMaxColRows ? DnnlConvChunk(g) : DnnlConvChunk(g, kUnchunkedMaxBytes, kUnchunkedMaxBytes);
-    if (chunk > 0 && chunk < g.n) return std::make_unique<ChunkedConv>(g, chunk);
-    if (winograd && DnnlWinogradConv(g)) {
+    const bool chunked = chunk > 0 && chunk < g.n;
+    if (!chunked && winograd && DnnlWinogradConv(g)) {
       try {
         return std::make_unique<DnnlConv>(g, dnnl::algorithm::convolution_winograd);
-      } catch (const dnnl::error& e) {  // no Winograd kernel on this ISA: the direct ones
+      } catch (const dnnl::error& e) {  // no Winograd kernel on this ISA: weft's, or the direct ones
         weft::sdk::Log(host, WEFT_LOG_DEBUG, std::string("oneDNN Winograd convolution unavailable: ") + e.what());
       }
     }
+    // Where oneDNN has no Winograd, weft's: ResNet-18's 3x3 layers on AVX2 (nn_conv_winograd_train.cc).
+    if (winograd && WinogradTrainFits(g)) return MakeWinogradTrainConv(g);
+    if (chunked) return std::make_unique<ChunkedConv>(g, chunk);
     return std::make_unique<DnnlConv>(g, dnnl::algorithm::convolution_direct);
   } catch (const dnnl::error& e) {
     weft::sdk::Log(host, WEFT_LOG_DEBUG, std::string("oneDNN convolution unavailable, using im2col: ") + e.what());

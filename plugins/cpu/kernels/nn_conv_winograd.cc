@@ -82,6 +82,75 @@ inline void OutputRows(const V8* m, int64_t s, V8* o, int64_t os) {
   o[3 * os] = b + 8.0f * d + m[5 * s];
 }
 
+// G·g for one column (or row) of a 3x3 kernel, giving 6 values (G as in SetWeights). The
+// constants are the floats nearest 1/6, 1/12 and 1/24: each output carries at most a few roundings.
+inline void KernelRows(const V8* g, int64_t s, V8* t, int64_t ts) {
+  const V8 g0 = g[0], g1 = g[s], g2 = g[2 * s];
+  const V8 a = g0 + g2, c = (1.0f / 24) * g0 + (1.0f / 6) * g2, d = (1.0f / 12) * g1;
+  t[0] = 0.25f * g0;
+  t[ts] = (-1.0f / 6) * (a + g1);
+  t[2 * ts] = (-1.0f / 6) * (a - g1);
+  t[3 * ts] = c + d;
+  t[4 * ts] = c - d;
+  t[5 * ts] = g2;
+}
+
+// U = G·g·Gᵀ for channel ch and every filter (zero for ch >= c and the padding filters): each of
+// the 36 positions gets one contiguous row of kp floats. (With the filters outside and the
+// channels inside, the 36 stores of each step landed a whole plane apart, in one cache set: the
+// 512-channel layer took 26 ms instead of a few.)
+void KernelTransform(const WinoWeights& src, int64_t f, int64_t c, int64_t ch, int64_t cp, int64_t kp, float* u) {
+  for (int64_t k0 = 0; k0 < kp; k0 += kLanes) {
+    const int64_t lanes = ch < c ? std::min<int64_t>(kLanes, f - k0) : 0;
+    V8 g[9], r[18], o[36];
+    for (int64_t e = 0; e < 9; ++e) {
+      const float* q = src.w + k0 * src.k_stride + ch * src.c_stride + (src.rotate ? 8 - e : e);
+      for (int64_t l = 0; l < kLanes; ++l) g[e][l] = l < lanes ? q[l * src.k_stride] : 0.0f;
+    }
+    for (int64_t k = 0; k < 3; ++k) KernelRows(g + k, 3, r + k, 3);          // G·g: 6 rows of 3
+    for (int64_t i = 0; i < 6; ++i) KernelRows(r + i * 3, 1, o + i * 6, 1);  // (G·g)·Gᵀ
+    for (int64_t p = 0; p < kPositions; ++p) std::memcpy(u + p * cp * kp + ch * kp + k0, &o[p], sizeof(V8));
+  }
+}
+
+// A·dy for one column (or row) of a 4x4 output-gradient tile, giving 6 values: OutputRows
+// transposed (the weight gradient, WinogradF4Conv::WeightGrad).
+inline void GradRows(const V8* y, int64_t s, V8* t, int64_t ts) {
+  const V8 y0 = y[0], y1 = y[s], y2 = y[2 * s], y3 = y[3 * s];
+  const V8 a = y0 + y2, b = y1 + y3, c = y0 + 4.0f * y2, d = 2.0f * y1 + 8.0f * y3;
+  t[0] = y0;
+  t[ts] = a + b;
+  t[2 * ts] = a - b;
+  t[3 * ts] = c + d;
+  t[4 * ts] = c - d;
+  t[5 * ts] = y3;
+}
+
+// Gᵀ·m for one column (or row) of a 6x6 tile of the weight gradient's sums, giving 3 values:
+// KernelRows transposed.
+inline void KernelGradRows(const V8* m, int64_t s, V8* t, int64_t ts) {
+  const V8 a = m[s] + m[2 * s], b = m[2 * s] - m[s], c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
+  t[0] = 0.25f * m[0] + (-1.0f / 6) * a + (1.0f / 24) * c;
+  t[ts] = (1.0f / 6) * b + (1.0f / 12) * d;
+  t[2 * ts] = (1.0f / 6) * (c - a) + m[5 * s];
+}
+
+// gw[k][ch] = (or +=) Gᵀ·M[.][ch][k]·G for every filter k: M the 36 summed products (u's layout).
+void KernelGrad(const float* m, int64_t f, int64_t c, int64_t ch, int64_t cp, int64_t kp, float* gw, bool add) {
+  for (int64_t k0 = 0; k0 < f; k0 += kLanes) {
+    V8 s[36], r[18], o[9];
+    for (int64_t p = 0; p < kPositions; ++p) std::memcpy(&s[p], m + p * cp * kp + ch * kp + k0, sizeof(V8));
+    for (int64_t j = 0; j < 6; ++j) KernelGradRows(s + j, 6, r + j, 6);          // Gᵀ·M: 3 rows of 6
+    for (int64_t a = 0; a < 3; ++a) KernelGradRows(r + a * 6, 1, o + a * 3, 1);  // (Gᵀ·M)·G
+    const int64_t lanes = std::min<int64_t>(kLanes, f - k0);
+    for (int64_t l = 0; l < lanes; ++l)
+      for (int64_t e = 0; e < 9; ++e) {
+        float& d = gw[((k0 + l) * c + ch) * 9 + e];
+        d = add ? d + o[e][l] : o[e][l];
+      }
+  }
+}
+
 inline void Activate(const WinoAct& a, V8& v) {
   const V8 zero = {};
   if (a.kind == WinoAct::kRelu) v = v > zero ? v : zero;
@@ -168,7 +237,39 @@ void OutputTransform(const Chunk& j, const float* m, const float* bias, const Wi
   }
 }
 
+// Z = A·dy·Aᵀ for every tile and all filters of the chunk (z[p * mstride + t * kp + k], M's
+// layout); output pixels past the edge count as 0.
+template <int64_t B>
+void GradTransform(const Chunk& j, const float* gy, float* z) {
+  const ConvGeom& g = j.g;
+  const View<B> in{gy, g.f, g.oh * g.ow};
+  for (int64_t t = 0; t < j.count; ++t) {
+    const TileAt at = j.Tile(t);
+    const int64_t oy0 = at.ty * 4, ox0 = at.tx * 4;
+    const int64_t rows = std::min<int64_t>(4, g.oh - oy0), cols = std::min<int64_t>(4, g.ow - ox0);
+    for (int64_t k = 0; k < j.kp; k += kLanes) {
+      const float* base = in.Base(at.n, k);
+      V8 d[16] = {}, r[24], o[36];
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t c = 0; c < cols; ++c) in.Load(base + in.Pixel((oy0 + i) * g.ow + ox0 + c), g.f - k, d[i * 4 + c]);
+      for (int64_t c = 0; c < 4; ++c) GradRows(d + c, 4, r + c, 4);          // A·dy: 6 rows of 4
+      for (int64_t i = 0; i < 6; ++i) GradRows(r + i * 4, 1, o + i * 6, 1);  // (A·dy)·Aᵀ
+      for (int64_t p = 0; p < kPositions; ++p) std::memcpy(z + p * j.mstride + t * j.kp + k, &o[p], sizeof(V8));
+    }
+  }
+}
+
 }  // namespace
+
+void WinogradF4TransformWeights(const WinoWeights& src, int64_t f, int64_t c, float* u) {
+  const int64_t cp = (c + kLanes - 1) / kLanes * kLanes, kp = (f + kLanes - 1) / kLanes * kLanes;
+  // Channels are disjoint rows of U: any split over the team gives the same bits.
+  ParallelChunks(cp, kPositions * cp * kp, [&](int64_t c0, int64_t c1, int) {
+    isa::Dispatch([&] {
+      for (int64_t ch = c0; ch < c1; ++ch) KernelTransform(src, f, c, ch, cp, kp, u);
+    });
+  });
+}
 
 bool WinogradF4Fits(const ConvGeom& g) {
   return g.spatial == 2 && g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
@@ -243,17 +344,29 @@ void WinogradF4Conv::SetWeights(const float* w, const float* b) {
 // output transform and epilogue. v and m hold chunk_ tiles; the 36 positions of each lie 64 bytes
 // more than a whole number of pages apart, so that the transforms' 36 loads or stores per tile do not
 // all fall into one set of the L1 cache.
-void WinogradF4Conv::RunChunk(int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x, const float* sum,
-                              float* y, float* v, float* m) const {
+void WinogradF4Conv::RunChunk(const float* u, const float* bias, int64_t t0, int64_t count, int64_t k0, int64_t k1,
+                              const float* x, const float* sum, float* y, float* v, float* m) const {
   const Chunk j{g_, t0, count, k0, k1, cp_, kp_, tiles_h_, tiles_w_, VStride(), MStride()};
   isa::Dispatch([&] { WithBlock(in_block_, [&](auto b) { InputTransform<b()>(j, x, v); }); });
   for (int64_t p = 0; p < kPositions; ++p)
-    dnnl_sgemm('N', 'N', count, k1 - k0, cp_, 1.0f, v + p * j.vstride, cp_, u_.data() + p * cp_ * kp_ + k0, kp_, 0.0f,
+    dnnl_sgemm('N', 'N', count, k1 - k0, cp_, 1.0f, v + p * j.vstride, cp_, u + p * cp_ * kp_ + k0, kp_, 0.0f,
                m + p * j.mstride + k0, kp_);
-  isa::Dispatch([&] { WithBlock(out_block_, [&](auto b) { OutputTransform<b()>(j, m, bias_.data(), e_, sum, y); }); });
+  isa::Dispatch([&] { WithBlock(out_block_, [&](auto b) { OutputTransform<b()>(j, m, bias, e_, sum, y); }); });
 }
 
-void WinogradF4Conv::Run(const float* x, const float* sum, float* y) const {
+void WinogradF4Conv::TransformWeights(const WinoWeights& src, const float* b, float* uw) const {
+  WinogradF4TransformWeights(src, g_.f, g_.c, uw);
+  float* bias = uw + kPositions * cp_ * kp_;
+  std::fill(bias, bias + kp_, 0.0f);
+  if (b != nullptr) std::copy(b, b + g_.f, bias);
+}
+
+void WinogradF4Conv::Run(const float* x, const float* sum, float* y) const { RunWith(nullptr, x, sum, y); }
+
+void WinogradF4Conv::RunWith(const float* uw, const float* x, const float* sum, float* y) const {
+  // nullptr: SetWeights' U and bias.
+  const float* u = uw ? uw : u_.data();
+  const float* bias = uw ? uw + kPositions * cp_ * kp_ : bias_.data();
   g_runs.fetch_add(1, std::memory_order_relaxed);
   if (tiles_ == 0) return;
   const int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
@@ -277,13 +390,50 @@ void WinogradF4Conv::Run(const float* x, const float* sum, float* y) const {
     omp_set_num_threads(1);
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t t0 = i / halves_ * chunk_, half = kp_ / halves_, k0 = i % halves_ * half;
-      RunChunk(t0, std::min(chunk_, tiles_ - t0), k0, k0 + half, x, sum, y, scratch.data(), scratch.data() + v_size);
+      RunChunk(u, bias, t0, std::min(chunk_, tiles_ - t0), k0, k0 + half, x, sum, y, scratch.data(),
+               scratch.data() + v_size);
     }
     omp_set_num_threads(team);
   });
   if (no_memory)
     throw Error(WEFT_ERR_OUT_OF_MEMORY, "_sg_conv: no memory for the Winograd tiles (" +
                                             std::to_string((v_size + m_size) * sizeof(float)) + " bytes a thread)");
+}
+
+int64_t WinogradF4Conv::WeightGradFloats() const { return kPositions * (cp_ * kp_ + VStride() + MStride()); }
+
+// gw = Σ over tiles of Gᵀ[(Bᵀ·d·B) ⊙ (A·dy·Aᵀ)]G, the forward's transforms transposed: per position
+// p, M[p] (C x K) = V[p]ᵀ·Z[p] summed over the tiles, then gw = Gᵀ·M·G. The sum runs over the
+// chunks of tiles in order, each position's on one thread (the positions are split over the team,
+// the transforms of a chunk by tiles): the bits do not depend on the thread count.
+void WinogradF4Conv::WeightGrad(const float* x, const float* gy, float* gw, bool add, float* ws) const {
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  float* msum = ws;
+  float* v = msum + kPositions * cp_ * kp_;
+  float* z = v + kPositions * VStride();
+  const int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
+  if (tiles_ == 0) std::fill(msum, msum + kPositions * cp_ * kp_, 0.0f);
+  for (int64_t i = 0; i < chunks; ++i) {
+    const int64_t t0 = i * chunk_, count = std::min(chunk_, tiles_ - t0);
+    ParallelChunks(count, count * kPositions * (cp_ + kp_), [&](int64_t a, int64_t b, int) {
+      const Chunk j{g_, t0 + a, b - a, 0, kp_, cp_, kp_, tiles_h_, tiles_w_, VStride(), MStride()};
+      isa::Dispatch([&] { WithBlock(in_block_, [&](auto blk) { InputTransform<blk()>(j, x, v + a * cp_); }); });
+      isa::Dispatch([&] { WithBlock(out_block_, [&](auto blk) { GradTransform<blk()>(j, gy, z + a * kp_); }); });
+    });
+    ParallelChunks(kPositions, count * kPositions * cp_ * kp_, [&](int64_t p0, int64_t p1, int) {
+      const int team = omp_get_max_threads();  // sgemm on this thread only, as in Run
+      omp_set_num_threads(1);
+      for (int64_t p = p0; p < p1; ++p)
+        dnnl_sgemm('T', 'N', cp_, kp_, count, 1.0f, v + p * VStride(), cp_, z + p * MStride(), kp_,
+                   i == 0 ? 0.0f : 1.0f, msum + p * cp_ * kp_, kp_);
+      omp_set_num_threads(team);
+    });
+  }
+  ParallelChunks(g_.c, kPositions * cp_ * kp_, [&](int64_t c0, int64_t c1, int) {
+    isa::Dispatch([&] {
+      for (int64_t ch = c0; ch < c1; ++ch) KernelGrad(msum, g_.f, g_.c, ch, cp_, kp_, gw, add);
+    });
+  });
 }
 
 uint64_t WinogradF4Runs() { return g_runs.load(std::memory_order_relaxed); }

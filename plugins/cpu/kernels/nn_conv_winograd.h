@@ -1,8 +1,9 @@
 // weft's own Winograd convolution F(4x4, 3x3) (Lavin & Gray, "Fast Algorithms for Convolutional
 // Neural Networks", 2015; interpolation points 0, ±1, ±2 and ∞) for the fused inference
-// convolution `_sg_conv` (nn_conv_fused.cc) where oneDNN has no Winograd kernel: oneDNN 2.6 has one
-// for AVX-512 only (jit_wino_4x3), so on AVX2 machines this takes ResNet's 3x3 layers from 9
-// multiplications per output to 2.25 (36 per 4x4 tile instead of 144). Internal to weft_cpu_kernels.
+// convolution `_sg_conv` (nn_conv_fused.cc) and Convolution's training passes
+// (nn_conv_winograd_train.cc) where oneDNN has no Winograd kernel: oneDNN 2.6 has one for AVX-512
+// only (jit_wino_4x3), so on AVX2 machines this takes ResNet's 3x3 layers from 9 multiplications per
+// output to 2.25 (36 per 4x4 tile instead of 144). Internal to weft_cpu_kernels.
 //
 // Per output 4x4 tile, per input channel c and filter k: Y = Aᵀ[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]A, d the 6x6
 // input patch. Summed over c, the element-wise products of the 36 positions are 36 matrix products
@@ -45,6 +46,22 @@ bool WinogradF4Fits(const ConvGeom& g);
 /// batch 1) each weight is used too rarely and the layer is bound by reading them.
 bool WinogradF4Pays(const ConvGeom& g);
 
+/// Where the 3x3 kernel of filter k and channel c lies: 9 floats from w + k * k_stride + c * c_stride,
+/// row-major, or (rotate) in reverse order. The forward reads (F, C, 3, 3) weights as {w, C * 9, 9,
+/// false}; the data gradient of a stride-1 layer is the convolution of the output gradient with
+/// the same weights rotated 180 degrees, input and output channels swapped: {w, 9, C * 9, true}.
+struct WinoWeights {
+  const float* w;
+  int64_t k_stride, c_stride;
+  bool rotate;
+};
+
+/// U = G·g·Gᵀ of filters 0..f-1 and channels 0..c-1 of `src` into u[36][cp][kp] (cp, kp: c and f
+/// rounded up to 8; the padding is zeroed), in float, 8 filters a vector. Each element is within a
+/// few float roundings of the exact transform (tests/cpu_kernels/nn_conv_winograd_train_test.cc);
+/// its bits do not depend on the thread count.
+void WinogradF4TransformWeights(const WinoWeights& src, int64_t f, int64_t c, float* u);
+
 /// The Winograd convolution of one geometry and layouts. Not thread-safe (the caller serialises);
 /// one call runs on the calling thread's OpenMP team.
 class WinogradF4Conv {
@@ -53,10 +70,27 @@ class WinogradF4Conv {
   /// whose channel count must then be a multiple of it.
   WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e);
 
-  /// Transforms weights (F, C, 3, 3) and bias (F) for the next calls.
+  /// Transforms weights (F, C, 3, 3) and bias (F) for the next calls (in double: inference, once
+  /// per weight generation).
   void SetWeights(const float* w, const float* b);
   /// y = the epilogue of conv(x); `sum` has y's layout and may be y itself.
   void Run(const float* x, const float* sum, float* y) const;
+
+  /// Floats of a caller-held transformed weights buffer (U, then the bias): for training, where
+  /// the weights change every call and the kernel state must stay const (one buffer per call).
+  int64_t WeightFloats() const { return kPositions * cp_ * kp_ + kp_; }
+  /// Fills `uw` (WeightFloats()) from weights read through `src` (WinogradF4TransformWeights) and
+  /// bias `b` (F floats; nullptr for none), in float: deterministic, any thread count.
+  void TransformWeights(const WinoWeights& src, const float* b, float* uw) const;
+  /// Run with the weights of `uw` (TransformWeights) instead of SetWeights'.
+  void RunWith(const float* uw, const float* x, const float* sum, float* y) const;
+
+  /// Floats of the workspace WeightGrad needs.
+  int64_t WeightGradFloats() const;
+  /// The weight gradient (F, C, 3, 3) of this convolution (its epilogue ignored) for input x and
+  /// output gradient gy (y's layout), written or (add) added to gw, by the same transforms
+  /// transposed. `ws`: WeightGradFloats() floats. Deterministic, any thread count.
+  void WeightGrad(const float* x, const float* gy, float* gw, bool add, float* ws) const;
 
   /// Tiles per chunk (the M of the 36 products).
   int64_t ChunkTiles() const { return chunk_; }
@@ -65,8 +99,9 @@ class WinogradF4Conv {
   // Floats between two positions of a chunk's V and M (see RunChunk).
   int64_t VStride() const { return chunk_ * cp_ + 16; }
   int64_t MStride() const { return chunk_ * kp_ + 16; }
-  void RunChunk(int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x, const float* sum, float* y, float* v,
-                float* m) const;
+  void RunChunk(const float* u, const float* bias, int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x,
+                const float* sum, float* y, float* v, float* m) const;
+  static constexpr int64_t kPositions = 36;
 
   ConvGeom g_;
   int64_t in_block_, out_block_;
@@ -78,7 +113,16 @@ class WinogradF4Conv {
   std::vector<float> u_, bias_;        // U[36][cp][kp], bias[kp]
 };
 
-/// Calls of WinogradF4Conv::Run in this process (tests check that a layer took this path).
+/// True when Convolution's training passes may run as weft's Winograd (nn_conv_winograd_train.cc):
+/// WinogradF4Fits with padding 1 (the data gradient is then the same kind of convolution), and
+/// enough tiles for both the forward and the data gradient to pay.
+bool WinogradTrainFits(const ConvGeom& g);
+/// Convolution's algorithm with the forward and both gradients on weft's Winograd (the bias
+/// gradient a plain sum).
+std::unique_ptr<ConvAlgo> MakeWinogradTrainConv(const ConvGeom& g);
+
+/// Calls of WinogradF4Conv::Run, RunWith or WeightGrad in this process (tests check that a layer
+/// took this path).
 uint64_t WinogradF4Runs();
 
 }  // namespace weft::cpu
