@@ -8,6 +8,7 @@
 #include <bit>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <random>
 #include <set>
 
@@ -432,6 +433,19 @@ TEST(LibSVMIter, ParseWorkersReportTheOneThreadError) {
         LibSVMIter({.data_libsvm = dir / "data.t", .data_shape = Shape(100), .batch_size = 1, .parse_threads = 65});
       }).find("parse_threads 65 must be in [1, 64]"),
       std::string::npos);
+  // Without parse_threads, the environment's number; a bad one is an error naming the variable.
+  ::setenv("WEFT_LIBSVM_PARSE_THREADS", "0", 1);
+  EXPECT_NE(ErrorOf([&] {
+              LibSVMIter({.data_libsvm = dir / "data.t", .data_shape = Shape(100), .batch_size = 1});
+            }).find("WEFT_LIBSVM_PARSE_THREADS=0 is out of range"),
+            std::string::npos);
+  ::setenv("WEFT_LIBSVM_PARSE_THREADS", "3", 1);
+  EXPECT_EQ(ErrorOf([&] {
+              LibSVMIter it({.data_libsvm = dir / "data.t", .data_shape = Shape(100), .batch_size = 1});
+              EXPECT_TRUE(it.Next());
+            }),
+            "");
+  ::unsetenv("WEFT_LIBSVM_PARSE_THREADS");
 }
 
 TEST(LibSVMIter, CreatedFromTextParameters) {
