@@ -1,16 +1,25 @@
-// LibSVMIter (weft/libsvm_iter.h): one Prefetcher worker streams the part's lines and builds each
-// batch's csr arrays.
+// LibSVMIter (weft/libsvm_iter.h): Prefetcher workers make the batches, each in two steps: an
+// ordered stage cuts batch k's lines from the part's files after batch k-1's (one worker at a
+// time, in batch order), then the worker parses them into the batch's csr arrays, in parallel
+// with the other workers' batches. So the batches are those of one thread reading line by line,
+// whatever the number of workers.
 #include "weft/libsvm_iter.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "base/untrusted.h"
 #include "io/batch_loader.h"
+#include "io/ordered_stage.h"
+#include "weft/env.h"
 
 namespace weft {
 namespace {
@@ -20,11 +29,52 @@ namespace fs = std::filesystem;
 // LibSVM's blanks between tokens (and a line's trailing '\r').
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
+// The blocks the files are read into. A line is a view into its block, and a batch's lines are
+// parsed after the reader has gone on (by another worker, while later batches are cut): so a block
+// is never refilled in place; the batches whose lines point into it hold it, and it comes back
+// here for reuse when the last of them is parsed (the deleter; the mutex orders the parsing
+// thread's reads before the next fill).
+class BlockPool : public std::enable_shared_from_this<BlockPool> {
+ public:
+  using Block = std::shared_ptr<std::vector<char>>;
+
+  Block Take() {
+    std::unique_ptr<std::vector<char>> b;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        b = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (!b) b = std::make_unique<std::vector<char>>();
+    // The deleter keeps the pool alive: a batch may release its block after the iterator is gone.
+    return Block(b.release(), [pool = shared_from_this()](std::vector<char>* v) { pool->Give(v); });
+  }
+
+ private:
+  void Give(std::vector<char>* v) {
+    std::unique_ptr<std::vector<char>> b(v);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < kKeep) free_.push_back(std::move(b));
+  }
+
+  static constexpr size_t kKeep = 32;  // more than the batches in flight ever hold
+  std::mutex mu_;
+  std::vector<std::unique_ptr<std::vector<char>>> free_;
+};
+
+// Where a line came from, for errors: its file (an index into the part's list) and line number.
+struct LinePos {
+  size_t file = 0, line = 0;
+};
+
 // The lines of one part of a file, or of a directory's files read as one: the part holds the lines
 // that begin in its byte range [begin, end) of the files' concatenated bytes (dmlc-core's split).
 class PartLines {
  public:
-  PartLines(const std::string& path, int num_parts, int part_index) : path_(path) {
+  PartLines(const std::string& path, int num_parts, int part_index, std::shared_ptr<BlockPool> pool)
+      : path_(path), pool_(std::move(pool)), buf_(pool_->Take()) {
     ListFiles(path);
     uint64_t total = 0;
     for (auto& f : files_) {
@@ -40,16 +90,21 @@ class PartLines {
   }
 
   const std::string& path() const { return path_; }
-  // Where the last line came from, for errors: "'file' line N".
-  std::string Where() const { return fmt::format("'{}' line {}", files_[cur_].path, line_no_); }
+  // Where the last line came from, and as text for errors: "'file' line N" (any thread: the file
+  // list does not change).
+  LinePos Here() const { return {cur_, line_no_}; }
+  std::string Where(LinePos at) const { return fmt::format("'{}' line {}", files_[at.file].path, at.line); }
+  std::string Where() const { return Where(Here()); }
+  // The block the last line is a view into.
+  const BlockPool::Block& block() const { return buf_; }
 
   void Rewind() {
     cur_ = start_file_;
     OpenCurrent(start_pos_, start_line_);
   }
 
-  // The next non-blank line of the part (a view into the buffer, valid until the next call); false
-  // at its end. The files are read in large blocks and split at '\n' in place: no copy or
+  // The next non-blank line of the part (a view into block(), valid while that block is held);
+  // false at its end. The files are read in large blocks and split at '\n' in place: no copy or
   // allocation per line.
   bool Next(std::string_view* line) {
     for (;;) {
@@ -128,7 +183,7 @@ class PartLines {
   // file's end.
   bool TakeLine(std::string_view* line) {
     for (;;) {
-      const char* begin = buf_.data() + head_;
+      const char* begin = buf_->data() + head_;
       if (const void* nl = tail_ > head_ ? std::memchr(begin, '\n', tail_ - head_) : nullptr) {
         const auto len = static_cast<size_t>(static_cast<const char*>(nl) - begin);
         *line = std::string_view(begin, len);
@@ -147,16 +202,19 @@ class PartLines {
     }
   }
 
-  // Moves the unread bytes to the front and reads the next block behind them (the buffer grows
-  // when one line fills it).
+  // Continues in a new block: the unread bytes at its front, the next bytes of the file behind them
+  // (a block grows when one line fills it). The old block's lines stay valid for its holders.
   void Refill() {
     constexpr size_t kBlock = size_t{1} << 20;
-    // memmove's pointers must not be null even for 0 bytes, and the buffer is empty at first.
-    if (tail_ > head_) std::memmove(buf_.data(), buf_.data() + head_, tail_ - head_);
-    tail_ -= head_;
+    BlockPool::Block next = pool_->Take();
+    const size_t unread = tail_ - head_;
+    if (next->size() < unread + kBlock) next->resize(unread + kBlock);
+    // memcpy's pointers must not be null even for 0 bytes, and the first block is empty.
+    if (unread != 0) std::memcpy(next->data(), buf_->data() + head_, unread);
+    buf_ = std::move(next);
     head_ = 0;
-    if (buf_.size() < tail_ + kBlock) buf_.resize(tail_ + kBlock);
-    in_.read(buf_.data() + tail_, static_cast<std::streamsize>(buf_.size() - tail_));
+    tail_ = unread;
+    in_.read(buf_->data() + tail_, static_cast<std::streamsize>(buf_->size() - tail_));
     WEFT_CHECK(!in_.bad(), "LibSVMIter: cannot read '{}'", files_[cur_].path);
     const auto got = static_cast<size_t>(in_.gcount());
     tail_ += got;
@@ -171,7 +229,8 @@ class PartLines {
   size_t cur_ = 0, line_no_ = 0;
   uint64_t pos_ = 0;  // the byte offset of the next line in the concatenated files
   std::ifstream in_;
-  std::vector<char> buf_;  // bytes read from in_: [head_, tail_) are not yet split into lines
+  std::shared_ptr<BlockPool> pool_;
+  BlockPool::Block buf_;  // bytes read from in_: [head_, tail_) are not yet split into lines
   size_t head_ = 0, tail_ = 0;
   bool eof_ = false;  // in_ has no more bytes
 };
@@ -252,10 +311,11 @@ struct CsrBuilder {
   std::vector<int64_t> indptr{0}, indices;
   std::vector<float> values;
 
-  // Parses one line "label index:value ..." into the next row; returns its label.
-  float AddLine(std::string_view line, int64_t columns, const PartLines& src) {
+  // Parses one line "label index:value ..." (line `at` of `src`) into the next row; returns its
+  // label.
+  float AddLine(std::string_view line, int64_t columns, const PartLines& src, LinePos at) {
     auto bad = [&](std::string_view t, const char* what) {
-      Fail("LibSVMIter: {} token '{}' {}", src.Where(), detail::Excerpt(t, 40), what);
+      Fail("LibSVMIter: {} token '{}' {}", src.Where(at), detail::Excerpt(t, 40), what);
     };
     const char* p = line.data();
     const char* const end = p + line.size();
@@ -303,48 +363,121 @@ struct CsrBuilder {
   }
 };
 
+// One batch's lines of one file as the ordered stage cut them, with the blocks they point into.
+struct CutLines {
+  std::vector<std::string_view> lines;
+  std::vector<LinePos> at;
+  std::vector<BlockPool::Block> blocks;
+
+  void Add(const PartLines& src, std::string_view line) {
+    lines.push_back(line);
+    at.push_back(src.Here());
+    if (blocks.empty() || blocks.back() != src.block()) blocks.push_back(src.block());
+  }
+};
+
+// A batch's cut: its data lines (and label lines), and the error that stopped the cut, thrown once
+// the lines before it are parsed (a bad token in them is reported first, as one thread reading
+// line by line would).
+struct Cut {
+  CutLines data, label;
+  size_t rows = 0;
+  std::exception_ptr error;
+};
+
+// The number of parse workers: LibSVMIterOptions::parse_threads, else WEFT_LIBSVM_PARSE_THREADS,
+// else 2 (at most the cores). Read on the caller's thread, where a bad value is an error.
+int ParseThreads(int option) {
+  constexpr int kMax = 64;
+  if (option != 0) {
+    WEFT_CHECK(option >= 1 && option <= kMax, "LibSVMIter: parse_threads {} must be in [1, {}] (0: the default)",
+               option, kMax);
+    return option;
+  }
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int64_t n = GetEnvInt("WEFT_LIBSVM_PARSE_THREADS", std::min(2, cores));
+  WEFT_CHECK(n >= 1 && n <= kMax,
+             "environment variable WEFT_LIBSVM_PARSE_THREADS={} is out of range; give the number of threads that parse "
+             "LibSVMIter's batches, 1 to {}",
+             n, kMax);
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
-// The producer: one worker streams the files (its state is touched by Restart only while the
-// worker is stopped).
+// The producer: batch k's lines are cut in the ordered stage (the reading state below is touched
+// only there, and by Restart while the workers are stopped), then parsed on the worker.
 struct LibSVMProducer : ThreadedDataIter::Producer {
-  explicit LibSVMProducer(const LibSVMIterOptions& o)
-      : o(o), data(o.data_libsvm, o.num_parts, o.part_index), loader(o.round_batch) {
-    if (o.label_libsvm != "NULL") label.emplace(o.label_libsvm, o.num_parts, o.part_index);
+  LibSVMProducer(const LibSVMIterOptions& o, int workers)
+      : o(o),
+        pool(std::make_shared<BlockPool>()),
+        data(o.data_libsvm, o.num_parts, o.part_index, pool),
+        loader(o.round_batch),
+        last_nnz(static_cast<size_t>(workers)) {
+    if (o.label_libsvm != "NULL") label.emplace(o.label_libsvm, o.num_parts, o.part_index, pool);
   }
 
   void Restart(uint64_t delivered) override {
+    stage.Reset();
     loader.Restart(delivered, [&] { Rewind(); });
   }
 
-  bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker&) override {
+  bool Produce(uint64_t k, DataBatch* out, const ThreadedDataIter::Worker& worker) override {
+    Cut cut;
+    out->index.assign(static_cast<size_t>(o.batch_size), 0);
+    // Entered on every path (OrderedStage's rule); a failed cut still parses its lines first.
+    stage.Enter(k, [&] { return CutBatch(k, &cut, out); });
+    if (cut.rows == 0 && !cut.error) return false;
+    if (worker.stopping()) return false;  // dropped anyway: skip the parse
+    Parse(cut, out, &last_nnz[static_cast<size_t>(worker.index())]);
+    return true;
+  }
+
+  // In the ordered stage: takes batch k's lines (BatchLoader's rule), their example numbers and pad.
+  // Returns false when that failed (the error is in cut->error).
+  bool CutBatch(uint64_t k, Cut* cut, DataBatch* out) {
     const auto batch = static_cast<size_t>(o.batch_size);
-    CsrBuilder d, l;
-    std::vector<float> labels(batch);
-    out->index.assign(batch, 0);
-    // Room for a batch like the last one: the vectors then never grow while it is parsed.
-    d.indices.reserve(last_nnz);
-    d.values.reserve(last_nnz);
-    d.indptr.reserve(batch + 1);
+    cut->data.lines.reserve(batch);
+    cut->data.at.reserve(batch);
     auto read = [&](size_t i) {
       std::string_view line;
       if (!data.Next(&line)) return false;
-      labels[i] = d.AddLine(line, o.data_shape[0], data);
+      cut->data.Add(data, line);
       if (label) {
         WEFT_CHECK(label->Next(&line), "LibSVMIter: '{}' has fewer lines than '{}' ({} has no label line)",
                    label->path(), data.path(), data.Where());
-        l.AddLine(line, o.label_shape[0], *label);
+        cut->label.Add(*label, line);
       }
       out->index[i] = example++;
       return true;
     };
-    const size_t rows = loader.Fill(
-        k, batch, &out->pad_num, read, [&] { Rewind(); }, fmt::format("LibSVMIter: '{}'", data.path()));
-    if (rows == 0) return false;
-    last_nnz = d.indices.size() + d.indices.size() / 8;
+    try {
+      cut->rows = loader.Fill(
+          k, batch, &out->pad_num, read, [&] { Rewind(); }, fmt::format("LibSVMIter: '{}'", data.path()));
+      return true;
+    } catch (...) {
+      cut->error = std::current_exception();
+      return false;
+    }
+  }
+
+  // On the worker: the cut lines into the batch's arrays, then the cut's error if it has one.
+  void Parse(const Cut& cut, DataBatch* out, size_t* last) const {
+    CsrBuilder d, l;
+    const size_t lines = cut.data.lines.size();
+    std::vector<float> labels(static_cast<size_t>(o.batch_size));
+    // Room for a batch like the last one: the vectors then never grow while it is parsed.
+    d.indices.reserve(*last);
+    d.values.reserve(*last);
+    d.indptr.reserve(lines + 1);
+    for (size_t i = 0; i < lines; ++i) {
+      labels[i] = d.AddLine(cut.data.lines[i], o.data_shape[0], data, cut.data.at[i]);
+      if (i < cut.label.lines.size()) l.AddLine(cut.label.lines[i], o.label_shape[0], *label, cut.label.at[i]);
+    }
+    if (cut.error) std::rethrow_exception(cut.error);
+    *last = d.indices.size() + d.indices.size() / 8;
     out->data = std::move(d).Finish(o.data_shape[0]);
     out->label = label ? std::move(l).Finish(o.label_shape[0]) : Adopt(std::move(labels), DType::kFloat32);
-    return true;
   }
 
   void Rewind() {
@@ -354,11 +487,13 @@ struct LibSVMProducer : ThreadedDataIter::Producer {
   }
 
   LibSVMIterOptions o;
+  std::shared_ptr<BlockPool> pool;
   PartLines data;
   std::optional<PartLines> label;
   io_detail::BatchLoader loader;
-  size_t last_nnz = 0;  // stored values of the last batch, with room to spare
-  int example = 0;      // examples read since the start of the part
+  io_detail::OrderedStage stage;
+  std::vector<size_t> last_nnz;  // per worker: stored values of its last batch, with room to spare
+  int example = 0;               // examples read since the start of the part
 };
 
 LibSVMIter::LibSVMIter(const LibSVMIterOptions& o) {
@@ -379,7 +514,10 @@ LibSVMIter::LibSVMIter(const LibSVMIterOptions& o) {
       "softmax_label",
       o.label_libsvm == "NULL" ? Shape(static_cast<int64_t>(o.batch_size)) : Shape(o.batch_size, o.label_shape[0]),
       DType::kFloat32};
-  StartWorkers(std::make_unique<LibSVMProducer>(o), 1, static_cast<size_t>(std::max(o.prefetch_buffer, 1)));
+  const int workers = ParseThreads(o.parse_threads);
+  // Each worker may hold one batch in production beside the prefetch_buffer made ones.
+  StartWorkers(std::make_unique<LibSVMProducer>(o, workers), workers,
+               static_cast<size_t>(std::max(o.prefetch_buffer, 1)) + static_cast<size_t>(workers - 1));
 }
 
 }  // namespace weft

@@ -4,8 +4,11 @@
 // libmxnet: indptr, indices, labels, pad and index per batch).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <random>
 #include <set>
 
@@ -276,6 +279,173 @@ TEST(LibSVMIter, BadInputNamesFileLineAndToken) {
   it.BeforeFirst();
   ASSERT_TRUE(it.Next());
   EXPECT_EQ(Values<float>(it.GetLabel())[0], 1.0f);
+}
+
+// A file of `lines` examples: line i has label i and 0 to 60 features below `features` (varied
+// value texts, some for the fast path, some for from_chars), a blank line now and then, some CRLF
+// ends.
+std::string ManyLines(int lines, int64_t features, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string text;
+  for (int i = 0; i < lines; ++i) {
+    text += std::to_string(i);
+    int64_t index = -1;
+    const int nnz = static_cast<int>(rng() % 61);
+    for (int j = 0; j < nnz && index + 1 < features; ++j) {
+      index += 1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(std::max<int64_t>(1, features / 64)));
+      if (index >= features) break;
+      const float v = static_cast<float>(rng() % 100000) / 997;
+      text += rng() % 9 == 0 ? fmt::format(" {}:{:.9g}", index, v) : fmt::format(" {}:{:.3f}", index, v);
+    }
+    text += rng() % 50 == 0 ? "\r\n" : "\n";
+    if (rng() % 200 == 0) text += "\n";
+  }
+  return text;
+}
+
+// A batch as plain values (data and csr labels as their parts, dense labels as values).
+struct Snap {
+  Csr data, label_csr;
+  std::vector<float> label;
+  int pad;
+  std::vector<int> index;
+  bool operator==(const Snap&) const = default;
+};
+
+Snap SnapOf(DataIter& it) {
+  Snap s{PartsOf(it.GetData()), {}, {}, it.GetPadNum(), it.GetIndex()};
+  if (it.GetLabel().storage_type() == StorageType::kCSR)
+    s.label_csr = PartsOf(it.GetLabel());
+  else
+    s.label = Values<float>(it.GetLabel());
+  return s;
+}
+
+// The batches an iterator gives with `threads` parse workers: `first` batches, BeforeFirst mid-epoch,
+// then two whole epochs (the second goes on after the lines the first one's padded batch took).
+std::vector<Snap> Batches(LibSVMIterOptions o, int threads, size_t first) {
+  o.parse_threads = threads;
+  LibSVMIter it(o);
+  std::vector<Snap> out;
+  for (size_t i = 0; i < first && it.Next(); ++i) out.push_back(SnapOf(it));
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    it.BeforeFirst();
+    while (it.Next()) out.push_back(SnapOf(it));
+  }
+  return out;
+}
+
+// Several workers parse batches at once (lines cut in batch order, batches delivered in order): every
+// batch must be the one-thread batch, over read blocks (1 MiB) and epochs, for parts, dense and csr
+// labels, and a reset in the middle of an epoch.
+TEST(LibSVMIter, ParseWorkersGiveTheOneThreadBatches) {
+  TempDir dir("libsvm");
+  const int lines = 15000;
+  const int64_t features = 5000;
+  const std::string text = ManyLines(lines, features, 1);
+  ASSERT_GT(text.size(), size_t{4} << 20);  // several read blocks per part
+  WriteFileBytes(dir / "data.t", text);
+  WriteFileBytes(dir / "label.t", ManyLines(lines, 8, 2));
+  const size_t first = 50;
+  struct Config {
+    int parts, part;
+    bool csr_labels;
+  };
+  // A label file is split into parts by its own bytes (its parts' lines would not match the data's):
+  // csr labels with one part only.
+  for (const auto& [parts, part, csr_labels] : {Config{1, 0, false}, {1, 0, true}, {3, 0, false}, {3, 2, false}}) {
+    {
+      LibSVMIterOptions o{.data_libsvm = dir / "data.t",
+                          .data_shape = Shape(features),
+                          .num_parts = parts,
+                          .part_index = part,
+                          .batch_size = 37,
+                          .prefetch_buffer = 2};
+      if (csr_labels) {
+        o.label_libsvm = dir / "label.t";
+        o.label_shape = Shape(8);
+      }
+      const std::vector<Snap> one = Batches(o, 1, first);
+      if (parts == 1 && !csr_labels) {  // the one-thread batches themselves: every line once, in order
+        std::vector<float> seen;
+        for (size_t b = first; b < one.size() && seen.size() < static_cast<size_t>(lines); ++b)
+          seen.insert(seen.end(), one[b].label.begin(), one[b].label.end() - one[b].pad);
+        ASSERT_EQ(seen.size(), static_cast<size_t>(lines));
+        for (int i = 0; i < lines; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], static_cast<float>(i));
+      }
+      for (const int threads : {2, 4}) {
+        const std::vector<Snap> many = Batches(o, threads, first);
+        ASSERT_EQ(many.size(), one.size()) << threads << " threads, part " << part << "/" << parts;
+        for (size_t b = 0; b < one.size(); ++b)
+          ASSERT_TRUE(many[b] == one[b]) << "batch " << b << " of " << one.size() << " (" << threads
+                                         << " threads, part " << part << "/" << parts << ", csr labels " << csr_labels
+                                         << "): first index " << many[b].index[0] << ", one thread's "
+                                         << one[b].index[0];
+      }
+    }
+  }
+}
+
+// A batch with a bad token and, later in it, a data line without its label line: every number of
+// workers reports the token (the first error of one thread reading line by line), after the same
+// batches, and the iterator works again after BeforeFirst.
+TEST(LibSVMIter, ParseWorkersReportTheOneThreadError) {
+  TempDir dir("libsvm");
+  std::string text = ManyLines(12000, 100, 3);
+  size_t at = text.find("\n9001");  // example 9001 is in batch 243 of 37
+  while (at != std::string::npos && std::isdigit(static_cast<unsigned char>(text[at + 5])))
+    at = text.find("\n9001", at + 1);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 5, " 5:x");
+  const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at) + 1, '\n') + 1;
+  ASSERT_GT(line, 9002);  // blank lines before it
+  WriteFileBytes(dir / "data.t", text);
+  std::string labels;
+  for (int i = 0; i < 9010; ++i) labels += "0 1:1\n";
+  WriteFileBytes(dir / "label.t", labels);
+  for (const bool with_labels : {false, true}) {
+    std::string want;
+    for (const int threads : {1, 2, 4}) {
+      LibSVMIterOptions o{
+          .data_libsvm = dir / "data.t", .data_shape = Shape(100), .batch_size = 37, .parse_threads = threads};
+      if (with_labels) {
+        o.label_libsvm = dir / "label.t";
+        o.label_shape = Shape(2);
+      }
+      LibSVMIter it(o);
+      int delivered = 0;
+      const std::string error = ErrorOf([&] {
+        while (it.Next()) ++delivered;
+      });
+      EXPECT_EQ(delivered, 243) << threads << " threads";
+      EXPECT_NE(error.find(fmt::format("data.t' line {} token '5:x' is not index:value", line)), std::string::npos)
+          << error;
+      if (threads == 1) want = error;
+      EXPECT_EQ(error, want) << threads << " threads";
+      EXPECT_FALSE(it.Next());  // the epoch ended at the error
+      it.BeforeFirst();
+      ASSERT_TRUE(it.Next());
+      EXPECT_EQ(it.GetIndex()[0], 0);
+    }
+  }
+  EXPECT_NE(
+      ErrorOf([&] {
+        LibSVMIter({.data_libsvm = dir / "data.t", .data_shape = Shape(100), .batch_size = 1, .parse_threads = 65});
+      }).find("parse_threads 65 must be in [1, 64]"),
+      std::string::npos);
+  // Without parse_threads, the environment's number; a bad one is an error naming the variable.
+  ::setenv("WEFT_LIBSVM_PARSE_THREADS", "0", 1);
+  EXPECT_NE(ErrorOf([&] {
+              LibSVMIter({.data_libsvm = dir / "data.t", .data_shape = Shape(100), .batch_size = 1});
+            }).find("WEFT_LIBSVM_PARSE_THREADS=0 is out of range"),
+            std::string::npos);
+  ::setenv("WEFT_LIBSVM_PARSE_THREADS", "3", 1);
+  EXPECT_EQ(ErrorOf([&] {
+              LibSVMIter it({.data_libsvm = dir / "data.t", .data_shape = Shape(100), .batch_size = 1});
+              EXPECT_TRUE(it.Next());
+            }),
+            "");
+  ::unsetenv("WEFT_LIBSVM_PARSE_THREADS");
 }
 
 TEST(LibSVMIter, CreatedFromTextParameters) {

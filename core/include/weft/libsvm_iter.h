@@ -29,7 +29,10 @@
 // build an invalid csr array that check_format rejects later), and for a label file with fewer
 // lines than the data file; raised by the Next() whose batch needs that line, after the batches
 // before it.
-// Thread-safety: an iterator belongs to one thread (one worker thread reads the files).
+// Threads: parse_threads workers each make whole batches; batch k's lines are cut from the files
+// after batch k-1's, in order, and parsed in parallel with other batches, so every batch, error
+// and epoch is the same for any number of workers.
+// Thread-safety: an iterator belongs to one thread.
 #pragma once
 
 #include "weft/export.h"
@@ -51,6 +54,9 @@ struct WEFT_API LibSVMIterOptions {
   int batch_size = 0;                 ///< required, >= 1
   bool round_batch = true;            ///< must be true (MXNet's sparse loader supports no other)
   int prefetch_buffer = 4;            ///< batches made ahead (>= 0; 0 counts as 1)
+  /// Threads parsing batches at once (1-64); 0: WEFT_LIBSVM_PARSE_THREADS, else 2 (at most the
+  /// cores). The batches do not depend on it. Not one of MXNet's parameters.
+  int parse_threads = 0;
 };
 
 /// BeforeFirst starts again at the part's first line (or after the lines the last padded batch
