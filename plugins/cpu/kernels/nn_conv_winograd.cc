@@ -269,6 +269,20 @@ void GradTransform(const Chunk& j, const float* gy, float* z) {
   }
 }
 
+// sgemm on the calling thread only while it lives: oneDNN would otherwise split a product over
+// the team (when the enclosing loop is not split), and a split reduction would make the sums
+// depend on the thread count.
+class OneThreadSgemm {
+ public:
+  OneThreadSgemm() : team_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneThreadSgemm() { omp_set_num_threads(team_); }
+  OneThreadSgemm(const OneThreadSgemm&) = delete;
+  OneThreadSgemm& operator=(const OneThreadSgemm&) = delete;
+
+ private:
+  int team_;
+};
+
 }  // namespace
 
 void WinogradF4TransformWeights(const WinoWeights& src, int64_t f, int64_t c, float* u) {
@@ -394,16 +408,12 @@ void WinogradF4Conv::RunWith(const float* uw, const float* x, const float* sum, 
       no_memory = true;
       return;
     }
-    // sgemm on this thread only: oneDNN would otherwise split a product over the team (when the
-    // loop is not split), and a split reduction would make the sums depend on the thread count.
-    const int team = omp_get_max_threads();
-    omp_set_num_threads(1);
+    const OneThreadSgemm one_thread;
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t t0 = i / halves_ * chunk_, half = kp_ / halves_, k0 = i % halves_ * half;
       RunChunk(u, bias, t0, std::min(chunk_, tiles_ - t0), k0, k0 + half, x, sum, y, scratch.data(),
                scratch.data() + v_size);
     }
-    omp_set_num_threads(team);
   });
   if (no_memory)
     throw Error(WEFT_ERR_OUT_OF_MEMORY, "_sg_conv: no memory for the Winograd tiles (" +
@@ -431,12 +441,10 @@ void WinogradF4Conv::WeightGrad(const float* x, const float* gy, float* gw, bool
       isa::Dispatch([&] { WithBlock(out_block_, [&](auto blk) { GradTransform<blk()>(j, gy, z + a * kp_); }); });
     });
     ParallelChunks(kPositions, count * kPositions * cp_ * kp_, [&](int64_t p0, int64_t p1, int) {
-      const int team = omp_get_max_threads();  // sgemm on this thread only, as in Run
-      omp_set_num_threads(1);
+      const OneThreadSgemm one_thread;
       for (int64_t p = p0; p < p1; ++p)
         dnnl_sgemm('T', 'N', cp_, kp_, count, 1.0f, v + p * VStride(), cp_, z + p * MStride(), kp_,
                    i == 0 ? 0.0f : 1.0f, msum + p * cp_ * kp_, kp_);
-      omp_set_num_threads(team);
     });
   }
   ParallelChunks(g_.c, kPositions * cp_ * kp_, [&](int64_t c0, int64_t c1, int) {
