@@ -27,6 +27,12 @@ int64_t GetEnvInt(const char* name, int64_t fallback) {
   return out;
 }
 
+int64_t GetEnvIntInRange(const char* name, int64_t fallback, int64_t lo, int64_t hi, const char* what) {
+  const int64_t v = GetEnvInt(name, fallback);
+  WEFT_CHECK(v >= lo && v <= hi, "{}={} is out of range; give {} from {} to {}", name, v, what, lo, hi);
+  return v;
+}
+
 bool GetEnvBool(const char* name, bool fallback) {
   auto v = GetEnv(name);
   if (!v) return fallback;
@@ -51,9 +57,7 @@ void ValidateSettings() {
     WEFT_CHECK(*v == "debug" || *v == "info" || *v == "warning" || *v == "error",
                "environment variable WEFT_LOG_LEVEL='{}' is not a log level; use debug, info, warning or error", *v);
   }
-  const int64_t math = GetEnvInt("WEFT_CPU_MATH_THREADS", 1);
-  WEFT_CHECK(math >= 1 && math <= 1024,
-             "environment variable WEFT_CPU_MATH_THREADS={} is out of range; give a thread count from 1 to 1024", math);
+  GetEnvIntInRange("WEFT_CPU_MATH_THREADS", 1, 1, 1024, "a thread count");
 }
 
 void ApplyOpenMPDefaults() {

@@ -26,9 +26,7 @@ std::string Lower(std::string s) {
 }
 
 int PositiveEnv(const char* name, int fallback) {
-  int64_t v = GetEnvInt(name, fallback);
-  if (v < 1 || v > 1024) Fail("{}={} is out of range: give a thread count from 1 to 1024", name, v);
-  return static_cast<int>(v);
+  return static_cast<int>(GetEnvIntInRange(name, fallback, 1, 1024, "a thread count"));
 }
 
 // Finishes the global engine's work and joins its workers at exit, then dumps the profile when
@@ -86,9 +84,8 @@ EngineConfig EngineConfig::FromEnv() {
   c.cpu_priority_workers = PositiveEnv("WEFT_CPU_PRIORITY_NTHREADS", c.cpu_priority_workers);
   c.device_workers = PositiveEnv("WEFT_GPU_WORKER_NTHREADS", c.device_workers);
   c.copy_workers = PositiveEnv("WEFT_GPU_COPY_NTHREADS", c.copy_workers);
-  int64_t spin = GetEnvInt("WEFT_ENGINE_SPIN", c.spin_rounds);
-  if (spin < 0 || spin > 10000000) Fail("WEFT_ENGINE_SPIN={} is out of range: give 0 to 10000000 spin rounds", spin);
-  c.spin_rounds = static_cast<int>(spin);
+  c.spin_rounds =
+      static_cast<int>(GetEnvIntInRange("WEFT_ENGINE_SPIN", c.spin_rounds, 0, 10000000, "a number of spin rounds"));
   return c;
 }
 

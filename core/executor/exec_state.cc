@@ -43,9 +43,7 @@ BulkConfig BulkConfig::FromEnv() {
   c.inference = GetEnvBool("WEFT_EXEC_BULK_EXEC_INFERENCE", true);
   const int64_t all = GetEnvInt("WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN", 15);
   auto read = [&](const char* name) {
-    const int64_t v = GetEnvInt(name, all);
-    WEFT_CHECK(v >= 1 && v <= 1000000, "{}={} is out of range: give a number of nodes from 1 to 1000000", name, v);
-    return static_cast<int>(v);
+    return static_cast<int>(GetEnvIntInRange(name, all, 1, 1000000, "a number of nodes"));
   };
   c.max_node_train_fwd = read("WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD");
   c.max_node_train_bwd = read("WEFT_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD");

@@ -395,12 +395,8 @@ int ParseThreads(int option) {
     return option;
   }
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int64_t n = GetEnvInt("WEFT_LIBSVM_PARSE_THREADS", std::min(2, cores));
-  WEFT_CHECK(n >= 1 && n <= kMax,
-             "environment variable WEFT_LIBSVM_PARSE_THREADS={} is out of range; give the number of threads that parse "
-             "LibSVMIter's batches, 1 to {}",
-             n, kMax);
-  return static_cast<int>(n);
+  return static_cast<int>(GetEnvIntInRange("WEFT_LIBSVM_PARSE_THREADS", std::min(2, cores), 1, kMax,
+                                           "the number of threads that parse LibSVMIter's batches"));
 }
 
 }  // namespace

@@ -21,12 +21,8 @@ namespace {
 // The loader threads' nice increment (WEFT_IO_THREAD_NICE, 0-19, default 19), read on the calling
 // thread so that a bad value is an error there and not an exception in a new thread.
 int LoaderNiceIncrement() {
-  const int64_t n = GetEnvInt("WEFT_IO_THREAD_NICE", 19);
-  WEFT_CHECK(n >= 0 && n <= 19,
-             "environment variable WEFT_IO_THREAD_NICE={} is out of range; give a nice increment from 0 (the "
-             "caller's priority) to 19 (the lowest)",
-             n);
-  return static_cast<int>(n);
+  return static_cast<int>(GetEnvIntInRange("WEFT_IO_THREAD_NICE", 19, 0, 19,
+                                           "a nice increment (0: the caller's priority, 19: the lowest)"));
 }
 
 // Lowers the calling thread's CPU priority by `increment` (Linux keeps a nice value per thread).

@@ -27,6 +27,15 @@ std::optional<int64_t> FirstInt(std::initializer_list<const char*> names) {
   return std::nullopt;
 }
 
+// The deadlines of one collective operation and of the rendezvous, read in seconds (at most a
+// week, so the milliseconds cannot overflow) for workers and servers alike: every wait on another
+// process needs a positive deadline.
+void ReadTimeouts(DistConfig* c) {
+  constexpr int64_t kWeek = 7 * 24 * 3600;
+  c->op_timeout_ms = GetEnvIntInRange("WEFT_KVSTORE_TIMEOUT", 120, 1, kWeek, "a number of seconds") * 1000;
+  c->rendezvous_timeout_ms = GetEnvIntInRange("WEFT_RENDEZVOUS_TIMEOUT", 300, 1, kWeek, "a number of seconds") * 1000;
+}
+
 }  // namespace
 
 bool ServesType(const weft_transport_api& t, const std::string& kvstore_type) {
@@ -129,9 +138,8 @@ DistConfig DistConfig::FromEnv() {
   const int64_t bound = FirstInt({"WEFT_KVSTORE_BIGARRAY_BOUND", "MXNET_KVSTORE_BIGARRAY_BOUND"}).value_or(1000000);
   WEFT_CHECK(bound > 0, "WEFT_KVSTORE_BIGARRAY_BOUND / MXNET_KVSTORE_BIGARRAY_BOUND must be positive, got {}", bound);
   c.bigarray_bound = static_cast<uint64_t>(bound);
-  const int64_t bucket = GetEnvInt("WEFT_KVSTORE_BUCKET_BYTES", 4 << 20);
-  WEFT_CHECK(bucket >= 0, "WEFT_KVSTORE_BUCKET_BYTES must be >= 0 (0 turns bucket fusion off), got {}", bucket);
-  c.bucket_bytes = static_cast<uint64_t>(bucket);
+  c.bucket_bytes = static_cast<uint64_t>(GetEnvIntInRange("WEFT_KVSTORE_BUCKET_BYTES", 4 << 20, 0, int64_t{1} << 40,
+                                                          "a size in bytes (0 turns bucket fusion off)"));
   const auto rank = c.role == "server" ? FirstInt({"WEFT_RANK", "DMLC_SERVER_ID"})
                                        : FirstInt({"WEFT_RANK", "DMLC_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
   const auto size = FirstInt({"WEFT_NUM_WORKERS", "DMLC_NUM_WORKER", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"});
@@ -141,8 +149,7 @@ DistConfig DistConfig::FromEnv() {
     WEFT_CHECK(c.num_servers >= 1 && c.rank >= 0 && c.rank < c.num_servers && c.num_workers >= 1,
                "KVStore server: rank {} is outside 0..{} (WEFT_RANK / WEFT_NUM_SERVERS); weft-launch -s S sets them",
                c.rank, c.num_servers - 1);
-    c.op_timeout_ms = GetEnvInt("WEFT_KVSTORE_TIMEOUT", 120) * 1000;
-    c.rendezvous_timeout_ms = GetEnvInt("WEFT_RENDEZVOUS_TIMEOUT", 300) * 1000;
+    ReadTimeouts(&c);
     c.transport = GetEnvString("WEFT_KVSTORE_TRANSPORT", "");
     return c;
   }
@@ -153,10 +160,7 @@ DistConfig DistConfig::FromEnv() {
   WEFT_CHECK(c.num_workers == 1 || rank.has_value(),
              "distributed KVStore: {} workers but no rank for this process; set WEFT_RANK (weft-launch does)",
              c.num_workers);
-  c.op_timeout_ms = GetEnvInt("WEFT_KVSTORE_TIMEOUT", 120) * 1000;
-  c.rendezvous_timeout_ms = GetEnvInt("WEFT_RENDEZVOUS_TIMEOUT", 300) * 1000;
-  WEFT_CHECK(c.op_timeout_ms > 0 && c.rendezvous_timeout_ms > 0,
-             "WEFT_KVSTORE_TIMEOUT and WEFT_RENDEZVOUS_TIMEOUT must be positive numbers of seconds");
+  ReadTimeouts(&c);
   c.transport = GetEnvString("WEFT_KVSTORE_TRANSPORT", "");
   return c;
 }

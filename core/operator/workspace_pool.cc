@@ -19,9 +19,7 @@ struct DeviceSlots {
 
 int64_t SlotCount(const std::string& device_type) {
   const std::string name = DeviceEnvName(device_type, "TEMP_COPY");
-  const int64_t n = GetEnvInt(name.c_str(), 1);
-  WEFT_CHECK(n >= 1 && n <= 64, "{}={} is out of range; use a number of workspace slots in [1, 64]", name, n);
-  return n;
+  return GetEnvIntInRange(name.c_str(), 1, 1, 64, "a number of workspace slots");
 }
 
 }  // namespace

@@ -54,9 +54,7 @@ PoolConfig PoolConfig::FromEnv(const std::string& device_type) {
     }
   }
   auto read = [&](const std::string& name, int64_t fallback, int64_t lo, int64_t hi) {
-    const int64_t v = GetEnvInt(name.c_str(), fallback);
-    WEFT_CHECK(v >= lo && v <= hi, "{}={} is out of range; use a value in [{}, {}]", name, v, lo, hi);
-    return v;
+    return GetEnvIntInRange(name.c_str(), fallback, lo, hi, "a value");
   };
   const std::string page_var = prefix + "POOL_PAGE_SIZE";
   c.page_size = static_cast<uint64_t>(read(page_var, 4096, 8, int64_t{1} << 40));

@@ -46,6 +46,36 @@ TEST(Base, EnvRejectsMalformedValues) {
   EXPECT_TRUE(GetEnvBool("WEFT_TEST_BOOL", true));
 }
 
+// The range-checked read: both ends are allowed, one past either end is an error that names the
+// variable, the value, what to give and the range; the fallback is checked as well.
+TEST(Base, EnvIntInRangeNamesTheRange) {
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  setenv("WEFT_TEST_INT", "3", 1);
+  EXPECT_EQ(GetEnvIntInRange("WEFT_TEST_INT", 5, 3, 9, "a count"), 3);
+  setenv("WEFT_TEST_INT", "9", 1);
+  EXPECT_EQ(GetEnvIntInRange("WEFT_TEST_INT", 5, 3, 9, "a count"), 9);
+  setenv("WEFT_TEST_INT", "10", 1);
+  EXPECT_NE(message([] {
+              GetEnvIntInRange("WEFT_TEST_INT", 5, 3, 9, "a count");
+            }).find("WEFT_TEST_INT=10 is out of range; give a count from 3 to 9"),
+            std::string::npos);
+  setenv("WEFT_TEST_INT", "2", 1);
+  EXPECT_THROW(GetEnvIntInRange("WEFT_TEST_INT", 5, 3, 9, "a count"), Error);
+  setenv("WEFT_TEST_INT", "x", 1);
+  EXPECT_NE(message([] { GetEnvIntInRange("WEFT_TEST_INT", 5, 3, 9, "a count"); }).find("is not an integer"),
+            std::string::npos);
+  unsetenv("WEFT_TEST_INT");
+  EXPECT_EQ(GetEnvIntInRange("WEFT_TEST_INT", 5, 3, 9, "a count"), 5);
+  EXPECT_THROW(GetEnvIntInRange("WEFT_TEST_INT", 11, 3, 9, "a count"), Error);
+}
+
 // The storage pool's and the workspace slots' per-device settings share this naming.
 TEST(Base, DeviceSettingNamesAreShellNames) {
   EXPECT_EQ(DeviceEnvName("cpu", "TEMP_COPY"), "WEFT_CPU_TEMP_COPY");

@@ -94,7 +94,7 @@ TEST(WorkspacePool, SlotsPerDeviceTypeComeFromTheEnvironment) {
   const Context dev("simdev", 1);
   if (Runtime::Get().DeviceCount("simdev") < 2) GTEST_SKIP() << "needs the simdev test plugin with 2 devices";
   setenv("WEFT_SIMDEV_TEMP_COPY", "0", 1);
-  ExpectContains(ErrorOf([&] { ReserveWorkspace(dev, 16); }), {"WEFT_SIMDEV_TEMP_COPY=0", "[1, 64]"});
+  ExpectContains(ErrorOf([&] { ReserveWorkspace(dev, 16); }), {"WEFT_SIMDEV_TEMP_COPY=0", "from 1 to 64"});
   setenv("WEFT_SIMDEV_TEMP_COPY", "2", 1);
   const auto a = ReserveWorkspace(dev, 16), b = ReserveWorkspace(dev, 64), c = ReserveWorkspace(dev, 32);
   unsetenv("WEFT_SIMDEV_TEMP_COPY");

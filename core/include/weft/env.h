@@ -17,6 +17,10 @@ WEFT_API std::optional<std::string> GetEnv(const char* name);
 WEFT_API std::string GetEnvString(const char* name, const std::string& fallback);
 /// Integer setting with a default. Throws weft::Error when set but not an integer.
 WEFT_API int64_t GetEnvInt(const char* name, int64_t fallback);
+/// Integer setting with a default that must lie in [lo, hi]. Throws weft::Error when set but not
+/// an integer, or when the value (set or the fallback) is outside the range: the message reads
+/// "NAME=V is out of range; give `what` from LO to HI" (e.g. what = "a thread count").
+WEFT_API int64_t GetEnvIntInRange(const char* name, int64_t fallback, int64_t lo, int64_t hi, const char* what);
 /// Boolean setting: 1/0, true/false, yes/no, on/off (any case). Throws on anything else.
 WEFT_API bool GetEnvBool(const char* name, bool fallback);
 /// The name of a per-device setting: "WEFT_" + `device_type` upper-cased, with every character
