@@ -36,6 +36,11 @@ struct EntryInfo {
   uint32_t out_index = 0;        // output slot on the producer
   std::string label;             // "fc(0)" style reference for DebugStr
   int32_t dev = 0;               // index into ExecGraph::contexts: where the value lives
+  // A channel slice of entry `view_of`'s memory from channel `view_channel` on, images at that
+  // entry's image stride (concat_view.h: a Concat input written in place; view_of has memory of
+  // its own); kNoEntry: its own memory.
+  uint32_t view_of = kNoEntry;
+  int64_t view_channel = 0;
   uint64_t bytes() const { return static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype); }
 };
 

@@ -874,5 +874,151 @@ TEST(WEFT_FUSION_SUITE, BlockedBatchNormMonitorAndCut) {
   ExpectThreeAgree(u, false, "plain _sg_batch_norm");
 }
 
+// ---- Concat without the copy (core/executor/concat_view.h) ----------------------------------
+
+// One network bound fused (blocked activations as `blocked` says) twice with the same parameters:
+// its Concat inputs copied (WEFT_CONCAT_IN_PLACE=0) and written in place.
+struct CopyAndView {
+  std::unique_ptr<Executor> copy, view;
+};
+CopyAndView BindCopyAndView(const Symbol& s, const Shape& data, bool blocked = true) {
+  setenv("WEFT_CONCAT_IN_PLACE", "0", 1);
+  CopyAndView p{BindFused(s, data, blocked), nullptr};
+  unsetenv("WEFT_CONCAT_IN_PLACE");
+  p.view = BindFused(s, data, blocked);
+  Randomize(*p.copy, 7);
+  p.view->CopyParamsFrom(p.copy->arg_dict(), p.copy->aux_dict());
+  return p;
+}
+
+// The entries DebugStr shows written in place ("<label> = <concat label> channels from <c>").
+std::vector<std::string> InPlace(const Executor& e) {
+  std::vector<std::string> found;
+  const std::string text = e.DebugStr(), key = "Output in place:\n\t";
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    const size_t begin = at + key.size();
+    found.push_back(text.substr(begin, text.find('\n', begin) - begin));
+  }
+  return found;
+}
+
+// Both bindings give the same bits, in inference (twice: run to run too) and, with `train`, in
+// training mode (batch statistics: the kernels' unfused path).
+void ExpectCopyAndViewAgree(CopyAndView& p, bool train, const std::string& what) {
+  for (int pass = 0; pass < (train ? 3 : 2); ++pass) {
+    const bool is_train = train && pass == 2;
+    p.copy->Forward(is_train);
+    p.view->Forward(is_train);
+    for (size_t i = 0; i < p.copy->outputs.size(); ++i)
+      ExpectSameBits(
+          Values(p.view->outputs[i]), Values(p.copy->outputs[i]),
+          what + (is_train ? " training mode" : " pass " + std::to_string(pass)) + " output " + std::to_string(i));
+  }
+}
+
+// SqueezeNet's fire modules: a 1x1 squeeze, then a 1x1 and a 3x3 expansion joined (weft's
+// Winograd on AVX2, oneDNN's on AVX-512 for the 3x3 ones at batch > 1).
+Symbol FireNet() {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  x = Join({Stage(Stage(x, "sq1", 16, 1), "e1a", 32, 1), Stage(Stage(x, "sq1b", 16, 1), "e3a", 32, 3)}, "fire1");
+  Symbol sq = Stage(x, "sq2", 16, 1);
+  x = Join({Stage(sq, "e1b", 16, 1), Stage(sq, "e3b", 48, 3)}, "fire2");
+  return GlobalPoolFlat(Stage(x, "last", 16, 1));
+}
+
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceFire) {
+  const std::vector<std::string> want = {
+      "e1a_relu(0) = fire1(0) channels from 0", "e3a_relu(0) = fire1(0) channels from 32",
+      "e1b_relu(0) = fire2(0) channels from 0", "e3b_relu(0) = fire2(0) channels from 16"};
+  for (bool blocked : {true, false})
+    for (const Shape& shape : {Shape(1, 8, 20, 20), Shape(6, 8, 20, 20)}) {
+      const std::string what = (blocked ? "blocked fire " : "plain fire ") + shape.ToString();
+      CopyAndView p = BindCopyAndView(FireNet(), shape, blocked);
+      EXPECT_EQ(InPlace(*p.view), want) << what << "\n" << p.view->DebugStr();
+      EXPECT_TRUE(InPlace(*p.copy).empty()) << what;
+      ExpectCopyAndViewAgree(p, true, what);
+    }
+}
+
+// DenseNet's layers: each joins its input (read by its BatchNorm too) and a 3x3 convolution's
+// growth, one Concat reading the one before: every join and convolution writes into the last
+// join's memory, which the BatchNorms read as slices. With `pool` the first input is a max
+// pool's (as DenseNet's blocks start), which the first join copies into that memory.
+Symbol DenseChain(bool pool) {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  if (pool) x = Pool(x, "pool", "max", 3, 1, 1);
+  for (const std::string l : {"l1", "l2", "l3"})
+    x = Join({x, Conv(Stage(Relu(Bn(x, l + "_bn"), l + "_relu"), l + "_mid", 32, 1), l + "_conv", 16, 3)}, l + "_join");
+  return GlobalPoolFlat(Relu(Bn(x, "last_bn"), "last_relu"));
+}
+
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceDenseChain) {
+  const std::vector<std::string> joins = {
+      "l1_conv(0) = l3_join(0) channels from 16", "l1_join(0) = l3_join(0) channels from 0",
+      "l2_conv(0) = l3_join(0) channels from 32", "l2_join(0) = l3_join(0) channels from 0",
+      "l3_conv(0) = l3_join(0) channels from 48"};
+  for (bool pool : {false, true})
+    for (const Shape& shape : {Shape(1, 8, 12, 12), Shape(5, 8, 12, 12)}) {
+      const std::string what = (pool ? "dense chain after a pool " : "dense chain ") + shape.ToString();
+      CopyAndView p = BindCopyAndView(DenseChain(pool), shape);
+      std::vector<std::string> want = joins;
+      if (!pool) want.insert(want.begin(), "stem_relu(0) = l3_join(0) channels from 0");
+      EXPECT_EQ(InPlace(*p.view), want) << what << "\n" << p.view->DebugStr();
+      ExpectCopyAndViewAgree(p, true, what);
+    }
+}
+
+// Inputs that must be copied: one read by another node too, one joined twice, a pooling's; and a
+// Concat that is the graph's output (plain) with both inputs in place.
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceOnlyWhereItCan) {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  Symbol a = Stage(x, "a", 16, 1), b = Stage(x, "b", 16, 3), c = Stage(x, "c", 16, 1);
+  Symbol j1 = Join({a, b}, "j1"), j2 = Join({a, c, c, Pool(x, "pool", "max", 3, 1, 1)}, "j2");
+  Symbol net = GlobalPoolFlat(Add(Stage(j1, "p", 16, 1), Stage(j2, "q", 16, 1), "add"));
+  for (const Shape& shape : {Shape(1, 8, 10, 10), Shape(4, 8, 10, 10)}) {
+    CopyAndView p = BindCopyAndView(net, shape);
+    EXPECT_EQ(InPlace(*p.view), std::vector<std::string>{"b_relu(0) = j1(0) channels from 16"}) << shape.ToString();
+    ExpectCopyAndViewAgree(p, false, "copied inputs " + shape.ToString());
+  }
+  Symbol out = Join({Stage(x, "d", 16, 1), Stage(x, "e", 24, 3)}, "out");
+  CopyAndView p = BindCopyAndView(out, Shape(3, 8, 10, 10));
+  EXPECT_EQ(InPlace(*p.view),
+            (std::vector<std::string>{"d_relu(0) = out(0) channels from 0", "e_relu(0) = out(0) channels from 16"}));
+  ExpectCopyAndViewAgree(p, false, "concat as the output");
+}
+
+// Channel counts that are no multiple of a block keep the Concat plain, where every channel slice
+// is contiguous per image: written in place at any channel.
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceOddChannels) {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  Symbol j = Join({Stage(x, "a", 12, 1), Stage(x, "b", 20, 3), Stage(x, "c", 5, 1)}, "j");
+  Symbol net = GlobalPoolFlat(Stage(j, "after", 16, 3));
+  for (const Shape& shape : {Shape(1, 8, 14, 14), Shape(7, 8, 14, 14)}) {
+    CopyAndView p = BindCopyAndView(net, shape);
+    EXPECT_EQ(NodeText(p.view->GetOptimizedSymbol(), "j").find("data_format"), std::string::npos);
+    EXPECT_EQ(InPlace(*p.view),
+              (std::vector<std::string>{"a_relu(0) = j(0) channels from 0", "b_relu(0) = j(0) channels from 12",
+                                        "c_relu(0) = j(0) channels from 32"}))
+        << shape.ToString();
+    ExpectCopyAndViewAgree(p, true, "odd channels " + shape.ToString());
+  }
+}
+
+// The monitor sees the inputs written in place as arrays of their own, as without.
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceMonitor) {
+  CopyAndView p = BindCopyAndView(FireNet(), Shape(3, 8, 12, 12));
+  std::map<std::string, std::vector<float>> seen[2];
+  for (int k = 0; k < 2; ++k) {
+    Executor& e = k == 0 ? *p.copy : *p.view;
+    e.SetMonitorCallback([&seen, k](const std::string& name, const NDArray& a) { seen[k][name] = Values(a); }, true);
+    e.Forward(false);
+    e.SetMonitorCallback(nullptr);
+  }
+  ASSERT_EQ(seen[0].size(), seen[1].size());
+  for (const char* name : {"e1a_relu_output", "e3a_relu_output", "e3b_relu_output", "fire1_output"})
+    ASSERT_EQ(seen[1].count(name), 1u) << name;
+  for (const auto& [name, values] : seen[0]) ExpectSameBits(seen[1][name], values, name);
+}
+
 }  // namespace
 }  // namespace weft

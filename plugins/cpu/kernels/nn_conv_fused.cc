@@ -382,6 +382,7 @@ class SgConvForward {
                      ShapeString(s.outputs[0]));
     CheckFormat(s, "data_format", p_.data_format, g.c);
     CheckFormat(s, "out_format", p_.out_format, g.f);
+    out_image_ = OutImageStride(s);
     if (g.n == 0) return;
     try {
       // Chunks of images keep a layer's reordered activations in the cache (DnnlConvChunk); a
@@ -392,13 +393,18 @@ class SgConvForward {
       full_ = MakePrimitive(g.n, winograd);
       if (OwnWinograd(s)) {
         own_ = std::make_unique<WinogradF4Conv>(g, weft::sdk::ActFormatBlock(p_.data_format),
-                                                weft::sdk::ActFormatBlock(p_.out_format), Epilogue());
+                                                weft::sdk::ActFormatBlock(p_.out_format), Epilogue(), out_image_);
         full_.reset();
         if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd F(4x4,3x3)\n");
         return;
       }
       const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g) : 0;
       chunk_ = chunk > 0 && chunk < g.n ? chunk : g.n;
+      // The images of a slice lie apart: one call per image, or where oneDNN runs a Winograd
+      // kernel (AVX-512; it picks other tiles for one image, which round differently) the chunk
+      // into the workspace and then image by image into place.
+      if (out_image_ > 0 && full_->Winograd()) scatter_ = true;
+      if (out_image_ > 0 && !scatter_) chunk_ = 1;
       if (chunk_ != g.n) full_ = MakePrimitive(chunk_, winograd);
       if (g.n % chunk_ != 0) rest_ = MakePrimitive(g.n % chunk_, winograd);
     } catch (const dnnl::error& e) {
@@ -435,7 +441,27 @@ class SgConvForward {
                      std::to_string(channels) + "); use plain");
   }
 
-  uint64_t WorkspaceBytes() const { return full_ ? std::max(full_->Workspace(), rest_ ? rest_->Workspace() : 0) : 0; }
+  // The executor's attribute out_image_stride (core/executor/concat_view.h): floats between the
+  // output's images when it is a channel slice of a Concat's output; 0: an output of its own.
+  int64_t OutImageStride(const KernelSetup& s) const {
+    const int64_t stride = s.attrs.GetInt("out_image_stride", 0);
+    const int64_t n = s.outputs[0].shape.empty() ? 0 : s.outputs[0].shape[0];
+    const int64_t image = n > 0 ? s.outputs[0].size() / n : 0;
+    if (stride != 0 && (stride < image || p_.with_sum || p_.with_dw))
+      Invalid(s, "out_image_stride " + std::to_string(stride) + " needs at least the output's " +
+                     std::to_string(image) + " floats per image, no sum and no depthwise stage");
+    return stride;
+  }
+
+  uint64_t WorkspaceBytes() const { return PrimitiveWorkspace() + ScatterBytes(); }
+  uint64_t PrimitiveWorkspace() const {
+    return full_ ? DnnlRoundUp(std::max(full_->Workspace(), rest_ ? rest_->Workspace() : 0)) : 0;
+  }
+  // A chunk's output before it goes into the slice (scatter_).
+  uint64_t ScatterBytes() const {
+    const ConvGeom& g = first_->geom();
+    return scatter_ ? static_cast<uint64_t>(chunk_ * g.f * g.out_plane()) * sizeof(float) : 0;
+  }
 
   void Compute(const KernelCall& c) const {
     const ConvGeom& g = first_->geom();
@@ -459,11 +485,15 @@ class SgConvForward {
     }
     const ConvGeom& last = dw_ ? dw_->geom() : g;
     const int64_t in_image = g.c * g.in_plane(), out_image = last.f * last.out_plane();
+    const int64_t out_step = out_image_ > 0 ? out_image_ : out_image;
     char* ws = c.Workspace<char>(WorkspaceBytes());
+    float* own = reinterpret_cast<float*>(ws + PrimitiveWorkspace());  // scatter_: the chunk's output
     for (int64_t n0 = 0; n0 < g.n; n0 += chunk_) {
       const FusedPrimitive& prim = n0 + chunk_ <= g.n ? *full_ : *rest_;
       prim.Run(x + n0 * in_image, first_->folded(), dw_ ? &dw_->folded() : nullptr,
-               sum ? sum + n0 * out_image : nullptr, y + n0 * out_image, ws);
+               sum ? sum + n0 * out_image : nullptr, scatter_ ? own : y + n0 * out_step, ws);
+      for (int64_t i = 0; scatter_ && i < std::min(chunk_, g.n - n0); ++i)
+        std::copy_n(own + i * out_image, out_image, y + (n0 + i) * out_step);
     }
     first_->DropPlainWeights();
     if (dw_) dw_->DropPlainWeights();
@@ -505,20 +535,34 @@ class SgConvForward {
     return std::make_unique<FusedPrimitive>(part, p_, winograd, dw_ ? &dw_part : nullptr);
   }
 
-  // The stages one after another (under mu_); with with_dw through a plain intermediate.
+  // Unfused into the output, or for a slice of a Concat's output (out_image_stride) into a tensor
+  // of its own, then image by image into place.
   void Unfused(const KernelCall& c) const {
-    const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
-    if (!dw_) return first_->Unfused(c, x, y, c.req[0], first_->BatchStats(c.is_train));
+    if (out_image_ == 0) return UnfusedInto(c, y, c.req[0]);
+    if (c.req[0] != WEFT_REQ_WRITE && c.req[0] != WEFT_REQ_WRITE_INPLACE)
+      throw Error(WEFT_ERR_INVALID_ARGUMENT, "_sg_conv: out_image_stride takes a write request only");
+    const int64_t n = first_->geom().n, image = c.outputs[0].size() / n;
+    std::vector<float> own(static_cast<size_t>(n * image));
+    UnfusedInto(c, own.data(), WEFT_REQ_WRITE);
+    for (int64_t i = 0; i < n; ++i) std::copy_n(own.data() + i * image, image, y + i * out_image_);
+  }
+
+  // The stages one after another (under mu_); with with_dw through a plain intermediate.
+  void UnfusedInto(const KernelCall& c, float* y, int32_t req) const {
+    const float* x = c.inputs[0].data<float>();
+    if (!dw_) return first_->Unfused(c, x, y, req, first_->BatchStats(c.is_train));
     const ConvGeom& g = first_->geom();
     std::vector<float> mid(static_cast<size_t>(g.n * g.f * g.out_plane()));
     first_->Unfused(c, x, mid.data(), WEFT_REQ_WRITE, first_->BatchStats(c.is_train));
-    dw_->Unfused(c, mid.data(), y, c.req[0], dw_->BatchStats(c.is_train));
+    dw_->Unfused(c, mid.data(), y, req, dw_->BatchStats(c.is_train));
   }
 
   SgConvParam p_;
   std::unique_ptr<Stage> first_, dw_;  // dw_: with_dw only
   int64_t chunk_ = 1;
+  int64_t out_image_ = 0;                        // OutImageStride
+  bool scatter_ = false;                         // with out_image_: chunks computed into the workspace, then copied
   std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it, or own_ runs it
   std::unique_ptr<WinogradF4Conv> own_;          // weft's Winograd runs the layer
   mutable uint64_t own_generation_ = 0;          // the fold generation own_ holds transformed
