@@ -20,7 +20,9 @@
 // nChw8c / nChw16c between fused convolutions, fuse_conv.h): the primitive is built on exactly
 // those layouts, so the activations need no reorder; the plain side of a layer with one blocked
 // operand lets oneDNN choose (format any), as blocked layers do. The unfused path converts the
-// blocked operands to plain and back.
+// blocked operands to plain and back. Channels that fill no whole block (MobileNet v2's 24 in
+// nChw16c) are padded to one in memory, as oneDNN lays such tensors out (it zeroes the padding
+// whenever it wraps the memory); images then lie that padded size apart.
 //
 // Training mode with a BatchNorm on batch statistics (MXNet's `_sg_mkldnn_conv` ignores it; the
 // executor fuses only grad-free binds, but Forward(is_train=true) still means batch statistics),
@@ -380,8 +382,8 @@ class SgConvForward {
     if (p_.with_sum && s.inputs[first_->next_input()].size() != s.outputs[0].size())
       Invalid(s, "input 'sum' " + ShapeString(s.inputs[first_->next_input()]) + " must have the output's shape " +
                      ShapeString(s.outputs[0]));
-    CheckFormat(s, "data_format", p_.data_format, g.c);
-    CheckFormat(s, "out_format", p_.out_format, g.f);
+    CheckFormat(s, "data_format", p_.data_format);
+    CheckFormat(s, "out_format", p_.out_format);
     if (g.n == 0) return;
     try {
       // Chunks of images keep a layer's reordered activations in the cache (DnnlConvChunk); a
@@ -410,9 +412,12 @@ class SgConvForward {
 
   // weft's Winograd (nn_conv_winograd.h) where oneDNN has none for this geometry and ISA (oneDNN's
   // are AVX-512 only): 3x3 stride-1 layers with enough tiles, unless WEFT_CPU_CONV_WINOGRAD=0.
+  // Its transforms take whole blocks of channels (no padded tensors).
   bool OwnWinograd(const KernelSetup& s) const {
     const ConvGeom& g = first_->geom();
-    return !dw_ && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) && ConvWinogradSetting(s);
+    const bool whole =
+        g.c % weft::sdk::ActFormatBlock(p_.data_format) == 0 && g.f % weft::sdk::ActFormatBlock(p_.out_format) == 0;
+    return !dw_ && whole && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) && ConvWinogradSetting(s);
   }
 
   WinoEpilogue Epilogue() const {
@@ -426,13 +431,18 @@ class SgConvForward {
             p_.with_sum};
   }
 
-  // A blocked format needs 2-D and whole blocks of channels (so the tensor has the plain size).
-  void CheckFormat(const KernelSetup& s, const char* attr, ActFormat f, int64_t channels) const {
-    const int64_t block = weft::sdk::ActFormatBlock(f);
-    if (f != ActFormat::kPlain && (first_->geom().spatial != 2 || channels % block != 0))
+  // A blocked format needs a 2-D convolution. Channels that fill no whole block are padded to one
+  // (the tensor's memory holds the padded size: the executor plans it so, fuse_conv.h).
+  void CheckFormat(const KernelSetup& s, const char* attr, ActFormat f) const {
+    if (f != ActFormat::kPlain && first_->geom().spatial != 2)
       Invalid(s, std::string(attr) + " " + std::string(weft::sdk::kActFormats[static_cast<size_t>(f)]) +
-                     " needs a 2-D convolution with a multiple of " + std::to_string(block) + " channels (got " +
-                     std::to_string(channels) + "); use plain");
+                     " needs a 2-D convolution; use plain");
+  }
+
+  // Floats per image of a tensor of `channels` x `plane` in format f (the last block padded).
+  static int64_t ImageFloats(int64_t channels, int64_t plane, ActFormat f) {
+    const int64_t block = weft::sdk::ActFormatBlock(f);
+    return (channels + block - 1) / block * block * plane;
   }
 
   uint64_t WorkspaceBytes() const { return full_ ? std::max(full_->Workspace(), rest_ ? rest_->Workspace() : 0) : 0; }
@@ -458,7 +468,8 @@ class SgConvForward {
       return;
     }
     const ConvGeom& last = dw_ ? dw_->geom() : g;
-    const int64_t in_image = g.c * g.in_plane(), out_image = last.f * last.out_plane();
+    const int64_t in_image = ImageFloats(g.c, g.in_plane(), p_.data_format),
+                  out_image = ImageFloats(last.f, last.out_plane(), p_.out_format);
     char* ws = c.Workspace<char>(WorkspaceBytes());
     for (int64_t n0 = 0; n0 < g.n; n0 += chunk_) {
       const FusedPrimitive& prim = n0 + chunk_ <= g.n ? *full_ : *rest_;
