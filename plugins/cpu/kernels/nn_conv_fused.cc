@@ -270,8 +270,8 @@ class Stage {
   void Refold(const KernelCall& c) const {
     const float* w = c.inputs[weight_].data<float>();
     const uint64_t stamp = c.InputStamp(weight_);
+    if (folded_.generation != 0 && stamp != 0 && stamp == w_stamp_ && w == w_source_ && SmallUnchanged(c)) return;
     std::vector<float> small = SmallInputs(c);
-    if (folded_.generation != 0 && stamp != 0 && stamp == w_stamp_ && w == w_source_ && small == small_) return;
     const int64_t per_filter = g_.col_rows();  // weight (F, C / groups, k...)
     const size_t count = static_cast<size_t>(g_.f * per_filter);
     folded_.w.assign(w, w + count);
@@ -335,21 +335,34 @@ class Stage {
   }
 
  private:
-  // The per-channel tensors the fold depends on, concatenated: bias, gamma, beta, moving stats.
+  // Calls `use` with each per-channel tensor the fold depends on (g_.f floats each), in order:
+  // bias, gamma, beta, moving statistics.
+  template <class Use>
+  void ForEachSmall(const KernelCall& c, Use use) const {
+    if (g_.bias) use(c.inputs[weight_ + 1].data<float>());
+    if (p_.with_bn)
+      for (const Tensor* t : {&c.inputs[gamma_], &c.inputs[gamma_ + 1], &c.aux[aux_], &c.aux[aux_ + 1]})
+        use(t->data<float>());
+  }
+
+  // Those tensors concatenated.
   std::vector<float> SmallInputs(const KernelCall& c) const {
     std::vector<float> v;
-    auto add = [&](const Tensor& t) {
-      const float* p = t.data<float>();
-      v.insert(v.end(), p, p + g_.f);
-    };
-    if (g_.bias) add(c.inputs[weight_ + 1]);
-    if (p_.with_bn) {
-      add(c.inputs[gamma_]);
-      add(c.inputs[gamma_ + 1]);
-      add(c.aux[aux_]);
-      add(c.aux[aux_ + 1]);
-    }
+    ForEachSmall(c, [&](const float* p) { v.insert(v.end(), p, p + g_.f); });
     return v;
+  }
+
+  // Whether they hold the bits of the last fold's, compared in place: every call checks them (aux
+  // states have no stamps), and copying them first cost MobileNet v2 at batch 1 about 1% of a pass.
+  bool SmallUnchanged(const KernelCall& c) const {
+    size_t at = 0;
+    bool same = true;
+    ForEachSmall(c, [&](const float* p) {
+      const size_t n = static_cast<size_t>(g_.f);
+      same = same && at + n <= small_.size() && std::memcmp(p, small_.data() + at, n * sizeof(float)) == 0;
+      at += n;
+    });
+    return same && at == small_.size();
   }
 
   BnScaleShift<float> ScaleShift(const KernelCall& c, const float* x, bool batch) const {
