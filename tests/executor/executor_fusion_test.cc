@@ -643,6 +643,23 @@ TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
   }
 }
 
+// Layers whose kept weights reach 2 MiB keep them on huge pages where the kernel allows
+// (nn_conv_fused.cc): a MobileNet-like classifier after global pooling (1280 -> 1000, 5 MB) and a
+// 1x1 layer of 4 MB, each with the same values as the unfused graph.
+TEST(WEFT_FUSION_SUITE, LargeWeights) {
+  Symbol data = Symbol::Variable("data");
+  Symbol pooled = Operator("Pooling")
+                      .SetParam("global_pool", true)
+                      .SetParam("pool_type", "avg")(Stage(data, "c1", 1280, 1))
+                      .CreateSymbol("pool");
+  Symbol net = Conv(Bn(Conv(pooled, "classifier", 1000, 1), "classifier_bn"), "wide", 1024, 1);
+  for (const Shape& shape : {Shape(1, 16, 3, 3), Shape(3, 16, 3, 3)}) {
+    Trio t = BindThree(net, shape);
+    EXPECT_EQ(CountOp(t.blocked->GetOptimizedSymbol(), "_sg_conv"), 3u);
+    ExpectThreeAgree(t, false, "large weights " + shape.ToString());
+  }
+}
+
 // ---- 1x1 then depthwise convolution: with_dw ------------------------------------------------------
 
 Symbol Relu6(const Symbol& x, const std::string& name) {

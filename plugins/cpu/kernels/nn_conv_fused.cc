@@ -29,6 +29,7 @@
 // any request other than write, and geometries oneDNN cannot run take the unfused path: the
 // Convolution algorithm, then BatchNorm's statistics and moving-average update, the activations
 // and the sum in one loop.
+#include <sys/mman.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -60,9 +61,22 @@ struct FreeDeleter {
 };
 using Buffer = std::unique_ptr<char, FreeDeleter>;
 
+// Buffers of 2 MiB or more (large layers' kept weights) are aligned to 2 MiB and asked to lie on
+// transparent huge pages (madvise: a hint, honoured in the kernel's "madvise" and "always" THP
+// modes). A pass reads such weights whole once, mostly from memory, and 4 KiB pages cost a TLB
+// miss and a hardware prefetcher restart every 4 KiB: MobileNet v2's classifier (1280 -> 1000,
+// 5 MB, oneDNN's kernel, batch 1, caches flushed) took 0.36 ms on 4 KiB pages and 0.29 ms on huge
+// ones; the whole process on huge pages (glibc.malloc.hugetlb=1) took 2% less CPU time per pass of
+// MobileNet v2 and ResNet-18 at batch 1.
 Buffer AllocateAligned(uint64_t bytes) {
-  Buffer b(static_cast<char*>(std::aligned_alloc(kDnnlAlign, DnnlRoundUp(std::max<uint64_t>(bytes, 1)))));
+  constexpr uint64_t kHugePage = uint64_t{2} << 20;
+  const uint64_t align = bytes >= kHugePage ? kHugePage : kDnnlAlign;
+  const uint64_t size = (std::max<uint64_t>(bytes, 1) + align - 1) / align * align;
+  Buffer b(static_cast<char*>(std::aligned_alloc(align, size)));
   if (b == nullptr) throw Error(WEFT_ERR_OUT_OF_MEMORY, "_sg_conv: no memory for the folded weights");
+#ifdef MADV_HUGEPAGE
+  if (align == kHugePage) madvise(b.get(), size, MADV_HUGEPAGE);  // on failure the pages stay small
+#endif
   return b;
 }
 
