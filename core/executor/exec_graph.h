@@ -3,6 +3,7 @@
 // with every value ("entry") given a shape, a dtype and a kind that says where its memory comes from.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -41,7 +42,12 @@ struct EntryInfo {
   // its own); kNoEntry: its own memory.
   uint32_t view_of = kNoEntry;
   int64_t view_channel = 0;
-  uint64_t bytes() const { return static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype); }
+  // Bytes the value occupies when more than its shape's: a blocked activation whose last block
+  // of channels is padded (fuse_conv.h, BlockedBytes); 0 otherwise.
+  uint64_t padded_bytes = 0;
+  uint64_t bytes() const {
+    return std::max<uint64_t>(static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype), padded_bytes);
+  }
 };
 
 struct ExecNode {

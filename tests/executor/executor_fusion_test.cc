@@ -361,18 +361,34 @@ TEST(WEFT_FUSION_SUITE, BlockedResNetBlocks) {
   }
 }
 
-TEST(WEFT_FUSION_SUITE, BlockedNeedsWholeBlocksOfChannels) {
+// Channels that fill no whole block (20, 24 in nChw16c; 12 in nChw8c) pass between convolution
+// chains padded to whole blocks, with more channels than one block (12 in nChw16c: plain) and
+// only to convolutions of one group or one per channel (c3 with two groups reads c2 plain). The
+// 3x3 layers would take weft's Winograd, which needs whole blocks: on padded tensors they run
+// oneDNN's direct kernels.
+TEST(WEFT_FUSION_SUITE, BlockedPadsPartialBlocks) {
   REQUIRE_BLOCKED_FORMAT(f);
+  const int block = f == "nChw8c" ? 8 : 16;
   Symbol data = Symbol::Variable("data");
-  // 20 channels fill no block; 24 fill blocks of 8 but not of 16.
-  for (int c : {20, 24}) {
-    Symbol net = Bn(Conv(Stage(Stage(data, "c1", c, 3), "c2", c, 3), "c3", 16, 3), "c3_bn");
-    Trio t = BindThree(net, Shape(2, 16, 9, 9));
-    const Symbol opt = t.blocked->GetOptimizedSymbol();
-    EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u);
-    EXPECT_EQ(CountAttr(opt, "out_format", f), c % (f == "nChw8c" ? 8 : 16) == 0 ? 2u : 0u) << c << opt.ToJSON();
-    ExpectThreeAgree(t, false, std::to_string(c) + " channels");
+  for (int c : {12, 20, 24}) {
+    for (int groups : {1, 2}) {
+      Symbol net = Bn(Conv(Stage(Stage(data, "c1", c, 3), "c2", c, 3), "c3", 16, 3, groups), "c3_bn");
+      Trio t = BindThree(net, Shape(2, 16, 9, 9));
+      const Symbol opt = t.blocked->GetOptimizedSymbol();
+      const bool blocks = c % block == 0 || c > block;
+      const std::string what = std::to_string(c) + " channels, c3 of " + std::to_string(groups) + " groups";
+      EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u);
+      EXPECT_EQ(NodeText(opt, "c1_relu").find("out_format") != std::string::npos, blocks) << what << opt.ToJSON();
+      EXPECT_EQ(NodeText(opt, "c2_relu").find("out_format") != std::string::npos,
+                blocks && (c % block == 0 || groups == 1))
+          << what << opt.ToJSON();
+      ExpectThreeAgree(t, false, what);
+    }
   }
+  // A batch too large for the cache runs in chunks of images: padded images lie further apart.
+  Symbol net = Bn(Conv(Stage(Stage(data, "c1", 24, 3), "c2", 24, 3), "c3", 16, 3), "c3_bn");
+  Trio t = BindThree(net, Shape(9, 16, 64, 64));
+  ExpectThreeAgree(t, false, "24 channels, 9 images of 64 x 64");
 }
 
 TEST(WEFT_FUSION_SUITE, BlockedNeverReachesOutputsOrOtherOps) {
@@ -627,6 +643,23 @@ TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
   }
 }
 
+// Layers whose kept weights reach 2 MiB keep them on huge pages where the kernel allows
+// (nn_conv_fused.cc): a MobileNet-like classifier after global pooling (1280 -> 1000, 5 MB) and a
+// 1x1 layer of 4 MB, each with the same values as the unfused graph.
+TEST(WEFT_FUSION_SUITE, LargeWeights) {
+  Symbol data = Symbol::Variable("data");
+  Symbol pooled = Operator("Pooling")
+                      .SetParam("global_pool", true)
+                      .SetParam("pool_type", "avg")(Stage(data, "c1", 1280, 1))
+                      .CreateSymbol("pool");
+  Symbol net = Conv(Bn(Conv(pooled, "classifier", 1000, 1), "classifier_bn"), "wide", 1024, 1);
+  for (const Shape& shape : {Shape(1, 16, 3, 3), Shape(3, 16, 3, 3)}) {
+    Trio t = BindThree(net, shape);
+    EXPECT_EQ(CountOp(t.blocked->GetOptimizedSymbol(), "_sg_conv"), 3u);
+    ExpectThreeAgree(t, false, "large weights " + shape.ToString());
+  }
+}
+
 // ---- 1x1 then depthwise convolution: with_dw ------------------------------------------------------
 
 Symbol Relu6(const Symbol& x, const std::string& name) {
@@ -758,6 +791,33 @@ TEST(WEFT_FUSION_SUITE, DepthwiseMergeNeedsItsShape) {
     EXPECT_EQ(CountAttr(opt, "with_dw", "True"), merges ? 1u : 0u) << what << opt.ToJSON();
     EXPECT_EQ(CountOp(opt, "_sg_conv"), merges ? 1u : 2u) << what << opt.ToJSON();
     ExpectThreeAgree(t, false, what);
+  }
+}
+
+// MobileNet v2's 24-channel values (nChw16c: padded to 32 channels) between inverted residual
+// blocks: b1's projection writes one, b2's reads it as its data and its sum and writes another,
+// which b3's expansion reads. The executor plans the padded size for them, the monitor sees them
+// in NCHW, and the outputs agree with the unfused graph's.
+TEST(WEFT_FUSION_SUITE, BlockedPaddedInvertedResiduals) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  const int64_t block = f == "nChw8c" ? 8 : 16, padded = (24 + block - 1) / block * block;
+  Symbol b1 = InvertedResidual(Symbol::Variable("data"), 16, 24, 2, "b1");
+  Symbol net = InvertedResidual(InvertedResidual(b1, 24, 24, 1, "b2"), 24, 32, 2, "b3");
+  for (const Shape& shape : {Shape(1, 16, 28, 28), Shape(4, 16, 56, 56)}) {
+    const std::string what = "inverted residuals " + shape.ToString();
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    for (const char* name : {"b1_bn3", "b2_add"})
+      EXPECT_NE(NodeText(opt, name).find("\"out_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+    for (const char* name : {"b2_relu2", "b2_add", "b3_relu2"})
+      EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+    // The same entries, two of them (b1's and b2's 24-channel outputs) padded.
+    const int64_t plane = (shape[2] / 2) * (shape[3] / 2);
+    EXPECT_EQ(t.blocked->unshared_bytes() - t.fused->unshared_bytes(),
+              static_cast<uint64_t>(2 * shape[0] * (padded - 24) * plane) * sizeof(float))
+        << what;
+    ExpectThreeAgree(t, false, what);
+    ExpectMonitorsAgree(t, {"b1_bn3_output", "b2_add_output", "b2_relu2_data", "b2_add_sum", "b3_relu2_data"});
   }
 }
 
