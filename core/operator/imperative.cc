@@ -70,6 +70,33 @@ bool KernelOnlyClaims(const ImperativeCall& call, const std::vector<NDArray>& ou
 }
 
 // An op with kernels but no definition (backward ops): the caller's arrays are the signature.
+// Channels per block of an activation-format attribute ("plain": 1).
+int64_t FormatBlock(const AttrMap& attrs, const char* name) {
+  const std::string f = attrs.GetString(name, "plain");
+  return f == "nChw16c" ? 16 : f == "nChw8c" ? 8 : 1;
+}
+
+// A blocked activation whose channels fill no whole block lives in memory padded to whole blocks,
+// which only an executor plans (core/executor/fuse_conv.h); an imperative call's arrays have the
+// plain size, so the kernel would read or write past them. data_format is the layout of input 0
+// (of every input for Concat) and, for Concat and _sg_batch_norm, of the output; out_format that
+// of the output.
+void CheckWholeBlocks(const std::string& op, const AttrMap& attrs, const std::vector<NDArray>& in,
+                      const std::vector<Shape>& out) {
+  auto check = [&](const Shape& s, int64_t block, const char* what) {
+    if (block > 1 && s.ndim() == 4 && s[1] % block != 0)
+      Fail(
+          "{}: {} of shape {} has {} channels, not a multiple of its layout's block of {}: such values are padded "
+          "and exist only inside an executor; call the op with data_format/out_format plain",
+          op, what, s.ToString(), s[1], block);
+  };
+  const int64_t in_block = FormatBlock(attrs, "data_format");
+  for (size_t i = 0; i < in.size() && (i == 0 || op == "Concat"); ++i) check(in[i].GetShape(), in_block, "an input");
+  const bool joins = op == "Concat" || op == "_sg_batch_norm";
+  const int64_t out_block = attrs.Has("out_format") ? FormatBlock(attrs, "out_format") : joins ? in_block : 1;
+  for (const Shape& s : out) check(s, out_block, "an output");
+}
+
 void InvokeKernelOnly(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   WEFT_CHECK(call.named_inputs.empty(), "{}: has no definition, so its inputs can only be given by position", call.op);
   WEFT_CHECK(!call.inputs.empty(), "{}: has no definition and no inputs were given", call.op);
@@ -259,6 +286,7 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
     sig.out_shapes.push_back(*out_s[i]);
     sig.out_dtypes.push_back(dt);
   }
+  CheckWholeBlocks(def.name, attrs, in, sig.out_shapes);
 
   // An output that shares memory with an input is computed in place when the op allows that pair
   // with the very same view (a += b), else into a temporary that is then copied over.
