@@ -117,11 +117,12 @@ TEST_P(CsrDot, MatchesTheDenseDotOfTheSameValues) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CsrDot,
     ::testing::Values(DotCase{7, 5, 3, 0.4, DType::kFloat32, false},
-                      DotCase{1, 9, 1, 0.5, DType::kFloat64, false},          // one row, a vector rhs
-                      DotCase{30, 40, 1, 0.0, DType::kFloat32, false},        // no stored value at all
-                      DotCase{300, 1000, 1, 0.1, DType::kFloat32, false},     // a linear model's vector rhs
-                      DotCase{64, 300, 9, 0.05, DType::kFloat64, true},       // int32 indptr and indices
-                      DotCase{2000, 500, 24, 0.03, DType::kFloat32, false}),  // splits rows and columns
+                      DotCase{1, 9, 1, 0.5, DType::kFloat64, false},            // one row, a vector rhs
+                      DotCase{30, 40, 1, 0.0, DType::kFloat32, false},          // no stored value at all
+                      DotCase{300, 1000, 1, 0.1, DType::kFloat32, false},       // a linear model's vector rhs
+                      DotCase{64, 300, 9, 0.05, DType::kFloat64, true},         // int32 indptr and indices
+                      DotCase{2000, 500, 24, 0.03, DType::kFloat32, false},     // splits rows and columns
+                      DotCase{40, 200000, 1, 0.0005, DType::kFloat32, false}),  // a few columns in each 64
     [](const ::testing::TestParamInfo<DotCase>& i) {
       const DotCase& c = i.param;
       return fmt::format("m{}n{}k{}_{}{}", c.m, c.n, c.k, DTypeName(c.dtype), c.int32_aux ? "_int32aux" : "");

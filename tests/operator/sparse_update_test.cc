@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -203,6 +204,51 @@ NDArray RowsOf(const NDArray& values, const std::vector<int64_t>& rows, DType in
   return NDArray::FromSparseParts(StorageType::kRowSparse, values.GetShape(), part, {ids});
 }
 
+namespace {
+
+// The lazy kernel of `kc` on a gradient storing `rows` of `shape` against the dense update (see
+// above), in `dtype` with `index` indices.
+void ExpectLazyMatchesDense(const KernelCase& kc, const Shape& shape, const std::vector<int64_t>& rows, DType dtype,
+                            DType index, uint64_t seed) {
+  SCOPED_TRACE(kc.op + " " + std::string(DTypeName(dtype)) + " indices " + std::string(DTypeName(index)) + " rows " +
+               std::to_string(rows.size()));
+  const NDArray w0 = Random(shape, dtype, seed, -1, 1), g = Random(shape, dtype, seed + 1, -3, 3);
+  std::vector<NDArray> s0;
+  for (int i = 0; i < kc.states; ++i) s0.push_back(Random(shape, dtype, seed + 2 + i, 0.1, 1));
+  // The dense update of every row, on copies.
+  ImperativeCall dense;
+  dense.op = kc.op;
+  dense.params = kc.params;
+  dense.inputs = {w0.Copy(Context::cpu(0)), g};
+  for (const NDArray& s : s0) dense.inputs.push_back(s.Copy(Context::cpu(0)));
+  std::vector<NDArray> dense_out{dense.inputs[0]};
+  Invoke(dense, &dense_out);
+  // The lazy kernel, in place on copies.
+  const NDArray w = w0.Copy(Context::cpu(0)), grad = RowsOf(g, rows, index);
+  std::vector<NDArray> states;
+  for (const NDArray& s : s0) states.push_back(s.Copy(Context::cpu(0)));
+  ImperativeCall lazy;
+  lazy.op = kc.op;
+  lazy.params = kc.params;
+  lazy.inputs = {w, grad};
+  lazy.inputs.insert(lazy.inputs.end(), states.begin(), states.end());
+  ASSERT_TRUE(SparseKernelClaims(lazy, {w})) << "the cpu has a lazy kernel for " << kc.op;
+  LazyUpdate(kc.op, kc.params, w, grad, states);
+  std::vector<bool> stored(static_cast<size_t>(shape[0]), false);
+  for (int64_t r : rows) stored[static_cast<size_t>(r)] = true;
+  auto expect = [&](const NDArray& got, const NDArray& updated, const NDArray& before, const char* what) {
+    const std::vector<double> a = HostDoubles(got), u = HostDoubles(updated), b = HostDoubles(before);
+    for (size_t e = 0; e < a.size(); ++e) {
+      const double want = stored[e / static_cast<size_t>(shape[1])] ? u[e] : b[e];
+      ASSERT_NEAR(a[e], want, 1e-6 * (1 + std::fabs(want))) << what << " element " << e;
+    }
+  };
+  expect(w, dense.inputs[0], w0, "weight");
+  for (int i = 0; i < kc.states; ++i) expect(states[i], dense.inputs[2 + i], s0[i], "state");
+}
+
+}  // namespace
+
 TEST(LazyUpdateKernel, MatchesTheDenseUpdateOnItsRows) {
   const Shape shape{40, 3};
   const std::vector<std::vector<int64_t>> row_sets = {{}, {0, 7, 8, 21, 39}, {}};
@@ -213,43 +259,20 @@ TEST(LazyUpdateKernel, MatchesTheDenseUpdateOnItsRows) {
           std::vector<int64_t> rows = row_sets[set];
           if (set == 2)
             for (int64_t r = 0; r < shape[0]; ++r) rows.push_back(r);  // every row
-          SCOPED_TRACE(kc.op + " " + std::string(DTypeName(dtype)) + " indices " + std::string(DTypeName(index)) +
-                       " rows " + std::to_string(rows.size()));
-          const uint64_t seed = set + 10 * static_cast<uint64_t>(kc.states);
-          const NDArray w0 = Random(shape, dtype, seed, -1, 1), g = Random(shape, dtype, seed + 1, -3, 3);
-          std::vector<NDArray> s0;
-          for (int i = 0; i < kc.states; ++i) s0.push_back(Random(shape, dtype, seed + 2 + i, 0.1, 1));
-          // The dense update of every row, on copies.
-          ImperativeCall dense;
-          dense.op = kc.op;
-          dense.params = kc.params;
-          dense.inputs = {w0.Copy(Context::cpu(0)), g};
-          for (const NDArray& s : s0) dense.inputs.push_back(s.Copy(Context::cpu(0)));
-          std::vector<NDArray> dense_out{dense.inputs[0]};
-          Invoke(dense, &dense_out);
-          // The lazy kernel, in place on copies.
-          const NDArray w = w0.Copy(Context::cpu(0)), grad = RowsOf(g, rows, index);
-          std::vector<NDArray> states;
-          for (const NDArray& s : s0) states.push_back(s.Copy(Context::cpu(0)));
-          ImperativeCall lazy;
-          lazy.op = kc.op;
-          lazy.params = kc.params;
-          lazy.inputs = {w, grad};
-          lazy.inputs.insert(lazy.inputs.end(), states.begin(), states.end());
-          ASSERT_TRUE(SparseKernelClaims(lazy, {w})) << "the cpu has a lazy kernel for " << kc.op;
-          LazyUpdate(kc.op, kc.params, w, grad, states);
-          std::vector<bool> stored(static_cast<size_t>(shape[0]), false);
-          for (int64_t r : rows) stored[static_cast<size_t>(r)] = true;
-          auto expect = [&](const NDArray& got, const NDArray& updated, const NDArray& before, const char* what) {
-            const std::vector<double> a = HostDoubles(got), u = HostDoubles(updated), b = HostDoubles(before);
-            for (size_t e = 0; e < a.size(); ++e) {
-              const double want = stored[e / static_cast<size_t>(shape[1])] ? u[e] : b[e];
-              EXPECT_NEAR(a[e], want, 1e-6 * (1 + std::fabs(want))) << what << " element " << e;
-            }
-          };
-          expect(w, dense.inputs[0], w0, "weight");
-          for (int i = 0; i < kc.states; ++i) expect(states[i], dense.inputs[2 + i], s0[i], "state");
+          ExpectLazyMatchesDense(kc, shape, rows, dtype, index, set + 10 * static_cast<uint64_t>(kc.states));
         }
+}
+
+// Enough rows for the kernel to split them over the thread plan's team, in pieces the threads take
+// in turn: every stored row updated once, dense ones (consecutive rows) and sparse ones alike.
+TEST(LazyUpdateKernel, ManyRowsSplitIntoPiecesMatchTheDenseUpdate) {
+  const Shape shape{200000, 1};
+  std::vector<int64_t> rows;
+  std::mt19937_64 rng(5);
+  for (int64_t r = 0; r < shape[0]; ++r)
+    if (r < 20000 || rng() % 8 == 0) rows.push_back(r);  // a dense head, then one row in 8
+  for (const KernelCase& kc : KernelCases())
+    ExpectLazyMatchesDense(kc, shape, rows, DType::kFloat32, DType::kInt64, 77);
 }
 
 TEST(LazyUpdateKernel, RefusesUnsortedOrOutOfRangeIndicesAndWritesNothing) {

@@ -16,8 +16,8 @@
 // and is reported by position. A repeated index would update its row twice.
 //
 // Parallelism: the stored rows are split over the thread plan's team when the update touches
-// enough elements (ParallelChunks); the rows are distinct, so chunks write disjoint rows and the
-// result does not depend on the team size.
+// enough elements, in pieces the threads take in turn (ParallelPieces); the rows are distinct, so
+// pieces write disjoint rows and the result does not depend on the team size or the order.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -154,7 +154,10 @@ class LazyUpdateKernel {
     // Written to another array (req write, not in place): the rows the gradient lacks keep the
     // weight's values there too.
     if (out != nullptr && out != w) std::memcpy(out, w, static_cast<size_t>(size) * sizeof(T));
-    ParallelChunks(count, count * k * (2 + kStates), [&](int64_t k0, int64_t k1, int) {
+    // Pieces, not halves: the rows are sorted, and the high ones (far apart, a miss each) cost a
+    // few times the low ones (frequent features, many to a cache line) in a LibSVM batch.
+    const int64_t piece = std::max<int64_t>(kAhead * 16, count / 32);
+    ParallelPieces(count, count * k * (2 + kStates), piece, [&](int64_t k0, int64_t k1) {
       auto rows_loop = [&] {
         // Copies the loop owns: read through the kernel's members, every parameter was loaded
         // again after each store to the weight or a state (they might alias, for the compiler).

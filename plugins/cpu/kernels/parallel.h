@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "cpu_kernels.h"
@@ -43,6 +44,27 @@ void ParallelChunks(int64_t n, int64_t work, const F& body) {
     const int k = omp_get_num_threads(), i = omp_get_thread_num();
     body(n * i / k, n * (i + 1) / k, i);
   }
+}
+
+/// Runs body(begin, end) over [0, n) like ParallelChunks, but in pieces of `piece` elements that
+/// the team's threads take in turn until none is left, instead of one contiguous chunk per thread:
+/// for loops whose cost per element varies along [0, n), where equal chunks leave one thread
+/// working while the other waits (a lazy update's sorted rows: the low ones share cache lines, the
+/// high ones each miss). Pieces are disjoint; the same rules as ParallelChunks apply to body.
+template <typename F>
+void ParallelPieces(int64_t n, int64_t work, int64_t piece, const F& body) {
+  const int team = ParallelTeam(n, work);
+  if (team == 1) {
+    body(int64_t{0}, n);
+    return;
+  }
+  piece = std::max<int64_t>(piece, 1);
+  std::atomic<int64_t> next{0};
+  PrepareMathThread();
+#pragma omp parallel num_threads(team)
+  for (int64_t b = next.fetch_add(piece, std::memory_order_relaxed); b < n;
+       b = next.fetch_add(piece, std::memory_order_relaxed))
+    body(b, std::min(n, b + piece));
 }
 
 }  // namespace weft::cpu

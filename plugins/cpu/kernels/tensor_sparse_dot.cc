@@ -110,10 +110,13 @@ void CsrDense(const C& a, const T* rhs, int64_t k, T* out, Assign assign, Fault&
 }
 
 // The stored columns of a csr as a rank bitmap over [0, n): rank(c) is c's position among them.
+// Each 64-column word sits beside the count of columns before it, so a rank reads one cache line
+// (the transposed product ranks every stored element: 51 200 of them for a batch of 512 LibSVM
+// rows of 100 features).
 class ColumnSet {
  public:
   template <typename C>
-  ColumnSet(const C& a, Fault& fault) : bits_(static_cast<size_t>((a.n + 63) / 64), 0) {
+  ColumnSet(const C& a, Fault& fault) : words_(static_cast<size_t>((a.n + 63) / 64)) {
     for (int64_t i = 0; i < a.m; ++i) {
       int64_t b = 0, e = 0;
       if (!RowRange(a, i, &b, &e)) {
@@ -126,32 +129,51 @@ class ColumnSet {
           fault.Note(i, p);
           return;
         }
-        bits_[static_cast<size_t>(col >> 6)] |= uint64_t{1} << (col & 63);
+        words_[static_cast<size_t>(col >> 6)].bits |= uint64_t{1} << (col & 63);
       }
     }
-    before_.resize(bits_.size());
     int64_t count = 0;
-    for (size_t w = 0; w < bits_.size(); ++w) {
-      before_[w] = count;
-      count += __builtin_popcountll(bits_[w]);
+    for (Word& w : words_) {
+      w.before = count;
+      count += __builtin_popcountll(w.bits);
     }
     size_ = count;
   }
   int64_t size() const { return size_; }
   int64_t Rank(int64_t col) const {
-    const auto w = static_cast<size_t>(col >> 6);
-    const uint64_t below = bits_[w] & ((uint64_t{1} << (col & 63)) - 1);
-    return before_[w] + __builtin_popcountll(below);
+    const Word& w = words_[static_cast<size_t>(col >> 6)];
+    return w.before + __builtin_popcountll(w.bits & ((uint64_t{1} << (col & 63)) - 1));
   }
-  // The columns in ascending order.
+  // The columns in ascending order (size() of them). A word's columns go four at a time, stored
+  // whether or not the word has that many (the extra stores land where the next word's columns
+  // go, and are overwritten by them; the words within 64 columns of the end go one by one): a loop
+  // per set bit mispredicted its exit about once a word.
   void Write(int64_t* out) const {
-    for (size_t w = 0; w < bits_.size(); ++w)
-      for (uint64_t x = bits_[w]; x != 0; x &= x - 1) *out++ = static_cast<int64_t>(w * 64) + __builtin_ctzll(x);
+    int64_t* const end = out + size_;
+    for (size_t i = 0; i < words_.size(); ++i) {
+      uint64_t x = words_[i].bits;
+      int64_t* o = out + words_[i].before;
+      const auto base = static_cast<int64_t>(i * 64);
+      if (end - o < 64) {
+        for (; x != 0; x &= x - 1) *o++ = base + __builtin_ctzll(x);
+        continue;
+      }
+      while (x != 0) {
+        for (int j = 0; j < 4; ++j) {
+          o[j] = base + __builtin_ctzll(x | (uint64_t{1} << 63));  // x may be 0 by now: a dummy 63
+          x &= x - 1;
+        }
+        o += 4;
+      }
+    }
   }
 
  private:
-  std::vector<uint64_t> bits_;
-  std::vector<int64_t> before_;
+  struct Word {
+    uint64_t bits = 0;
+    int64_t before = 0;
+  };
+  std::vector<Word> words_;
   int64_t size_ = 0;
 };
 
