@@ -1,6 +1,7 @@
 // weft's 1-D Winograd convolution F(m, r) for the 1xr and rx1 layers of the fused inference
-// convolution `_sg_conv` (nn_conv_fused.cc): Inception v3's 1x7 and 7x1 layers, on which oneDNN
-// has only its direct kernel (7 multiplications per output). Internal to weft_cpu_kernels.
+// convolution `_sg_conv` (nn_conv_fused.cc): Inception v3's 1x7 and 7x1 layers (and its 1x3 and
+// 3x1 ones), on which oneDNN has only its direct kernel (7 multiplications per output; F(6, 7) on
+// a 17-wide line does 36 per 17 outputs, about 2.1). Internal to weft_cpu_kernels.
 //
 // Along the kernel's axis, per tile of m outputs, per input channel c and filter k:
 // y = Aᵀ[(G·g) ⊙ (Bᵀ·d)], d the n = m + r - 1 inputs of the tile. Summed over c, the n products
