@@ -207,6 +207,8 @@ TEST(WEFT_WINOGRAD_1D_SUITE, BlockedAndMixedLayouts) {
     const Layer row{1, 32, 17, 17, 48, 1, 7, 0, 3, "relu", "None", true, in, out};
     Layer column = row;
     std::swap(column.kh, column.kw), std::swap(column.ph, column.pw);
+    // One chunk of 51 tiles: its filters run as two halves, one per thread of a team of 2.
+    EXPECT_EQ(weft::cpu::Winograd1DConv(row.Geom(), in, out, {}).FilterHalves(), 2);
     for (const Layer& l : {row, column}) Check(l, weft::cpu::Winograd1DTile(7, 17), rng, Tolerance(6, 7));
   }
 }

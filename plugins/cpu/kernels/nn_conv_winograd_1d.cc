@@ -96,6 +96,7 @@ struct Tiles1D {
   bool along_w;
   int64_t m, pad, len_in, len_out, across, tiles_along, cp, kp, vstride, mstride;
   int64_t in_w, out_w;  // widths of the input and output planes
+  int64_t k0, k1;       // the filters the output transform writes
   struct At {
     int64_t n, line, along;
   };
@@ -145,7 +146,7 @@ void OutputTransform1D(const Tiles1D& j, const float* at_m, const ConvGeom& g, i
   for (int64_t t = 0; t < count; ++t) {
     const Tiles1D::At at = j.Tile(t0 + t);
     const int64_t first = at.along * j.m, outputs = std::min(j.m, j.len_out - first);
-    for (int64_t k = 0; k < j.kp; k += kWidth) {
+    for (int64_t k = j.k0; k < j.k1; k += kWidth) {
       F8 s[N], b;
       for (int64_t p = 0; p < N; ++p) std::memcpy(&s[p], m + p * j.mstride + t * j.kp + k, sizeof(F8));
       std::memcpy(&b, bias + k, sizeof b);
@@ -267,6 +268,11 @@ Winograd1DConv::Winograd1DConv(const ConvGeom& g, int64_t in_block, int64_t out_
   int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
   if (chunks > 1) chunks += chunks % 2;
   chunk_ = std::max<int64_t>(1, (tiles_ + chunks - 1) / chunks);
+  // A single chunk runs as two halves of the filters (each with its own input transform), so that
+  // a team of 2 shares it: Inception's 17x17 layers at batch 1 are one chunk of 51 tiles, and at
+  // 2 threads one core ran them while the other waited. Depends on the geometry only, like the
+  // chunks, never on the team.
+  halves_ = chunks == 1 && tiles_ >= 8 && kp_ % 16 == 0 ? 2 : 1;
 }
 
 void Winograd1DConv::SetWeights(const float* w, const float* b) {
@@ -287,18 +293,18 @@ void Winograd1DConv::SetWeights(const float* w, const float* b) {
   });
 }
 
-void Winograd1DConv::RunChunk(int64_t t0, int64_t count, const float* x, const float* sum, float* y, float* v,
-                              float* m) const {
-  const Tiles1D j{along_w_, m_,  pad_,      len_in_,   len_out_, across_, tiles_along_,
-                  cp_,      kp_, VStride(), MStride(), g_.w,     g_.ow};
+void Winograd1DConv::RunChunk(int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x, const float* sum,
+                              float* y, float* v, float* m) const {
+  const Tiles1D j{along_w_,  m_,        pad_, len_in_, len_out_, across_, tiles_along_, cp_, kp_,
+                  VStride(), MStride(), g_.w, g_.ow,   k0,       k1};
   isa::Dispatch([&] {
     ForPoints(n_, [&](auto n) {
       ForBlock(in_block_, [&](auto b) { InputTransform1D<n(), b()>(j, bt_f_.data(), g_, t0, count, x, v); });
     });
   });
   for (int64_t p = 0; p < n_; ++p)
-    dnnl_sgemm('N', 'N', count, kp_, cp_, 1.0f, v + p * j.vstride, cp_, u_.data() + p * cp_ * kp_, kp_, 0.0f,
-               m + p * j.mstride, kp_);
+    dnnl_sgemm('N', 'N', count, k1 - k0, cp_, 1.0f, v + p * j.vstride, cp_, u_.data() + p * cp_ * kp_ + k0, kp_, 0.0f,
+               m + p * j.mstride + k0, kp_);
   isa::Dispatch([&] {
     ForPoints(n_, [&](auto n) {
       ForBlock(out_block_, [&](auto b) {
@@ -313,11 +319,13 @@ void Winograd1DConv::Run(const float* x, const float* sum, float* y) const {
   if (tiles_ == 0) return;
   const int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
   const size_t v_size = static_cast<size_t>(n_ * VStride()), m_size = static_cast<size_t>(n_ * MStride());
-  ForChunksWithScratch(chunks, tiles_ * n_ * (cp_ + kp_), v_size + m_size, "_sg_conv (1-D Winograd)",
+  ForChunksWithScratch(chunks * halves_, tiles_ * n_ * (cp_ + kp_), v_size + m_size, "_sg_conv (1-D Winograd)",
                        [&](int64_t i0, int64_t i1, float* scratch) {
-                         for (int64_t i = i0; i < i1; ++i)
-                           RunChunk(i * chunk_, std::min(chunk_, tiles_ - i * chunk_), x, sum, y, scratch,
+                         for (int64_t i = i0; i < i1; ++i) {
+                           const int64_t t0 = i / halves_ * chunk_, half = kp_ / halves_, k0 = i % halves_ * half;
+                           RunChunk(t0, std::min(chunk_, tiles_ - t0), k0, k0 + half, x, sum, y, scratch,
                                     scratch + v_size);
+                         }
                        });
 }
 

@@ -50,6 +50,8 @@ class Winograd1DConv {
   int64_t TileOutputs() const { return m_; }
   /// Tiles per chunk (the M of the n products).
   int64_t ChunkTiles() const { return chunk_; }
+  /// 2 when a single chunk's filters run as two halves (shared by a team of 2), else 1.
+  int64_t FilterHalves() const { return halves_; }
   /// The transforms, row-major: Aᵀ (m × n), G (n × r), Bᵀ (n × n), in double (tests).
   const std::vector<double>& AT() const { return at_; }
   const std::vector<double>& G() const { return gm_; }
@@ -58,7 +60,9 @@ class Winograd1DConv {
  private:
   int64_t VStride() const { return chunk_ * cp_ + 16; }
   int64_t MStride() const { return chunk_ * kp_ + 16; }
-  void RunChunk(int64_t t0, int64_t count, const float* x, const float* sum, float* y, float* v, float* m) const;
+  // Tiles t0..t0+count-1, filters k0..k1-1 (all, or one half: halves_).
+  void RunChunk(int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x, const float* sum, float* y, float* v,
+                float* m) const;
 
   ConvGeom g_;
   int64_t in_block_, out_block_;
@@ -69,6 +73,7 @@ class Winograd1DConv {
   int64_t across_, tiles_along_;  // lines (the other axis), tiles per line
   int64_t cp_ = 0, kp_ = 0;       // channels rounded up to 8
   int64_t tiles_ = 0, chunk_ = 0;
+  int64_t halves_ = 1;  // 2: a single chunk's filters run as two halves
   std::vector<double> at_, gm_, bt_;
   std::vector<float> at_f_, bt_f_;  // Aᵀ and Bᵀ rounded (their entries are exact: dyadic points)
   std::vector<float> u_, bias_;     // U[n][cp][kp], bias[kp]
