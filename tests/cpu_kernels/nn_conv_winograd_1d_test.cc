@@ -207,10 +207,18 @@ TEST(WEFT_WINOGRAD_1D_SUITE, BlockedAndMixedLayouts) {
     const Layer row{1, 32, 17, 17, 48, 1, 7, 0, 3, "relu", "None", true, in, out};
     Layer column = row;
     std::swap(column.kh, column.kw), std::swap(column.ph, column.pw);
-    // One chunk of 51 tiles: its filters run as two halves, one per thread of a team of 2.
-    EXPECT_EQ(weft::cpu::Winograd1DConv(row.Geom(), in, out, {}).FilterHalves(), 2);
+    // 51 tiles: two chunks, one per thread of a team of 2.
+    EXPECT_EQ(weft::cpu::Winograd1DConv(row.Geom(), in, out, {}).ChunkTiles(), 26);
     for (const Layer& l : {row, column}) Check(l, weft::cpu::Winograd1DTile(7, 17), rng, Tolerance(6, 7));
   }
+}
+
+// 16 tiles (a 3x1 at 8x8): one chunk whose filters run as two halves, one per thread of a team of 2.
+TEST(WEFT_WINOGRAD_1D_SUITE, OneChunkAsTwoHalvesOfTheFilters) {
+  std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
+  const Layer l{1, 40, 8, 8, 48, 3, 1, 1, 0, "relu", "None", true, 8, 8};
+  EXPECT_EQ(weft::cpu::Winograd1DConv(l.Geom(), 8, 8, {}).FilterHalves(), 2);
+  Check(l, weft::cpu::Winograd1DTile(3, 8), rng, Tolerance(4, 3));
 }
 
 // 17x17 at batch 4 with 128 channels: several chunks of tiles, split over the team; then a single

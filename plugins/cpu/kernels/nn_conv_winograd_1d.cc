@@ -267,11 +267,15 @@ Winograd1DConv::Winograd1DConv(const ConvGeom& g, int64_t in_block, int64_t out_
   chunk_ = std::clamp<int64_t>((int64_t{1} << 20) / per_tile, least, 128);
   int64_t chunks = (tiles_ + chunk_ - 1) / chunk_;
   if (chunks > 1) chunks += chunks % 2;
+  // A single chunk is split so that a team of 2 shares it (Inception's 17x17 layers at batch 1
+  // are one chunk of 51 tiles: at 2 threads one core ran them while the other waited): with 32
+  // tiles or more into two chunks of tiles, below into two halves of the filters (each half with
+  // its own input transform). Both cost one thread a little (AVX-512, 1x7 at 17x17, batch 1: 128
+  // channels 0.250 ms as two chunks, 0.300 as halves, 0.239 whole; 192: 0.588, 0.557, 0.487) and
+  // save the second thread about half (128: 0.132 ms, 192: 0.263). Like the chunks, this depends
+  // on the geometry only, never on the team, so the sums do not either.
+  if (chunks == 1 && tiles_ >= 32) chunks = 2;
   chunk_ = std::max<int64_t>(1, (tiles_ + chunks - 1) / chunks);
-  // A single chunk runs as two halves of the filters (each with its own input transform), so that
-  // a team of 2 shares it: Inception's 17x17 layers at batch 1 are one chunk of 51 tiles, and at
-  // 2 threads one core ran them while the other waited. Depends on the geometry only, like the
-  // chunks, never on the team.
   halves_ = chunks == 1 && tiles_ >= 8 && kp_ % 16 == 0 ? 2 : 1;
 }
 
