@@ -31,6 +31,11 @@ void PrintNode(std::ostringstream& os, const ExecGraph& g, const ExecNode& x,
     os << "Attrs:\n";
     for (const auto& [k, v] : attrs) os << "\t" << k << "=" << v << "\n";
   }
+  // Concat inputs written in place (concat_view.h): where the output lies.
+  for (uint32_t o : x.outputs)
+    if (o != kNoEntry && g.entries[o].view_of != kNoEntry)
+      os << "Output in place:\n\t" << g.entries[o].label << " = " << g.entries[g.entries[o].view_of].label
+         << " channels from " << g.entries[o].view_channel << "\n";
   if (x.backward && x.fwd != nullptr) os << "Control deps:\n\tcdep[0]=" << x.fwd->name << "\n";
 }
 

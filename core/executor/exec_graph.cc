@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "executor/fuse_conv.h"
 #include "operator/gradient.h"
 #include "operator/infer.h"
 #include "weft/sdk/operator.h"
@@ -70,6 +71,12 @@ class Builder {
       for (uint32_t k = 0; k < n.num_outputs; ++k) {
         x.outputs.push_back(ig_.entry_id(nid, k));
         g_.entries[x.outputs.back()].dev = x.dev;
+      }
+      // A blocked output takes its padded size when its channels fill no whole block (a blocked
+      // attribute on other data is the kernel's to refuse).
+      if (const int64_t block = ActivationBlock(x.op, x.params, -1); block > 1) {
+        EntryInfo& out = g_.entries[x.outputs[0]];
+        if (out.shape.ndim() == 4) out.padded_bytes = BlockedBytes(out.shape, out.dtype, block);
       }
       x.req.assign(n.num_outputs, WEFT_REQ_WRITE);
       x.inplace = OpInplacePairs(*n.op, n.params);

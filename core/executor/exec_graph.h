@@ -3,6 +3,7 @@
 // with every value ("entry") given a shape, a dtype and a kind that says where its memory comes from.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -36,7 +37,17 @@ struct EntryInfo {
   uint32_t out_index = 0;        // output slot on the producer
   std::string label;             // "fc(0)" style reference for DebugStr
   int32_t dev = 0;               // index into ExecGraph::contexts: where the value lives
-  uint64_t bytes() const { return static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype); }
+  // A channel slice of entry `view_of`'s memory from channel `view_channel` on, images at that
+  // entry's image stride (concat_view.h: a Concat input written in place; view_of has memory of
+  // its own); kNoEntry: its own memory.
+  uint32_t view_of = kNoEntry;
+  int64_t view_channel = 0;
+  // Bytes the value occupies when more than its shape's: a blocked activation whose last block
+  // of channels is padded (fuse_conv.h, BlockedBytes); 0 otherwise.
+  uint64_t padded_bytes = 0;
+  uint64_t bytes() const {
+    return std::max<uint64_t>(static_cast<uint64_t>(shape.Size()) * DTypeSize(dtype), padded_bytes);
+  }
 };
 
 struct ExecNode {

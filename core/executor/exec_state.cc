@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "executor/concat_view.h"
 #include "executor/fuse_conv.h"
 #include "symbol/infer.h"
 #include "weft/env.h"
@@ -215,6 +216,7 @@ void ExecState::Init(const Symbol& sym, const Context& context, const std::vecto
   CheckBlockedLayouts(b.ig);
   Placement place = PlaceNodes(b.ig, ctx, groups, args, aux);
   graph = BuildExecGraph(std::move(b.ig), b.shapes, b.types, req_codes, place);
+  if (inference && groups.empty() && ConcatInPlaceEnabled()) PlaceConcatInputs(graph);
   plan = PlanMemory(graph);
   AllocateBlocks(shared);
   BindEntries(args, grads, aux);
@@ -274,10 +276,23 @@ void ExecState::BindEntries(const std::vector<NDArray>& args, const std::vector<
       case EntryKind::kHeadGrad:
         entries[e] = NDArray(info.shape, ectx, false, info.dtype);
         break;
-      case EntryKind::kInternal:
-        entries[e] = plan.storage[e] >= 0 ? blocks[static_cast<size_t>(plan.storage[e])].AsArray(info.shape, info.dtype)
-                                          : NDArray(info.shape, ectx, false, info.dtype);
+      case EntryKind::kInternal: {
+        if (plan.storage[e] < 0) {
+          entries[e] = NDArray(info.shape, ectx, false, info.dtype);
+          break;
+        }
+        const NDArray& block = blocks[static_cast<size_t>(plan.storage[e])];
+        if (info.view_of == kNoEntry) {
+          entries[e] = block.AsArray(info.shape, info.dtype);
+          break;
+        }
+        // A view (concat_view.h: 4-D) starts at its first channel of image 0; it ends within the
+        // block (view_channel + n * C <= n * C_total), so the contiguous shape fits.
+        const size_t at =
+            static_cast<size_t>(info.view_channel * info.shape[2] * info.shape[3]) * DTypeSize(info.dtype);
+        entries[e] = block.Slice(at, static_cast<size_t>(block.GetShape()[0])).AsArray(info.shape, info.dtype);
         break;
+      }
     }
   }
 }
@@ -492,6 +507,11 @@ std::shared_ptr<const Segment> ExecState::MakeSegment(size_t begin, size_t end) 
   return seg;
 }
 
+NDArray ExecState::Monitored(uint32_t eid, const NDArray& a) const {
+  const uint32_t parent = graph.entries[eid].view_of;
+  return parent == kNoEntry ? a : ContiguousCopy(graph, eid, entries[parent]);
+}
+
 void ExecState::RunNodesOneByOne(size_t begin, size_t end, bool is_train) const {
   for (size_t k = begin; k < end; ++k) {
     const ExecNode& x = graph.nodes[k];
@@ -501,7 +521,8 @@ void ExecState::RunNodesOneByOne(size_t begin, size_t end, bool is_train) const 
       for (size_t i = 0; i < r.inputs.size(); ++i) {
         r.inputs[i].WaitToRead();
         const int64_t block = ActivationBlock(x.op, x.params, static_cast<int>(i));
-        monitor(x.name + "_" + x.fwd->input_names[i], block ? PlainCopy(r.inputs[i], block) : r.inputs[i]);
+        const NDArray a = Monitored(x.inputs[i], r.inputs[i]);
+        monitor(x.name + "_" + x.fwd->input_names[i], block ? PlainCopy(a, block) : a);
       }
     }
     if (x.is_copy) {
@@ -518,7 +539,8 @@ void ExecState::RunNodesOneByOne(size_t begin, size_t end, bool is_train) const 
                                                            : x.name + "_output" + std::to_string(o);
       // Blocked activations (fuse_conv.h) are reported in NCHW, as every other array.
       const int64_t block = x.backward ? 0 : ActivationBlock(x.op, x.params, -1);
-      monitor(name, block ? PlainCopy(r.outputs[o], block) : r.outputs[o]);
+      const NDArray a = Monitored(x.outputs[o], r.outputs[o]);
+      monitor(name, block ? PlainCopy(a, block) : a);
     }
   }
 }

@@ -114,6 +114,9 @@ struct ExecState {
                    const std::vector<NDArray>& aux);
   /// Fills `runs`: each node's arrays and its kernel, made once here (Init's last phase).
   void PrepareKernels();
+  /// What the monitor reports for entry `eid` (array `a`): `a`, or for a view (concat_view.h) a
+  /// contiguous copy of its images.
+  NDArray Monitored(uint32_t eid, const NDArray& a) const;
   /// Replaces every whole-entry use of `old` (the same view) by `array` in runs and cached plans.
   void Redirect(const NDArray& old, const NDArray& array);
 

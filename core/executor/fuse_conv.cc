@@ -331,7 +331,8 @@ Kind KindOf(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
 // reads). A value is blocked when its writer is such a node and every reader takes it blocked: a
 // chain's convolution as its data, a chain's add as its sum (then that chain's output is blocked
 // too: the sum post-op adds into dst), a BatchNorm chain as its data, a blocked Pooling or Concat;
-// never a graph output, and not 4-D with whole blocks: never. Start from every candidate and drop
+// never a graph output, and not 4-D: never; with a partial last block only between convolution
+// chains (padded, see below; the other readers need whole blocks). Start from every candidate and drop
 // what breaks a rule until nothing changes. Per node: whether it reads its inputs blocked (a
 // Pooling, Concat or BatchNorm chain; a convolution chain's data follows its writer) and whether
 // it writes its output 0 blocked.
@@ -354,12 +355,23 @@ std::vector<NodeLayout> BlockedNodes(const graph::IndexedGraph& ig, const std::v
     for (uint32_t n : {chains.bn[nid].bn, chains.bn[nid].act})
       if (n != kNone) owner[n] = nid;
   }
+  // Channels that fill no whole block (MobileNet v2's 24) are padded to whole blocks with zeros
+  // (the entry takes the padded size, exec_graph.h) between convolution chains only, whose
+  // convolutions have one group or one per channel (oneDNN's blocked kernels pad such tensors in
+  // their own copies anyway: the padded layout saves the reorders into and out of them), and only
+  // with more channels than one block (padding less than half the tensor).
+  auto whole = [&](uint32_t nid) { return (*shapes[ig.entry_id(nid, 0)])[1] % block == 0; };
+  auto padding_ok = [&](uint32_t conv) {
+    const auto p = sdk::ParseParams<sdk::ConvolutionParam>(ig.nodes[conv].node->params);
+    return p.num_group == 1 || p.num_group == p.num_filter;
+  };
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     if (owner[nid] != kNone && owner[nid] != nid) continue;  // inside a chain
     kind[nid] = KindOf(ig, shapes, types, chains, nid, block);
     if (kind[nid] == Kind::kChain) {
       const Shape& out = *shapes[ig.entry_id(nid, 0)];
-      blocked[nid] = out.ndim() == 4 && out[1] % block == 0;
+      const Chain& c = chains.conv[nid];
+      blocked[nid] = out.ndim() == 4 && (whole(nid) || (out[1] > block && padding_ok(c.dw != kNone ? c.dw : c.conv)));
     } else {
       blocked[nid] = kind[nid] != Kind::kOther;
     }
@@ -374,7 +386,7 @@ std::vector<NodeLayout> BlockedNodes(const graph::IndexedGraph& ig, const std::v
       return r.node == chains.bn[owner[r.node]].bn && r.input == 0 && blocked[owner[r.node]];
     if (owner[r.node] != kNone) {
       const Chain& c = chains.conv[owner[r.node]];
-      if (r.node == c.conv) return r.input == 0;
+      if (r.node == c.conv) return r.input == 0 && (whole(nid) || padding_ok(c.conv));
       return r.node == c.add && c.sum.node_id == nid && c.sum.index == 0 && blocked[owner[r.node]];
     }
     return kind[r.node] != Kind::kOther && kind[r.node] != Kind::kChain && blocked[r.node];
@@ -543,19 +555,26 @@ int64_t ActivationBlock(const std::string& op, const AttrMap& params, int input)
   return block > 1 ? block : 0;
 }
 
+uint64_t BlockedBytes(const Shape& shape, DType dtype, int64_t block) {
+  WEFT_CHECK(shape.ndim() == 4 && block > 0, "BlockedBytes: {} is no 4-D activation", shape.ToString());
+  const int64_t padded = (shape[1] + block - 1) / block * block;
+  return static_cast<uint64_t>(shape[0] * padded * shape[2] * shape[3]) * DTypeSize(dtype);
+}
+
 NDArray PlainCopy(const NDArray& a, int64_t block) {
   const Shape s = a.GetShape();
-  WEFT_CHECK(s.ndim() == 4 && s[1] % block == 0 && a.GetDType() == DType::kFloat32,
+  WEFT_CHECK(s.ndim() == 4 && a.GetDType() == DType::kFloat32,
              "PlainCopy: {} is not a blocked activation of {} channels per block", s.ToString(), block);
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3], blocks = (c + block - 1) / block;
+  // A partial last block is padded (the entry's storage holds it): read the padded tensor.
   std::vector<float> in, out(a.Size());
-  a.SyncCopyToCPU(&in);
-  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  a.AsArray(Shape(n, blocks * block, s[2], s[3]), DType::kFloat32).SyncCopyToCPU(&in);
   // Blocked (n, c / block, h, w, c % block) -> plain (n, c, h, w).
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t p = 0; p < hw; ++p)
         out[static_cast<size_t>((i * c + ch) * hw + p)] =
-            in[static_cast<size_t>(((i * (c / block) + ch / block) * hw + p) * block + ch % block)];
+            in[static_cast<size_t>(((i * blocks + ch / block) * hw + p) * block + ch % block)];
   return NDArray(out, s, a.GetContext());
 }
 

@@ -55,8 +55,12 @@ bool GraphFusionEnabled();
 /// (data_format); a float32 Dropout of a 4-D array with whole blocks reads and writes blocked
 /// (data_format; SqueezeNet's before its classifier). A value is blocked only when its writer is
 /// one of these, every reader is one of these taking it blocked, it is not a graph output, and it
-/// is 4-D with a multiple of the block's channels. A blocked tensor has the plain one's size, so
-/// memory planning is unchanged; the kernels skip the reorders between the layers.
+/// is 4-D with a multiple of the block's channels, or, between chains whose convolutions have one
+/// group or one per channel, with more channels than one block: such a tensor (MobileNet v2's 24
+/// channels in nChw16c) is padded to whole blocks with zeros and takes that size in memory
+/// (BlockedBytes; the executor plans it, exec_graph.h), as oneDNN's blocked kernels pad their own
+/// copies. Other blocked tensors have the plain one's size; the kernels skip the reorders between
+/// the layers.
 std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
                                            const std::vector<int>& types, const std::string& blocked_format,
                                            size_t* fused);
@@ -71,8 +75,12 @@ void CheckBlockedLayouts(const graph::IndexedGraph& ig);
 /// (or writes its output 0 when `input` is -1), 0 when plain: for the monitor, which reports NCHW.
 int64_t ActivationBlock(const std::string& op, const AttrMap& params, int input);
 
-/// A plain NCHW copy of `a`, a 4-D float32 array in oneDNN's nChw{block}c (channels a multiple of
-/// `block`), through host memory.
+/// Bytes of the 4-D activation `shape` of `dtype` in blocks of `block` channels, the last block
+/// padded: what a blocked value occupies. Throws weft::Error unless `shape` is 4-D.
+uint64_t BlockedBytes(const Shape& shape, DType dtype, int64_t block);
+
+/// A plain NCHW copy of `a`, a 4-D float32 array in oneDNN's nChw{block}c (a partial last block
+/// padded: `a`'s memory holds BlockedBytes), through host memory.
 NDArray PlainCopy(const NDArray& a, int64_t block);
 
 }  // namespace weft::exec

@@ -35,6 +35,11 @@ class Planner {
         if (o == kNoEntry || g_.entries[o].kind != EntryKind::kInternal) continue;
         const uint64_t bytes = g_.entries[o].bytes();
         if (bytes == 0) continue;
+        if (g_.entries[o].view_of != kNoEntry) {  // a slice of a later node's output (concat_view.h)
+          Assign(o, ParentBlock(g_.entries[o].view_of));
+          continue;
+        }
+        if (plan_.storage[o] >= 0) continue;  // placed by its first slice's writer
         plan_.unshared_bytes += bytes;
         const int32_t dev = g_.entries[o].dev;
         if (!sharing_) {
@@ -69,6 +74,18 @@ class Planner {
       return sid;
     }
     return -1;
+  }
+
+  // The block of entry `parent`, whose slices are written before it: planned when the first of
+  // them is, so it stays live from then until its own last reader (each live slice counts too).
+  int32_t ParentBlock(uint32_t parent) {
+    if (plan_.storage[parent] < 0) {
+      const uint64_t bytes = g_.entries[parent].bytes();
+      const int32_t dev = g_.entries[parent].dev;
+      plan_.unshared_bytes += bytes;
+      Assign(parent, sharing_ ? Allocate(bytes, dev) : NewBlock(bytes, dev));
+    }
+    return plan_.storage[parent];
   }
 
   int32_t NewBlock(uint64_t bytes, int32_t dev) {

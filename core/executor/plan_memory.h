@@ -5,7 +5,10 @@
 // best-fitting freed block within a size ratio, or a new block. Blocks are sized to the largest
 // value they hold. Only EntryKind::kInternal entries are planned; user arrays (arguments, aux
 // states, bound gradients), head gradients and zero constants are external. Graph outputs keep
-// their block for ever (users read them after Backward).
+// their block for ever (users read them after Backward). An entry that is a view of a later
+// entry (EntryInfo::view_of: a Concat input written in place, concat_view.h) takes that entry's
+// block, which is planned when its first view is written and lives until the last of them and
+// of its own readers are done.
 #pragma once
 
 #include <cstdint>

@@ -361,18 +361,34 @@ TEST(WEFT_FUSION_SUITE, BlockedResNetBlocks) {
   }
 }
 
-TEST(WEFT_FUSION_SUITE, BlockedNeedsWholeBlocksOfChannels) {
+// Channels that fill no whole block (20, 24 in nChw16c; 12 in nChw8c) pass between convolution
+// chains padded to whole blocks, with more channels than one block (12 in nChw16c: plain) and
+// only to convolutions of one group or one per channel (c3 with two groups reads c2 plain). The
+// 3x3 layers would take weft's Winograd, which needs whole blocks: on padded tensors they run
+// oneDNN's direct kernels.
+TEST(WEFT_FUSION_SUITE, BlockedPadsPartialBlocks) {
   REQUIRE_BLOCKED_FORMAT(f);
+  const int block = f == "nChw8c" ? 8 : 16;
   Symbol data = Symbol::Variable("data");
-  // 20 channels fill no block; 24 fill blocks of 8 but not of 16.
-  for (int c : {20, 24}) {
-    Symbol net = Bn(Conv(Stage(Stage(data, "c1", c, 3), "c2", c, 3), "c3", 16, 3), "c3_bn");
-    Trio t = BindThree(net, Shape(2, 16, 9, 9));
-    const Symbol opt = t.blocked->GetOptimizedSymbol();
-    EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u);
-    EXPECT_EQ(CountAttr(opt, "out_format", f), c % (f == "nChw8c" ? 8 : 16) == 0 ? 2u : 0u) << c << opt.ToJSON();
-    ExpectThreeAgree(t, false, std::to_string(c) + " channels");
+  for (int c : {12, 20, 24}) {
+    for (int groups : {1, 2}) {
+      Symbol net = Bn(Conv(Stage(Stage(data, "c1", c, 3), "c2", c, 3), "c3", 16, 3, groups), "c3_bn");
+      Trio t = BindThree(net, Shape(2, 16, 9, 9));
+      const Symbol opt = t.blocked->GetOptimizedSymbol();
+      const bool blocks = c % block == 0 || c > block;
+      const std::string what = std::to_string(c) + " channels, c3 of " + std::to_string(groups) + " groups";
+      EXPECT_EQ(CountOp(opt, "_sg_conv"), 3u);
+      EXPECT_EQ(NodeText(opt, "c1_relu").find("out_format") != std::string::npos, blocks) << what << opt.ToJSON();
+      EXPECT_EQ(NodeText(opt, "c2_relu").find("out_format") != std::string::npos,
+                blocks && (c % block == 0 || groups == 1))
+          << what << opt.ToJSON();
+      ExpectThreeAgree(t, false, what);
+    }
   }
+  // A batch too large for the cache runs in chunks of images: padded images lie further apart.
+  Symbol net = Bn(Conv(Stage(Stage(data, "c1", 24, 3), "c2", 24, 3), "c3", 16, 3), "c3_bn");
+  Trio t = BindThree(net, Shape(9, 16, 64, 64));
+  ExpectThreeAgree(t, false, "24 channels, 9 images of 64 x 64");
 }
 
 TEST(WEFT_FUSION_SUITE, BlockedNeverReachesOutputsOrOtherOps) {
@@ -627,6 +643,23 @@ TEST(WEFT_FUSION_SUITE, BareConvolutionIsAChain) {
   }
 }
 
+// Layers whose kept weights reach 2 MiB keep them on huge pages where the kernel allows
+// (nn_conv_fused.cc): a MobileNet-like classifier after global pooling (1280 -> 1000, 5 MB) and a
+// 1x1 layer of 4 MB, each with the same values as the unfused graph.
+TEST(WEFT_FUSION_SUITE, LargeWeights) {
+  Symbol data = Symbol::Variable("data");
+  Symbol pooled = Operator("Pooling")
+                      .SetParam("global_pool", true)
+                      .SetParam("pool_type", "avg")(Stage(data, "c1", 1280, 1))
+                      .CreateSymbol("pool");
+  Symbol net = Conv(Bn(Conv(pooled, "classifier", 1000, 1), "classifier_bn"), "wide", 1024, 1);
+  for (const Shape& shape : {Shape(1, 16, 3, 3), Shape(3, 16, 3, 3)}) {
+    Trio t = BindThree(net, shape);
+    EXPECT_EQ(CountOp(t.blocked->GetOptimizedSymbol(), "_sg_conv"), 3u);
+    ExpectThreeAgree(t, false, "large weights " + shape.ToString());
+  }
+}
+
 // ---- 1x1 then depthwise convolution: with_dw ------------------------------------------------------
 
 Symbol Relu6(const Symbol& x, const std::string& name) {
@@ -761,6 +794,33 @@ TEST(WEFT_FUSION_SUITE, DepthwiseMergeNeedsItsShape) {
   }
 }
 
+// MobileNet v2's 24-channel values (nChw16c: padded to 32 channels) between inverted residual
+// blocks: b1's projection writes one, b2's reads it as its data and its sum and writes another,
+// which b3's expansion reads. The executor plans the padded size for them, the monitor sees them
+// in NCHW, and the outputs agree with the unfused graph's.
+TEST(WEFT_FUSION_SUITE, BlockedPaddedInvertedResiduals) {
+  REQUIRE_BLOCKED_FORMAT(f);
+  const int64_t block = f == "nChw8c" ? 8 : 16, padded = (24 + block - 1) / block * block;
+  Symbol b1 = InvertedResidual(Symbol::Variable("data"), 16, 24, 2, "b1");
+  Symbol net = InvertedResidual(InvertedResidual(b1, 24, 24, 1, "b2"), 24, 32, 2, "b3");
+  for (const Shape& shape : {Shape(1, 16, 28, 28), Shape(4, 16, 56, 56)}) {
+    const std::string what = "inverted residuals " + shape.ToString();
+    Trio t = BindThree(net, shape);
+    const Symbol opt = t.blocked->GetOptimizedSymbol();
+    for (const char* name : {"b1_bn3", "b2_add"})
+      EXPECT_NE(NodeText(opt, name).find("\"out_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+    for (const char* name : {"b2_relu2", "b2_add", "b3_relu2"})
+      EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
+    // The same entries, two of them (b1's and b2's 24-channel outputs) padded.
+    const int64_t plane = (shape[2] / 2) * (shape[3] / 2);
+    EXPECT_EQ(t.blocked->unshared_bytes() - t.fused->unshared_bytes(),
+              static_cast<uint64_t>(2 * shape[0] * (padded - 24) * plane) * sizeof(float))
+        << what;
+    ExpectThreeAgree(t, false, what);
+    ExpectMonitorsAgree(t, {"b1_bn3_output", "b2_add_output", "b2_relu2_data", "b2_add_sum", "b3_relu2_data"});
+  }
+}
+
 // ---- BatchNorm outside convolution chains: _sg_batch_norm ----------------------------------------
 
 void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
@@ -872,6 +932,152 @@ TEST(WEFT_FUSION_SUITE, BlockedBatchNormMonitorAndCut) {
   for (const char* name : {"in_relu", "mid_relu"})
     EXPECT_EQ(NodeText(uopt, name).find("data_format"), std::string::npos) << name << uopt.ToJSON();
   ExpectThreeAgree(u, false, "plain _sg_batch_norm");
+}
+
+// ---- Concat without the copy (core/executor/concat_view.h) ----------------------------------
+
+// One network bound fused (blocked activations as `blocked` says) twice with the same parameters:
+// its Concat inputs copied (WEFT_CONCAT_IN_PLACE=0) and written in place.
+struct CopyAndView {
+  std::unique_ptr<Executor> copy, view;
+};
+CopyAndView BindCopyAndView(const Symbol& s, const Shape& data, bool blocked = true) {
+  setenv("WEFT_CONCAT_IN_PLACE", "0", 1);
+  CopyAndView p{BindFused(s, data, blocked), nullptr};
+  unsetenv("WEFT_CONCAT_IN_PLACE");
+  p.view = BindFused(s, data, blocked);
+  Randomize(*p.copy, 7);
+  p.view->CopyParamsFrom(p.copy->arg_dict(), p.copy->aux_dict());
+  return p;
+}
+
+// The entries DebugStr shows written in place ("<label> = <concat label> channels from <c>").
+std::vector<std::string> InPlace(const Executor& e) {
+  std::vector<std::string> found;
+  const std::string text = e.DebugStr(), key = "Output in place:\n\t";
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    const size_t begin = at + key.size();
+    found.push_back(text.substr(begin, text.find('\n', begin) - begin));
+  }
+  return found;
+}
+
+// Both bindings give the same bits, in inference (twice: run to run too) and, with `train`, in
+// training mode (batch statistics: the kernels' unfused path).
+void ExpectCopyAndViewAgree(CopyAndView& p, bool train, const std::string& what) {
+  for (int pass = 0; pass < (train ? 3 : 2); ++pass) {
+    const bool is_train = train && pass == 2;
+    p.copy->Forward(is_train);
+    p.view->Forward(is_train);
+    for (size_t i = 0; i < p.copy->outputs.size(); ++i)
+      ExpectSameBits(
+          Values(p.view->outputs[i]), Values(p.copy->outputs[i]),
+          what + (is_train ? " training mode" : " pass " + std::to_string(pass)) + " output " + std::to_string(i));
+  }
+}
+
+// SqueezeNet's fire modules: a 1x1 squeeze, then a 1x1 and a 3x3 expansion joined (weft's
+// Winograd on AVX2, oneDNN's on AVX-512 for the 3x3 ones at batch > 1).
+Symbol FireNet() {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  x = Join({Stage(Stage(x, "sq1", 16, 1), "e1a", 32, 1), Stage(Stage(x, "sq1b", 16, 1), "e3a", 32, 3)}, "fire1");
+  Symbol sq = Stage(x, "sq2", 16, 1);
+  x = Join({Stage(sq, "e1b", 16, 1), Stage(sq, "e3b", 48, 3)}, "fire2");
+  return GlobalPoolFlat(Stage(x, "last", 16, 1));
+}
+
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceFire) {
+  const std::vector<std::string> want = {
+      "e1a_relu(0) = fire1(0) channels from 0", "e3a_relu(0) = fire1(0) channels from 32",
+      "e1b_relu(0) = fire2(0) channels from 0", "e3b_relu(0) = fire2(0) channels from 16"};
+  for (bool blocked : {true, false})
+    for (const Shape& shape : {Shape(1, 8, 20, 20), Shape(6, 8, 20, 20)}) {
+      const std::string what = (blocked ? "blocked fire " : "plain fire ") + shape.ToString();
+      CopyAndView p = BindCopyAndView(FireNet(), shape, blocked);
+      EXPECT_EQ(InPlace(*p.view), want) << what << "\n" << p.view->DebugStr();
+      EXPECT_TRUE(InPlace(*p.copy).empty()) << what;
+      ExpectCopyAndViewAgree(p, true, what);
+    }
+}
+
+// DenseNet's layers: each joins its input (read by its BatchNorm too) and a 3x3 convolution's
+// growth, one Concat reading the one before: every join and convolution writes into the last
+// join's memory, which the BatchNorms read as slices. With `pool` the first input is a max
+// pool's (as DenseNet's blocks start), which the first join copies into that memory.
+Symbol DenseChain(bool pool) {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  if (pool) x = Pool(x, "pool", "max", 3, 1, 1);
+  for (const std::string l : {"l1", "l2", "l3"})
+    x = Join({x, Conv(Stage(Relu(Bn(x, l + "_bn"), l + "_relu"), l + "_mid", 32, 1), l + "_conv", 16, 3)}, l + "_join");
+  return GlobalPoolFlat(Relu(Bn(x, "last_bn"), "last_relu"));
+}
+
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceDenseChain) {
+  const std::vector<std::string> joins = {
+      "l1_conv(0) = l3_join(0) channels from 16", "l1_join(0) = l3_join(0) channels from 0",
+      "l2_conv(0) = l3_join(0) channels from 32", "l2_join(0) = l3_join(0) channels from 0",
+      "l3_conv(0) = l3_join(0) channels from 48"};
+  for (bool pool : {false, true})
+    for (const Shape& shape : {Shape(1, 8, 12, 12), Shape(5, 8, 12, 12)}) {
+      const std::string what = (pool ? "dense chain after a pool " : "dense chain ") + shape.ToString();
+      CopyAndView p = BindCopyAndView(DenseChain(pool), shape);
+      std::vector<std::string> want = joins;
+      if (!pool) want.insert(want.begin(), "stem_relu(0) = l3_join(0) channels from 0");
+      EXPECT_EQ(InPlace(*p.view), want) << what << "\n" << p.view->DebugStr();
+      ExpectCopyAndViewAgree(p, true, what);
+    }
+}
+
+// Inputs that must be copied: one read by another node too, one joined twice, a pooling's; and a
+// Concat that is the graph's output (plain) with both inputs in place.
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceOnlyWhereItCan) {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  Symbol a = Stage(x, "a", 16, 1), b = Stage(x, "b", 16, 3), c = Stage(x, "c", 16, 1);
+  Symbol j1 = Join({a, b}, "j1"), j2 = Join({a, c, c, Pool(x, "pool", "max", 3, 1, 1)}, "j2");
+  Symbol net = GlobalPoolFlat(Add(Stage(j1, "p", 16, 1), Stage(j2, "q", 16, 1), "add"));
+  for (const Shape& shape : {Shape(1, 8, 10, 10), Shape(4, 8, 10, 10)}) {
+    CopyAndView p = BindCopyAndView(net, shape);
+    EXPECT_EQ(InPlace(*p.view), std::vector<std::string>{"b_relu(0) = j1(0) channels from 16"}) << shape.ToString();
+    ExpectCopyAndViewAgree(p, false, "copied inputs " + shape.ToString());
+  }
+  Symbol out = Join({Stage(x, "d", 16, 1), Stage(x, "e", 24, 3)}, "out");
+  CopyAndView p = BindCopyAndView(out, Shape(3, 8, 10, 10));
+  EXPECT_EQ(InPlace(*p.view),
+            (std::vector<std::string>{"d_relu(0) = out(0) channels from 0", "e_relu(0) = out(0) channels from 16"}));
+  ExpectCopyAndViewAgree(p, false, "concat as the output");
+}
+
+// Channel counts that are no multiple of a block keep the Concat plain, where every channel slice
+// is contiguous per image: written in place at any channel.
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceOddChannels) {
+  Symbol x = Stage(Symbol::Variable("data"), "stem", 16, 3);
+  Symbol j = Join({Stage(x, "a", 12, 1), Stage(x, "b", 20, 3), Stage(x, "c", 5, 1)}, "j");
+  Symbol net = GlobalPoolFlat(Stage(j, "after", 16, 3));
+  for (const Shape& shape : {Shape(1, 8, 14, 14), Shape(7, 8, 14, 14)}) {
+    CopyAndView p = BindCopyAndView(net, shape);
+    EXPECT_EQ(NodeText(p.view->GetOptimizedSymbol(), "j").find("data_format"), std::string::npos);
+    EXPECT_EQ(InPlace(*p.view),
+              (std::vector<std::string>{"a_relu(0) = j(0) channels from 0", "b_relu(0) = j(0) channels from 12",
+                                        "c_relu(0) = j(0) channels from 32"}))
+        << shape.ToString();
+    ExpectCopyAndViewAgree(p, true, "odd channels " + shape.ToString());
+  }
+}
+
+// The monitor sees the inputs written in place as arrays of their own, as without.
+TEST(WEFT_FUSION_SUITE, ConcatInPlaceMonitor) {
+  CopyAndView p = BindCopyAndView(FireNet(), Shape(3, 8, 12, 12));
+  std::map<std::string, std::vector<float>> seen[2];
+  for (int k = 0; k < 2; ++k) {
+    Executor& e = k == 0 ? *p.copy : *p.view;
+    e.SetMonitorCallback([&seen, k](const std::string& name, const NDArray& a) { seen[k][name] = Values(a); }, true);
+    e.Forward(false);
+    e.SetMonitorCallback(nullptr);
+  }
+  ASSERT_EQ(seen[0].size(), seen[1].size());
+  for (const char* name : {"e1a_relu_output", "e3a_relu_output", "e3b_relu_output", "fire1_output"})
+    ASSERT_EQ(seen[1].count(name), 1u) << name;
+  for (const auto& [name, values] : seen[0]) ExpectSameBits(seen[1][name], values, name);
 }
 
 }  // namespace

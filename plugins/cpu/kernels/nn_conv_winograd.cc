@@ -30,10 +30,11 @@ template <int64_t B>
 struct View {
   const float* p;
   int64_t channels, plane;
+  int64_t image = channels * plane;  // floats between images (more: a slice of a wider tensor)
   // Channel c (a multiple of 8) of image n at pixel 0; pixel `pix` is Pixel(pix) floats further.
   const float* Base(int64_t n, int64_t c) const {
-    if (B == 1) return p + (n * channels + c) * plane;
-    return p + (n * (channels / B) + c / B) * plane * B + c % B;
+    if (B == 1) return p + n * image + c * plane;
+    return p + n * image + c / B * plane * B + c % B;
   }
   static int64_t Pixel(int64_t pix) { return pix * B; }
   // Channels c..c+7 at q = Base(n, c) + Pixel(pix); past `lanes` (plain tensors only) they read
@@ -216,9 +217,9 @@ constexpr int64_t kTileGroup = 4;
 // Every output is computed as before.
 template <int64_t B>
 void OutputTransform(const Chunk& j, const float* m, const float* bias, const WinoEpilogue& e, const float* sum,
-                     float* y) {
+                     float* y, int64_t out_image) {
   const ConvGeom& g = j.g;
-  const View<B> out{y, g.f, g.oh * g.ow}, add{sum, g.f, g.oh * g.ow};
+  const View<B> out{y, g.f, g.oh * g.ow, out_image}, add{sum, g.f, g.oh * g.ow};
   for (int64_t t0 = 0; t0 < j.count; t0 += kTileGroup)
     for (int64_t k = j.k0; k < j.k1; k += kLanes)
       for (int64_t t = t0; t < std::min(j.count, t0 + kTileGroup); ++t) {
@@ -230,15 +231,16 @@ void OutputTransform(const Chunk& j, const float* m, const float* bias, const Wi
         for (int64_t c = 0; c < 6; ++c) OutputRows(s + c, 6, r + c, 6);          // Aᵀ·m: 4 rows of 6
         for (int64_t i = 0; i < 4; ++i) OutputRows(r + i * 6, 1, o + i * 4, 1);  // (Aᵀ·m)·A
         std::memcpy(&b, bias + k, sizeof b);
-        const int64_t offset = out.Base(at.n, k) - y;  // the same for `sum`
+        const int64_t offset = out.Base(at.n, k) - y;
+        const int64_t sum_offset = e.with_sum ? add.Base(at.n, k) - sum : 0;  // differs in a slice
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t c = 0; c < cols; ++c) {
-            const int64_t at_pix = offset + out.Pixel((oy0 + i) * g.ow + ox0 + c);
+            const int64_t pix = out.Pixel((oy0 + i) * g.ow + ox0 + c), at_pix = offset + pix;
             V8 val = o[i * 4 + c] + b;
             Activate(e.act, val);
             if (e.with_sum) {
               V8 s8;
-              add.Load(sum + at_pix, g.f - k, s8);
+              add.Load(sum + sum_offset + pix, g.f - k, s8);
               val += s8;
             }
             Activate(e.act2, val);
@@ -309,8 +311,13 @@ bool WinogradF4Pays(const ConvGeom& g) {
   return tiles >= 16 && g.c >= 8 && g.f >= 8;
 }
 
-WinogradF4Conv::WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e)
-    : g_(g), in_block_(in_block), out_block_(out_block), e_(e) {
+WinogradF4Conv::WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e,
+                               int64_t out_image)
+    : g_(g),
+      in_block_(in_block),
+      out_block_(out_block),
+      e_(e),
+      out_image_(out_image > 0 ? out_image : g.f * g.oh * g.ow) {
   cp_ = (g.c + kLanes - 1) / kLanes * kLanes;
   kp_ = (g.f + kLanes - 1) / kLanes * kLanes;
   tiles_h_ = (g.oh + 3) / 4;
@@ -375,7 +382,8 @@ void WinogradF4Conv::RunChunk(const float* u, const float* bias, int64_t t0, int
   for (int64_t p = 0; p < kPositions; ++p)
     dnnl_sgemm('N', 'N', count, k1 - k0, cp_, 1.0f, v + p * j.vstride, cp_, u + p * cp_ * kp_ + k0, kp_, 0.0f,
                m + p * j.mstride + k0, kp_);
-  isa::Dispatch([&] { WithBlock(out_block_, [&](auto b) { OutputTransform<b()>(j, m, bias, e_, sum, y); }); });
+  isa::Dispatch(
+      [&] { WithBlock(out_block_, [&](auto b) { OutputTransform<b()>(j, m, bias, e_, sum, y, out_image_); }); });
 }
 
 void WinogradF4Conv::TransformWeights(const WinoWeights& src, const float* b, float* uw) const {

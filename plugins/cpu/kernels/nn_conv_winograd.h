@@ -67,13 +67,16 @@ void WinogradF4TransformWeights(const WinoWeights& src, int64_t f, int64_t c, fl
 class WinogradF4Conv {
  public:
   /// `in_block`, `out_block`: 1 (plain NCHW) or the channel block (8 or 16) of a blocked tensor,
-  /// whose channel count must then be a multiple of it.
-  WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e);
+  /// whose channel count must then be a multiple of it. `out_image`: floats from one image of y
+  /// to the next, when y is a channel slice of a wider tensor (a Concat's output written in place:
+  /// per image contiguous, core/executor/concat_view.h); 0 for a tensor of its own.
+  WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e, int64_t out_image = 0);
 
   /// Transforms weights (F, C, 3, 3) and bias (F) for the next calls (in double: inference, once
   /// per weight generation).
   void SetWeights(const float* w, const float* b);
-  /// y = the epilogue of conv(x); `sum` has y's layout and may be y itself.
+  /// y = the epilogue of conv(x); `sum` has y's layout, its images contiguous, and may be y
+  /// itself (not with out_image).
   void Run(const float* x, const float* sum, float* y) const;
 
   /// Floats of a caller-held transformed weights buffer (U, then the bias): for training, where
@@ -106,6 +109,7 @@ class WinogradF4Conv {
   ConvGeom g_;
   int64_t in_block_, out_block_;
   WinoEpilogue e_;
+  int64_t out_image_;                  // floats between y's images
   int64_t cp_ = 0, kp_ = 0;            // channels rounded up to 8
   int64_t tiles_h_ = 0, tiles_w_ = 0;  // 4x4 output tiles per image
   int64_t tiles_ = 0, chunk_ = 0;      // tiles of the batch, tiles per chunk

@@ -10,6 +10,12 @@
 // the same bits as BatchNorm then Activation relu, on either layout. The batch statistics of
 // blocked data are taken from a plain copy (training mode only; the sums' order is the plain
 // kernel's).
+//
+// The data may be a channel slice of a wider array (the executor's attribute in_image_stride,
+// core/executor/concat_view.h: DenseNet's joins written in place): per image contiguous, images
+// that many floats apart.
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "isa_dispatch.h"
@@ -46,11 +52,25 @@ class SgBatchNormForward {
     if (s.outputs[0].size() != s.inputs[0].size())
       Invalid(s, "output " + ShapeString(s.outputs[0]) + " must have data's shape " + ShapeString(s.inputs[0]));
     block_ = CheckBlockedData(s, s.inputs[0], p_.data_format);
+    const int64_t image = g_.c * g_.inner, stride = s.attrs.GetInt("in_image_stride", 0);
+    if (stride != 0 && stride < image)
+      Invalid(s, "in_image_stride " + std::to_string(stride) + " must be at least the data's " + std::to_string(image) +
+                     " floats per image");
+    x_image_ = stride != 0 ? stride : image;
   }
 
   void Compute(const KernelCall& c) const {
     const float* x = c.inputs[0].data<float>();
     const bool batch = c.is_train && !g_.use_global;
+    const int64_t image = g_.c * g_.inner;
+    int64_t x_image = x_image_;
+    std::vector<float> own;  // a slice's images side by side, for the batch statistics
+    if (batch && x_image != image) {
+      own.resize(static_cast<size_t>(g_.outer * image));
+      for (int64_t n = 0; n < g_.outer; ++n) std::copy_n(x + n * x_image, image, own.data() + n * image);
+      x = own.data();
+      x_image = image;
+    }
     std::vector<float> plain;  // blocked data in NCHW, for the batch statistics
     if (batch && block_ > 1) {
       plain.resize(static_cast<size_t>(g_.outer * g_.c * g_.inner));
@@ -65,32 +85,32 @@ class SgBatchNormForward {
     if (y == nullptr) return;  // the moving statistics only
     weft::sdk::WithReq(c.req[0], [&](auto assign) {
       if (p_.act_type == FusedAct::kRelu)
-        Output<true>(assign, b, x, y);
+        Output<true>(assign, b, x, x_image, y);
       else
-        Output<false>(assign, b, x, y);
+        Output<false>(assign, b, x, x_image, y);
     });
   }
 
  private:
   // y = act(x·scale + shift) over units split across the OpenMP team: a plane (one image's
   // channel) in plain layout, an image's block of channels (inner · block values, channel
-  // cb·block + i % block) in a blocked one.
+  // cb·block + i % block) in a blocked one. x's images lie x_image floats apart.
   template <bool kRelu, typename Assign>
-  void Output(const Assign& assign, const BnScaleShift<float>& b, const float* x, float* y) const {
+  void Output(const Assign& assign, const BnScaleShift<float>& b, const float* x, int64_t x_image, float* y) const {
     const float* k = b.scale.data();
     const float* d = b.shift.data();
-    const int64_t C = g_.c, inner = g_.inner, blk = block_, units = g_.outer * (C / blk);
+    const int64_t C = g_.c, inner = g_.inner, blk = block_, per_image = C / blk, units = g_.outer * per_image;
     ParallelChunks(units, units * inner * blk, [&](int64_t u0, int64_t u1, int) {
       isa::Dispatch([&] {
         for (int64_t u = u0; u < u1; ++u) {
-          const int64_t base = u * inner * blk;
+          const int64_t base = u * inner * blk, at = u / per_image * x_image + u % per_image * inner * blk;
           if (blk == 1) {
             const float kc = k[u % C], dc = d[u % C];
-            for (int64_t i = 0; i < inner; ++i) Store<kRelu>(assign, y[base + i], x[base + i], kc, dc);
+            for (int64_t i = 0; i < inner; ++i) Store<kRelu>(assign, y[base + i], x[at + i], kc, dc);
           } else if (blk == 16) {
-            Block<16, kRelu>(assign, k + (u % (C / 16)) * 16, d + (u % (C / 16)) * 16, x + base, y + base);
+            Block<16, kRelu>(assign, k + (u % (C / 16)) * 16, d + (u % (C / 16)) * 16, x + at, y + base);
           } else {
-            Block<8, kRelu>(assign, k + (u % (C / 8)) * 8, d + (u % (C / 8)) * 8, x + base, y + base);
+            Block<8, kRelu>(assign, k + (u % (C / 8)) * 8, d + (u % (C / 8)) * 8, x + at, y + base);
           }
         }
       });
@@ -107,6 +127,7 @@ class SgBatchNormForward {
   SgBatchNormParam p_;
   BnParams g_;
   int64_t block_ = 1;
+  int64_t x_image_ = 0;  // floats between the data's images
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 // blocks interleaved part by part. SliceChannel's squeeze_axis only changes the parts' shapes.
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "parallel.h"
@@ -112,6 +113,13 @@ class AxisCopyKernel {
       s.ExpectCounts(-1, 1);
       if (pa.count != static_cast<int64_t>(s.inputs.size())) Invalid(s, "num attribute disagrees with inputs");
       blocks_ = MakeBlocks(s, s.outputs[0], s.inputs, pa);
+      // The executor's attribute (core/executor/concat_view.h): the output is a slice of a wider
+      // array whose rows (images) lie this many elements apart.
+      const int64_t stride = s.attrs.GetInt("out_image_stride", 0);
+      if (stride != 0 && (stride < blocks_.whole || s.op_name != "Concat"))
+        Invalid(s, "out_image_stride " + std::to_string(stride) + " must be at least the output's " +
+                       std::to_string(blocks_.whole) + " elements per row (Concat only)");
+      row_stride_ = stride;
     } else {
       s.ExpectCounts(1, -1);
       if (pa.count != static_cast<int64_t>(s.outputs.size())) Invalid(s, "num attribute disagrees with outputs");
@@ -132,23 +140,42 @@ class AxisCopyKernel {
       for (int32_t req : c.req) sdk::WithReq(req, [](auto) {});
       const int64_t total = blocks_.outer * blocks_.whole;
       if (total == 0) return;  // nothing to copy (and no row length to divide by)
-      ParallelChunks(total, total, [&](int64_t begin, int64_t end, int) { CopyRange<T>(c, begin, end); });
+      const std::vector<bool> placed = InPlace<T>(c);
+      ParallelChunks(total, total, [&](int64_t begin, int64_t end, int) { CopyRange<T>(c, placed, begin, end); });
     });
   }
 
  private:
-  // Copies the whole's elements [begin, end) from (join) or to (split) the parts under their reqs.
+  // Per part of a join written with write request: whether it already lies where it would be
+  // copied to. The executor makes a Concat input that its writer wrote straight into its slice of
+  // the output a view starting there (core/executor/concat_view.h: its rows then lie a whole row
+  // apart, as in the output); nothing else puts an input there, as a join allows no in-place
+  // input (and with one row the copy would be onto itself).
   template <typename T>
-  void CopyRange(const KernelCall& c, int64_t begin, int64_t end) const {
+  std::vector<bool> InPlace(const KernelCall& c) const {
+    std::vector<bool> placed(blocks_.part.size(), false);
+    if (!join_ || c.req[0] == WEFT_REQ_ADD) return placed;
+    const T* whole = static_cast<const T*>(c.outputs[0].raw());
+    int64_t offset = 0;
+    for (size_t p = 0; p < blocks_.part.size(); offset += blocks_.part[p], ++p)
+      placed[p] = blocks_.part[p] > 0 && static_cast<const T*>(c.inputs[p].raw()) == whole + offset;
+    return placed;
+  }
+
+  // Copies the whole's elements [begin, end) from (join) or to (split) the parts under their reqs,
+  // but for the parts `placed` (InPlace).
+  template <typename T>
+  void CopyRange(const KernelCall& c, const std::vector<bool>& placed, int64_t begin, int64_t end) const {
     T* whole = static_cast<T*>(join_ ? c.outputs[0].raw() : c.inputs[0].raw());
+    const int64_t stride = row_stride_ > 0 ? row_stride_ : blocks_.whole;  // between the whole's rows
     for (int64_t o = begin / blocks_.whole; o * blocks_.whole < end; ++o) {
       int64_t offset = 0;  // of part p in row o
       for (size_t p = 0; p < blocks_.part.size(); offset += blocks_.part[p], ++p) {
         const int64_t len = blocks_.part[p], row = o * blocks_.whole + offset;
         const int64_t from = std::max(begin, row), to = std::min(end, row + len);
-        if (from >= to) continue;
+        if (from >= to || placed[p]) continue;
         sdk::WithReq(join_ ? c.req[0] : c.req[p], [&](auto assign) {
-          T* w = whole + from;
+          T* w = whole + o * stride + (from - o * blocks_.whole);
           T* q = static_cast<T*>(join_ ? c.inputs[p].raw() : c.outputs[p].raw()) + o * len + (from - row);
           Copy<decltype(assign)::kAdd>(join_ ? w : q, join_ ? q : w, to - from);
         });
@@ -158,6 +185,7 @@ class AxisCopyKernel {
 
   bool join_ = false;
   Blocks blocks_;
+  int64_t row_stride_ = 0;  // out_image_stride; 0: the whole's rows are contiguous
 };
 
 }  // namespace
