@@ -239,6 +239,34 @@ TEST(WEFT_WINOGRAD_1D_SUITE, SeveralChunksOfTilesOrOne) {
 // The transforms are exact on polynomial data: a constant filter over a linear input gives the
 // same number from every position; here the matrices themselves: Aᵀ·diag(G·g)·Bᵀ is the
 // correlation matrix of g for every unit filter.
+// y a channel slice of a wider tensor (a Concat's output written in place): each image's outputs
+// land out_image floats apart, the same bits as into a tensor of its own, and the floats between
+// them (the other inputs' channels) stay as they were.
+TEST(WEFT_WINOGRAD_1D_SUITE, WritesIntoAChannelSliceOfAWiderTensor) {
+  std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
+  for (int64_t block : {1, 8, 16}) {
+    const Layer l{3, 16, 17, 17, 32, 7, 1, 3, 0, "relu", "None", false, block, block};
+    SCOPED_TRACE(l.Name());
+    const ConvGeom g = l.Geom();
+    const int64_t image = l.f * g.oh * g.ow, stride = image + 48 * g.oh * g.ow;
+    const Data d = Random(l, rng);
+    const std::vector<float> x = ToBlocked(d.x, l.n, l.c, l.h * l.w, block);
+    weft::cpu::Winograd1DConv own(g, block, block, {WinoActOf("relu"), {}, false});
+    weft::cpu::Winograd1DConv slice(g, block, block, {WinoActOf("relu"), {}, false}, 0, stride);
+    own.SetWeights(d.w.data(), d.b.data());
+    slice.SetWeights(d.w.data(), d.b.data());
+    std::vector<float> alone(static_cast<size_t>(l.n * image)), wide(static_cast<size_t>(l.n * stride), -7.0f);
+    own.Run(x.data(), nullptr, alone.data());
+    slice.Run(x.data(), nullptr, wide.data() + 16 * g.oh * g.ow);  // after 16 channels of another input
+    for (int64_t i = 0; i < l.n; ++i)
+      for (int64_t e = 0; e < stride; ++e) {
+        const int64_t at = e - 16 * g.oh * g.ow;
+        const float want = at >= 0 && at < image ? alone[static_cast<size_t>(i * image + at)] : -7.0f;
+        ASSERT_EQ(wide[static_cast<size_t>(i * stride + e)], want) << "image " << i << " float " << e;
+      }
+  }
+}
+
 TEST(WEFT_WINOGRAD_1D_SUITE, TransformsComposeToCorrelation) {
   ConvGeom g;
   g.n = 1, g.c = 8, g.f = 8, g.h = 17, g.w = 17, g.kh = 1, g.kw = 7, g.pw = 3, g.oh = 17, g.ow = 17;

@@ -452,7 +452,7 @@ class SgConvForward {
       }
       if (OwnWinograd1D(s)) {
         own1d_ = std::make_unique<Winograd1DConv>(g, weft::sdk::ActFormatBlock(p_.data_format),
-                                                  weft::sdk::ActFormatBlock(p_.out_format), Epilogue());
+                                                  weft::sdk::ActFormatBlock(p_.out_format), Epilogue(), 0, out_image_);
         full_.reset();
         if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd 1-D\n");
         return;
@@ -484,10 +484,12 @@ class SgConvForward {
   }
 
   // weft's 1-D Winograd (nn_conv_winograd_1d.h) for 1xr and rx1 layers (oneDNN has only direct
-  // kernels for them) with enough tiles, unless WEFT_CPU_CONV_WINOGRAD=0.
+  // kernels for them) with enough tiles, on whole channel blocks, unless WEFT_CPU_CONV_WINOGRAD=0.
   bool OwnWinograd1D(const KernelSetup& s) const {
     const ConvGeom& g = first_->geom();
-    return !dw_ && Winograd1DFits(g) && Winograd1DPays(g) && ConvWinogradSetting(s);
+    const bool whole =
+        g.c % weft::sdk::ActFormatBlock(p_.data_format) == 0 && g.f % weft::sdk::ActFormatBlock(p_.out_format) == 0;
+    return !dw_ && whole && Winograd1DFits(g) && Winograd1DPays(g) && ConvWinogradSetting(s);
   }
 
   WinoEpilogue Epilogue() const {

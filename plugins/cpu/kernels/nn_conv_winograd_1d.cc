@@ -36,14 +36,15 @@ std::vector<double> Points(int64_t n) {
 }
 
 // Reads and writes 8 channels at one pixel of an activation tensor: plain NCHW (B 1: the lanes a
-// plane apart; past `lanes` they read as 0) or nChw<B>c (one contiguous vector).
+// plane apart; past `lanes` they read as 0) or nChw<B>c (one contiguous vector), its images
+// `image` floats apart (more than channels x plane: a channel slice of a Concat's output).
 template <int64_t B>
 struct Channels8 {
   float* p;
-  int64_t channels, plane;
+  int64_t plane, image;
   int64_t Offset(int64_t n, int64_t c, int64_t pix) const {
-    if (B == 1) return (n * channels + c) * plane + pix;
-    return ((n * (channels / B) + c / B) * plane + pix) * B + c % B;
+    if (B == 1) return n * image + c * plane + pix;
+    return n * image + (c / B * plane + pix) * B + c % B;
   }
   void Get(int64_t at, int64_t lanes, F8& v) const {
     if (B > 1) {
@@ -97,6 +98,7 @@ struct Tiles1D {
   int64_t m, pad, len_in, len_out, across, tiles_along, cp, kp, vstride, mstride;
   int64_t in_w, out_w;  // widths of the input and output planes
   int64_t k0, k1;       // the filters the output transform writes
+  int64_t out_image;    // floats between the output's images
   struct At {
     int64_t n, line, along;
   };
@@ -116,7 +118,7 @@ struct Tiles1D {
 template <int64_t N, int64_t B>
 void InputTransform1D(const Tiles1D& j, const float* bt, const ConvGeom& g, int64_t t0, int64_t count, const float* x,
                       float* v) {
-  const Channels8<B> in{const_cast<float*>(x), g.c, g.h * g.w};
+  const Channels8<B> in{const_cast<float*>(x), g.h * g.w, g.c * g.h * g.w};
   for (int64_t t = 0; t < count; ++t) {
     const Tiles1D::At at = j.Tile(t0 + t);
     const int64_t start = at.along * j.m - j.pad;
@@ -142,7 +144,7 @@ void InputTransform1D(const Tiles1D& j, const float* bt, const ConvGeom& g, int6
 template <int64_t N, int64_t B>
 void OutputTransform1D(const Tiles1D& j, const float* at_m, const ConvGeom& g, int64_t t0, int64_t count,
                        const float* m, const float* bias, const WinoEpilogue& e, const float* sum, float* y) {
-  const Channels8<B> out{y, g.f, g.oh * g.ow}, add{const_cast<float*>(sum), g.f, g.oh * g.ow};
+  const Channels8<B> out{y, g.oh * g.ow, j.out_image}, add{const_cast<float*>(sum), g.oh * g.ow, g.f * g.oh * g.ow};
   for (int64_t t = 0; t < count; ++t) {
     const Tiles1D::At at = j.Tile(t0 + t);
     const int64_t first = at.along * j.m, outputs = std::min(j.m, j.len_out - first);
@@ -153,11 +155,11 @@ void OutputTransform1D(const Tiles1D& j, const float* at_m, const ConvGeom& g, i
       for (int64_t i = 0; i < outputs; ++i) {
         F8 val = b;
         for (int64_t p = 0; p < N; ++p) val += at_m[i * N + p] * s[p];
-        const int64_t where = out.Offset(at.n, k, j.OutPixel(first + i, at.line));
+        const int64_t pix = j.OutPixel(first + i, at.line), where = out.Offset(at.n, k, pix);
         Clamp(e.act, val);
         if (e.with_sum) {
           F8 s8;
-          add.Get(where, g.f - k, s8);
+          add.Get(add.Offset(at.n, k, pix), g.f - k, s8);
           val += s8;
         }
         Clamp(e.act2, val);
@@ -215,8 +217,14 @@ int64_t Winograd1DTile(int64_t r, int64_t len) {
   return best;
 }
 
-Winograd1DConv::Winograd1DConv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e, int64_t m)
-    : g_(g), in_block_(in_block), out_block_(out_block), e_(e), along_w_(g.kh == 1) {
+Winograd1DConv::Winograd1DConv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e, int64_t m,
+                               int64_t out_image)
+    : g_(g),
+      in_block_(in_block),
+      out_block_(out_block),
+      e_(e),
+      out_image_(out_image > 0 ? out_image : g.f * g.oh * g.ow),
+      along_w_(g.kh == 1) {
   r_ = along_w_ ? g.kw : g.kh;
   pad_ = along_w_ ? g.pw : g.ph;
   len_in_ = along_w_ ? g.w : g.h;
@@ -299,8 +307,8 @@ void Winograd1DConv::SetWeights(const float* w, const float* b) {
 
 void Winograd1DConv::RunChunk(int64_t t0, int64_t count, int64_t k0, int64_t k1, const float* x, const float* sum,
                               float* y, float* v, float* m) const {
-  const Tiles1D j{along_w_,  m_,        pad_, len_in_, len_out_, across_, tiles_along_, cp_, kp_,
-                  VStride(), MStride(), g_.w, g_.ow,   k0,       k1};
+  const Tiles1D j{along_w_, m_,        pad_,      len_in_, len_out_, across_, tiles_along_, cp_,
+                  kp_,      VStride(), MStride(), g_.w,    g_.ow,    k0,      k1,           out_image_};
   isa::Dispatch([&] {
     ForPoints(n_, [&](auto n) {
       ForBlock(in_block_, [&](auto b) { InputTransform1D<n(), b()>(j, bt_f_.data(), g_, t0, count, x, v); });

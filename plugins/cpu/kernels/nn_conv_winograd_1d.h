@@ -39,12 +39,16 @@ class Winograd1DConv {
  public:
   /// `in_block`, `out_block`: 1 (plain NCHW) or the channel block (8 or 16) of a blocked tensor,
   /// whose channel count must then be a multiple of it. `m`: outputs per tile (0 for
-  /// Winograd1DTile); n = m + r - 1 must be even and at most 12.
-  Winograd1DConv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e, int64_t m = 0);
+  /// Winograd1DTile); n = m + r - 1 must be even and at most 12. `out_image`: floats from one
+  /// image of y to the next when y is a channel slice of a wider tensor (a Concat's output written
+  /// in place, core/executor/concat_view.h); 0 for a tensor of its own.
+  Winograd1DConv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e, int64_t m = 0,
+                 int64_t out_image = 0);
 
   /// Transforms weights (F, C, 1, r) or (F, C, r, 1) and bias (F) for the next calls.
   void SetWeights(const float* w, const float* b);
-  /// y = the epilogue of conv(x); `sum` has y's layout and may be y itself.
+  /// y = the epilogue of conv(x); `sum` has y's layout, its images contiguous, and may be y itself
+  /// (not with out_image).
   void Run(const float* x, const float* sum, float* y) const;
 
   int64_t TileOutputs() const { return m_; }
@@ -67,6 +71,7 @@ class Winograd1DConv {
   ConvGeom g_;
   int64_t in_block_, out_block_;
   WinoEpilogue e_;
+  int64_t out_image_;             // floats between y's images
   bool along_w_;                  // 1xr (the kernel runs along the width), else rx1
   int64_t r_, m_, n_, pad_;       // kernel size, outputs and inputs per tile, padding along the axis
   int64_t len_in_, len_out_;      // input and output length along the axis
