@@ -14,7 +14,8 @@
 // is_train, never on earlier calls, so runs are bit-identical. 3x3 stride-1 layers use oneDNN's
 // Winograd kernels where it has them (WinogradFits; they round differently from direct ones), else
 // weft's own Winograd F(4x4, 3x3) (nn_conv_winograd.h; OwnWinograd), which applies the same fold
-// and epilogue itself.
+// and epilogue itself; 1xr and rx1 layers use weft's 1-D Winograd (nn_conv_winograd_1d.h;
+// OwnWinograd1D) likewise.
 //
 // Blocked activations (data_format, out_format not plain: values the executor keeps in oneDNN's
 // nChw8c / nChw16c between fused convolutions, fuse_conv.h): the primitive is built on exactly
@@ -46,6 +47,7 @@
 #include "nn_blocked_act.h"
 #include "nn_conv_dnnl.h"
 #include "nn_conv_winograd.h"
+#include "nn_conv_winograd_1d.h"
 #include "norm_batch_norm.h"
 
 namespace weft::cpu {
@@ -448,6 +450,13 @@ class SgConvForward {
         if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd F(4x4,3x3)\n");
         return;
       }
+      if (OwnWinograd1D(s)) {
+        own1d_ = std::make_unique<Winograd1DConv>(g, weft::sdk::ActFormatBlock(p_.data_format),
+                                                  weft::sdk::ActFormatBlock(p_.out_format), Epilogue(), 0, out_image_);
+        full_.reset();
+        if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd 1-D\n");
+        return;
+      }
       const int64_t chunk = full_->Reorders() ? DnnlConvChunk(g) : 0;
       chunk_ = chunk > 0 && chunk < g.n ? chunk : g.n;
       // The images of a slice lie apart: one call per image, or where oneDNN runs a Winograd
@@ -472,6 +481,15 @@ class SgConvForward {
     const bool whole =
         g.c % weft::sdk::ActFormatBlock(p_.data_format) == 0 && g.f % weft::sdk::ActFormatBlock(p_.out_format) == 0;
     return !dw_ && whole && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) && ConvWinogradSetting(s);
+  }
+
+  // weft's 1-D Winograd (nn_conv_winograd_1d.h) for 1xr and rx1 layers (oneDNN has only direct
+  // kernels for them) with enough tiles, on whole channel blocks, unless WEFT_CPU_CONV_WINOGRAD=0.
+  bool OwnWinograd1D(const KernelSetup& s) const {
+    const ConvGeom& g = first_->geom();
+    const bool whole =
+        g.c % weft::sdk::ActFormatBlock(p_.data_format) == 0 && g.f % weft::sdk::ActFormatBlock(p_.out_format) == 0;
+    return !dw_ && whole && Winograd1DFits(g) && Winograd1DPays(g) && ConvWinogradSetting(s);
   }
 
   WinoEpilogue Epilogue() const {
@@ -527,17 +545,19 @@ class SgConvForward {
     PrepareMathThread();
     std::lock_guard<std::mutex> lock(mu_);
     const bool batch_stats = first_->BatchStats(c.is_train) || (dw_ && dw_->BatchStats(c.is_train));
-    if ((full_ == nullptr && own_ == nullptr) || batch_stats || c.req[0] == WEFT_REQ_ADD) return Unfused(c);
+    if ((full_ == nullptr && own_ == nullptr && own1d_ == nullptr) || batch_stats || c.req[0] == WEFT_REQ_ADD)
+      return Unfused(c);
     first_->Refold(c);
     if (dw_) dw_->Refold(c);
     const float* x = c.inputs[0].data<float>();
     const float* sum = p_.with_sum ? c.inputs[first_->next_input()].data<float>() : nullptr;
     float* y = c.outputs[0].data<float>();
-    if (own_ != nullptr) {
+    if (own_ != nullptr || own1d_ != nullptr) {
       const Folded& f = first_->folded();
-      if (own_generation_ != f.generation) own_->SetWeights(f.w.data(), f.b.data());
+      if (own_generation_ != f.generation)
+        own_ ? own_->SetWeights(f.w.data(), f.b.data()) : own1d_->SetWeights(f.w.data(), f.b.data());
       own_generation_ = f.generation;
-      own_->Run(x, sum, y);
+      own_ ? own_->Run(x, sum, y) : own1d_->Run(x, sum, y);
       first_->DropPlainWeights();  // U holds this generation
       return;
     }
@@ -624,6 +644,7 @@ class SgConvForward {
   bool scatter_ = false;                         // with out_image_: chunks computed into the workspace, then copied
   std::unique_ptr<FusedPrimitive> full_, rest_;  // null: oneDNN cannot run it, or own_ runs it
   std::unique_ptr<WinogradF4Conv> own_;          // weft's Winograd runs the layer
+  std::unique_ptr<Winograd1DConv> own1d_;        // or weft's 1-D Winograd does
   mutable uint64_t own_generation_ = 0;          // the fold generation own_ holds transformed
   mutable std::mutex mu_;
 };

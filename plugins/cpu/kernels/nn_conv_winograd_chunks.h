@@ -1,0 +1,54 @@
+// The chunk loop of weft's Winograd convolutions (nn_conv_winograd_1d.cc; nn_conv_winograd.cc
+// has the same loop inline and can move to this one): chunks of tiles split over the OpenMP team,
+// each thread with its own scratch (V and M) and sgemm kept on that thread. Internal to
+// weft_cpu_kernels (needs OpenMP: parallel.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "parallel.h"
+
+namespace weft::cpu {
+
+/// While it lives, sgemm (oneDNN's, which runs on the thread's OpenMP team) runs on the calling
+/// thread only: a product split over the team would sum in an order that depends on the thread
+/// count.
+class SgemmOnCallingThread {
+ public:
+  SgemmOnCallingThread() : team_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~SgemmOnCallingThread() { omp_set_num_threads(team_); }
+  SgemmOnCallingThread(const SgemmOnCallingThread&) = delete;
+  SgemmOnCallingThread& operator=(const SgemmOnCallingThread&) = delete;
+
+ private:
+  int team_;
+};
+
+/// Runs body(i0, i1, scratch) over chunks [0, chunks) split by ParallelChunks (`work`: elements
+/// touched), `scratch` at least `floats` floats of the thread's own, kept between calls (OpenMP
+/// keeps its threads), with SgemmOnCallingThread. A failed allocation cannot leave the OpenMP
+/// region as an exception: it is thrown after it, naming `what`.
+template <typename F>
+void ForChunksWithScratch(int64_t chunks, int64_t work, size_t floats, const std::string& what, const F& body) {
+  std::atomic<bool> no_memory{false};
+  ParallelChunks(chunks, work, [&](int64_t i0, int64_t i1, int) {
+    thread_local std::vector<float> scratch;
+    try {
+      if (scratch.size() < floats) scratch.resize(floats);
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+      return;
+    }
+    const SgemmOnCallingThread one_thread;
+    body(i0, i1, scratch.data());
+  });
+  if (no_memory)
+    throw Error(WEFT_ERR_OUT_OF_MEMORY, what + ": no memory for the Winograd tiles (" +
+                                            std::to_string(floats * sizeof(float)) + " bytes a thread)");
+}
+
+}  // namespace weft::cpu
