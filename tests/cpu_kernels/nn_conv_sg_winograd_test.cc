@@ -16,6 +16,7 @@
 
 #include "kernel_harness.h"
 #include "nn_conv_winograd.h"
+#include "winograd_test_util.h"
 
 #ifndef WEFT_WINOGRAD_SUITE
 #define WEFT_WINOGRAD_SUITE NNWinogradF4
@@ -39,8 +40,6 @@ struct Case {
            post + " blocks " + std::to_string(in_block) + "/" + std::to_string(out_block);
   }
 };
-
-const char* Format(int64_t block) { return block == 16 ? "nChw16c" : block == 8 ? "nChw8c" : "plain"; }
 
 // (N, C, P) plain to (N, C / b, P, b) blocked, or back when `back`.
 std::vector<float> Relayout(const std::vector<float>& v, int64_t n, int64_t c, int64_t plane, int64_t b,
@@ -100,14 +99,7 @@ void Reference(const Case& k, const Operands& o, std::vector<double>& y, std::ve
 }
 
 Attrs SgAttrs(const Case& k) {
-  Attrs a{{"kernel", "(3, 3)"},
-          {"num_filter", std::to_string(k.f)},
-          {"pad", "(" + std::to_string(k.pad) + ", " + std::to_string(k.pad) + ")"},
-          {"act_type", k.act},
-          {"with_sum", k.sum ? "True" : "False"},
-          {"postsum_act_type", k.post},
-          {"data_format", Format(k.in_block)},
-          {"out_format", Format(k.out_block)}};
+  Attrs a = wtest::SgConvAttrs(3, 3, k.f, k.pad, k.pad, k.act, k.sum, k.post, k.in_block, k.out_block);
   for (const char* p : {"act", "postsum_act"}) {
     a[std::string(p) + "_min"] = "-0.5";
     a[std::string(p) + "_max"] = "0.75";

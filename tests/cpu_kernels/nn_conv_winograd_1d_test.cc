@@ -15,6 +15,7 @@
 
 #include "kernel_harness.h"
 #include "nn_conv_winograd_1d.h"
+#include "winograd_test_util.h"
 
 #ifndef WEFT_WINOGRAD_1D_SUITE
 #define WEFT_WINOGRAD_1D_SUITE NNWinograd1D
@@ -133,15 +134,6 @@ double ExpectNear(const std::vector<float>& got, const std::vector<double>& ref,
   return worst;
 }
 
-// Runs f inside an OpenMP team of two, on one of its threads: the kernel's loops then run on that
-// thread alone (ParallelTeam is 1 inside a team).
-template <typename F>
-void OnOneThread(const F& f) {
-#pragma omp parallel num_threads(2)
-#pragma omp single
-  f();
-}
-
 // The class on l's layouts: the output as plain floats.
 std::vector<float> RunConv(const weft::cpu::Winograd1DConv& conv, const Layer& l, const Data& d) {
   const ConvGeom g = l.Geom();
@@ -170,7 +162,7 @@ double Check(const Layer& l, int64_t m, std::mt19937& rng, double tol) {
   const double worst = ExpectNear(got, ref, mag, tol);
   EXPECT_EQ(RunConv(conv, l, d), got) << "not bit-identical run to run";
   std::vector<float> one;
-  OnOneThread([&] { one = RunConv(conv, l, d); });
+  wtest::OnOneThread([&] { one = RunConv(conv, l, d); });
   EXPECT_EQ(one, got) << "one thread gave other bits than " << omp_get_max_threads();
   return worst;
 }
@@ -317,16 +309,7 @@ TEST(WEFT_WINOGRAD_1D_SUITE, FitsOnlyOneAxisKernelsStrideOne) {
 // Through `_sg_conv` (its fold of the bias, its layouts, its selection).
 std::vector<float> RunSgConv(const Layer& l, const Data& d) {
   const ConvGeom g = l.Geom();
-  const char* fmt[] = {"plain", "nChw8c", "nChw16c"};
-  auto format = [&](int64_t b) { return fmt[b == 16 ? 2 : b == 8 ? 1 : 0]; };
-  wtest::Attrs a{{"kernel", "(" + std::to_string(l.kh) + ", " + std::to_string(l.kw) + ")"},
-                 {"num_filter", std::to_string(l.f)},
-                 {"pad", "(" + std::to_string(l.ph) + ", " + std::to_string(l.pw) + ")"},
-                 {"act_type", l.act},
-                 {"with_sum", l.sum ? "True" : "False"},
-                 {"postsum_act_type", l.post},
-                 {"data_format", format(l.in_block)},
-                 {"out_format", format(l.out_block)}};
+  const wtest::Attrs a = wtest::SgConvAttrs(l.kh, l.kw, l.f, l.ph, l.pw, l.act, l.sum, l.post, l.in_block, l.out_block);
   std::vector<wtest::Buf> in = {wtest::Buf::F({l.n, l.c, l.h, l.w}, ToBlocked(d.x, l.n, l.c, l.h * l.w, l.in_block)),
                                 wtest::Buf::F({l.f, l.c, l.kh, l.kw}, d.w), wtest::Buf::F({l.f}, d.b)};
   if (l.sum) in.push_back(wtest::Buf::F({l.n, l.f, g.oh, g.ow}, ToBlocked(d.sum, l.n, l.f, g.oh * g.ow, l.out_block)));

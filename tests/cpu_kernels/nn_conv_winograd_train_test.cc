@@ -20,6 +20,7 @@
 #include "cpu_kernels.h"
 #include "kernel_harness.h"
 #include "nn_conv_winograd.h"
+#include "winograd_test_util.h"
 
 #ifndef WEFT_WINOGRAD_TRAIN_SUITE
 #define WEFT_WINOGRAD_TRAIN_SUITE ConvWinogradTrain
@@ -156,15 +157,6 @@ Outs RunPasses(const ConvAlgo& a, const ConvGeom& g, const std::vector<float>& x
   return o;
 }
 
-// Runs f inside an OpenMP team of two, on one of its threads: every loop of the kernel then runs
-// on that thread alone (ParallelTeam is 1 inside a team), the split of a one-thread process.
-template <typename F>
-void OnOneThread(const F& f) {
-#pragma omp parallel num_threads(2)
-#pragma omp single
-  f();
-}
-
 TEST(WEFT_WINOGRAD_TRAIN_SUITE, PassesMatchReferenceForWriteAndAdd) {
   std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
   // Odd channel counts with a bias and partial tiles (13x13); ResNet-like; several chunks of tiles
@@ -189,7 +181,7 @@ TEST(WEFT_WINOGRAD_TRAIN_SUITE, PassesMatchReferenceForWriteAndAdd) {
     if (g.bias) ExpectNear("gb", got.gb, ref.gb, ref.mgb, {}, 1e-6);
     EXPECT_TRUE(RunPasses(*a, g, x, w, b, gy, WEFT_REQ_WRITE, garbage) == got) << "not bit-identical run to run";
     Outs one;
-    OnOneThread([&] { one = RunPasses(*a, g, x, w, b, gy, WEFT_REQ_WRITE, garbage); });
+    wtest::OnOneThread([&] { one = RunPasses(*a, g, x, w, b, gy, WEFT_REQ_WRITE, garbage); });
     EXPECT_TRUE(one == got) << "one thread gave other bits than " << weft::cpu::CurrentThreadPlan().omp;
 
     const Outs start{wtest::Random(rng, g.n * g.f * g.oh * g.ow), wtest::Random(rng, g.n * g.c * g.h * g.w),

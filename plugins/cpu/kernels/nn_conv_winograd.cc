@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "isa_dispatch.h"
+#include "nn_conv_winograd_chunks.h"
 #include "parallel.h"
 
 namespace weft::cpu {
@@ -271,20 +272,6 @@ void GradTransform(const Chunk& j, const float* gy, float* z) {
   }
 }
 
-// sgemm on the calling thread only while it lives: oneDNN would otherwise split a product over
-// the team (when the enclosing loop is not split), and a split reduction would make the sums
-// depend on the thread count.
-class OneThreadSgemm {
- public:
-  OneThreadSgemm() : team_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneThreadSgemm() { omp_set_num_threads(team_); }
-  OneThreadSgemm(const OneThreadSgemm&) = delete;
-  OneThreadSgemm& operator=(const OneThreadSgemm&) = delete;
-
- private:
-  int team_;
-};
-
 }  // namespace
 
 void WinogradF4TransformWeights(const WinoWeights& src, int64_t f, int64_t c, float* u) {
@@ -405,27 +392,13 @@ void WinogradF4Conv::RunWith(const float* uw, const float* x, const float* sum, 
   const size_t v_size = static_cast<size_t>(kPositions * VStride()),
                m_size = static_cast<size_t>(kPositions * MStride());
   const int64_t work = tiles_ * kPositions * (cp_ + kp_);
-  std::atomic<bool> no_memory{false};
-  ParallelChunks(chunks * halves_, work, [&](int64_t i0, int64_t i1, int) {
-    // Per-thread V and M, kept between calls (OpenMP keeps its threads). No exception may leave
-    // the OpenMP region: a failed allocation is reported after it.
-    thread_local std::vector<float> scratch;
-    try {
-      if (scratch.size() < v_size + m_size) scratch.resize(v_size + m_size);
-    } catch (const std::bad_alloc&) {
-      no_memory = true;
-      return;
-    }
-    const OneThreadSgemm one_thread;
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t t0 = i / halves_ * chunk_, half = kp_ / halves_, k0 = i % halves_ * half;
-      RunChunk(u, bias, t0, std::min(chunk_, tiles_ - t0), k0, k0 + half, x, sum, y, scratch.data(),
-               scratch.data() + v_size);
-    }
-  });
-  if (no_memory)
-    throw Error(WEFT_ERR_OUT_OF_MEMORY, "_sg_conv: no memory for the Winograd tiles (" +
-                                            std::to_string((v_size + m_size) * sizeof(float)) + " bytes a thread)");
+  ForChunksWithScratch(
+      chunks * halves_, work, v_size + m_size, "_sg_conv", [&](int64_t i0, int64_t i1, float* scratch) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t t0 = i / halves_ * chunk_, half = kp_ / halves_, k0 = i % halves_ * half;
+          RunChunk(u, bias, t0, std::min(chunk_, tiles_ - t0), k0, k0 + half, x, sum, y, scratch, scratch + v_size);
+        }
+      });
 }
 
 int64_t WinogradF4Conv::WeightGradFloats() const { return kPositions * (cp_ * kp_ + VStride() + MStride()); }
@@ -449,7 +422,7 @@ void WinogradF4Conv::WeightGrad(const float* x, const float* gy, float* gw, bool
       isa::Dispatch([&] { WithBlock(out_block_, [&](auto blk) { GradTransform<blk()>(j, gy, z + a * kp_); }); });
     });
     ParallelChunks(kPositions, count * kPositions * cp_ * kp_, [&](int64_t p0, int64_t p1, int) {
-      const OneThreadSgemm one_thread;
+      const SgemmOnCallingThread one_thread;
       for (int64_t p = p0; p < p1; ++p)
         dnnl_sgemm('T', 'N', cp_, kp_, count, 1.0f, v + p * VStride(), cp_, z + p * MStride(), kp_,
                    i == 0 ? 0.0f : 1.0f, msum + p * cp_ * kp_, kp_);

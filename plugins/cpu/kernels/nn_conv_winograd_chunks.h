@@ -1,6 +1,5 @@
-// The chunk loop of weft's Winograd convolutions (nn_conv_winograd_1d.cc; nn_conv_winograd.cc
-// has the same loop inline and can move to this one): chunks of tiles split over the OpenMP team,
-// each thread with its own scratch (V and M) and sgemm kept on that thread. Internal to
+// The chunk loop of weft's Winograd convolutions (nn_conv_winograd.cc, nn_conv_winograd_1d.cc): chunks of tiles split
+// over the OpenMP team, each thread with its own scratch (V and M) and sgemm kept on that thread. Internal to
 // weft_cpu_kernels (needs OpenMP: parallel.h).
 #pragma once
 
