@@ -475,21 +475,24 @@ class SgConvForward {
 
   // weft's Winograd (nn_conv_winograd.h) where oneDNN has none for this geometry and ISA (oneDNN's
   // are AVX-512 only): 3x3 stride-1 layers with enough tiles, unless WEFT_CPU_CONV_WINOGRAD=0.
-  // Its transforms take whole blocks of channels (no padded tensors).
   bool OwnWinograd(const KernelSetup& s) const {
     const ConvGeom& g = first_->geom();
-    const bool whole =
-        g.c % weft::sdk::ActFormatBlock(p_.data_format) == 0 && g.f % weft::sdk::ActFormatBlock(p_.out_format) == 0;
-    return !dw_ && whole && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) && ConvWinogradSetting(s);
+    return !dw_ && WholeBlocks() && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) &&
+           ConvWinogradSetting(s);
+  }
+
+  // Whether the data's and the output's channels fill whole blocks of their formats: weft's
+  // Winograd transforms take no padded tensors.
+  bool WholeBlocks() const {
+    const ConvGeom& g = first_->geom();
+    return g.c % weft::sdk::ActFormatBlock(p_.data_format) == 0 && g.f % weft::sdk::ActFormatBlock(p_.out_format) == 0;
   }
 
   // weft's 1-D Winograd (nn_conv_winograd_1d.h) for 1xr and rx1 layers (oneDNN has only direct
   // kernels for them) with enough tiles, on whole channel blocks, unless WEFT_CPU_CONV_WINOGRAD=0.
   bool OwnWinograd1D(const KernelSetup& s) const {
     const ConvGeom& g = first_->geom();
-    const bool whole =
-        g.c % weft::sdk::ActFormatBlock(p_.data_format) == 0 && g.f % weft::sdk::ActFormatBlock(p_.out_format) == 0;
-    return !dw_ && whole && Winograd1DFits(g) && Winograd1DPays(g) && ConvWinogradSetting(s);
+    return !dw_ && WholeBlocks() && Winograd1DFits(g) && Winograd1DPays(g) && ConvWinogradSetting(s);
   }
 
   WinoEpilogue Epilogue() const {
