@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -192,6 +193,41 @@ TEST(WEFT_WINOGRAD_SUITE, SeveralChunksOfTiles) {
   std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
   Case k{2, 8, 40, 40, 24, 1, "relu", "None", false, 8, 8};
   Check(k, rng, ExpectOwn(k));
+}
+
+// The input transform reads blocked data a pixel's 8 channels at a time (256-bit loads, the next
+// tile prefetched) and plain data lane by lane, through the same arithmetic, whose products are all
+// by powers of two (no multiply-add fusion changes its bits): the same layer on the same values
+// gives the same bits from plain and from nChw8c / nChw16c data, into a plain or a blocked output (nChw8c: the filters
+// are multiples of 8, not of 16, so that weft's Winograd runs every case on AVX-512 too). Tiles wholly inside, on every
+// edge and corner, partial at the right and bottom, a 7x7 image (edge tiles only), pad 0 and 1, several chunks.
+TEST(WEFT_WINOGRAD_SUITE, BlockedInputBitIdenticalToPlain) {
+  std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
+  const std::vector<Case> geoms = {{2, 16, 15, 17, 24, 1},
+                                   {1, 16, 26, 27, 8, 0},
+                                   {2, 32, 40, 41, 40, 1},
+                                   {4, 16, 7, 7, 24, 1},
+                                   {16, 16, 6, 6, 8, 0}};
+  for (const Case& g : geoms)
+    for (int64_t block : {8, 16})
+      for (int64_t out_block : {1, 8}) {
+        Case plain = g;
+        plain.act = "relu";
+        plain.out_block = out_block;
+        Case blocked = plain;
+        blocked.in_block = block;
+        SCOPED_TRACE(blocked.Name());
+        const Operands o = Random(plain, rng);
+        const uint64_t before = weft::cpu::WinogradF4Runs();
+        const std::vector<float> want = RunSgConv(plain, o), got = RunSgConv(blocked, o);
+        EXPECT_EQ(weft::cpu::WinogradF4Runs() - before, 2u);
+        ASSERT_EQ(got.size(), want.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i)
+          if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && ++differ <= 3)
+            ADD_FAILURE() << "output " << i << ": blocked " << got[i] << ", plain " << want[i];
+        EXPECT_EQ(differ, 0u);
+      }
 }
 
 // One kernel state, new weights for the second call (the harness gives no content stamps, so every
