@@ -230,6 +230,43 @@ TEST(WEFT_WINOGRAD_SUITE, BlockedInputBitIdenticalToPlain) {
       }
 }
 
+// Blocked outputs larger than the last-level cache are written with non-temporal stores
+// (WinogradF4Conv::StreamsOutput): the same bits as cached stores, into a tensor of its own (with a
+// sum in place and without) and into a channel slice of a wider tensor (whose other channels stay
+// as they were), nChw8c and nChw16c. Small layers and plain outputs never stream.
+TEST(WEFT_WINOGRAD_SUITE, StreamedOutputBitIdenticalToCached) {
+  std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
+  weft::cpu::ConvGeom g;
+  g.n = 2, g.c = 16, g.h = 20, g.w = 21, g.f = 32, g.kh = g.kw = 3, g.ph = g.pw = 1, g.oh = 20, g.ow = 21;
+  const int64_t plane = g.oh * g.ow, wide = (g.f + 16) * plane;  // the slice: channels 16..47 of 48
+  const std::vector<float> x = wtest::Random(rng, g.n * g.c * g.h * g.w), w = wtest::Random(rng, g.f * g.c * 9),
+                           b = wtest::Random(rng, g.f), sum = wtest::Random(rng, g.n * g.f * plane);
+  for (int64_t block : {8, 16})
+    for (const auto& [slice, with_sum] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
+      SCOPED_TRACE("block " + std::to_string(block) + (slice ? " slice" : "") + (with_sum ? " sum" : ""));
+      weft::cpu::WinoEpilogue e;
+      e.act.kind = weft::cpu::WinoAct::kRelu;
+      e.with_sum = with_sum;
+      std::vector<float> y[2];
+      for (bool stream : {false, true}) {
+        weft::cpu::WinogradF4Conv conv(g, 8, block, e, slice ? wide : 0);
+        EXPECT_FALSE(conv.StreamsOutput()) << "a 100 KB output streamed";
+        conv.SetStreamsOutput(stream);
+        EXPECT_EQ(conv.StreamsOutput(), stream);
+        conv.SetWeights(w.data(), b.data());
+        std::vector<float>& out = y[stream];
+        out = slice ? std::vector<float>(static_cast<size_t>(g.n * wide), 7.0f) : sum;  // a sum in place
+        float* at = out.data() + (slice ? 16 * plane : 0);
+        conv.Run(x.data(), with_sum ? at : nullptr, at);
+      }
+      EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float)), 0) << "streamed bits differ";
+      EXPECT_EQ(y[1][0], slice ? 7.0f : y[1][0]) << "the slice's neighbours were written";
+    }
+  weft::cpu::WinogradF4Conv plain_out(g, 8, 1, {}, 0);
+  plain_out.SetStreamsOutput(true);
+  EXPECT_FALSE(plain_out.StreamsOutput());
+}
+
 // One kernel state, new weights for the second call (the harness gives no content stamps, so every
 // call refolds): the transformed weights follow.
 TEST(WEFT_WINOGRAD_SUITE, FollowsNewWeights) {
