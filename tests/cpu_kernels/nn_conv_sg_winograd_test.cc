@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -192,6 +193,78 @@ TEST(WEFT_WINOGRAD_SUITE, SeveralChunksOfTiles) {
   std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
   Case k{2, 8, 40, 40, 24, 1, "relu", "None", false, 8, 8};
   Check(k, rng, ExpectOwn(k));
+}
+
+// The input transform reads blocked data a pixel's 8 channels at a time (256-bit loads, the next
+// tile prefetched) and plain data lane by lane, through the same arithmetic, whose products are all
+// by powers of two (no multiply-add fusion changes its bits): the same layer on the same values
+// gives the same bits from plain and from nChw8c / nChw16c data, into a plain or a blocked output (nChw8c: the filters
+// are multiples of 8, not of 16, so that weft's Winograd runs every case on AVX-512 too). Tiles wholly inside, on every
+// edge and corner, partial at the right and bottom, a 7x7 image (edge tiles only), pad 0 and 1, several chunks.
+TEST(WEFT_WINOGRAD_SUITE, BlockedInputBitIdenticalToPlain) {
+  std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
+  const std::vector<Case> geoms = {{2, 16, 15, 17, 24, 1},
+                                   {1, 16, 26, 27, 8, 0},
+                                   {2, 32, 40, 41, 40, 1},
+                                   {4, 16, 7, 7, 24, 1},
+                                   {16, 16, 6, 6, 8, 0}};
+  for (const Case& g : geoms)
+    for (int64_t block : {8, 16})
+      for (int64_t out_block : {1, 8}) {
+        Case plain = g;
+        plain.act = "relu";
+        plain.out_block = out_block;
+        Case blocked = plain;
+        blocked.in_block = block;
+        SCOPED_TRACE(blocked.Name());
+        const Operands o = Random(plain, rng);
+        const uint64_t before = weft::cpu::WinogradF4Runs();
+        const std::vector<float> want = RunSgConv(plain, o), got = RunSgConv(blocked, o);
+        EXPECT_EQ(weft::cpu::WinogradF4Runs() - before, 2u);
+        ASSERT_EQ(got.size(), want.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i)
+          if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && ++differ <= 3)
+            ADD_FAILURE() << "output " << i << ": blocked " << got[i] << ", plain " << want[i];
+        EXPECT_EQ(differ, 0u);
+      }
+}
+
+// Blocked outputs larger than the last-level cache are written with non-temporal stores
+// (WinogradF4Conv::StreamsOutput): the same bits as cached stores, into a tensor of its own (with a
+// sum in place and without) and into a channel slice of a wider tensor (whose other channels stay
+// as they were), nChw8c and nChw16c. Small layers and plain outputs never stream.
+TEST(WEFT_WINOGRAD_SUITE, StreamedOutputBitIdenticalToCached) {
+  std::mt19937 rng(static_cast<unsigned>(wtest::TestSeed()));
+  weft::cpu::ConvGeom g;
+  g.n = 2, g.c = 16, g.h = 20, g.w = 21, g.f = 32, g.kh = g.kw = 3, g.ph = g.pw = 1, g.oh = 20, g.ow = 21;
+  const int64_t plane = g.oh * g.ow, wide = (g.f + 16) * plane;  // the slice: channels 16..47 of 48
+  const std::vector<float> x = wtest::Random(rng, g.n * g.c * g.h * g.w), w = wtest::Random(rng, g.f * g.c * 9),
+                           b = wtest::Random(rng, g.f), sum = wtest::Random(rng, g.n * g.f * plane);
+  for (int64_t block : {8, 16})
+    for (const auto& [slice, with_sum] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
+      SCOPED_TRACE("block " + std::to_string(block) + (slice ? " slice" : "") + (with_sum ? " sum" : ""));
+      weft::cpu::WinoEpilogue e;
+      e.act.kind = weft::cpu::WinoAct::kRelu;
+      e.with_sum = with_sum;
+      std::vector<float> y[2];
+      for (bool stream : {false, true}) {
+        weft::cpu::WinogradF4Conv conv(g, 8, block, e, slice ? wide : 0);
+        EXPECT_FALSE(conv.StreamsOutput()) << "a 100 KB output streamed";
+        conv.SetStreamsOutput(stream);
+        EXPECT_EQ(conv.StreamsOutput(), stream);
+        conv.SetWeights(w.data(), b.data());
+        std::vector<float>& out = y[stream];
+        out = slice ? std::vector<float>(static_cast<size_t>(g.n * wide), 7.0f) : sum;  // a sum in place
+        float* at = out.data() + (slice ? 16 * plane : 0);
+        conv.Run(x.data(), with_sum ? at : nullptr, at);
+      }
+      EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float)), 0) << "streamed bits differ";
+      EXPECT_EQ(y[1][0], slice ? 7.0f : y[1][0]) << "the slice's neighbours were written";
+    }
+  weft::cpu::WinogradF4Conv plain_out(g, 8, 1, {}, 0);
+  plain_out.SetStreamsOutput(true);
+  EXPECT_FALSE(plain_out.StreamsOutput());
 }
 
 // One kernel state, new weights for the second call (the harness gives no content stamps, so every

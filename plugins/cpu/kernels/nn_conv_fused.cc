@@ -447,7 +447,9 @@ class SgConvForward {
         own_ = std::make_unique<WinogradF4Conv>(g, weft::sdk::ActFormatBlock(p_.data_format),
                                                 weft::sdk::ActFormatBlock(p_.out_format), Epilogue(), out_image_);
         full_.reset();
-        if (std::getenv("WEFT_DEBUG_DNNL")) std::fprintf(stderr, "dnnl _sg_conv: weft winograd F(4x4,3x3)\n");
+        if (std::getenv("WEFT_DEBUG_DNNL"))
+          std::fprintf(stderr, "dnnl _sg_conv: weft winograd F(4x4,3x3)%s\n",
+                       own_->StreamsOutput() ? ", output streamed" : "");
         return;
       }
       if (OwnWinograd1D(s)) {

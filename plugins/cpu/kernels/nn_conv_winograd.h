@@ -97,6 +97,11 @@ class WinogradF4Conv {
 
   /// Tiles per chunk (the M of the 36 products).
   int64_t ChunkTiles() const { return chunk_; }
+  /// Whether Run writes the output with non-temporal stores (a blocked output larger than the
+  /// last-level cache, LastLevelCacheBytes); the values are the same either way.
+  bool StreamsOutput() const { return stream_; }
+  /// Overrides that choice (tests compare both ways' bits).
+  void SetStreamsOutput(bool on) { stream_ = on && out_block_ > 1 && out_image_ % 4 == 0; }
 
  private:
   // Floats between two positions of a chunk's V and M (see RunChunk).
@@ -114,8 +119,13 @@ class WinogradF4Conv {
   int64_t tiles_h_ = 0, tiles_w_ = 0;  // 4x4 output tiles per image
   int64_t tiles_ = 0, chunk_ = 0;      // tiles of the batch, tiles per chunk
   int64_t halves_ = 1;                 // 2: a chunk's filters run as two halves
+  bool stream_ = false;                // StreamsOutput
   std::vector<float> u_, bias_;        // U[36][cp][kp], bias[kp]
 };
+
+/// The size in bytes of the last-level data cache the first core uses (sysfs, else sysconf's L3,
+/// else 32 MiB).
+int64_t LastLevelCacheBytes();
 
 /// True when Convolution's training passes may run as weft's Winograd (nn_conv_winograd_train.cc):
 /// WinogradF4Fits with padding 1 (the data gradient is then the same kind of convolution), and
