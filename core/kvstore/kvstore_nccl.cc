@@ -14,7 +14,7 @@ namespace {
 
 // Device stores of one process get distinct store prefixes; every rank creates its stores in the
 // same order, so the n-th store of each rank meets the n-th of the others.
-std::string NextPrefix() {
+std::string NextDevicePrefix() {
   static std::atomic<int> count{0};
   return "weft/kvstore-device" + std::to_string(count++);
 }
@@ -42,7 +42,7 @@ std::unique_ptr<KVStore::Impl> CreateDeviceStore(const std::string& type) {
 
 KVStoreNccl::KVStoreNccl(std::string type, const Transport& t)
     : KVStoreLocal(std::move(type), std::make_unique<CommDevice>()), config_(DistConfig::FromEnv()) {
-  const std::string prefix = NextPrefix();
+  const std::string prefix = NextDevicePrefix();
   if (!JoinRendezvous(this->type(), config_)) return;
   const int64_t index = GetEnvInt("WEFT_KVSTORE_DEVICE", 0);
   const Context device(TransportDeviceType(*t.api), static_cast<int>(index));

@@ -92,8 +92,8 @@ void RepeatedAxes(const Dims& target, const Dims& out, bool* repeated) {
 
 void RegisterBinaryKernels(KernelTable& t) {
   arith::AddElemwiseArith<HotFloat>(t);
-  t.Add<AddNKernel>("add_n", kAllMask);
-  t.Add<AddNBackwardKernel>("_backward_add_n", kAllMask);
+  AddAny<AddNKernel>(t, "add_n", kAllMask);
+  AddAny<AddNBackwardKernel>(t, "_backward_add_n", kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -35,9 +35,9 @@ struct LogicalNot   { template <typename T> static T Fwd(T x) { return True(x) ?
 // Forward kernels only: the gradient is zero by definition.
 template <typename Op>
 void AddCompare(KernelTable& t, const char* elemwise, const char* scalar, const char* broadcast) {
-  t.Add<ElemwiseKernel<Op, ColdAll>>(elemwise, ColdAll::kMask);
-  t.Add<ScalarKernel<Op, ColdAll>>(scalar, ColdAll::kMask);
-  t.Add<BroadcastKernel<Op, ColdAll>>(broadcast, ColdAll::kMask);
+  AddAny<ElemwiseKernel<Op, ColdAll>>(t, elemwise, ColdAll::kMask);
+  AddAny<ScalarKernel<Op, ColdAll>>(t, scalar, ColdAll::kMask);
+  AddAny<BroadcastKernel<Op, ColdAll>>(t, broadcast, ColdAll::kMask);
 }
 
 // _contrib_allclose: one uint8 flag, MXNet's rule (contrib/allclose_op-inl.h): a NaN matches a
@@ -86,7 +86,7 @@ class AllCloseKernel {
 }  // namespace
 
 void RegisterCompareKernels(KernelTable& t) {
-  t.Add<AllCloseKernel>("_contrib_allclose", kAllMask);
+  AddAny<AllCloseKernel>(t, "_contrib_allclose", kAllMask);
   AddCompare<Equal>(t, "_equal", "_equal_scalar", "broadcast_equal");
   AddCompare<NotEqual>(t, "_not_equal", "_not_equal_scalar", "broadcast_not_equal");
   AddCompare<Greater>(t, "_greater", "_greater_scalar", "broadcast_greater");
@@ -96,7 +96,7 @@ void RegisterCompareKernels(KernelTable& t) {
   AddCompare<LogicalAnd>(t, "_logical_and", "_logical_and_scalar", "broadcast_logical_and");
   AddCompare<LogicalOr>(t, "_logical_or", "_logical_or_scalar", "broadcast_logical_or");
   AddCompare<LogicalXor>(t, "_logical_xor", "_logical_xor_scalar", "broadcast_logical_xor");
-  t.Add<UnaryKernel<LogicalNot, ColdAll>>("logical_not", ColdAll::kMask);
+  AddAny<UnaryKernel<LogicalNot, ColdAll>>(t, "logical_not", ColdAll::kMask);
 }
 
 }  // namespace weft::cpu::tensor

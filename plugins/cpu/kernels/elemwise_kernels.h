@@ -195,8 +195,8 @@ class ScalarBackwardKernel {
 // functor, not this helper.
 template <template <class, class> class Fwd, template <class, class> class Bwd, typename Op, typename Fl>
 void AddWithBackward(KernelTable& t, const char* name, const char* backward, const char* source_file) {
-  t.Add<Fwd<Op, Fl>>(name, Fl::kMask, 0, source_file);
-  t.Add<Bwd<Op, Fl>>(backward, Fl::kGradMask, 0, source_file);
+  AddAny<Fwd<Op, Fl>>(t, name, Fl::kMask, source_file);
+  AddAny<Bwd<Op, Fl>>(t, backward, Fl::kGradMask, source_file);
 }
 template <typename Op, typename Fl>
 void AddUnary(KernelTable& t, const char* name, const char* backward, const char* source_file = WEFT_SDK_CALLER_FILE) {

@@ -113,7 +113,7 @@ void RegisterMathKernels(KernelTable& t) {
   AddElemwise<Hypot, ColdFloat>(t, "_hypot", "_backward_hypot");
   AddBroadcast<Hypot, ColdFloat>(t, "broadcast_hypot", "_backward_broadcast_hypot");
   AddScalar<HypotScalar, ColdFloat>(t, "_hypot_scalar", "_backward_hypot_scalar");
-  t.Add<ElemwiseKernel<arith::Add, ColdFloat>>("_grad_add", kFloatMask);
+  AddAny<ElemwiseKernel<arith::Add, ColdFloat>>(t, "_grad_add", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

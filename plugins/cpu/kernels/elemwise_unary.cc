@@ -76,8 +76,8 @@ void RegisterUnaryKernels(KernelTable& t) {
   AddHotUnary<Rsqrt>(t, "rsqrt", "_backward_rsqrt");
   AddUnary<Log1p, ColdFloat>(t, "log1p", "_backward_log1p");
   AddUnary<Expm1, ColdFloat>(t, "expm1", "_backward_expm1");
-  t.Add<ClipKernel>("clip", kFloatMask);
-  t.Add<ClipKernel>("_backward_clip", kFloatMask);
+  AddAny<ClipKernel>(t, "clip", kFloatMask);
+  AddAny<ClipKernel>(t, "_backward_clip", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

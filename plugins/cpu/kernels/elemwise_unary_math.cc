@@ -116,7 +116,7 @@ struct Rint    { template <typename T> static T Fwd(T x) { const T f = std::floo
 
 template <typename Op>
 void AddForward(KernelTable& t, const char* name) {
-  t.Add<UnaryKernel<Op, ColdFloat>>(name, kFloatMask);
+  AddAny<UnaryKernel<Op, ColdFloat>>(t, name, kFloatMask);
 }
 
 }  // namespace

@@ -177,10 +177,10 @@ class EmbeddingKernel {
 }  // namespace
 
 void RegisterIndexKernels(KernelTable& t) {
-  t.Add<EmbeddingKernel>("Embedding", kIndexMask);
-  t.Add<EmbeddingKernel>("_backward_Embedding", kFloatMask);
-  t.Add<OneHotKernel>("one_hot", kIndexMask);
-  for (const char* op : {"argmax", "argmin", "argmax_channel"}) t.Add<ArgmaxKernel>(op, kIndexMask);
+  AddAny<EmbeddingKernel>(t, "Embedding", kIndexMask);
+  AddAny<EmbeddingKernel>(t, "_backward_Embedding", kFloatMask);
+  AddAny<OneHotKernel>(t, "one_hot", kIndexMask);
+  for (const char* op : {"argmax", "argmin", "argmax_channel"}) AddAny<ArgmaxKernel>(t, op, kIndexMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -202,10 +202,10 @@ class TakePickKernel {
 }  // namespace
 
 void RegisterGatherKernels(KernelTable& t) {
-  t.Add<WhereKernel>("where", kIndexMask);
-  t.Add<WhereKernel>("_backward_where", kFloatMask);
-  for (const char* op : {"take", "pick"}) t.Add<TakePickKernel>(op, kAllMask);
-  for (const char* op : {"_backward_take", "_backward_pick"}) t.Add<TakePickKernel>(op, kFloatMask);
+  AddAny<WhereKernel>(t, "where", kIndexMask);
+  AddAny<WhereKernel>(t, "_backward_where", kFloatMask);
+  for (const char* op : {"take", "pick"}) AddAny<TakePickKernel>(t, op, kAllMask);
+  for (const char* op : {"_backward_take", "_backward_pick"}) AddAny<TakePickKernel>(t, op, kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -151,14 +151,14 @@ class OrderKernel {
 }  // namespace
 
 void RegisterSortKernels(KernelTable& t) {
-  t.Add<OrderKernel>("topk", kAllMask);
+  AddAny<OrderKernel>(t, "topk", kAllMask);
   // MXNet 1.9's cpu sort and argsort refuse float16.
-  t.Add<OrderKernel>("sort", kAllButHalfMask);
-  t.Add<OrderKernel>("argsort", kAllButHalfMask);
+  AddAny<OrderKernel>(t, "sort", kAllButHalfMask);
+  AddAny<OrderKernel>(t, "argsort", kAllButHalfMask);
   // The backward's dtype is its first input's, the values' gradient: the data's dtype (ret_typ
   // value, both, sort) or the positions' (indices, mask: data's gradient is zero).
-  t.Add<OrderKernel>("_backward_topk", kAllMask);
-  t.Add<OrderKernel>("_backward_sort", kAllButHalfMask);
+  AddAny<OrderKernel>(t, "_backward_topk", kAllMask);
+  AddAny<OrderKernel>(t, "_backward_sort", kAllButHalfMask);
 }
 
 }  // namespace weft::cpu::tensor

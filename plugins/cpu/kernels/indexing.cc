@@ -303,15 +303,15 @@ class HistogramKernel {
 }  // namespace
 
 void RegisterAssignKernels(KernelTable& t) {
-  t.Add<SliceAssignKernel>("_slice_assign", kAllMask);
-  t.Add<SliceAssignKernel>("_slice_assign_scalar", kAllMask);
-  t.Add<SetValueKernel>("_set_value", kAllMask);
-  for (const char* op : {"gather_nd", "scatter_nd", "_scatter_set_nd"}) t.Add<NdKernel>(op, kAllMask);
+  AddAny<SliceAssignKernel>(t, "_slice_assign", kAllMask);
+  AddAny<SliceAssignKernel>(t, "_slice_assign_scalar", kAllMask);
+  AddAny<SetValueKernel>(t, "_set_value", kAllMask);
+  for (const char* op : {"gather_nd", "scatter_nd", "_scatter_set_nd"}) AddAny<NdKernel>(t, op, kAllMask);
   // Gradients in integer dtypes too (MXNet differentiates an int32 array), but not int8 / uint8
   // (MXNet refuses those).
-  for (const char* op : {"_backward_gather_nd", "_backward_scatter_nd"}) t.Add<NdKernel>(op, kAllButByteMask);
-  t.Add<OneHotEncodeKernel>("_onehot_encode", kIndexMask);
-  t.Add<HistogramKernel>("_histogram", kFloatMask);
+  for (const char* op : {"_backward_gather_nd", "_backward_scatter_nd"}) AddAny<NdKernel>(t, op, kAllButByteMask);
+  AddAny<OneHotEncodeKernel>(t, "_onehot_encode", kIndexMask);
+  AddAny<HistogramKernel>(t, "_histogram", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

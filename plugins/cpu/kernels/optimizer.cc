@@ -21,6 +21,7 @@
 
 #include "isa_dispatch.h"
 #include "optimizer.h"
+#include "tensor_any_kernel.h"
 #include "tensor_util.h"
 #include "weft/sdk/ops/optimizer.hpp"
 
@@ -277,12 +278,12 @@ void SgdUpdateF32(const KernelCall& c, size_t out, const UpdateParams& p, Sgd ru
 
 void RegisterOptimizer(KernelTable& t) {
   constexpr uint64_t kReal = tensor::kFloatMask;  // float32 and float64, as MXNet's cpu updates
-  t.Add<SgdKernel>("sgd_update", kReal);
-  t.Add<MomentumKernel<UpdateRule::kSgdMom, SgdMom>>("sgd_mom_update", kReal);
-  t.Add<MomentumKernel<UpdateRule::kNagMom, NagMom>>("nag_mom_update", kReal);
-  t.Add<AdamKernel>("adam_update", kReal);
-  t.Add<RmsPropKernel>("rmsprop_update", kReal);
-  t.Add<RmsPropAlexKernel>("rmspropalex_update", kReal);
+  tensor::AddAny<SgdKernel>(t, "sgd_update", kReal);
+  tensor::AddAny<MomentumKernel<UpdateRule::kSgdMom, SgdMom>>(t, "sgd_mom_update", kReal);
+  tensor::AddAny<MomentumKernel<UpdateRule::kNagMom, NagMom>>(t, "nag_mom_update", kReal);
+  tensor::AddAny<AdamKernel>(t, "adam_update", kReal);
+  tensor::AddAny<RmsPropKernel>(t, "rmsprop_update", kReal);
+  tensor::AddAny<RmsPropAlexKernel>(t, "rmspropalex_update", kReal);
 }
 
 }  // namespace weft::cpu

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "optimizer.h"
+#include "tensor_any_kernel.h"
 #include "tensor_util.h"
 #include "weft/sdk/ops/optimizer.hpp"
 
@@ -521,25 +522,27 @@ class MultiLarsKernel {
 }  // namespace
 
 void RegisterOptimizerMore(KernelTable& t) {
-  for (const char* op : {"mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update"}) t.Add<MpSgdKernel>(op, kF16F32);
+  for (const char* op : {"mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update"})
+    tensor::AddAny<MpSgdKernel>(t, op, kF16F32);
   // float64 as MXNet's cpu kernels; its preloaded_ ops infer float32 lrs/wds and fail on float64 weights.
-  for (const char* op : {"multi_sgd_update", "multi_sgd_mom_update"}) t.Add<MultiSgdKernel>(op, tensor::kFloatMask);
+  for (const char* op : {"multi_sgd_update", "multi_sgd_mom_update"})
+    tensor::AddAny<MultiSgdKernel>(t, op, tensor::kFloatMask);
   for (const char* op : {"preloaded_multi_sgd_update", "preloaded_multi_sgd_mom_update"})
-    t.Add<MultiSgdKernel>(op, kF32);
+    tensor::AddAny<MultiSgdKernel>(t, op, kF32);
   for (const char* op : {"multi_mp_sgd_update", "multi_mp_sgd_mom_update", "preloaded_multi_mp_sgd_update",
                          "preloaded_multi_mp_sgd_mom_update"})
-    t.Add<MultiSgdKernel>(op, kF16F32);
-  t.Add<SignSgdKernel>("signsgd_update", tensor::kFloatMask);
-  t.Add<SignumKernel>("signum_update", tensor::kFloatMask);
-  t.Add<FtrlKernel>("ftrl_update", tensor::kFloatMask);
-  t.Add<FtmlKernel>("ftml_update", kF32);
-  t.Add<AdaGradKernel>("_sparse_adagrad_update", tensor::kFloatMask);
-  t.Add<LambPhase1Kernel>("lamb_update_phase1", kF32);
-  t.Add<LambPhase2Kernel>("lamb_update_phase2", kF32);
-  t.Add<LambPhase1Kernel>("mp_lamb_update_phase1", kF16F32);
-  t.Add<LambPhase2Kernel>("mp_lamb_update_phase2", kF16F32);
-  t.Add<MultiSumSqKernel>("multi_sum_sq", kF16F32);
-  t.Add<MultiLarsKernel>("multi_lars", kF32);
+    tensor::AddAny<MultiSgdKernel>(t, op, kF16F32);
+  tensor::AddAny<SignSgdKernel>(t, "signsgd_update", tensor::kFloatMask);
+  tensor::AddAny<SignumKernel>(t, "signum_update", tensor::kFloatMask);
+  tensor::AddAny<FtrlKernel>(t, "ftrl_update", tensor::kFloatMask);
+  tensor::AddAny<FtmlKernel>(t, "ftml_update", kF32);
+  tensor::AddAny<AdaGradKernel>(t, "_sparse_adagrad_update", tensor::kFloatMask);
+  tensor::AddAny<LambPhase1Kernel>(t, "lamb_update_phase1", kF32);
+  tensor::AddAny<LambPhase2Kernel>(t, "lamb_update_phase2", kF32);
+  tensor::AddAny<LambPhase1Kernel>(t, "mp_lamb_update_phase1", kF16F32);
+  tensor::AddAny<LambPhase2Kernel>(t, "mp_lamb_update_phase2", kF16F32);
+  tensor::AddAny<MultiSumSqKernel>(t, "multi_sum_sq", kF16F32);
+  tensor::AddAny<MultiLarsKernel>(t, "multi_lars", kF32);
 }
 
 }  // namespace weft::cpu

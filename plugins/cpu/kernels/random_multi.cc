@@ -232,11 +232,11 @@ class ShuffleKernel {
 void RegisterRandomMultiKernels(KernelTable& t) {
   for (const char* op : {"_sample_uniform", "_sample_normal", "_sample_gamma", "_sample_exponential", "_sample_poisson",
                          "_sample_negative_binomial", "_sample_generalized_negative_binomial"})
-    t.Add<MultiSampleKernel>(op, kHalfFloatMask);
-  t.Add<MultinomialKernel>("_sample_multinomial", kHalfFloatMask);
+    AddAny<MultiSampleKernel>(t, op, kHalfFloatMask);
+  AddAny<MultinomialKernel>(t, "_sample_multinomial", kHalfFloatMask);
   // Keyed by its first input, the gradient of the indices (int32 by default).
-  t.Add<MultinomialKernel>("_backward_sample_multinomial", kAllMask);
-  t.Add<ShuffleKernel>("_shuffle", kAllMask);
+  AddAny<MultinomialKernel>(t, "_backward_sample_multinomial", kAllMask);
+  AddAny<ShuffleKernel>(t, "_shuffle", kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -71,8 +71,8 @@ void RegisterRandomKernels(KernelTable& t) {
         "_random_negative_binomial", "_random_generalized_negative_binomial", "_random_uniform_like",
         "_random_normal_like", "_random_exponential_like", "_random_gamma_like", "_random_poisson_like",
         "_random_negative_binomial_like", "_random_generalized_negative_binomial_like"})
-    t.Add<SampleKernel>(op, kFloats);
-  t.Add<SampleKernel>("_random_randint", WEFT_DTYPE_BIT(WEFT_DTYPE_INT32) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT64));
+    AddAny<SampleKernel>(t, op, kFloats);
+  AddAny<SampleKernel>(t, "_random_randint", WEFT_DTYPE_BIT(WEFT_DTYPE_INT32) | WEFT_DTYPE_BIT(WEFT_DTYPE_INT64));
 }
 
 }  // namespace weft::cpu::tensor

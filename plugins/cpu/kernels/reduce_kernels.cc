@@ -242,12 +242,12 @@ class ReduceKernel {
 void RegisterReduceKernels(KernelTable& t) {
   for (const char* op : {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm"}) {
     const bool extremum = std::string(op) == "max" || std::string(op) == "min";
-    t.Add<ReduceKernel>(op, extremum ? kFloatMask | kIntegerMask : kFloatMask);
-    t.Add<ReduceKernel>(std::string("_backward_") + op, kFloatMask);
+    AddAny<ReduceKernel>(t, op, extremum ? kFloatMask | kIntegerMask : kFloatMask);
+    AddAny<ReduceKernel>(t, std::string("_backward_") + op, kFloatMask);
   }
   // MXNet names _square_sum's backward _backward_square_sum (one underscore).
-  t.Add<ReduceKernel>("_square_sum", kFloatMask);
-  t.Add<ReduceKernel>("_backward_square_sum", kFloatMask);
+  AddAny<ReduceKernel>(t, "_square_sum", kFloatMask);
+  AddAny<ReduceKernel>(t, "_backward_square_sum", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -145,8 +145,8 @@ class BroadcastViewKernel {
 
 void RegisterBroadcastKernels(KernelTable& t) {
   for (const char* op : {"tile", "repeat", "broadcast_to", "broadcast_like", "broadcast_axis"}) {
-    t.Add<BroadcastViewKernel>(op, kAllMask);
-    t.Add<BroadcastViewKernel>(std::string("_backward_") + op, kFloatMask);
+    AddAny<BroadcastViewKernel>(t, op, kAllMask);
+    AddAny<BroadcastViewKernel>(t, std::string("_backward_") + op, kFloatMask);
   }
 }
 

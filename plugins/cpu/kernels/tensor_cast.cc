@@ -42,11 +42,11 @@ class CastKernel {
 }  // namespace
 
 void RegisterCastKernels(KernelTable& t) {
-  t.Add<CastKernel>("Cast", kAllMask);
-  t.Add<CastKernel>("_backward_Cast", kAllMask);
+  AddAny<CastKernel>(t, "Cast", kAllMask);
+  AddAny<CastKernel>(t, "_backward_Cast", kAllMask);
   // amp_cast: the definition keeps integer inputs' dtype, so the kernel copies those.
-  t.Add<CastKernel>("amp_cast", kAllMask);
-  t.Add<CastKernel>("_backward_amp_cast", kAllMask);
+  AddAny<CastKernel>(t, "amp_cast", kAllMask);
+  AddAny<CastKernel>(t, "_backward_amp_cast", kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -193,7 +193,7 @@ class AxisCopyKernel {
 void RegisterConcatKernels(KernelTable& t) {
   for (const char* op : {"Concat", "_rnn_param_concat", "_backward_Concat", "SliceChannel", "_backward_SliceChannel",
                          "stack", "_backward_stack", "_split_v2", "_backward_split_v2"}) {
-    t.Add<AxisCopyKernel>(op, kAllMask);
+    AddAny<AxisCopyKernel>(t, op, kAllMask);
   }
 }
 

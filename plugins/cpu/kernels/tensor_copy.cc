@@ -122,17 +122,18 @@ class InitKernel {
 }  // namespace
 
 void RegisterCopyKernels(KernelTable& t) {
-  t.Add<ReshapeLikeKernel>("reshape_like", kAllMask);
-  t.Add<ReshapeLikeKernel>("_backward_reshape_like", kAllMask);
+  AddAny<ReshapeLikeKernel>(t, "reshape_like", kAllMask);
+  AddAny<ReshapeLikeKernel>(t, "_backward_reshape_like", kAllMask);
   // _identity_with_attr_like_rhs computes what reshape_like does when the shapes agree.
-  t.Add<ReshapeLikeKernel>("_identity_with_attr_like_rhs", kAllMask);
-  t.Add<ReshapeLikeKernel>("_backward_identity_with_attr_like_rhs", kAllMask);
-  for (const char* op : {"_zeros", "_ones", "_full", "_arange", "_linspace", "_eye"}) t.Add<InitKernel>(op, kAllMask);
+  AddAny<ReshapeLikeKernel>(t, "_identity_with_attr_like_rhs", kAllMask);
+  AddAny<ReshapeLikeKernel>(t, "_backward_identity_with_attr_like_rhs", kAllMask);
+  for (const char* op : {"_zeros", "_ones", "_full", "_arange", "_linspace", "_eye"})
+    AddAny<InitKernel>(t, op, kAllMask);
   for (const char* op : {"_copy", "_backward_copy", "Flatten", "Reshape", "expand_dims", "squeeze", "BlockGrad"}) {
-    t.Add<CopyKernel>(op, kAllMask);
+    AddAny<CopyKernel>(t, op, kAllMask);
   }
-  t.Add<FillKernel<0>>("zeros_like", kAllMask);
-  t.Add<FillKernel<1>>("ones_like", kAllMask);
+  AddAny<FillKernel<0>>(t, "zeros_like", kAllMask);
+  AddAny<FillKernel<1>>(t, "ones_like", kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -156,7 +156,8 @@ class DotKernel {
 }  // namespace
 
 void RegisterDotKernels(KernelTable& t) {
-  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"}) t.Add<DotKernel>(op, kFloatMask);
+  for (const char* op : {"dot", "_backward_dot", "batch_dot", "_backward_batch_dot"})
+    AddAny<DotKernel>(t, op, kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "tensor_any_kernel.h"
 #include "tensor_util.h"
 #include "weft/sdk/cpp/host_kernel.hpp"
 

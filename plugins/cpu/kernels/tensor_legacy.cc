@@ -78,8 +78,8 @@ class FillElementKernel {
 }  // namespace
 
 void RegisterLegacyKernels(KernelTable& t) {
-  t.Add<BatchTakeKernel>("batch_take", kIndexMask);
-  t.Add<FillElementKernel>("fill_element_0index", kFloatMask);
+  AddAny<BatchTakeKernel>(t, "batch_take", kIndexMask);
+  AddAny<FillElementKernel>(t, "fill_element_0index", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -184,7 +184,7 @@ class GelqfKernel {
 }  // namespace
 
 void RegisterLinalgKernels(KernelTable& t) {
-  for (const char* op : {"_linalg_gelqf", "_backward_linalg_gelqf"}) t.Add<GelqfKernel>(op, kFloatMask);
+  for (const char* op : {"_linalg_gelqf", "_backward_linalg_gelqf"}) AddAny<GelqfKernel>(t, op, kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -185,10 +185,11 @@ class ShapeArrayKernel {
 }  // namespace
 
 void RegisterMatrixKernels(KernelTable& t) {
-  for (const char* op : {"reverse", "diag", "depth_to_space", "space_to_depth"}) t.Add<PositionMapKernel>(op, kAllMask);
+  for (const char* op : {"reverse", "diag", "depth_to_space", "space_to_depth"})
+    AddAny<PositionMapKernel>(t, op, kAllMask);
   for (const char* op : {"_backward_reverse", "_backward_diag", "_backward_depth_to_space", "_backward_space_to_depth"})
-    t.Add<PositionMapKernel>(op, kFloatMask);
-  for (const char* op : {"shape_array", "size_array"}) t.Add<ShapeArrayKernel>(op, kAllMask);
+    AddAny<PositionMapKernel>(t, op, kFloatMask);
+  for (const char* op : {"shape_array", "size_array"}) AddAny<ShapeArrayKernel>(t, op, kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -123,8 +123,8 @@ class PadKernel {
 }  // namespace
 
 void RegisterPadKernels(KernelTable& t) {
-  t.Add<PadKernel>("Pad", kFloatMask);
-  t.Add<PadKernel>("_backward_Pad", kFloatMask);
+  AddAny<PadKernel>(t, "Pad", kFloatMask);
+  AddAny<PadKernel>(t, "_backward_Pad", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -76,7 +76,7 @@ class SliceKernel {
 void RegisterSliceKernels(KernelTable& t) {
   for (const char* op :
        {"slice", "_backward_slice", "slice_axis", "_backward_slice_axis", "slice_like", "_backward_slice_like"})
-    t.Add<SliceKernel>(op, kAllMask);
+    AddAny<SliceKernel>(t, op, kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cpu_kernels.h"
@@ -287,9 +288,7 @@ class CsrDotKernel {
       return;
     }
     if (rsp_out_) {
-      // In the ISA variants: the column set's ranks are popcounts, a library call in the
-      // baseline x86-64 build and one instruction with AVX2.
-      isa::Dispatch([&] {
+      auto rows = [&] {
         const ColumnSet cols(a, fault);
         fault.Throw("indptr or a column index is out of range");
         const weft_sparse_alloc_args got = c.AllocSparseOutput(0, cols.size());
@@ -298,7 +297,17 @@ class CsrDotKernel {
         cols.Write(HostData<int64_t>(c, sdk::DeviceTensor(got.aux[0]), cols.size()));
         std::memset(values, 0, static_cast<size_t>(cols.size() * k) * sizeof(T));
         CsrTransposedDense(a, rhs, k, values, [&](int64_t col) { return cols.Rank(col); });
-      });
+      };
+      // In the ISA variants: the column set's ranks are popcounts, a library call in the
+      // baseline x86-64 build and one instruction with AVX2. Only for float32 values with int64
+      // indptr and indices (the csr that LibSVMIter and MXNet's csr_matrix make, the sparse
+      // models' gradient); the other seven combinations run the baseline copy (issue 34: each
+      // was three more copies of the loop in the build).
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<P, int64_t> && std::is_same_v<I, int64_t>) {
+        isa::Dispatch(rows);
+      } else {
+        rows();
+      }
       return;
     }
     const ColumnSet cols(a, fault);  // checks the csr

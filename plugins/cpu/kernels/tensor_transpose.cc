@@ -159,10 +159,10 @@ class TransposeKernel {
 }  // namespace
 
 void RegisterTransposeKernels(KernelTable& t) {
-  t.Add<TransposeKernel>("transpose", kAllMask);
-  t.Add<TransposeKernel>("_backward_transpose", kAllMask);
-  t.Add<TransposeKernel>("SwapAxis", kAllMask);
-  t.Add<TransposeKernel>("_backward_SwapAxis", kAllMask);
+  AddAny<TransposeKernel>(t, "transpose", kAllMask);
+  AddAny<TransposeKernel>(t, "_backward_transpose", kAllMask);
+  AddAny<TransposeKernel>(t, "SwapAxis", kAllMask);
+  AddAny<TransposeKernel>(t, "_backward_SwapAxis", kAllMask);
 }
 
 }  // namespace weft::cpu::tensor

@@ -217,8 +217,8 @@ class UpSamplingKernel {
 }  // namespace
 
 void RegisterUpSamplingKernels(KernelTable& t) {
-  t.Add<UpSamplingKernel>("UpSampling", kFloatMask);
-  t.Add<UpSamplingKernel>("_backward_UpSampling", kFloatMask);
+  AddAny<UpSamplingKernel>(t, "UpSampling", kFloatMask);
+  AddAny<UpSamplingKernel>(t, "_backward_UpSampling", kFloatMask);
 }
 
 }  // namespace weft::cpu::tensor
