@@ -30,7 +30,7 @@ class AnyRegistry {
     entries.push_back({dtypes, make});
   }
 
-  // The factory whose mask holds `dtype` (the def the host chose by input 0's dtype). Without such
+  // The factory whose mask holds `dtype` (the def the host chose, KeyDtype). Without such
   // a def (a caller that bypassed the host's choice), the op's first: its setup rejects the dtype
   // with its own message.
   AnyKernelFactory Find(const std::string& op, int32_t dtype) const {
@@ -56,10 +56,16 @@ AnyRegistry& Registry() {
   return registry;
 }
 
+// The dtype the host chose the def by (core/operator/kernel_runner.h): the first input's, else
+// (samplers, zeros) the first output's.
+int32_t KeyDtype(const sdk::KernelSetup& s) {
+  if (!s.inputs.empty()) return s.inputs[0].dtype;
+  return s.outputs.empty() ? -1 : s.outputs[0].dtype;
+}
+
 class AnyKernel {
  public:
-  explicit AnyKernel(const sdk::KernelSetup& s)
-      : impl_(Registry().Find(s.op_name, s.inputs.empty() ? -1 : s.inputs[0].dtype)(s)) {}
+  explicit AnyKernel(const sdk::KernelSetup& s) : impl_(Registry().Find(s.op_name, KeyDtype(s))(s)) {}
   void Compute(const sdk::KernelCall& c) const { impl_->Compute(c); }
 
  private:

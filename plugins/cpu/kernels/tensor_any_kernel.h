@@ -8,8 +8,8 @@
 //
 // AddAny<K>(table, op, dtypes) registers the one class AnyKernel instead and records K's factory
 // under (op, dtypes) in a process-wide list; AnyKernel's setup finds the factory by the op's name
-// and input 0's dtype, as the host chose the def, and Compute calls K's through one virtual
-// call. K's own code (its setup checks and loops) is compiled exactly as before.
+// and the dtype the host chose the def by (input 0's, else output 0's), and Compute calls K's
+// through one virtual call. K's own code (its setup checks and loops) is compiled as before.
 //
 // For host kernel classes without WorkspaceBytes (static_assert) and not sparse (AddSparse keeps
 // its own class). Thread-safe: registration and setup lock the list; Compute takes no lock.

@@ -1,5 +1,5 @@
 // tensor_any_kernel.h: AddAny registers one shared sdk class whose setup finds the op's kernel by
-// name and input 0's dtype (the def the host chose), and refuses a second kernel for an overlapping
+// name and input 0's dtype, else output 0's (the def the host chose), and refuses a second kernel for an overlapping
 // dtype mask of the same op.
 #include <gtest/gtest.h>
 
@@ -26,9 +26,9 @@ class ToyKernel {
   void Compute(const sdk::KernelCall&) const {}
 };
 
-// create_state of `op`'s def whose mask holds `dtype`, with one scalar input and output of that
-// dtype; returns "" or the error's message.
-std::string CreateAndDestroy(sdk::KernelTable& t, const std::string& op, int32_t dtype) {
+// create_state of `op`'s def whose mask holds `dtype`, with `inputs` (0 or 1) scalar inputs and one
+// output of that dtype; returns "" or the error's message.
+std::string CreateAndDestroy(sdk::KernelTable& t, const std::string& op, int32_t dtype, int inputs = 1) {
   const weft_operator_api* api = t.Api();
   const weft_kernel_def* def = nullptr;
   for (int i = 0; i < api->num_kernels; ++i) {
@@ -42,9 +42,9 @@ std::string CreateAndDestroy(sdk::KernelTable& t, const std::string& op, int32_t
   a.struct_size = sizeof(a);
   a.kernel_data = def->kernel_data;
   a.op_name = def->op_name;
-  a.num_inputs = 1;
-  a.input_shapes = &shape;
-  a.input_dtypes = &dtype;
+  a.num_inputs = inputs;
+  a.input_shapes = inputs > 0 ? &shape : nullptr;
+  a.input_dtypes = inputs > 0 ? &dtype : nullptr;
   a.num_outputs = 1;
   a.output_shapes = &shape;
   a.output_dtypes = &dtype;
@@ -64,6 +64,18 @@ TEST(AnyKernel, SetupBuildsTheKernelOfTheChosenDtype) {
   EXPECT_EQ(g_built, "any_kernel_test_pick/2");
   EXPECT_EQ(CreateAndDestroy(t, "any_kernel_test_pick", WEFT_DTYPE_FLOAT32), "");
   EXPECT_EQ(g_built, "any_kernel_test_pick/1");
+}
+
+// Ops without inputs (samplers, zeros) are keyed by their first output's dtype, as the host keys them.
+TEST(AnyKernel, OpsWithoutInputsPickByTheOutputsDtype) {
+  sdk::StandaloneHost host;
+  sdk::KernelTable t("cpu", host.api());
+  AddAny<ToyKernel<6>>(t, "any_kernel_test_noinput", kF32);
+  AddAny<ToyKernel<7>>(t, "any_kernel_test_noinput", kF64);
+  EXPECT_EQ(CreateAndDestroy(t, "any_kernel_test_noinput", WEFT_DTYPE_FLOAT64, 0), "");
+  EXPECT_EQ(g_built, "any_kernel_test_noinput/7");
+  EXPECT_EQ(CreateAndDestroy(t, "any_kernel_test_noinput", WEFT_DTYPE_FLOAT32, 0), "");
+  EXPECT_EQ(g_built, "any_kernel_test_noinput/6");
 }
 
 TEST(AnyKernel, SecondTableReusesTheRegistration) {
