@@ -24,19 +24,10 @@
 namespace weft::cpu {
 namespace {
 
-// Eight channels: one AVX2 register in the AVX2 and AVX-512 variants, two SSE ones in the baseline.
-using V8 = float __attribute__((vector_size(32)));
 constexpr int64_t kLanes = 8;
 constexpr int64_t kPositions = 36;  // the 6x6 transformed tile
 
 std::atomic<uint64_t> g_runs{0};
-
-// Eight floats at any address (a blocked tensor's pixel, a row of V) as one 256-bit move: through
-// std::memcpy GCC's generic tuning made two 128-bit moves of each, and V8's own type would promise
-// a 32-byte alignment that a channel slice need not have.
-using V8Unaligned = float __attribute__((vector_size(32), aligned(4), may_alias));
-inline void LoadV8(const float* q, V8& v) { v = *reinterpret_cast<const V8Unaligned*>(q); }
-inline void StoreV8(float* q, const V8& v) { *reinterpret_cast<V8Unaligned*>(q) = v; }
 
 // StoreV8 past the caches (q 16-byte aligned): two non-temporal 128-bit stores, which every x86-64
 // variant has (SSE); followed by FenceStreams before other threads read them.
@@ -146,7 +137,7 @@ void KernelTransform(const WinoWeights& src, int64_t f, int64_t c, int64_t ch, i
     }
     for (int64_t k = 0; k < 3; ++k) KernelRows(g + k, 3, r + k, 3);          // G·g: 6 rows of 3
     for (int64_t i = 0; i < 6; ++i) KernelRows(r + i * 3, 1, o + i * 6, 1);  // (G·g)·Gᵀ
-    for (int64_t p = 0; p < kPositions; ++p) std::memcpy(u + p * cp * kp + ch * kp + k0, &o[p], sizeof(V8));
+    for (int64_t p = 0; p < kPositions; ++p) StoreV8(u + p * cp * kp + ch * kp + k0, o[p]);
   }
 }
 
@@ -176,7 +167,7 @@ inline void KernelGradRows(const V8* m, int64_t s, V8* t, int64_t ts) {
 void KernelGrad(const float* m, int64_t f, int64_t c, int64_t ch, int64_t cp, int64_t kp, float* gw, bool add) {
   for (int64_t k0 = 0; k0 < f; k0 += kLanes) {
     V8 s[36], r[18], o[9];
-    for (int64_t p = 0; p < kPositions; ++p) std::memcpy(&s[p], m + p * cp * kp + ch * kp + k0, sizeof(V8));
+    for (int64_t p = 0; p < kPositions; ++p) LoadV8(m + p * cp * kp + ch * kp + k0, s[p]);
     for (int64_t j = 0; j < 6; ++j) KernelGradRows(s + j, 6, r + j, 6);          // Gᵀ·M: 3 rows of 6
     for (int64_t a = 0; a < 3; ++a) KernelGradRows(r + a * 6, 1, o + a * 3, 1);  // (Gᵀ·M)·G
     const int64_t lanes = std::min<int64_t>(kLanes, f - k0);
@@ -344,7 +335,7 @@ void GradTransform(const Chunk& j, const float* gy, float* z) {
         for (int64_t c = 0; c < cols; ++c) in.Load(base + in.Pixel((oy0 + i) * g.ow + ox0 + c), g.f - k, d[i * 4 + c]);
       for (int64_t c = 0; c < 4; ++c) GradRows(d + c, 4, r + c, 4);          // A·dy: 6 rows of 4
       for (int64_t i = 0; i < 6; ++i) GradRows(r + i * 4, 1, o + i * 6, 1);  // (A·dy)·Aᵀ
-      for (int64_t p = 0; p < kPositions; ++p) std::memcpy(z + p * j.mstride + t * j.kp + k, &o[p], sizeof(V8));
+      for (int64_t p = 0; p < kPositions; ++p) StoreV8(z + p * j.mstride + t * j.kp + k, o[p]);
     }
   }
 }

@@ -17,8 +17,6 @@
 namespace weft::cpu {
 namespace {
 
-// Eight channels: one AVX2 register (two SSE ones in the baseline variant).
-using F8 = float __attribute__((vector_size(32)));
 constexpr int64_t kWidth = 8;
 constexpr int64_t kMaxPoints = 12;  // n = m + r - 1 at most
 
@@ -46,16 +44,16 @@ struct Channels8 {
     if (B == 1) return n * image + c * plane + pix;
     return n * image + (c / B * plane + pix) * B + c % B;
   }
-  void Get(int64_t at, int64_t lanes, F8& v) const {
+  void Get(int64_t at, int64_t lanes, V8& v) const {
     if (B > 1) {
-      std::memcpy(&v, p + at, sizeof v);
+      LoadV8(p + at, v);
       return;
     }
     for (int64_t l = 0; l < kWidth; ++l) v[l] = l < lanes ? p[at + l * plane] : 0.0f;
   }
-  void Put(int64_t at, int64_t lanes, const F8& v) const {
+  void Put(int64_t at, int64_t lanes, const V8& v) const {
     if (B > 1) {
-      std::memcpy(p + at, &v, sizeof v);
+      StoreV8(p + at, v);
       return;
     }
     for (int64_t l = 0; l < std::min(kWidth, lanes); ++l) p[at + l * plane] = v[l];
@@ -81,11 +79,11 @@ void ForPoints(int64_t n, const F& f) {
 }
 
 // (Vectors pass by reference: by value GCC warns that the ABI differs without AVX.)
-void Clamp(const WinoAct& a, F8& v) {
-  const F8 zero = {};
+void Clamp(const WinoAct& a, V8& v) {
+  const V8 zero = {};
   if (a.kind == WinoAct::kRelu) v = v > zero ? v : zero;
   if (a.kind == WinoAct::kClip) {
-    const F8 lo = zero + a.lo, hi = zero + a.hi;
+    const V8 lo = zero + a.lo, hi = zero + a.hi;
     v = v > hi ? hi : (v < lo ? lo : v);
   }
 }
@@ -123,18 +121,18 @@ void InputTransform1D(const Tiles1D& j, const float* bt, const ConvGeom& g, int6
     const Tiles1D::At at = j.Tile(t0 + t);
     const int64_t start = at.along * j.m - j.pad;
     for (int64_t c = 0; c < j.cp; c += kWidth) {
-      F8 d[N], o[N];
+      V8 d[N], o[N];
       for (int64_t q = 0; q < N; ++q) {
-        d[q] = F8{};
+        d[q] = V8{};
         const int64_t pos = start + q;
         if (pos >= 0 && pos < j.len_in) in.Get(in.Offset(at.n, c, j.InPixel(pos, at.line)), g.c - c, d[q]);
       }
       for (int64_t p = 0; p < N; ++p) {
-        F8 s = {};
+        V8 s = {};
         for (int64_t q = 0; q < N; ++q) s += bt[p * N + q] * d[q];
         o[p] = s;
       }
-      for (int64_t p = 0; p < N; ++p) std::memcpy(v + p * j.vstride + t * j.cp + c, &o[p], sizeof(F8));
+      for (int64_t p = 0; p < N; ++p) StoreV8(v + p * j.vstride + t * j.cp + c, o[p]);
     }
   }
 }
@@ -149,16 +147,16 @@ void OutputTransform1D(const Tiles1D& j, const float* at_m, const ConvGeom& g, i
     const Tiles1D::At at = j.Tile(t0 + t);
     const int64_t first = at.along * j.m, outputs = std::min(j.m, j.len_out - first);
     for (int64_t k = j.k0; k < j.k1; k += kWidth) {
-      F8 s[N], b;
-      for (int64_t p = 0; p < N; ++p) std::memcpy(&s[p], m + p * j.mstride + t * j.kp + k, sizeof(F8));
-      std::memcpy(&b, bias + k, sizeof b);
+      V8 s[N], b;
+      for (int64_t p = 0; p < N; ++p) LoadV8(m + p * j.mstride + t * j.kp + k, s[p]);
+      LoadV8(bias + k, b);
       for (int64_t i = 0; i < outputs; ++i) {
-        F8 val = b;
+        V8 val = b;
         for (int64_t p = 0; p < N; ++p) val += at_m[i * N + p] * s[p];
         const int64_t pix = j.OutPixel(first + i, at.line), where = out.Offset(at.n, k, pix);
         Clamp(e.act, val);
         if (e.with_sum) {
-          F8 s8;
+          V8 s8;
           add.Get(add.Offset(at.n, k, pix), g.f - k, s8);
           val += s8;
         }

@@ -1,6 +1,6 @@
-// The chunk loop of weft's Winograd convolutions (nn_conv_winograd.cc, nn_conv_winograd_1d.cc): chunks of tiles split
-// over the OpenMP team, each thread with its own scratch (V and M) and sgemm kept on that thread. Internal to
-// weft_cpu_kernels (needs OpenMP: parallel.h).
+// What weft's Winograd convolutions (nn_conv_winograd.cc, nn_conv_winograd_1d.cc) share: their 8-channel vector and
+// its unaligned moves, and the chunk loop (chunks of tiles split over the OpenMP team, each thread with its own
+// scratch, V and M, and sgemm kept on that thread). Internal to weft_cpu_kernels (needs OpenMP: parallel.h).
 #pragma once
 
 #include <atomic>
@@ -12,6 +12,17 @@
 #include "parallel.h"
 
 namespace weft::cpu {
+
+/// Eight channels: one AVX2 register in the AVX2 and AVX-512 variants, two SSE ones in the baseline.
+using V8 = float __attribute__((vector_size(32)));
+
+/// Eight floats at any address (a blocked tensor's pixel, a row of V or M) as one 256-bit move:
+/// through std::memcpy GCC's generic tuning made two 128-bit moves of each, and V8's own type would
+/// promise a 32-byte alignment that a channel slice need not have. (Vectors pass by reference: by
+/// value GCC warns that the ABI differs without AVX.)
+using V8Unaligned = float __attribute__((vector_size(32), aligned(4), may_alias));
+inline void LoadV8(const float* q, V8& v) { v = *reinterpret_cast<const V8Unaligned*>(q); }
+inline void StoreV8(float* q, const V8& v) { *reinterpret_cast<V8Unaligned*>(q) = v; }
 
 /// While it lives, sgemm (oneDNN's, which runs on the thread's OpenMP team) runs on the calling
 /// thread only: a product split over the team would sum in an order that depends on the thread
