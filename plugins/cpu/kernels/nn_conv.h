@@ -45,6 +45,10 @@ using ConvAlgo = ConvAlgoT<float>;
 /// a multiple of 16; the data gradient also needs 16 input channels (nn_conv_dnnl.cc).
 inline bool DnnlBlockedConv(const ConvGeom& g) { return g.groups == 1 && g.f >= 16; }
 
+/// True when oneDNN's effective ISA includes AVX-512 (avx512_core): the CPU has it and
+/// ONEDNN_MAX_CPU_ISA does not cap it. Thread-safe (nn_conv_dnnl.cc).
+bool DnnlRunsAvx512();
+
 /// im2col + GEMM, float (sgemm) or double (dgemm), 1-D to 3-D.
 template <typename T = float>
 std::unique_ptr<ConvAlgoT<T>> MakeIm2colConv(const ConvGeom& g);

@@ -331,6 +331,8 @@ int64_t DnnlConvChunk(const ConvGeom& g, uint64_t whole_batch_bytes, uint64_t ch
   return std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / image));
 }
 
+bool DnnlRunsAvx512() { return DnnlHasIsa(dnnl::cpu_isa::avx512_core); }
+
 bool DnnlWinogradConv(const ConvGeom& g) {
   return g.spatial == 2 && g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
          g.dw == 1 && g.c % 16 == 0 && g.f % 16 == 0;

@@ -665,14 +665,10 @@ const char* BlockedActivationFormat() {
     // ONEDNN_MAX_CPU_ISA (oneDNN's effective ISA), so that a process limited to AVX2 either way
     // uses nChw8c. The user's WEFT_CPU_ISA is read here, not isa::Ceiling(): a build without ISA
     // variants (the sanitizer presets) has a baseline ceiling while oneDNN still runs AVX-512.
-    const auto has = [](dnnl::cpu_isa want) {
-      const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-      return (effective & static_cast<unsigned>(want)) == static_cast<unsigned>(want);
-    };
     const char* limit = std::getenv("WEFT_CPU_ISA");
     const std::string weft_limit = limit != nullptr ? limit : "";
-    if (weft_limit != "avx2" && weft_limit != "baseline" && has(dnnl::cpu_isa::avx512_core)) return "nChw16c";
-    if (weft_limit != "baseline" && has(dnnl::cpu_isa::avx2)) return "nChw8c";
+    if (weft_limit != "avx2" && weft_limit != "baseline" && DnnlHasIsa(dnnl::cpu_isa::avx512_core)) return "nChw16c";
+    if (weft_limit != "baseline" && DnnlHasIsa(dnnl::cpu_isa::avx2)) return "nChw8c";
     return "";
   }();
   return format;

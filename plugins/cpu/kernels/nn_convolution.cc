@@ -3,9 +3,10 @@
 // algorithm is chosen once per node and pass, from bench/kernels measurements on LeNet shapes
 // (1 thread): the forward uses oneDNN (38 vs 26 GFLOP/s on conv1, 62 vs 54 on conv2); the
 // backward uses im2col + sgemm for layers with fewer than 4 input channels per group that oneDNN
-// would run on plain layouts (its plain-layout backward is weak there: 21 vs 27 GFLOP/s) and
-// oneDNN otherwise (conv2: 56 vs 54; LeNet conv1, blocked weight gradient: 1.8 vs 3.5 ms per
-// batch of 100). im2col is also the fallback where oneDNN has no implementation.
+// would run on plain layouts (its plain-layout backward is weak there: 21 vs 27 GFLOP/s) or
+// where oneDNN lacks AVX-512 (ChooseAlgo), and oneDNN otherwise (conv2: 56 vs 54; LeNet conv1 with
+// AVX-512, blocked weight gradient: 1.8 vs 3.5 ms per batch of 100). im2col is also the fallback
+// where oneDNN has no implementation.
 // WEFT_CPU_CONV_ALGO=im2col or =dnnl (host config / environment) forces one for both passes;
 // WEFT_CPU_CONV_WINOGRAD=0 keeps oneDNN's 3x3 layers on its direct kernels (nn_conv_dnnl.cc).
 #include <cstdlib>
@@ -47,7 +48,10 @@ std::unique_ptr<ConvAlgo> ChooseAlgo(const KernelSetup& s, const ConvGeom& g, bo
   if (!want.empty() && want != "im2col" && want != "dnnl")
     Invalid(s, "WEFT_CPU_CONV_ALGO='" + want + "' is not one of im2col, dnnl");
   const bool winograd = ConvWinogradSetting(s);
-  if (want.empty() && backward && g.cg() < 4 && !DnnlBlockedConv(g)) want = "im2col";
+  // oneDNN's blocked weight gradient for few input channels is fast only with AVX-512: LeNet's
+  // conv1 (1 -> 20, 5x5, batch 100, 1 thread) took 0.8 ms there against 6.4 ms with AVX2 (its
+  // jit:avx2 kernel), where im2col's whole backward takes 2.4 ms.
+  if (want.empty() && backward && g.cg() < 4 && (!DnnlBlockedConv(g) || !DnnlRunsAvx512())) want = "im2col";
   if (want == "im2col") return MakeIm2colConv(g);
   std::unique_ptr<ConvAlgo> a = g.n > 0 ? MakeDnnlConv(g, s.host, winograd) : nullptr;
   if (a == nullptr && want == "dnnl") Unsupported(s, "oneDNN has no convolution for this geometry");

@@ -14,6 +14,13 @@ inline const dnnl::engine& DnnlEngine() {
   return e;
 }
 
+/// True when oneDNN's effective ISA (the CPU's, lowered by ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA)
+/// includes `want`. Thread-safe.
+inline bool DnnlHasIsa(dnnl::cpu_isa want) {
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  return (effective & static_cast<unsigned>(want)) == static_cast<unsigned>(want);
+}
+
 /// Buffers carved for oneDNN (workspace slices, cached operands) start on 64-byte boundaries.
 inline constexpr uint64_t kDnnlAlign = 64;
 inline uint64_t DnnlRoundUp(uint64_t bytes) { return (bytes + kDnnlAlign - 1) / kDnnlAlign * kDnnlAlign; }
