@@ -37,10 +37,12 @@ void ValidateSettings();
 
 /// The spin count weft gives libgomp (GNU OpenMP, which the cpu plugin and oneDNN use) when the
 /// user sets neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT: idle OpenMP threads spin this many rounds
-/// (a few microseconds; libgomp's own count for an oversubscribed machine) after a parallel region,
-/// then sleep, instead of libgomp's default 300 000 rounds, which take cores from weft's engine
-/// threads and other processes.
-inline constexpr const char* kDefaultGompSpinCount = "1000";
+/// (tens of microseconds) after a parallel region, then sleep, instead of libgomp's default
+/// 300 000 rounds (about a millisecond), which take cores from weft's engine threads and other
+/// processes. Not 1 000 (a few microseconds): the team then slept between a small network's
+/// layers and batches, and waking it cost more than the layers (the MNIST MLP's inference at 2
+/// threads ran at about 300 k samples/s against 540 k with 10 000; README "Threads").
+inline constexpr const char* kDefaultGompSpinCount = "10000";
 
 /// Sets GOMP_SPINCOUNT=kDefaultGompSpinCount in the process environment unless OMP_WAIT_POLICY or
 /// GOMP_SPINCOUNT is set (then nothing changes). Runtime::Get() calls it before loading plugins;
