@@ -71,12 +71,14 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   // One thread pool (thread_plan.h): with an OpenMP team of several threads OpenBLAS stays at one
   // thread, and products large enough to share are split into blocks of C's rows (or columns,
   // whichever dimension is longer) that the team's threads compute with single-threaded OpenBLAS
-  // calls. Below the size (about 300 µs on one core) splitting lost in whole training steps,
-  // although a lone product gains (MLP 784-128 at batch 100: 229 -> 160 µs): the second core is
-  // better spent on the host thread's batch gather and pushes than on the team's hand-offs (MLP
-  // training at 2 threads 110 k -> 140 k samples/s with 2^24 instead of 2^21; LeNet unchanged).
+  // calls. Below the size (about 80 µs on one core) the team's hand-offs cost more than they save.
+  // The MLP's 784-128 products at batch 100 (10 M multiply-adds) gain since the team spins 10 000
+  // rounds between regions (core/include/weft/env.h): MLP training at 2 threads 140-153 k -> 151-184
+  // k samples/s with 2^22 instead of 2^24 (4 interleaved rounds, bench/results/
+  // 2026-11-30-fc_split.txt). With the old 1 000-round spin the team slept between products and
+  // 2^21 had lost (110 k against 140 k with 2^24).
   // (oneDNN's dnnl_sgemm on the team was slower here: MLP inference 72 k vs 200 k samples/s.)
-  constexpr int64_t kSplitMacs = int64_t{1} << 24;
+  constexpr int64_t kSplitMacs = int64_t{1} << 22;
   if (CurrentThreadPlan().omp > 1 && m * n * k >= kSplitMacs) {
     const bool rows = m >= n;
     ParallelChunks(rows ? m : n, m * n * k, [&](int64_t i0, int64_t i1, int) {
