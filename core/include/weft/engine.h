@@ -197,10 +197,15 @@ struct WEFT_API EngineConfig {
   int device_workers = 2;
   /// WEFT_GPU_COPY_NTHREADS: workers for each copy direction per non-CPU device (default 1).
   int copy_workers = 1;
-  /// WEFT_ENGINE_SPIN: pause instructions (about 2-5 ns each) an idle worker spins through
-  /// before it sleeps (default 2000; 0 = sleep at once). Spinning spares the pusher a wake-up
-  /// per op when ops arrive back to back; set 0 on machines shared by many processes.
-  int spin_rounds = 2000;
+  /// WEFT_ENGINE_SPIN: pause instructions (about 2-5 ns each) an idle worker, or a thread waiting
+  /// for a result, spins through before it sleeps (default 20000; 0 = sleep at once; the budget
+  /// halves after each spin that misses, engine_impl.h AdaptiveSpin). Spinning spares the pusher a
+  /// wake-up per op when ops arrive back to back; set 0 on machines shared by many processes.
+  /// Not 2000: in a small network's inference the worker and the waiting host thread then slept
+  /// between batches, and waking them cost more than the batch (the MNIST MLP at 1 thread,
+  /// predict_mnist: 223-238 k samples/s with 2000, 376-419 k with 20000-100000;
+  /// bench/results/2026-11-30-engine_spin.txt).
+  int spin_rounds = 20000;
 
   static EngineConfig FromEnv();
 };
