@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "executor/concat_view.h"
 #include "executor/fuse_conv.h"
@@ -228,13 +229,19 @@ void ExecState::FuseForInference(BoundGraph& b, const std::vector<NDArray>& args
   for (const char* op : {"_sg_conv", "_sg_batch_norm"})  // what the pass makes
     if (!internal::FindKernel(Runtime::Get(), op, ctx.GetDeviceType(), DType::kFloat32)) return;
   // The layout the device's fused convolutions may pass activations in (none without the
-  // attribute, or with WEFT_BLOCKED_ACTIVATIONS=0).
-  std::string blocked;
-  if (GetEnvBool("WEFT_BLOCKED_ACTIVATIONS", true))
-    for (const auto& [key, value] : internal::GetDevice(Runtime::Get(), ctx).properties().attributes)
-      if (key == "blocked_activations") blocked = value;
+  // attribute, or with WEFT_BLOCKED_ACTIVATIONS=0) and the activations they take.
+  FusionTarget target;
+  const bool blocked = GetEnvBool("WEFT_BLOCKED_ACTIVATIONS", true);
+  for (const auto& [key, value] : internal::GetDevice(Runtime::Get(), ctx).properties().attributes) {
+    if (key == "blocked_activations" && blocked) target.blocked_format = value;
+    if (key == "fused_activations") {
+      target.activations.clear();
+      std::istringstream words(value);
+      for (std::string w; std::getline(words, w, ',');) target.activations.push_back(w);
+    }
+  }
   size_t fused = 0;
-  std::vector<graph::Entry> heads = FuseConvolutions(b.ig, b.shapes, b.types, blocked, &fused);
+  std::vector<graph::Entry> heads = FuseConvolutions(b.ig, b.shapes, b.types, target, &fused);
   if (fused == 0) return;
   BoundGraph f{graph::Index(heads), b.arg_names, b.aux_names, {}, {}};
   // The variables are the same nodes; keep the bound arrays' order (the fused graph's depth-first

@@ -2,6 +2,7 @@
 // graph with one `_sg_conv` node per chain.
 #include "executor/fuse_conv.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -20,6 +21,16 @@ int64_t FormatBlock(std::string_view name) {
   for (size_t f = 0; f < std::size(sdk::kActFormats); ++f)
     if (sdk::kActFormats[f] == name) return sdk::ActFormatBlock(static_cast<sdk::ActFormat>(f));
   return 1;
+}
+
+// The `_sg_conv` act_type word of activation node `n` (relu; clip; Activation's relu, tanh,
+// sigmoid and softrelu, the same words), or "" for any other node.
+std::string ActWord(const graph::Node& n) {
+  if (n.is_variable()) return "";
+  if (n.op->name == "relu" || n.op->name == "clip") return n.op->name;
+  if (n.op->name != "Activation") return "";
+  const std::string type = n.params.GetString("act_type", "");
+  return type == "relu" || type == "tanh" || type == "sigmoid" || type == "softrelu" ? type : "";
 }
 
 // One fusable chain: node ids of its stages (kNone = absent) and the sum's entry; with a
@@ -45,8 +56,9 @@ struct BnChain {
 
 class ChainFinder {
  public:
-  ChainFinder(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes, const std::vector<int>& types)
-      : ig_(ig), shapes_(shapes), types_(types), readers_(ig.num_entries()) {
+  ChainFinder(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes, const std::vector<int>& types,
+              const std::vector<std::string>& acts)
+      : ig_(ig), shapes_(shapes), types_(types), acts_(acts), readers_(ig.num_entries()) {
     for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid)
       for (uint32_t i = 0; i < ig.nodes[nid].inputs.size(); ++i)
         readers_[ig.entry_id(ig.nodes[nid].inputs[i])].push_back({nid, i});
@@ -74,11 +86,14 @@ class ChainFinder {
     };
     c.bn = next([&](const Reader& r) { return r.input == 0 && IsBatchNorm(r.node); });
     c.act = next([&](const Reader& r) { return r.input == 0 && IsActivation(r.node); });
-    c.add = next([&](const Reader& r) {
-      if (!IsAdd(r.node)) return false;
-      c.sum = ig_.nodes[r.node].inputs[1 - r.input];
-      return true;
-    });
+    // tanh, sigmoid and softrelu end a chain: kernels run them after the convolution (a post-op of
+    // them inside it was slower than a pass of its own, nn_conv_fused.cc).
+    if (c.act == kNone || Inside(c.act))
+      c.add = next([&](const Reader& r) {
+        if (!IsAdd(r.node)) return false;
+        c.sum = ig_.nodes[r.node].inputs[1 - r.input];
+        return true;
+      });
     if (c.add != kNone) c.postsum = next([&](const Reader& r) { return IsActivation(r.node); });
     c.conv = nid;
     // A 2-D convolution alone is a chain too (as MXNet's pass makes `_sg_mkldnn_conv` of it): the
@@ -95,6 +110,7 @@ class ChainFinder {
   // the expanded activation kept in the cache: MobileNet v2's expansion and depthwise layers.
   bool Depthwise(const Chain& a, const Chain& b) const {
     if (a.add != kNone || b.add != kNone || a.dw != kNone) return false;
+    if ((a.act != kNone && !Inside(a.act)) || (b.act != kNone && !Inside(b.act))) return false;
     const Reader r = OnlyReader(a.end());
     if (r.node != b.conv || r.input != 0) return false;
     const sdk::ConvolutionParam pa = ConvParams(a.conv), pb = ConvParams(b.conv);
@@ -115,7 +131,7 @@ class ChainFinder {
       if (!readers_[ig_.entry_id(nid, k)].empty()) return c;  // its hidden statistics read
     c.bn = nid;
     const Reader r = OnlyReader(nid);
-    if (r.node != kNone && !taken[r.node] && IsActivation(r.node) && Op(r.node).op->name != "clip") c.act = r.node;
+    if (r.node != kNone && !taken[r.node] && IsActivation(r.node) && ActWord(Op(r.node)) == "relu") c.act = r.node;
     return c;
   }
 
@@ -149,13 +165,18 @@ class ChainFinder {
     const int64_t axis = n.params.GetInt("axis", 1);
     return axis == 1 || axis + static_cast<int64_t>(shapes_[ig_.entry_id(nid, 0)]->ndim()) == 1;
   }
+  // An activation the device's `_sg_conv` takes (acts_).
   bool IsActivation(uint32_t nid) const {
     const graph::Node& n = Op(nid);
-    if (!Float32(nid)) return false;
-    if (n.op->name == "relu") return true;
+    const std::string word = ActWord(n);
+    if (word.empty() || !Float32(nid) || std::find(acts_.begin(), acts_.end(), word) == acts_.end()) return false;
     // _sg_conv refuses bounds the wrong way round; clip itself takes them.
-    if (n.op->name == "clip") return n.params.GetFloat("a_min") <= n.params.GetFloat("a_max");
-    return n.op->name == "Activation" && n.params.GetString("act_type", "") == "relu";
+    return word != "clip" || n.params.GetFloat("a_min") <= n.params.GetFloat("a_max");
+  }
+  // Whether activation node `nid` is one that runs inside a fused convolution: relu or clip.
+  bool Inside(uint32_t nid) const {
+    const std::string word = ActWord(Op(nid));
+    return word == "relu" || word == "clip";
   }
   bool IsAdd(uint32_t nid) const {
     const graph::Node& n = Op(nid);
@@ -169,17 +190,16 @@ class ChainFinder {
   const graph::IndexedGraph& ig_;
   const std::vector<ShapeSlot>& shapes_;
   const std::vector<int>& types_;
+  const std::vector<std::string>& acts_;
   std::vector<std::vector<Reader>> readers_;  // per entry; node kNone = a graph output
 };
 
 // The activation attributes of `_sg_conv` for activation node `n` under `prefix`.
 void SetActivation(graph::AttrDict& a, const std::string& prefix, const graph::Node& n) {
+  a[prefix + "act_type"] = ActWord(n);
   if (n.op->name == "clip") {
-    a[prefix + "act_type"] = "clip";
     a[prefix + "act_min"] = n.params.GetString("a_min");
     a[prefix + "act_max"] = n.params.GetString("a_max");
-  } else {
-    a[prefix + "act_type"] = "relu";
   }
 }
 
@@ -446,10 +466,10 @@ void MergeDepthwise(const ChainFinder& finder, std::vector<Chain>& chain_at, std
 bool GraphFusionEnabled() { return GetEnvBool("WEFT_GRAPH_FUSION", true); }
 
 std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
-                                           const std::vector<int>& types, const std::string& blocked_format,
-                                           size_t* fused) {
+                                           const std::vector<int>& types, const FusionTarget& target, size_t* fused) {
   *fused = 0;
-  const ChainFinder finder(ig, shapes, types);
+  const std::string& blocked_format = target.blocked_format;
+  const ChainFinder finder(ig, shapes, types, target.activations);
   Chains chains{std::vector<Chain>(ig.nodes.size()), std::vector<BnChain>(ig.nodes.size())};  // at their last node
   std::vector<Chain>& chain_at = chains.conv;
   std::vector<bool> inside(ig.nodes.size(), false), taken(ig.nodes.size(), false);

@@ -23,12 +23,24 @@ namespace weft::exec {
 /// is not a boolean.
 bool GraphFusionEnabled();
 
+/// What the device's fused kernels take, from its attributes: the blocked layout
+/// ("blocked_activations"; empty: none) and the activation words its `_sg_conv` takes
+/// ("fused_activations", comma-separated; relu and clip without the attribute, what every SDK 2.x
+/// `_sg_conv` takes).
+struct FusionTarget {
+  std::string blocked_format;
+  std::vector<std::string> activations{"relu", "clip"};
+};
+
 /// The heads of `ig` (with every entry's shape and dtype known: `shapes`, `types` per entry id)
 /// with each fusable chain replaced by one `_sg_conv` node named after the chain's last node (so
 /// output names stay), or `ig`'s own heads when nothing fuses; `*fused` gets the number of chains.
 /// A chain starts at a float32 channels-first Convolution and takes, in this order and each only
-/// when present: a BatchNorm over axis 1 without output_mean_var; an Activation relu, relu or clip;
-/// an elemwise_add / broadcast_add of equal shapes with one more input (the sum); a relu or clip.
+/// when present: a BatchNorm over axis 1 without output_mean_var; an activation the device takes
+/// (`target.activations`: relu, clip, or Activation with act_type relu, tanh, sigmoid or softrelu);
+/// an elemwise_add / broadcast_add of equal shapes with one more input (the sum); such an activation.
+/// A tanh, sigmoid or softrelu ends its chain (the kernel applies it after the convolution, not
+/// as a post-op before a sum) and keeps it out of a depthwise merge.
 /// Every value inside a chain must have exactly one reader and not be a graph output (otherwise
 /// the chain ends before it); a chain of a 1-D or 3-D convolution needs a stage after it. A chain
 /// of a 1x1 convolution (stride 1, no pad, one group) without a sum whose result only a depthwise
@@ -44,7 +56,7 @@ bool GraphFusionEnabled();
 /// with the relu (Activation relu or relu) reading it when that is its only reader, named after
 /// the last of them; these count in `*fused` too.
 ///
-/// With `blocked_format` "nChw16c" or "nChw8c" (the device's attribute "blocked_activations":
+/// With `target.blocked_format` "nChw16c" or "nChw8c" (the device's attribute "blocked_activations":
 /// oneDNN's layout for the ISA the cpu plugin runs; empty or another word: none), values stay in
 /// that layout where both ends can: a chain writes its output blocked (out_format) and reads its
 /// data (data_format) and sum (out_format: sum and output are blocked together or not at all) as
@@ -62,8 +74,7 @@ bool GraphFusionEnabled();
 /// copies. Other blocked tensors have the plain one's size; the kernels skip the reorders between
 /// the layers.
 std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& shapes,
-                                           const std::vector<int>& types, const std::string& blocked_format,
-                                           size_t* fused);
+                                           const std::vector<int>& types, const FusionTarget& target, size_t* fused);
 
 /// Throws weft::Error when a value is written in one layout (see above: _sg_conv, Pooling, Concat
 /// attributes) and read in another: by an op reading plain, by a reader expecting another layout,

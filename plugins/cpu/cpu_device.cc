@@ -32,6 +32,8 @@ CpuDevice::CpuDevice(int32_t count, const weft_host_api* host)
   // The layout the executor's fusion may keep activations in between fused convolutions.
   if (*BlockedActivationFormat() != '\0')
     attr_storage_.insert(attr_storage_.end(), {"blocked_activations", BlockedActivationFormat()});
+  // The activations its `_sg_conv` takes beyond relu and clip (weft/sdk/ops/convolution.hpp).
+  attr_storage_.insert(attr_storage_.end(), {"fused_activations", "relu,clip,tanh,sigmoid,softrelu"});
   for (size_t i = 0; i + 1 < attr_storage_.size(); i += 2)
     attrs_.push_back(weft_kv{attr_storage_[i].c_str(), attr_storage_[i + 1].c_str()});
 }

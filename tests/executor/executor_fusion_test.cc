@@ -1,5 +1,5 @@
 // Inference graph fusion (core/executor/fuse_conv.h): for binds without gradients the executor
-// runs Convolution -> [BatchNorm] -> [relu/clip] -> [add] -> [relu/clip] chains as one `_sg_conv`
+// runs Convolution -> [BatchNorm] -> [activation] -> [add] -> [activation] chains as one `_sg_conv`
 // node. Each case binds the same network twice, WEFT_GRAPH_FUSION=0 and =1, with the same
 // parameters, and compares outputs (float tolerance: folding BatchNorm into the weights rounds
 // differently), what GetOptimizedSymbol shows, and the cases that must not fuse. The Blocked
@@ -620,6 +620,55 @@ TEST(WEFT_FUSION_SUITE, WinogradAndDirectAgree) {
     EXPECT_NE(std::string(e.what()).find("WEFT_CPU_CONV_WINOGRAD"), std::string::npos) << e.what();
   }
   unsetenv("WEFT_CPU_CONV_WINOGRAD");
+}
+
+Symbol Act(const Symbol& x, const std::string& name, const std::string& type) {
+  return Operator("Activation").SetParam("act_type", type)(x).CreateSymbol(name);
+}
+
+// Activation's tanh, sigmoid and softrelu fuse too (the cpu device's attribute
+// "fused_activations"; the kernel applies them after the convolution): LeNet (conv, tanh, max pool
+// twice; the classifier's tanh stays), conv + BatchNorm + sigmoid (which ends its chain) added to a
+// 1x1 convolution's output with softrelu after the sum, and tanh after 3x3 layers that run
+// Winograd kernels. Inference and training-mode forward (the unfused path inside `_sg_conv`) agree
+// with the unfused graph.
+TEST(WEFT_FUSION_SUITE, TanhSigmoidSoftrelu) {
+  Symbol data = Symbol::Variable("data");
+  auto pool = [](const Symbol& x, const std::string& name) {
+    return Operator("Pooling")
+        .SetParam("kernel", Shape(2, 2))
+        .SetParam("stride", Shape(2, 2))
+        .SetParam("pool_type", "max")(x)
+        .CreateSymbol(name);
+  };
+  Symbol h = pool(Act(Conv(data, "conv1", 20, 5, 1, true), "tanh1", "tanh"), "pool1");
+  h = pool(Act(Conv(h, "conv2", 50, 5, 1, true), "tanh2", "tanh"), "pool2");
+  h = Operator("FullyConnected").SetParam("num_hidden", 30)(h).CreateSymbol("fc1");
+  Symbol lenet = Act(h, "tanh3", "tanh");
+  Trio t = BindThree(lenet, Shape(3, 1, 28, 28));
+  const Symbol opt = t.blocked->GetOptimizedSymbol();
+  EXPECT_EQ(CountOp(opt, "_sg_conv"), 2u) << opt.ToJSON();
+  EXPECT_EQ(CountOp(opt, "Activation"), 1u) << opt.ToJSON();
+  EXPECT_NE(NodeText(opt, "tanh1").find("\"act_type\": \"tanh\""), std::string::npos) << opt.ToJSON();
+  ExpectThreeAgree(t, false, "lenet");
+  ExpectThreeAgree(t, true, "lenet training mode");
+
+  Symbol body = Act(Bn(Conv(data, "conv", 16, 3), "bn"), "sig", "sigmoid");
+  Symbol sum = Act(Add(body, Conv(data, "short", 16, 1), "add"), "soft", "softrelu");
+  Trio u = BindThree(sum, Shape(2, 16, 9, 9));
+  const Symbol uopt = u.blocked->GetOptimizedSymbol();
+  EXPECT_EQ(CountOp(uopt, "Activation") + CountOp(uopt, "elemwise_add") + CountOp(uopt, "BatchNorm"), 0u)
+      << uopt.ToJSON();
+  EXPECT_NE(NodeText(uopt, "soft").find("\"postsum_act_type\": \"softrelu\""), std::string::npos) << uopt.ToJSON();
+  ExpectThreeAgree(u, false, "sigmoid and softrelu");
+  ExpectThreeAgree(u, true, "sigmoid and softrelu, training mode");
+
+  Symbol wide = Act(Conv(Act(Conv(data, "w1", 32, 3), "t1", "tanh"), "w2", 32, 3), "t2", "tanh");
+  for (const Shape& shape : {Shape(1, 16, 14, 14), Shape(3, 16, 23, 23)}) {
+    Trio w = BindThree(wide, shape);
+    EXPECT_EQ(CountOp(w.blocked->GetOptimizedSymbol(), "Activation"), 0u);
+    ExpectThreeAgree(w, false, "3x3 tanh " + shape.ToString());
+  }
 }
 
 // DenseNet's layer: a 1x1 chain, then a 3x3 convolution no BatchNorm follows (a chain alone: it

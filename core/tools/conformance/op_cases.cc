@@ -119,7 +119,8 @@ std::vector<CaseRow> ActivationRows() {
 }
 
 // The executor's fused convolution (core/executor/fuse_conv.h): conv + BatchNorm + relu + sum +
-// relu on plain layouts, in training mode (batch statistics) and inference (the fold).
+// relu on plain layouts, in training mode (batch statistics) and inference (the fold); the other
+// activations.
 std::vector<CaseRow> FusedConvRows() {
   std::vector<CaseRow> v;
   for (uint32_t mode : {0u, kInference})
@@ -137,6 +138,25 @@ std::vector<CaseRow> FusedConvRows() {
                  .aux = {In(Shape{4}), In(Shape{4}, kPositive)},
                  .flags = kNoGrad | mode,
                  .refused_by = kCpuOnly});
+  // LeNet's tanh after a 5x5 convolution, and sigmoid / softrelu around a sum (oneDNN eltwise
+  // post-ops in inference).
+  for (uint32_t mode : {0u, kInference}) {
+    v.push_back({.ops = {"_sg_conv"},
+                 .attrs = {{"kernel", "(5, 5)"}, {"num_filter", "5"}, {"act_type", "tanh"}},
+                 .in = {In(Shape{2, 1, 8, 8}), In(Shape{5, 1, 5, 5}), In(Shape{5})},
+                 .flags = kNoGrad | mode,
+                 .refused_by = kCpuOnly});
+    v.push_back({.ops = {"_sg_conv"},
+                 .attrs = {{"kernel", "(3, 3)"},
+                           {"num_filter", "16"},
+                           {"pad", "(1, 1)"},
+                           {"act_type", "sigmoid"},
+                           {"with_sum", "True"},
+                           {"postsum_act_type", "softrelu"}},
+                 .in = {In(Shape{2, 3, 5, 5}), In(Shape{16, 3, 3, 3}), In(Shape{16}), In(Shape{2, 16, 5, 5})},
+                 .flags = kNoGrad | mode,
+                 .refused_by = kCpuOnly});
+  }
   return v;
 }
 

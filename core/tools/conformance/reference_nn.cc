@@ -117,6 +117,9 @@ double FusedActivation(const Call& c, const std::string& prefix, double v) {
   if (type == "relu") return std::max(v, 0.0);
   if (type == "clip")
     return std::min(std::max(v, c.attrs().GetFloat(prefix + "act_min")), c.attrs().GetFloat(prefix + "act_max"));
+  if (type == "tanh") return std::tanh(v);
+  if (type == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
+  if (type == "softrelu") return v > 20.0 ? v : std::log1p(std::exp(v));  // MXNet's, as Activation's
   return v;
 }
 

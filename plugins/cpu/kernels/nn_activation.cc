@@ -21,6 +21,8 @@ namespace weft::cpu {
 namespace {
 
 enum class Act { kRelu, kSigmoid, kTanh, kSoftRelu, kSoftSign, kLeaky, kElu, kSelu, kGelu, kPrelu, kRrelu };
+// Activation's act_type (weft::sdk::ActType, in its order) as an Act.
+constexpr Act kActivationActs[] = {Act::kRelu, Act::kSigmoid, Act::kTanh, Act::kSoftRelu, Act::kSoftSign};
 
 // MXNet's SELU constants (mshadow_op.h).
 constexpr float kSeluLambda = 1.0507009873554804934193349852946f;
@@ -41,8 +43,7 @@ ActSetup ParseActivation(const KernelSetup& s) {
     static constexpr Act kLeaky[] = {Act::kLeaky, Act::kElu, Act::kPrelu, Act::kRrelu, Act::kSelu, Act::kGelu};
     return {kLeaky[static_cast<int>(p.act_type)], p.slope, p.lower_bound, p.upper_bound};
   }
-  static constexpr Act kActs[] = {Act::kRelu, Act::kSigmoid, Act::kTanh, Act::kSoftRelu, Act::kSoftSign};
-  return {kActs[static_cast<int>(s.Params<weft::sdk::ActivationParam>().act_type)]};
+  return {kActivationActs[static_cast<int>(s.Params<weft::sdk::ActivationParam>().act_type)]};
 }
 
 // sigmoid and tanh: vector_math.h's for float (the hot path), libm's for double.
@@ -393,6 +394,11 @@ class LeakyBackward {
 };
 
 }  // namespace
+
+void ActivationInPlace(weft::sdk::ActType type, float* y, int64_t n) {
+  const Act act = kActivationActs[static_cast<int>(type)];
+  isa::Dispatch([&] { Forward(act, 0.0f, y, y, n, sdk::AssignWrite{}); });
+}
 
 void RegisterActivation(KernelTable& t) {
   t.Add<ActivationKernel>("Activation", kActivationDTypes);

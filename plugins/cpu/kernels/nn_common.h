@@ -8,6 +8,7 @@
 #include "cpu_kernels.h"
 #include "weft/sdk/cpp/host_kernel.hpp"
 #include "weft/sdk/cpp/random_sampler.hpp"
+#include "weft/sdk/ops/activation.hpp"
 
 namespace weft::cpu {
 
@@ -88,6 +89,11 @@ void RegisterSgConv(KernelTable& t);
 void RegisterDeconvolution(KernelTable& t);
 void RegisterPooling(KernelTable& t);
 void RegisterActivation(KernelTable& t);
+/// Activation's float32 forward in place over `n` floats of `y` on the calling thread, for
+/// ActivationParam act_type `type` (relu, sigmoid, tanh, softrelu, softsign): the same loop and
+/// values as the Activation kernel's, vectorised for the active ISA (nn_activation.cc). `_sg_conv`
+/// applies its last tanh / sigmoid / softrelu with it.
+void ActivationInPlace(weft::sdk::ActType type, float* y, int64_t n);
 void RegisterBatchNorm(KernelTable& t);
 void RegisterLRN(KernelTable& t);
 void RegisterDropout(KernelTable& t);

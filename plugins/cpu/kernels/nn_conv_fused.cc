@@ -34,6 +34,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,7 @@
 #include "nn_conv_winograd.h"
 #include "nn_conv_winograd_1d.h"
 #include "norm_batch_norm.h"
+#include "vector_math.h"
 
 namespace weft::cpu {
 namespace {
@@ -82,16 +84,68 @@ Buffer AllocateAligned(uint64_t bytes) {
   return b;
 }
 
+// Activation's formulas (nn_activation.cc): vector_math.h's tanh and sigmoid, MXNet's softrelu.
 float Activate(FusedAct a, float v, double lo, double hi) {
-  if (a == FusedAct::kRelu) return v > 0.0f ? v : 0.0f;
-  if (a == FusedAct::kClip) return std::min(std::max(v, static_cast<float>(lo)), static_cast<float>(hi));
+  switch (a) {
+    case FusedAct::kRelu:
+      return v > 0.0f ? v : 0.0f;
+    case FusedAct::kClip:
+      return std::min(std::max(v, static_cast<float>(lo)), static_cast<float>(hi));
+    case FusedAct::kTanh:
+      return vmath::Tanh(v);
+    case FusedAct::kSigmoid:
+      return vmath::Sigmoid(v);
+    case FusedAct::kSoftrelu:
+      return v > 20.0f ? v : std::log1p(std::exp(v));
+    case FusedAct::kNone:
+      break;
+  }
   return v;
 }
 
+// oneDNN's eltwise post-op for `a` (none for kNone).
 void AppendActivation(dnnl::post_ops& ops, FusedAct a, double lo, double hi) {
-  if (a == FusedAct::kRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-  if (a == FusedAct::kClip)
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(lo), static_cast<float>(hi));
+  using dnnl::algorithm;
+  switch (a) {
+    case FusedAct::kRelu:
+      ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+      break;
+    case FusedAct::kClip:
+      ops.append_eltwise(1.0f, algorithm::eltwise_clip, static_cast<float>(lo), static_cast<float>(hi));
+      break;
+    case FusedAct::kTanh:
+      ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
+      break;
+    case FusedAct::kSigmoid:
+      ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+      break;
+    case FusedAct::kSoftrelu:
+      ops.append_eltwise(1.0f, algorithm::eltwise_soft_relu, 0.0f, 0.0f);
+      break;
+    case FusedAct::kNone:
+      break;
+  }
+}
+
+// Whether `a` runs inside the convolution (a oneDNN post-op, weft's Winograd epilogue WinoAct):
+// none, relu and clip. tanh, sigmoid and softrelu as the last stage run afterwards (TailAct):
+// oneDNN 2.6's eltwise_tanh post-op made LeNet's 5x5 convolutions 4-5x slower on AVX2 (jit:avx2,
+// 20 filters: 1.6 against 0.3 ms per batch of 100 with a separate pass of weft's tanh).
+bool InsideAct(FusedAct a) { return a == FusedAct::kNone || a == FusedAct::kRelu || a == FusedAct::kClip; }
+
+// The last stage's activation when it runs after the convolution (not InsideAct), else kNone:
+// the post-sum one with a sum, the only one without; with with_dw none (its activations stay
+// post-ops).
+FusedAct TailAct(const SgConvParam& p) {
+  const FusedAct last = p.with_dw ? FusedAct::kNone : p.with_sum ? p.postsum_act_type : p.act_type;
+  return InsideAct(last) ? FusedAct::kNone : last;
+}
+
+// `p` without its TailAct: what runs inside the convolution.
+SgConvParam WithoutTail(SgConvParam p) {
+  if (TailAct(p) == FusedAct::kNone) return p;
+  (p.with_sum ? p.postsum_act_type : p.act_type) = FusedAct::kNone;
+  return p;
 }
 
 // The folded weights (emptied once every primitive holds them reordered) and bias in weft's plain
@@ -421,7 +475,8 @@ class Stage {
 
 class SgConvForward {
  public:
-  explicit SgConvForward(const KernelSetup& s) : p_(s.Params<SgConvParam>()) {
+  explicit SgConvForward(const KernelSetup& s)
+      : p_(s.Params<SgConvParam>()), inner_(WithoutTail(p_)), tail_(TailAct(p_)) {
     RequireFloat32(s);
     const size_t dw_in = p_.with_dw ? 1 + (p_.dw_no_bias ? 0 : 1) + (p_.dw_with_bn ? 2 : 0) : 0;
     const size_t n_in = (p_.conv.no_bias ? 2 : 3) + (p_.with_bn ? 2 : 0) + dw_in + (p_.with_sum ? 1 : 0);
@@ -479,7 +534,7 @@ class SgConvForward {
   // are AVX-512 only): 3x3 stride-1 layers with enough tiles, unless WEFT_CPU_CONV_WINOGRAD=0.
   bool OwnWinograd(const KernelSetup& s) const {
     const ConvGeom& g = first_->geom();
-    return !dw_ && WholeBlocks() && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) &&
+    return !dw_ && WholeBlocks() && EpilogueFits() && !full_->Winograd() && WinogradF4Fits(g) && WinogradF4Pays(g) &&
            ConvWinogradSetting(s);
   }
 
@@ -494,8 +549,11 @@ class SgConvForward {
   // kernels for them) with enough tiles, on whole channel blocks, unless WEFT_CPU_CONV_WINOGRAD=0.
   bool OwnWinograd1D(const KernelSetup& s) const {
     const ConvGeom& g = first_->geom();
-    return !dw_ && WholeBlocks() && Winograd1DFits(g) && Winograd1DPays(g) && ConvWinogradSetting(s);
+    return !dw_ && WholeBlocks() && EpilogueFits() && Winograd1DFits(g) && Winograd1DPays(g) && ConvWinogradSetting(s);
   }
+
+  // Whether the Winograd epilogue (Epilogue) applies both activations.
+  bool EpilogueFits() const { return InsideAct(inner_.act_type) && InsideAct(inner_.postsum_act_type); }
 
   WinoEpilogue Epilogue() const {
     auto act = [](FusedAct a, double lo, double hi) {
@@ -504,8 +562,8 @@ class SgConvForward {
                                             : WinoAct::kNone,
                      static_cast<float>(lo), static_cast<float>(hi)};
     };
-    return {act(p_.act_type, p_.act_min, p_.act_max), act(p_.postsum_act_type, p_.postsum_act_min, p_.postsum_act_max),
-            p_.with_sum};
+    return {act(inner_.act_type, inner_.act_min, inner_.act_max),
+            act(inner_.postsum_act_type, inner_.postsum_act_min, inner_.postsum_act_max), p_.with_sum};
   }
 
   // A blocked format needs a 2-D convolution. Channels that fill no whole block are padded to one
@@ -563,6 +621,7 @@ class SgConvForward {
         own_ ? own_->SetWeights(f.w.data(), f.b.data()) : own1d_->SetWeights(f.w.data(), f.b.data());
       own_generation_ = f.generation;
       own_ ? own_->Run(x, sum, y) : own1d_->Run(x, sum, y);
+      Tail(y, g.n, out_image_ > 0 ? out_image_ : ImageFloats(g.f, g.out_plane(), p_.out_format));
       first_->DropPlainWeights();  // U holds this generation
       return;
     }
@@ -578,6 +637,7 @@ class SgConvForward {
                sum ? sum + n0 * out_image : nullptr, scatter_ ? own : y + n0 * out_step, ws);
       for (int64_t i = 0; scatter_ && i < std::min(chunk_, g.n - n0); ++i)
         std::copy_n(own + i * out_image, out_image, y + (n0 + i) * out_step);
+      Tail(y + n0 * out_step, std::min(chunk_, g.n - n0), out_step);  // while the chunk is in the cache
     }
     first_->DropPlainWeights();
     if (dw_) dw_->DropPlainWeights();
@@ -616,7 +676,7 @@ class SgConvForward {
       dw_part = dw_->geom();
       dw_part.n = n;
     }
-    return std::make_unique<FusedPrimitive>(part, p_, winograd, dw_ ? &dw_part : nullptr);
+    return std::make_unique<FusedPrimitive>(part, inner_, winograd, dw_ ? &dw_part : nullptr);
   }
 
   // Unfused into the output, or for a slice of a Concat's output (out_image_stride) into a tensor
@@ -642,7 +702,27 @@ class SgConvForward {
     dw_->Unfused(c, mid.data(), y, req, dw_->BatchStats(c.is_train));
   }
 
+  // TailAct over `images` images of the output from `y`, `step` floats apart (their channels only:
+  // a blocked format's padding stays 0).
+  void Tail(float* y, int64_t images, int64_t step) const {
+    if (tail_ == FusedAct::kNone) return;
+    static constexpr weft::sdk::ActType kType[] = {weft::sdk::ActType::kRelu,    weft::sdk::ActType::kRelu,
+                                                   weft::sdk::ActType::kRelu,    weft::sdk::ActType::kTanh,
+                                                   weft::sdk::ActType::kSigmoid, weft::sdk::ActType::kSoftRelu};
+    const weft::sdk::ActType type = kType[static_cast<int>(tail_)];
+    const ConvGeom& g = first_->geom();
+    const int64_t block = weft::sdk::ActFormatBlock(p_.out_format), plane = g.out_plane();
+    const int64_t whole = g.f / block * block * plane, rest = g.f % block;
+    for (int64_t i = 0; i < images; ++i) {
+      float* image = y + i * step;
+      ActivationInPlace(type, image, whole);
+      for (int64_t at = 0; rest > 0 && at < plane; ++at) ActivationInPlace(type, image + whole + at * block, rest);
+    }
+  }
+
   SgConvParam p_;
+  SgConvParam inner_;                  // p_ without tail_: what runs inside the convolution
+  FusedAct tail_;                      // TailAct(p_)
   std::unique_ptr<Stage> first_, dw_;  // dw_: with_dw only
   int64_t chunk_ = 1;
   int64_t out_image_ = 0;                        // OutImageStride

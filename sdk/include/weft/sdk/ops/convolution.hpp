@@ -121,10 +121,14 @@ struct ConvolutionParam {
   }
 };
 
-/// An activation folded into a fused convolution (SgConvParam): none, max(x, 0), or
-/// min(max(x, lo), hi) (MXNet's `clip`, e.g. MobileNet v2's ReLU6).
-enum class FusedAct { kNone, kRelu, kClip };
-inline constexpr std::string_view kFusedActs[] = {"None", "relu", "clip"};
+/// An activation folded into a fused convolution (SgConvParam): none, max(x, 0),
+/// min(max(x, lo), hi) (MXNet's `clip`, e.g. MobileNet v2's ReLU6), or Activation's tanh,
+/// sigmoid 1 / (1 + exp(-x)) and softrelu log(1 + exp(x)) (LeNet's tanh; MXNet's oneDNN subgraph
+/// pass fuses the same four Activation types). The last three came with SDK 2.1's header
+/// revision: a device whose `_sg_conv` takes them says so in its attribute "fused_activations"
+/// (the words, comma-separated); without it the executor fuses only relu and clip.
+enum class FusedAct { kNone, kRelu, kClip, kTanh, kSigmoid, kSoftrelu };
+inline constexpr std::string_view kFusedActs[] = {"None", "relu", "clip", "tanh", "sigmoid", "softrelu"};
 
 /// How a fused convolution's activation tensor lies in memory (SgConvParam data_format and
 /// out_format): weft's plain NCHW, or oneDNN's blocked nChw8c / nChw16c (channels in blocks of 8
