@@ -23,15 +23,19 @@ int64_t FormatBlock(std::string_view name) {
   return 1;
 }
 
-// The `_sg_conv` act_type word of activation node `n` (relu; clip; Activation's relu, tanh,
-// sigmoid and softrelu, the same words), or "" for any other node.
-std::string ActWord(const graph::Node& n) {
-  if (n.is_variable()) return "";
-  if (n.op->name == "relu" || n.op->name == "clip") return n.op->name;
-  if (n.op->name != "Activation") return "";
-  const std::string type = n.params.GetString("act_type", "");
-  return type == "relu" || type == "tanh" || type == "sigmoid" || type == "softrelu" ? type : "";
+// The `_sg_conv` act_type of activation node `n`: relu, clip, or Activation's act_type where
+// SgConvParam has that word (relu, tanh, sigmoid, softrelu; Activation has no clip); kNone for any
+// other node.
+sdk::FusedAct ActOf(const graph::Node& n) {
+  if (n.is_variable()) return sdk::FusedAct::kNone;
+  const std::string word = n.op->name == "relu" || n.op->name == "clip" ? n.op->name
+                           : n.op->name == "Activation"                 ? n.params.GetString("act_type", "")
+                                                                        : "";
+  for (size_t a = 1; a < std::size(sdk::kFusedActs); ++a)
+    if (sdk::kFusedActs[a] == word) return static_cast<sdk::FusedAct>(a);
+  return sdk::FusedAct::kNone;
 }
+std::string ActWord(const graph::Node& n) { return std::string(sdk::kFusedActs[static_cast<size_t>(ActOf(n))]); }
 
 // One fusable chain: node ids of its stages (kNone = absent) and the sum's entry; with a
 // depthwise convolution chain merged into it (dw: with_dw), that chain's stages.
@@ -131,7 +135,8 @@ class ChainFinder {
       if (!readers_[ig_.entry_id(nid, k)].empty()) return c;  // its hidden statistics read
     c.bn = nid;
     const Reader r = OnlyReader(nid);
-    if (r.node != kNone && !taken[r.node] && IsActivation(r.node) && ActWord(Op(r.node)) == "relu") c.act = r.node;
+    if (r.node != kNone && !taken[r.node] && IsActivation(r.node) && ActOf(Op(r.node)) == sdk::FusedAct::kRelu)
+      c.act = r.node;
     return c;
   }
 
@@ -168,16 +173,15 @@ class ChainFinder {
   // An activation the device's `_sg_conv` takes (acts_).
   bool IsActivation(uint32_t nid) const {
     const graph::Node& n = Op(nid);
+    const sdk::FusedAct act = ActOf(n);
     const std::string word = ActWord(n);
-    if (word.empty() || !Float32(nid) || std::find(acts_.begin(), acts_.end(), word) == acts_.end()) return false;
+    if (act == sdk::FusedAct::kNone || !Float32(nid) || std::find(acts_.begin(), acts_.end(), word) == acts_.end())
+      return false;
     // _sg_conv refuses bounds the wrong way round; clip itself takes them.
-    return word != "clip" || n.params.GetFloat("a_min") <= n.params.GetFloat("a_max");
+    return act != sdk::FusedAct::kClip || n.params.GetFloat("a_min") <= n.params.GetFloat("a_max");
   }
-  // Whether activation node `nid` is one that runs inside a fused convolution: relu or clip.
-  bool Inside(uint32_t nid) const {
-    const std::string word = ActWord(Op(nid));
-    return word == "relu" || word == "clip";
-  }
+  // Whether activation node `nid` runs inside a fused convolution (sdk::FusedActInside).
+  bool Inside(uint32_t nid) const { return sdk::FusedActInside(ActOf(Op(nid))); }
   bool IsAdd(uint32_t nid) const {
     const graph::Node& n = Op(nid);
     if ((n.op->name != "elemwise_add" && n.op->name != "broadcast_add") || !Float32(nid)) return false;

@@ -138,8 +138,8 @@ std::vector<CaseRow> FusedConvRows() {
                  .aux = {In(Shape{4}), In(Shape{4}, kPositive)},
                  .flags = kNoGrad | mode,
                  .refused_by = kCpuOnly});
-  // LeNet's tanh after a 5x5 convolution, and sigmoid / softrelu around a sum (oneDNN eltwise
-  // post-ops in inference).
+  // LeNet's tanh after a 5x5 convolution, and sigmoid / softrelu around a sum (in inference the
+  // sigmoid is a oneDNN post-op, the last activation the kernel's own pass).
   for (uint32_t mode : {0u, kInference}) {
     v.push_back({.ops = {"_sg_conv"},
                  .attrs = {{"kernel", "(5, 5)"}, {"num_filter", "5"}, {"act_type", "tanh"}},

@@ -105,6 +105,9 @@ HostTensor Filled(const Shape& shape, DType dtype, double value);
 /// True for float16, bfloat16, float32, float64.
 bool IsFloatType(DType d);
 
+/// Activation's act_type `type` (relu, sigmoid, tanh, softrelu, softsign) of x; throws for another.
+double Activation(const std::string& type, double x);
+
 using Unary = double (*)(double);
 using Binary = double (*)(double, double);
 /// The attribute `scalar` of a scalar op as the op sees it: MXNet passes it to the kernel in the

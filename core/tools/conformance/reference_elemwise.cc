@@ -62,15 +62,6 @@ const std::map<std::string, Binary>& BinaryOps() {
   return ops;
 }
 
-double Activation(const std::string& type, double x) {
-  if (type == "relu") return x > 0 ? x : 0.0;
-  if (type == "sigmoid") return Sigmoid(x);
-  if (type == "tanh") return std::tanh(x);
-  if (type == "softrelu") return std::log1p(std::exp(x));
-  if (type == "softsign") return x / (1.0 + std::fabs(x));
-  weft::Fail("reference: Activation act_type '{}' has no reference", type);
-}
-
 // MXNet's SELU constants (Klambauer et al. 2017).
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluLambda = 1.0507009873554804934193349852946;
@@ -144,6 +135,15 @@ ForwardFn WithIntegerArith(const std::string& name, ForwardFn f) {
 }
 
 }  // namespace
+
+double Activation(const std::string& type, double x) {
+  if (type == "relu") return x > 0 ? x : 0.0;
+  if (type == "sigmoid") return Sigmoid(x);
+  if (type == "tanh") return std::tanh(x);
+  if (type == "softrelu") return std::log1p(std::exp(x));
+  if (type == "softsign") return x / (1.0 + std::fabs(x));
+  weft::Fail("reference: Activation act_type '{}' has no reference", type);
+}
 
 void RegisterElemwiseReferences(Table& t) {
   for (const auto& [name, f] : UnaryOps()) t[name] = MapUnary(f);

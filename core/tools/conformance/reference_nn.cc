@@ -114,13 +114,9 @@ void Convolution(Call& c) {
 
 double FusedActivation(const Call& c, const std::string& prefix, double v) {
   const std::string type = c.attrs().GetString(prefix + "act_type", "None");
-  if (type == "relu") return std::max(v, 0.0);
   if (type == "clip")
     return std::min(std::max(v, c.attrs().GetFloat(prefix + "act_min")), c.attrs().GetFloat(prefix + "act_max"));
-  if (type == "tanh") return std::tanh(v);
-  if (type == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
-  if (type == "softrelu") return v > 20.0 ? v : std::log1p(std::exp(v));  // MXNet's, as Activation's
-  return v;
+  return type == "None" ? v : Activation(type, v);  // relu, tanh, sigmoid, softrelu: Activation's
 }
 
 // _sg_conv: act2(act(BatchNorm(Convolution)) + sum), BatchNorm on the batch's statistics in

@@ -127,18 +127,17 @@ void AppendActivation(dnnl::post_ops& ops, FusedAct a, double lo, double hi) {
   }
 }
 
-// Whether `a` runs inside the convolution (a oneDNN post-op, weft's Winograd epilogue WinoAct):
-// none, relu and clip. tanh, sigmoid and softrelu as the last stage run afterwards (TailAct):
-// oneDNN 2.6's eltwise_tanh post-op made LeNet's 5x5 convolutions 4-5x slower on AVX2 (jit:avx2,
-// 20 filters: 1.6 against 0.3 ms per batch of 100 with a separate pass of weft's tanh).
-bool InsideAct(FusedAct a) { return a == FusedAct::kNone || a == FusedAct::kRelu || a == FusedAct::kClip; }
+// Activations inside the convolution (weft::sdk::FusedActInside) are oneDNN post-ops or weft's
+// Winograd epilogue (WinoAct); tanh, sigmoid and softrelu as the last stage run afterwards
+// (TailAct): oneDNN 2.6's eltwise_tanh post-op made LeNet's 5x5 convolutions 4-5x slower on AVX2
+// (jit:avx2, 20 filters: 1.6 against 0.3 ms per batch of 100 with a separate pass of weft's tanh).
 
-// The last stage's activation when it runs after the convolution (not InsideAct), else kNone:
+// The last stage's activation when it runs after the convolution (not FusedActInside), else kNone:
 // the post-sum one with a sum, the only one without; with with_dw none (its activations stay
 // post-ops).
 FusedAct TailAct(const SgConvParam& p) {
   const FusedAct last = p.with_dw ? FusedAct::kNone : p.with_sum ? p.postsum_act_type : p.act_type;
-  return InsideAct(last) ? FusedAct::kNone : last;
+  return weft::sdk::FusedActInside(last) ? FusedAct::kNone : last;
 }
 
 // `p` without its TailAct: what runs inside the convolution.
@@ -553,7 +552,9 @@ class SgConvForward {
   }
 
   // Whether the Winograd epilogue (Epilogue) applies both activations.
-  bool EpilogueFits() const { return InsideAct(inner_.act_type) && InsideAct(inner_.postsum_act_type); }
+  bool EpilogueFits() const {
+    return weft::sdk::FusedActInside(inner_.act_type) && weft::sdk::FusedActInside(inner_.postsum_act_type);
+  }
 
   WinoEpilogue Epilogue() const {
     auto act = [](FusedAct a, double lo, double hi) {

@@ -129,6 +129,13 @@ struct ConvolutionParam {
 /// (the words, comma-separated); without it the executor fuses only relu and clip.
 enum class FusedAct { kNone, kRelu, kClip, kTanh, kSigmoid, kSoftrelu };
 inline constexpr std::string_view kFusedActs[] = {"None", "relu", "clip", "tanh", "sigmoid", "softrelu"};
+/// Whether a fused convolution computes `a` inside itself (none, relu, clip). The cpu `_sg_conv`
+/// applies tanh, sigmoid and softrelu after the convolution (oneDNN 2.6's post-ops for them were
+/// slower than a pass of their own), so the executor's fusion ends a chain at one of them: no sum
+/// or depthwise stage follows it.
+inline constexpr bool FusedActInside(FusedAct a) {
+  return a == FusedAct::kNone || a == FusedAct::kRelu || a == FusedAct::kClip;
+}
 
 /// How a fused convolution's activation tensor lies in memory (SgConvParam data_format and
 /// out_format): weft's plain NCHW, or oneDNN's blocked nChw8c / nChw16c (channels in blocks of 8
