@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # The README's test command: installs missing Debian packages, then three passes, each a CMake
 # preset built and tested with CTest:
-#   default  the optimised build, the whole test suite, then scripts/check_install.sh (install
-#            into a temporary prefix, build and run samples/ against it alone)
-#   asan     the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (-O1; the big
-#            VGG-like model test at batch 2, 64x64)
+#   default  the optimised build (unity batches, precompiled headers), the whole test suite, then
+#            scripts/check_install.sh (install into a temporary prefix, build and run samples/
+#            against it alone)
+#   asan     the suites of weft's native code (the asan test preset's labels: engine to whole
+#            models) under AddressSanitizer + UBSan's cheap checks (-O1; the big VGG-like model
+#            test at batch 2, 64x64)
 #   tsan     the engine, storage, ndarray, kvstore and io tests under ThreadSanitizer (-O1)
-# Last, a plain Release build as a user makes it, less the cpu and GPU plugins (WEFT_TEST_RELEASE=0
-# skips it), and the `main` preset's build with one short training epoch (WEFT_TEST_MAIN=0 skips it).
+# Then the libFuzzer targets (scripts/fuzz.sh; WEFT_TEST_FUZZ=0 skips them) and the `main`
+# preset's build with one short training epoch (WEFT_TEST_MAIN=0 skips it).
 # WEFT_TEST_SANITIZERS=0 runs the default pass only (a quick local check; CI runs all three).
 # WEFT_REQUIRE_ALL=1 (the default here): a test that would skip for a missing capability CI has
 # (root and network namespaces, Fashion-MNIST, lavapipe, the test plugins) fails instead
 # (tests/support/require.h); set WEFT_REQUIRE_ALL=0 on a machine that lacks one. Only absent GPUs
 # skip then. After each pass the skipped tests are listed with their reasons
 # (scripts/skipped_tests.py).
-# On 2 cores with an empty ccache the whole run took about 65 minutes on a loaded machine (a fresh
-# clone on 2026-11-28, build + test minutes: default 14.3 + 4.1 and its AVX2 rerun 2.8, install
-# 0.7, asan 16.3 + 3.2 and its AVX2 rerun 1.2, tsan 4.2, Release 6.2, fuzz build + runs about 10.5);
-# the cpu kernels' split by ISA need since then saves about 5 minutes in each of the default and
-# Release builds (issue 34). The `main` preset's build and short epoch, added after, take about 600
-# CPU seconds with an empty ccache (about 5 minutes on 2 idle cores; seconds with a warm one). CI
-# then took 48 minutes on a machine with AVX-512, so the Release build leaves out the plugins
-# other steps build (about 45 % of its compile time) and the ASan pass's AVX2 rerun keeps only
-# the tests whose code depends on the ISA in a sanitizer build.
+# Time on 2 cores with an empty ccache. A CI run on a 2-core AMD EPYC (Zen 3, AVX2 only) passed
+# 90 minutes before its ThreadSanitizer pass (2026-11-30): the default build, an ASan build of
+# everything with all of UBSan, a plain Release build and the `main` build each compiled the tree
+# again. Since then the default and `main` presets share their flags (the main step compiles
+# nothing), the ASan pass builds only its labels' tests without UBSan's five costliest checks
+# (cmake/WeftSanitizers.cmake), and the Release build is gone (the `main` step is the user's
+# plain build; the fuzz preset's one-file-per-compile build catches a missing #include in
+# libweft). Measured step by step on such a machine, in minutes: default build about 22 and tests
+# 8.3, ASan build 19.1 and tests 4.2, TSan build 7.3 and tests 0.7, fuzz build and runs 10.3,
+# main 0.25; with setup and the install check about 77. A machine with AVX-512 adds the AVX2
+# reruns (about 4 minutes) and compiles faster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -38,7 +42,7 @@ free_gb() { df -P -BG "$1" | awk 'NR == 2 { sub("G", "", $4); print $4 }'; }
 
 step() { printf '\n==== %s (at %d s; %s GB free for build/) ====\n' "$*" "$SECONDS" "$(free_gb .)"; }
 
-# Disk: the builds take about 4 GB (default), 3 GB (asan) and 1 GB (tsan, fuzz, Release together),
+# Disk: the builds take about 2 GB (default), 2 GB (asan) and 1 GB (tsan, fuzz and main together),
 # and ccache up to CCACHE_MAXSIZE. A CI run once died in the ASan link with "No space left on
 # device" on a disk shared with other work, so when less than WEFT_TEST_KEEP_FREE_GB (20) stays
 # free, each pass's build tree is removed once its tests are done (ccache keeps the objects).
@@ -62,6 +66,19 @@ run_ctest() {
   ctest --preset "$@" || rc=$?
   scripts/skipped_tests.py "build/$1" --title "ctest --preset $*" || true
   return "$rc"
+}
+
+# label_targets <preset>: the build targets tests-<label> (tests/CMakeLists.txt) of the labels
+# that <preset>'s test preset runs (its filter, "^(a|b|...)$", in CMakePresets.json), one per line;
+# a label without tests in the configured tree has no target and is left out.
+label_targets() {
+  local help l
+  help=$(cmake --build --preset "$1" --target help)
+  for l in $(python3 -c 'import json, sys
+p = next(t for t in json.load(open("CMakePresets.json"))["testPresets"] if t["name"] == sys.argv[1])
+print(p["filter"]["include"]["label"].removeprefix("^(").removesuffix(")$").replace("|", " "))' "$1"); do
+    if grep -q "^tests-$l:" <<<"$help"; then echo "tests-$l"; fi
+  done
 }
 
 # Both CPU paths in every run (issue 27): on a machine with AVX-512 the suite runs a second time
@@ -99,9 +116,14 @@ scripts/check_install.sh build/default
 done_with default
 
 if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
-  step "AddressSanitizer + UBSan build"
+  # The ASan pass builds and runs the suites of weft's own native code, from the engine to whole
+  # models (the asan test preset's labels); the conformance certificates, docs, GPU math, samples,
+  # bindings (Python, R) and Vulkan suites run in the default pass only. Building everything here,
+  # with all of UBSan, took longer than the default build itself on a 2-core AMD EPYC.
+  step "AddressSanitizer + UBSan build (the asan test preset's labels)"
   cmake --preset asan
-  cmake --build --preset asan
+  mapfile -t asan_targets < <(label_targets asan)
+  cmake --build --preset asan --target "${asan_targets[@]}"
   step "AddressSanitizer + UBSan tests"
   run_ctest asan
   # Sanitizer builds compile weft's loops in the baseline ISA only (plugins/cpu/kernels), so on the
@@ -113,10 +135,7 @@ if [[ "${WEFT_TEST_SANITIZERS:-1}" == 1 ]]; then
 
   step "ThreadSanitizer build (engine, storage, ndarray, kvstore, io tests)"
   cmake --preset tsan
-  tsan_targets=()
-  for l in engine storage ndarray kvstore io; do
-    if cmake --build --preset tsan --target help | grep -q "^tests-$l:"; then tsan_targets+=("tests-$l"); fi
-  done
+  mapfile -t tsan_targets < <(label_targets tsan)
   if ((${#tsan_targets[@]})); then
     cmake --build --preset tsan --target "${tsan_targets[@]}"
     step "ThreadSanitizer tests"
@@ -131,24 +150,11 @@ if [[ "${WEFT_TEST_FUZZ:-1}" == 1 ]]; then
   FUZZ_SECONDS=60 FUZZ_JOBS=2 scripts/fuzz.sh
   done_with fuzz
 fi
-if [[ "${WEFT_TEST_RELEASE:-1}" == 1 ]]; then
-  # What a user builds first: a plain Release configuration (GCC -O3, no -Werror by default) of
-  # the library, tools, binding, plugins and samples, so that no preset-only flag hides a broken
-  # user build. Every target but three: the cpu plugin (its kernels are half of this build's
-  # compile time, and the `main` step below builds it in Release without -Werror too) and the
-  # CUDA and HIP device plugins (nvcc's and hipcc's device code does not depend on the host's
-  # build type; the default preset builds them with -Werror).
-  step "plain Release build (library, tools, binding, plugins but cpu/cuda/hip, samples)"
-  cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCH=OFF
-  mapfile -t release_targets < <(ninja -C build/release -t targets all |
-    awk -F': ' '$2 == "phony" && $1 !~ /[\/.]/ { print $1 }' |
-    grep -vE '^(cmake_object_order_depends_target_.*|edit_cache|rebuild_cache|list_install_components|install|all|clean|help|ops_md|weft_plugin_cpu|weft_cpu_kernels|weft_plugin_cuda|weft_plugin_hip)$')
-  cmake --build build/release --target "${release_targets[@]}"
-fi
 if [[ "${WEFT_TEST_MAIN:-1}" == 1 ]]; then
-  # The README's first command: the `main` preset is the only build with its settings (-O2
-  # without debug info, precompiled headers), so it is built here and its train_mnist runs one
-  # short epoch. WEFT_TEST_MAIN=0 skips it.
+  # The README's first command, as a user runs it: its own configuration (no tests, bindings or
+  # other plugins) and build directory, then one short epoch of train_mnist. It is also the plain
+  # build a user makes first. Its flags are the default preset's, so ccache has every object from
+  # the default pass and this step compiles nothing new. WEFT_TEST_MAIN=0 skips it.
   step "main preset (the README's first command), one short epoch"
   cmake --preset main
   cmake --build --preset main

@@ -115,6 +115,9 @@ uint32_t Groups64(int64_t n);
 inline Binding In(const sdk::DeviceTensor& t) { return {t.data(), t.offset(), t.bytes(), false}; }
 inline Binding Out(const sdk::DeviceTensor& t) { return {t.data(), t.offset(), t.bytes(), true}; }
 
+/// A size or geometry value as a shader's 32-bit push-constant field (the shaders index with
+/// 32-bit integers).
+inline uint32_t U32(int64_t v) { return static_cast<uint32_t>(v); }
 /// 1 for WEFT_REQ_ADD, 0 for write / in-place (the shaders' `add` flag).
 inline uint32_t AddFlag(int32_t req) { return req == WEFT_REQ_ADD ? 1u : 0u; }
 

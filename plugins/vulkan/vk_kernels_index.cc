@@ -9,8 +9,6 @@
 namespace weft::vk {
 namespace {
 
-uint32_t U32(int64_t v) { return static_cast<uint32_t>(v); }
-
 class OneHotKernel {
  public:
   explicit OneHotKernel(const sdk::KernelSetup& s) {

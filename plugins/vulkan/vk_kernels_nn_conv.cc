@@ -18,8 +18,6 @@ struct ConvPush {
   uint32_t n, c, h, w, f, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, g;
 };
 
-uint32_t U32(int64_t v) { return static_cast<uint32_t>(v); }
-
 // The shaders' push constants of a convolution geometry (weft/sdk/ops/convolution.hpp).
 ConvPush PushOf(const sdk::ConvGeometry& g) {
   return {U32(g.n),  U32(g.c),  U32(g.h),  U32(g.w),  U32(g.f),  U32(g.oh), U32(g.ow), U32(g.kh),

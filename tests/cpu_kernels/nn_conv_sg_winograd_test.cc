@@ -60,12 +60,6 @@ std::vector<float> Relayout(const std::vector<float>& v, int64_t n, int64_t c, i
   return out;
 }
 
-double Act(const std::string& a, double v) {
-  if (a == "relu") return v > 0 ? v : 0;
-  if (a == "clip") return std::min(std::max(v, -0.5), 0.75);
-  return v;
-}
-
 struct Operands {
   std::vector<float> x, w, b, sum;  // plain
 };
@@ -92,9 +86,9 @@ void Reference(const Case& k, const Operands& o, std::vector<double>& y, std::ve
                 m += std::abs(t);
               }
           const size_t at = static_cast<size_t>(((i * k.f + f) * oh + oy) * ow + ox);
-          s = Act(k.act, s);
+          s = wtest::ActRef(k.act, s);
           if (k.sum) s += o.sum[at];
-          y[at] = Act(k.post, s);
+          y[at] = wtest::ActRef(k.post, s);
           mag[at] = m + (k.sum ? std::abs(o.sum[at]) : 0.0);
         }
 }

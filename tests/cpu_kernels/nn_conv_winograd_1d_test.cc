@@ -65,12 +65,6 @@ std::vector<float> ToPlain(const std::vector<float>& v, int64_t n, int64_t c, in
   return o;
 }
 
-double Act(const std::string& a, double v) {
-  if (a == "relu") return std::max(v, 0.0);
-  if (a == "clip") return std::min(std::max(v, -0.5), 0.75);
-  return v;
-}
-
 weft::cpu::WinoAct WinoActOf(const std::string& a) {
   if (a == "relu") return {weft::cpu::WinoAct::kRelu};
   if (a == "clip") return {weft::cpu::WinoAct::kClip, -0.5f, 0.75f};
@@ -112,9 +106,9 @@ void Reference(const Layer& l, const Data& d, std::vector<double>& y, std::vecto
                 m += std::abs(t);
               }
           const size_t at = static_cast<size_t>(((i * l.f + f) * g.oh + oy) * g.ow + ox);
-          s = Act(l.act, s);
+          s = wtest::ActRef(l.act, s);
           if (l.sum) s += d.sum[at];
-          y[at] = Act(l.post, s);
+          y[at] = wtest::ActRef(l.post, s);
           mag[at] = m + (l.sum ? std::abs(d.sum[at]) : 0.0);
         }
 }

@@ -97,8 +97,8 @@ struct Ref {
   std::vector<double> y, gx, gw, gb, my, mgx, mgw, mgb;
 };
 
-Ref Reference(const ConvGeom& g, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
-              const std::vector<float>& gy) {
+Ref TrainReference(const ConvGeom& g, const std::vector<float>& x, const std::vector<float>& w,
+                   const std::vector<float>& b, const std::vector<float>& gy) {
   Ref r;
   r.y.assign(gy.size(), 0.0), r.my = r.y;
   r.gx.assign(x.size(), 0.0), r.mgx = r.gx;
@@ -167,7 +167,7 @@ TEST(WEFT_WINOGRAD_TRAIN_SUITE, PassesMatchReferenceForWriteAndAdd) {
     ASSERT_TRUE(weft::cpu::WinogradTrainFits(g));
     const std::vector<float> x = wtest::Random(rng, g.n * g.c * g.h * g.w), w = wtest::Random(rng, g.f * g.c * 9),
                              b = wtest::Random(rng, g.f), gy = wtest::Random(rng, g.n * g.f * g.oh * g.ow);
-    const Ref ref = Reference(g, x, w, b, gy);
+    const Ref ref = TrainReference(g, x, w, b, gy);
     const std::unique_ptr<ConvAlgo> a = weft::cpu::MakeWinogradTrainConv(g);
     const Outs garbage{std::vector<float>(gy.size(), NAN), std::vector<float>(x.size(), NAN),
                        std::vector<float>(w.size(), NAN), std::vector<float>(g.bias ? g.f : 0, NAN)};

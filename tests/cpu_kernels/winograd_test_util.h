@@ -2,6 +2,7 @@
 // nn_conv_winograd_1d_test.cc, nn_conv_winograd_train_test.cc).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,14 @@ inline Attrs SgConvAttrs(int64_t kh, int64_t kw, int64_t f, int64_t ph, int64_t 
                {"postsum_act_type", post},
                {"data_format", ActFormatName(in_block)},
                {"out_format", ActFormatName(out_block)}};
+}
+
+/// The reference's activation in double: relu, clip to [-0.5, 0.75] (the tests' clip bounds), or
+/// none for any other word.
+inline double ActRef(const std::string& a, double v) {
+  if (a == "relu") return std::max(v, 0.0);
+  if (a == "clip") return std::min(std::max(v, -0.5), 0.75);
+  return v;
 }
 
 /// Runs f inside an OpenMP team of two, on one of its threads: every loop of the kernel then runs

@@ -14,7 +14,7 @@ namespace {
 using test::ExpectNear;
 using test::Values;
 
-const Context kCpu = Context::cpu();
+using test::kCpu;
 
 TEST(Executor, TwoAPlusBForwardAndBackward) {
   Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");

@@ -10,7 +10,7 @@ namespace {
 using test::ExpectNear;
 using test::Values;
 
-const Context kCpu = Context::cpu();
+using test::kCpu;
 
 TEST(ExecutorCallForms, ForwardCopiesNamedInputsFirst) {
   Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");

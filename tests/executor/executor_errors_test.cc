@@ -7,7 +7,7 @@ namespace weft {
 namespace {
 
 using test::ErrorOf;
-const Context kCpu = Context::cpu();
+using test::kCpu;
 
 #define EXPECT_ERROR_HAS(stmt, text)                                  \
   do {                                                                \

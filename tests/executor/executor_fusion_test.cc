@@ -28,7 +28,7 @@ namespace {
 
 using test::Values;
 
-const Context kCpu = Context::cpu();
+using test::kCpu;
 
 Symbol Conv(const Symbol& x, const std::string& name, int filters, int kernel, int groups = 1, bool bias = false,
             int stride = 1) {

@@ -4,7 +4,7 @@
 namespace weft {
 namespace {
 
-const Context kCpu = Context::cpu();
+using test::kCpu;
 
 TEST(ExecutorPlan, SigmoidChainRunsInOneBlock) {
   Symbol x = Symbol::Variable("x");

@@ -14,7 +14,7 @@ namespace {
 
 using test::Values;
 
-const Context kCpu = Context::cpu();
+using test::kCpu;
 
 std::vector<float> RandomValues(std::mt19937& rng, size_t n) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);

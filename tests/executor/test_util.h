@@ -16,6 +16,9 @@
 
 namespace weft::test {
 
+/// The CPU context every executor test binds to.
+inline const Context kCpu = Context::cpu();
+
 inline std::vector<float> Values(const NDArray& a) {
   std::vector<float> v;
   a.SyncCopyToCPU(&v);

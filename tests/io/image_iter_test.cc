@@ -49,11 +49,7 @@ std::vector<uint8_t> Bytes(const NDArray& a) {
   return b;
 }
 
-std::vector<float> Floats(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using test::Floats;
 
 // Largest absolute difference of two arrays of the same dtype (uint8 or float32).
 double MaxDiff(const NDArray& a, const NDArray& b, size_t* differing) {

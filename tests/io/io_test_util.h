@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "weft/base.h"
+#include "weft/ndarray.h"
 
 namespace weft::test {
 
@@ -47,6 +48,13 @@ inline void WriteFileBytes(const std::string& path, const std::string& bytes) {
 }
 
 /// The message of the weft::Error `fn` throws; "" when it throws none.
+/// The values of a float32 array, copied to the host (waits for pending writes).
+inline std::vector<float> Floats(const NDArray& a) {
+  std::vector<float> v;
+  a.SyncCopyToCPU(&v);
+  return v;
+}
+
 inline std::string ErrorOf(const std::function<void()>& fn) {
   try {
     fn();

@@ -17,11 +17,7 @@ using test::DataPath;
 using test::ErrorOf;
 using test::TempDir;
 
-std::vector<float> Floats(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
+using test::Floats;
 
 // Rows i = 0..n-1 of `width` values i*10 + j; labels i.
 void WriteCsv(const TempDir& dir, int n, int width, int label_rows) {

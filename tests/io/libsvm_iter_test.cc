@@ -323,7 +323,7 @@ Snap SnapOf(DataIter& it) {
 
 // The batches an iterator gives with `threads` parse workers: `first` batches, BeforeFirst mid-epoch,
 // then two whole epochs (the second goes on after the lines the first one's padded batch took).
-std::vector<Snap> Batches(LibSVMIterOptions o, int threads, size_t first) {
+std::vector<Snap> ParsedBatches(LibSVMIterOptions o, int threads, size_t first) {
   o.parse_threads = threads;
   LibSVMIter it(o);
   std::vector<Snap> out;
@@ -365,7 +365,7 @@ TEST(LibSVMIter, ParseWorkersGiveTheOneThreadBatches) {
         o.label_libsvm = dir / "label.t";
         o.label_shape = Shape(8);
       }
-      const std::vector<Snap> one = Batches(o, 1, first);
+      const std::vector<Snap> one = ParsedBatches(o, 1, first);
       if (parts == 1 && !csr_labels) {  // the one-thread batches themselves: every line once, in order
         std::vector<float> seen;
         for (size_t b = first; b < one.size() && seen.size() < static_cast<size_t>(lines); ++b)
@@ -374,7 +374,7 @@ TEST(LibSVMIter, ParseWorkersGiveTheOneThreadBatches) {
         for (int i = 0; i < lines; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], static_cast<float>(i));
       }
       for (const int threads : {2, 4}) {
-        const std::vector<Snap> many = Batches(o, threads, first);
+        const std::vector<Snap> many = ParsedBatches(o, threads, first);
         ASSERT_EQ(many.size(), one.size()) << threads << " threads, part " << part << "/" << parts;
         for (size_t b = 0; b < one.size(); ++b)
           ASSERT_TRUE(many[b] == one[b]) << "batch " << b << " of " << one.size() << " (" << threads

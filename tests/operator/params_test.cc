@@ -22,7 +22,7 @@ namespace {
 
 using test::ExpectContains;
 
-sdk::AttrMap A(std::map<std::string, std::string> m) { return sdk::AttrMap(std::move(m)); }
+sdk::AttrMap AttrsOf(std::map<std::string, std::string> m) { return sdk::AttrMap(std::move(m)); }
 
 std::string SdkErrorOf(const std::function<void()>& f) {
   try {
@@ -35,7 +35,7 @@ std::string SdkErrorOf(const std::function<void()>& f) {
 }
 
 TEST(Params, DefaultsFillAndValidateCompletesTuples) {
-  const auto p = sdk::ParseParams<sdk::ConvolutionParam>(A({{"kernel", "(3, 5)"}, {"num_filter", "8"}}));
+  const auto p = sdk::ParseParams<sdk::ConvolutionParam>(AttrsOf({{"kernel", "(3, 5)"}, {"num_filter", "8"}}));
   EXPECT_EQ(p.kernel, (sdk::Tuple{3, 5}));
   EXPECT_EQ(p.stride, (sdk::Tuple{1, 1}));  // "()" completed to the kernel's length
   EXPECT_EQ(p.dilate, (sdk::Tuple{1, 1}));
@@ -47,29 +47,32 @@ TEST(Params, DefaultsFillAndValidateCompletesTuples) {
 
 TEST(Params, ErrorsNameTheAttributeAndWhatWasExpected) {
   ExpectContains(SdkErrorOf([] {
-                   sdk::ParseParams<sdk::ConvolutionParam>(A({{"kernel", "(3, 3)"}}));
+                   sdk::ParseParams<sdk::ConvolutionParam>(AttrsOf({{"kernel", "(3, 3)"}}));
                  }),
                  {"num_filter", "required"});
   ExpectContains(SdkErrorOf([] {
-                   sdk::ParseParams<sdk::ConvolutionParam>(A({{"kernel", "(3, 3)"}, {"num_filter", "0"}}));
+                   sdk::ParseParams<sdk::ConvolutionParam>(AttrsOf({{"kernel", "(3, 3)"}, {"num_filter", "0"}}));
                  }),
                  {"num_filter", "'0'", "at least 1"});
-  ExpectContains(SdkErrorOf([] { sdk::ParseParams<sdk::DropoutParam>(A({{"p", "1.5"}})); }), {"'p'", "in [0, 1]"});
   ExpectContains(SdkErrorOf([] {
-                   sdk::ParseParams<sdk::PoolingParam>(A({{"pool_type", "median"}}));
+                   sdk::ParseParams<sdk::DropoutParam>(AttrsOf({{"p", "1.5"}}));
+                 }),
+                 {"'p'", "in [0, 1]"});
+  ExpectContains(SdkErrorOf([] {
+                   sdk::ParseParams<sdk::PoolingParam>(AttrsOf({{"pool_type", "median"}}));
                  }),
                  {"pool_type", "median", "max, avg, sum"});
   ExpectContains(SdkErrorOf([] {
                    sdk::ParseParams<sdk::ConvolutionParam>(
-                       A({{"kernel", "(3, 3)"}, {"num_filter", "4"}, {"stride", "(1, 1, 1)"}}));
+                       AttrsOf({{"kernel", "(3, 3)"}, {"num_filter", "4"}, {"stride", "(1, 1, 1)"}}));
                  }),
                  {"stride", "(1, 1, 1)", "kernel"});
 }
 
 TEST(Params, DefaultOnlyAttributesRefuseOtherValues) {
-  EXPECT_EQ(sdk::ParseParams<sdk::DropoutParam>(A({{"mode", "training"}})).mode, sdk::DropoutMode::kTraining);
+  EXPECT_EQ(sdk::ParseParams<sdk::DropoutParam>(AttrsOf({{"mode", "training"}})).mode, sdk::DropoutMode::kTraining);
   try {
-    sdk::ParseParams<sdk::DropoutParam>(A({{"mode", "always"}}));
+    sdk::ParseParams<sdk::DropoutParam>(AttrsOf({{"mode", "always"}}));
     ADD_FAILURE() << "mode=always parsed";
   } catch (const sdk::Error& e) {
     EXPECT_EQ(e.code(), WEFT_ERR_UNSUPPORTED);
@@ -116,20 +119,22 @@ TEST(Params, ThreeDGeometryOnlyForBackendsThatImplementIt) {
 
 TEST(Params, RnnGeometryFollowsMXNetsParameterLayout) {
   const auto p = sdk::ParseParams<sdk::RNNParam>(
-      A({{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "2"}, {"bidirectional", "True"}}));
+      AttrsOf({{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "2"}, {"bidirectional", "True"}}));
   const sdk::RnnGeometry g = sdk::RnnGeometry::Make(p, 5, 3, 2);
   EXPECT_EQ(g.ParamSize(), 704);
   EXPECT_EQ(g.WeightOffset(0, 1), 16 * (2 + 4));                 // after l0's Wx (16, 2) and Wh (16, 4)
   EXPECT_EQ(g.WeightOffset(1, 0), 2 * 16 * (2 + 4));             // after both directions of layer 0
   EXPECT_EQ(g.BiasOffset(0, 0), 2 * 16 * 6 + 2 * 16 * (8 + 4));  // every weight first
   EXPECT_EQ(g.BiasOffset(1, 1) + 2 * 16, g.ParamSize());         // the last bh ends the vector
-  const auto gru = sdk::ParseParams<sdk::RNNParam>(A({{"mode", "gru"}, {"state_size", "3"}, {"num_layers", "1"}}));
+  const auto gru =
+      sdk::ParseParams<sdk::RNNParam>(AttrsOf({{"mode", "gru"}, {"state_size", "3"}, {"num_layers", "1"}}));
   EXPECT_EQ(sdk::RnnGeometry::Make(gru, 2, 1, 5).ParamSize(), 90);
   EXPECT_EQ(gru.NumVisibleOutputs(), 1);
   for (const auto& [attr, value] : std::map<std::string, std::string>{
            {"projection_size", "2"}, {"lstm_state_clip_min", "-1"}, {"use_sequence_length", "True"}}) {
     try {
-      sdk::ParseParams<sdk::RNNParam>(A({{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "1"}, {attr, value}}));
+      sdk::ParseParams<sdk::RNNParam>(
+          AttrsOf({{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "1"}, {attr, value}}));
       ADD_FAILURE() << attr << " parsed";
     } catch (const sdk::Error& e) {
       EXPECT_EQ(e.code(), WEFT_ERR_UNSUPPORTED);
@@ -149,10 +154,10 @@ TEST(Params, RnnGeometryFollowsMXNetsParameterLayout) {
 }
 
 TEST(Params, OptionalValuesAcceptNone) {
-  EXPECT_FALSE(sdk::ParseParams<sdk::TopkParam>(A({{"axis", "None"}})).axis.has_value());
-  EXPECT_EQ(sdk::ParseParams<sdk::TopkParam>(A({})).axis, std::optional<int64_t>(-1));
-  EXPECT_FALSE(sdk::ParseParams<sdk::PoolingParam>(A({})).count_include_pad.has_value());
-  EXPECT_EQ(sdk::ParseParams<sdk::PoolingParam>(A({{"count_include_pad", "False"}})).count_include_pad,
+  EXPECT_FALSE(sdk::ParseParams<sdk::TopkParam>(AttrsOf({{"axis", "None"}})).axis.has_value());
+  EXPECT_EQ(sdk::ParseParams<sdk::TopkParam>(AttrsOf({})).axis, std::optional<int64_t>(-1));
+  EXPECT_FALSE(sdk::ParseParams<sdk::PoolingParam>(AttrsOf({})).count_include_pad.has_value());
+  EXPECT_EQ(sdk::ParseParams<sdk::PoolingParam>(AttrsOf({{"count_include_pad", "False"}})).count_include_pad,
             std::optional<bool>(false));
 }
 
@@ -160,7 +165,7 @@ TEST(Params, OptionalValuesAcceptNone) {
 TEST(Params, KernelSetupPrefixesTheOpName) {
   sdk::KernelSetup s;
   s.op_name = "_backward_Pooling";
-  s.attrs = A({{"pool_type", "lp"}});
+  s.attrs = AttrsOf({{"pool_type", "lp"}});
   ExpectContains(SdkErrorOf([&] { s.Params<sdk::PoolingParam>(); }), {"_backward_Pooling: ", "pool_type"});
 }
 
@@ -229,27 +234,27 @@ TEST(Params, ConvolutionGeometryMatchesShapeInference) {
 // "string"-typed attributes ("tuple of <float>"); randint's bounds keep MXNet's "long".
 TEST(Params, FloatTuplesAndLongBoundsAreDeclaredAndChecked) {
   using Multi = sdk::MultiSgdParam<false, true>;
-  const auto p = sdk::ParseParams<Multi>(A({{"lrs", "(0.1, 0.25)"}, {"wds", "[0, 1e-4]"}, {"num_weights", "2"}}));
+  const auto p = sdk::ParseParams<Multi>(AttrsOf({{"lrs", "(0.1, 0.25)"}, {"wds", "[0, 1e-4]"}, {"num_weights", "2"}}));
   EXPECT_EQ(p.lrs, (sdk::FloatTuple{0.1, 0.25}));
   EXPECT_EQ(p.wds, (sdk::FloatTuple{0.0, 1e-4}));
   EXPECT_FLOAT_EQ(p.momentum, 0.0f);
   ExpectContains(SdkErrorOf([] {
-                   sdk::ParseParams<Multi>(A({{"lrs", "(0.1, 0.2)"}, {"wds", "(0, 0)"}, {"num_weights", "3"}}));
+                   sdk::ParseParams<Multi>(AttrsOf({{"lrs", "(0.1, 0.2)"}, {"wds", "(0, 0)"}, {"num_weights", "3"}}));
                  }),
                  {"lrs has 2 values", "num_weights is 3"});
   ExpectContains(SdkErrorOf([] {
-                   sdk::ParseParams<Multi>(A({{"lrs", "(0.1, x)"}, {"wds", "(0, 0)"}, {"num_weights", "2"}}));
+                   sdk::ParseParams<Multi>(AttrsOf({{"lrs", "(0.1, x)"}, {"wds", "(0, 0)"}, {"num_weights", "2"}}));
                  }),
                  {"lrs", "x"});
   ExpectContains(SdkErrorOf([] {
-                   sdk::ParseParams<sdk::HistogramParam>(A({{"bin_cnt", "4"}}));
+                   sdk::ParseParams<sdk::HistogramParam>(AttrsOf({{"bin_cnt", "4"}}));
                  }),
                  {"range", "required"});
   ExpectContains(SdkErrorOf([] {
-                   sdk::ParseParams<sdk::HistogramParam>(A({{"bin_cnt", "4"}, {"range", "(1, 0)"}}));
+                   sdk::ParseParams<sdk::HistogramParam>(AttrsOf({{"bin_cnt", "4"}, {"range", "(1, 0)"}}));
                  }),
                  {"min < max"});
-  EXPECT_FALSE(sdk::ParseParams<sdk::HistogramParam>(A({})).bin_cnt.has_value());  // edges from the bins input
+  EXPECT_FALSE(sdk::ParseParams<sdk::HistogramParam>(AttrsOf({})).bin_cnt.has_value());  // edges from the bins input
 
   const std::vector<sdk::AttrDecl> multi = sdk::DeclaredAttrs<Multi>();
   ASSERT_FALSE(multi.empty());
@@ -260,7 +265,8 @@ TEST(Params, FloatTuplesAndLongBoundsAreDeclaredAndChecked) {
   ASSERT_GE(randint.size(), 2u);
   EXPECT_EQ(randint[0].type, "long");
   EXPECT_FALSE(randint[0].default_value.has_value());
-  EXPECT_EQ(sdk::ParseParams<sdk::RandintParam>(A({{"low", "-3"}, {"high", "9000000000"}})).high.value, 9000000000);
+  EXPECT_EQ(sdk::ParseParams<sdk::RandintParam>(AttrsOf({{"low", "-3"}, {"high", "9000000000"}})).high.value,
+            9000000000);
 }
 
 }  // namespace

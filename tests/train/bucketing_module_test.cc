@@ -75,7 +75,7 @@ uint64_t BytesInUse() {
 
 // Validation accuracy over 20 batches of each length, in `lengths`, through `forward` (which
 // runs one batch and returns the outputs).
-float Accuracy(const std::vector<int>& lengths, const std::function<NDArray(const DataBatch&)>& forward) {
+float BucketAccuracy(const std::vector<int>& lengths, const std::function<NDArray(const DataBatch&)>& forward) {
   std::mt19937 rng(99);
   size_t right = 0, total = 0;
   for (int len : lengths)
@@ -123,7 +123,7 @@ TEST(BucketingModule, ThreeBucketsTrainToTheSingleBucketAccuracy) {
     mod.Update();
   }
   EXPECT_EQ(mod.bucket_keys(), (std::vector<int>{30, 10, 20}));
-  const float single_acc = Accuracy({30}, [&](const DataBatch& b) {
+  const float single_acc = BucketAccuracy({30}, [&](const DataBatch& b) {
     single.Forward(b, false);
     return single.GetOutputs()[0];
   });
@@ -131,7 +131,7 @@ TEST(BucketingModule, ThreeBucketsTrainToTheSingleBucketAccuracy) {
     mod.Forward(b, false);
     return mod.GetOutputs()[0];
   };
-  const float bucket_acc = Accuracy({30}, bucketed), bucket_acc_all = Accuracy({10, 20, 30}, bucketed);
+  const float bucket_acc = BucketAccuracy({30}, bucketed), bucket_acc_all = BucketAccuracy({10, 20, 30}, bucketed);
   // Chance is 0.25; the averaged steps separate the classes well (the single bucket reaches ~0.95).
   std::printf("validation accuracy on 30 steps: one bucket %.4f, three buckets %.4f (%.4f over 10/20/30 steps)\n",
               single_acc, bucket_acc, bucket_acc_all);

@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ErrorOf(const std::function<void()>& fn) {
+std::string ErrorOrNone(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const Error& e) {
@@ -85,10 +85,10 @@ TEST(HostileFiles, GzipBombIsRefusedByTheAnnouncedSize) {
   }
   const double rss = PeakRssMiB();
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_NE(ErrorOf([&] { ReadIdxFile(dir / "bomb.gz"); }).find("more data than the 60 bytes its header announces"),
+  EXPECT_NE(ErrorOrNone([&] { ReadIdxFile(dir / "bomb.gz"); }).find("more data than the 60 bytes its header announces"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ReadIdxFile(dir / "liar.gz"); }).find("more than a"), std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ReadIdxFile(dir / "zeros.gz"); }).find("element type 0x00"), std::string::npos);
+  EXPECT_NE(ErrorOrNone([&] { ReadIdxFile(dir / "liar.gz"); }).find("more than a"), std::string::npos);
+  EXPECT_NE(ErrorOrNone([&] { ReadIdxFile(dir / "zeros.gz"); }).find("element type 0x00"), std::string::npos);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(PeakRssMiB() - rss, 32.0) << "no large allocation";
   std::printf("refused the three files in %.3f s\n", seconds);  // reported, not asserted
@@ -115,9 +115,9 @@ TEST(HostileFiles, APrefixHoldsOneNetworkUnlessReplacingIsAsked) {
   const Symbol mlp = MnistNetwork("mlp"), lenet = MnistNetwork("lenet");
   SaveCheckpoint(prefix, 1, mlp, ParamsOf(mlp), {});
   SaveCheckpoint(prefix, 2, mlp, ParamsOf(mlp), {});  // same network: fine
-  const std::string err = ErrorOf([&] { SaveCheckpoint(prefix, 1, lenet, ParamsOf(lenet), {}); });
+  const std::string err = ErrorOrNone([&] { SaveCheckpoint(prefix, 1, lenet, ParamsOf(lenet), {}); });
   EXPECT_NE(err.find("holds a different network"), std::string::npos) << err;
-  EXPECT_NE(ErrorOf([&] { CheckCheckpointPrefix(prefix, lenet); }).find("--replace-network"), std::string::npos);
+  EXPECT_NE(ErrorOrNone([&] { CheckCheckpointPrefix(prefix, lenet); }).find("--replace-network"), std::string::npos);
   // The refused save changed nothing: epoch 1 still loads as the MLP.
   EXPECT_EQ(LoadCheckpoint(prefix, 1).symbol.ListArguments(), mlp.ListArguments());
   SaveCheckpointOptions replace;
@@ -126,7 +126,7 @@ TEST(HostileFiles, APrefixHoldsOneNetworkUnlessReplacingIsAsked) {
   EXPECT_EQ(LoadCheckpoint(prefix, 1).symbol.ListArguments(), lenet.ListArguments());
   // A corrupt symbol file is reported, not overwritten.
   std::ofstream(CheckpointSymbolFile(prefix)) << "{";
-  EXPECT_NE(ErrorOf([&] { CheckCheckpointPrefix(prefix, lenet); }).find("cannot be read"), std::string::npos);
+  EXPECT_NE(ErrorOrNone([&] { CheckCheckpointPrefix(prefix, lenet); }).find("cannot be read"), std::string::npos);
 }
 
 // A training program's --model-prefix / --load-epoch settings, checked before any work.
@@ -136,16 +136,16 @@ TEST(HostileFiles, TrainingCheckpointSettingsAreCheckedUpFront) {
   const Symbol mlp = MnistNetwork("mlp"), lenet = MnistNetwork("lenet");
   CheckTrainingCheckpoints("", 0, 10, mlp);  // no checkpoints
   CheckTrainingCheckpoints(prefix, 0, 10, mlp);
-  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints("", 3, 10, mlp); }).find("needs the checkpoint prefix"),
+  EXPECT_NE(ErrorOrNone([&] { CheckTrainingCheckpoints("", 3, 10, mlp); }).find("needs the checkpoint prefix"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints(prefix, 10, 10, mlp); }).find("nothing to train"),
+  EXPECT_NE(ErrorOrNone([&] { CheckTrainingCheckpoints(prefix, 10, 10, mlp); }).find("nothing to train"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints(prefix, -1, 10, mlp); }).find("negative"), std::string::npos);
-  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints("/proc/weft-run", 0, 10, mlp); }).find("writable"),
+  EXPECT_NE(ErrorOrNone([&] { CheckTrainingCheckpoints(prefix, -1, 10, mlp); }).find("negative"), std::string::npos);
+  EXPECT_NE(ErrorOrNone([&] { CheckTrainingCheckpoints("/proc/weft-run", 0, 10, mlp); }).find("writable"),
             std::string::npos);
   // A fresh run into a prefix of another network: refused, or the old symbol goes when asked.
   SaveCheckpoint(prefix, 1, mlp, ParamsOf(mlp), {});
-  EXPECT_NE(ErrorOf([&] { CheckTrainingCheckpoints(prefix, 0, 10, lenet); }).find("different network"),
+  EXPECT_NE(ErrorOrNone([&] { CheckTrainingCheckpoints(prefix, 0, 10, lenet); }).find("different network"),
             std::string::npos);
   CheckTrainingCheckpoints(prefix, 1, 10, lenet);  // resuming reads the prefix's own network: no check
   EXPECT_TRUE(fs::exists(CheckpointSymbolFile(prefix)));
@@ -170,7 +170,7 @@ TEST(HostileFiles, ParamsAreWrittenLastAndNothingIsLeftOnFailure) {
   // A states writer that fails (disk full, SIGINT-like abort) leaves no params file of that
   // epoch, so the epoch cannot be resumed with mismatched states, and no temporary files.
   opts.write_states = [](const std::string&) { Fail("disk full (simulated)"); };
-  EXPECT_NE(ErrorOf([&] { SaveCheckpoint(prefix, 3, mlp, ParamsOf(mlp), {}, opts); }).find("disk full"),
+  EXPECT_NE(ErrorOrNone([&] { SaveCheckpoint(prefix, 3, mlp, ParamsOf(mlp), {}, opts); }).find("disk full"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(CheckpointParamsFile(prefix, 3)));
   EXPECT_EQ(dir.Files(), (std::vector<std::string>{"m-0003.states", "m-symbol.json"}));
@@ -179,16 +179,16 @@ TEST(HostileFiles, ParamsAreWrittenLastAndNothingIsLeftOnFailure) {
 TEST(HostileFiles, UnwritableCheckpointDirectoryIsReportedBeforeTraining) {
   const Symbol mlp = MnistNetwork("mlp");
   const std::string missing = (fs::temp_directory_path() / "weft-no-such-dir" / "sub" / "model").string();
-  const std::string err = ErrorOf([&] { CheckCheckpointPrefix(missing, mlp); });
+  const std::string err = ErrorOrNone([&] { CheckCheckpointPrefix(missing, mlp); });
   EXPECT_NE(err.find("choose a writable directory"), std::string::npos) << err;
   if (::geteuid() != 0) {  // root writes into read-only directories
     ScratchDir dir;
     fs::permissions(dir / "", fs::perms::owner_read | fs::perms::owner_exec);
-    EXPECT_NE(ErrorOf([&] { CheckCheckpointPrefix(dir / "m", mlp); }).find("Permission denied"), std::string::npos);
+    EXPECT_NE(ErrorOrNone([&] { CheckCheckpointPrefix(dir / "m", mlp); }).find("Permission denied"), std::string::npos);
     fs::permissions(dir / "", fs::perms::owner_all);
   }
   // /proc refuses new files even to root.
-  EXPECT_NE(ErrorOf([&] { CheckCheckpointPrefix("/proc/weft-model", mlp); }).find("writable"), std::string::npos);
+  EXPECT_NE(ErrorOrNone([&] { CheckCheckpointPrefix("/proc/weft-model", mlp); }).find("writable"), std::string::npos);
 }
 
 TEST(HostileFiles, MissingParametersAreListedByName) {
@@ -196,11 +196,11 @@ TEST(HostileFiles, MissingParametersAreListedByName) {
   std::vector<std::string> names;
   for (const auto& [n, a] : ParamsOf(mlp)) names.push_back(n);
   const std::string err =
-      ErrorOf([&] { RequireAllParams(names, {"bn_moving_mean"}, ParamsOf(mlp, {"fc2_weight"}), {}, "x.params"); });
+      ErrorOrNone([&] { RequireAllParams(names, {"bn_moving_mean"}, ParamsOf(mlp, {"fc2_weight"}), {}, "x.params"); });
   EXPECT_NE(err.find("x.params: 2 parameter(s) of the network are missing: arg:fc2_weight, aux:bn_moving_mean"),
             std::string::npos)
       << err;
-  EXPECT_EQ(ErrorOf([&] { RequireAllParams(names, {}, ParamsOf(mlp), {}, "x.params"); }), "no error");
+  EXPECT_EQ(ErrorOrNone([&] { RequireAllParams(names, {}, ParamsOf(mlp), {}, "x.params"); }), "no error");
 }
 
 }  // namespace

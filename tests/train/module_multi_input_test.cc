@@ -12,7 +12,7 @@
 namespace weft {
 namespace {
 
-constexpr int kBatch = 32;
+constexpr int kMultiBatch = 32;
 
 // "colour" (batch, 6) -> which of 3 pairs of features is largest (head "shape_cls", label "l1");
 // "size" (batch, 4) -> whether its sum is positive (head "size_cls", label "l2"). Both inputs go
@@ -37,14 +37,14 @@ Symbol TwoHeads() {
   return Symbol::Group({head("shape_cls", 3, "l1"), head("size_cls", 2, "l2")});
 }
 
-struct Batch {
+struct MultiBatch {
   std::vector<NDArray> data, labels;
 };
 
-Batch MakeBatch(std::mt19937& rng) {
+MultiBatch MakeMultiBatch(std::mt19937& rng) {
   std::normal_distribution<float> n(0.0f, 1.0f);
-  std::vector<float> colour(kBatch * 6), size(kBatch * 4), l1(kBatch), l2(kBatch);
-  for (int b = 0; b < kBatch; ++b) {
+  std::vector<float> colour(kMultiBatch * 6), size(kMultiBatch * 4), l1(kMultiBatch), l2(kMultiBatch);
+  for (int b = 0; b < kMultiBatch; ++b) {
     float best = -1e9f;
     for (int p = 0; p < 3; ++p) {
       const float a = n(rng), c = n(rng);
@@ -57,21 +57,22 @@ Batch MakeBatch(std::mt19937& rng) {
     l2[b] = sum > 0 ? 1.0f : 0.0f;
   }
   Context cpu = Context::cpu(0);
-  return {{NDArray(colour, Shape(kBatch, 6), cpu), NDArray(size, Shape(kBatch, 4), cpu)},
-          {NDArray(l1, Shape(kBatch), cpu), NDArray(l2, Shape(kBatch), cpu)}};
+  return {{NDArray(colour, Shape(kMultiBatch, 6), cpu), NDArray(size, Shape(kMultiBatch, 4), cpu)},
+          {NDArray(l1, Shape(kMultiBatch), cpu), NDArray(l2, Shape(kMultiBatch), cpu)}};
 }
 
 TEST(ModuleMultiInput, TwoInputsAndTwoLabelsTrain) {
   Module m(TwoHeads(), {"colour", "size"}, {"l1", "l2"});
-  m.Bind({{"colour", Shape(kBatch, 6)}, {"size", Shape(kBatch, 4)}}, {{"l1", Shape(kBatch)}, {"l2", Shape(kBatch)}});
+  m.Bind({{"colour", Shape(kMultiBatch, 6)}, {"size", Shape(kMultiBatch, 4)}},
+         {{"l1", Shape(kMultiBatch)}, {"l2", Shape(kMultiBatch)}});
   Xavier init;
   m.InitParams(init);
   auto opt = OptimizerRegistry::Create("sgd");
-  opt->SetParam("lr", 0.2)->SetParam("momentum", 0.9)->SetParam("rescale_grad", 1.0 / kBatch);
+  opt->SetParam("lr", 0.2)->SetParam("momentum", 0.9)->SetParam("rescale_grad", 1.0 / kMultiBatch);
   m.InitOptimizer("local", std::move(opt));
   std::mt19937 rng(7);
   for (int step = 0; step < 400; ++step) {
-    Batch b = MakeBatch(rng);
+    MultiBatch b = MakeMultiBatch(rng);
     m.Forward(b.data, b.labels, true);
     m.Backward();
     m.Update();
@@ -81,7 +82,7 @@ TEST(ModuleMultiInput, TwoInputsAndTwoLabelsTrain) {
   Accuracy head1, head2, both;
   std::mt19937 val(8);
   for (int i = 0; i < 20; ++i) {
-    Batch b = MakeBatch(val);
+    MultiBatch b = MakeMultiBatch(val);
     m.Forward(b.data, {}, false);
     const std::vector<NDArray> out = m.GetOutputs();
     ASSERT_EQ(out.size(), 2u);
@@ -98,11 +99,12 @@ TEST(ModuleMultiInput, TwoInputsAndTwoLabelsTrain) {
 
 TEST(ModuleMultiInput, RefusesWrongCountsAndTheOneInputForms) {
   Module m(TwoHeads(), {"colour", "size"}, {"l1", "l2"});
-  m.Bind({{"colour", Shape(kBatch, 6)}, {"size", Shape(kBatch, 4)}}, {{"l1", Shape(kBatch)}, {"l2", Shape(kBatch)}});
+  m.Bind({{"colour", Shape(kMultiBatch, 6)}, {"size", Shape(kMultiBatch, 4)}},
+         {{"l1", Shape(kMultiBatch)}, {"l2", Shape(kMultiBatch)}});
   Xavier init;
   m.InitParams(init);
   std::mt19937 rng(1);
-  Batch b = MakeBatch(rng);
+  MultiBatch b = MakeMultiBatch(rng);
   EXPECT_THROW(m.Forward({b.data[0]}, b.labels, false), Error);
   EXPECT_THROW(m.Forward(b.data, {b.labels[0]}, false), Error);
   DataBatch one;

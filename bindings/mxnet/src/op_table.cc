@@ -139,16 +139,16 @@ std::unique_ptr<OpEntry> MakeEntry(const std::string& name, OpInfo info) {
   return e;
 }
 
-struct Table {
+struct OpTable {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<OpEntry>> entries;  // built on first lookup
   std::set<const void*> handles;
   std::vector<std::string> names;
 };
 
-Table& GetTable() {
-  static Table* t = [] {
-    auto* table = new Table;
+OpTable& GetTable() {
+  static OpTable* t = [] {
+    auto* table = new OpTable;
     RegisterCustomOp();  // before the op list is read: the frontend generates mx.nd.Custom from it
     std::set<std::string> names;
     for (const std::string& n : ListOpNames()) names.insert(n);
@@ -195,7 +195,7 @@ std::string MXNetTypeString(const OpAttrInfo& a) {
 const std::vector<std::string>& AllOpNames() { return GetTable().names; }
 
 OpEntry& LookupOpEntry(const std::string& name) {
-  Table& t = GetTable();
+  OpTable& t = GetTable();
   std::lock_guard lock(t.mu);
   auto it = t.entries.find(name);
   if (it != t.entries.end()) return *it->second;
@@ -238,7 +238,7 @@ OpEntry& LookupOpEntry(const std::string& name) {
 }
 
 OpEntry& OpFromHandle(void* handle) {
-  Table& t = GetTable();
+  OpTable& t = GetTable();
   std::lock_guard lock(t.mu);
   if (handle == nullptr) Fail("the op handle (AtomicSymbolCreator) is NULL");
   if (!t.handles.count(handle)) Fail("invalid op handle {}: not one given out by NNGetOpHandle", handle);
