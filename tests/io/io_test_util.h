@@ -47,7 +47,6 @@ inline void WriteFileBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-/// The message of the weft::Error `fn` throws; "" when it throws none.
 /// The values of a float32 array, copied to the host (waits for pending writes).
 inline std::vector<float> Floats(const NDArray& a) {
   std::vector<float> v;
@@ -55,6 +54,7 @@ inline std::vector<float> Floats(const NDArray& a) {
   return v;
 }
 
+/// The message of the weft::Error `fn` throws; "" when it throws none.
 inline std::string ErrorOf(const std::function<void()>& fn) {
   try {
     fn();
