@@ -18,8 +18,8 @@
 # ccache hashes the .gch a file includes: the files hit only while the PCH itself comes from the
 # cache (it does, also from another checkout under CCACHE_BASEDIR: 5 of 5 hits for a PCH and
 # four files; a PCH compiled again, e.g. evicted, makes its target's files miss once).
-# OFF by default and ON in the `main` preset (the README's first command) until the other
-# presets' builds and test runs with it are measured.
+# OFF for a plain build; ON in the default preset and those that inherit it (main, asan, tsan).
+# The fuzz preset (clang) has none.
 option(WEFT_PCH "Precompiled headers for the core modules and the cpu kernels (GCC)" OFF)
 set(WEFT_PCH_ACTIVE OFF)
 if(WEFT_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

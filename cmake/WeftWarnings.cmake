@@ -7,9 +7,10 @@ option(WEFT_WERROR "Treat compiler warnings in weft's own code as errors (ON in 
 function(weft_target_warnings target)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra $<$<BOOL:${WEFT_WERROR}>:-Werror>>
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra $<$<BOOL:${WEFT_WERROR}>:--Werror=all-warnings>>)
-  # A unity build (UNITY_BUILD, the `main` preset) #includes each .cc into a batch file, and GCC
-  # then takes a class in a .cc whose member uses an anonymous-namespace type (a pimpl's Impl) for
-  # a class in a header: -Wsubobject-linkage, a false alarm there. The other presets keep it.
+  # A unity build (UNITY_BUILD: the default preset and those that inherit it) #includes each .cc
+  # into a batch file, and GCC then takes a class in a .cc whose member uses an anonymous-namespace
+  # type (a pimpl's Impl) for a class in a header: -Wsubobject-linkage, a false alarm there. A
+  # build of one file per compile keeps it.
   target_compile_options(
     ${target} PRIVATE $<$<AND:$<COMPILE_LANG_AND_ID:CXX,GNU>,$<BOOL:$<TARGET_PROPERTY:UNITY_BUILD>>>:-Wno-subobject-linkage>)
 endfunction()

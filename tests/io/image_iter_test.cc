@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io_test_util.h"
+#include "ndarray_read.h"
 #include "require.h"
 #include "weft/image_iter.h"
 #include "weft/io.h"
@@ -49,7 +50,7 @@ std::vector<uint8_t> Bytes(const NDArray& a) {
   return b;
 }
 
-using test::Floats;
+using test::Read;
 
 // Largest absolute difference of two arrays of the same dtype (uint8 or float32).
 double MaxDiff(const NDArray& a, const NDArray& b, size_t* differing) {
@@ -63,7 +64,7 @@ double MaxDiff(const NDArray& a, const NDArray& b, size_t* differing) {
       *differing += d != 0;
     }
   } else {
-    const auto x = Floats(a), y = Floats(b);
+    const auto x = Read(a), y = Read(b);
     for (size_t i = 0; i < x.size(); ++i) {
       const double d = std::abs(double(x[i]) - double(y[i]));
       worst = std::max(worst, d);
@@ -107,9 +108,9 @@ TEST(ImageRecordIter, MatchesMXNet) {
         const int pad = it->GetPadNum();
         const int64_t keep = it->GetData().GetShape()[0] - (short_batches ? pad : 0);
         auto rows = [&](const NDArray& a) { return a.Slice(0, static_cast<size_t>(keep)); };
-        EXPECT_EQ(Floats(rows(it->GetLabel())), Floats(rows(expected.at("label:" + key)))) << key;
+        EXPECT_EQ(Read(rows(it->GetLabel())), Read(rows(expected.at("label:" + key)))) << key;
         // MXNet 1.9.1's ImageRecordIter never fills the batch index (zeros); weft's holds the ids.
-        const auto mx_index = Floats(expected.at("index:" + key));
+        const auto mx_index = Read(expected.at("index:" + key));
         EXPECT_EQ(mx_index, std::vector<float>(mx_index.size(), 0.f)) << key;
         if (!short_batches) {
           EXPECT_EQ(pad, static_cast<int>(expected.at("pad:" + key).At(0))) << key;
@@ -155,8 +156,8 @@ std::vector<std::vector<float>> RunEpochs(const ImageRecordIterOptions& o, int e
   for (int e = 0; e < epochs; ++e) {
     it.BeforeFirst();
     while (it.Next()) {
-      out.push_back(Floats(it.GetData()));
-      out.push_back(Floats(it.GetLabel()));
+      out.push_back(Read(it.GetData()));
+      out.push_back(Read(it.GetLabel()));
     }
   }
   return out;
@@ -275,7 +276,7 @@ TEST(ImageRecordIter, EngineDecodingGivesTheSameBatches) {
   for (; a.Next(); ++batches) {
     ASSERT_TRUE(b.Next());
     EXPECT_EQ(Bytes(a.GetData()), Bytes(b.GetData())) << batches;
-    EXPECT_EQ(Floats(a.GetLabel()), Floats(b.GetLabel())) << batches;
+    EXPECT_EQ(Read(a.GetLabel()), Read(b.GetLabel())) << batches;
     EXPECT_EQ(a.GetPadNum(), b.GetPadNum()) << batches;
   }
   EXPECT_FALSE(b.Next());
@@ -400,8 +401,8 @@ TEST(ImageRecordIter, BatchesReachAnotherDevice) {
   while (a.Next()) {
     ASSERT_TRUE(b.Next());
     EXPECT_EQ(b.GetData().GetContext(), sim);
-    EXPECT_EQ(Floats(a.GetData()), Floats(b.GetData()));
-    EXPECT_EQ(Floats(a.GetLabel()), Floats(b.GetLabel()));
+    EXPECT_EQ(Read(a.GetData()), Read(b.GetData()));
+    EXPECT_EQ(Read(a.GetLabel()), Read(b.GetLabel()));
     ++n;
   }
   EXPECT_EQ(n, 3);

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "weft/base.h"
-#include "weft/ndarray.h"
 
 namespace weft::test {
 
@@ -45,13 +44,6 @@ inline std::string ReadFileBytes(const std::string& path) {
 
 inline void WriteFileBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
-}
-
-/// The values of a float32 array, copied to the host (waits for pending writes).
-inline std::vector<float> Floats(const NDArray& a) {
-  std::vector<float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
 }
 
 /// The message of the weft::Error `fn` throws; "" when it throws none.

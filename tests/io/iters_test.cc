@@ -6,6 +6,7 @@
 #include <set>
 
 #include "io_test_util.h"
+#include "ndarray_read.h"
 #include "weft/csv_iter.h"
 #include "weft/io.h"
 #include "weft/ndarray_iter.h"
@@ -17,7 +18,7 @@ using test::DataPath;
 using test::ErrorOf;
 using test::TempDir;
 
-using test::Floats;
+using test::Read;
 
 // Rows i = 0..n-1 of `width` values i*10 + j; labels i.
 void WriteCsv(const TempDir& dir, int n, int width, int label_rows) {
@@ -32,13 +33,13 @@ void WriteCsv(const TempDir& dir, int n, int width, int label_rows) {
 std::vector<std::vector<float>> FirstColumn(DataIter& it) {
   std::vector<std::vector<float>> out;
   while (it.Next()) {
-    const auto d = Floats(it.GetData());
+    const auto d = Read(it.GetData());
     const size_t w = d.size() / static_cast<size_t>(it.GetData().GetShape()[0]);
     std::vector<float> col;
     for (size_t i = 0; i < d.size(); i += w) col.push_back(d[i] / 10);
     col.push_back(static_cast<float>(it.GetPadNum()));
     out.push_back(col);
-    EXPECT_EQ(Floats(it.GetLabel()).size(), static_cast<size_t>(it.GetData().GetShape()[0]));
+    EXPECT_EQ(Read(it.GetLabel()).size(), static_cast<size_t>(it.GetData().GetShape()[0]));
   }
   return out;
 }
@@ -62,7 +63,7 @@ TEST(CSVIter, BatchesAndRoundBatch) {
   CSVIter short_batch({.data_csv = dir / "data.csv", .data_shape = Shape(4), .batch_size = 3, .round_batch = false});
   EXPECT_EQ(FirstColumn(short_batch), (Rows{{0, 1, 2, 0}, {3, 4, 5, 0}, {6, 0, 0, 2}}));
   ASSERT_TRUE((short_batch.BeforeFirst(), short_batch.Next()));
-  EXPECT_EQ(Floats(short_batch.GetLabel()), (std::vector<float>{0, 0, 0}));  // label_csv NULL: zeros
+  EXPECT_EQ(Read(short_batch.GetLabel()), (std::vector<float>{0, 0, 0}));  // label_csv NULL: zeros
   EXPECT_EQ(short_batch.GetIndex(), (std::vector<int>{0, 1, 2}));
   CSVIter ints({.data_csv = dir / "data.csv", .data_shape = Shape(4), .batch_size = 7, .dtype = DType::kInt64});
   ASSERT_TRUE(ints.Next());
@@ -102,7 +103,7 @@ TEST(NDArrayIter, LastBatchHandlesAndViews) {
     Rows out;
     while (it.Next()) {
       std::vector<float> r;
-      for (float v : Floats(it.GetLabel())) r.push_back(v);
+      for (float v : Read(it.GetLabel())) r.push_back(v);
       r.push_back(static_cast<float>(it.GetPadNum()));
       out.push_back(r);
     }
@@ -122,7 +123,7 @@ TEST(NDArrayIter, LastBatchHandlesAndViews) {
   ASSERT_TRUE(view.Next());
   ASSERT_TRUE(view.Next());
   EXPECT_TRUE(view.GetData().SharesChunkWith(x));
-  EXPECT_EQ(Floats(view.GetData()), (std::vector<float>{6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(Read(view.GetData()), (std::vector<float>{6, 7, 8, 9, 10, 11}));
   EXPECT_EQ(view.ProvideData()[0].shape, Shape(3, 2));
   // Shuffled: every epoch a permutation, repeatable by seed.
   auto epochs = [&](uint32_t seed) {
