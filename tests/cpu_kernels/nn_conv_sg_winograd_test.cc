@@ -200,8 +200,8 @@ TEST(WEFT_WINOGRAD_SUITE, BlockedInputBitIdenticalToPlain) {
   const std::vector<Case> geoms = {{2, 16, 15, 17, 24, 1},
                                    {1, 16, 26, 27, 8, 0},
                                    {2, 32, 40, 41, 40, 1},
-                                   {4, 16, 7, 7, 24, 1},
-                                   {16, 16, 6, 6, 8, 0}};
+                                   {8, 16, 7, 7, 24, 1},
+                                   {32, 16, 6, 6, 8, 0}};
   for (const Case& g : geoms)
     for (int64_t block : {8, 16})
       for (int64_t out_block : {1, 8}) {

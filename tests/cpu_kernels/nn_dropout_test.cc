@@ -39,17 +39,6 @@ TEST(NNKernels, DropoutMaskIsSeededScaledAndOffInInference) {
   CheckGradient(g);
 }
 
-// (N, C, H, W) in NCHW rewritten as oneDNN's nChw16c (C a multiple of 16).
-std::vector<float> Blocked16(const std::vector<float>& x, int64_t n, int64_t c, int64_t hw) {
-  std::vector<float> b(x.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p)
-        b[static_cast<size_t>(((i * (c / 16) + ch / 16) * hw + p) * 16 + ch % 16)] =
-            x[static_cast<size_t>((i * c + ch) * hw + p)];
-  return b;
-}
-
 // The executor keeps SqueezeNet's activations in nChw16c through its Dropout (data_format): the
 // identity copies the bytes, a training pass draws the plain kernel's mask for the NCHW positions
 // (the mask output stays NCHW); channels must come in whole blocks, and there is no gradient.
@@ -62,8 +51,9 @@ TEST(NNKernels, DropoutOnBlockedActivations) {
   const std::vector<int64_t> shape = {n, c, 5, 7};
   const Attrs plain = {{"p", "0.4"}}, blocked = {{"p", "0.4"}, {"data_format", "nChw16c"}};
   auto want = RunOp("Dropout", plain, {Buf::F(shape, x)}, {shape, shape}, nullptr, true, seed);
-  auto got = RunOp("Dropout", blocked, {Buf::F(shape, Blocked16(x, n, c, hw))}, {shape, shape}, nullptr, true, seed);
-  EXPECT_EQ(got[0].floats(), Blocked16(want[0].floats(), n, c, hw));
+  auto got =
+      RunOp("Dropout", blocked, {Buf::F(shape, ToBlocked(x, n, c, hw, 16))}, {shape, shape}, nullptr, true, seed);
+  EXPECT_EQ(got[0].floats(), ToBlocked(want[0].floats(), n, c, hw, 16));
   EXPECT_EQ(got[1].bytes, want[1].bytes) << "the mask stays NCHW";
   auto inf = RunOp("Dropout", blocked, {Buf::F(shape, x)}, {shape, shape}, nullptr, false, seed);
   EXPECT_EQ(inf[0].bytes, Buf::F(shape, x).bytes);

@@ -106,4 +106,14 @@ void AvoidKinks(std::vector<float>& v, const std::vector<float>& kinks, float ga
       if (std::fabs(x - t) < gap) x = x < t ? t - gap - std::fabs(x - t) : t + gap + std::fabs(x - t);
 }
 
+std::vector<float> ToBlocked(const std::vector<float>& x, int64_t n, int64_t c, int64_t hw, int64_t block) {
+  std::vector<float> b(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        b[static_cast<size_t>(((i * (c / block) + ch / block) * hw + p) * block + ch % block)] =
+            x[static_cast<size_t>((i * c + ch) * hw + p)];
+  return b;
+}
+
 }  // namespace wtest

@@ -45,6 +45,9 @@ std::vector<Buf> CheckGradient(const GradCase& c);
 /// finite differences off non-smooth points).
 void AvoidKinks(std::vector<float>& v, const std::vector<float>& kinks, float gap);
 
+/// (N, C, H·W) NCHW values `x` rewritten as oneDNN's nChw<block>c (C a multiple of block).
+std::vector<float> ToBlocked(const std::vector<float>& x, int64_t n, int64_t c, int64_t hw, int64_t block);
+
 /// MXNet's tuple string "(3, 3)" / "(3,)".
 inline std::string weft_tuple(const std::vector<int64_t>& v) {
   std::string s = "(";

@@ -1,14 +1,12 @@
 // The executor's blocked activations (oneDNN's nChw8c / nChw16c, core/executor/fuse_conv.h) as the
 // cpu kernels that read or write them see them: descriptions, relayouts, and Pooling's forward on
-// them (nn_blocked_act.cc); internal to weft_cpu_kernels. The fused convolution is
+// them (nn_pooling_blocked.cc); internal to weft_cpu_kernels. The fused convolution is
 // nn_conv_fused.cc, Concat's blocked join tensor_concat.cc.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
-#include <functional>
-#include <mutex>
 
 #include "weft/sdk/cpp/kernel.hpp"
 #include "weft/sdk/ops/pooling.hpp"
@@ -26,28 +24,15 @@ int64_t CheckBlockedData(const weft::sdk::KernelSetup& s, const weft::sdk::Tenso
 /// `from` (description from_md) rewritten into `to` (to_md: the same dims, another layout).
 void Relayout(const dnnl::memory::desc& from_md, const float* from, const dnnl::memory::desc& to_md, float* to);
 
-/// Forward of a 2-D float32 Pooling whose data is blocked (PoolingParam data_format; the output in
-/// out_format: the same, or plain for a 1x1 output, which lies alike in both): one oneDNN
-/// inference pooling on the blocked tensors where its windows are MXNet's (max; avg dividing by
-/// the window cut at in + pad, or by its real cells without count_include_pad; no window wholly in
-/// the padding), otherwise, and for add-to requests, `plain` (the plain kernel) between relayouts.
-/// oneDNN's avg sums a window in its own order, so results may differ from the plain kernel's by
-/// float rounding; each path is deterministic.
-class BlockedPooling {
- public:
-  /// (x, y, req): the plain kernel on NCHW tensors.
-  using PlainRun = std::function<void(const float*, float*, int32_t)>;
-
-  BlockedPooling(const weft::sdk::PoolGeometry& g, weft::sdk::ActFormat data, weft::sdk::ActFormat out);
-  void Run(const float* x, float* y, int32_t req, const PlainRun& plain) const;
-  /// Whether oneDNN runs it (else the relayouts and the plain kernel).
-  bool native() const { return native_; }
-
- private:
-  dnnl::memory::desc x_plain_, y_plain_, x_md_, y_md_, y_run_;  // y_run_: the dst the primitive writes
-  dnnl::pooling_forward prim_;
-  bool native_ = false;
-  mutable std::mutex mu_;  // a primitive with its own scratchpad runs once at a time
-};
+/// y = (add: y +) the forward of a 2-D float32 Pooling (max, avg or sum; MXNet's windows,
+/// PoolGeometry::Window) of x, both nChw<block>c (block 8 or 16; g.c a multiple of it: no padded
+/// channels, so a 1x1 output lies as in NCHW). The values are the plain kernel's (nn_pooling.cc):
+/// each window's cells row by row into the max (std::max from -inf: NaN is skipped; the plain
+/// kernel's 2-D max loops take another order, so of a +0 and a -0 in one window either may be
+/// returned) or the sum, which avg multiplies by the window's divisor; a window wholly in the
+/// padding gives 0.
+/// Deterministic at any thread count; runs on the calling thread's OpenMP team. Throws
+/// WEFT_ERR_INVALID_ARGUMENT for another block or a 1-D / 3-D geometry (nn_pooling_blocked.cc).
+void BlockedPoolForward(const weft::sdk::PoolGeometry& g, int64_t block, const float* x, float* y, bool add);
 
 }  // namespace weft::cpu

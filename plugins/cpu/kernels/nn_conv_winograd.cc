@@ -394,9 +394,12 @@ bool WinogradF4Pays(const ConvGeom& g) {
   // Each transformed weight is read once per chunk of tiles; with few tiles the direct kernel,
   // reading 9 floats per channel pair instead of 36, is faster. AVX2, one thread: ResNet-18's 7x7
   // 512-channel layer at batch 1 (4 tiles) takes 5.3 ms, direct 2.6; its 14x14 256-channel layer
-  // (16 tiles) 1.65 ms, direct 2.2.
+  // (16 tiles) 1.65 ms, direct 2.2. With 16 tiles and few channels the products are too small
+  // for sgemm to pay back the transforms: SqueezeNet 1.1's 13x13 layers at batch 1 (48 -> 192 and
+  // 64 -> 256 channels) took 1.2-1.6x the direct kernel's time (AVX2, one thread, AMD EPYC Zen 3,
+  // three alternating runs each), while at batch 2 (32 tiles) they took 0.8-0.9x.
   const int64_t tiles = g.n * ((g.oh + 3) / 4) * ((g.ow + 3) / 4);
-  return tiles >= 16 && g.c >= 8 && g.f >= 8;
+  return (tiles >= 32 || (tiles >= 16 && g.c >= 128)) && g.c >= 8 && g.f >= 8;
 }
 
 WinogradF4Conv::WinogradF4Conv(const ConvGeom& g, int64_t in_block, int64_t out_block, const WinoEpilogue& e,

@@ -43,7 +43,8 @@ bool WinogradF4Fits(const ConvGeom& g);
 
 /// True when the layer has enough 4x4 output tiles for the transformed weights (36 floats per
 /// input/output channel pair, 4x the direct kernel's) to pay: with few tiles (ResNet's 7x7 layers at
-/// batch 1) each weight is used too rarely and the layer is bound by reading them.
+/// batch 1) each weight is used too rarely and the layer is bound by reading them; at 16 to 31 tiles
+/// only with at least 128 input channels.
 bool WinogradF4Pays(const ConvGeom& g);
 
 /// Where the 3x3 kernel of filter k and channel c lies: 9 floats from w + k * k_stride + c * c_stride,

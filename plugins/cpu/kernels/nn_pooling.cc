@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -330,13 +329,19 @@ void GenericGrad(const PoolGeom& g, int64_t p0, int64_t p1, const T* gy, const T
 }
 
 // A blocked data_format (nn_blocked_act.h) for a float32 2-D pooling with whole blocks of
-// channels; Invalid otherwise.
+// channels, and an output in the same format or 1x1; Invalid otherwise.
 void CheckBlocked(const KernelSetup& s, const weft::sdk::PoolingParam& p, const PoolGeom& g, int32_t dtype) {
   const int64_t block = weft::sdk::ActFormatBlock(p.data_format);
   if (dtype != WEFT_DTYPE_FLOAT32 || s.inputs[0].ndim() != 4 || g.c % block != 0)
     Invalid(s, "data_format " + std::string(weft::sdk::kActFormats[static_cast<size_t>(p.data_format)]) +
                    " needs float32 NCHW data with a multiple of " + std::to_string(block) + " channels (got " +
                    ShapeString(s.inputs[0]) + "); use plain");
+  // A plain output lies as the blocked one only when it is 1x1 (the executor's global pooling).
+  if (p.out_format != p.data_format && g.oh * g.ow != 1)
+    Invalid(s, "out_format plain with data_format " +
+                   std::string(weft::sdk::kActFormats[static_cast<size_t>(p.data_format)]) +
+                   " needs a 1x1 output (got " + ShapeString(s.outputs[0]) + "); use out_format " +
+                   std::string(weft::sdk::kActFormats[static_cast<size_t>(p.data_format)]));
 }
 
 class PoolingForward {
@@ -348,7 +353,7 @@ class PoolingForward {
     const auto p = s.Params<weft::sdk::PoolingParam>();
     if (p.data_format == weft::sdk::ActFormat::kPlain) return;
     CheckBlocked(s, p, g_, dtype_);
-    blocked_ = std::make_unique<BlockedPooling>(g_, p.data_format, p.out_format);
+    block_ = weft::sdk::ActFormatBlock(p.data_format);
   }
   void Compute(const KernelCall& c) const {
     if (weft::sdk::IsNull(c.req[0])) return;
@@ -361,8 +366,7 @@ class PoolingForward {
     }
     const float* x = c.inputs[0].data<float>();
     float* y = c.outputs[0].data<float>();
-    if (blocked_ != nullptr)
-      return blocked_->Run(x, y, c.req[0], [&](const float* xp, float* yp, int32_t req) { Plain(xp, yp, req); });
+    if (block_ > 1) return BlockedPoolForward(g, block_, x, y, c.req[0] == WEFT_REQ_ADD);
     Plain(x, y, c.req[0]);
   }
 
@@ -386,7 +390,7 @@ class PoolingForward {
 
   PoolGeom g_;
   int32_t dtype_ = WEFT_DTYPE_FLOAT32;
-  std::unique_ptr<BlockedPooling> blocked_;  // blocked data_format
+  int64_t block_ = 1;  // the channel block of a blocked data_format (nn_blocked_act.h), 1 for plain
 };
 
 // _backward_Pooling: inputs out_grad, data, output; output data grad.
