@@ -87,5 +87,34 @@ TEST(NNKernels, BatchNormTrainingInferenceAndGradients) {
   }
 }
 
+// `_sg_batch_norm` (the executor's inference BatchNorm + relu) on blocked data (nChw8c, nChw16c)
+// gives the bytes of the same op on NCHW data, relayouted: the blocked loop takes 8 channels a
+// vector, the plain one a channel at a time, through the same x·scale + shift, relu and add.
+TEST(NNKernels, SgBatchNormOnBlockedDataMatchesPlain) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const int64_t n = 2, c = 32, h = 5, w = 7;
+  const std::vector<int64_t> shape = {n, c, h, w};
+  const std::vector<float> x = Random(rng, n * c * h * w, -2.0f, 3.0f);
+  const Buf gamma = Buf::F({c}, Random(rng, c, 0.5f, 1.5f)), beta = Buf::F({c}, Random(rng, c));
+  const std::vector<Buf> aux = {Buf::F({c}, Random(rng, c)), Buf::F({c}, Random(rng, c, 0.5f, 2.0f))};
+  for (const char* act : {"relu", "None"}) {
+    const Attrs plain = {{"eps", "0.001"}, {"fix_gamma", "False"}, {"act_type", act}};
+    std::vector<Buf> aux_plain = aux;
+    auto want = RunOp("_sg_batch_norm", plain, {Buf::F(shape, x), gamma, beta}, {shape}, &aux_plain, false);
+    for (const int64_t block : {8, 16}) {
+      SCOPED_TRACE(std::string(act) + " block " + std::to_string(block));
+      Attrs blocked = plain;
+      blocked["data_format"] = block == 8 ? "nChw8c" : "nChw16c";
+      const Buf bx = Buf::F(shape, ToBlocked(x, n, c, h * w, block));
+      std::vector<Buf> aux_blocked = aux;
+      auto got = RunOp("_sg_batch_norm", blocked, {bx, gamma, beta}, {shape}, &aux_blocked, false);
+      EXPECT_EQ(got[0].bytes, Buf::F(shape, ToBlocked(want[0].floats(), n, c, h * w, block)).bytes);
+      CheckReqModes("_sg_batch_norm", blocked, {bx, gamma, beta}, {shape}, aux, false);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wtest

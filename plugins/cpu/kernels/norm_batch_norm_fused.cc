@@ -21,6 +21,7 @@
 #include "isa_dispatch.h"
 #include "nn_blocked_act.h"
 #include "nn_common.h"
+#include "nn_conv_winograd_chunks.h"
 #include "norm_batch_norm.h"
 #include "parallel.h"
 
@@ -117,11 +118,32 @@ class SgBatchNormForward {
     });
   }
 
-  // One image's block of B channels: inner pixels of B values, channel j of the block at j.
+  // One image's block of B channels: inner pixels of B values, channel j of the block at j, 8
+  // channels a vector: the same x·k + d, relu and add as Store. (Written as Store's scalar loop,
+  // GCC vectorised it across pixels with a broadcast of each channel's k and d: DenseNet-121's
+  // pre-activation BatchNorms took 15 ms of 155 at batch 2, 1 thread, AVX2; about 9.5 now.)
   template <int B, bool kRelu, typename Assign>
-  void Block(const Assign& assign, const float* k, const float* d, const float* x, float* y) const {
+  void Block(const Assign&, const float* k, const float* d, const float* x, float* y) const {
+    V8 kv[B / 8], dv[B / 8];
+    for (int i = 0; i < B / 8; ++i) {
+      LoadV8(k + 8 * i, kv[i]);
+      LoadV8(d + 8 * i, dv[i]);
+    }
+    const V8 zero = {};
     for (int64_t p = 0; p < g_.inner; ++p)
-      for (int j = 0; j < B; ++j) Store<kRelu>(assign, y[p * B + j], x[p * B + j], k[j], d[j]);
+      for (int i = 0; i < B / 8; ++i) {
+        float* q = y + p * B + 8 * i;
+        V8 v;
+        LoadV8(x + p * B + 8 * i, v);
+        v = v * kv[i] + dv[i];
+        if constexpr (kRelu) v = v > zero ? v : zero;
+        if constexpr (Assign::kAdd) {
+          V8 old;
+          LoadV8(q, old);
+          v = old + v;
+        }
+        StoreV8(q, v);
+      }
   }
 
   SgBatchNormParam p_;
