@@ -1,5 +1,6 @@
 // What weft's Winograd convolutions (nn_conv_winograd.cc, nn_conv_winograd_1d.cc) share: their 8-channel vector and
-// its unaligned moves, and the chunk loop (chunks of tiles split over the OpenMP team, each thread with its own
+// its unaligned moves (also the loops over blocked activations: nn_pooling_blocked.cc, norm_batch_norm_fused.cc), and
+// the chunk loop (chunks of tiles split over the OpenMP team, each thread with its own
 // scratch, V and M, and sgemm kept on that thread). Internal to weft_cpu_kernels (needs OpenMP: parallel.h).
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "parallel.h"
+#include "weft/sdk/cpp/error.hpp"
 
 namespace weft::cpu {
 
@@ -57,8 +59,8 @@ void ForChunksWithScratch(int64_t chunks, int64_t work, size_t floats, const std
     body(i0, i1, scratch.data());
   });
   if (no_memory)
-    throw Error(WEFT_ERR_OUT_OF_MEMORY, what + ": no memory for the Winograd tiles (" +
-                                            std::to_string(floats * sizeof(float)) + " bytes a thread)");
+    throw weft::sdk::Error(WEFT_ERR_OUT_OF_MEMORY, what + ": no memory for the Winograd tiles (" +
+                                                       std::to_string(floats * sizeof(float)) + " bytes a thread)");
 }
 
 }  // namespace weft::cpu
