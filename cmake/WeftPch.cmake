@@ -4,8 +4,8 @@
 # sdk and standard headers the same in each of ~60 files. Loading a precompiled copy takes
 # about 0.15-0.3 s.
 #
-# GCC only: clang's PCH needs its own ccache settings, and the `fuzz` preset (clang) then stays a
-# build without them, which is what catches a source file that forgets an #include the PCH hides.
+# GCC only: clang's PCH needs its own ccache settings, and the `fuzz` preset (clang) stays a build
+# without them.
 # A PCH that does not match a file's flags is reported by -Winvalid-pch (an error with
 # WEFT_WERROR), never silently ignored; e.g. the debug-info level must agree.
 #

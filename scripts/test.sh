@@ -21,12 +21,15 @@
 # everything with all of UBSan, a plain Release build and the `main` build each compiled the tree
 # again. Since then the default and `main` presets share their flags (the main step compiles
 # nothing), the ASan pass builds only its labels' tests without UBSan's five costliest checks
-# (cmake/WeftSanitizers.cmake), and the Release build is gone (the `main` step is the user's
-# plain build; the fuzz preset's one-file-per-compile build catches a missing #include in
-# libweft). Measured step by step on such a machine, in minutes: default build about 22 and tests
-# 8.3, ASan build 19.1 and tests 4.2, TSan build 7.3 and tests 0.7, fuzz build and runs 10.3,
-# main 0.25; with setup and the install check about 77. A machine with AVX-512 adds the AVX2
-# reruns (about 4 minutes) and compiles faster.
+# (cmake/WeftSanitizers.cmake), the Release build is gone (the `main` step is the user's plain
+# build), the sanitizer builds compile the cpu kernels in unity batches, the tests' own code is
+# compiled at -O1 (default) and -O0 (sanitizers) (tests/CMakeLists.txt), and the fuzz preset is a
+# unity build too (so no step compiles libweft one file per compile any more: a source that leans on
+# an #include of an earlier file in its batch fails only in a build with CMAKE_UNITY_BUILD=OFF).
+# Measured step by step on such a machine (2026-12-01), in minutes: default build 15.9 (its tests
+# still at -O2) and tests 5.8, ASan build 9.6 and tests 3.8, TSan build 4.9 and tests 0.65, fuzz
+# build 3.4 and runs about 3, main 0.25; with setup and the install check about 50. A machine with
+# AVX-512 adds the AVX2 reruns (about 4 minutes) and compiles faster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

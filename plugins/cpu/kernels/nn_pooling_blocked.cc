@@ -29,9 +29,10 @@ using weft::sdk::PoolWindow;
 // acc = std::max(acc, v) lane by lane: v where acc < v, else acc (a NaN in v is skipped).
 inline void MaxInto(V8& acc, const V8& v) { acc = acc < v ? v : acc; }
 
-// One block of B channels: B / 8 vectors.
+// One block of B channels: B / 8 vectors. (Not "Lanes": nn_pooling.cc has one, and the sanitizer
+// builds compile both files in one unity batch.)
 template <int64_t B>
-struct Lanes {
+struct ChannelBlock {
   V8 v[B / 8];
   void Fill(float f) {
     for (auto& x : v) x = V8{} + f;
@@ -77,7 +78,7 @@ void PoolRow(const PoolGeometry& g, const float* xb, float* yb, int64_t oy, bool
   const bool max = g.type == PoolType::kMax;
   for (int64_t ox = 0; ox < g.ow; ++ox) {
     const int64_t w0 = cols[ox].w0, w1 = cols[ox].w1;
-    Lanes<B> acc;
+    ChannelBlock<B> acc;
     if (rows.h0 >= rows.h1 || w0 >= w1) {
       acc.Fill(0.0f);
     } else if (max) {
