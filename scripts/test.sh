@@ -26,7 +26,7 @@
 # compiled at -O1 (default) and -O0 (sanitizers) (tests/CMakeLists.txt), and the fuzz preset is a
 # unity build too (so no step compiles libweft one file per compile any more: a source that leans on
 # an #include of an earlier file in its batch fails only in a build with CMAKE_UNITY_BUILD=OFF).
-# Measured step by step on such a machine (2026-12-01), in minutes: default build 15.9 (its tests
+# Measured step by step on such a machine (2026-12-01), in minutes: default build 14.2 (its tests
 # still at -O2) and tests 5.8, ASan build 9.6 and tests 3.8, TSan build 4.9 and tests 0.65, fuzz
 # build 3.4 and runs about 3, main 0.25; with setup and the install check about 50. A machine with
 # AVX-512 adds the AVX2 reruns (about 4 minutes) and compiles faster.
