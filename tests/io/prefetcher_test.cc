@@ -91,16 +91,26 @@ TEST(Prefetcher, ErrorReachesTheConsumerInPlace) {
 }
 
 TEST(Prefetcher, StopDrainsAndWorkersCanGiveUpEarly) {
+  // Items after 0 stay in production until the worker sees stopping() (or a 10 s deadline, which
+  // makes the test fail instead of hang). The test waits until one of them has started before it
+  // calls Stop(): with sleeps alone, both workers could sit between items at that moment under a
+  // slow (sanitizer) build, and nobody would have anything to give up.
   std::atomic<int> gave_up{0};
+  std::atomic<int> in_production{0};
+  std::atomic<bool> first_epoch{true};
   Prefetcher<int>* self = nullptr;
   Prefetcher<int> p(2, 4, [&](uint64_t k, int* out, int) {
     const uint64_t epoch = Prefetcher<int>::current_epoch();
-    for (int i = 0; i < 200; ++i) {
-      if (self->stopping(epoch)) {
-        ++gave_up;
-        return false;
+    if (k > 0 && first_epoch) {
+      ++in_production;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (std::chrono::steady_clock::now() < deadline) {
+        if (self->stopping(epoch)) {
+          ++gave_up;
+          return false;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     *out = static_cast<int>(k);
     return true;
@@ -110,11 +120,18 @@ TEST(Prefetcher, StopDrainsAndWorkersCanGiveUpEarly) {
   int v;
   ASSERT_TRUE(p.Next(&v));
   EXPECT_EQ(v, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (in_production == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(in_production.load(), 1) << "no worker started item 1 within 10 s";
   p.Stop();  // items 1.. are in production: they stop early
   EXPECT_GE(gave_up.load(), 1);
+  first_epoch = false;
   p.Start();
-  ASSERT_TRUE(p.Next(&v));
-  EXPECT_EQ(v, 0);  // a new epoch from item 0
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(p.Next(&v));
+    EXPECT_EQ(v, i);  // a new epoch from item 0
+  }
 }
 
 #ifdef __linux__
