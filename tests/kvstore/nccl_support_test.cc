@@ -100,7 +100,8 @@ TEST(NcclWatchdog, OpsDoneInTimeAreNotAborted) {
   std::atomic<int> aborts{0};
   std::atomic<bool> done{false};
   DeadlineWatchdog w([] { return std::string(); }, [&](const std::string&) { ++aborts; });
-  w.Track("allreduce of key 3", Ms(2000), [&] { return done.load(); });
+  // A deadline far beyond the 50 ms the op takes: a stalled test thread must not look like an overdue op.
+  w.Track("allreduce of key 3", Ms(60000), [&] { return done.load(); });
   std::this_thread::sleep_for(Ms(50));
   done = true;
   const auto t0 = Clock::now();
