@@ -3,6 +3,8 @@
 // primitives (same plain layouts) for Convolution, plus the im2col algorithm. Shapes: the MLP
 // 784-128-64-10 and LeNet's two convolutions, batch 64 and 128. Threads: WEFT_CPU_MATH_THREADS
 // (default 1) for both sides. Prints Google Benchmark's table, then GFLOP/s and kernel/raw.
+// kinfer/ rows: FullyConnected's forward as an inference pass calls it (is_train 0, constant
+// weight stamps: oneDNN's inner product on weights reordered once).
 // Also Activation (tanh, sigmoid) against plain libm loops, as elements/s in the table.
 //   kernels_bench [--benchmark_min_time=0.1 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true]
 #include <benchmark/benchmark.h>
@@ -98,6 +100,13 @@ class KernelRun {
   }
   ~KernelRun() { def_->destroy_state(nullptr, state_); }
   void Run() { Check(def_->compute(nullptr, &args_), def_->op_name); }
+  /// Calls as an inference pass makes them: is_train 0, and inputs whose content stamps stay
+  /// constant (what lets the cpu FullyConnected keep its weights reordered for oneDNN).
+  void SetInference() {
+    args_.is_train = 0;
+    stamps_.assign(in_shapes_.size(), 1);
+    args_.input_stamps = stamps_.data();
+  }
   /// Operand i's buffer (inputs first, then outputs).
   std::vector<float>& buffer(size_t i) { return bufs_[i]; }
 
@@ -118,6 +127,7 @@ class KernelRun {
   std::vector<std::vector<float>> bufs_;
   std::vector<weft_tensor> tensors_;
   std::vector<int32_t> req_;
+  std::vector<uint64_t> stamps_;
   std::vector<float> ws_;
   weft_kernel_args args_{};
 };
@@ -132,18 +142,21 @@ struct Fc {
   int64_t n, k, h;
 };
 
-void BM_FcKernel(benchmark::State& st, Fc f, bool backward) {
+// mode: 0 training forward (OpenBLAS), 1 backward, 2 inference forward (oneDNN's inner product
+// on weights reordered once, as predict_mnist runs it).
+void BM_FcKernel(benchmark::State& st, Fc f, int mode) {
   std::map<std::string, std::string> a = {{"num_hidden", std::to_string(f.h)}};
   std::unique_ptr<KernelRun> r;
-  if (!backward)
+  if (mode != 1)
     r = std::make_unique<KernelRun>("FullyConnected", a, std::vector<Shape>{{f.n, f.k}, {f.h, f.k}, {f.h}},
                                     std::vector<Shape>{{f.n, f.h}});
   else
     r = std::make_unique<KernelRun>("_backward_FullyConnected", a,
                                     std::vector<Shape>{{f.n, f.h}, {f.n, f.k}, {f.h, f.k}, {f.h}},
                                     std::vector<Shape>{{f.n, f.k}, {f.h, f.k}, {f.h}});
+  if (mode == 2) r->SetInference();
   for (auto _ : st) r->Run();
-  SetFlops(st, 2.0 * f.n * f.k * f.h * (backward ? 2 : 1));
+  SetFlops(st, 2.0 * f.n * f.k * f.h * (mode == 1 ? 2 : 1));
 }
 
 void BM_FcRaw(benchmark::State& st, Fc f, bool backward) {
@@ -320,8 +333,9 @@ int main(int argc, char** argv) {
       for (bool bw : {false, true}) {
         std::string name =
             std::string(bw ? "fc_bwd" : "fc_fwd") + "_" + std::to_string(f.k) + "x" + std::to_string(f.h) + b;
-        benchmark::RegisterBenchmark(("kernel/" + name).c_str(), BM_FcKernel, f, bw);
+        benchmark::RegisterBenchmark(("kernel/" + name).c_str(), BM_FcKernel, f, bw ? 1 : 0);
         benchmark::RegisterBenchmark(("raw/" + name).c_str(), BM_FcRaw, f, bw);
+        if (!bw) benchmark::RegisterBenchmark(("kinfer/" + name).c_str(), BM_FcKernel, f, 2);
       }
     for (Conv c : {Conv{n, 1, 28, 20, 5}, Conv{n, 20, 12, 50, 5}})
       for (bool bw : {false, true}) {
