@@ -4,13 +4,15 @@
 // 784-128-64-10 and LeNet's two convolutions, batch 64 and 128. Threads: WEFT_CPU_MATH_THREADS
 // (default 1) for both sides. Prints Google Benchmark's table, then GFLOP/s and kernel/raw.
 // kinfer/ rows: FullyConnected's forward as an inference pass calls it (is_train 0, constant
-// weight stamps: oneDNN's inner product on weights reordered once).
+// weight stamps: oneDNN's inner product on weights reordered once). softmax/: SoftmaxOutput's
+// forward on the MNIST networks' 100x10 head.
 // Also Activation (tanh, sigmoid) against plain libm loops, as elements/s in the table.
 //   kernels_bench [--benchmark_min_time=0.1 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true]
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -229,6 +231,17 @@ void BM_PoolKernel(benchmark::State& st, Pool p, bool backward) {
   st.SetItemsProcessed(st.iterations() * Prod(p.x));
 }
 
+// ------------------------------------------------------------------ SoftmaxOutput
+// The MNIST networks' head at batch 100 (100 rows of 10 classes): per-row overhead, not
+// arithmetic, is what this measures. Forward only; labels are 0.
+void BM_SoftmaxOutputKernel(benchmark::State& st) {
+  KernelRun r("SoftmaxOutput", {}, {{100, 10}, {100}}, {{100, 10}});
+  FillSpread(r.buffer(0));
+  std::fill(r.buffer(1).begin(), r.buffer(1).end(), 0.0f);
+  for (auto _ : st) r.Run();
+  st.SetItemsProcessed(st.iterations() * 100);
+}
+
 // ------------------------------------------------------------------ Convolution
 struct Conv {
   int64_t n, c, hw, f, k;
@@ -357,6 +370,7 @@ int main(int argc, char** argv) {
   const Pool resnet{{{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}, {"pool_type", "max"}},
                     {8, 64, 112, 112},
                     {8, 64, 56, 56}};
+  benchmark::RegisterBenchmark("softmax/SoftmaxOutput_fwd/100x10", BM_SoftmaxOutputKernel);
   benchmark::RegisterBenchmark("pool/max2x2_fwd/100x20x24x24", BM_PoolKernel, lenet, false);
   benchmark::RegisterBenchmark("pool/max2x2_bwd/100x20x24x24", BM_PoolKernel, lenet, true);
   benchmark::RegisterBenchmark("pool/max3x3s2p1_fwd/8x64x112x112", BM_PoolKernel, resnet, false);
