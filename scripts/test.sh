@@ -29,7 +29,9 @@
 # Measured step by step on such a machine (2026-12-01), in minutes: default build 14.2 (its tests
 # still at -O2) and tests 5.8, ASan build 9.6 and tests 3.8, TSan build 4.9 and tests 0.65, fuzz
 # build 3.4 and runs about 3, main 0.25; with setup and the install check about 50. A machine with
-# AVX-512 adds the AVX2 reruns (about 4 minutes) and compiles faster.
+# AVX-512 adds the AVX2 reruns (about 4 minutes) and compiles faster. CI's own run of 2026-12-01
+# (a Prefetcher test failed under TSan) had reached the end of the TSan tests at 2132 s (35.5 min),
+# its TSan tests taking 58 s; the fuzz and main steps add about 4 more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
