@@ -144,21 +144,23 @@ struct Fc {
   int64_t n, k, h;
 };
 
-// mode: 0 training forward (OpenBLAS), 1 backward, 2 inference forward (oneDNN's inner product
-// on weights reordered once, as predict_mnist runs it).
-void BM_FcKernel(benchmark::State& st, Fc f, int mode) {
+// The call a FullyConnected row times: the training forward (OpenBLAS), the backward, or the
+// inference forward (oneDNN's inner product on weights reordered once, as predict_mnist runs it).
+enum class FcPass { kTrain, kBackward, kInfer };
+
+void BM_FcKernel(benchmark::State& st, Fc f, FcPass pass) {
   std::map<std::string, std::string> a = {{"num_hidden", std::to_string(f.h)}};
   std::unique_ptr<KernelRun> r;
-  if (mode != 1)
+  if (pass != FcPass::kBackward)
     r = std::make_unique<KernelRun>("FullyConnected", a, std::vector<Shape>{{f.n, f.k}, {f.h, f.k}, {f.h}},
                                     std::vector<Shape>{{f.n, f.h}});
   else
     r = std::make_unique<KernelRun>("_backward_FullyConnected", a,
                                     std::vector<Shape>{{f.n, f.h}, {f.n, f.k}, {f.h, f.k}, {f.h}},
                                     std::vector<Shape>{{f.n, f.k}, {f.h, f.k}, {f.h}});
-  if (mode == 2) r->SetInference();
+  if (pass == FcPass::kInfer) r->SetInference();
   for (auto _ : st) r->Run();
-  SetFlops(st, 2.0 * f.n * f.k * f.h * (mode == 1 ? 2 : 1));
+  SetFlops(st, 2.0 * f.n * f.k * f.h * (pass == FcPass::kBackward ? 2 : 1));
 }
 
 void BM_FcRaw(benchmark::State& st, Fc f, bool backward) {
@@ -346,9 +348,10 @@ int main(int argc, char** argv) {
       for (bool bw : {false, true}) {
         std::string name =
             std::string(bw ? "fc_bwd" : "fc_fwd") + "_" + std::to_string(f.k) + "x" + std::to_string(f.h) + b;
-        benchmark::RegisterBenchmark(("kernel/" + name).c_str(), BM_FcKernel, f, bw ? 1 : 0);
+        benchmark::RegisterBenchmark(("kernel/" + name).c_str(), BM_FcKernel, f,
+                                     bw ? FcPass::kBackward : FcPass::kTrain);
         benchmark::RegisterBenchmark(("raw/" + name).c_str(), BM_FcRaw, f, bw);
-        if (!bw) benchmark::RegisterBenchmark(("kinfer/" + name).c_str(), BM_FcKernel, f, 2);
+        if (!bw) benchmark::RegisterBenchmark(("kinfer/" + name).c_str(), BM_FcKernel, f, FcPass::kInfer);
       }
     for (Conv c : {Conv{n, 1, 28, 20, 5}, Conv{n, 20, 12, 50, 5}})
       for (bool bw : {false, true}) {

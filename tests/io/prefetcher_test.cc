@@ -90,6 +90,18 @@ TEST(Prefetcher, ErrorReachesTheConsumerInPlace) {
   EXPECT_EQ(n, 20);
 }
 
+// Polls `cond` every 100 µs until it holds (true) or 10 s have passed (false): a wait that fails a
+// test instead of hanging it.
+template <typename Cond>
+bool PollFor10s(Cond cond) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
 TEST(Prefetcher, StopDrainsAndWorkersCanGiveUpEarly) {
   // Items after 0 stay in production until the worker sees stopping() (or a 10 s deadline, which
   // makes the test fail instead of hang). The test waits until one of them has started before it
@@ -103,13 +115,9 @@ TEST(Prefetcher, StopDrainsAndWorkersCanGiveUpEarly) {
     const uint64_t epoch = Prefetcher<int>::current_epoch();
     if (k > 0 && first_epoch) {
       ++in_production;
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (std::chrono::steady_clock::now() < deadline) {
-        if (self->stopping(epoch)) {
-          ++gave_up;
-          return false;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (PollFor10s([&] { return self->stopping(epoch); })) {
+        ++gave_up;
+        return false;
       }
     }
     *out = static_cast<int>(k);
@@ -120,10 +128,7 @@ TEST(Prefetcher, StopDrainsAndWorkersCanGiveUpEarly) {
   int v;
   ASSERT_TRUE(p.Next(&v));
   EXPECT_EQ(v, 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (in_production == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_GE(in_production.load(), 1) << "no worker started item 1 within 10 s";
+  ASSERT_TRUE(PollFor10s([&] { return in_production > 0; })) << "no worker started item 1 within 10 s";
   p.Stop();  // items 1.. are in production: they stop early
   EXPECT_GE(gave_up.load(), 1);
   first_epoch = false;
