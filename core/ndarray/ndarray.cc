@@ -233,9 +233,21 @@ void NDArray::CopyToHostSync(void* data, size_t bytes, uint64_t extra_offset) co
   const weft_device_ptr base = dptr();
   const uint64_t off = offset_ + extra_offset;
   Device* dev = chunk_->device;
+  Engine* engine = Engine::Get();
+  if (IsCpu(chunk_->ctx) && dev->host_addressable() && WritesCounted() && !chunk_->shm) {
+    // The host's own memory, written only through this chunk's variable: wait for the writes
+    // queued before this call, then copy here. A read queued on the device would also wait for
+    // every op queued before it, related or not (a device runs its queue in push order), and cost
+    // a round trip through a worker: Module::Score reads batch n-1's outputs while batch n runs.
+    // Pending reads need no wait. Memory that another chunk or the caller may also write (shared
+    // memory, borrowed or external memory) keeps the queued read below: a test and users count on
+    // it seeing ops pushed before it through the other array.
+    engine->WaitForVar(chunk_->var);
+    if (bytes) std::memcpy(data, reinterpret_cast<const void*>(base + off), bytes);
+    return;
+  }
   // WaitForVar does not wait for pending reads, so the read writes a private variable to wait on.
   ScopedVar done(chunk_->ctx);
-  Engine* engine = Engine::Get();
   if (dev->host_addressable() || bytes == 0) {
     engine->PushSync(
         [=](RunContext rctx) {

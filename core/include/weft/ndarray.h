@@ -103,7 +103,9 @@ class WEFT_API NDArray {
   void SyncCopyFromCPUBytes(const void* data, size_t bytes);
   /// Waits for pending writes, then copies Size() float32 elements to `data`. `size` 0 means
   /// Size(); any other value must equal Size(). Throws weft::Error for another dtype, or the
-  /// error of a failed operation that wrote this array.
+  /// error of a failed operation that wrote this array. On the cpu the calling thread copies as
+  /// soon as the writes are done (no queued op), unless the memory may also be written through
+  /// another array (shared, borrowed or external memory: then the read is queued on the device).
   void SyncCopyToCPU(float* data, size_t size = 0) const;
   /// Resizes *data to Size() and fills it (same rules).
   void SyncCopyToCPU(std::vector<float>* data, size_t size = 0) const;
