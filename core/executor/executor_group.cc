@@ -217,11 +217,26 @@ std::vector<NDArray> DataParallelExecutorGroup::GetOutputs() const {
 }
 
 void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const NDArray& labels) const {
+  CheckMetricLabels(labels);
+  for (size_t d = 0; d < execs_.size(); ++d)
+    metric.Update(labels.Slice(slices_[d].first, slices_[d].second), execs_[d]->outputs[0]);
+}
+
+std::vector<std::pair<NDArray, NDArray>> DataParallelExecutorGroup::CopyMetricInputs(const NDArray& labels) const {
+  CheckMetricLabels(labels);
+  std::vector<std::pair<NDArray, NDArray>> copies;
+  for (size_t d = 0; d < execs_.size(); ++d) {
+    const NDArray& out = execs_[d]->outputs[0];
+    copies.emplace_back(labels.Slice(slices_[d].first, slices_[d].second).Copy(labels.GetContext()),
+                        out.Copy(out.GetContext()));
+  }
+  return copies;
+}
+
+void DataParallelExecutorGroup::CheckMetricLabels(const NDArray& labels) const {
   WEFT_CHECK(labels.GetShape().ndim() > 0 && static_cast<size_t>(labels.GetShape()[0]) == batch_size(),
              "DataParallelExecutorGroup::UpdateMetric: labels of shape {}, the group was bound for a batch of {}",
              labels.GetShape().ToString(), batch_size());
-  for (size_t d = 0; d < execs_.size(); ++d)
-    metric.Update(labels.Slice(slices_[d].first, slices_[d].second), execs_[d]->outputs[0]);
 }
 
 void DataParallelExecutorGroup::UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels) const {

@@ -375,32 +375,55 @@ bool Module::Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& op
 }
 
 float Module::Score(DataIter& data, EvalMetric& metric, size_t num_batch) {
+  CheckBound("Score");
+  // One batch in flight: batch n's forward is queued before the host reads batch n-1's outputs
+  // for the metric, so the device never waits for the host's comparison and the next batch's
+  // bookkeeping (about 8 % of an MNIST MLP pass at 1 thread). The metric reads copies, queued
+  // behind the forward: the next forward and the iterator may overwrite the originals.
+  std::vector<std::pair<NDArray, NDArray>> pending;  // (labels, outputs) per device, batch n-1
+  auto update = [&metric](const std::vector<std::pair<NDArray, NDArray>>& inputs) {
+    for (const auto& [labels, outputs] : inputs) metric.Update(labels, outputs);
+  };
   data.Reset();
   for (size_t n = 0; (num_batch == 0 || n < num_batch) && data.Next(); ++n) {
     DataBatch b = data.GetDataBatch();
     ForwardBatch(b, false, /*in_place=*/true);  // nothing writes b before the pass is pushed
-    UpdateMetric(metric, b.label);
+    const NDArray& l = b.label;
+    auto copies = group_->CopyMetricInputs(l.GetShape().ndim() == 1 ? l : l.Reshape(Shape(l.GetShape()[0])));
+    update(pending);
+    pending = std::move(copies);
   }
+  update(pending);
   return metric.Get();
 }
 
 NDArray Module::Predict(DataIter& data, size_t num_batch) {
+  CheckBound("Predict");
   std::vector<std::vector<float>> parts;
   Shape row;
   size_t rows = 0;
+  // As Score: batch n is queued before batch n-1's output (a merged copy) is read back.
+  NDArray pending;
+  size_t pending_keep = 0;
+  auto collect = [&] {
+    if (pending.is_none()) return;
+    std::vector<float> values;
+    pending.SyncCopyToCPU(&values);
+    values.resize(pending_keep * (pending.Size() / static_cast<size_t>(pending.GetShape()[0])));
+    parts.push_back(std::move(values));
+    row = pending.GetShape();
+    rows += pending_keep;
+  };
   data.Reset();
   for (size_t n = 0; (num_batch == 0 || n < num_batch) && data.Next(); ++n) {
     DataBatch b = data.GetDataBatch();
     ForwardBatch(b, false, /*in_place=*/true);  // nothing writes b before the pass is pushed
     NDArray out = GetOutputs()[0];
-    std::vector<float> values;
-    out.SyncCopyToCPU(&values);
-    const size_t keep = static_cast<size_t>(out.GetShape()[0] - b.pad_num);
-    values.resize(keep * (out.Size() / static_cast<size_t>(out.GetShape()[0])));
-    parts.push_back(std::move(values));
-    row = out.GetShape();
-    rows += keep;
+    collect();
+    pending = out;
+    pending_keep = static_cast<size_t>(out.GetShape()[0] - b.pad_num);
   }
+  collect();
   WEFT_CHECK(rows > 0, "Module::Predict: the data has no batch");
   std::vector<float> all;
   for (auto& p : parts) all.insert(all.end(), p.begin(), p.end());

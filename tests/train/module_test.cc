@@ -2,7 +2,9 @@
 // and that splitting a batch over devices gives the same step as one device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -164,6 +166,73 @@ TEST(Module, CheckpointRoundTripGivesIdenticalPredictions) {
   EXPECT_THROW(LoadCheckpoint(prefix, 2), Error);
   fs::remove(prefix + "-symbol.json");
   fs::remove(prefix + "-0001.params");
+}
+
+// An iterator as DataIter allows: every Next overwrites the same two arrays (with a synchronous
+// host write, which waits for queued readers). Batch k's labels are `labels[k]`.
+class ReusingIter : public DataIter {
+ public:
+  ReusingIter(std::vector<std::vector<float>> data, std::vector<std::vector<float>> labels, int batch)
+      : data_(std::move(data)),
+        labels_(std::move(labels)),
+        batch_(batch),
+        x_(Shape(batch, 784), Context::cpu(0)),
+        y_(Shape(batch), Context::cpu(0)) {}
+  void BeforeFirst() override { next_ = 0; }
+  bool Next() override {
+    if (next_ == data_.size()) return false;
+    x_.SyncCopyFromCPU(data_[next_]);
+    y_.SyncCopyFromCPU(labels_[next_]);
+    ++next_;
+    return true;
+  }
+  NDArray GetData() override { return x_; }
+  NDArray GetLabel() override { return y_; }
+  int GetPadNum() override { return 0; }
+  std::vector<int> GetIndex() override { return std::vector<int>(static_cast<size_t>(batch_), 0); }
+  std::vector<std::vector<float>>& labels() { return labels_; }
+
+ private:
+  std::vector<std::vector<float>> data_, labels_;
+  int batch_;
+  size_t next_ = 0;
+  NDArray x_, y_;
+};
+
+// Score and Predict queue batch n before reading batch n-1's results: they must still pair each
+// batch's outputs with its own labels when the iterator and the next forward overwrite both. The
+// labels are the module's own predictions except in batch 0, where every label is wrong: the right
+// pairing scores exactly 11/12, a pairing with the next batch's labels or outputs about 0.1, and
+// reading both late (batch 0 never seen) 1. Two devices, so each device's slice is paired too.
+TEST(Module, ScoreAndPredictPairEveryBatchWithItsOwnLabelsWhileTheNextIsQueued) {
+  constexpr int kBatch = 32, kBatches = 12;
+  std::vector<std::vector<float>> data(kBatches, std::vector<float>(kBatch * 784));
+  uint32_t state = 7;
+  for (auto& b : data)
+    for (float& v : b) v = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) / 16777216.0f;
+  Module m = MakeModule(kBatch, {Context::cpu(0), Context::cpu(1)}, "local", true, false);
+  std::vector<std::vector<float>> outputs;  // batch by batch, each read before the next forward
+  ReusingIter it(data, std::vector<std::vector<float>>(kBatches, std::vector<float>(kBatch, 0.f)), kBatch);
+  for (int k = 0; it.Next(); ++k) {
+    m.Forward(it.GetDataBatch(), false);
+    outputs.emplace_back();
+    m.GetOutputs()[0].SyncCopyToCPU(&outputs.back());
+    for (int r = 0; r < kBatch; ++r) {
+      const float* row = outputs.back().data() + r * 10;
+      const auto best = static_cast<float>(std::max_element(row, row + 10) - row);
+      it.labels()[static_cast<size_t>(k)][static_cast<size_t>(r)] = k == 0 ? std::fmod(best + 1, 10.f) : best;
+    }
+  }
+  Accuracy acc;
+  EXPECT_FLOAT_EQ(m.Score(it, acc), (kBatches - 1) / static_cast<float>(kBatches));
+  EXPECT_EQ(acc.num_inst(), kBatch * kBatches);
+  std::vector<float> predicted, expected;
+  m.Predict(it).SyncCopyToCPU(&predicted);
+  for (const auto& o : outputs) expected.insert(expected.end(), o.begin(), o.end());
+  EXPECT_EQ(predicted, expected);
+  Accuracy first3;  // num_batch stops the pipeline early: only those batches count
+  EXPECT_FLOAT_EQ(m.Score(it, first3, 3), 2.0f / 3.0f);
+  EXPECT_EQ(first3.num_inst(), kBatch * 3);
 }
 
 // What a training program prints and remembers at epoch ends (LogEpoch, DoCheckpoint,

@@ -94,6 +94,11 @@ class WEFT_API DataParallelExecutorGroup {
   /// Label i (full batch) against output i of every device. Throws weft::Error for more labels
   /// than outputs or a label without batch rows.
   void UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels) const;
+  /// What UpdateMetric(metric, labels) would pass to EvalMetric::Update, one (labels slice, first
+  /// output) pair per device, copied into new arrays by copies queued on the engine: the pairs stay
+  /// valid after the next Forward (or the data iterator) overwrites the originals, so a caller can
+  /// queue the next batch before it reads them (Module::Score). Same checks as UpdateMetric.
+  std::vector<std::pair<NDArray, NDArray>> CopyMetricInputs(const NDArray& labels) const;
   /// Full-batch size bound.
   size_t batch_size() const { return slices_.empty() ? 0 : slices_.back().second; }
   const std::vector<std::pair<size_t, size_t>>& slices() const { return slices_; }
@@ -105,6 +110,8 @@ class WEFT_API DataParallelExecutorGroup {
  private:
   /// Throws unless every parameter and aux state is the shared group's array.
   void CheckSharedParams(const DataParallelExecutorGroup& shared) const;
+  /// Throws unless `labels` has the bound batch's rows (the UpdateMetric family's check).
+  void CheckMetricLabels(const NDArray& labels) const;
 
   std::vector<std::unique_ptr<Executor>> execs_;
   std::vector<std::pair<size_t, size_t>> slices_;

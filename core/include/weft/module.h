@@ -185,10 +185,13 @@ class WEFT_API Module {
   /// begin_epoch > num_epoch.
   bool Fit(DataIter& train_data, DataIter* eval_data, const FitOptions& options = {});
   /// Runs forward over at most num_batch batches (0 = all) of `data` (reset first) and returns
-  /// the metric value.
+  /// the metric value. Batch n's forward is queued before the metric reads batch n-1 (from
+  /// copies of its labels and outputs, queued behind its forward), so the device does not wait
+  /// for the host between batches; the metric sees every batch once, in order.
   float Score(DataIter& data, EvalMetric& metric, size_t num_batch = 0);
   /// Forward over at most num_batch batches (0 = all) of `data`; the first output of every
-  /// batch, concatenated on cpu(0) (rows in iteration order, padding removed).
+  /// batch, concatenated on cpu(0) (rows in iteration order, padding removed). Reads batch n-1's
+  /// output back while batch n runs, as Score does.
   NDArray Predict(DataIter& data, size_t num_batch = 0);
 
   /// The name of the first parameter, then aux state (param_names(), aux_names() order), on the
