@@ -5,7 +5,7 @@
 // (default 1) for both sides. Prints Google Benchmark's table, then GFLOP/s and kernel/raw.
 // kinfer/ rows: FullyConnected's forward as an inference pass calls it (is_train 0, constant
 // weight stamps: oneDNN's inner product on weights reordered once). softmax/: SoftmaxOutput's
-// forward on the MNIST networks' 100x10 head.
+// forward on the MNIST networks' 100x10 head and a 32x1000 ImageNet head.
 // Also Activation (tanh, sigmoid) against plain libm loops, as elements/s in the table.
 //   kernels_bench [--benchmark_min_time=0.1 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true]
 #include <benchmark/benchmark.h>
@@ -235,13 +235,14 @@ void BM_PoolKernel(benchmark::State& st, Pool p, bool backward) {
 
 // ------------------------------------------------------------------ SoftmaxOutput
 // The MNIST networks' head at batch 100 (100 rows of 10 classes): per-row overhead, not
-// arithmetic, is what this measures. Forward only; labels are 0.
-void BM_SoftmaxOutputKernel(benchmark::State& st) {
-  KernelRun r("SoftmaxOutput", {}, {{100, 10}, {100}}, {{100, 10}});
+// arithmetic, is what this measures; and an ImageNet classifier's at batch 32 (32 x 1000), where
+// the row is long. Forward only; labels are 0.
+void BM_SoftmaxOutputKernel(benchmark::State& st, int64_t rows, int64_t classes) {
+  KernelRun r("SoftmaxOutput", {}, {{rows, classes}, {rows}}, {{rows, classes}});
   FillSpread(r.buffer(0));
   std::fill(r.buffer(1).begin(), r.buffer(1).end(), 0.0f);
   for (auto _ : st) r.Run();
-  st.SetItemsProcessed(st.iterations() * 100);
+  st.SetItemsProcessed(st.iterations() * rows);
 }
 
 // ------------------------------------------------------------------ Convolution
@@ -373,7 +374,8 @@ int main(int argc, char** argv) {
   const Pool resnet{{{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}, {"pool_type", "max"}},
                     {8, 64, 112, 112},
                     {8, 64, 56, 56}};
-  benchmark::RegisterBenchmark("softmax/SoftmaxOutput_fwd/100x10", BM_SoftmaxOutputKernel);
+  benchmark::RegisterBenchmark("softmax/SoftmaxOutput_fwd/100x10", BM_SoftmaxOutputKernel, 100, 10);
+  benchmark::RegisterBenchmark("softmax/SoftmaxOutput_fwd/32x1000", BM_SoftmaxOutputKernel, 32, 1000);
   benchmark::RegisterBenchmark("pool/max2x2_fwd/100x20x24x24", BM_PoolKernel, lenet, false);
   benchmark::RegisterBenchmark("pool/max2x2_bwd/100x20x24x24", BM_PoolKernel, lenet, true);
   benchmark::RegisterBenchmark("pool/max3x3s2p1_fwd/8x64x112x112", BM_PoolKernel, resnet, false);

@@ -46,7 +46,10 @@ void SoftmaxRow(const float* x, float* out, int64_t len, int64_t stride, float i
 // Softmax of `rows` contiguous rows of `len` (inner 1), written over `out` (req write; out may be
 // x). Same values as SoftmaxRow, but the exponentials of the whole block are one loop: with few
 // classes (an MNIST classifier's 10) each row's own Exp loop was a short vector pass plus a scalar
-// tail, most of a 100x10 SoftmaxOutput's time.
+// tail, most of a 100x10 SoftmaxOutput's time. Used up to kBlockRowsElems elements (256 KiB, in L2
+// across its three passes; a 32x1000 ImageNet head: 74 us a call against 83 row by row): a larger
+// block would stream memory three times, so it stays row by row.
+constexpr int64_t kBlockRowsElems = 65536;
 void SoftmaxRowsWrite(const float* x, float* out, int64_t rows, int64_t len, float inv_t) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * len;
@@ -71,7 +74,8 @@ template <bool kLog>
 void SoftmaxRows(const float* x, float* y, const AxisView& v, float inv_t, int32_t req) {
   isa::Dispatch([&] {
     const bool overwrite = req == WEFT_REQ_WRITE || req == WEFT_REQ_WRITE_INPLACE;
-    if (!kLog && v.inner == 1 && overwrite) return SoftmaxRowsWrite(x, y, v.outer, v.len, inv_t);
+    if (!kLog && v.inner == 1 && overwrite && v.outer * v.len <= kBlockRowsElems)
+      return SoftmaxRowsWrite(x, y, v.outer, v.len, inv_t);
     weft::sdk::WithReq(req, [&](auto assign) {
       for (int64_t o = 0; o < v.outer; ++o)
         for (int64_t i = 0; i < v.inner; ++i) {
