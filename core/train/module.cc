@@ -37,6 +37,11 @@ std::unique_ptr<EvalMetric> CreateMetric(const std::string& name) {
   Fail("Module::Fit: unknown eval_metric '{}'; known: accuracy, ce, top_k_accuracy_<k>", name);
 }
 
+// A batch's labels as the metric takes them: (batch,) as given, anything else flattened to that.
+NDArray BatchLabels(const NDArray& labels) {
+  return labels.GetShape().ndim() == 1 ? labels : labels.Reshape(Shape(labels.GetShape()[0]));
+}
+
 }  // namespace
 
 Module::Module(Symbol symbol, std::vector<std::string> data_names, std::vector<std::string> label_names,
@@ -290,7 +295,7 @@ void Module::UpdateMetric(EvalMetric& metric, const std::vector<NDArray>& labels
 
 void Module::UpdateMetric(EvalMetric& metric, const NDArray& labels) const {
   CheckBound("UpdateMetric");
-  group_->UpdateMetric(metric, labels.GetShape().ndim() == 1 ? labels : labels.Reshape(Shape(labels.GetShape()[0])));
+  group_->UpdateMetric(metric, BatchLabels(labels));
 }
 
 std::vector<NDArray> Module::GetOutputs() const {
@@ -388,8 +393,7 @@ float Module::Score(DataIter& data, EvalMetric& metric, size_t num_batch) {
   for (size_t n = 0; (num_batch == 0 || n < num_batch) && data.Next(); ++n) {
     DataBatch b = data.GetDataBatch();
     ForwardBatch(b, false, /*in_place=*/true);  // nothing writes b before the pass is pushed
-    const NDArray& l = b.label;
-    auto copies = group_->CopyMetricInputs(l.GetShape().ndim() == 1 ? l : l.Reshape(Shape(l.GetShape()[0])));
+    auto copies = group_->CopyMetricInputs(BatchLabels(b.label));
     update(pending);
     pending = std::move(copies);
   }
