@@ -29,7 +29,7 @@ struct BinaryMath {
 
 constexpr uint32_t I = kUsesInputs;
 
-const BinaryMath kOps[] = {
+const BinaryMath kBinaryMathOps[] = {
     {"equal", "lhs == rhs", "data == scalar", true, 0, 0, "_Equal", "_EqualScalar", true},
     {"not_equal", "lhs != rhs", "data != scalar", true, 0, 0, "_Not_Equal", "_NotEqualScalar", true},
     {"greater", "lhs > rhs", "data > scalar", true, 0, 0, "_Greater", "_GreaterScalar", true},
@@ -98,7 +98,7 @@ OpDef AllClose() {
 
 void RegisterElemwiseBinaryOps(OpRegistry& r) {
   r.Register(AllClose());
-  for (const BinaryMath& op : kOps) RegisterFamily(r, op);
+  for (const BinaryMath& op : kBinaryMathOps) RegisterFamily(r, op);
   r.Register(Scalar("_rmod_scalar", "scalar mod data (Python's %)", I));
   r.AddAlias("_RModScalar", "_rmod_scalar");
   r.Register(Scalar("_rpower_scalar", "scalar ^ data", I));

@@ -15,7 +15,7 @@ struct UnaryMath {
   const char* derivative;
 };
 
-const UnaryMath kOps[] = {
+const UnaryMath kUnaryMathOps[] = {
     {"tan", "tan(x)", "1 + y²"},
     {"arcsin", "asin(x)", "1 / √(1 − x²)"},
     {"arccos", "acos(x)", "−1 / √(1 − x²)"},
@@ -49,7 +49,7 @@ const UnaryMath kRounding[] = {
 }  // namespace
 
 void RegisterElemwiseUnaryOps(OpRegistry& r) {
-  for (const UnaryMath& op : kOps) {
+  for (const UnaryMath& op : kUnaryMathOps) {
     r.Register(Unary(op.name,
                      std::string("output y = ") + op.formula + " element by element; gradient " + op.derivative + ".",
                      kUsesInputs | kUsesOutputs));

@@ -24,6 +24,13 @@
 
 #include <atomic>
 
+// The highest level this build compiles loops for: 2 (all three copies) unless the build asks for
+// fewer (CMake's WEFT_CPU_ISA_COPIES=host on a machine without AVX-512 sets 1). Supported() never
+// reports more than it, so a machine above it runs the highest copy the build has.
+#ifndef WEFT_CPU_ISA_MAX_LEVEL
+#define WEFT_CPU_ISA_MAX_LEVEL 2
+#endif
+
 namespace weft::cpu::isa {
 
 /// Instruction-set levels of the dispatched loops, in increasing order.
@@ -36,7 +43,8 @@ enum class Level : int {
 /// "baseline", "avx2" or "avx512".
 const char* Name(Level level);
 
-/// The highest level this machine supports. Thread-safe.
+/// The highest level this machine supports that the build has loops for (WEFT_CPU_ISA_MAX_LEVEL).
+/// Thread-safe.
 Level Supported();
 
 /// The highest level the dispatched loops may use: Supported() lowered to WEFT_CPU_ISA (read
@@ -59,12 +67,13 @@ template <typename F>
   f();
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(WEFT_CPU_ISA_BASELINE_ONLY)
-// prefer-vector-width=512: GCC's generic tuning would otherwise keep AVX-512 code at 256 bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(WEFT_CPU_ISA_BASELINE_ONLY) && WEFT_CPU_ISA_MAX_LEVEL >= 1
 template <typename F>
 [[gnu::target("avx2,fma,bmi,bmi2,f16c,lzcnt,movbe,popcnt"), gnu::flatten]] void RunAvx2(const F& f) {
   f();
 }
+#if WEFT_CPU_ISA_MAX_LEVEL >= 2
+// prefer-vector-width=512: GCC's generic tuning would otherwise keep AVX-512 code at 256 bits.
 template <typename F>
 [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx512cd,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe,popcnt,"
               "prefer-vector-width=512"),
@@ -72,6 +81,7 @@ template <typename F>
 RunAvx512(const F& f) {
   f();
 }
+#endif
 #define WEFT_CPU_ISA_DISPATCH 1
 #endif
 }  // namespace detail
@@ -85,7 +95,11 @@ inline void Dispatch(const F& f) {
 #ifdef WEFT_CPU_ISA_DISPATCH
   switch (Active()) {
     case Level::kAvx512:
+#if WEFT_CPU_ISA_MAX_LEVEL >= 2
       return detail::RunAvx512(f);
+#else
+      [[fallthrough]];
+#endif
     case Level::kAvx2:
       return detail::RunAvx2(f);
     case Level::kBaseline:

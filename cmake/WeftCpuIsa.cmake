@@ -1,0 +1,46 @@
+# WEFT_CPU_ISA_COPIES: which instruction-set copies of the cpu kernels' hot loops to compile
+# (plugins/cpu/kernels/isa_dispatch.h: baseline x86-64, AVX2+FMA, AVX-512).
+#   all   every copy (the default): one plugin that runs at its best on any x86-64.
+#   host  the copies up to the level of the machine that configures the build, found by running
+#         isa_dispatch.cc's own detection there. For a build that runs where it is built: the
+#         `main` preset, i.e. the README's main command (issue 34: its build time). On a machine
+#         without AVX-512 it leaves out the AVX-512 copies, about a tenth of the kernels' compile
+#         time. The plugin still runs on any x86-64: the level is still chosen at run time, and on a
+#         machine above the build's level the highest copy the build has runs.
+# When the probe cannot run (cross-compiling) `host` falls back to `all`.
+set(WEFT_CPU_ISA_COPIES all CACHE STRING "ISA copies of the cpu kernels' hot loops: all or host")
+set_property(CACHE WEFT_CPU_ISA_COPIES PROPERTY STRINGS all host)
+
+# weft_cpu_isa_copies(<target>): defines WEFT_CPU_ISA_MAX_LEVEL (PUBLIC, so that tests compiled
+# against the kernels agree) when WEFT_CPU_ISA_COPIES is host and the machine lacks a level.
+function(weft_cpu_isa_copies target)
+  if(WEFT_CPU_ISA_COPIES STREQUAL "all")
+    return()
+  elseif(NOT WEFT_CPU_ISA_COPIES STREQUAL "host")
+    message(FATAL_ERROR "WEFT_CPU_ISA_COPIES is '${WEFT_CPU_ISA_COPIES}'; use all or host")
+  endif()
+  if(CMAKE_CROSSCOMPILING)
+    message(STATUS "weft: WEFT_CPU_ISA_COPIES=host while cross-compiling; compiling all copies")
+    return()
+  endif()
+  if(NOT DEFINED WEFT_HOST_ISA_LEVEL)
+    set(_dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugins/cpu/kernels)
+    file(WRITE ${CMAKE_BINARY_DIR}/weft_isa_probe.cc
+         "#include \"isa_dispatch.h\"\nint main() { return static_cast<int>(weft::cpu::isa::Supported()); }\n")
+    try_run(_level _compiled ${CMAKE_BINARY_DIR}/weft_isa_probe
+            SOURCES ${CMAKE_BINARY_DIR}/weft_isa_probe.cc ${_dir}/isa_dispatch.cc
+            CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${_dir}" CXX_STANDARD 20
+            COMPILE_OUTPUT_VARIABLE _out)
+    if(NOT _compiled OR NOT _level MATCHES "^[0-2]$")
+      message(STATUS "weft: the ISA probe did not run (${_level}); compiling all copies")
+      return()
+    endif()
+    set(WEFT_HOST_ISA_LEVEL ${_level} CACHE INTERNAL "isa::Level of the configuring machine")
+  endif()
+  set(_names baseline avx2 avx512)
+  list(GET _names ${WEFT_HOST_ISA_LEVEL} _name)
+  message(STATUS "weft: cpu kernels' ISA copies up to ${_name} (WEFT_CPU_ISA_COPIES=host)")
+  if(WEFT_HOST_ISA_LEVEL LESS 2)
+    target_compile_definitions(${target} PUBLIC WEFT_CPU_ISA_MAX_LEVEL=${WEFT_HOST_ISA_LEVEL})
+  endif()
+endfunction()
