@@ -24,7 +24,7 @@ function(weft_cpu_isa_copies target)
     return()
   endif()
   if(NOT DEFINED WEFT_HOST_ISA_LEVEL)
-    set(_dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../plugins/cpu/kernels)
+    get_target_property(_dir ${target} SOURCE_DIR)  # the kernels' directory: isa_dispatch.h/.cc
     file(WRITE ${CMAKE_BINARY_DIR}/weft_isa_probe.cc
          "#include \"isa_dispatch.h\"\nint main() { return static_cast<int>(weft::cpu::isa::Supported()); }\n")
     try_run(_level _compiled ${CMAKE_BINARY_DIR}/weft_isa_probe
