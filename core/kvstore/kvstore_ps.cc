@@ -182,7 +182,7 @@ std::vector<KVStorePS::Part> KVStorePS::Shard(const Key& key, int opt_index, uin
 }
 
 KVStorePS::KVStorePS(std::string type, bool sync)
-    : KVStoreLocal(std::move(type), std::make_unique<CommCPU>()), config_(DistConfig::FromEnv()), sync_(sync) {
+    : KVStoreLocal(std::move(type), std::make_unique<CommCPU>()), config_(DistConfig::FromEnv()) {
   WEFT_CHECK(config_.role == "worker",
              "KVStore({}): this process has role '{}'; servers run KVStore::RunServer (weft-launch -s starts them)",
              this->type(), config_.role);

@@ -152,7 +152,6 @@ class KVStorePS final : public KVStoreLocal {
   void PushRows(const Key& key, const NDArray& merged, int priority);
 
   DistConfig config_;
-  bool sync_;
   std::shared_ptr<PsClient> ps_;  // null: one worker without servers (local store)
   struct KeyPlan {
     std::string display;  // the key, for messages
