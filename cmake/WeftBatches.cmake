@@ -1,4 +1,4 @@
-# weft_compile_in_batches(<target> SIZE <n> [DIRECTORY <dir>])
+# weft_compile_in_batches(<target> SIZE <n>)
 # Compiles the target's .cc sources in batches of about n files: one generated .cc per batch that
 # #includes its files, the way CMake's UNITY_BUILD does, but per group of sources that share the
 # same COMPILE_OPTIONS source property (UNITY_BUILD leaves out every file that has its own options,
@@ -7,22 +7,19 @@
 # rebuild their batch (through the compiler's dependency output).
 #
 # Why (issue 34: the build's length): a kernel file spends most of its compile time optimising and
-# emitting code, and a fifth of the kernels' object code was the same inline SDK and standard
+# emitting code, and 27 % of the kernels' object code was the same inline SDK and standard
 # library helpers emitted again in every file (attribute parsing, error text, std::string). A batch
 # emits them once. Files are dealt to batches in turn (file i to batch i mod m) rather than in runs,
 # so that the heavy ISA-dispatched element-wise files land in different batches and the two cores
 # stay busy to the end.
 #
 # Files of a batch share one translation unit: file-local names (anonymous namespaces, statics) must
-# differ between files, as for UNITY_BUILD. The sanitizer presets' unity build of the same files
-# checks that.
+# differ between files, as for UNITY_BUILD; compiling the batches checks that. The batches are
+# written to <binary dir>/<target>_batches/.
 function(weft_compile_in_batches target)
-  cmake_parse_arguments(B "" "SIZE;DIRECTORY" "" ${ARGN})
+  cmake_parse_arguments(B "" "SIZE" "" ${ARGN})
   if(NOT B_SIZE OR B_SIZE LESS 1)
     message(FATAL_ERROR "weft_compile_in_batches(${target}): SIZE must be a positive number")
-  endif()
-  if(NOT B_DIRECTORY)
-    set(B_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${target}_batches)
   endif()
   get_target_property(_sources ${target} SOURCES)
   get_target_property(_dir ${target} SOURCE_DIR)
@@ -61,7 +58,7 @@ function(weft_compile_in_batches target)
       math(EXPR _i "${_i} + 1")
     endforeach()
     foreach(_b RANGE ${_last})
-      set(_batch ${B_DIRECTORY}/batch_${_group}_${_b}.cc)
+      set(_batch ${CMAKE_CURRENT_BINARY_DIR}/${target}_batches/batch_${_group}_${_b}.cc)
       # CONFIGURE rewrites the file only when its content changes: no needless rebuilds.
       file(CONFIGURE OUTPUT ${_batch} CONTENT "${_content_${_b}}" @ONLY)
       target_sources(${target} PRIVATE ${_batch})
