@@ -267,6 +267,11 @@ TEST(NNKernels, PoolingMatchesReference) {
       {{2, 20, 24, 24}, "max", "valid", {2, 2}, {2, 2}, {0, 0}, false, true},  // LeNet pool1
       {{2, 3, 5, 7}, "max", "valid", {2, 2}, {2, 2}, {0, 0}, false, true},     // 2x2 fast path, odd edges unused
       {{1, 2, 5, 5}, "max", "full", {2, 2}, {2, 2}, {0, 0}, false, true},      // ceil: edge windows are cut
+      // Planes 8 at a time, then the rest (GenericForwardPlanes): SqueezeNet's closing average,
+      // windows cut by the padding, and 1-D max (the generic loop's only max).
+      {{2, 13, 13, 13}, "avg", "valid", {13, 13}, {13, 13}, {0, 0}, false, true},
+      {{1, 19, 6, 7}, "avg", "full", {3, 3}, {2, 2}, {1, 1}, false, false},
+      {{3, 7, 9}, "max", "valid", {3}, {2}, {1}, false, true},
   };
   for (const PoolCase& p : cases) {
     SCOPED_TRACE(p.type + " " + p.conv + " data " + ::testing::PrintToString(p.data));

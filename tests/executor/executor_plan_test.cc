@@ -39,6 +39,50 @@ TEST(ExecutorPlan, NoInplaceWhenTheInputIsStillNeeded) {
   test::ExpectNear(test::Values(e->outputs[0]), want);
 }
 
+// dropout(sigmoid(x * 1)) on x of shape (10, 100), p = 0.5.
+Symbol SigmoidThenDropout() {
+  Symbol x = Symbol::Variable("x");
+  Symbol s = Operator("Activation").SetParam("act_type", "sigmoid")(x * 1.f).CreateSymbol();
+  return Operator("Dropout").SetParam("p", 0.5f)(s).CreateSymbol();
+}
+
+float Sigmoid(float v) { return 1.f / (1.f + std::exp(-v)); }
+
+// Dropout may write its output over its data (MXNet's FInplaceOption {0, 0}); not training it is
+// then the identity with nothing copied.
+TEST(ExecutorPlan, DropoutRunsInPlace) {
+  const std::vector<float> xs = test::Pseudo(1000, 3);
+  std::unique_ptr<Executor> e(SigmoidThenDropout().Bind(kCpu, {NDArray(xs, Shape{10, 100}, kCpu)}, {}, {}, {}));
+  // x*1, the sigmoid and Dropout's output share one block; the hidden mask takes another.
+  EXPECT_EQ(e->unshared_bytes(), 4u * 4000u);
+  EXPECT_EQ(e->planned_bytes(), 2u * 4000u);
+  e->Forward(false);
+  std::vector<float> want;
+  for (float v : xs) want.push_back(Sigmoid(v));
+  test::ExpectNear(test::Values(e->outputs[0]), want);
+}
+
+TEST(ExecutorPlan, DropoutKeepsAnInputThatABackwardReads) {
+  // The sigmoid's gradient reads its output, Dropout's data: Dropout must not overwrite it.
+  // d/dx dropout(sigmoid(x)) = m * s * (1 - s), with m (0 or 1/(1-p)) = output / s.
+  const std::vector<float> xs = test::Pseudo(1000, 4);
+  NDArray gx(std::vector<float>(1000, 0.f), Shape{10, 100}, kCpu);
+  std::unique_ptr<Executor> e(
+      SigmoidThenDropout().Bind(kCpu, {NDArray(xs, Shape{10, 100}, kCpu)}, {gx}, {kWriteTo}, {}));
+  e->Forward(true);
+  e->Backward({NDArray(std::vector<float>(1000, 1.f), Shape{10, 100}, kCpu)});
+  const std::vector<float> out = test::Values(e->outputs[0]), g = test::Values(gx);
+  int dropped = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const float sv = Sigmoid(xs[i]), m = std::round(out[i] / sv);
+    ASSERT_TRUE(m == 0.f || m == 2.f) << "element " << i << ": output " << out[i] << ", sigmoid " << sv;
+    dropped += m == 0.f;
+    EXPECT_NEAR(g[i], m * sv * (1.f - sv), 1e-6f) << "element " << i;
+  }
+  EXPECT_GT(dropped, 400);
+  EXPECT_LT(dropped, 600);
+}
+
 TEST(ExecutorPlan, TrainingGraphSharesMemoryAndMatchesHostMath) {
   Symbol net = test::Mlp();
   auto e = Executor::SimpleBind(net, kCpu, {{"data", Shape{8, 10}}}, "write", {{"softmax_label", "null"}});

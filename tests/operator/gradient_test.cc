@@ -42,7 +42,7 @@ const std::vector<Row>& Table() {
         {"Activation", {{"act_type", "softsign"}}, K, "_backward_Activation", I | O, {{0, 0}}},
         {"LeakyReLU", {}, K, "_backward_LeakyReLU", I | O, {}, false, true},
         {"BatchNorm", {}, K, "_backward_BatchNorm", I | O | A, {}},
-        {"Dropout", {}, K, "_backward_Dropout", O, {}, false, true},
+        {"Dropout", {}, K, "_backward_Dropout", O, {{0, 0}}, false, true},
         {"RNN",
          {{"mode", "gru"}, {"state_size", "2"}, {"num_layers", "1"}},
          K,

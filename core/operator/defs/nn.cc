@@ -399,6 +399,9 @@ OpDef Dropout() {
   d.list_inputs = Fixed({"data"});
   d.list_outputs = Fixed({"output", "mask"});
   d.num_visible_outputs = [](const AttrMap&) { return 1; };
+  // As MXNet's FInplaceOption: the output may take data's memory. Every kernel reads element i
+  // before writing it, and the identity (not training) then copies nothing.
+  d.inplace = InplacePairs({{0, 0}});
   SetShapeFn<sdk::DropoutParam>(d, [](ShapeIO& io, const sdk::DropoutParam& p) {
     if (io.out(0) && !io.in(0)) io.AssignIn(0, *io.out(0));
     if (!io.in(0)) return;

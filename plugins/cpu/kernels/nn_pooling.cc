@@ -303,6 +303,43 @@ void GenericForward(const PoolGeom& g, int64_t p0, int64_t p1, const T* x, T* y,
   }
 }
 
+// GenericForward on float32 planes [p0, p1), 8 planes at a time: lane j of a vector reduces plane
+// j's window in the same order as GenericForward, so the results are the same bits, but the 8 chains
+// of adds (or maxes) are independent. One chain is bound by the add's latency (about four cycles a
+// cell): SqueezeNet's closing 13x13 average over 1000 planes took 5.2 ms at batch 32 (4 GB/s) on a
+// Zen 4 core that way. (The accumulator is one vector, not an array a lambda captures: GCC kept
+// such an array on the stack, a store and a reload per cell.)
+template <typename Assign>
+void GenericForwardPlanes(const PoolGeom& g, int64_t p0, int64_t p1, const float* x, float* y, Assign assign) {
+  typedef float V __attribute__((vector_size(32)));
+  const int64_t in = g.in_plane(), out = g.out_plane();
+  const bool max = g.type == PoolType::kMax;
+  int64_t p = p0;
+  for (; p + 8 <= p1; p += 8) {
+    const float* xp = x + p * in;
+    float* yp = y + p * out;
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t oz = o / (g.oh * g.ow), oy = o / g.ow % g.oh, ox = o % g.ow;
+      const PoolWindow3 w = g.Window3(oz, oy, ox);
+      V acc = V{} + (max ? -INFINITY : 0.0f);
+      for (int64_t d = w.d0; d < w.d1; ++d)
+        for (int64_t h = w.h0; h < w.h1; ++h)
+          for (int64_t q = w.w0; q < w.w1; ++q) {
+            const float* c = xp + (d * g.ih + h) * g.iw + q;
+            const V v = {c[0], c[in], c[2 * in], c[3 * in], c[4 * in], c[5 * in], c[6 * in], c[7 * in]};
+            if (max)
+              acc = acc < v ? v : acc;  // std::max(acc, v) lane by lane
+            else
+              acc += v;
+          }
+      if (g.type == PoolType::kAvg) acc *= w.div;
+      const bool empty = w.d0 >= w.d1 || w.h0 >= w.h1 || w.w0 >= w.w1;  // window entirely in padding
+      for (int j = 0; j < 8; ++j) assign(yp[j * out + o], empty ? 0.0f : acc[j]);
+    }
+  }
+  GenericForward(g, p, p1, x, y, assign);  // the last planes, fewer than 8
+}
+
 // gx += the pooling gradient of gy for planes [p0, p1) (x: the forward's input); max's gradient
 // goes to the window's first maximum.
 template <typename T>
@@ -384,7 +421,7 @@ class PoolingForward {
     weft::sdk::WithReq(req, [&](auto assign) {
       if (IsMax2x2(g)) return Max2x2Forward(g, p0, p1, x, y, assign);
       if (IsMax2d(g)) return Max2dForward(g, p0, p1, x, y, rowmax.data(), assign);
-      GenericForward(g, p0, p1, x, y, assign);
+      GenericForwardPlanes(g, p0, p1, x, y, assign);
     });
   }
 
