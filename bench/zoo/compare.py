@@ -3,7 +3,7 @@
 weft, MXNet 1.9.1 plain and with its oneDNN fusion, PyTorch and ONNX Runtime.
 
 Usage: compare.py BUILD_DIR [--nets resnet18,mobilenetv2,squeezenet,densenet121,inceptionv3]
-                  [--batches 1,2,32] [--threads 1,2] [--runs 10] [--train-batch 32]
+                  [--batches 1,2,32] [--threads 1,2] [--runs 10] [--rounds 1] [--train-batch 32]
                   [--mxnet-python PY] [--torch-python PY] [--ort-python PY] [--cache DIR] [--output FILE]
 
 The networks, full width, random weights (speed does not depend on them):
@@ -14,7 +14,11 @@ export with samples/image_classification --benchmark, MXNet 1.9.1 the same expor
 SymbolBlock, with MXNET_SUBGRAPH_BACKEND=NONE (plain) and with its default oneDNN (MKLDNN)
 subgraph fusion. PyTorch runs torchvision's equivalents and ONNX Runtime their ONNX export
 (torch.onnx), since their layouts differ from MXNet's files. Times are warm forwards (after
---warmup passes): the median of --runs passes in ms per batch. Threads: OMP_NUM_THREADS,
+--warmup passes): the median of --runs passes in ms per batch. With --rounds R > 1 the whole
+inference table is run R times over (every network and thread count, then again), and each cell
+is the fastest of its R medians: other processes on a shared machine only slow a run down, and
+slow phases of a VM last minutes, so rounds minutes apart miss them where one run may not.
+Threads: OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS and WEFT_CPU_MATH_THREADS for weft and MXNet, torch.set_num_threads for
 PyTorch, intra_op_num_threads for ONNX Runtime.
 
@@ -168,6 +172,29 @@ def weft_infer(a, prefix, size, batches, threads):
     return {b: float(ms) for b, ms in found}
 
 
+def infer_all(a, net, batches, t, tmp):
+    """{peer: {str(batch): median ms} or None} for one network at t threads, each peer in turn."""
+    zoo, tv, size = NETS[net]
+    prefix = os.path.join(a.cache, zoo)
+    if not os.path.exists(prefix + "-symbol.json"):
+        subprocess.run([a.mxnet_python, "-c", MXNET_EXPORT, zoo, str(size), prefix], check=True,
+                       env=dict(os.environ, MXNET_SUBGRAPH_BACKEND="NONE"))
+    bj = json.dumps(batches)
+    res = {"weft": {str(b): ms for b, ms in weft_infer(a, prefix, size, batches, t).items()}}
+    mx_args = [a.mxnet_python, "-c", MXNET_INFER, prefix, str(size), bj, str(a.runs), str(a.warmup)]
+    res["MXNet plain"] = run_json(mx_args, thread_env(t, {"MXNET_SUBGRAPH_BACKEND": "NONE"}), "MXNet plain")
+    fused = thread_env(t)
+    fused.pop("MXNET_SUBGRAPH_BACKEND", None)  # its default: the oneDNN (MKLDNN) fusion
+    res["MXNet oneDNN"] = run_json(mx_args, fused, "MXNet oneDNN")
+    tv_args = [tv, str(size), bj, str(a.runs), str(a.warmup), str(t)]
+    res["PyTorch"] = run_json([a.torch_python, "-c", TORCH, "infer"] + tv_args, thread_env(t), "PyTorch")
+    if a.ort_python:
+        onnx = os.path.join(tmp, tv + ".onnx")
+        res["ONNX Runtime"] = run_json([a.ort_python, "-c", TORCH, "onnx"] + tv_args + [onnx], thread_env(t),
+                                       "ONNX Runtime")
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build")
@@ -176,6 +203,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1, help="inference table runs; each cell the fastest median")
     ap.add_argument("--train-batch", type=int, default=32, help="0 leaves the training step out")
     ap.add_argument("--mxnet-python", default="/work/mxvenv/bin/python")
     ap.add_argument("--torch-python", default="/usr/bin/python3")
@@ -190,32 +218,23 @@ def main():
     # Absolute: MXNet's libinfo ignores a relative MXNET_LIBRARY_PATH (a warning) and loads its own
     # libmxnet, which made the "weft" training row time libmxnet when the build was given relative.
     weft_lib = os.path.abspath(os.path.join(a.build, "lib", "libweft_mxnet.so"))
-    loads, rows = [], []
+    if a.rounds < 1:
+        sys.exit("--rounds must be at least 1")
+    loads, times = [], {}  # times[(net, batch, threads)][peer]: each round's median
     with tempfile.TemporaryDirectory() as tmp:
-        for net in nets:
-            zoo, tv, size = NETS[net]
-            prefix = os.path.join(a.cache, zoo)
-            if not os.path.exists(prefix + "-symbol.json"):
-                subprocess.run([a.mxnet_python, "-c", MXNET_EXPORT, zoo, str(size), prefix], check=True,
-                               env=dict(os.environ, MXNET_SUBGRAPH_BACKEND="NONE"))
-            for t in threads:
-                loads.append(os.getloadavg()[0])
-                bj = json.dumps(batches)
-                res = {"weft": weft_infer(a, prefix, size, batches, t)}
-                mx_args = [a.mxnet_python, "-c", MXNET_INFER, prefix, str(size), bj, str(a.runs), str(a.warmup)]
-                res["MXNet plain"] = run_json(mx_args, thread_env(t, {"MXNET_SUBGRAPH_BACKEND": "NONE"}), "MXNet plain")
-                fused = thread_env(t)
-                fused.pop("MXNET_SUBGRAPH_BACKEND", None)  # its default: the oneDNN (MKLDNN) fusion
-                res["MXNet oneDNN"] = run_json(mx_args, fused, "MXNet oneDNN")
-                tv_args = [tv, str(size), bj, str(a.runs), str(a.warmup), str(t)]
-                res["PyTorch"] = run_json([a.torch_python, "-c", TORCH, "infer"] + tv_args, thread_env(t), "PyTorch")
-                if a.ort_python:
-                    onnx = os.path.join(tmp, tv + ".onnx")
-                    res["ONNX Runtime"] = run_json([a.ort_python, "-c", TORCH, "onnx"] + tv_args + [onnx], thread_env(t),
-                                                   "ONNX Runtime")
-                for b in batches:
-                    rows.append((net, b, t, {k: (v or {}).get(str(b)) for k, v in res.items()}))
-                    print("%s batch %d, %d thread(s): %s" % (net, b, t, rows[-1][3]), file=sys.stderr)
+        for rnd in range(a.rounds):
+            for net in nets:
+                for t in threads:
+                    loads.append(os.getloadavg()[0])
+                    res = infer_all(a, net, batches, t, tmp)
+                    for b in batches:
+                        cell = times.setdefault((net, b, t), {})
+                        for peer, v in res.items():
+                            cell.setdefault(peer, []).append((v or {}).get(str(b)))
+                        print("round %d, %s batch %d, %d thread(s): %s" %
+                              (rnd + 1, net, b, t, {k: v[-1] for k, v in cell.items()}), file=sys.stderr)
+    rows = [(net, b, t, {peer: min((v for v in got if v is not None), default=None) for peer, got in cell.items()})
+            for (net, b, t), cell in times.items()]
     train = []
     if a.train_batch:
         for t in threads:
@@ -228,7 +247,7 @@ def main():
                                       json.dumps([a.train_batch]), steps, "0", str(t)], thread_env(t),
                                      "PyTorch training")}
             train.append((t, {k: (v or {}).get("train") for k, v in r.items()}))
-    text = report(a, rows, train, loads)
+    text = report(a, rows, train, loads, times)
     print(text)
     if a.output:
         with open(a.output, "w") as f:
@@ -243,11 +262,15 @@ def ratio(weft, peer):
     return "–" if weft is None or peer is None else "%.2f×" % (peer / weft)
 
 
-def report(a, rows, train, loads):
+def report(a, rows, train, loads, times):
     out = [l for l in bench_runs.header(sys.argv, 1, loads) if not l.startswith("runs:")]
-    out.insert(2, "passes: each time is the median of %d timed passes after %d untimed ones" % (a.runs, a.warmup))
-    out += ["", "inference, warm forward, ms per batch (median of %d passes); ratios: peer ms / weft ms "
-            "(> 1: weft is faster)" % a.runs, ""]
+    rounds = "" if a.rounds == 1 else "; inference: the fastest of %d rounds' medians (--rounds)" % a.rounds
+    out.insert(2, "passes: each time is the median of %d timed passes after %d untimed ones%s" % (a.runs, a.warmup,
+                                                                                                 rounds))
+    what = "median of %d passes" % a.runs if a.rounds == 1 else "fastest of %d medians of %d passes" % (a.rounds,
+                                                                                                        a.runs)
+    out += ["", "inference, warm forward, ms per batch (%s); ratios: peer ms / weft ms (> 1: weft is faster)" % what,
+            ""]
     peers = ["MXNet plain", "MXNet oneDNN", "PyTorch"] + (["ONNX Runtime"] if a.ort_python else [])
     out.append("| network | batch | threads | weft | " + " | ".join(peers) + " | vs MXNet best | vs ONNX Runtime |")
     out.append("|---|---|---|---|" + "---|" * len(peers) + "---|---|")
@@ -256,6 +279,13 @@ def report(a, rows, train, loads):
         out.append("| %s | %d | %d | %s | %s | %s | %s |" % (
             net, b, t, fmt(r["weft"]), " | ".join(fmt(r.get(p)) for p in peers), ratio(r["weft"], best),
             ratio(r["weft"], r.get("ONNX Runtime"))))
+    if a.rounds > 1:
+        out += ["", "each round's median, ms (round 1 / 2 / ...):", "",
+                "| network | batch | threads | weft | " + " | ".join(peers) + " |",
+                "|---|---|---|---|" + "---|" * len(peers)]
+        for (net, b, t), cell in times.items():
+            out.append("| %s | %d | %d | %s |" % (net, b, t, " | ".join(
+                " / ".join(fmt(v) for v in cell.get(p, [])) or "–" for p in ["weft"] + peers)))
     if train:
         out += ["", "ResNet-18 v1 training step at batch %d (ms, median): weft and MXNet through MXNet's Gluon "
                 "(hybridized), PyTorch its own" % a.train_batch, "",
