@@ -11,7 +11,7 @@ wall time against the sum of its nodes (the rest is hand-over between nodes).
 ONNX Runtime (with --ort-python: a Python with onnxruntime and torch, as compare.py's): the
 torchvision equivalent exported as compare.py does, run with SessionOptions.enable_profiling;
 each node's median kernel time after the warm-up. Profiling costs both engines time (ONNX
-Runtime about 10-20 % on MobileNet v2 on a Zen 4): compare layers, not totals, with compare.py.
+Runtime 5-16 % on MobileNet v2 on a Zen 4): compare layers, not totals, with compare.py.
 
 The two graphs differ where the exports do (Gluon's MobileNet v2 has a 1x1 expansion in its first
 block that torchvision's lacks, and classifies with a 1x1 convolution where torchvision has a
