@@ -101,12 +101,29 @@ for i in range(steps + 2):
 print(json.dumps({"train": sorted(t)[len(t) // 2]}))
 """
 
-TORCH = r"""
-import json, sys, time, torch, torchvision
+# Prepended to the peer scripts that run torchvision's equivalent of a zoo network (TORCH here,
+# layers.py's ONNX Runtime profile): the network, and an ONNX Runtime session on its export.
+TV_NET = r"""
+def tv_net(name):
+    import torchvision
+    kw = {'aux_logits': False, 'init_weights': False} if name == 'inception_v3' else {}
+    return getattr(torchvision.models, name)(**kw)
+
+def ort_session(net, size, threads, path, profile_prefix=None):
+    import torch, onnxruntime as ort
+    torch.onnx.export(net, torch.rand(1, 3, size, size), path, input_names=['data'], output_names=['out'],
+                      dynamic_axes={'data': {0: 'n'}, 'out': {0: 'n'}}, opset_version=13)
+    so = ort.SessionOptions(); so.intra_op_num_threads = threads; so.inter_op_num_threads = 1
+    if profile_prefix:
+        so.enable_profiling = True; so.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
+"""
+
+TORCH = TV_NET + r"""
+import json, sys, time, torch
 mode, name, size, batches, runs, warmup, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 torch.set_num_threads(threads)
-kw = {'aux_logits': False, 'init_weights': False} if name == 'inception_v3' else {}
-net = getattr(torchvision.models, name)(**kw)
+net = tv_net(name)
 out = {}
 if mode == 'train':
     b = batches[0]
@@ -120,12 +137,7 @@ if mode == 'train':
     print(json.dumps({"train": sorted(t)[len(t) // 2]})); sys.exit(0)
 net.eval()
 if mode == 'onnx':
-    import onnxruntime as ort
-    path = sys.argv[8]
-    torch.onnx.export(net, torch.rand(1, 3, size, size), path, input_names=['data'], output_names=['out'],
-                      dynamic_axes={'data': {0: 'n'}, 'out': {0: 'n'}}, opset_version=13)
-    so = ort.SessionOptions(); so.intra_op_num_threads = threads; so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
+    sess = ort_session(net, size, threads, sys.argv[8])
     run = lambda x: sess.run(None, {'data': x.numpy()})
 else:
     def run(x):

@@ -32,17 +32,11 @@ sys.path.insert(0, HERE)
 import compare  # noqa: E402  (NETS, thread_env, the torchvision export)
 
 # Runs in the ONNX Runtime Python: prints JSON [[op, node name, output shape, median us], ...].
-ORT_LAYERS = r"""
-import collections, json, statistics, sys, time, torch, torchvision, onnxruntime as ort
+ORT_LAYERS = compare.TV_NET + r"""
+import collections, json, statistics, sys, time, torch
 name, size, batch, runs, warmup, threads, path, prefix = sys.argv[1:9]
 size, batch, runs, warmup, threads = int(size), int(batch), int(runs), int(warmup), int(threads)
-kw = {'aux_logits': False, 'init_weights': False} if name == 'inception_v3' else {}
-net = getattr(torchvision.models, name)(**kw).eval()
-torch.onnx.export(net, torch.rand(1, 3, size, size), path, input_names=['data'], output_names=['out'],
-                  dynamic_axes={'data': {0: 'n'}, 'out': {0: 'n'}}, opset_version=13)
-so = ort.SessionOptions(); so.intra_op_num_threads = threads; so.inter_op_num_threads = 1
-so.enable_profiling = True; so.profile_file_prefix = prefix
-sess = ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
+sess = ort_session(tv_net(name).eval(), size, threads, path, prefix)
 x = torch.rand(batch, 3, size, size).numpy()
 wall = []
 for i in range(warmup + runs):
