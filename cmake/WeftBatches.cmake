@@ -1,4 +1,4 @@
-# weft_compile_in_batches(<target> SIZE <n>)
+# weft_compile_in_batches(<target> SIZE <n> [FIRST <file>...])
 # Compiles the target's .cc sources in batches of about n files: one generated .cc per batch that
 # #includes its files, the way CMake's UNITY_BUILD does, but per group of sources that share the
 # same COMPILE_OPTIONS source property (UNITY_BUILD leaves out every file that has its own options,
@@ -13,11 +13,16 @@
 # so that the heavy ISA-dispatched element-wise files land in different batches and the two cores
 # stay busy to the end.
 #
+# FIRST: the batches holding any of these files come first in the target's sources, so that ninja
+# (which starts the steps that are ready in the order the build file declares them) starts them
+# before the others: a batch much longer than the rest, started last, runs alone at the end of
+# the build while the other core idles.
+#
 # Files of a batch share one translation unit: file-local names (anonymous namespaces, statics) must
 # differ between files, as for UNITY_BUILD; compiling the batches checks that. The batches are
 # written to <binary dir>/<target>_batches/.
 function(weft_compile_in_batches target)
-  cmake_parse_arguments(B "" "SIZE" "" ${ARGN})
+  cmake_parse_arguments(B "" "SIZE" "FIRST" ${ARGN})
   if(NOT B_SIZE OR B_SIZE LESS 1)
     message(FATAL_ERROR "weft_compile_in_batches(${target}): SIZE must be a positive number")
   endif()
@@ -42,6 +47,9 @@ function(weft_compile_in_batches target)
     endif()
     list(APPEND _files_${_key} ${_abs})
   endforeach()
+  list(TRANSFORM B_FIRST PREPEND ${_dir}/ REGEX "^[^/]")
+  set(_first_batches "")
+  set(_other_batches "")
   set(_group 0)
   foreach(_key IN LISTS _keys)
     list(SORT _files_${_key})
@@ -61,7 +69,14 @@ function(weft_compile_in_batches target)
       set(_batch ${CMAKE_CURRENT_BINARY_DIR}/${target}_batches/batch_${_group}_${_b}.cc)
       # CONFIGURE rewrites the file only when its content changes: no needless rebuilds.
       file(CONFIGURE OUTPUT ${_batch} CONTENT "${_content_${_b}}" @ONLY)
-      target_sources(${target} PRIVATE ${_batch})
+      set(_list _other_batches)
+      foreach(_f IN LISTS B_FIRST)
+        string(FIND "${_content_${_b}}" "\"${_f}\"" _at)
+        if(_at GREATER -1)
+          set(_list _first_batches)
+        endif()
+      endforeach()
+      list(APPEND ${_list} ${_batch})
       if(NOT _opts_${_key} STREQUAL "")
         set_source_files_properties(${_batch} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS "${_opts_${_key}}")
       endif()
@@ -69,4 +84,5 @@ function(weft_compile_in_batches target)
     set_source_files_properties(${_files_${_key}} TARGET_DIRECTORY ${target} PROPERTIES HEADER_FILE_ONLY ON)
     math(EXPR _group "${_group} + 1")
   endforeach()
+  target_sources(${target} PRIVATE ${_first_batches} ${_other_batches})
 endfunction()

@@ -159,8 +159,8 @@ if [[ "${WEFT_TEST_MAIN:-1}" == 1 ]]; then
   # The README's first command, as a user runs it: its own configuration (no tests, bindings or
   # other plugins) and build directory, then one short epoch of train_mnist. It is also the plain
   # build a user makes first. Its flags are the default preset's, so ccache has libweft's objects
-  # from the default pass; on a machine without AVX-512 the cpu kernels compile again, without
-  # their AVX-512 copies (WEFT_CPU_ISA_COPIES=host, cmake/WeftCpuIsa.cmake; 3.6 minutes on a Zen 3).
+  # from the default pass; the cpu kernels compile again, with only the machine's own ISA copy of
+  # their hot loops (WEFT_CPU_ISA_COPIES=host, cmake/WeftCpuIsa.cmake).
   # WEFT_TEST_MAIN=0 skips it.
   step "main preset (the README's first command), one short epoch"
   cmake --preset main

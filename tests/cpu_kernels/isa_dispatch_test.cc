@@ -12,7 +12,6 @@
 #include "isa_dispatch.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -21,6 +20,7 @@
 #include <string>
 
 #include "nn_test_util.h"
+#include "run_self.h"
 
 namespace wtest {
 namespace {
@@ -174,19 +174,6 @@ TEST_F(IsaDispatch, Avx2MatchesBaseline) { CompareWithBaseline(Level::kAvx2); }
 TEST_F(IsaDispatch, Avx512MatchesBaseline) { CompareWithBaseline(Level::kAvx512); }
 #endif
 
-// Runs this test binary's `test` with WEFT_CPU_ISA=`isa` (a deadline of 5 minutes); its output.
-std::string RunSelf(const std::string& test, const char* isa, int* status) {
-  const std::string cmd = std::string("WEFT_CPU_ISA=") + isa + " timeout 300 /proc/" + std::to_string(::getpid()) +
-                          "/exe --gtest_filter=" + test + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  if (p == nullptr) return "popen failed";
-  char buf[512];
-  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-  *status = ::pclose(p);
-  return out;
-}
-
 TEST_F(IsaDispatch, HookRefusesLevelsAboveTheCeiling) {
   const Level ceiling = weft::cpu::isa::Ceiling();
   EXPECT_LE(ceiling, weft::cpu::isa::Supported());
@@ -208,7 +195,7 @@ TEST_F(IsaDispatch, HookRefusesLevelsAboveTheCeiling) {
   if (refused > 0) return;
   // Nothing above this machine's ceiling: lower it in a child run of this very test.
   int status = -1;
-  const std::string out = RunSelf("IsaDispatch.HookRefusesLevelsAboveTheCeiling", "baseline", &status);
+  const std::string out = RunSelf("IsaDispatch.HookRefusesLevelsAboveTheCeiling", "WEFT_CPU_ISA=baseline", &status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
   EXPECT_EQ(out.find("SKIPPED"), std::string::npos) << out;

@@ -1,7 +1,8 @@
 // The CPU kernel table and the math-library thread caps (see cpu_kernels.h).
 #include "cpu_kernels.h"
 
-#include "optimizer.h"  // RegisterSparseOptimizers
+#include "isa_dispatch.h"  // MachineShortfall
+#include "optimizer.h"     // RegisterSparseOptimizers
 
 #include <omp.h>
 
@@ -86,6 +87,8 @@ void RegisterAllKernels(weft::sdk::KernelTable& table) {
 }
 
 std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* host) {
+  // A build with fewer ISA copies (WEFT_CPU_ISA_COPIES=host) must not run on a CPU below them.
+  if (std::string why = isa::MachineShortfall(); !why.empty()) throw weft::sdk::Error(WEFT_ERR_UNSUPPORTED, why);
   InstallPlan(host);
   auto t = std::make_unique<weft::sdk::KernelTable>("cpu", host);
   RegisterAllKernels(*t);

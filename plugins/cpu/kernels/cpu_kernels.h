@@ -46,8 +46,9 @@ void RegisterAllKernels(weft::sdk::KernelTable& table);
 /// A new table holding every CPU kernel (device type "cpu", host-addressable pointers) whose
 /// errors and settings go through `host` (NULL: the environment, errors without objects). The
 /// first table made fixes the thread plan (thread_plan.h) and caps OpenBLAS's pool to it. The
-/// table must outlive every use of its Api(). Throws weft::sdk::Error on a registration bug
-/// (wrap the call in weft::sdk::Guard).
+/// table must outlive every use of its Api(). Throws weft::sdk::Error on a registration bug, and
+/// WEFT_ERR_UNSUPPORTED when this CPU is below the lowest ISA level the build compiled loops for
+/// (isa::MachineShortfall; WEFT_CPU_ISA_COPIES=host builds only). Wrap the call in weft::sdk::Guard.
 std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* host);
 
 /// Family registration hooks, one per source family, called by RegisterAllKernels.

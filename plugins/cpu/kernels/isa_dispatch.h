@@ -6,7 +6,8 @@
 //
 //   isa::Dispatch([&] { loop... });
 //
-// instantiates the lambda three times, inside functions carrying GCC's target attribute for each
+// instantiates the lambda once per level the build has (three by default; one in a
+// WEFT_CPU_ISA_COPIES=host build, see below), inside functions carrying GCC's target attribute for each
 // ISA and `flatten`, so that the lambda and everything it calls inline into each variant and are
 // vectorised for that ISA. Only those wrappers carry the target attribute: an inline helper
 // (vector_math.h, the drivers) keeps its one baseline out-of-line copy, so no AVX instruction can
@@ -23,12 +24,22 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 
-// The highest level this build compiles loops for: 2 (all three copies) unless the build asks for
-// fewer (CMake's WEFT_CPU_ISA_COPIES=host on a machine without AVX-512 sets 1). Supported() never
-// reports more than it, so a machine above it runs the highest copy the build has.
+// The levels this build compiles loops for: from WEFT_CPU_ISA_MIN_LEVEL up to WEFT_CPU_ISA_MAX_LEVEL,
+// every level (0..2, three copies) unless the build asks for fewer. CMake's WEFT_CPU_ISA_COPIES=host
+// compiles only the configuring machine's own level (both set to it): one copy instead of two or
+// three. Supported() never reports more than the maximum, so a machine above it runs the highest
+// copy the build has; a machine below the minimum cannot run the build's loops at all, and
+// MachineShortfall() says so and the plugin refuses to load.
 #ifndef WEFT_CPU_ISA_MAX_LEVEL
 #define WEFT_CPU_ISA_MAX_LEVEL 2
+#endif
+#ifndef WEFT_CPU_ISA_MIN_LEVEL
+#define WEFT_CPU_ISA_MIN_LEVEL 0
+#endif
+#if WEFT_CPU_ISA_MIN_LEVEL > WEFT_CPU_ISA_MAX_LEVEL || WEFT_CPU_ISA_MIN_LEVEL < 0 || WEFT_CPU_ISA_MAX_LEVEL > 2
+#error "WEFT_CPU_ISA_MIN_LEVEL and WEFT_CPU_ISA_MAX_LEVEL must satisfy 0 <= min <= max <= 2"
 #endif
 
 namespace weft::cpu::isa {
@@ -44,18 +55,30 @@ enum class Level : int {
 const char* Name(Level level);
 
 /// The highest level this machine supports that the build has loops for (WEFT_CPU_ISA_MAX_LEVEL).
-/// Thread-safe.
+/// Below Minimum() when the machine cannot run this build's loops. Thread-safe.
 Level Supported();
 
+/// The lowest level this build has loops for (WEFT_CPU_ISA_MIN_LEVEL): kBaseline unless built
+/// with WEFT_CPU_ISA_COPIES=host on a machine with AVX2 or more.
+constexpr Level Minimum() { return static_cast<Level>(WEFT_CPU_ISA_MIN_LEVEL); }
+
+/// Empty when this machine runs the build's loops; otherwise a one-line error naming the level
+/// the build needs, the machine's, and the fix. The cpu plugin refuses to load on a non-empty
+/// answer (MakeKernelTable), before any loop runs. Thread-safe.
+std::string MachineShortfall();
+/// The same for a machine whose highest level is `machine`.
+std::string MachineShortfall(Level machine);
+
 /// The highest level the dispatched loops may use: Supported() lowered to WEFT_CPU_ISA (read
-/// once, when first asked). Thread-safe.
+/// once, when first asked), but never below Minimum() (a lower WEFT_CPU_ISA is raised to it, with
+/// a warning on stderr). Thread-safe.
 Level Ceiling();
 
 /// The level the dispatched loops use now. Thread-safe (one relaxed atomic load).
 inline Level Active();
 
-/// Test hook: makes `level` active when it is at most Ceiling() and returns true; returns false
-/// (changing nothing) above it. Not for production code: a kernel running concurrently may use
+/// Test hook: makes `level` active when it lies in [Minimum(), Ceiling()] and returns true; returns
+/// false (changing nothing) outside it. Not for production code: a kernel running concurrently may use
 /// either level for its current call.
 bool SetActiveForTesting(Level level);
 
@@ -92,6 +115,18 @@ inline Level Active() { return static_cast<Level>(detail::ActiveSlot().load(std:
 /// from f propagate.
 template <typename F>
 inline void Dispatch(const F& f) {
+#if WEFT_CPU_ISA_MIN_LEVEL >= 1 && !defined(WEFT_CPU_ISA_DISPATCH)
+#error "WEFT_CPU_ISA_MIN_LEVEL >= 1 needs the x86-64 GCC dispatch (and no WEFT_CPU_ISA_BASELINE_ONLY)"
+#endif
+  // A build without the lower copies never instantiates them: Active() is never below Minimum().
+#if WEFT_CPU_ISA_MIN_LEVEL == 2
+  detail::RunAvx512(f);
+#elif WEFT_CPU_ISA_MIN_LEVEL == 1
+#if WEFT_CPU_ISA_MAX_LEVEL >= 2
+  if (Active() == Level::kAvx512) return detail::RunAvx512(f);
+#endif
+  detail::RunAvx2(f);
+#else
 #ifdef WEFT_CPU_ISA_DISPATCH
   switch (Active()) {
     case Level::kAvx512:
@@ -107,6 +142,7 @@ inline void Dispatch(const F& f) {
   }
 #endif
   detail::RunBaseline(f);
+#endif
 }
 
 }  // namespace weft::cpu::isa
