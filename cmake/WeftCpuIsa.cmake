@@ -6,8 +6,9 @@
 #         `main` preset, i.e. the README's main command (issue 34: its build time). One copy of the
 #         hot loops instead of two (AVX2 machines) or three (AVX-512 ones): the hot kernel files
 #         compile in a fifth less time than with the baseline and AVX2 copies, 28 % less than with
-#         all three (bench/results/2026-12-01-zen4_one_isa_copy.txt). The plugin runs on machines at that level and above (it runs its one
-#         copy there); on a CPU below it, it refuses to load with an error naming the fix.
+#         all three (bench/results/2026-12-01-zen4_one_isa_copy.txt). The plugin runs on machines
+#         at that level and above (it runs its one copy there); on a CPU below it, it refuses to
+#         load with an error naming the fix.
 # When the probe cannot run (cross-compiling) `host` falls back to `all`.
 set(WEFT_CPU_ISA_COPIES all CACHE STRING "ISA copies of the cpu kernels' hot loops: all or host")
 set_property(CACHE WEFT_CPU_ISA_COPIES PROPERTY STRINGS all host)
