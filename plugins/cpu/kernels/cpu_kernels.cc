@@ -89,6 +89,9 @@ void RegisterAllKernels(weft::sdk::KernelTable& table) {
 std::unique_ptr<weft::sdk::KernelTable> MakeKernelTable(const weft_host_api* host) {
   // A build with fewer ISA copies (WEFT_CPU_ISA_COPIES=host) must not run on a CPU below them.
   if (std::string why = isa::MachineShortfall(); !why.empty()) throw weft::sdk::Error(WEFT_ERR_UNSUPPORTED, why);
+  // Reads WEFT_CPU_ISA now, so that a bad or lowered value is reported when the plugin loads in
+  // every build: a one-copy build's Dispatch never asks for the level.
+  isa::Ceiling();
   InstallPlan(host);
   auto t = std::make_unique<weft::sdk::KernelTable>("cpu", host);
   RegisterAllKernels(*t);
