@@ -43,29 +43,29 @@ class DnnlFc final : public DnnlFcForward {
     reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), w_plain_, DnnlEngine(), pd_.weights_desc()));
   }
 
+  // The stream and the arguments' memory objects are made on the first call and then pointed at
+  // each call's buffers: making them on every call (a stream, five memory objects and a hash map:
+  // mallocs and frees) cost about 2 us a call, 1 % of the MNIST MLP's inference batch.
   void Forward(const float* x, const float* w, uint64_t w_stamp, const float* b, float* y) const override {
     std::lock_guard<std::mutex> lock(mu_);
-    dnnl::stream s(DnnlEngine());
     if (cache_ == nullptr) {  // first call: training-only nodes never hold the copy
       cache_.reset(Allocate(pd_.weights_desc().get_size()));
       if (cache_ == nullptr)
         throw dnnl::error(dnnl_out_of_memory, "FullyConnected: no memory for the reordered weights");
       stamp_ = 0;
+      MakeArgs();
     }
     if (w_stamp == 0 || w_stamp != stamp_ || w != source_) {  // new or unknown weights: reorder first
-      memory from(w_plain_, DnnlEngine(), const_cast<float*>(w)), to(pd_.weights_desc(), DnnlEngine(), cache_.get());
-      reorder_.execute(s, from, to);
+      memory from(w_plain_, DnnlEngine(), const_cast<float*>(w));
+      reorder_.execute(stream_, from, args_.at(DNNL_ARG_WEIGHTS));
       stamp_ = w_stamp;
       source_ = w;
     }
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, memory(x_md_, DnnlEngine(), const_cast<float*>(x))},
-        {DNNL_ARG_WEIGHTS, memory(pd_.weights_desc(), DnnlEngine(), cache_.get())},
-        {DNNL_ARG_DST, memory(y_md_, DnnlEngine(), y)},
-        {DNNL_ARG_SCRATCHPAD, memory(pd_.scratchpad_desc(), DnnlEngine(), scratch_.get())}};
-    if (b != nullptr) args[DNNL_ARG_BIAS] = memory(b_md_, DnnlEngine(), const_cast<float*>(b));
-    prim_.execute(s, args);
-    s.wait();
+    args_.at(DNNL_ARG_SRC).set_data_handle(const_cast<float*>(x));
+    args_.at(DNNL_ARG_DST).set_data_handle(y);
+    if (b != nullptr) args_.at(DNNL_ARG_BIAS).set_data_handle(const_cast<float*>(b));
+    prim_.execute(stream_, args_);
+    stream_.wait();
   }
 
  private:
@@ -76,11 +76,22 @@ class DnnlFc final : public DnnlFcForward {
     return static_cast<char*>(std::aligned_alloc(kDnnlAlign, DnnlRoundUp(std::max<uint64_t>(bytes, 1))));
   }
 
+  // The arguments (under mu_); the source, destination and bias handles are set by each call.
+  void MakeArgs() const {
+    args_ = {{DNNL_ARG_SRC, memory(x_md_, DnnlEngine(), cache_.get())},
+             {DNNL_ARG_WEIGHTS, memory(pd_.weights_desc(), DnnlEngine(), cache_.get())},
+             {DNNL_ARG_DST, memory(y_md_, DnnlEngine(), cache_.get())},
+             {DNNL_ARG_SCRATCHPAD, memory(pd_.scratchpad_desc(), DnnlEngine(), scratch_.get())}};
+    if (!b_md_.is_zero()) args_[DNNL_ARG_BIAS] = memory(b_md_, DnnlEngine(), cache_.get());
+  }
+
   memory::desc x_md_, w_plain_, b_md_, y_md_;
   dnnl::inner_product_forward::primitive_desc pd_;
   dnnl::inner_product_forward prim_;
   dnnl::reorder reorder_;
   mutable std::mutex mu_;
+  mutable dnnl::stream stream_{DnnlEngine()};
+  mutable std::unordered_map<int, memory> args_;  // MakeArgs, on the first call
   mutable uint64_t stamp_ = 0;
   mutable const float* source_ = nullptr;
   std::unique_ptr<char, Free> scratch_;        // scratchpad, used under mu_
