@@ -77,12 +77,15 @@ class DnnlFc final : public DnnlFcForward {
   }
 
   // The arguments (under mu_); the source, destination and bias handles are set by each call.
+  // Built aside and moved in, so that args_ is either empty or complete.
   void MakeArgs() const {
-    args_ = {{DNNL_ARG_SRC, memory(x_md_, DnnlEngine(), cache_.get())},
-             {DNNL_ARG_WEIGHTS, memory(pd_.weights_desc(), DnnlEngine(), cache_.get())},
-             {DNNL_ARG_DST, memory(y_md_, DnnlEngine(), cache_.get())},
-             {DNNL_ARG_SCRATCHPAD, memory(pd_.scratchpad_desc(), DnnlEngine(), scratch_.get())}};
-    if (!b_md_.is_zero()) args_[DNNL_ARG_BIAS] = memory(b_md_, DnnlEngine(), cache_.get());
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, memory(x_md_, DnnlEngine(), cache_.get())},
+        {DNNL_ARG_WEIGHTS, memory(pd_.weights_desc(), DnnlEngine(), cache_.get())},
+        {DNNL_ARG_DST, memory(y_md_, DnnlEngine(), cache_.get())},
+        {DNNL_ARG_SCRATCHPAD, memory(pd_.scratchpad_desc(), DnnlEngine(), scratch_.get())}};
+    if (!b_md_.is_zero()) args[DNNL_ARG_BIAS] = memory(b_md_, DnnlEngine(), cache_.get());
+    args_ = std::move(args);
   }
 
   memory::desc x_md_, w_plain_, b_md_, y_md_;
