@@ -16,7 +16,8 @@
 # FIRST: the batches holding any of these files come first in the target's sources, so that ninja
 # (which starts the steps that are ready in the order the build file declares them) starts them
 # before the others: a batch much longer than the rest, started last, runs alone at the end of
-# the build while the other core idles.
+# the build while the other core idles. Each must be one of the target's .cc sources (relative to
+# the target's source directory, or absolute); configuring fails otherwise.
 #
 # Files of a batch share one translation unit: file-local names (anonymous namespaces, statics) must
 # differ between files, as for UNITY_BUILD; compiling the batches checks that. The batches are
@@ -48,6 +49,18 @@ function(weft_compile_in_batches target)
     list(APPEND _files_${_key} ${_abs})
   endforeach()
   list(TRANSFORM B_FIRST PREPEND ${_dir}/ REGEX "^[^/]")
+  # A FIRST file that is not among the sources (renamed, moved, misspelt) would silently lose its
+  # place at the front of the build; say so at configure time instead.
+  set(_all "")
+  foreach(_key IN LISTS _keys)
+    list(APPEND _all ${_files_${_key}})
+  endforeach()
+  foreach(_file IN LISTS B_FIRST)
+    if(NOT _file IN_LIST _all)
+      message(FATAL_ERROR "weft_compile_in_batches(${target}): FIRST names ${_file}, which is not one of the "
+                          "target's .cc sources; correct the name or drop it from FIRST")
+    endif()
+  endforeach()
   set(_first_batches "")
   set(_other_batches "")
   set(_group 0)

@@ -91,7 +91,7 @@ print(p["filter"]["include"]["label"].removeprefix("^(").removesuffix(")$").repl
 # OpenBLAS (OPENBLAS_CORETYPE=Haswell, its AVX2 kernels), so that what fails on AVX2-only machines
 # (AMD EPYC Zen 3 among CI's) fails here too. Tests that do not depend on the ISA are left out:
 # distributed jobs, the network namespace, Vulkan (lavapipe picks its own code), plugin loading,
-# docs, the GPU plugins and the R package (its C++ is ISA-independent glue; the library's numbers
+# docs, the build's CMake functions, the GPU plugins and the R package (its C++ is ISA-independent glue; the library's numbers
 # under it are the suites' above). On an AVX2-only machine the first run already took that path.
 # forced_avx2_tests <preset> [ctest args...]: the extra arguments narrow the run further.
 forced_avx2_tests() {
@@ -102,7 +102,7 @@ forced_avx2_tests() {
   # IsaDispatch.Avx512MatchesBaseline is left out too: WEFT_CPU_ISA=avx2 is a ceiling, the AVX-512
   # path does not exist in this run (the first run compared it).
   WEFT_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell \
-    run_ctest "$@" -LE '^(dist|netns|vulkan|loader|docs|gpu|r|python)$' -E '^IsaDispatch\.Avx512MatchesBaseline$'
+    run_ctest "$@" -LE '^(dist|netns|vulkan|loader|docs|build|gpu|r|python)$' -E '^IsaDispatch\.Avx512MatchesBaseline$'
 }
 
 step "Python environment for the MXNet binding's tests (mxnet==1.9.1 from PyPI)"

@@ -17,6 +17,7 @@
 
 #include "dist_fixture.h"
 #include "require.h"
+#include "run_command.h"
 
 namespace {
 
@@ -24,13 +25,9 @@ using weft_dist_test::Dist;
 
 // Runs a shell command; returns its exit status and (in `out`) its output.
 int Sh(const std::string& cmd, std::string* out = nullptr) {
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  std::string text;
-  char buf[512];
-  while (std::fgets(buf, sizeof(buf), p) != nullptr) text += buf;
-  const int st = ::pclose(p);
-  if (out != nullptr) *out = text;
+  int st = -1;
+  std::string text = wtest::RunCommand(cmd + " 2>&1", &st);
+  if (out != nullptr) *out = std::move(text);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

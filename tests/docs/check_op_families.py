@@ -180,7 +180,7 @@ def main(argv):
         sys.exit(__doc__)
     root = Path(argv[1]).resolve()
     table = Path(argv[3]) if len(argv) == 4 else root / "docs/adding-an-op.md"
-    ops_json = json.loads(subprocess.run([argv[2]], check=True, capture_output=True, text=True).stdout)
+    ops_json = json.loads(subprocess.run([argv[2]], check=True, capture_output=True, text=True, timeout=120).stdout)
     errors = check(root, ops_json, table)
     for e in errors:
         print(e)

@@ -193,10 +193,10 @@ class SmallTree(unittest.TestCase):
                 "--cases-json", saved["cases"], "--root", self.root]
         # The script's columns are KERNEL_DEVICES (cpu, cuda, hip, vulkan): this listing lacks
         # cuda and hip, so --check skips and --output refuses.
-        skip = subprocess.run(base + ["--check", ops_md], capture_output=True, text=True)
+        skip = subprocess.run(base + ["--check", ops_md], capture_output=True, text=True, timeout=120)
         self.assertEqual(skip.returncode, gen_ops_md.EXIT_SKIP, skip.stdout + skip.stderr)
         self.assertIn("cuda, hip", skip.stdout)
-        refuse = subprocess.run(base + ["--output", ops_md], capture_output=True, text=True)
+        refuse = subprocess.run(base + ["--output", ops_md], capture_output=True, text=True, timeout=120)
         self.assertNotEqual(refuse.returncode, 0)
         self.assertIn("'cuda'", refuse.stderr)
         info = kernels(self.root)
@@ -204,11 +204,12 @@ class SmallTree(unittest.TestCase):
         info["kernel_files"].update(cuda=info["kernel_files"]["gpu"], hip=info["kernel_files"]["gpu"])
         with open(saved["info"], "w", encoding="utf-8") as f:
             json.dump(info, f)
-        subprocess.run(base + ["--output", ops_md], check=True)
-        ok = subprocess.run(base + ["--check", ops_md], capture_output=True, text=True)
+        subprocess.run(base + ["--output", ops_md], check=True, timeout=120)
+        ok = subprocess.run(base + ["--check", ops_md], capture_output=True, text=True, timeout=120)
         self.assertEqual(ok.returncode, 0, ok.stdout + ok.stderr)
         self.certify("cpu", {"myop": {"float32": {"forward": "pass", "backward": "pass"}}})
-        stale = subprocess.run(base + ["--check", ops_md, "--fix-command", "make-it"], capture_output=True, text=True)
+        stale = subprocess.run(base + ["--check", ops_md, "--fix-command", "make-it"], capture_output=True, text=True,
+                               timeout=120)
         self.assertEqual(stale.returncode, 1)
         self.assertIn("+| `myop`", stale.stdout)
         self.assertIn("is stale", stale.stdout)

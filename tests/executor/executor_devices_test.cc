@@ -7,18 +7,11 @@
 
 #include "mlp_util.h"
 #include "require.h"
+#include "run_self.h"
 #include "weft/runtime.h"
 
 namespace weft {
 namespace {
-
-std::string SelfPath() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  buf[n] = 0;
-  return buf;
-}
 
 TEST(ExecutorEngines, NaiveAndThreadedGiveIdenticalResults) {
   if (const char* dump = std::getenv("WEFT_EXECUTOR_TEST_DUMP")) {  // child mode
@@ -27,14 +20,14 @@ TEST(ExecutorEngines, NaiveAndThreadedGiveIdenticalResults) {
     out.write(reinterpret_cast<const char*>(r.data()), static_cast<std::streamsize>(r.size() * sizeof(float)));
     return;
   }
-  const std::string self = SelfPath();
-  ASSERT_FALSE(self.empty());
   std::vector<std::vector<char>> results;
   for (const char* engine : {"naive", "threaded"}) {
     const std::string file = ::testing::TempDir() + "/weft_exec_" + engine + "_" + std::to_string(getpid());
-    const std::string cmd = std::string("WEFT_ENGINE_TYPE=") + engine + " WEFT_EXECUTOR_TEST_DUMP=" + file + " '" +
-                            self + "' --gtest_filter=ExecutorEngines.NaiveAndThreadedGiveIdenticalResults > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    int status = -1;
+    const std::string out =
+        wtest::RunSelf("ExecutorEngines.NaiveAndThreadedGiveIdenticalResults",
+                       std::string("WEFT_ENGINE_TYPE=") + engine + " WEFT_EXECUTOR_TEST_DUMP=" + file, &status);
+    ASSERT_EQ(status, 0) << engine << " engine: " << out;
     std::ifstream in(file, std::ios::binary);
     results.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     std::remove(file.c_str());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "require.h"
+#include "run_command.h"
 #include "weft/internal/device.h"
 #include "weft/internal/plugin.h"
 #include "weft/internal/runtime.h"
@@ -42,16 +43,8 @@ std::vector<GpuPlugin> BuiltPlugins() {
   return out;
 }
 
-std::string Shell(const std::string& cmd, int* status = nullptr) {
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (f == nullptr) return "";
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), f)) > 0;) out.append(buf, n);
-  const int rc = pclose(f);
-  if (status != nullptr) *status = rc;
-  return out;
-}
+// Output and stderr of `cmd`, under RunCommand's deadline.
+std::string Shell(const std::string& cmd, int* status = nullptr) { return wtest::RunCommand(cmd + " 2>&1", status); }
 
 class GpuPluginTest : public ::testing::TestWithParam<GpuPlugin> {
  protected:

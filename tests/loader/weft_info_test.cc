@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_command.h"
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -17,15 +19,7 @@ using ::testing::HasSubstr;
 std::string RunInfo(const std::string& args, bool with_stderr = false, int* status = nullptr) {
   std::string cmd = std::string("env -u WEFT_PLUGINS_DISABLE WEFT_LOG_LEVEL=debug WEFT_PLUGIN_PATH=") +
                     LOADER_FIXTURE_DIR + " " + WEFT_INFO_PATH + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return "";
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  int rc = pclose(f);
-  if (status) *status = rc;
-  return out;
+  return wtest::RunCommand(cmd, status);
 }
 
 TEST(WeftInfo, ReportsPluginsDevicesAndKernels) {

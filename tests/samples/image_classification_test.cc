@@ -14,6 +14,7 @@
 #include <numeric>
 #include <string>
 
+#include "run_command.h"
 #include "weft/executor.h"
 #include "weft/image.h"
 #include "weft/model.h"
@@ -23,16 +24,7 @@ namespace {
 
 const std::string kModel = std::string(WEFT_COMPAT_DATA) + "/zoo_resnet18_v1";
 
-// stdout of `command` (and its exit status in *status).
-std::string RunCommand(const std::string& command, int* status) {
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return "";
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  *status = pclose(p);
-  return out;
-}
+using wtest::RunCommand;
 
 TEST(ImageClassificationSample, PrintsTheSoftmaxOfTheNetworksOutput) {
   Image img;

@@ -5,25 +5,19 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <string>
+
+#include "run_command.h"
 
 namespace wtest {
 
-/// Runs this test binary's `test` (a --gtest_filter pattern) with `assignment` ("NAME=value",
-/// no shell quoting) in its environment, under a deadline of 5 minutes (timeout(1)); returns its
-/// stdout and stderr together and stores pclose's status in *status (0: the child passed).
+/// Runs this test binary's `test` (a --gtest_filter pattern) with `assignment` (one or more
+/// "NAME=value" words, no shell quoting) in its environment, under RunCommand's deadline of
+/// 5 minutes; returns its stdout and stderr together and stores the wait status in *status (0: the
+/// child passed).
 inline std::string RunSelf(const std::string& test, const std::string& assignment, int* status) {
-  const std::string cmd =
-      assignment + " timeout 300 /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=" + test + " 2>&1";
-  *status = -1;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return "popen failed";
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-  *status = ::pclose(p);
-  return out;
+  return RunCommand(assignment + " /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=" + test + " 2>&1",
+                    status);
 }
 
 }  // namespace wtest

@@ -30,7 +30,7 @@ mx.library.path <- function() {
   }
   config <- Sys.which("weft-config")
   if (nzchar(config)) {
-    out <- suppressWarnings(system2(config, "--mxnet-library", stdout = TRUE, stderr = TRUE))
+    out <- suppressWarnings(system2(config, "--mxnet-library", stdout = TRUE, stderr = TRUE, timeout = 60))
     status <- attr(out, "status")
     if (is.null(status) && length(out) == 1 && file.exists(out)) return(out)
     stop("'", config, " --mxnet-library' failed: ", paste(out, collapse = " "), call. = FALSE)

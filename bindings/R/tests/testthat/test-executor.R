@@ -50,7 +50,7 @@ test_that("the results are MXNet's Python's on the same library, bit for bit", {
   python <- Sys.getenv("WEFT_MXNET_PYTHON")
   if (!nzchar(python) || !file.exists(python)) skip_unless_required("WEFT_MXNET_PYTHON does not name a Python with mxnet==1.9.1")
   script <- test_path("python", "seed_examples.py")
-  out <- system2(python, script, stdout = TRUE, stderr = TRUE, env = "PYTHONDONTWRITEBYTECODE=1")
+  out <- system2(python, script, stdout = TRUE, stderr = TRUE, env = "PYTHONDONTWRITEBYTECODE=1", timeout = 300)
   expect_null(attr(out, "status"))
   py <- list()
   for (line in out[grepl("^[a-z_]+:", out)]) {

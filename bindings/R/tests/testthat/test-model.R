@@ -66,7 +66,7 @@ test_that("FeedForward.create trains the MNIST MLP on Fashion-MNIST to train_mni
   epochs <- 2
   prefix <- file.path(tempdir(), "cpp-mlp")
   log <- system2(train.mnist, c("--network", "mlp", "--epochs", epochs, "--model-prefix", prefix), stdout = TRUE,
-                 stderr = TRUE)
+                 stderr = TRUE, timeout = 600)
   expect_null(attr(log, "status"))
   cpp <- as.numeric(sub(".*Validation-accuracy=([0-9.]+).*", "\\1", tail(grep("Validation-accuracy=", log, value = TRUE), 1)))
   # The same network, initializer, optimizer and batch as train_mnist (MXNet's fit.py defaults).
@@ -93,9 +93,10 @@ test_that("a checkpoint written by train_mnist predicts in R as in predict_mnist
   train.mnist <- weft.program("WEFT_TRAIN_MNIST")
   predict.mnist <- weft.program("WEFT_PREDICT_MNIST")
   prefix <- file.path(tempdir(), "cpp-ckpt")
-  log <- system2(train.mnist, c("--network", "mlp", "--epochs", 1, "--model-prefix", prefix), stdout = TRUE, stderr = TRUE)
+  log <- system2(train.mnist, c("--network", "mlp", "--epochs", 1, "--model-prefix", prefix), stdout = TRUE, stderr = TRUE,
+                 timeout = 600)
   expect_null(attr(log, "status"))
-  cpp <- system2(predict.mnist, c("--model-prefix", prefix, "--epoch", 1), stdout = TRUE, stderr = TRUE)
+  cpp <- system2(predict.mnist, c("--model-prefix", prefix, "--epoch", 1), stdout = TRUE, stderr = TRUE, timeout = 300)
   cpp.accuracy <- sub(".*test accuracy ([0-9.]+) .*", "\\1", grep("test accuracy", cpp, value = TRUE))
   model <- mx.model.load(prefix, 1)
   expect_setequal(names(model$arg.params), c("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "fc3_weight", "fc3_bias"))

@@ -1,0 +1,2 @@
+// One of three files batched by tests/cmake/batches_first/CMakeLists.txt.
+int batches_first_b() { return 0; }
