@@ -91,7 +91,17 @@ class Builder {
 
   void Backward(const std::vector<int32_t>& grad_reqs) {
     in_backward_ = true;  // copies made from here on belong to the backward pass
-    // Which forward entries depend on an argument whose gradient is wanted.
+    const std::vector<bool> needs = NeedsGradient(grad_reqs);
+    contrib_.assign(g_.entries.size(), {});
+    SeedHeadGradients(needs);
+    for (size_t k = g_.num_forward; k-- > 0;) AddBackwardOf(k, needs);
+    for (size_t i = 0; i < grad_reqs.size(); ++i)
+      if (grad_reqs[i] != WEFT_REQ_NULL) ConnectArgGradient(i, grad_reqs[i]);
+  }
+
+ private:
+  // Which forward entries depend on an argument whose gradient is wanted.
+  std::vector<bool> NeedsGradient(const std::vector<int32_t>& grad_reqs) const {
     std::vector<bool> needs(g_.entries.size(), false);
     for (size_t i = 0; i < grad_reqs.size(); ++i)
       if (grad_reqs[i] != WEFT_REQ_NULL) needs[g_.arg_entries[i]] = true;
@@ -106,7 +116,12 @@ class Builder {
       if (any && (x.is_copy || x.fwd->op->grad == GradKind::kOp || x.fwd->op->no_gradient_is_error))
         for (uint32_t out : x.outputs) needs[out] = true;
     }
-    contrib_.assign(g_.entries.size(), {});
+    return needs;
+  }
+
+  // A head gradient entry for each output a gradient must flow back from (loss layers make their
+  // own).
+  void SeedHeadGradients(const std::vector<bool>& needs) {
     g_.head_grads.assign(g_.heads.size(), kNoEntry);
     for (size_t i = 0; i < g_.heads.size(); ++i) {
       const uint32_t eid = g_.heads[i];
@@ -123,105 +138,109 @@ class Builder {
       g_.head_grads[i] = NewEntry(std::move(hg));
       contrib_[eid].push_back(g_.head_grads[i]);
     }
-    for (size_t k = g_.num_forward; k-- > 0;) {
-      // Copy what we need: AddNode may reallocate g_.nodes.
-      const ExecNode fx = g_.nodes[k];
-      bool any = false;
-      for (uint32_t in : fx.inputs) any = any || needs[in];
-      if (!any) continue;
-      if (fx.is_copy) {  // the gradient goes back to the source device
-        const uint32_t s = Sum(fx.outputs[0]);
-        if (s != kNoEntry) contrib_[fx.inputs[0]].push_back(Copy(s, g_.entries[fx.inputs[0]].dev));
-        continue;
-      }
-      const graph::Node& n = *fx.fwd;
-      // No gradient reaches any output (all behind a BlockGrad, say): the inputs' gradients are
-      // zero, so no backward node (and no memory) is made, as MXNet's gradient pass skips nodes
-      // whose output gradients are all zero (test_zero_prop). Loss layers make their own.
-      if (!n.op->is_loss &&
-          std::all_of(fx.outputs.begin(), fx.outputs.end(), [&](uint32_t out) { return contrib_[out].empty(); }))
-        continue;
-      if (n.op->no_gradient_is_error)
-        for (uint32_t out : fx.outputs)
-          WEFT_CHECK(contrib_[out].empty(),
-                     "Executor::Bind: {} has no gradient (operator '{}' is not differentiable) but a gradient "
-                     "reaches it and one of its inputs requests one: bind those inputs with grad_req 'null' or "
-                     "stop the gradient before it (BlockGrad)",
-                     n.Describe(), n.op->name);
-      if (n.op->grad != GradKind::kOp) continue;
-      auto bn = DescribeBackward(*n.op, n.params, static_cast<int>(fx.inputs.size()),
-                                 static_cast<int>(fx.outputs.size()), static_cast<int>(fx.aux.size()));
-      std::vector<uint32_t> out_grads;
-      for (uint32_t out : fx.outputs) {
-        uint32_t s = Sum(out);
-        out_grads.push_back(s != kNoEntry ? s : Zeros(out));
-      }
-      ExecNode b;
-      b.op = bn->op;
-      b.name = n.name + "_backward";
-      b.fwd = &n;
-      b.params = n.params;
-      b.resources = bn->resources;
-      b.backward = true;
-      b.dev = fx.dev;
-      b.inputs = GatherBackwardInputs(*bn, out_grads, fx.inputs, fx.outputs, fx.aux);
-      if (BackwardInplaceOk(b.op) && fx.inputs.size() == 1 && !bn->inputs.empty() &&
-          bn->inputs[0].source == BackwardSource::kOutGrad)
-        b.inplace = {{0, 0}};
-      b.out_like = fx.inputs;
-      const uint32_t bid = static_cast<uint32_t>(g_.nodes.size());
-      for (size_t i = 0; i < fx.inputs.size(); ++i) {
-        const uint32_t in = fx.inputs[i];
-        EntryInfo ge;
-        ge.shape = g_.entries[in].shape;
-        ge.dtype = g_.entries[in].dtype;
-        ge.dev = b.dev;
-        ge.producer = bid;
-        ge.out_index = static_cast<uint32_t>(i);
-        ge.label = b.name + "(" + std::to_string(i) + ")";
-        const uint32_t geid = NewEntry(std::move(ge));
-        b.outputs.push_back(geid);
-        // Unwanted gradients still get (briefly used, planned) memory with req null: SDK kernel
-        // tables resolve every tensor's address, and a non-host device refuses a null one.
-        b.req.push_back(needs[in] ? WEFT_REQ_WRITE : WEFT_REQ_NULL);
-        if (needs[in]) contrib_[in].push_back(geid);
-      }
-      AddNode(std::move(b));
-    }
-    for (size_t i = 0; i < grad_reqs.size(); ++i) {
-      if (grad_reqs[i] == WEFT_REQ_NULL) continue;
-      const uint32_t arg = g_.arg_entries[i];
-      uint32_t s = Sum(arg);
-      if (s == kNoEntry) {
-        if (grad_reqs[i] == WEFT_REQ_WRITE) g_.zero_fill_args.push_back(static_cast<uint32_t>(i));
-        continue;
-      }
-      if (g_.entries[s].kind != EntryKind::kInternal) {  // a head gradient: copy it
-        ExecNode c;
-        c.op = "_copy";
-        c.name = g_.arg_names[i] + "_copy_grad";
-        c.inputs = {s};
-        c.dev = g_.entries[s].dev;
-        EntryInfo ce;
-        ce.shape = g_.entries[s].shape;
-        ce.dtype = g_.entries[s].dtype;
-        ce.dev = c.dev;
-        ce.producer = static_cast<uint32_t>(g_.nodes.size());
-        ce.label = c.name + "(0)";
-        s = NewEntry(std::move(ce));
-        c.outputs = {s};
-        c.req = {WEFT_REQ_WRITE};
-        c.backward = true;
-        AddNode(std::move(c));
-      }
-      EntryInfo& e = g_.entries[s];
-      e.kind = EntryKind::kArgGrad;
-      e.index = static_cast<uint32_t>(i);
-      g_.nodes[e.producer].req[e.out_index] = grad_reqs[i];
-    }
   }
 
- private:
+  // The backward node of forward node k (or the copy back to its source device), when a gradient
+  // reaches it and one of its inputs needs one.
+  void AddBackwardOf(size_t k, const std::vector<bool>& needs) {
+    // Copy what we need: AddNode may reallocate g_.nodes.
+    const ExecNode fx = g_.nodes[k];
+    bool any = false;
+    for (uint32_t in : fx.inputs) any = any || needs[in];
+    if (!any) return;
+    if (fx.is_copy) {  // the gradient goes back to the source device
+      const uint32_t s = Sum(fx.outputs[0]);
+      if (s != kNoEntry) contrib_[fx.inputs[0]].push_back(Copy(s, g_.entries[fx.inputs[0]].dev));
+      return;
+    }
+    const graph::Node& n = *fx.fwd;
+    // No gradient reaches any output (all behind a BlockGrad, say): the inputs' gradients are
+    // zero, so no backward node (and no memory) is made, as MXNet's gradient pass skips nodes
+    // whose output gradients are all zero (test_zero_prop). Loss layers make their own.
+    if (!n.op->is_loss &&
+        std::all_of(fx.outputs.begin(), fx.outputs.end(), [&](uint32_t out) { return contrib_[out].empty(); }))
+      return;
+    if (n.op->no_gradient_is_error)
+      for (uint32_t out : fx.outputs)
+        WEFT_CHECK(contrib_[out].empty(),
+                   "Executor::Bind: {} has no gradient (operator '{}' is not differentiable) but a gradient "
+                   "reaches it and one of its inputs requests one: bind those inputs with grad_req 'null' or "
+                   "stop the gradient before it (BlockGrad)",
+                   n.Describe(), n.op->name);
+    if (n.op->grad != GradKind::kOp) return;
+    auto bn = DescribeBackward(*n.op, n.params, static_cast<int>(fx.inputs.size()), static_cast<int>(fx.outputs.size()),
+                               static_cast<int>(fx.aux.size()));
+    std::vector<uint32_t> out_grads;
+    for (uint32_t out : fx.outputs) {
+      uint32_t s = Sum(out);
+      out_grads.push_back(s != kNoEntry ? s : Zeros(out));
+    }
+    ExecNode b;
+    b.op = bn->op;
+    b.name = n.name + "_backward";
+    b.fwd = &n;
+    b.params = n.params;
+    b.resources = bn->resources;
+    b.backward = true;
+    b.dev = fx.dev;
+    b.inputs = GatherBackwardInputs(*bn, out_grads, fx.inputs, fx.outputs, fx.aux);
+    if (BackwardInplaceOk(b.op) && fx.inputs.size() == 1 && !bn->inputs.empty() &&
+        bn->inputs[0].source == BackwardSource::kOutGrad)
+      b.inplace = {{0, 0}};
+    b.out_like = fx.inputs;
+    const uint32_t bid = static_cast<uint32_t>(g_.nodes.size());
+    for (size_t i = 0; i < fx.inputs.size(); ++i) {
+      const uint32_t in = fx.inputs[i];
+      EntryInfo ge;
+      ge.shape = g_.entries[in].shape;
+      ge.dtype = g_.entries[in].dtype;
+      ge.dev = b.dev;
+      ge.producer = bid;
+      ge.out_index = static_cast<uint32_t>(i);
+      ge.label = b.name + "(" + std::to_string(i) + ")";
+      const uint32_t geid = NewEntry(std::move(ge));
+      b.outputs.push_back(geid);
+      // Unwanted gradients still get (briefly used, planned) memory with req null: SDK kernel
+      // tables resolve every tensor's address, and a non-host device refuses a null one.
+      b.req.push_back(needs[in] ? WEFT_REQ_WRITE : WEFT_REQ_NULL);
+      if (needs[in]) contrib_[in].push_back(geid);
+    }
+    AddNode(std::move(b));
+  }
+
+  // Argument i's gradient: the sum of what reached it (a head gradient is copied, so the array is
+  // the argument's own), written with its grad_req; zero-filled when nothing reached it.
+  void ConnectArgGradient(size_t i, int32_t grad_req) {
+    const uint32_t arg = g_.arg_entries[i];
+    uint32_t s = Sum(arg);
+    if (s == kNoEntry) {
+      if (grad_req == WEFT_REQ_WRITE) g_.zero_fill_args.push_back(static_cast<uint32_t>(i));
+      return;
+    }
+    if (g_.entries[s].kind != EntryKind::kInternal) {  // a head gradient: copy it
+      ExecNode c;
+      c.op = "_copy";
+      c.name = g_.arg_names[i] + "_copy_grad";
+      c.inputs = {s};
+      c.dev = g_.entries[s].dev;
+      EntryInfo ce;
+      ce.shape = g_.entries[s].shape;
+      ce.dtype = g_.entries[s].dtype;
+      ce.dev = c.dev;
+      ce.producer = static_cast<uint32_t>(g_.nodes.size());
+      ce.label = c.name + "(0)";
+      s = NewEntry(std::move(ce));
+      c.outputs = {s};
+      c.req = {WEFT_REQ_WRITE};
+      c.backward = true;
+      AddNode(std::move(c));
+    }
+    EntryInfo& e = g_.entries[s];
+    e.kind = EntryKind::kArgGrad;
+    e.index = static_cast<uint32_t>(i);
+    g_.nodes[e.producer].req[e.out_index] = grad_req;
+  }
+
   uint32_t NewEntry(EntryInfo e) {
     g_.entries.push_back(std::move(e));
     return static_cast<uint32_t>(g_.entries.size() - 1);

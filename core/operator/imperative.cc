@@ -191,6 +191,123 @@ bool SparseKernelClaims(const ImperativeCall& call, const std::vector<NDArray>& 
   return ClaimStorageTypes(def->name, attrs, call.inputs[0].GetContext(), sig, &out_st);
 }
 
+namespace {
+
+// The names of a node's inputs, aux states and outputs, for the checks' messages.
+struct SlotNames {
+  std::vector<std::string> in, aux, out;
+};
+
+// The call's device: the inputs', else the given outputs', else the call's, else cpu(0). Every
+// input and aux state must be on it.
+Context CallContext(const ImperativeCall& call, const std::string& op, const std::vector<NDArray>& slots,
+                    const std::vector<std::string>& slot_names, const std::vector<NDArray>& out) {
+  std::optional<Context> ctx;
+  for (const std::vector<NDArray>* group : {&slots, &out})
+    for (const NDArray& a : *group)
+      if (!a.is_none() && !ctx) ctx = a.GetContext();
+  if (call.context) {
+    WEFT_CHECK(!ctx || *ctx == *call.context, "{}: the arrays are on {} but the call asks for {}", op, ctx->ToString(),
+               call.context->ToString());
+    ctx = call.context;
+  }
+  if (!ctx) ctx = Context::cpu(0);
+  for (size_t j = 0; j < slots.size(); ++j)
+    WEFT_CHECK(slots[j].GetContext() == *ctx, "{}: '{}' is on {} but the other arrays are on {}", op, slot_names[j],
+               slots[j].GetContext().ToString(), ctx->ToString());
+  return *ctx;
+}
+
+// Shape and type inference from the inputs and aux states, checked against the arrays; makes the
+// outputs the caller did not give (sparse ones when a sparse kernel claims the call) and checks
+// those given. Fills `sig`; returns whether a sparse kernel runs.
+bool InferOutputs(const OpDef& def, const AttrMap& attrs, const SlotNames& names, const Context& ctx,
+                  const std::vector<NDArray>& in, const std::vector<NDArray>& aux, std::vector<NDArray>* outp,
+                  NodeSignature* sig) {
+  std::vector<NDArray>& out = *outp;
+  const size_t num_in = in.size(), num_aux = aux.size(), num_out = out.size();
+  std::vector<ShapeSlot> in_s(num_in), out_s(num_out), aux_s(num_aux);
+  std::vector<int> in_t(num_in), out_t(num_out, -1), aux_t(num_aux);
+  for (size_t i = 0; i < num_in; ++i) in_s[i] = in[i].GetShape(), in_t[i] = static_cast<int>(in[i].GetDType());
+  for (size_t i = 0; i < num_aux; ++i) aux_s[i] = aux[i].GetShape(), aux_t[i] = static_cast<int>(aux[i].GetDType());
+  // Output arrays given by the caller seed the inference, as in MXNet: an op whose output shape
+  // its attributes do not fix (_set_value) takes the array's, and a mismatch is reported by it.
+  for (size_t i = 0; i < num_out; ++i)
+    if (!out[i].is_none()) out_s[i] = out[i].GetShape(), out_t[i] = static_cast<int>(out[i].GetDType());
+  InferShapes(def, attrs, in_s, out_s, aux_s);
+  InferTypes(def, attrs, in_t, out_t, aux_t);
+
+  for (size_t i = 0; i < num_in; ++i) {
+    WEFT_CHECK(in_s[i] && *in_s[i] == in[i].GetShape(), "{}: input '{}' has shape {}, the op needs {}", def.name,
+               names.in[i], in[i].GetShape().ToString(), ShapeSlotString(in_s[i]));
+    sig->in_shapes.push_back(in[i].GetShape());
+    sig->in_dtypes.push_back(in[i].GetDType());
+  }
+  for (size_t i = 0; i < num_aux; ++i) {
+    WEFT_CHECK(aux_s[i] && *aux_s[i] == aux[i].GetShape(), "{}: aux state '{}' has shape {}, the op needs {}", def.name,
+               names.aux[i], aux[i].GetShape().ToString(), ShapeSlotString(aux_s[i]));
+    sig->aux_shapes.push_back(aux[i].GetShape());
+    sig->aux_dtypes.push_back(aux[i].GetDType());
+  }
+  const bool sparse = ClaimSparse(def, attrs, ctx, in, aux, out, sig);
+  for (size_t i = 0; i < num_out; ++i) {
+    bool known = out_s[i].has_value();
+    if (known)
+      for (int64_t d : *out_s[i]) known = known && d >= 0;
+    WEFT_CHECK(known && out_t[i] >= 0, "{}: cannot infer output '{}' (shape {}) from the inputs", def.name,
+               names.out[i], ShapeSlotString(out_s[i]));
+    const DType dt = static_cast<DType>(out_t[i]);
+    if (out[i].is_none()) {
+      const StorageType st = sparse ? sig->out_stypes[i] : StorageType::kDefault;
+      out[i] = st == StorageType::kDefault ? NDArray(*out_s[i], ctx, true, dt)
+                                           : NDArray::CreateSparse(st, *out_s[i], ctx, dt);
+    } else {
+      WEFT_CHECK(out[i].GetShape() == *out_s[i] && out[i].GetDType() == dt,
+                 "{}: output '{}' array has shape {} and dtype {}, the op makes {} {}", def.name, names.out[i],
+                 out[i].GetShape().ToString(), DTypeName(out[i].GetDType()), out_s[i]->ToString(), DTypeName(dt));
+    }
+    sig->out_shapes.push_back(*out_s[i]);
+    sig->out_dtypes.push_back(dt);
+  }
+  return sparse;
+}
+
+// An output that shares memory with an input is computed in place when the op allows that pair
+// with the very same view (a += b), else into a temporary that is then copied over: sets `req`
+// and redirects such outputs; returns the (temporary, caller's array) pairs to copy back.
+std::vector<std::pair<NDArray, NDArray>> PlanInPlace(const OpDef& def, const AttrMap& attrs, const Context& ctx,
+                                                     bool sparse, const NodeSignature& sig,
+                                                     const std::vector<NDArray>& in, std::vector<NDArray>* outp,
+                                                     std::vector<int32_t>* req) {
+  std::vector<NDArray>& out = *outp;
+  std::vector<std::pair<NDArray, NDArray>> copy_back;
+  const std::vector<std::pair<int, int>> pairs = OpInplacePairs(def, attrs);
+  for (size_t o = 0; o < out.size(); ++o) {
+    for (size_t i = 0; i < in.size() && (*req)[o] == WEFT_REQ_WRITE; ++i) {
+      if (!in[i].SharesChunkWith(out[o])) continue;
+      // A sparse kernel may write a dense output over a dense input (a lazy update's weight); a
+      // sparse array's parts are replaced while the kernel runs, so it cannot be such a pair.
+      WEFT_CHECK(!sparse || (sig.in_stypes[i] == StorageType::kDefault && sig.out_stypes[o] == StorageType::kDefault),
+                 "{}: output {} is input {}; a sparse kernel does not compute in place on a sparse array", def.name, o,
+                 i);
+      const bool allowed = in[i].offset() == out[o].offset() &&
+                           std::find(pairs.begin(), pairs.end(),
+                                     std::pair<int, int>(static_cast<int>(i), static_cast<int>(o))) != pairs.end();
+      if (allowed) {
+        (*req)[o] = WEFT_REQ_WRITE_INPLACE;
+      } else {
+        NDArray tmp(sig.out_shapes[o], ctx, true, sig.out_dtypes[o]);
+        copy_back.emplace_back(tmp, out[o]);
+        out[o] = tmp;
+        break;
+      }
+    }
+  }
+  return copy_back;
+}
+
+}  // namespace
+
 void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   WEFT_CHECK(outputs != nullptr, "Invoke({}): outputs is null", call.op);
   if (OpRegistry::Get().Find(call.op) == nullptr && !outputs->empty() &&
@@ -204,12 +321,11 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
     given.Set("num_args", std::to_string(call.inputs.size() + call.named_inputs.size()));
   const AttrMap attrs = def.Normalize(given);
 
-  std::vector<std::string> in_names = OpInputNames(def, attrs), aux_names = OpAuxNames(def, attrs);
-  const std::vector<std::string> out_names = OpOutputNames(def, attrs);
-  const size_t num_in = in_names.size(), num_aux = aux_names.size(), num_out = out_names.size();
+  const SlotNames names{OpInputNames(def, attrs), OpAuxNames(def, attrs), OpOutputNames(def, attrs)};
+  const size_t num_in = names.in.size(), num_out = names.out.size();
   const size_t num_visible = static_cast<size_t>(OpNumVisibleOutputs(def, attrs));
-  std::vector<std::string> slot_names = in_names;
-  slot_names.insert(slot_names.end(), aux_names.begin(), aux_names.end());
+  std::vector<std::string> slot_names = names.in;
+  slot_names.insert(slot_names.end(), names.aux.begin(), names.aux.end());
   std::vector<NDArray> slots =
       PlaceInputs(call, def.name, num_in, slot_names, def.mxnet_order ? def.mxnet_order(attrs) : std::vector<size_t>{});
   std::vector<NDArray> in(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(num_in));
@@ -226,102 +342,20 @@ void Invoke(const ImperativeCall& call, std::vector<NDArray>* outputs) {
   const imperative_detail::Recorder* recorder = imperative_detail::ActiveRecorder();
   if (recorder != nullptr) recorder->check_outputs(def, out);
 
-  // Device: the inputs', else the given outputs', else the call's, else cpu(0).
-  std::optional<Context> ctx;
-  for (const std::vector<NDArray>* group : {&slots, &out})
-    for (const NDArray& a : *group)
-      if (!a.is_none() && !ctx) ctx = a.GetContext();
-  if (call.context) {
-    WEFT_CHECK(!ctx || *ctx == *call.context, "{}: the arrays are on {} but the call asks for {}", def.name,
-               ctx->ToString(), call.context->ToString());
-    ctx = call.context;
-  }
-  if (!ctx) ctx = Context::cpu(0);
-  for (size_t j = 0; j < slots.size(); ++j)
-    WEFT_CHECK(slots[j].GetContext() == *ctx, "{}: '{}' is on {} but the other arrays are on {}", def.name,
-               slot_names[j], slots[j].GetContext().ToString(), ctx->ToString());
-
-  // Inference.
-  std::vector<ShapeSlot> in_s(num_in), out_s(num_out), aux_s(num_aux);
-  std::vector<int> in_t(num_in), out_t(num_out, -1), aux_t(num_aux);
-  for (size_t i = 0; i < num_in; ++i) in_s[i] = in[i].GetShape(), in_t[i] = static_cast<int>(in[i].GetDType());
-  for (size_t i = 0; i < num_aux; ++i) aux_s[i] = aux[i].GetShape(), aux_t[i] = static_cast<int>(aux[i].GetDType());
-  // Output arrays given by the caller seed the inference, as in MXNet: an op whose output shape
-  // its attributes do not fix (_set_value) takes the array's, and a mismatch is reported by it.
-  for (size_t i = 0; i < num_out; ++i)
-    if (!out[i].is_none()) out_s[i] = out[i].GetShape(), out_t[i] = static_cast<int>(out[i].GetDType());
-  InferShapes(def, attrs, in_s, out_s, aux_s);
-  InferTypes(def, attrs, in_t, out_t, aux_t);
-
+  const Context ctx = CallContext(call, def.name, slots, slot_names, out);
   NodeSignature sig;
-  for (size_t i = 0; i < num_in; ++i) {
-    WEFT_CHECK(in_s[i] && *in_s[i] == in[i].GetShape(), "{}: input '{}' has shape {}, the op needs {}", def.name,
-               in_names[i], in[i].GetShape().ToString(), ShapeSlotString(in_s[i]));
-    sig.in_shapes.push_back(in[i].GetShape());
-    sig.in_dtypes.push_back(in[i].GetDType());
-  }
-  for (size_t i = 0; i < num_aux; ++i) {
-    WEFT_CHECK(aux_s[i] && *aux_s[i] == aux[i].GetShape(), "{}: aux state '{}' has shape {}, the op needs {}", def.name,
-               aux_names[i], aux[i].GetShape().ToString(), ShapeSlotString(aux_s[i]));
-    sig.aux_shapes.push_back(aux[i].GetShape());
-    sig.aux_dtypes.push_back(aux[i].GetDType());
-  }
-  const bool sparse = ClaimSparse(def, attrs, *ctx, in, aux, out, &sig);
-  for (size_t i = 0; i < num_out; ++i) {
-    bool known = out_s[i].has_value();
-    if (known)
-      for (int64_t d : *out_s[i]) known = known && d >= 0;
-    WEFT_CHECK(known && out_t[i] >= 0, "{}: cannot infer output '{}' (shape {}) from the inputs", def.name,
-               out_names[i], ShapeSlotString(out_s[i]));
-    const DType dt = static_cast<DType>(out_t[i]);
-    if (out[i].is_none()) {
-      const StorageType st = sparse ? sig.out_stypes[i] : StorageType::kDefault;
-      out[i] = st == StorageType::kDefault ? NDArray(*out_s[i], *ctx, true, dt)
-                                           : NDArray::CreateSparse(st, *out_s[i], *ctx, dt);
-    } else {
-      WEFT_CHECK(out[i].GetShape() == *out_s[i] && out[i].GetDType() == dt,
-                 "{}: output '{}' array has shape {} and dtype {}, the op makes {} {}", def.name, out_names[i],
-                 out[i].GetShape().ToString(), DTypeName(out[i].GetDType()), out_s[i]->ToString(), DTypeName(dt));
-    }
-    sig.out_shapes.push_back(*out_s[i]);
-    sig.out_dtypes.push_back(dt);
-  }
+  const bool sparse = InferOutputs(def, attrs, names, ctx, in, aux, &out, &sig);
   CheckWholeBlocks(def.name, attrs, in, sig.out_shapes);
-
-  // An output that shares memory with an input is computed in place when the op allows that pair
-  // with the very same view (a += b), else into a temporary that is then copied over.
   std::vector<int32_t> req(num_out, WEFT_REQ_WRITE);
-  std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temporary, caller's array)
-  const std::vector<std::pair<int, int>> pairs = OpInplacePairs(def, attrs);
-  for (size_t o = 0; o < num_out; ++o) {
-    for (size_t i = 0; i < num_in && req[o] == WEFT_REQ_WRITE; ++i) {
-      if (!in[i].SharesChunkWith(out[o])) continue;
-      // A sparse kernel may write a dense output over a dense input (a lazy update's weight); a
-      // sparse array's parts are replaced while the kernel runs, so it cannot be such a pair.
-      WEFT_CHECK(!sparse || (sig.in_stypes[i] == StorageType::kDefault && sig.out_stypes[o] == StorageType::kDefault),
-                 "{}: output {} is input {}; a sparse kernel does not compute in place on a sparse array", def.name, o,
-                 i);
-      const bool allowed = in[i].offset() == out[o].offset() &&
-                           std::find(pairs.begin(), pairs.end(),
-                                     std::pair<int, int>(static_cast<int>(i), static_cast<int>(o))) != pairs.end();
-      if (allowed) {
-        req[o] = WEFT_REQ_WRITE_INPLACE;
-      } else {
-        NDArray tmp(sig.out_shapes[o], *ctx, true, sig.out_dtypes[o]);
-        copy_back.emplace_back(tmp, out[o]);
-        out[o] = tmp;
-        break;
-      }
-    }
-  }
+  const std::vector<std::pair<NDArray, NDArray>> copy_back = PlanInPlace(def, attrs, ctx, sparse, sig, in, &out, &req);
 
   // Training mode: the call's flag or the thread's (autograd's train_mode / record scopes).
   const bool is_train = call.is_train || imperative_detail::IsTraining();
   // The prepared kernel is shared with earlier calls of the same signature (kernel_runner.h).
-  SharedKernelRunner(def.name, attrs, *ctx, sig, def.resources)->Run(in, out, req, aux, is_train);
+  SharedKernelRunner(def.name, attrs, ctx, sig, def.resources)->Run(in, out, req, aux, is_train);
   // A sparse output gets its parts while the kernel runs; its readers wait for that
   // (NDArray::BeginPartsWrite), so the call returns at once, as MXNet's does.
-  for (auto& [tmp, dst] : copy_back) {
+  for (const auto& [tmp, dst] : copy_back) {
     NDArray::CopyFromTo(tmp, dst);
     for (NDArray& o : out)
       if (o.SharesChunkWith(tmp)) o = dst;

@@ -226,6 +226,132 @@ pid_t Spawn(Child& c, pid_t pgid, const std::vector<std::string>& cmd, const std
   return pid;
 }
 
+// --env's KEY=VALUE words as a map; false (after saying which) when one is not KEY=VALUE.
+bool ParseExtraEnv(const std::vector<std::string>& words, std::map<std::string, std::string>* out) {
+  for (const auto& kv : words) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "weft-launch: --env '%s' is not KEY=VALUE\n", kv.c_str());
+      return false;
+    }
+    (*out)[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return true;
+}
+
+// The rendezvous every process of the job meets at: a TCP store served by this launcher (kept
+// in *server) or a new temporary directory (its path in *dir, removed when the job ends); sets
+// the variables naming it. False (after saying why) when it cannot be made.
+bool SetUpRendezvous(const std::string& rendezvous, std::map<std::string, std::string>* env,
+                     std::unique_ptr<weft::TcpStoreServer>* server, std::string* dir) {
+  try {
+    if (rendezvous == "tcp") {
+      *server = std::make_unique<weft::TcpStoreServer>("127.0.0.1", 0);
+      (*env)["WEFT_RENDEZVOUS"] = "tcp:127.0.0.1:" + std::to_string((*server)->port());
+      (*env)["DMLC_PS_ROOT_URI"] = "127.0.0.1";
+      (*env)["DMLC_PS_ROOT_PORT"] = std::to_string((*server)->port());
+    } else {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "weft-rdv-XXXXXX").string();
+      if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+      *dir = tmpl;
+      (*env)["WEFT_RENDEZVOUS"] = "file:" + *dir;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft-launch: cannot set up the rendezvous: %s\n", e.what());
+    return false;
+  }
+  return true;
+}
+
+// The variables every process of the job gets besides the rendezvous's (MXNet's DMLC_ names
+// beside weft's own).
+void AddJobEnvironment(int workers, int servers, double kv_timeout_s, std::map<std::string, std::string>* envp) {
+  std::map<std::string, std::string>& env = *envp;
+  env["WEFT_NUM_WORKERS"] = env["DMLC_NUM_WORKER"] = std::to_string(workers);
+  env["WEFT_NUM_SERVERS"] = env["DMLC_NUM_SERVER"] = std::to_string(servers);
+  env["WEFT_ROLE"] = env["DMLC_ROLE"] = "worker";
+  if (kv_timeout_s > 0) env["WEFT_KVSTORE_TIMEOUT"] = std::to_string(static_cast<int64_t>(kv_timeout_s + 0.5));
+  // The processes of the job share this host's cores: without a limit each would size its math
+  // thread pools (OpenMP, OpenBLAS, the CPU plugin) for all of them, and their spinning threads
+  // would steal each other's cores (measured: 2 workers of train_mnist on 2 cores ran 2-2.5x
+  // slower). Split the cores unless the user set the counts (torchrun sets OMP_NUM_THREADS=1).
+  if (std::getenv("WEFT_CPU_MATH_THREADS") == nullptr && std::getenv("OMP_NUM_THREADS") == nullptr) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::string share = std::to_string(std::max(1u, cores / static_cast<unsigned>(workers + servers)));
+    env["WEFT_CPU_MATH_THREADS"] = env["OMP_NUM_THREADS"] = share;
+  }
+}
+
+// Starts the workers (running `cmd`) and then the servers (this program with --serve: `self`),
+// all in the first one's process group; returns that group's id.
+pid_t StartAll(std::vector<Child>& children, int workers, const std::vector<std::string>& cmd, const std::string& self,
+               const std::map<std::string, std::string>& env) {
+  pid_t pgid = 0;
+  for (size_t i = 0; i < children.size(); ++i) {
+    Child& c = children[i];
+    c.server = static_cast<int>(i) >= workers;
+    c.rank = c.server ? static_cast<int>(i) - workers : static_cast<int>(i);
+    c.label = (c.server ? "s" : "") + std::to_string(c.rank);
+    std::map<std::string, std::string> e = env;
+    e["WEFT_RANK"] = std::to_string(c.rank);
+    if (c.server) {
+      e["WEFT_ROLE"] = e["DMLC_ROLE"] = "server";
+      e["DMLC_SERVER_ID"] = std::to_string(c.rank);
+      e.erase("DMLC_RANK");
+    } else {
+      e["DMLC_RANK"] = std::to_string(c.rank);
+    }
+    const std::vector<std::string> argv = c.server ? std::vector<std::string>{self, "--serve"} : cmd;
+    const pid_t pid = Spawn(c, pgid, argv, e);
+    if (pgid == 0) pgid = pid;
+  }
+  return pgid;
+}
+
+// Forwards the processes' output until the job ends: every worker succeeded (the servers are then
+// no longer needed), one process failed, a signal came, or the deadline (timeout_s > 0) passed.
+// Returns the launcher's exit code for the last three (0 otherwise); the caller stops the rest.
+int Supervise(std::vector<Child>& children, bool has_servers, double timeout_s) {
+  const auto start = Clock::now();
+  int exit_code = 0;
+  while (Running(children) > 0) {
+    PumpOutput(children, 50);
+    // Of the processes that ended together, a killed one is the likely cause; name it first.
+    Child* failed = nullptr;
+    for (Child* c : Reap(children)) {
+      if (c->status == 0) continue;
+      if (failed == nullptr || (WIFSIGNALED(c->status) && !WIFSIGNALED(failed->status))) failed = c;
+    }
+    if (failed != nullptr) {
+      std::fprintf(stderr, "weft-launch: %s (pid %d) %s; stopping the other %zu process(es)\n", Name(*failed).c_str(),
+                   failed->pid, Describe(failed->status).c_str(), Running(children));
+      for (const auto& c : children)
+        if (!c.running && c.status != 0 && &c != failed)
+          std::fprintf(stderr, "weft-launch: %s (pid %d) %s too\n", Name(c).c_str(), c.pid, Describe(c.status).c_str());
+      exit_code = ExitCodeFor(failed->status);
+    }
+    if (exit_code != 0) break;
+    // Every worker is done: the servers are no longer needed (they end cleanly on SIGTERM).
+    if (has_servers && WorkersSucceeded(children)) break;
+    if (g_signal.load() != 0) {
+      std::fprintf(stderr, "weft-launch: received signal %d; stopping the job\n", g_signal.load());
+      exit_code = 128 + g_signal.load();
+      break;
+    }
+    if (timeout_s > 0 && Clock::now() - start > std::chrono::duration<double>(timeout_s)) {
+      std::string ranks;
+      for (auto& c : children)
+        if (c.running) ranks += (ranks.empty() ? "" : ", ") + c.label;
+      std::fprintf(stderr,
+                   "weft-launch: the job's deadline of %.0f s passed; rank(s) %s still running; stopping them\n",
+                   timeout_s, ranks.c_str());
+      exit_code = 124;
+      break;
+    }
+  }
+  return exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,46 +391,20 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  std::map<std::string, std::string> extra;
+  if (!ParseExtraEnv(extra_env, &extra)) return 2;
+  char self[4096] = {};
+  const ssize_t self_len = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (servers > 0 && self_len <= 0) {
+    std::perror("weft-launch: cannot find its own executable for the servers (/proc/self/exe)");
+    return 1;
+  }
   std::map<std::string, std::string> env;
   std::unique_ptr<weft::TcpStoreServer> server;
   std::string dir;
-  try {
-    if (rendezvous == "tcp") {
-      server = std::make_unique<weft::TcpStoreServer>("127.0.0.1", 0);
-      env["WEFT_RENDEZVOUS"] = "tcp:127.0.0.1:" + std::to_string(server->port());
-      env["DMLC_PS_ROOT_URI"] = "127.0.0.1";
-      env["DMLC_PS_ROOT_PORT"] = std::to_string(server->port());
-    } else {
-      std::string tmpl = (std::filesystem::temp_directory_path() / "weft-rdv-XXXXXX").string();
-      if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-      dir = tmpl;
-      env["WEFT_RENDEZVOUS"] = "file:" + dir;
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weft-launch: cannot set up the rendezvous: %s\n", e.what());
-    return 1;
-  }
-  env["WEFT_NUM_WORKERS"] = env["DMLC_NUM_WORKER"] = std::to_string(workers);
-  env["WEFT_NUM_SERVERS"] = env["DMLC_NUM_SERVER"] = std::to_string(servers);
-  env["WEFT_ROLE"] = env["DMLC_ROLE"] = "worker";
-  if (kv_timeout_s > 0) env["WEFT_KVSTORE_TIMEOUT"] = std::to_string(static_cast<int64_t>(kv_timeout_s + 0.5));
-  // The processes of the job share this host's cores: without a limit each would size its math
-  // thread pools (OpenMP, OpenBLAS, the CPU plugin) for all of them, and their spinning threads
-  // would steal each other's cores (measured: 2 workers of train_mnist on 2 cores ran 2-2.5x
-  // slower). Split the cores unless the user set the counts (torchrun sets OMP_NUM_THREADS=1).
-  if (std::getenv("WEFT_CPU_MATH_THREADS") == nullptr && std::getenv("OMP_NUM_THREADS") == nullptr) {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const std::string share = std::to_string(std::max(1u, cores / static_cast<unsigned>(workers + servers)));
-    env["WEFT_CPU_MATH_THREADS"] = env["OMP_NUM_THREADS"] = share;
-  }
-  for (const auto& kv : extra_env) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::fprintf(stderr, "weft-launch: --env '%s' is not KEY=VALUE\n", kv.c_str());
-      return 2;
-    }
-    env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  if (!SetUpRendezvous(rendezvous, &env, &server, &dir)) return 1;
+  AddJobEnvironment(workers, servers, kv_timeout_s, &env);
+  for (const auto& [key, value] : extra) env[key] = value;  // the user's --env wins
 
   struct sigaction sa {};
   sa.sa_handler = [](int sig) { g_signal.store(sig); };
@@ -313,69 +413,8 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   std::vector<Child> children(static_cast<size_t>(workers + servers));
-  pid_t pgid = 0;
-  char self[4096] = {};
-  const ssize_t self_len = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (servers > 0 && self_len <= 0) {
-    std::perror("weft-launch: cannot find its own executable for the servers (/proc/self/exe)");
-    return 1;
-  }
-  for (int i = 0; i < workers + servers; ++i) {
-    Child& c = children[i];
-    c.server = i >= workers;
-    c.rank = c.server ? i - workers : i;
-    c.label = (c.server ? "s" : "") + std::to_string(c.rank);
-    std::map<std::string, std::string> e = env;
-    e["WEFT_RANK"] = std::to_string(c.rank);
-    if (c.server) {
-      e["WEFT_ROLE"] = e["DMLC_ROLE"] = "server";
-      e["DMLC_SERVER_ID"] = std::to_string(c.rank);
-      e.erase("DMLC_RANK");
-    } else {
-      e["DMLC_RANK"] = std::to_string(c.rank);
-    }
-    const std::vector<std::string> argv = c.server ? std::vector<std::string>{std::string(self), "--serve"} : cmd;
-    pid_t pid = Spawn(c, pgid, argv, e);
-    if (pgid == 0) pgid = pid;
-  }
-
-  const auto start = Clock::now();
-  int exit_code = 0;
-  while (Running(children) > 0) {
-    PumpOutput(children, 50);
-    // Of the processes that ended together, a killed one is the likely cause; name it first.
-    Child* failed = nullptr;
-    for (Child* c : Reap(children)) {
-      if (c->status == 0) continue;
-      if (failed == nullptr || (WIFSIGNALED(c->status) && !WIFSIGNALED(failed->status))) failed = c;
-    }
-    if (failed != nullptr) {
-      std::fprintf(stderr, "weft-launch: %s (pid %d) %s; stopping the other %zu process(es)\n", Name(*failed).c_str(),
-                   failed->pid, Describe(failed->status).c_str(), Running(children));
-      for (const auto& c : children)
-        if (!c.running && c.status != 0 && &c != failed)
-          std::fprintf(stderr, "weft-launch: %s (pid %d) %s too\n", Name(c).c_str(), c.pid, Describe(c.status).c_str());
-      exit_code = ExitCodeFor(failed->status);
-    }
-    if (exit_code != 0) break;
-    // Every worker is done: the servers are no longer needed (they end cleanly on SIGTERM).
-    if (servers > 0 && WorkersSucceeded(children)) break;
-    if (g_signal.load() != 0) {
-      std::fprintf(stderr, "weft-launch: received signal %d; stopping the job\n", g_signal.load());
-      exit_code = 128 + g_signal.load();
-      break;
-    }
-    if (timeout_s > 0 && Clock::now() - start > std::chrono::duration<double>(timeout_s)) {
-      std::string ranks;
-      for (auto& c : children)
-        if (c.running) ranks += (ranks.empty() ? "" : ", ") + c.label;
-      std::fprintf(stderr,
-                   "weft-launch: the job's deadline of %.0f s passed; rank(s) %s still running; stopping them\n",
-                   timeout_s, ranks.c_str());
-      exit_code = 124;
-      break;
-    }
-  }
+  const pid_t pgid = StartAll(children, workers, cmd, self, env);
+  int exit_code = Supervise(children, servers > 0, timeout_s);
   StopAll(children, pgid, grace_s);
   if (!dir.empty()) {
     std::error_code ec;
