@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "weft/internal/plugin.h"
 #include "weft/internal/runtime.h"
 #include "weft/sdk/operator.h"
 #include "weft/storage.h"
@@ -79,6 +80,16 @@ std::string KernelOwners(const std::string& op) {
     list += fmt::format("{} ({})", type, dtypes);
   }
   return list.empty() ? "no loaded plugin has one" : "kernels exist for " + list;
+}
+
+// Which plugin makes the devices of `type`, with its description, for the no-kernel error: a
+// plugin built with part of its kernels says so there, with the fix (the cpu plugin of the main
+// preset: WEFT_CPU_KERNELS=mnist).
+std::string DevicePlugin(const std::string& type) {
+  for (const Plugin* p : internal::Plugins(Runtime::Get()))
+    if (p->device_type() == type)
+      return fmt::format("; device type '{}' is plugin '{}' ({}): {}", type, p->name(), p->path(), p->description());
+  return "";
 }
 
 std::vector<weft_shape> WeftShapes(const std::vector<Shape>& in, const std::string& label, const char* what) {
@@ -503,8 +514,8 @@ KernelRunner::KernelRunner(const std::string& op, const AttrMap& attrs, const Co
   } else {
     s.kernel = internal::FindKernel(rt, s.op, ctx.GetDeviceType(), key);
     if (s.kernel == nullptr)
-      Fail("no kernel for operator '{}' on device type '{}' with dtype {}: {}", s.op, ctx.GetDeviceType(),
-           DTypeName(key), KernelOwners(s.op));
+      Fail("no kernel for operator '{}' on device type '{}' with dtype {}: {}{}", s.op, ctx.GetDeviceType(),
+           DTypeName(key), KernelOwners(s.op), DevicePlugin(ctx.GetDeviceType()));
   }
 
   auto dims = [](const std::vector<Shape>& shapes) {

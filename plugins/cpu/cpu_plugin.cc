@@ -39,6 +39,14 @@ class CpuPlugin final : public sdk::Plugin {
 }  // namespace
 }  // namespace weft::cpu
 
+#if WEFT_CPU_KERNELS_MNIST
+#define WEFT_CPU_KERNEL_NOTE                                                                           \
+  "the kernels of train_mnist's networks only (built with WEFT_CPU_KERNELS=mnist, as the main preset " \
+  "does: configure with -DWEFT_CPU_KERNELS=all, or use the default preset, for every op's)"
+#else
+#define WEFT_CPU_KERNEL_NOTE "CPU kernels"
+#endif
+
 WEFT_SDK_PLUGIN(weft::cpu::CpuPlugin, "cpu", "0.1.0",
-                "host CPU devices: shared host memory, threaded streams, CPU kernels",
+                "host CPU devices: shared host memory, threaded streams, " WEFT_CPU_KERNEL_NOTE,
                 WEFT_PLUGIN_PROVIDES_DEVICE | WEFT_PLUGIN_PROVIDES_OPERATORS)

@@ -9,6 +9,7 @@
 #include "ndarray_read.h"
 #include "operator/kernel_runner.h"
 #include "operator/op_def.h"
+#include "require.h"
 #include "weft/engine.h"
 #include "weft/imperative.h"
 #include "weft/ndarray.h"
@@ -131,6 +132,23 @@ TEST(KernelRunner, MissingKernelListsWhereItExists) {
   EXPECT_NE(e.find("'sin'"), std::string::npos) << e;
   EXPECT_NE(e.find("int8"), std::string::npos) << e;
   EXPECT_NE(e.find("cpu (float32"), std::string::npos) << e;
+}
+
+TEST(KernelRunner, MissingKernelNamesTheDevicesPlugin) {
+  // The gpuhost test plugin has no cbrt: the error names the plugin behind the device type and
+  // quotes its description (where a plugin built with part of its kernels says so).
+  if (weft::Runtime::Get().DeviceCount("gpuhost") == 0)
+    WEFT_SKIP_UNLESS_REQUIRED() << "the gpuhost test plugin is not loaded";
+  ASSERT_FALSE(weft::HasKernel("cbrt", "gpuhost", weft::DType::kFloat32));
+  weft::NodeSignature sig;
+  sig.in_shapes = {Shape{2, 3}};
+  sig.in_dtypes = {weft::DType::kFloat32};
+  sig.out_shapes = {Shape{2, 3}};
+  sig.out_dtypes = {weft::DType::kFloat32};
+  const std::string e = ErrorOf([&] { weft::KernelRunner r("cbrt", {}, Context("gpuhost", 0), sig); });
+  EXPECT_NE(e.find("no kernel for operator 'cbrt' on device type 'gpuhost'"), std::string::npos) << e;
+  EXPECT_NE(e.find("device type 'gpuhost' is plugin 'gpuhost' ("), std::string::npos) << e;
+  EXPECT_NE(e.find("libweft-gpuhost.so): test device: the shared GPU kernel layer"), std::string::npos) << e;
 }
 
 TEST(KernelRunner, KernelRefusalNamesOpAndDevice) {
