@@ -3,9 +3,10 @@
 #   all    every file: a cpu kernel for every op weft defines. The default, and every preset's but
 #          `main`.
 #   mnist  the files of the MNIST networks that samples/train_mnist trains (mlp, lenet; every
-#          --optimizer, one or several devices) and predict_mnist runs, with the cpu plugin's own
-#          infrastructure: the `main` preset's setting (issue 34: the README's main command in
-#          minutes on 2 cores; the kernel files were about half of that build's compile time).
+#          --optimizer, one or several devices) and that predict_mnist and train_lenet_autograd
+#          (op by op and hybridized) run, with the cpu plugin's own infrastructure: the `main`
+#          preset's setting (issue 34: the README's main command in minutes on 2 cores; the kernel
+#          files were about half of that build's compile time).
 # The ops of the files left out have no cpu kernel in such a build. Running one fails with
 # "no kernel for operator ... on device type 'cpu'", naming the cpu plugin and quoting its
 # description, which says that it has the MNIST kernels only and how to build them all
