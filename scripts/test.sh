@@ -91,8 +91,9 @@ print(p["filter"]["include"]["label"].removeprefix("^(").removesuffix(")$").repl
 # OpenBLAS (OPENBLAS_CORETYPE=Haswell, its AVX2 kernels), so that what fails on AVX2-only machines
 # (AMD EPYC Zen 3 among CI's) fails here too. Tests that do not depend on the ISA are left out:
 # distributed jobs, the network namespace, Vulkan (lavapipe picks its own code), plugin loading,
-# docs, the build's CMake functions, the GPU plugins and the R package (its C++ is ISA-independent glue; the library's numbers
-# under it are the suites' above). On an AVX2-only machine the first run already took that path.
+# docs, the build's CMake functions, the GPU plugins and the R package (its C++ is ISA-independent
+# glue; the library's numbers under it are the suites' above). On an AVX2-only machine the first
+# run already took that path.
 # forced_avx2_tests <preset> [ctest args...]: the extra arguments narrow the run further.
 forced_avx2_tests() {
   if ! grep -qw avx512f /proc/cpuinfo; then
