@@ -326,6 +326,10 @@ inline void CpuRelax() noexcept {
 /// Spins (CpuRelax between checks) until ready() or `budget` rounds have passed, then adapts the
 /// budget like glibc's adaptive mutexes: doubled (up to `max_rounds`) when ready() was seen, halved
 /// when not, so a spin that keeps missing (a busy machine, long work) soon stops costing CPU.
+/// A budget of 0 stays 0 on purpose: a version that raised it again after each sleep, to the
+/// rounds the measured wait would have needed, let the host thread spin beside two math threads
+/// on two cores and cut MLP inference at 2 threads to a third, for no gain at 1 thread
+/// (bench/results/2026-12-02-zen4_zoo_rounds_mlp_handoff.txt, section 5).
 /// Returns whether ready() was seen. Shared by idle workers and WaitForVar.
 template <typename Ready>
 bool AdaptiveSpin(int& budget, int max_rounds, Ready ready) {

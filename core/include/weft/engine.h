@@ -197,9 +197,14 @@ struct WEFT_API EngineConfig {
   int device_workers = 2;
   /// WEFT_GPU_COPY_NTHREADS: workers for each copy direction per non-CPU device (default 1).
   int copy_workers = 1;
-  /// WEFT_ENGINE_SPIN: pause instructions (about 2-5 ns each) an idle worker, or a thread waiting
-  /// for a result, spins through before it sleeps (default 20000; 0 = sleep at once; the budget
-  /// halves after each spin that misses, engine_impl.h AdaptiveSpin). Spinning spares the pusher a
+  /// WEFT_ENGINE_SPIN: pause instructions an idle worker, or a thread waiting for a result, spins
+  /// through before it sleeps (default 20000; 0 = sleep at once). A pause takes 1-40 ns by CPU: 27
+  /// ns on a Zen 4, so 20000 rounds last about 0.55 ms there. Each worker's budget, and the one that
+  /// waiting threads share, halves after every spin that misses and is not raised again once it
+  /// reaches 0 (engine_impl.h AdaptiveSpin), so threads whose waits outlast their spin soon stop
+  /// spinning: a waiting host thread then stays off the cores of the cpu plugin's math threads
+  /// (raising it again was measured to cut MNIST MLP inference at 2 threads to a third;
+  /// bench/results/2026-12-02-zen4_zoo_rounds_mlp_handoff.txt). Spinning spares the pusher a
   /// wake-up per op when ops arrive back to back; set 0 on machines shared by many processes.
   /// Not 2000: in a small network's inference the worker and the waiting host thread then slept
   /// between batches, and waking them cost more than the batch (the MNIST MLP at 1 thread,
