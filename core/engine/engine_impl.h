@@ -329,7 +329,10 @@ inline void CpuRelax() noexcept {
 /// A budget of 0 stays 0 on purpose: a version that raised it again after each sleep, to the
 /// rounds the measured wait would have needed, let the host thread spin beside two math threads
 /// on two cores and cut MLP inference at 2 threads to a third, for no gain at 1 thread
-/// (bench/results/2026-12-02-zen4_zoo_rounds_mlp_handoff.txt, section 5).
+/// (bench/results/2026-12-02-zen4_zoo_rounds_mlp_handoff.txt, section 5). Raising it only where
+/// the math threads leave a core kept 2 threads whole and the 1-thread median the same, but
+/// weft-launch's processes each count a core that the others compute on
+/// (bench/results/2026-12-02-zen4_waiter_spin_not_kept.txt).
 /// Returns whether ready() was seen. Shared by idle workers and WaitForVar.
 template <typename Ready>
 bool AdaptiveSpin(int& budget, int max_rounds, Ready ready) {
