@@ -300,6 +300,21 @@ std::vector<int> DeadLocalRanks(const Comm& c) {
   return dead;
 }
 
+// DeadLocalRanks, asked again every 5 ms for up to `limit` while it finds none and a peer shares
+// this host. A peer's sockets close while it exits, before /proc shows it as a zombie, so the
+// survivor that sees the connection close can look in between: on a loaded machine it did (the
+// survivor then named no rank; tests/dist Dist.KilledWorkerMakesSurvivorsFailFastNamingIt).
+std::vector<int> DeadLocalRanksWithin(const Comm& c, std::chrono::milliseconds limit) {
+  bool local_peer = false;
+  for (int r = 0; r < static_cast<int>(c.hosts.size()); ++r) local_peer |= r != c.rank && c.hosts[r] == c.hosts[c.rank];
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    std::vector<int> dead = DeadLocalRanks(c);
+    if (!dead.empty() || !local_peer || std::chrono::steady_clock::now() >= deadline) return dead;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 // The rank whose end of a pair appears ("]:port") in a Gloo error message, or -1.
 int32_t RankInMessage(const Comm& c, const std::string& what) {
   for (size_t at = what.find("]:"); at != std::string::npos; at = what.find("]:", at + 2)) {
@@ -341,7 +356,7 @@ std::optional<Failure> RunOp(Comm& c, const char* op_name, const char* key, uint
     } else {
       int32_t peer = RankInMessage(c, msg);
       if (peer < 0) {
-        const auto dead = DeadLocalRanks(c);
+        const auto dead = DeadLocalRanksWithin(c, std::chrono::milliseconds(500));
         if (!dead.empty()) peer = dead[0];
       }
       failure = Failure{WEFT_ERR_UNAVAILABLE, peer,
