@@ -288,28 +288,23 @@ std::vector<int> RemotePortsOn(int port) {
   return out;
 }
 
-// Peers on this host whose process is gone (or a zombie).
-std::vector<int> DeadLocalRanks(const Comm& c) {
-  std::vector<int> dead;
-  for (int r = 0; r < static_cast<int>(c.pids.size()); ++r) {
-    if (r == c.rank || c.hosts[r] != c.hosts[c.rank]) continue;
-    std::ifstream stat("/proc/" + std::to_string(c.pids[r]) + "/stat");
-    std::string pid, comm, state;
-    if (!(stat >> pid >> comm >> state) || state == "Z" || state == "X") dead.push_back(r);
-  }
-  return dead;
-}
-
-// DeadLocalRanks, asked again every 5 ms for up to `limit` while it finds none and a peer shares
-// this host. A peer's sockets close while it exits, before /proc shows it as a zombie, so the
-// survivor that sees the connection close can look in between: on a loaded machine it did (the
-// survivor then named no rank; tests/dist Dist.KilledWorkerMakesSurvivorsFailFastNamingIt).
-std::vector<int> DeadLocalRanksWithin(const Comm& c, std::chrono::milliseconds limit) {
-  bool local_peer = false;
-  for (int r = 0; r < static_cast<int>(c.hosts.size()); ++r) local_peer |= r != c.rank && c.hosts[r] == c.hosts[c.rank];
+// Peers on this host whose process is gone (or a zombie), asked again every 5 ms for up to
+// `limit` while none is and a peer shares this host. A peer's sockets close while it exits, before
+// /proc shows it as a zombie, so the survivor that sees the connection close can look in between:
+// on a loaded machine it did (the survivor then named no rank; tests/dist
+// Dist.KilledWorkerMakesSurvivorsFailFastNamingIt).
+std::vector<int> DeadLocalRanks(const Comm& c, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (;;) {
-    std::vector<int> dead = DeadLocalRanks(c);
+    std::vector<int> dead;
+    bool local_peer = false;
+    for (int r = 0; r < static_cast<int>(c.pids.size()); ++r) {
+      if (r == c.rank || c.hosts[r] != c.hosts[c.rank]) continue;
+      local_peer = true;
+      std::ifstream stat("/proc/" + std::to_string(c.pids[r]) + "/stat");
+      std::string pid, comm, state;
+      if (!(stat >> pid >> comm >> state) || state == "Z" || state == "X") dead.push_back(r);
+    }
     if (!dead.empty() || !local_peer || std::chrono::steady_clock::now() >= deadline) return dead;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -356,7 +351,7 @@ std::optional<Failure> RunOp(Comm& c, const char* op_name, const char* key, uint
     } else {
       int32_t peer = RankInMessage(c, msg);
       if (peer < 0) {
-        const auto dead = DeadLocalRanksWithin(c, std::chrono::milliseconds(500));
+        const auto dead = DeadLocalRanks(c, std::chrono::milliseconds(500));
         if (!dead.empty()) peer = dead[0];
       }
       failure = Failure{WEFT_ERR_UNAVAILABLE, peer,
