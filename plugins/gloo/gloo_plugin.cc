@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "weft/sdk/cpp/plugin.hpp"
+#include "weft/sdk/cpp/process.hpp"
 
 namespace weft::gloo_transport {
 namespace {
@@ -301,9 +302,7 @@ std::vector<int> DeadLocalRanks(const Comm& c, std::chrono::milliseconds limit) 
     for (int r = 0; r < static_cast<int>(c.pids.size()); ++r) {
       if (r == c.rank || c.hosts[r] != c.hosts[c.rank]) continue;
       local_peer = true;
-      std::ifstream stat("/proc/" + std::to_string(c.pids[r]) + "/stat");
-      std::string pid, comm, state;
-      if (!(stat >> pid >> comm >> state) || state == "Z" || state == "X") dead.push_back(r);
+      if (sdk::ProcessGone(c.pids[r])) dead.push_back(r);
     }
     if (!dead.empty() || !local_peer || std::chrono::steady_clock::now() >= deadline) return dead;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

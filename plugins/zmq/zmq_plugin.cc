@@ -41,7 +41,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
@@ -55,6 +54,7 @@
 #include <vector>
 
 #include "weft/sdk/cpp/plugin.hpp"
+#include "weft/sdk/cpp/process.hpp"
 
 namespace weft::zmq_transport {
 namespace {
@@ -160,17 +160,6 @@ int DrainMonitor(void* mon) {
     CloseParts(parts);
   }
   return disconnects;
-}
-
-// True when process `pid` on this host is gone or a zombie.
-bool ProcessDead(int pid) {
-  if (pid <= 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return true;
-  std::string line;
-  std::getline(stat, line);
-  const size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
 }
 
 struct Pending {  // a worker's request waiting for its reply
@@ -311,7 +300,7 @@ void Comm::CheckDeadlines() {
 void Comm::CheckWorkers() {
   if (Clock::now() > check_workers_until) return;
   for (int r = 0; r < num_workers; ++r) {
-    if (reported_dead.count(r) != 0 || !ProcessDead(worker_pids[r])) continue;
+    if (reported_dead.count(r) != 0 || !sdk::ProcessGone(worker_pids[r])) continue;
     reported_dead.insert(r);
     Incoming inc;
     zmq_msg_init(&inc.payload);

@@ -3,14 +3,21 @@
 // host: exceptions become error codes, queued kernels run in stream order, a queued kernel's
 // failure comes back (same code and message) from stream_synchronize and from events recorded
 // after it, follows stream waits, native handles reach the queues and memory, and two plugin
-// objects in one library do not share state (no per-library globals).
+// objects in one library do not share state (no per-library globals). Also process.hpp's
+// ProcessGone, which the transports use to name a local peer that died.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <new>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "contract_support.h"
@@ -18,6 +25,7 @@
 #include "weft/internal/runtime.h"
 #include "weft/sdk/cpp/host_queue.hpp"
 #include "weft/sdk/cpp/plugin.hpp"
+#include "weft/sdk/cpp/process.hpp"
 #include "weft/sdk/cpp/queued_kernels.hpp"
 
 namespace weft::contract {
@@ -418,6 +426,40 @@ TEST(SdkNegotiate, PicksTheHighestCommonVersion) {
   a.host_max = WEFT_SDK_MAKE_VERSION(2, 0);
   EXPECT_NE(sdk::Negotiate(&a, "p", WEFT_SDK_MAKE_VERSION(1, 0), WEFT_SDK_MAKE_VERSION(1, 5)), 0)
       << "an SDK 1.x plugin is refused by a 2.x host";
+}
+
+// A child named with a space and a ')' (what a whitespace split of /proc/<pid>/stat misreads):
+// running, then killed and not reaped (a zombie), then reaped (gone).
+TEST(SdkProcess, ProcessGoneSeesRunningZombieAndReapedPeers) {
+  EXPECT_FALSE(sdk::ProcessGone(0));
+  EXPECT_FALSE(sdk::ProcessGone(-1));
+  EXPECT_FALSE(sdk::ProcessGone(static_cast<int>(getpid())));
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    prctl(PR_SET_NAME, "a b) Z c", 0, 0, 0);
+    const char byte = 1;
+    if (write(ready[1], &byte, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  EXPECT_FALSE(sdk::ProcessGone(static_cast<int>(child))) << "a running peer named 'a b) Z c'";
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  bool zombie = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!zombie && std::chrono::steady_clock::now() < deadline) {
+    zombie = sdk::ProcessGone(static_cast<int>(child));
+    if (!zombie) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(zombie) << "the killed, unreaped child is a zombie within 10 s";
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(sdk::ProcessGone(static_cast<int>(child))) << "reaped: /proc/<pid> is gone";
 }
 
 }  // namespace
