@@ -8,6 +8,7 @@
 
 #include "executor/concat_view.h"
 #include "executor/fuse_conv.h"
+#include "executor/pool_first.h"
 #include "symbol/infer.h"
 #include "weft/env.h"
 #include "weft/internal/runtime.h"
@@ -240,16 +241,24 @@ void ExecState::FuseForInference(BoundGraph& b, const std::vector<NDArray>& args
       for (std::string w; std::getline(words, w, ',');) target.activations.push_back(w);
     }
   }
-  size_t fused = 0;
-  std::vector<graph::Entry> heads = FuseConvolutions(b.ig, b.shapes, b.types, target, &fused);
-  if (fused == 0) return;
+  size_t swapped = 0, fused = 0;
+  std::vector<graph::Entry> heads = PoolBeforeConvolution(b.ig, b.shapes, b.types, &swapped);
+  if (swapped != 0) AdoptRewrite(b, heads, args, aux);
+  heads = FuseConvolutions(b.ig, b.shapes, b.types, target, &fused);
+  if (fused != 0) AdoptRewrite(b, heads, args, aux);
+  if (swapped != 0 || fused != 0) optimized = Symbol::FromOutputs(std::move(heads));
+}
+
+void ExecState::AdoptRewrite(BoundGraph& b, const std::vector<graph::Entry>& heads, const std::vector<NDArray>& args,
+                             const std::vector<NDArray>& aux) {
   BoundGraph f{graph::Index(heads), b.arg_names, b.aux_names, {}, {}};
-  // The variables are the same nodes; keep the bound arrays' order (the fused graph's depth-first
-  // order may differ).
+  // The variables are the same nodes; keep the bound arrays' order (the rewritten graph's
+  // depth-first order may differ).
   auto reorder = [&](const std::vector<uint32_t>& old_ids, std::vector<uint32_t>& ids) {
     std::map<const graph::Node*, uint32_t> id_of;
     for (uint32_t nid : ids) id_of[f.ig.nodes[nid].node.get()] = nid;
-    WEFT_CHECK(id_of.size() == old_ids.size(), "Executor::Bind: graph fusion lost a variable (internal error)");
+    WEFT_CHECK(id_of.size() == old_ids.size(),
+               "Executor::Bind: an inference graph rewrite lost a variable (internal error)");
     ids.clear();
     for (uint32_t nid : old_ids) ids.push_back(id_of.at(b.ig.nodes[nid].node.get()));
   };
@@ -257,7 +266,6 @@ void ExecState::FuseForInference(BoundGraph& b, const std::vector<NDArray>& args
   reorder(b.ig.aux_nodes, f.ig.aux_nodes);
   InferFromBoundArrays(f, args, aux);
   b = std::move(f);
-  optimized = Symbol::FromOutputs(std::move(heads));
 }
 
 void ExecState::BindEntries(const std::vector<NDArray>& args, const std::vector<NDArray>& grads,

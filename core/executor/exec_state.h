@@ -56,7 +56,7 @@ struct BoundGraph {
 
 struct ExecState {
   Symbol symbol;
-  Symbol optimized;  // the graph run: `symbol`, or its fused rewrite (fuse_conv.h)
+  Symbol optimized;  // the graph run: `symbol`, or its inference rewrite (pool_first.h, fuse_conv.h)
   Context ctx;
   std::map<std::string, Context> group2ctx;
   ExecGraph graph;
@@ -103,9 +103,14 @@ struct ExecState {
   };
   const Plan& GetPlan(size_t begin, size_t end, size_t max_nodes) const;
   std::shared_ptr<const Segment> MakeSegment(size_t begin, size_t end) const;
-  /// Replaces `b` by its graph with convolution chains fused (fuse_conv.h) when the fusion is on and
-  /// the context's plugin has the fused kernel; Init calls it for binds without gradients.
+  /// Replaces `b` by its inference rewrite when the fusion is on and the context's plugin has the
+  /// fused kernels: average poolings moved before 1x1 convolutions (pool_first.h), then
+  /// convolution chains fused (fuse_conv.h); Init calls it for binds without gradients.
   void FuseForInference(BoundGraph& b, const std::vector<NDArray>& args, const std::vector<NDArray>& aux);
+  /// Makes `heads`, a rewrite of b's graph with the same variables, the bound graph: indexed, the
+  /// variables in b's order, shapes and dtypes inferred from the bound arrays.
+  void AdoptRewrite(BoundGraph& b, const std::vector<graph::Entry>& heads, const std::vector<NDArray>& args,
+                    const std::vector<NDArray>& aux);
   /// Fills `blocks` for the plan: from `shared`'s blocks where they fit, the rest allocated.
   void AllocateBlocks(const ExecState* shared);
   /// Fills `entries`: the bound arrays for variables and gradients, planned block views (or new

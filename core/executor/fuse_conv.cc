@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "executor/graph_rebuild.h"
 #include "weft/env.h"
 #include "weft/sdk/ops/convolution.hpp"
 
@@ -207,34 +208,9 @@ void SetActivation(graph::AttrDict& a, const std::string& prefix, const graph::N
   }
 }
 
-class Rebuilder {
+class Rebuilder : public GraphRebuilder {
  public:
-  explicit Rebuilder(const graph::IndexedGraph& ig) : ig_(ig), made_(ig.nodes.size()) {}
-
-  graph::Entry Map(const graph::IndexedGraph::EntryRef& e) const { return {made_[e.node_id], e.index, e.version}; }
-
-  // Output `nid` as the original node, or a copy reading the rebuilt inputs when any changed, with
-  // attributes `set` added (the layouts of a Pooling or Concat on blocked activations).
-  void Keep(uint32_t nid, const graph::AttrDict& set = {}) {
-    const auto& info = ig_.nodes[nid];
-    bool same = set.empty();
-    std::vector<graph::Entry> inputs;
-    for (const auto& in : info.inputs) {
-      inputs.push_back(Map(in));
-      same = same && inputs.back().node == info.node->inputs[inputs.size() - 1].node;
-    }
-    if (same) {
-      made_[nid] = info.node;
-      return;
-    }
-    auto copy = std::make_shared<graph::Node>(*info.node);
-    copy->inputs = std::move(inputs);
-    if (!set.empty()) {
-      for (const auto& [k, v] : set) copy->attrs[k] = v;
-      graph::Refresh(*copy);
-    }
-    made_[nid] = std::move(copy);
-  }
+  using GraphRebuilder::GraphRebuilder;
 
   // A BatchNorm chain as `_sg_batch_norm` with its data and output in `format` (empty: plain).
   void FuseBn(const BnChain& c, const std::string& format) {
@@ -302,9 +278,6 @@ class Rebuilder {
     aux.push_back(Map(in[3]));
     aux.push_back(Map(in[4]));
   }
-
-  const graph::IndexedGraph& ig_;
-  std::vector<graph::NodePtr> made_;  // per node id: the rebuilt node (null inside a chain)
 };
 
 // The nodes that may hold an activation in the blocked layout besides fused chains: a float32

@@ -910,7 +910,8 @@ TEST(WEFT_FUSION_SUITE, BatchNormReluIsExact) {
 
 // DenseNet: dense layers BN -> relu -> conv 1x1 -> BN -> relu -> conv 3x3, each output joined to
 // the layer's input (a concat the next layer's BatchNorm reads); a transition BN -> relu -> conv
-// 1x1 -> avg pool; BN -> relu -> global pool at the end.
+// 1x1 -> avg pool (run as the pool, then the convolution: pool_first.h); BN -> relu -> global pool
+// at the end.
 Symbol DenseLayer(const Symbol& x, const std::string& name) {
   Symbol y = Conv(Relu(Bn(x, name + "_bn1"), name + "_relu1"), name + "_conv1", 32, 1);
   y = Conv(Relu(Bn(y, name + "_bn2"), name + "_relu2"), name + "_conv2", 16, 3);
@@ -935,11 +936,15 @@ TEST(WEFT_FUSION_SUITE, BlockedDenseNet) {
     const Symbol opt = t.blocked->GetOptimizedSymbol();
     EXPECT_EQ(CountOp(opt, "_sg_batch_norm"), 5u) << opt.ToJSON();
     EXPECT_EQ(CountOp(opt, "BatchNorm") + CountOp(opt, "Activation"), 0u) << opt.ToJSON();
+    // The transition's pooling runs before its convolution (pool_first.h): "t_pool_before_conv",
+    // then the convolution named "t_pool".
+    EXPECT_NE(NodeText(opt, "t_pool").find("\"num_filter\": \"32\""), std::string::npos) << opt.ToJSON();
+    EXPECT_NE(NodeText(opt, "t_pool_before_conv").find("\"pool_type\": \"avg\""), std::string::npos);
     for (const char* name : {"l1_relu1", "l2_relu1", "l3_relu1", "t_relu", "last_relu", "l1_join", "l2_join", "l3_join",
-                             "stem_pool", "t_pool", "global"})
+                             "stem_pool", "t_pool_before_conv", "t_pool", "global"})
       EXPECT_NE(NodeText(opt, name).find("\"data_format\": \"" + f + "\""), std::string::npos) << name << opt.ToJSON();
     // Every convolution but the stem (the graph's data) reads blocked, every one writes it.
-    ExpectLayouts(opt, f, 8, 8 + 2, 7 + 5 + 3 + 3, {"stem_relu", "l1_conv2", "t_conv"}, {});
+    ExpectLayouts(opt, f, 8, 8 + 2, 7 + 5 + 3 + 3, {"stem_relu", "l1_conv2", "t_pool_before_conv", "t_pool"}, {});
     EXPECT_EQ(CountOp(t.fused->GetOptimizedSymbol(), "_sg_batch_norm"), 5u);
     EXPECT_EQ(CountAttr(t.fused->GetOptimizedSymbol(), "data_format", f), 0u);
     ExpectThreeAgree(t, false, "densenet " + shape.ToString());
@@ -1127,6 +1132,84 @@ TEST(WEFT_FUSION_SUITE, ConcatInPlaceMonitor) {
   for (const char* name : {"e1a_relu_output", "e3a_relu_output", "e3b_relu_output", "fire1_output"})
     ASSERT_EQ(seen[1].count(name), 1u) << name;
   for (const auto& [name, values] : seen[0]) ExpectSameBits(seen[1][name], values, name);
+}
+
+// ---- Average pooling before a 1x1 convolution (core/executor/pool_first.h) ------------------------
+
+Symbol GlobalAvg(const Symbol& x, const std::string& name) {
+  return Operator("Pooling")
+      .SetParam("kernel", Shape(1, 1))
+      .SetParam("global_pool", true)
+      .SetParam("pool_type", "avg")(x)
+      .CreateSymbol(name);
+}
+
+bool Swapped(const Symbol& opt) { return opt.ToJSON().find("_before_conv") != std::string::npos; }
+
+// A 1x1 convolution (with a bias, one group or four) then an average pooling whose windows lie
+// inside the image: the pooling runs first, named "<pool>_before_conv", and the convolution takes
+// the pooling's name, so the output keeps its name; the values match the unfused graph and repeat
+// bit for bit.
+TEST(WEFT_FUSION_SUITE, AvgPoolMovesBeforePointwiseConv) {
+  struct Case {
+    int groups;
+    Shape data;
+    int kernel, stride;
+    std::string convention;
+    bool global;
+  };
+  const Case cases[] = {
+      {1, Shape(2, 16, 8, 8), 2, 2, "valid", false},  // DenseNet's transition
+      {1, Shape(1, 16, 9, 7), 2, 2, "valid", false},  // the last row and column unread
+      {4, Shape(2, 16, 8, 8), 3, 2, "valid", false},  // grouped, overlapping windows
+      {1, Shape(2, 16, 8, 8), 2, 2, "full", false},   // full that fits exactly
+      {1, Shape(3, 8, 5, 6), 1, 1, "valid", true},    // global
+  };
+  for (const Case& c : cases) {
+    Symbol conv = Conv(Symbol::Variable("data"), "conv", 24, 1, c.groups, true);
+    Symbol net = c.global ? GlobalAvg(conv, "pool") : Pool(conv, "pool", "avg", c.kernel, c.stride, 0, c.convention);
+    const std::string what = c.data.ToString() + " " + c.convention + (c.global ? " global" : "");
+    Pair p = BindBoth(net, c.data);
+    const Symbol opt = p.fused->GetOptimizedSymbol();
+    EXPECT_TRUE(Swapped(opt)) << what << opt.ToJSON();
+    EXPECT_NE(NodeText(opt, "pool_before_conv").find("\"pool_type\": \"avg\""), std::string::npos) << opt.ToJSON();
+    EXPECT_NE(NodeText(opt, "pool").find("\"num_filter\": \"24\""), std::string::npos) << opt.ToJSON();
+    EXPECT_EQ(CountOp(opt, "Pooling"), 1u) << opt.ToJSON();
+    EXPECT_EQ(p.fused->output_dict().count("pool_output"), 1u) << what;
+    EXPECT_FALSE(Swapped(p.plain->GetOptimizedSymbol()));
+    ExpectSameOutputs(p, false, "pool before conv " + what);
+    const std::vector<float> first = Values(p.fused->outputs[0]);
+    p.fused->Forward(false);
+    const std::vector<float> second = Values(p.fused->outputs[0]);
+    EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0) << what << ": run to run";
+  }
+}
+
+// What stays in its order: max pooling, padded or barely shrinking average pooling, full windows
+// past the edge, a 3x3 or strided convolution, a convolution read twice, an activation between
+// them, training binds and WEFT_GRAPH_FUSION=0.
+TEST(WEFT_FUSION_SUITE, PoolingsThatDoNotMoveBeforeConvolutions) {
+  Symbol data = Symbol::Variable("data");
+  Symbol pointwise = Conv(data, "conv", 24, 1, 1, true);
+  Symbol strided = Conv(data, "conv", 24, 1, 1, true, 2);
+  const std::vector<std::pair<std::string, Symbol>> nets = {
+      {"max", Pool(pointwise, "pool", "max", 2, 2, 0)},
+      {"padded avg", Pool(pointwise, "pool", "avg", 3, 2, 1)},
+      {"avg 2x2 stride 1", Pool(pointwise, "pool", "avg", 2, 1, 0)},
+      {"full past the edge", Pool(pointwise, "pool", "avg", 2, 2, 0, "full")},
+      {"3x3 convolution", Pool(Conv(data, "conv", 24, 3, 1, true), "pool", "avg", 2, 2, 0)},
+      {"strided convolution", Pool(strided, "pool", "avg", 2, 2, 0)},
+      {"convolution read twice", Symbol::Group({Pool(pointwise, "pool", "avg", 2, 2, 0), pointwise})},
+      {"relu between", Pool(Relu(pointwise, "relu"), "pool", "avg", 2, 2, 0)},
+  };
+  for (const auto& [what, net] : nets) {
+    Pair p = BindBoth(net, Shape(2, 16, 9, 9));
+    EXPECT_FALSE(Swapped(p.fused->GetOptimizedSymbol())) << what << p.fused->GetOptimizedSymbol().ToJSON();
+    ExpectSameOutputs(p, false, what);
+  }
+  Symbol transition = Pool(pointwise, "pool", "avg", 2, 2, 0);
+  EXPECT_FALSE(Swapped(BindWith(transition, Shape(2, 16, 8, 8), true, "write")->GetOptimizedSymbol()));
+  EXPECT_FALSE(Swapped(BindWith(transition, Shape(2, 16, 8, 8), false)->GetOptimizedSymbol()));
 }
 
 }  // namespace
