@@ -34,7 +34,9 @@ bool IsMeanPooling(const graph::IndexedGraph& ig, const std::vector<ShapeSlot>& 
   const graph::Node& n = *ig.nodes[nid].node;
   if (n.is_variable() || n.op->name != "Pooling" || !ChannelsFirst(n)) return false;
   const auto p = sdk::ParseParams<sdk::PoolingParam>(n.params);
-  if (p.pool_type != sdk::PoolType::kAvg) return false;
+  // A pooling already on blocked activations belongs to a rewritten graph (a rebound optimized
+  // symbol), where the convolutions are fused ones.
+  if (p.pool_type != sdk::PoolType::kAvg || p.data_format != sdk::ActFormat::kPlain) return false;
   const Shape& in = *shapes[ig.entry_id(ig.nodes[nid].inputs[0])];
   const Shape& out = *shapes[ig.entry_id(nid, 0)];
   if (in.ndim() != 4 || out.ndim() != 4 || 2 * out[2] * out[3] > in[2] * in[3]) return false;
