@@ -473,11 +473,7 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
       if (n != kNone) taken[n] = true, inside[n] = n != c.end();
     ++*fused;
   }
-  std::vector<graph::Entry> heads;
-  if (*fused == 0) {
-    for (const auto& h : ig.outputs) heads.push_back({ig.nodes[h.node_id].node, h.index, h.version});
-    return heads;
-  }
+  if (*fused == 0) return GraphRebuilder::OriginalHeads(ig);
   const int64_t block = FormatBlock(blocked_format);
   const std::vector<NodeLayout> layout = BlockedNodes(ig, shapes, types, finder, chains, block);
   // The layout of output `index` of node `nid`.
@@ -500,8 +496,7 @@ std::vector<graph::Entry> FuseConvolutions(const graph::IndexedGraph& ig, const 
       rb.Keep(nid);
     }
   }
-  for (const auto& h : ig.outputs) heads.push_back(rb.Map(h));
-  return heads;
+  return rb.Heads();
 }
 
 namespace {

@@ -44,6 +44,20 @@ class GraphRebuilder {
   /// `node` stands for node `nid`'s outputs from now on.
   void Put(uint32_t nid, graph::NodePtr node) { made_[nid] = std::move(node); }
 
+  /// The rebuilt graph's heads (after every node has been visited).
+  std::vector<graph::Entry> Heads() const {
+    std::vector<graph::Entry> heads;
+    for (const auto& h : ig_.outputs) heads.push_back(Map(h));
+    return heads;
+  }
+
+  /// `ig`'s own heads: what a pass returns when it changes nothing.
+  static std::vector<graph::Entry> OriginalHeads(const graph::IndexedGraph& ig) {
+    std::vector<graph::Entry> heads;
+    for (const auto& h : ig.outputs) heads.push_back({ig.nodes[h.node_id].node, h.index, h.version});
+    return heads;
+  }
+
  protected:
   const graph::IndexedGraph& ig_;
   std::vector<graph::NodePtr> made_;  // per node id: the rebuilt node (null where none stands for it)

@@ -75,11 +75,7 @@ std::vector<graph::Entry> PoolBeforeConvolution(const graph::IndexedGraph& ig, c
     moved[data.node_id] = true;
     ++*swapped;
   }
-  std::vector<graph::Entry> heads;
-  if (*swapped == 0) {
-    for (const auto& h : ig.outputs) heads.push_back({ig.nodes[h.node_id].node, h.index, h.version});
-    return heads;
-  }
+  if (*swapped == 0) return GraphRebuilder::OriginalHeads(ig);
   GraphRebuilder rb(ig);
   for (uint32_t nid = 0; nid < ig.nodes.size(); ++nid) {
     if (moved[nid]) continue;  // rebuilt with its pooling
@@ -97,8 +93,7 @@ std::vector<graph::Entry> PoolBeforeConvolution(const graph::IndexedGraph& ig, c
     for (size_t i = 1; i < conv_info.inputs.size(); ++i) conv->inputs.push_back(rb.Map(conv_info.inputs[i]));
     rb.Put(nid, std::move(conv));
   }
-  for (const auto& h : ig.outputs) heads.push_back(rb.Map(h));
-  return heads;
+  return rb.Heads();
 }
 
 }  // namespace weft::exec
