@@ -13,7 +13,13 @@ MXNet's Gluon model zoo exports each once into --cache (symbol JSON + params); w
 export with samples/image_classification --benchmark, MXNet 1.9.1 the same export as a
 SymbolBlock, with MXNET_SUBGRAPH_BACKEND=NONE (plain) and with its default oneDNN (MKLDNN)
 subgraph fusion. PyTorch runs torchvision's equivalents and ONNX Runtime their ONNX export
-(torch.onnx), since their layouts differ from MXNet's files. Times are warm forwards (after
+(torch.onnx), since their layouts differ from MXNet's files. Where MXNet's Python also has the onnx
+package (pip install onnx==1.13.1 beside numpy<1.24), ONNX Runtime also runs MXNet's own ONNX
+export of the same files (mx.onnx): the network weft runs, layer for layer. torchvision's
+networks are not all Gluon's: Gluon's MobileNet v2 has a 1x1 expansion in its first block that
+torchvision's lacks and classifies with a 1x1 convolution, and the Inception v3 variants differ.
+The "vs ONNX Runtime" ratio (the goal's) stays on torchvision's export; the other is beside it.
+Times are warm forwards (after
 --warmup passes): the median of --runs passes in ms per batch. With --rounds R > 1 the whole
 inference table is run R times over (every network and thread count, then again), and each cell
 is the fastest of its R medians: other processes on a shared machine only slow a run down, and
@@ -75,6 +81,44 @@ net.initialize(mx.init.Xavier())
 net.hybridize()
 net(mx.nd.zeros((1, 3, size, size)))
 net.export(prefix, 0)
+"""
+
+# MXNet's own ONNX exporter (mx.onnx, MXNet 1.9's mx2onnx; needs the onnx package in MXNet's Python)
+# on the export above: the network weft runs, for ONNX Runtime. The exporter lists the weights among
+# the graph's inputs as well as its initializers, and ONNX Runtime then treats them as values a caller
+# may override: it folds no BatchNorm into its convolution (MobileNet v2 at batch 1 ran 2.2x slower).
+# They are taken out of the inputs. Written to a temporary name and renamed.
+MXNET_ONNX = r"""
+import os, sys, numpy as np, onnx, mxnet as mx
+prefix, size, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+tmp = path + '.tmp'
+mx.onnx.export_model(prefix + '-symbol.json', prefix + '-0000.params', [(1, 3, size, size)], np.float32, tmp,
+                     dynamic=True, dynamic_input_shapes=[(None, 3, size, size)])
+m = onnx.load(tmp)
+weights = {i.name for i in m.graph.initializer}
+data = [i for i in m.graph.input if i.name not in weights]
+del m.graph.input[:]
+m.graph.input.extend(data)
+onnx.save(m, tmp)
+os.replace(tmp, path)
+"""
+
+# Runs in the ONNX Runtime Python on an ONNX file: prints one JSON line {batch: median ms}.
+ORT_FILE = r"""
+import json, sys, time, numpy as np, onnxruntime as ort
+path, size, batches, runs, warmup, threads = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+so = ort.SessionOptions(); so.intra_op_num_threads = threads; so.inter_op_num_threads = 1
+sess = ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
+name = sess.get_inputs()[0].name
+out = {}
+for b in batches:
+    x = np.random.rand(b, 3, size, size).astype(np.float32)
+    for _ in range(warmup): sess.run(None, {name: x})
+    t = []
+    for _ in range(runs):
+        s = time.perf_counter(); sess.run(None, {name: x}); t.append((time.perf_counter() - s) * 1e3)
+    out[b] = sorted(t)[len(t) // 2]
+print(json.dumps(out))
 """
 
 MXNET_TRAIN = r"""
@@ -204,7 +248,28 @@ def infer_all(a, net, batches, t, tmp):
         onnx = os.path.join(tmp, tv + ".onnx")
         res["ONNX Runtime"] = run_json([a.ort_python, "-c", TORCH, "onnx"] + tv_args + [onnx], thread_env(t),
                                        "ONNX Runtime")
+        mx_onnx = mxnet_onnx(a, prefix, size)
+        if mx_onnx:
+            res[ORT_MX] = run_json([a.ort_python, "-c", ORT_FILE, mx_onnx, str(size), bj, str(a.runs), str(a.warmup),
+                                    str(t)], thread_env(t), ORT_MX)
     return res
+
+
+ORT_MX = "ONNX Runtime, MXNet's export"
+
+
+def mxnet_onnx(a, prefix, size):
+    """The ONNX file MXNet's exporter made of the zoo export (made once into --cache), or None with the
+    reason printed (MXNet's Python lacks the onnx package, or the export failed)."""
+    path = prefix + ".onnx"
+    if not os.path.exists(path):
+        p = subprocess.run([a.mxnet_python, "-c", MXNET_ONNX, prefix, str(size), path], capture_output=True, text=True,
+                           timeout=600)
+        if p.returncode != 0:
+            print("%s: left out (%s)" % (ORT_MX, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]),
+                  file=sys.stderr)
+            return None
+    return path
 
 
 def main():
@@ -284,13 +349,16 @@ def report(a, rows, train, loads, times):
     out += ["", "inference, warm forward, ms per batch (%s); ratios: peer ms / weft ms (> 1: weft is faster)" % what,
             ""]
     peers = ["MXNet plain", "MXNet oneDNN", "PyTorch"] + (["ONNX Runtime"] if a.ort_python else [])
-    out.append("| network | batch | threads | weft | " + " | ".join(peers) + " | vs MXNet best | vs ONNX Runtime |")
-    out.append("|---|---|---|---|" + "---|" * len(peers) + "---|---|")
+    same = any(r.get(ORT_MX) is not None for _, _, _, r in rows)  # ONNX Runtime on the network weft runs
+    peers += [ORT_MX] if same else []
+    out.append("| network | batch | threads | weft | " + " | ".join(peers) + " | vs MXNet best | vs ONNX Runtime |" +
+               (" vs ONNX Runtime, MXNet's export |" if same else ""))
+    out.append("|---|---|---|---|" + "---|" * len(peers) + "---|---|" + ("---|" if same else ""))
     for net, b, t, r in rows:
         best = min([v for v in (r.get("MXNet plain"), r.get("MXNet oneDNN")) if v is not None], default=None)
         out.append("| %s | %d | %d | %s | %s | %s | %s |" % (
             net, b, t, fmt(r["weft"]), " | ".join(fmt(r.get(p)) for p in peers), ratio(r["weft"], best),
-            ratio(r["weft"], r.get("ONNX Runtime"))))
+            ratio(r["weft"], r.get("ONNX Runtime"))) + (" %s |" % ratio(r["weft"], r.get(ORT_MX)) if same else ""))
     if a.rounds > 1:
         out += ["", "each round's median, ms (round 1 / 2 / ...):", "",
                 "| network | batch | threads | weft | " + " | ".join(peers) + " |",
