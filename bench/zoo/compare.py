@@ -256,18 +256,22 @@ def infer_all(a, net, batches, t, tmp):
 
 
 ORT_MX = "ONNX Runtime, MXNet's export"
+MX_ONNX_FAILED = set()  # prefixes whose export failed once: not tried again for each thread count
 
 
 def mxnet_onnx(a, prefix, size):
     """The ONNX file MXNet's exporter made of the zoo export (made once into --cache), or None with the
     reason printed (MXNet's Python lacks the onnx package, or the export failed)."""
     path = prefix + ".onnx"
+    if prefix in MX_ONNX_FAILED:
+        return None
     if not os.path.exists(path):
         p = subprocess.run([a.mxnet_python, "-c", MXNET_ONNX, prefix, str(size), path], capture_output=True, text=True,
                            timeout=600)
         if p.returncode != 0:
             print("%s: left out (%s)" % (ORT_MX, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]),
                   file=sys.stderr)
+            MX_ONNX_FAILED.add(prefix)
             return None
     return path
 
