@@ -56,21 +56,30 @@ NETS = {  # name: (MXNet model zoo name, torchvision name, input size)
     "inceptionv3": ("inceptionv3", "inception_v3", 299),
 }
 
+# Prepended to every peer's inference script: {batch: median ms of `runs` calls of run(x) after
+# `warmup` untimed ones}, x = make(batch) for each batch.
+TIME_BATCHES = r"""
+import time
+def time_batches(batches, runs, warmup, make, run):
+    out = {}
+    for b in batches:
+        x = make(b)
+        for _ in range(warmup): run(x)
+        t = []
+        for _ in range(runs):
+            s = time.perf_counter(); run(x); t.append((time.perf_counter() - s) * 1e3)
+        out[b] = sorted(t)[len(t) // 2]
+    return out
+"""
+
 # Runs inside the peer's Python: prints one JSON line {batch: median ms}.
-MXNET_INFER = r"""
-import json, sys, time, mxnet as mx, numpy as np
+MXNET_INFER = TIME_BATCHES + r"""
+import json, sys, mxnet as mx, numpy as np
 prefix, size, batches, runs, warmup = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 net = mx.gluon.SymbolBlock.imports(prefix + '-symbol.json', ['data'], prefix + '-0000.params')
 net.hybridize(static_alloc=True, static_shape=True)
-out = {}
-for b in batches:
-    x = mx.nd.array(np.random.uniform(-1, 1, (b, 3, size, size)))
-    for _ in range(warmup): net(x).wait_to_read()
-    t = []
-    for _ in range(runs):
-        s = time.perf_counter(); net(x).wait_to_read(); t.append((time.perf_counter() - s) * 1e3)
-    out[b] = sorted(t)[len(t) // 2]
-print(json.dumps(out))
+print(json.dumps(time_batches(batches, runs, warmup, lambda b: mx.nd.array(np.random.uniform(-1, 1, (b, 3, size, size))),
+                              lambda x: net(x).wait_to_read())))
 """
 
 MXNET_EXPORT = r"""
@@ -104,21 +113,14 @@ os.replace(tmp, path)
 """
 
 # Runs in the ONNX Runtime Python on an ONNX file: prints one JSON line {batch: median ms}.
-ORT_FILE = r"""
-import json, sys, time, numpy as np, onnxruntime as ort
+ORT_FILE = TIME_BATCHES + r"""
+import json, sys, numpy as np, onnxruntime as ort
 path, size, batches, runs, warmup, threads = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 so = ort.SessionOptions(); so.intra_op_num_threads = threads; so.inter_op_num_threads = 1
 sess = ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
 name = sess.get_inputs()[0].name
-out = {}
-for b in batches:
-    x = np.random.rand(b, 3, size, size).astype(np.float32)
-    for _ in range(warmup): sess.run(None, {name: x})
-    t = []
-    for _ in range(runs):
-        s = time.perf_counter(); sess.run(None, {name: x}); t.append((time.perf_counter() - s) * 1e3)
-    out[b] = sorted(t)[len(t) // 2]
-print(json.dumps(out))
+print(json.dumps(time_batches(batches, runs, warmup, lambda b: np.random.rand(b, 3, size, size).astype(np.float32),
+                              lambda x: sess.run(None, {name: x}))))
 """
 
 MXNET_TRAIN = r"""
@@ -163,12 +165,11 @@ def ort_session(net, size, threads, path, profile_prefix=None):
     return ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
 """
 
-TORCH = TV_NET + r"""
+TORCH = TV_NET + TIME_BATCHES + r"""
 import json, sys, time, torch
 mode, name, size, batches, runs, warmup, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 torch.set_num_threads(threads)
 net = tv_net(name)
-out = {}
 if mode == 'train':
     b = batches[0]
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
@@ -187,14 +188,7 @@ else:
     def run(x):
         with torch.no_grad():
             return net(x)
-for b in batches:
-    x = torch.rand(b, 3, size, size)
-    for _ in range(warmup): run(x)
-    t = []
-    for _ in range(runs):
-        s = time.perf_counter(); run(x); t.append((time.perf_counter() - s) * 1e3)
-    out[b] = sorted(t)[len(t) // 2]
-print(json.dumps(out))
+print(json.dumps(time_batches(batches, runs, warmup, lambda b: torch.rand(b, 3, size, size), run)))
 """
 
 
